@@ -1,0 +1,78 @@
+// hived/cluster_spec.h: the plain-data description of a cluster and its virtual clusters.
+//
+// A `ClusterSpec` is what HiveD's YAML config says, with HiveD's names mapped to C++:
+// cell types (`cellTypes`), top-level physical cells (`physicalCells`) and virtual clusters
+// (`virtualClusters`). It can be built from code or loaded from YAML with
+// `hived::LoadClusterSpecFile` (hived/config.h). Nothing here is validated on construction;
+// `hived::ValidateClusterSpec` (hived/config.h) and `Scheduler::Create` validate it.
+//
+// Example (HiveD's basic config):
+//   hived::ClusterSpec spec;
+//   spec.cell_types = {{"K80-2GPU", "K80", 2, false},
+//                      {"K80-NODE", "K80-2GPU", 2, true},
+//                      {"3-K80-NODE", "K80-NODE", 3, false}};
+//   hived::PhysicalCellSpec rack{.cell_type = "3-K80-NODE"};
+//   rack.cell_children = {{.cell_address = "10.151.41.20"},
+//                         {.cell_address = "10.151.41.21", .pinned_cell_id = "VC2-K80"},
+//                         {.cell_address = "10.151.41.22"}};
+//   spec.physical_cells = {rack};
+//   spec.virtual_clusters = {{"VC1", {{"3-K80-NODE.K80-NODE", 1}}, {}},
+//                            {"VC2", {{"3-K80-NODE.K80-NODE", 1}}, {{"VC2-K80"}}}};
+//
+// Thread safety: plain values.
+#ifndef HIVED_CLUSTER_SPEC_H_
+#define HIVED_CLUSTER_SPEC_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace hived {
+
+// One entry of `physicalCluster.cellTypes`. A type named as a `child_cell_type` but not
+// defined itself is a leaf cell type (one device, e.g. a GPU model).
+struct CellTypeSpec {
+  std::string name;             // the map key
+  std::string child_cell_type;  // `childCellType`
+  int32_t child_cell_number = 0;  // `childCellNumber`
+  bool is_node_level = false;     // `isNodeLevel`
+};
+
+// One entry of `physicalCluster.physicalCells` (or of a `cellChildren` list below it).
+// Children omitted (empty) are generated: `childCellNumber` default children.
+struct PhysicalCellSpec {
+  std::string cell_type;       // `cellType`: required at top level, derived below it
+  std::string cell_address;    // `cellAddress`: node name at node level, device index at leaves
+  std::string pinned_cell_id;  // `pinnedCellId`, empty when not pinned
+  std::vector<PhysicalCellSpec> cell_children;  // `cellChildren`
+};
+
+// One entry of `virtualClusters.<vc>.virtualCells`: `cell_number` cells of the type at the
+// end of the dotted path `cell_type` (which starts with the chain, the top-level type).
+struct VirtualCellSpec {
+  std::string cell_type;  // `cellType`, e.g. "3-K80-NODE.K80-NODE"
+  int32_t cell_number = 0;  // `cellNumber`
+};
+
+// One entry of `virtualClusters.<vc>.pinnedCells`.
+struct PinnedCellSpec {
+  std::string pinned_cell_id;  // `pinnedCellId`
+};
+
+struct VirtualClusterSpec {
+  std::string name;  // the map key
+  std::vector<VirtualCellSpec> virtual_cells;
+  std::vector<PinnedCellSpec> pinned_cells;
+};
+
+// The whole cluster. Every list keeps config order; ties in scheduling decisions are broken
+// by that order, never by hashing.
+struct ClusterSpec {
+  std::vector<CellTypeSpec> cell_types;
+  std::vector<PhysicalCellSpec> physical_cells;
+  std::vector<VirtualClusterSpec> virtual_clusters;
+};
+
+}  // namespace hived
+
+#endif  // HIVED_CLUSTER_SPEC_H_

@@ -1,0 +1,68 @@
+// hived/config.h: load, validate and write HiveD cluster configs.
+//
+// Loads HiveD's own YAML configs unchanged, but strictly: unknown or misplaced keys, wrong
+// types, impossible cell hierarchies and VCs that do not fit are all reported at once, each
+// with file:line:column, the YAML path, what is wrong and, where it helps, a fix.
+// Top-level keys the original used for Kubernetes (`kubeApiServerAddress`,
+// `kubeConfigFilePath`, `webServerAddress`, `forcePodBindThreshold`,
+// `waitingPodSchedulingBlockMilliSec`) and `physicalCluster.skuTypes` are accepted and
+// ignored.
+//
+// Example:
+//   absl::StatusOr<hived::ClusterSpec> spec = hived::LoadClusterSpecFile("cluster.yaml");
+//   if (!spec.ok()) { std::cerr << spec.status().message(); return 1; }
+//
+// Thread safety: free functions without shared state.
+#ifndef HIVED_CONFIG_H_
+#define HIVED_CONFIG_H_
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "hived/cluster_spec.h"
+#include "hived/export.h"
+
+namespace hived {
+
+// One problem in a config. `line` and `column` are 1-based, 0 when unknown (a spec built in
+// code has no file). `yaml_path` names the place, e.g.
+// "physicalCluster.physicalCells[2].cellChildren[0].cellAddress".
+struct ConfigError {
+  std::string file;
+  int32_t line = 0;
+  int32_t column = 0;
+  std::string yaml_path;
+  std::string message;  // what is wrong
+  std::string hint;     // how to fix it, may be empty
+  // "file:line:col: yaml_path: message (hint)".
+  std::string ToString() const;
+};
+
+// The outcome of loading: a spec when there are no errors, and every error found.
+struct ConfigLoadResult {
+  ClusterSpec spec;
+  std::vector<ConfigError> errors;
+  bool ok() const { return errors.empty(); }
+};
+
+// Loads and validates a config. Never throws, never aborts.
+HIVED_EXPORT ConfigLoadResult LoadClusterSpecDetailed(std::string_view yaml,
+                                                      std::string_view file_name);
+// As above; kInvalidArgument with every error, one per line, when the config is bad.
+HIVED_EXPORT absl::StatusOr<ClusterSpec> LoadClusterSpecFile(const std::string& path);
+HIVED_EXPORT absl::StatusOr<ClusterSpec> LoadClusterSpecString(std::string_view yaml,
+                                                               std::string_view file_name = "<string>");
+
+// Validates a spec built in code (or loaded): every rule the loader applies after parsing.
+// Errors carry the YAML path but no file position.
+HIVED_EXPORT std::vector<ConfigError> ValidateClusterSpec(const ClusterSpec& spec);
+
+// Writes `spec` as HiveD YAML that loads back to an equal spec.
+HIVED_EXPORT std::string ClusterSpecToYaml(const ClusterSpec& spec);
+
+}  // namespace hived
+
+#endif  // HIVED_CONFIG_H_

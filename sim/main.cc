@@ -1,0 +1,32 @@
+// hived-sim: validate cluster configs, run scenarios, replay job traces.
+#include <cstdio>
+#include <cstring>
+#include <string>
+
+#include "hived/version.h"
+
+namespace {
+
+constexpr char kUsage[] =
+    "usage: hived-sim <command> [options]\n"
+    "\n"
+    "commands:\n"
+    "  version                 print the version\n"
+    "\n"
+    "Run 'hived-sim <command> --help' for a command's options.\n";
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2 || std::strcmp(argv[1], "--help") == 0 || std::strcmp(argv[1], "-h") == 0) {
+    std::fputs(kUsage, argc < 2 ? stderr : stdout);
+    return argc < 2 ? 2 : 0;
+  }
+  const std::string command = argv[1];
+  if (command == "version" || command == "--version") {
+    std::printf("hived-sim %s\n", hived::VersionString());
+    return 0;
+  }
+  std::fprintf(stderr, "hived-sim: unknown command '%s'\n\n%s", command.c_str(), kUsage);
+  return 2;
+}
