@@ -34,6 +34,10 @@ if(BUILD_SHARED_LIBS)
 else()
   set(HIVED_PC_LIBS_PRIVATE "-lyaml-cpp")
 endif()
+# Relocatable: the prefix is found relative to the .pc file, so `cmake --install --prefix`
+# anywhere works.
+file(RELATIVE_PATH HIVED_PC_RELATIVE_PREFIX
+     "/prefix/${CMAKE_INSTALL_LIBDIR}/pkgconfig" "/prefix")
 configure_file(${PROJECT_SOURCE_DIR}/cmake/hived.pc.in ${PROJECT_BINARY_DIR}/hived.pc @ONLY)
 install(FILES ${PROJECT_BINARY_DIR}/hived.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
 

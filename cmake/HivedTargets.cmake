@@ -23,6 +23,7 @@ function(hived_add_module)
     return()  # a module still without code contributes nothing
   endif()
   set_property(GLOBAL APPEND PROPERTY HIVED_MODULES ${target})
+  set_property(GLOBAL APPEND PROPERTY HIVED_MODULE_DEPS ${ARG_DEPS})
   add_library(${target} OBJECT ${ARG_SOURCES})
   add_library(${target}_usage INTERFACE)
   target_include_directories(${target}_usage INTERFACE
