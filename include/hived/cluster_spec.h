@@ -32,8 +32,8 @@ namespace hived {
 // One entry of `physicalCluster.cellTypes`. A type named as a `child_cell_type` but not
 // defined itself is a leaf cell type (one device, e.g. a GPU model).
 struct CellTypeSpec {
-  std::string name;             // the map key
-  std::string child_cell_type;  // `childCellType`
+  std::string name;               // the map key
+  std::string child_cell_type;    // `childCellType`
   int32_t child_cell_number = 0;  // `childCellNumber`
   bool is_node_level = false;     // `isNodeLevel`
 };
@@ -50,7 +50,7 @@ struct PhysicalCellSpec {
 // One entry of `virtualClusters.<vc>.virtualCells`: `cell_number` cells of the type at the
 // end of the dotted path `cell_type` (which starts with the chain, the top-level type).
 struct VirtualCellSpec {
-  std::string cell_type;  // `cellType`, e.g. "3-K80-NODE.K80-NODE"
+  std::string cell_type;    // `cellType`, e.g. "3-K80-NODE.K80-NODE"
   int32_t cell_number = 0;  // `cellNumber`
 };
 

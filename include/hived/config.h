@@ -53,8 +53,8 @@ HIVED_EXPORT ConfigLoadResult LoadClusterSpecDetailed(std::string_view yaml,
                                                       std::string_view file_name);
 // As above; kInvalidArgument with every error, one per line, when the config is bad.
 HIVED_EXPORT absl::StatusOr<ClusterSpec> LoadClusterSpecFile(const std::string& path);
-HIVED_EXPORT absl::StatusOr<ClusterSpec> LoadClusterSpecString(std::string_view yaml,
-                                                               std::string_view file_name = "<string>");
+HIVED_EXPORT absl::StatusOr<ClusterSpec> LoadClusterSpecString(
+    std::string_view yaml, std::string_view file_name = "<string>");
 
 // Validates a spec built in code (or loaded): every rule the loader applies after parsing.
 // Errors carry the YAML path but no file position.

@@ -33,11 +33,11 @@ struct GroupMember {
 
 // A request to place a whole group. Field meanings follow HiveD's pod scheduling spec.
 struct GroupRequest {
-  std::string name;  // unique among live groups
-  std::string vc;    // the virtual cluster the group runs in
-  Priority priority = 0;  // kOpportunisticPriority (-1) or 0..kMaxGuaranteedPriority
-  std::string leaf_cell_type;  // empty: any leaf type the VC has
-  std::string pinned_cell_id;  // empty: not pinned
+  std::string name;              // unique among live groups
+  std::string vc;                // the virtual cluster the group runs in
+  Priority priority = 0;         // kOpportunisticPriority (-1) or 0..kMaxGuaranteedPriority
+  std::string leaf_cell_type;    // empty: any leaf type the VC has
+  std::string pinned_cell_id;    // empty: not pinned
   bool lazy_preemption = false;  // may be downgraded to opportunistic instead of preempted
   std::vector<GroupMember> members;
   // Nodes the placement may use (Kubernetes' suggestion). Absent: every node.

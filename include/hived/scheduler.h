@@ -79,9 +79,9 @@ class HIVED_EXPORT Scheduler {
   std::vector<GroupStatus> Groups() const;             // sorted by name
   std::vector<PhysicalCellStatus> PhysicalCluster() const;
   absl::StatusOr<std::vector<VirtualCellStatus>> VirtualCluster(std::string_view vc) const;
-  std::vector<VcUsage> VcUsages() const;               // in config order
-  std::vector<ChainLevelCapacity> Capacity() const;    // per chain and level
-  std::vector<NodeStatus> Nodes() const;               // in config order
+  std::vector<VcUsage> VcUsages() const;             // in config order
+  std::vector<ChainLevelCapacity> Capacity() const;  // per chain and level
+  std::vector<NodeStatus> Nodes() const;             // in config order
   const ClusterSpec& spec() const;
 
   // Checks the invariants listed in design.md (and the allocator's own); returns the first

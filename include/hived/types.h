@@ -33,15 +33,9 @@ class StrongId {
   constexpr bool IsNil() const noexcept { return value_ == kNilValue; }
   constexpr Rep value() const noexcept { return value_; }
 
-  friend constexpr bool operator==(StrongId a, StrongId b) noexcept {
-    return a.value_ == b.value_;
-  }
-  friend constexpr bool operator!=(StrongId a, StrongId b) noexcept {
-    return a.value_ != b.value_;
-  }
-  friend constexpr bool operator<(StrongId a, StrongId b) noexcept {
-    return a.value_ < b.value_;
-  }
+  friend constexpr bool operator==(StrongId a, StrongId b) noexcept { return a.value_ == b.value_; }
+  friend constexpr bool operator!=(StrongId a, StrongId b) noexcept { return a.value_ != b.value_; }
+  friend constexpr bool operator<(StrongId a, StrongId b) noexcept { return a.value_ < b.value_; }
 
   template <typename H>
   friend H AbslHashValue(H h, StrongId id) {

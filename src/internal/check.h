@@ -39,9 +39,9 @@ struct Voidify {
 
 }  // namespace hived::internal
 
-#define HIVED_CHECK(condition)                \
-  (condition) ? (void)0                       \
-              : ::hived::internal::Voidify()& \
+#define HIVED_CHECK(condition)                 \
+  (condition) ? (void)0                        \
+              : ::hived::internal::Voidify() & \
                     ::hived::internal::CheckFailure(__FILE__, __LINE__, #condition).stream()
 
 #ifdef NDEBUG

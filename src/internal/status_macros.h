@@ -12,10 +12,10 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 
-#define HIVED_RETURN_IF_ERROR(expr)                          \
-  do {                                                       \
-    ::absl::Status hived_status_ = (expr);                   \
-    if (!hived_status_.ok()) return hived_status_;           \
+#define HIVED_RETURN_IF_ERROR(expr)                \
+  do {                                             \
+    ::absl::Status hived_status_ = (expr);         \
+    if (!hived_status_.ok()) return hived_status_; \
   } while (false)
 
 #define HIVED_STATUS_CONCAT_INNER_(a, b) a##b
@@ -24,8 +24,8 @@
 #define HIVED_ASSIGN_OR_RETURN(lhs, expr) \
   HIVED_ASSIGN_OR_RETURN_IMPL_(HIVED_STATUS_CONCAT_(hived_statusor_, __LINE__), lhs, expr)
 
-#define HIVED_ASSIGN_OR_RETURN_IMPL_(statusor, lhs, expr) \
-  auto statusor = (expr);                                 \
+#define HIVED_ASSIGN_OR_RETURN_IMPL_(statusor, lhs, expr)  \
+  auto statusor = (expr);                                  \
   if (!statusor.ok()) return std::move(statusor).status(); \
   lhs = std::move(statusor).value()
 
