@@ -1,0 +1,691 @@
+// Loads scenario files (hived/scenario.h). Like the cluster config loader, it is strict:
+// unknown keys, wrong types and missing required keys are errors, each reported with
+// file:line:col, and every problem in the file is reported at once.
+#include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <optional>
+#include <set>
+#include <sstream>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "hived/scenario.h"
+#include "yaml-cpp/yaml.h"
+
+namespace hived {
+namespace {
+
+// Collects located errors while walking one scenario document.
+class ScenarioParser {
+ public:
+  explicit ScenarioParser(std::string file) : file_(std::move(file)) {}
+
+  absl::StatusOr<Scenario> Parse(std::string_view yaml);
+
+ private:
+  ScenarioLocation Where(const YAML::Node& node) const {
+    ScenarioLocation loc;
+    loc.file = file_;
+    const YAML::Mark mark = node.Mark();
+    if (!mark.is_null()) {
+      loc.line = mark.line + 1;
+      loc.column = mark.column + 1;
+    }
+    return loc;
+  }
+
+  std::string At(const YAML::Node& node) const {
+    const ScenarioLocation loc = Where(node);
+    if (loc.line == 0) return file_;
+    return absl::StrCat(file_, ":", loc.line, ":", loc.column);
+  }
+
+  void Error(const YAML::Node& node, const std::string& path, const std::string& message) {
+    errors_.push_back(absl::StrCat(At(node), ": ", path, ": ", message));
+  }
+
+  // Reports keys of `map` that are not in `known`, and duplicated keys.
+  void CheckKeys(const YAML::Node& map, const std::string& path,
+                 const std::vector<std::string>& known) {
+    std::set<std::string> seen;
+    for (auto it = map.begin(); it != map.end(); ++it) {
+      if (!it->first.IsScalar()) {
+        Error(it->first, path, "keys must be plain strings");
+        continue;
+      }
+      const std::string key = it->first.Scalar();
+      if (!seen.insert(key).second) {
+        Error(it->first, path, absl::StrCat("duplicate key '", key, "'"));
+      }
+      bool found = false;
+      for (const std::string& k : known) found = found || k == key;
+      if (!found) {
+        Error(it->first, path,
+              absl::StrCat("unknown key '", key, "' (expected one of: ", absl::StrJoin(known, ", "),
+                           ")"));
+      }
+    }
+  }
+
+  bool IsMap(const YAML::Node& node, const std::string& path) {
+    if (node.IsMap()) return true;
+    Error(node, path, "must be a map");
+    return false;
+  }
+
+  std::optional<std::string> String(const YAML::Node& node, const std::string& path) {
+    if (!node.IsScalar()) {
+      Error(node, path, "must be a string");
+      return std::nullopt;
+    }
+    return node.Scalar();
+  }
+
+  std::optional<int64_t> Int(const YAML::Node& node, const std::string& path, int64_t min,
+                             int64_t max) {
+    int64_t value = 0;
+    if (!node.IsScalar() || !YAML::convert<int64_t>::decode(node, value)) {
+      Error(node, path, "must be an integer");
+      return std::nullopt;
+    }
+    if (value < min || value > max) {
+      Error(node, path, absl::StrCat("must be in ", min, "..", max, ", got ", value));
+      return std::nullopt;
+    }
+    return value;
+  }
+
+  std::optional<int32_t> Int32(const YAML::Node& node, const std::string& path,
+                               int64_t min = INT32_MIN, int64_t max = INT32_MAX) {
+    std::optional<int64_t> v = Int(node, path, min, max);
+    if (!v) return std::nullopt;
+    return static_cast<int32_t>(*v);
+  }
+
+  std::optional<bool> Bool(const YAML::Node& node, const std::string& path) {
+    bool value = false;
+    if (!node.IsScalar() || !YAML::convert<bool>::decode(node, value)) {
+      Error(node, path, "must be true or false");
+      return std::nullopt;
+    }
+    return value;
+  }
+
+  // A list of strings; a single string is accepted as a one-element list.
+  std::optional<std::vector<std::string>> StringList(const YAML::Node& node,
+                                                     const std::string& path, bool allow_scalar) {
+    std::vector<std::string> out;
+    if (node.IsNull()) return out;
+    if (node.IsScalar() && allow_scalar) {
+      out.push_back(node.Scalar());
+      return out;
+    }
+    if (!node.IsSequence()) {
+      Error(node, path, "must be a list of strings");
+      return std::nullopt;
+    }
+    bool ok = true;
+    for (std::size_t i = 0; i < node.size(); ++i) {
+      std::optional<std::string> s = String(node[i], absl::StrCat(path, "[", i, "]"));
+      if (s) {
+        out.push_back(*s);
+      } else {
+        ok = false;
+      }
+    }
+    if (!ok) return std::nullopt;
+    return out;
+  }
+
+  std::optional<absl::StatusCode> Code(const YAML::Node& node, const std::string& path);
+  std::optional<ExpectedError> ErrorExpectation(const YAML::Node& node, const std::string& path);
+  std::optional<std::vector<ExpectedPod>> Pods(const YAML::Node& node, const std::string& path);
+  std::optional<GroupRequest> Request(const YAML::Node& node, const std::string& path,
+                                      Phase* phase);
+  std::optional<ScheduleExpectation> Expectation(const YAML::Node& node, const std::string& path);
+  std::optional<ScenarioAction> Step(const YAML::Node& node, const std::string& path);
+  std::string Resolve(const std::string& relative) const;
+
+  std::string file_;
+  std::vector<std::string> errors_;
+};
+
+std::optional<absl::StatusCode> ScenarioParser::Code(const YAML::Node& node,
+                                                     const std::string& path) {
+  std::optional<std::string> s = String(node, path);
+  if (!s) return std::nullopt;
+  // Accept camelCase (`notFound`) and Abseil's own spelling (`NOT_FOUND`).
+  std::string key;
+  for (char c : *s) {
+    if (c != '_') key.push_back(absl::ascii_tolower(static_cast<unsigned char>(c)));
+  }
+  static const std::pair<const char*, absl::StatusCode> kCodes[] = {
+      {"invalidargument", absl::StatusCode::kInvalidArgument},
+      {"notfound", absl::StatusCode::kNotFound},
+      {"alreadyexists", absl::StatusCode::kAlreadyExists},
+      {"failedprecondition", absl::StatusCode::kFailedPrecondition},
+      {"resourceexhausted", absl::StatusCode::kResourceExhausted},
+      {"outofrange", absl::StatusCode::kOutOfRange},
+      {"unimplemented", absl::StatusCode::kUnimplemented},
+      {"internal", absl::StatusCode::kInternal},
+      {"permissiondenied", absl::StatusCode::kPermissionDenied},
+      {"aborted", absl::StatusCode::kAborted},
+      {"unavailable", absl::StatusCode::kUnavailable},
+  };
+  for (const auto& [name, code] : kCodes) {
+    if (key == name) return code;
+  }
+  Error(node, path,
+        absl::StrCat("unknown status code '", *s,
+                     "' (expected invalidArgument, notFound, alreadyExists, "
+                     "failedPrecondition, resourceExhausted, outOfRange, internal, ...)"));
+  return std::nullopt;
+}
+
+// `expectError: "substring"` or `expectError: {code: notFound, message: "substring"}`.
+std::optional<ExpectedError> ScenarioParser::ErrorExpectation(const YAML::Node& node,
+                                                              const std::string& path) {
+  ExpectedError out;
+  if (node.IsScalar()) {
+    out.message_substring = node.Scalar();
+    return out;
+  }
+  if (!node.IsMap()) {
+    Error(node, path, "must be a message substring or a map {code, message}");
+    return std::nullopt;
+  }
+  CheckKeys(node, path, {"code", "message"});
+  if (node["code"]) out.code = Code(node["code"], absl::StrCat(path, ".code"));
+  if (node["message"]) {
+    std::optional<std::string> m = String(node["message"], absl::StrCat(path, ".message"));
+    if (m) out.message_substring = *m;
+  }
+  return out;
+}
+
+// `[{node: n, leafCells: [0, 1]}, ...]`.
+std::optional<std::vector<ExpectedPod>> ScenarioParser::Pods(const YAML::Node& node,
+                                                             const std::string& path) {
+  if (!node.IsSequence()) {
+    Error(node, path, "must be a list of {node, leafCells}");
+    return std::nullopt;
+  }
+  std::vector<ExpectedPod> pods;
+  bool ok = true;
+  for (std::size_t i = 0; i < node.size(); ++i) {
+    const std::string p = absl::StrCat(path, "[", i, "]");
+    const YAML::Node pod = node[i];
+    if (!IsMap(pod, p)) {
+      ok = false;
+      continue;
+    }
+    CheckKeys(pod, p, {"node", "leafCells"});
+    ExpectedPod out;
+    if (!pod["node"]) {
+      Error(pod, p, "missing key 'node'");
+      ok = false;
+    } else if (std::optional<std::string> n = String(pod["node"], absl::StrCat(p, ".node"))) {
+      out.node = *n;
+    } else {
+      ok = false;
+    }
+    if (!pod["leafCells"]) {
+      Error(pod, p, "missing key 'leafCells'");
+      ok = false;
+    } else if (!pod["leafCells"].IsSequence()) {
+      Error(pod["leafCells"], absl::StrCat(p, ".leafCells"), "must be a list of integers");
+      ok = false;
+    } else {
+      for (std::size_t k = 0; k < pod["leafCells"].size(); ++k) {
+        std::optional<int32_t> v =
+            Int32(pod["leafCells"][k], absl::StrCat(p, ".leafCells[", k, "]"), 0);
+        if (v) {
+          out.leaf_cells.push_back(*v);
+        } else {
+          ok = false;
+        }
+      }
+    }
+    pods.push_back(std::move(out));
+  }
+  if (!ok) return std::nullopt;
+  return pods;
+}
+
+std::optional<GroupRequest> ScenarioParser::Request(const YAML::Node& node, const std::string& path,
+                                                    Phase* phase) {
+  if (!IsMap(node, path)) return std::nullopt;
+  CheckKeys(node, path,
+            {"group", "vc", "priority", "leafCellType", "pinnedCellId", "lazyPreemption", "members",
+             "suggestedNodes", "phase"});
+  GroupRequest req;
+  const std::size_t errors_before = errors_.size();
+  auto str = [&](const char* key, std::string* out, bool required) {
+    if (!node[key]) {
+      if (required) Error(node, path, absl::StrCat("missing key '", key, "'"));
+      return;
+    }
+    if (std::optional<std::string> s = String(node[key], absl::StrCat(path, ".", key))) {
+      *out = *s;
+    }
+  };
+  str("group", &req.name, true);
+  str("vc", &req.vc, true);
+  str("leafCellType", &req.leaf_cell_type, false);
+  str("pinnedCellId", &req.pinned_cell_id, false);
+  if (node["priority"]) {
+    // Out-of-range priorities are the scheduler's to reject (a misuse scenario).
+    if (std::optional<int32_t> p = Int32(node["priority"], absl::StrCat(path, ".priority"))) {
+      req.priority = *p;
+    }
+  }
+  if (node["lazyPreemption"]) {
+    if (std::optional<bool> b =
+            Bool(node["lazyPreemption"], absl::StrCat(path, ".lazyPreemption"))) {
+      req.lazy_preemption = *b;
+    }
+  }
+  if (!node["members"]) {
+    Error(node, path, "missing key 'members'");
+  } else if (!node["members"].IsSequence()) {
+    Error(node["members"], absl::StrCat(path, ".members"),
+          "must be a list of {podNumber, leafCellNumber}");
+  } else {
+    const YAML::Node members = node["members"];
+    for (std::size_t i = 0; i < members.size(); ++i) {
+      const std::string p = absl::StrCat(path, ".members[", i, "]");
+      if (!IsMap(members[i], p)) continue;
+      CheckKeys(members[i], p, {"podNumber", "leafCellNumber"});
+      GroupMember m;
+      // Zero or negative counts are passed on: rejecting them is the scheduler's job.
+      if (!members[i]["podNumber"]) {
+        Error(members[i], p, "missing key 'podNumber'");
+      } else if (auto v = Int32(members[i]["podNumber"], absl::StrCat(p, ".podNumber"))) {
+        m.pod_number = *v;
+      }
+      if (!members[i]["leafCellNumber"]) {
+        Error(members[i], p, "missing key 'leafCellNumber'");
+      } else if (auto v = Int32(members[i]["leafCellNumber"], absl::StrCat(p, ".leafCellNumber"))) {
+        m.leaf_cell_number = *v;
+      }
+      req.members.push_back(m);
+    }
+  }
+  if (node["suggestedNodes"]) {
+    if (auto list = StringList(node["suggestedNodes"], absl::StrCat(path, ".suggestedNodes"),
+                               /*allow_scalar=*/false)) {
+      req.suggested_nodes = *list;
+    }
+  }
+  if (node["phase"]) {
+    if (std::optional<std::string> s = String(node["phase"], absl::StrCat(path, ".phase"))) {
+      if (*s == "preempting") {
+        *phase = Phase::kPreempting;
+      } else if (*s == "filtering") {
+        *phase = Phase::kFiltering;
+      } else {
+        Error(node["phase"], absl::StrCat(path, ".phase"),
+              absl::StrCat("unknown phase '", *s, "' (expected preempting or filtering)"));
+      }
+    }
+  }
+  if (errors_.size() != errors_before) return std::nullopt;
+  return req;
+}
+
+std::optional<ScheduleExpectation> ScenarioParser::Expectation(const YAML::Node& node,
+                                                               const std::string& path) {
+  if (!IsMap(node, path)) return std::nullopt;
+  CheckKeys(node, path,
+            {"outcome", "placement", "victims", "reason", "reasonAbsent", "code", "chain",
+             "nodesAbsent", "nodesWithin"});
+  ScheduleExpectation e;
+  const std::size_t errors_before = errors_.size();
+  if (node["outcome"]) {
+    const std::string p = absl::StrCat(path, ".outcome");
+    if (std::optional<std::string> s = String(node["outcome"], p)) {
+      static const std::pair<const char*, ExpectedOutcome> kOutcomes[] = {
+          {"placed", ExpectedOutcome::kPlaced},
+          {"preempting", ExpectedOutcome::kPreempting},
+          {"waiting", ExpectedOutcome::kWaiting},
+          {"infeasible", ExpectedOutcome::kInfeasible},
+          {"error", ExpectedOutcome::kError}};
+      for (const auto& [name, outcome] : kOutcomes) {
+        if (*s == name) e.outcome = outcome;
+      }
+      if (!e.outcome) {
+        Error(node["outcome"], p,
+              absl::StrCat("unknown outcome '", *s,
+                           "' (expected placed, preempting, waiting, infeasible or error)"));
+      }
+    }
+  }
+  if (node["placement"]) e.placement = Pods(node["placement"], absl::StrCat(path, ".placement"));
+  if (node["victims"]) {
+    e.victims = StringList(node["victims"], absl::StrCat(path, ".victims"), false);
+  }
+  if (node["reason"]) e.reason = String(node["reason"], absl::StrCat(path, ".reason"));
+  if (node["reasonAbsent"]) {
+    if (auto l = StringList(node["reasonAbsent"], absl::StrCat(path, ".reasonAbsent"), true)) {
+      e.reason_absent = *l;
+    }
+  }
+  if (node["code"]) e.error_code = Code(node["code"], absl::StrCat(path, ".code"));
+  if (node["chain"]) e.chain = String(node["chain"], absl::StrCat(path, ".chain"));
+  if (node["nodesAbsent"]) {
+    if (auto l = StringList(node["nodesAbsent"], absl::StrCat(path, ".nodesAbsent"), true)) {
+      e.nodes_absent = *l;
+    }
+  }
+  if (node["nodesWithin"]) {
+    e.nodes_within = StringList(node["nodesWithin"], absl::StrCat(path, ".nodesWithin"), true);
+  }
+  if (errors_.size() != errors_before) return std::nullopt;
+  return e;
+}
+
+std::string ScenarioParser::Resolve(const std::string& relative) const {
+  std::filesystem::path p(relative);
+  if (p.is_absolute()) return relative;
+  return (std::filesystem::path(file_).parent_path() / p).lexically_normal().string();
+}
+
+std::optional<ScenarioAction> ScenarioParser::Step(const YAML::Node& node,
+                                                   const std::string& path) {
+  if (!IsMap(node, path)) return std::nullopt;
+  static const std::vector<std::string> kActions = {
+      "schedule",       "allocate",       "release",     "cancel",
+      "setNodeBad",     "setNodeHealthy", "expectGroup", "expectVirtualCells",
+      "expectCapacity", "expectNode",     "expectUsage", "restart"};
+  std::string action;
+  int actions = 0;
+  for (const std::string& a : kActions) {
+    if (!node[a]) continue;
+    // `allocate` is a modifier of `schedule` and an action of its own otherwise.
+    if (a == "allocate" && node["schedule"]) continue;
+    if (actions == 0) action = a;
+    ++actions;
+  }
+  if (actions != 1) {
+    Error(node, path,
+          actions == 0
+              ? absl::StrCat("a step needs one action key: ", absl::StrJoin(kActions, ", "))
+              : "a step has more than one action key");
+    return std::nullopt;
+  }
+  const YAML::Node body = node[action];
+  const std::string p = absl::StrCat(path, ".", action);
+  const std::size_t errors_before = errors_.size();
+  auto expect_error = [&]() -> std::optional<ExpectedError> {
+    if (!node["expectError"]) return std::nullopt;
+    return ErrorExpectation(node["expectError"], absl::StrCat(path, ".expectError"));
+  };
+  auto group_name = [&]() -> std::string {
+    std::optional<std::string> s = String(body, p);
+    return s ? *s : std::string();
+  };
+
+  if (action == "schedule") {
+    CheckKeys(node, path, {"schedule", "expect", "allocate", "expectDowngraded"});
+    ScheduleStep step;
+    std::optional<GroupRequest> req = Request(body, p, &step.phase);
+    if (req) step.request = std::move(*req);
+    if (node["expect"]) {
+      if (auto e = Expectation(node["expect"], absl::StrCat(path, ".expect"))) step.expect = *e;
+    }
+    if (node["allocate"]) {
+      if (auto b = Bool(node["allocate"], absl::StrCat(path, ".allocate"))) step.allocate = *b;
+    }
+    if (node["expectDowngraded"]) {
+      step.expect_downgraded =
+          Bool(node["expectDowngraded"], absl::StrCat(path, ".expectDowngraded"));
+    }
+    if (errors_.size() != errors_before) return std::nullopt;
+    return ScenarioAction(std::move(step));
+  }
+  if (action == "allocate") {
+    CheckKeys(node, path, {"allocate", "expectError", "expectDowngraded"});
+    AllocateStep step;
+    step.group = group_name();
+    step.expect_error = expect_error();
+    if (node["expectDowngraded"]) {
+      step.expect_downgraded =
+          Bool(node["expectDowngraded"], absl::StrCat(path, ".expectDowngraded"));
+    }
+    if (errors_.size() != errors_before) return std::nullopt;
+    return ScenarioAction(std::move(step));
+  }
+  if (action == "release" || action == "cancel") {
+    CheckKeys(node, path, {action, "expectError"});
+    std::string group = group_name();
+    std::optional<ExpectedError> err = expect_error();
+    if (errors_.size() != errors_before) return std::nullopt;
+    if (action == "release") return ScenarioAction(ReleaseStep{group, err});
+    return ScenarioAction(CancelStep{group, err});
+  }
+  if (action == "setNodeBad" || action == "setNodeHealthy") {
+    CheckKeys(node, path, {action, "expectError"});
+    NodeHealthStep step;
+    step.node = group_name();
+    step.healthy = action == "setNodeHealthy";
+    step.expect_error = expect_error();
+    if (errors_.size() != errors_before) return std::nullopt;
+    return ScenarioAction(std::move(step));
+  }
+  CheckKeys(node, path, {action});
+  if (action == "restart") {
+    RestartStep step;
+    if (!body.IsNull()) {
+      if (!IsMap(body, p)) return std::nullopt;
+      CheckKeys(body, p, {"config", "downgraded"});
+      if (body["config"]) {
+        if (auto s = String(body["config"], absl::StrCat(p, ".config"))) {
+          step.config = *s;
+          step.config_file = Resolve(*s);
+        }
+      }
+      if (body["downgraded"]) {
+        step.downgraded = StringList(body["downgraded"], absl::StrCat(p, ".downgraded"), true);
+      }
+    }
+    if (errors_.size() != errors_before) return std::nullopt;
+    return ScenarioAction(std::move(step));
+  }
+  if (!IsMap(body, p)) return std::nullopt;
+  auto req_str = [&](const char* key, std::string* out) {
+    if (!body[key]) {
+      Error(body, p, absl::StrCat("missing key '", key, "'"));
+    } else if (auto s = String(body[key], absl::StrCat(p, ".", key))) {
+      *out = *s;
+    }
+  };
+  auto opt_int = [&](const char* key, std::optional<int32_t>* out) {
+    if (body[key]) *out = Int32(body[key], absl::StrCat(p, ".", key), 0);
+  };
+  if (action == "expectGroup") {
+    CheckKeys(body, p, {"group", "state", "priority", "preemptor", "downgradeReason", "placement"});
+    ExpectGroupStep step;
+    req_str("group", &step.group);
+    if (body["state"]) {
+      if (auto s = String(body["state"], absl::StrCat(p, ".state"))) {
+        static const std::pair<const char*, GroupState> kStates[] = {
+            {"absent", GroupState::kAbsent},
+            {"allocated", GroupState::kAllocated},
+            {"opportunistic", GroupState::kOpportunistic},
+            {"preempting", GroupState::kPreempting},
+            {"being-preempted", GroupState::kBeingPreempted}};
+        for (const auto& [name, state] : kStates) {
+          if (*s == name) step.state = state;
+        }
+        if (!step.state) {
+          Error(body["state"], absl::StrCat(p, ".state"),
+                absl::StrCat("unknown state '", *s,
+                             "' (expected allocated, opportunistic, preempting, "
+                             "being-preempted or absent)"));
+        }
+      }
+    }
+    if (body["priority"]) step.priority = Int32(body["priority"], absl::StrCat(p, ".priority"));
+    if (body["preemptor"])
+      step.preemptor = String(body["preemptor"], absl::StrCat(p, ".preemptor"));
+    if (body["downgradeReason"]) {
+      step.downgrade_reason = String(body["downgradeReason"], absl::StrCat(p, ".downgradeReason"));
+    }
+    if (body["placement"]) step.placement = Pods(body["placement"], absl::StrCat(p, ".placement"));
+    if (errors_.size() != errors_before) return std::nullopt;
+    return ScenarioAction(std::move(step));
+  }
+  if (action == "expectVirtualCells") {
+    CheckKeys(body, p, {"vc", "cellType", "healthy", "bad", "bound"});
+    ExpectVirtualCellsStep step;
+    req_str("vc", &step.vc);
+    req_str("cellType", &step.cell_type);
+    opt_int("healthy", &step.healthy);
+    opt_int("bad", &step.bad);
+    opt_int("bound", &step.bound);
+    if (errors_.size() != errors_before) return std::nullopt;
+    return ScenarioAction(std::move(step));
+  }
+  if (action == "expectCapacity") {
+    CheckKeys(body, p,
+              {"chain", "level", "cellType", "free", "obtainable", "badFree", "vcUnbound"});
+    ExpectCapacityStep step;
+    req_str("chain", &step.chain);
+    if (body["level"]) {
+      step.level = Int32(body["level"], absl::StrCat(p, ".level"), 1);
+    } else {
+      req_str("cellType", &step.cell_type);
+    }
+    opt_int("free", &step.free);
+    opt_int("obtainable", &step.obtainable);
+    opt_int("badFree", &step.bad_free);
+    opt_int("vcUnbound", &step.vc_unbound);
+    if (errors_.size() != errors_before) return std::nullopt;
+    return ScenarioAction(std::move(step));
+  }
+  if (action == "expectNode") {
+    CheckKeys(body, p, {"node", "freeLeafCells", "healthy"});
+    ExpectNodeStep step;
+    req_str("node", &step.node);
+    opt_int("freeLeafCells", &step.free_leaf_cells);
+    if (body["healthy"]) step.healthy = Bool(body["healthy"], absl::StrCat(p, ".healthy"));
+    if (errors_.size() != errors_before) return std::nullopt;
+    return ScenarioAction(std::move(step));
+  }
+  // expectUsage
+  CheckKeys(body, p, {"vc", "leafCellType", "guaranteed", "opportunistic"});
+  ExpectUsageStep step;
+  req_str("vc", &step.vc);
+  req_str("leafCellType", &step.leaf_cell_type);
+  opt_int("guaranteed", &step.guaranteed);
+  opt_int("opportunistic", &step.opportunistic);
+  if (errors_.size() != errors_before) return std::nullopt;
+  return ScenarioAction(std::move(step));
+}
+
+absl::StatusOr<Scenario> ScenarioParser::Parse(std::string_view yaml) {
+  YAML::Node loaded;
+  try {
+    loaded = YAML::Load(std::string(yaml));
+  } catch (const YAML::Exception& e) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(file_, ":", e.mark.line + 1, ":", e.mark.column + 1, ": ", e.msg));
+  }
+  // Only const access below: a non-const operator[] may add keys to the document.
+  const YAML::Node root = loaded;
+  Scenario scenario;
+  scenario.file = file_;
+  if (!root.IsMap()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(file_, ": a scenario must be a map with 'config' and 'steps'"));
+  }
+  try {
+    CheckKeys(root, "<root>", {"config", "seed", "description", "steps"});
+    if (!root["config"]) {
+      Error(root, "<root>", "missing key 'config' (the cluster config, relative to this file)");
+    } else if (auto s = String(root["config"], "config")) {
+      scenario.config = *s;
+      scenario.config_file = Resolve(*s);
+    }
+    if (root["seed"]) {
+      if (auto v = Int(root["seed"], "seed", 0, INT64_MAX)) {
+        scenario.seed = static_cast<uint64_t>(*v);
+      }
+    }
+    if (root["description"]) {
+      if (auto s = String(root["description"], "description")) scenario.description = *s;
+    }
+    if (!root["steps"]) {
+      Error(root, "<root>", "missing key 'steps'");
+    } else if (!root["steps"].IsSequence()) {
+      Error(root["steps"], "steps", "must be a list of steps");
+    } else {
+      const YAML::Node steps = root["steps"];
+      for (std::size_t i = 0; i < steps.size(); ++i) {
+        std::optional<ScenarioAction> action = Step(steps[i], absl::StrCat("steps[", i, "]"));
+        if (action) scenario.steps.push_back(ScenarioStep{Where(steps[i]), std::move(*action)});
+      }
+    }
+  } catch (const YAML::Exception& e) {
+    // Defensive: the accessors above do not throw on well-formed documents.
+    errors_.push_back(
+        absl::StrCat(file_, ":", e.mark.line + 1, ":", e.mark.column + 1, ": ", e.msg));
+  }
+  if (!errors_.empty()) return absl::InvalidArgumentError(absl::StrJoin(errors_, "\n"));
+  return scenario;
+}
+
+}  // namespace
+
+absl::StatusOr<Scenario> LoadScenarioString(std::string_view yaml, std::string_view file_name) {
+  return ScenarioParser(std::string(file_name)).Parse(yaml);
+}
+
+absl::StatusOr<Scenario> LoadScenarioFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return absl::NotFoundError(absl::StrCat(path, ": cannot read the scenario file"));
+  std::ostringstream text;
+  text << in.rdbuf();
+  return LoadScenarioString(text.str(), path);
+}
+
+const char* ExpectedOutcomeName(ExpectedOutcome outcome) {
+  switch (outcome) {
+    case ExpectedOutcome::kPlaced:
+      return "placed";
+    case ExpectedOutcome::kPreempting:
+      return "preempting";
+    case ExpectedOutcome::kWaiting:
+      return "waiting";
+    case ExpectedOutcome::kInfeasible:
+      return "infeasible";
+    case ExpectedOutcome::kError:
+      return "error";
+  }
+  return "?";
+}
+
+const char* ScenarioGroupStateName(GroupState state) {
+  switch (state) {
+    case GroupState::kAbsent:
+      return "absent";
+    case GroupState::kAllocated:
+      return "allocated";
+    case GroupState::kOpportunistic:
+      return "opportunistic";
+    case GroupState::kPreempting:
+      return "preempting";
+    case GroupState::kBeingPreempted:
+      return "being-preempted";
+  }
+  return "?";
+}
+
+}  // namespace hived
