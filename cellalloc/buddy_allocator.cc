@@ -1,0 +1,454 @@
+#include "cellalloc/buddy_allocator.h"
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/container/inlined_vector.h"
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+
+namespace hived::cellalloc {
+
+BuddyAllocator::BuddyAllocator(const CellForest* forest) : forest_(forest) {
+  const size_t n = static_cast<size_t>(forest_->num_cells());
+  state_.assign(n, BuddyState::kCovered);
+  prev_.assign(n, kNil);
+  next_.assign(n, kNil);
+  free_children_.assign(n, 0);
+  bad_nodes_.assign(n, 0);
+  node_bad_.assign(static_cast<size_t>(forest_->num_nodes()), 0);
+
+  size_t slots = 0;
+  size_t spans = 0;
+  for (int32_t i = 0; i < forest_->num_chains(); ++i) {
+    const ChainInfo& info = forest_->chain_info(ChainId(static_cast<uint32_t>(i)));
+    const size_t width = static_cast<size_t>(info.top_level) + 1;
+    level_base_.push_back(slots);
+    top_level_.push_back(info.top_level);
+    span_base_.push_back(spans);
+    slots += width;
+    spans += width * width;
+    span_.resize(spans, 0);
+    // span[from][l] = product of the fan-outs of levels l+1..from.
+    for (CellLevel from = 1; from <= info.top_level; ++from) {
+      int32_t count = 1;
+      for (CellLevel l = from; l >= 1; --l) {
+        span_[span_base_.back() + static_cast<size_t>(from) * width + static_cast<size_t>(l)] =
+            count;
+        count *= info.child_count[static_cast<size_t>(l)];
+      }
+    }
+  }
+  head_.assign(slots, kNil);
+  tail_.assign(slots, kNil);
+  free_count_.assign(slots, 0);
+  obtainable_.assign(slots, 0);
+  bad_free_.assign(slots, 0);
+  for (int32_t i = 0; i < forest_->num_chains(); ++i) {
+    const ChainInfo& info = forest_->chain_info(ChainId(static_cast<uint32_t>(i)));
+    for (CellId top : info.top_cells) {
+      PushFree(top.value());
+      AddSubtree(top.value(), +1);
+    }
+  }
+}
+
+void BuddyAllocator::PushFree(uint32_t c) {
+  const CellId id(c);
+  const size_t slot = Slot(forest_->chain(id), forest_->level(id));
+  state_[c] = BuddyState::kFree;
+  prev_[c] = tail_[slot];
+  next_[c] = kNil;
+  if (tail_[slot] == kNil) {
+    head_[slot] = c;
+  } else {
+    next_[tail_[slot]] = c;
+  }
+  tail_[slot] = c;
+  ++free_count_[slot];
+  const uint32_t p = forest_->parent(id).value();
+  if (p != kNil) ++free_children_[p];
+}
+
+void BuddyAllocator::RemoveFree(uint32_t c) {
+  const CellId id(c);
+  const size_t slot = Slot(forest_->chain(id), forest_->level(id));
+  if (prev_[c] == kNil) {
+    head_[slot] = next_[c];
+  } else {
+    next_[prev_[c]] = next_[c];
+  }
+  if (next_[c] == kNil) {
+    tail_[slot] = prev_[c];
+  } else {
+    prev_[next_[c]] = prev_[c];
+  }
+  prev_[c] = kNil;
+  next_[c] = kNil;
+  --free_count_[slot];
+  const uint32_t p = forest_->parent(id).value();
+  if (p != kNil) --free_children_[p];
+}
+
+void BuddyAllocator::Split(uint32_t c) {
+  RemoveFree(c);
+  state_[c] = BuddyState::kSplit;
+  const CellId id(c);
+  const uint32_t first = forest_->first_child(id).value();
+  const uint32_t count = static_cast<uint32_t>(forest_->num_children(id));
+  for (uint32_t k = 0; k < count; ++k) PushFree(first + k);
+}
+
+void BuddyAllocator::AddSubtree(uint32_t c, int32_t sign) {
+  const CellId id(c);
+  const ChainId ch = forest_->chain(id);
+  const CellLevel top = forest_->level(id);
+  const size_t base = Slot(ch, 0);
+  for (CellLevel l = 1; l <= top; ++l) {
+    obtainable_[base + static_cast<size_t>(l)] += sign * Span(ch, top, l);
+  }
+  if (Bad(c)) AddBadSubtree(c, sign);
+}
+
+void BuddyAllocator::AddBadSubtree(uint32_t c, int32_t sign) {
+  const CellId id(c);
+  const ChainId ch = forest_->chain(id);
+  const CellLevel top = forest_->level(id);
+  const size_t base = Slot(ch, 0);
+  if (!forest_->node(id).IsNil()) {
+    // At or below node level every cell of a bad node is bad.
+    for (CellLevel l = 1; l <= top; ++l) {
+      bad_free_[base + static_cast<size_t>(l)] += sign * Span(ch, top, l);
+    }
+    return;
+  }
+  bad_free_[base + static_cast<size_t>(top)] += sign;
+  const uint32_t first = forest_->first_child(id).value();
+  const uint32_t count = static_cast<uint32_t>(forest_->num_children(id));
+  for (uint32_t k = 0; k < count; ++k) {
+    if (Bad(first + k)) AddBadSubtree(first + k, sign);
+  }
+}
+
+void BuddyAllocator::AddSingle(uint32_t c, int32_t sign) {
+  const CellId id(c);
+  const size_t slot = Slot(forest_->chain(id), forest_->level(id));
+  obtainable_[slot] += sign;
+  if (Bad(c)) bad_free_[slot] += sign;
+}
+
+CellId BuddyAllocator::Allocate(ChainId ch, CellLevel level) {
+  if (ch.IsNil() || ch.value() >= top_level_.size()) return CellId::Nil();
+  const CellLevel top = top_level_[ch.value()];
+  if (level < 1 || level > top) return CellId::Nil();
+  const size_t base = Slot(ch, 0);
+  CellLevel l = level;
+  while (l <= top && head_[base + static_cast<size_t>(l)] == kNil) ++l;
+  if (l > top) return CellId::Nil();
+  uint32_t c = head_[base + static_cast<size_t>(l)];
+  // Every cell on the split path (all but the allocated one) stops being available.
+  while (l > level) {
+    AddSingle(c, -1);
+    Split(c);
+    c = forest_->first_child(CellId(c)).value();
+    --l;
+  }
+  RemoveFree(c);
+  state_[c] = BuddyState::kUsed;
+  AddSubtree(c, -1);
+  return CellId(c);
+}
+
+bool BuddyAllocator::AllocateCell(CellId cell) {
+  if (cell.IsNil() || cell.value() >= state_.size()) return false;
+  const uint32_t target = cell.value();
+  absl::InlinedVector<uint32_t, 16> path;  // covered ancestors, target's parent first
+  uint32_t free_ancestor = target;
+  if (state_[target] == BuddyState::kCovered) {
+    uint32_t a = forest_->parent(cell).value();
+    while (a != kNil && state_[a] == BuddyState::kCovered) {
+      path.push_back(a);
+      a = forest_->parent(CellId(a)).value();
+    }
+    if (a == kNil || state_[a] != BuddyState::kFree) return false;  // inside a used cell
+    free_ancestor = a;
+  } else if (state_[target] != BuddyState::kFree) {
+    return false;  // used or split
+  }
+  if (free_ancestor != target) {
+    AddSingle(free_ancestor, -1);
+    Split(free_ancestor);
+    for (size_t i = path.size(); i-- > 0;) {
+      AddSingle(path[i], -1);
+      Split(path[i]);
+    }
+  }
+  RemoveFree(target);
+  state_[target] = BuddyState::kUsed;
+  AddSubtree(target, -1);
+  return true;
+}
+
+void BuddyAllocator::Release(CellId cell) {
+  if (cell.IsNil() || cell.value() >= state_.size()) return;
+  const uint32_t c = cell.value();
+  if (state_[c] != BuddyState::kUsed) return;
+  PushFree(c);
+  AddSubtree(c, +1);
+  for (uint32_t p = forest_->parent(cell).value(); p != kNil;
+       p = forest_->parent(CellId(p)).value()) {
+    const CellId pid(p);
+    const uint32_t count = static_cast<uint32_t>(forest_->num_children(pid));
+    if (free_children_[p] != count) break;
+    const uint32_t first = forest_->first_child(pid).value();
+    for (uint32_t k = 0; k < count; ++k) {
+      RemoveFree(first + k);
+      state_[first + k] = BuddyState::kCovered;
+    }
+    PushFree(p);
+    AddSingle(p, +1);
+  }
+}
+
+BuddyState BuddyAllocator::state(CellId c) const { return state_[c.value()]; }
+
+bool BuddyAllocator::IsAvailable(CellId c) const {
+  uint32_t x = c.value();
+  while (state_[x] == BuddyState::kCovered) {
+    x = forest_->parent(CellId(x)).value();
+    if (x == kNil) return false;
+  }
+  return state_[x] == BuddyState::kFree;
+}
+
+CellId BuddyAllocator::FirstFree(ChainId ch, CellLevel level) const {
+  if (ch.IsNil() || ch.value() >= top_level_.size()) return CellId::Nil();
+  if (level < 1 || level > top_level_[ch.value()]) return CellId::Nil();
+  const uint32_t c = head_[Slot(ch, level)];
+  return c == kNil ? CellId::Nil() : CellId(c);
+}
+
+CellId BuddyAllocator::NextFree(CellId c) const {
+  const uint32_t n = next_[c.value()];
+  return n == kNil ? CellId::Nil() : CellId(n);
+}
+
+int32_t BuddyAllocator::free_count(ChainId ch, CellLevel level) const {
+  if (ch.IsNil() || ch.value() >= top_level_.size()) return 0;
+  if (level < 1 || level > top_level_[ch.value()]) return 0;
+  return free_count_[Slot(ch, level)];
+}
+
+int32_t BuddyAllocator::obtainable(ChainId ch, CellLevel level) const {
+  if (ch.IsNil() || ch.value() >= top_level_.size()) return 0;
+  if (level < 1 || level > top_level_[ch.value()]) return 0;
+  return obtainable_[Slot(ch, level)];
+}
+
+int32_t BuddyAllocator::bad_free(ChainId ch, CellLevel level) const {
+  if (ch.IsNil() || ch.value() >= top_level_.size()) return 0;
+  if (level < 1 || level > top_level_[ch.value()]) return 0;
+  return bad_free_[Slot(ch, level)];
+}
+
+bool BuddyAllocator::IsHealthy(CellId c) const { return !Bad(c.value()); }
+
+bool BuddyAllocator::IsNodeHealthy(NodeId n) const {
+  if (n.IsNil() || n.value() >= node_bad_.size()) return false;
+  return node_bad_[n.value()] == 0;
+}
+
+std::vector<CellId> BuddyAllocator::SetNodeHealthy(NodeId node, bool healthy) {
+  std::vector<CellId> changed;
+  if (node.IsNil() || node.value() >= node_bad_.size()) return changed;
+  const uint8_t bad = healthy ? 0 : 1;
+  if (node_bad_[node.value()] == bad) return changed;
+  const int32_t sign = healthy ? -1 : +1;
+  // Flip the node first: cells at or below node level read their health from it.
+  node_bad_[node.value()] = bad;
+  for (CellId cell : forest_->node_cells(node)) {
+    const ChainId ch = forest_->chain(cell);
+    // Every cell of the node's subtree changes health; the available ones move bad_free.
+    struct Item {
+      uint32_t cell;
+      bool available;
+    };
+    absl::InlinedVector<Item, 32> stack;
+    stack.push_back({cell.value(), IsAvailable(cell)});
+    while (!stack.empty()) {
+      const Item item = stack.back();
+      stack.pop_back();
+      const CellId id(item.cell);
+      changed.push_back(id);
+      if (item.available) bad_free_[Slot(ch, forest_->level(id))] += sign;
+      const uint32_t first = forest_->first_child(id).value();
+      const uint32_t count = static_cast<uint32_t>(forest_->num_children(id));
+      for (uint32_t k = 0; k < count; ++k) {
+        const uint32_t child = first + k;
+        const bool available = state_[child] == BuddyState::kFree ||
+                               (state_[child] == BuddyState::kCovered && item.available);
+        stack.push_back({child, available});
+      }
+    }
+    // Ancestors above node level count bad nodes; health changes at 0 <-> 1.
+    for (uint32_t a = forest_->parent(cell).value(); a != kNil;
+         a = forest_->parent(CellId(a)).value()) {
+      const bool was_bad = bad_nodes_[a] != 0;
+      bad_nodes_[a] += sign;
+      if (was_bad != (bad_nodes_[a] != 0)) {
+        changed.push_back(CellId(a));
+        if (IsAvailable(CellId(a))) bad_free_[Slot(ch, forest_->level(CellId(a)))] += sign;
+      }
+    }
+  }
+  std::stable_sort(changed.begin(), changed.end(), [this](CellId a, CellId b) {
+    const CellLevel la = forest_->level(a);
+    const CellLevel lb = forest_->level(b);
+    return la != lb ? la < lb : a < b;
+  });
+  return changed;
+}
+
+absl::Status BuddyAllocator::CheckInvariants() const {
+  const uint32_t n = static_cast<uint32_t>(state_.size());
+  auto fail = [&](uint32_t c, int invariant, std::string_view what) {
+    return absl::InternalError(
+        absl::StrCat("buddy allocator invariant (", invariant, ") violated at cell ", c,
+                     " (address ", c == kNil ? std::string("-") : forest_->address(CellId(c)),
+                     "): ", absl::string_view(what.data(), what.size())));
+  };
+  // Forward pass (parents have smaller ids than children): states and availability.
+  std::vector<uint8_t> available(n, 0);
+  std::vector<int32_t> obtainable(obtainable_.size(), 0);
+  std::vector<int32_t> bad_free(bad_free_.size(), 0);
+  size_t free_cells = 0;
+  for (uint32_t c = 0; c < n; ++c) {
+    const CellId id(c);
+    const uint32_t p = forest_->parent(id).value();
+    const BuddyState s = state_[c];
+    if (p == kNil) {
+      if (s == BuddyState::kCovered) return fail(c, 2, "a top-level cell is covered");
+    } else {
+      const BuddyState ps = state_[p];
+      const bool should_be_covered = ps != BuddyState::kSplit;
+      if (should_be_covered != (s == BuddyState::kCovered)) {
+        return fail(c, 2,
+                    should_be_covered ? "inside a free or used cell but not covered"
+                                      : "child of a split cell is covered");
+      }
+    }
+    if (s == BuddyState::kFree) {
+      ++free_cells;
+      if (p != kNil && state_[p] != BuddyState::kSplit) {
+        return fail(c, 1, "a free cell's parent is not split");
+      }
+    } else if (prev_[c] != kNil || next_[c] != kNil) {
+      return fail(c, 3, "a cell that is not free has free-list links");
+    }
+    available[c] =
+        s == BuddyState::kFree || (s == BuddyState::kCovered && p != kNil && available[p] != 0);
+    // Free children count and the buddy rule.
+    const uint32_t count = static_cast<uint32_t>(forest_->num_children(id));
+    const uint32_t first = forest_->first_child(id).value();
+    uint32_t free_children = 0;
+    for (uint32_t k = 0; k < count; ++k) {
+      if (state_[first + k] == BuddyState::kFree) ++free_children;
+    }
+    if (free_children != free_children_[c]) return fail(c, 3, "free-children count is wrong");
+    if (s == BuddyState::kSplit && count > 0 && free_children == count) {
+      return fail(c, 1, "a split cell has all of its children free (unmerged buddies)");
+    }
+    const bool bad = Bad(c);
+    if (available[c] != 0) {
+      const size_t slot = Slot(forest_->chain(id), forest_->level(id));
+      ++obtainable[slot];
+      if (bad) ++bad_free[slot];
+    }
+  }
+  // Backward pass: split cells have a used descendant; bad-node counts.
+  std::vector<uint8_t> has_used(n, 0);
+  std::vector<int32_t> bad_nodes(n, 0);
+  for (uint32_t c = n; c-- > 0;) {
+    const CellId id(c);
+    if (state_[c] == BuddyState::kUsed) has_used[c] = 1;
+    if (state_[c] == BuddyState::kSplit && has_used[c] == 0) {
+      return fail(c, 1, "a split cell has no used descendant");
+    }
+    const bool at_or_below_node = !forest_->node(id).IsNil();
+    if (forest_->is_node_level(id) && node_bad_[forest_->node(id).value()] != 0) {
+      bad_nodes[c] = 1;
+    }
+    if (!at_or_below_node && bad_nodes[c] != bad_nodes_[c]) {
+      return fail(c, 5,
+                  absl::StrCat("bad-node count is ", bad_nodes_[c], ", expected ", bad_nodes[c]));
+    }
+    const uint32_t p = forest_->parent(id).value();
+    if (p != kNil) {
+      has_used[p] = static_cast<uint8_t>(has_used[p] | has_used[c]);
+      if (forest_->node(CellId(p)).IsNil()) {  // p is above node level
+        bad_nodes[p] += bad_nodes[c];
+      }
+    }
+  }
+  // Lists.
+  size_t listed = 0;
+  for (int32_t i = 0; i < forest_->num_chains(); ++i) {
+    const ChainId ch(static_cast<uint32_t>(i));
+    for (CellLevel l = 1; l <= top_level_[ch.value()]; ++l) {
+      const size_t slot = Slot(ch, l);
+      int32_t length = 0;
+      uint32_t prev = kNil;
+      for (uint32_t c = head_[slot]; c != kNil; c = next_[c]) {
+        if (c >= n || length > static_cast<int32_t>(n)) {
+          return fail(kNil, 3, absl::StrCat("free list of chain ", i, " level ", l, " is corrupt"));
+        }
+        if (state_[c] != BuddyState::kFree) return fail(c, 3, "on a free list but not free");
+        if (forest_->chain(CellId(c)) != ch || forest_->level(CellId(c)) != l) {
+          return fail(c, 3, "on the free list of another chain or level");
+        }
+        if (prev_[c] != prev) return fail(c, 3, "asymmetric free-list links");
+        prev = c;
+        ++length;
+      }
+      if (tail_[slot] != prev) {
+        return fail(kNil, 3,
+                    absl::StrCat("free list of chain ", i, " level ", l, " has a wrong tail"));
+      }
+      if (length != free_count_[slot]) {
+        return fail(kNil, 3,
+                    absl::StrCat("free_count of chain ", i, " level ", l, " is ", free_count_[slot],
+                                 ", list length ", length));
+      }
+      listed += static_cast<size_t>(length);
+      if (obtainable[slot] != obtainable_[slot]) {
+        return fail(kNil, 4,
+                    absl::StrCat("obtainable of chain ", i, " level ", l, " is ", obtainable_[slot],
+                                 ", expected ", obtainable[slot]));
+      }
+      if (bad_free[slot] != bad_free_[slot]) {
+        return fail(kNil, 4,
+                    absl::StrCat("bad_free of chain ", i, " level ", l, " is ", bad_free_[slot],
+                                 ", expected ", bad_free[slot]));
+      }
+    }
+  }
+  if (listed != free_cells) {
+    return fail(kNil, 3,
+                absl::StrCat(free_cells, " cells are free but ", listed, " are on free lists"));
+  }
+  return absl::OkStatus();
+}
+
+size_t BuddyAllocator::MemoryBytes() const {
+  auto bytes = [](const auto& v) { return v.capacity() * sizeof(v[0]); };
+  return sizeof(*this) + bytes(state_) + bytes(prev_) + bytes(next_) + bytes(free_children_) +
+         bytes(bad_nodes_) + bytes(node_bad_) + bytes(level_base_) + bytes(top_level_) +
+         bytes(span_base_) + bytes(span_) + bytes(head_) + bytes(tail_) + bytes(free_count_) +
+         bytes(obtainable_) + bytes(bad_free_);
+}
+
+}  // namespace hived::cellalloc

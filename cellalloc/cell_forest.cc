@@ -1,0 +1,583 @@
+#include "cellalloc/cell_forest.h"
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <string_view>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
+
+namespace hived::cellalloc {
+namespace {
+
+constexpr uint32_t kNil = std::numeric_limits<uint32_t>::max();
+constexpr size_t kMaxTypes = std::numeric_limits<uint16_t>::max() - 1;
+
+absl::string_view ToAbsl(std::string_view s) { return absl::string_view(s.data(), s.size()); }
+
+std::string TypePath(size_t i) { return absl::StrCat("physicalCluster.cellTypes[", i, "]"); }
+
+absl::Status Invalid(std::string_view path, std::string_view message) {
+  return absl::InvalidArgumentError(absl::StrCat(ToAbsl(path), ": ", ToAbsl(message)));
+}
+
+// The part after the last '/' (the whole string when there is none).
+std::string_view LastComponent(std::string_view address) {
+  size_t slash = address.rfind('/');
+  return slash == std::string_view::npos ? address : address.substr(slash + 1);
+}
+
+// Parses a non-negative decimal int32 with nothing else around it.
+bool ParseDeviceIndex(std::string_view s, int32_t* out) {
+  if (s.empty() || s.size() > 10) return false;
+  int64_t value = 0;
+  for (char ch : s) {
+    if (ch < '0' || ch > '9') return false;
+    value = value * 10 + (ch - '0');
+  }
+  if (value > std::numeric_limits<int32_t>::max()) return false;
+  *out = static_cast<int32_t>(value);
+  return true;
+}
+
+template <typename T>
+size_t VectorBytes(const std::vector<T>& v) {
+  return v.capacity() * sizeof(T);
+}
+
+size_t StringBytes(const std::string& s) {
+  // Heap storage only beyond the small-string buffer.
+  return s.capacity() > 15 ? s.capacity() + 1 : 0;
+}
+
+template <typename Map>
+size_t MapBytes(const Map& m) {
+  return m.bucket_count() * (sizeof(typename Map::value_type) + 1);
+}
+
+}  // namespace
+
+// Builds a CellForest; the only code that writes a forest's private arrays.
+class ForestBuilder {
+ public:
+  explicit ForestBuilder(const ClusterSpec& spec) : spec_(spec) {}
+
+  absl::StatusOr<CellForest> Build() {
+    if (absl::Status s = BuildTypes(); !s.ok()) return s;
+    if (absl::Status s = BuildChains(); !s.ok()) return s;
+    if (absl::Status s = BuildCells(); !s.ok()) return s;
+    if (absl::Status s = AssignNodes(); !s.ok()) return s;
+    if (absl::Status s = CheckDeviceIndices(); !s.ok()) return s;
+    return std::move(f_);
+  }
+
+ private:
+  // Defined types in config order get ids 0..n-1; leaf types follow in order of mention.
+  absl::Status BuildTypes() {
+    const std::vector<CellTypeSpec>& specs = spec_.cell_types;
+    if (specs.size() > kMaxTypes / 2) {
+      return Invalid("physicalCluster.cellTypes",
+                     absl::StrCat("too many cell types (", specs.size(), ")"));
+    }
+    for (size_t i = 0; i < specs.size(); ++i) {
+      const CellTypeSpec& t = specs[i];
+      if (t.name.empty()) return Invalid(TypePath(i), "cell type has an empty name");
+      if (f_.type_by_name_.contains(t.name)) {
+        return Invalid(TypePath(i), absl::StrCat("duplicate cell type '", t.name, "'"));
+      }
+      if (t.child_cell_type.empty()) {
+        return Invalid(TypePath(i), absl::StrCat("cell type '", t.name,
+                                                 "' has no childCellType (a non-leaf type "
+                                                 "needs one; leaf types are not defined)"));
+      }
+      if (t.child_cell_number <= 0) {
+        return Invalid(TypePath(i), absl::StrCat("cell type '", t.name, "' has childCellNumber ",
+                                                 t.child_cell_number, "; it must be positive"));
+      }
+      CellTypeInfo info;
+      info.name = t.name;
+      info.child_count = t.child_cell_number;
+      info.is_node_level = t.is_node_level;
+      f_.type_by_name_.emplace(t.name, CellTypeId(static_cast<uint32_t>(i)));
+      f_.types_.push_back(std::move(info));
+    }
+    for (const CellTypeSpec& t : specs) {
+      if (!f_.type_by_name_.contains(t.child_cell_type)) {
+        CellTypeInfo leaf;
+        leaf.name = t.child_cell_type;
+        leaf.leaf_type = t.child_cell_type;
+        f_.type_by_name_.emplace(t.child_cell_type,
+                                 CellTypeId(static_cast<uint32_t>(f_.types_.size())));
+        f_.types_.push_back(std::move(leaf));
+        f_.leaf_types_.push_back(t.child_cell_type);
+      }
+    }
+    for (size_t i = 0; i < specs.size(); ++i) {
+      f_.types_[i].child = f_.type_by_name_.at(specs[i].child_cell_type);
+    }
+    // Resolve levels bottom-up along each type's child path, detecting cycles.
+    const size_t n = f_.types_.size();
+    std::vector<uint8_t> state(n, 0);  // 0 unseen, 1 on the current path, 2 done
+    node_levels_.assign(n, 0);
+    subtree_cells_.assign(n, 1);
+    for (size_t i = n - f_.leaf_types_.size(); i < n; ++i) state[i] = 2;
+    for (size_t start = 0; start < specs.size(); ++start) {
+      std::vector<size_t> path;
+      size_t t = start;
+      while (state[t] == 0) {
+        state[t] = 1;
+        path.push_back(t);
+        t = f_.types_[t].child.value();
+      }
+      if (state[t] == 1) {
+        std::string cycle;
+        bool in_cycle = false;
+        for (size_t p : path) {
+          if (p == t) in_cycle = true;
+          if (in_cycle) absl::StrAppend(&cycle, f_.types_[p].name, " -> ");
+        }
+        absl::StrAppend(&cycle, f_.types_[t].name);
+        return Invalid(TypePath(t), absl::StrCat("cell types form a cycle: ", cycle));
+      }
+      for (size_t k = path.size(); k-- > 0;) {
+        CellTypeInfo& info = f_.types_[path[k]];
+        const size_t c = info.child.value();
+        const CellTypeInfo& child = f_.types_[c];
+        info.level = child.level + 1;
+        int64_t leaves = int64_t{child.leaf_count} * info.child_count;
+        if (leaves > std::numeric_limits<int32_t>::max()) {
+          return Invalid(TypePath(path[k]), absl::StrCat("cell type '", info.name, "' has ", leaves,
+                                                         " leaves, more than 2^31-1"));
+        }
+        info.leaf_count = static_cast<int32_t>(leaves);
+        info.above_node = node_levels_[c] > 0;
+        info.leaf_type = child.leaf_type;
+        node_levels_[path[k]] = node_levels_[c] + (info.is_node_level ? 1 : 0);
+        subtree_cells_[path[k]] =
+            std::min(CellForest::kMaxCells + 1, 1 + info.child_count * subtree_cells_[c]);
+        state[path[k]] = 2;
+      }
+    }
+    return absl::OkStatus();
+  }
+
+  // One chain per distinct top-level type, in order of first appearance.
+  absl::Status BuildChains() {
+    const std::vector<PhysicalCellSpec>& tops = spec_.physical_cells;
+    if (tops.size() > static_cast<size_t>(CellForest::kMaxCells)) {
+      return Invalid("physicalCluster.physicalCells", "too many physical cells");
+    }
+    int64_t total = 0;
+    for (size_t i = 0; i < tops.size(); ++i) {
+      const std::string path = absl::StrCat("physicalCluster.physicalCells[", i, "]");
+      const std::string& name = tops[i].cell_type;
+      if (name.empty()) return Invalid(path, "a top-level physical cell needs a cellType");
+      auto it = f_.type_by_name_.find(name);
+      if (it == f_.type_by_name_.end() || f_.types_[it->second.value()].child.IsNil()) {
+        return Invalid(path, absl::StrCat("physicalCells contains unknown cellType '", name,
+                                          "' (not defined in physicalCluster.cellTypes)"));
+      }
+      const size_t t = it->second.value();
+      if (node_levels_[t] == 0) {
+        return Invalid(path, absl::StrCat("top cell must be node-level or above: no type on "
+                                          "the path from '",
+                                          name, "' down to its leaves has isNodeLevel"));
+      }
+      if (node_levels_[t] > 1) {
+        std::string nodes;
+        for (size_t u = t; !f_.types_[u].child.IsNil(); u = f_.types_[u].child.value()) {
+          if (f_.types_[u].is_node_level)
+            absl::StrAppend(&nodes, nodes.empty() ? "" : ", ", f_.types_[u].name);
+        }
+        return Invalid(path, absl::StrCat("cell type '", name, "' has ", node_levels_[t],
+                                          " node-level types below it (", nodes,
+                                          "); a chain needs exactly one"));
+      }
+      total += subtree_cells_[t];
+      if (total > CellForest::kMaxCells) {
+        return Invalid(path, absl::StrCat("the physical cluster has more than ",
+                                          CellForest::kMaxCells, " cells"));
+      }
+      auto [chain_it, inserted] =
+          f_.chain_by_name_.emplace(name, ChainId(static_cast<uint32_t>(f_.chains_.size())));
+      if (inserted) {
+        ChainInfo chain;
+        chain.name = name;
+        chain.top_type = it->second;
+        const CellTypeInfo& top = f_.types_[t];
+        chain.top_level = top.level;
+        chain.leaf_type = top.leaf_type;
+        chain.types.assign(static_cast<size_t>(top.level) + 1, CellTypeId::Nil());
+        chain.child_count.assign(static_cast<size_t>(top.level) + 1, 0);
+        chain.cells_at_level.assign(static_cast<size_t>(top.level) + 1, 0);
+        for (CellTypeId u = it->second; !u.IsNil(); u = f_.types_[u.value()].child) {
+          const CellTypeInfo& info = f_.types_[u.value()];
+          chain.types[static_cast<size_t>(info.level)] = u;
+          chain.child_count[static_cast<size_t>(info.level)] = info.child_count;
+          if (info.is_node_level) chain.node_level = info.level;
+        }
+        f_.chains_of_leaf_type_[chain.leaf_type].push_back(chain_it->second);
+        f_.chains_.push_back(std::move(chain));
+      }
+      ChainInfo& chain = f_.chains_[chain_it->second.value()];
+      chain.top_cells.push_back(CellId(static_cast<uint32_t>(i)));
+      int64_t count = 1;
+      for (CellLevel l = chain.top_level; l >= 1; --l) {
+        chain.cells_at_level[static_cast<size_t>(l)] += static_cast<int32_t>(count);
+        count *= chain.child_count[static_cast<size_t>(l)];
+      }
+    }
+    total_cells_ = static_cast<size_t>(total);
+    return absl::OkStatus();
+  }
+
+  // Breadth-first: ids are assigned level by level, so children are consecutive.
+  absl::Status BuildCells() {
+    const size_t total = total_cells_;
+    f_.type_.resize(total);
+    f_.chain_.resize(total);
+    f_.parent_.resize(total);
+    f_.first_child_.resize(total);
+    f_.node_.assign(total, kNil);
+    f_.leaf_index_.assign(total, -1);
+    spec_of_.assign(total, nullptr);
+    default_index_.assign(total, 0);
+
+    const std::vector<PhysicalCellSpec>& tops = spec_.physical_cells;
+    for (size_t i = 0; i < tops.size(); ++i) {
+      f_.type_[i] = static_cast<uint16_t>(f_.type_by_name_.at(tops[i].cell_type).value());
+      f_.chain_[i] = static_cast<uint16_t>(f_.chain_by_name_.at(tops[i].cell_type).value());
+      f_.parent_[i] = kNil;
+      spec_of_[i] = &tops[i];
+      default_index_[i] = static_cast<int64_t>(i);
+    }
+    size_t next = tops.size();
+    for (size_t c = 0; c < total; ++c) {
+      const PhysicalCellSpec* s = spec_of_[c];
+      const CellTypeInfo& info = f_.types_[f_.type_[c]];
+      const CellId id(static_cast<uint32_t>(c));
+      if (s != nullptr) {
+        if (c >= tops.size() && !s->cell_type.empty() && s->cell_type != info.name) {
+          return Invalid(f_.SpecPath(id),
+                         absl::StrCat("cellType '", s->cell_type, "' does not match the type '",
+                                      info.name, "' its parent's childCellType implies"));
+        }
+        if (!s->cell_address.empty()) f_.explicit_address_.emplace(c, s->cell_address);
+        if (!s->pinned_cell_id.empty()) {
+          auto [it, inserted] = f_.pinned_by_id_.emplace(s->pinned_cell_id, id);
+          if (!inserted) {
+            return Invalid(f_.SpecPath(id),
+                           absl::StrCat("duplicate pinnedCellId '", s->pinned_cell_id,
+                                        "' (first used at ", f_.SpecPath(it->second), ")"));
+          }
+          f_.pinned_id_.emplace(c, s->pinned_cell_id);
+        }
+      }
+      if (info.child.IsNil()) {  // a leaf
+        f_.first_child_[c] = kNil;
+        if (s != nullptr && !s->cell_children.empty()) {
+          return Invalid(f_.SpecPath(id), absl::StrCat("cell of leaf type '", info.name,
+                                                       "' cannot have cellChildren"));
+        }
+        const std::string own = OwnAddress(c);
+        int32_t index = 0;
+        if (!ParseDeviceIndex(LastComponent(own), &index)) {
+          return Invalid(f_.SpecPath(id),
+                         absl::StrCat("leaf cell address '", own,
+                                      "' is not a device index (a non-negative integer)"));
+        }
+        f_.leaf_index_[c] = index;
+        continue;
+      }
+      const size_t n = static_cast<size_t>(info.child_count);
+      const size_t given = s == nullptr ? 0 : s->cell_children.size();
+      if (given != 0 && given != n) {
+        return Invalid(f_.SpecPath(id),
+                       absl::StrCat("cell of type '", info.name, "' lists ", given,
+                                    " cellChildren but childCellNumber is ", n, "; list all ", n,
+                                    " children or omit cellChildren"));
+      }
+      f_.first_child_[c] = static_cast<uint32_t>(next);
+      const int64_t base = info.is_node_level ? 0 : default_index_[c];
+      for (size_t k = 0; k < n; ++k) {
+        const size_t child = next + k;
+        f_.type_[child] = static_cast<uint16_t>(info.child.value());
+        f_.chain_[child] = f_.chain_[c];
+        f_.parent_[child] = static_cast<uint32_t>(c);
+        spec_of_[child] = given == 0 ? nullptr : &s->cell_children[k];
+        default_index_[child] = base * static_cast<int64_t>(n) + static_cast<int64_t>(k);
+      }
+      next += n;
+    }
+    return absl::OkStatus();
+  }
+
+  std::string OwnAddress(size_t c) const {
+    auto it = f_.explicit_address_.find(static_cast<uint32_t>(c));
+    if (it != f_.explicit_address_.end()) return it->second;
+    return std::to_string(default_index_[c]);
+  }
+
+  // Node ids in config (depth-first) order; then every cell at or below node level gets
+  // its node.
+  absl::Status AssignNodes() {
+    std::vector<uint32_t> stack;
+    for (size_t i = spec_.physical_cells.size(); i-- > 0;) {
+      stack.push_back(static_cast<uint32_t>(i));
+    }
+    while (!stack.empty()) {
+      const uint32_t c = stack.back();
+      stack.pop_back();
+      const CellTypeInfo& info = f_.types_[f_.type_[c]];
+      if (!info.is_node_level) {
+        const uint32_t first = f_.first_child_[c];
+        for (uint32_t k = static_cast<uint32_t>(info.child_count); k-- > 0;) {
+          stack.push_back(first + k);
+        }
+        continue;
+      }
+      const CellId id(c);
+      const std::string own = OwnAddress(c);
+      const std::string name(LastComponent(own));
+      if (name.empty()) {
+        return Invalid(f_.SpecPath(id), absl::StrCat("node-level cell address '", own,
+                                                     "' gives an empty node name"));
+      }
+      auto [it, inserted] =
+          f_.node_by_name_.emplace(name, NodeId(static_cast<uint32_t>(f_.node_names_.size())));
+      if (inserted) {
+        f_.node_names_.push_back(name);
+        f_.node_cells_.emplace_back();
+      }
+      std::vector<CellId>& cells = f_.node_cells_[it->second.value()];
+      for (CellId other : cells) {
+        if (f_.chain_[other.value()] == f_.chain_[c]) {
+          return Invalid(
+              f_.SpecPath(id),
+              absl::StrCat("duplicate node name '", name, "' in chain '",
+                           f_.chains_[f_.chain_[c]].name, "' (first at ", f_.SpecPath(other), ")"));
+        }
+      }
+      cells.push_back(id);
+      f_.node_[c] = it->second.value();
+    }
+    for (size_t c = 0; c < f_.type_.size(); ++c) {
+      if (f_.types_[f_.type_[c]].is_node_level) continue;
+      const uint32_t p = f_.parent_[c];
+      f_.node_[c] = p == kNil ? kNil : f_.node_[p];
+    }
+    return absl::OkStatus();
+  }
+
+  // No two leaves of one leaf type on one node share a device index.
+  absl::Status CheckDeviceIndices() {
+    std::vector<std::tuple<uint16_t, int32_t, uint32_t>> leaves;
+    for (size_t n = 0; n < f_.node_cells_.size(); ++n) {
+      leaves.clear();
+      for (CellId cell : f_.node_cells_[n]) {
+        const uint32_t first = f_.first_leaf(cell).value();
+        const uint32_t count = static_cast<uint32_t>(f_.leaf_count(cell));
+        for (uint32_t leaf = first; leaf < first + count; ++leaf) {
+          leaves.emplace_back(f_.type_[leaf], f_.leaf_index_[leaf], leaf);
+        }
+      }
+      std::sort(leaves.begin(), leaves.end());
+      for (size_t i = 1; i < leaves.size(); ++i) {
+        if (std::get<0>(leaves[i]) == std::get<0>(leaves[i - 1]) &&
+            std::get<1>(leaves[i]) == std::get<1>(leaves[i - 1])) {
+          const CellId a(std::get<2>(leaves[i - 1]));
+          const CellId b(std::get<2>(leaves[i]));
+          return Invalid(
+              f_.SpecPath(b),
+              absl::StrCat("duplicate device index ", std::get<1>(leaves[i]), " for leaf type '",
+                           f_.types_[std::get<0>(leaves[i])].name, "' on node '", f_.node_names_[n],
+                           "' (also at ", f_.SpecPath(a), ")"));
+        }
+      }
+    }
+    spec_of_.clear();
+    spec_of_.shrink_to_fit();
+    default_index_.clear();
+    default_index_.shrink_to_fit();
+    return absl::OkStatus();
+  }
+
+  const ClusterSpec& spec_;
+  CellForest f_;
+  std::vector<int> node_levels_;        // per type: node-level types on its path
+  std::vector<int64_t> subtree_cells_;  // per type: cells in one cell's subtree (capped)
+  size_t total_cells_ = 0;
+  std::vector<const PhysicalCellSpec*> spec_of_;  // per cell; null when generated
+  std::vector<int64_t> default_index_;            // per cell, during the build
+};
+
+absl::StatusOr<CellForest> CellForest::Build(const ClusterSpec& spec) {
+  return ForestBuilder(spec).Build();
+}
+
+CellId CellForest::first_leaf(CellId c) const {
+  uint32_t x = c.value();
+  while (first_child_[x] != kNil) x = first_child_[x];
+  return CellId(x);
+}
+
+int64_t CellForest::DefaultIndex(CellId c) const {
+  const uint32_t p = parent_[c.value()];
+  if (p == kNil) return static_cast<int64_t>(c.value());  // top cells: config position
+  const CellTypeInfo& parent_type = types_[type_[p]];
+  const int64_t base = parent_type.is_node_level ? 0 : DefaultIndex(CellId(p));
+  return base * parent_type.child_count + static_cast<int64_t>(c.value() - first_child_[p]);
+}
+
+std::string CellForest::own_address(CellId c) const {
+  auto it = explicit_address_.find(c.value());
+  if (it != explicit_address_.end()) return it->second;
+  return std::to_string(DefaultIndex(c));
+}
+
+std::string CellForest::address(CellId c) const {
+  const uint32_t p = parent_[c.value()];
+  if (p == kNil) return own_address(c);
+  return absl::StrCat(address(CellId(p)), "/", own_address(c));
+}
+
+const std::string& CellForest::pinned_id(CellId c) const {
+  static const std::string* const kEmpty = new std::string();
+  auto it = pinned_id_.find(c.value());
+  return it == pinned_id_.end() ? *kEmpty : it->second;
+}
+
+CellId CellForest::top_cell(CellId c) const {
+  uint32_t x = c.value();
+  while (parent_[x] != kNil) x = parent_[x];
+  return CellId(x);
+}
+
+std::string CellForest::SpecPath(CellId c) const {
+  const uint32_t p = parent_[c.value()];
+  if (p == kNil) return absl::StrCat("physicalCluster.physicalCells[", c.value(), "]");
+  return absl::StrCat(SpecPath(CellId(p)), ".cellChildren[", c.value() - first_child_[p], "]");
+}
+
+CellTypeId CellForest::FindType(std::string_view name) const {
+  auto it = type_by_name_.find(ToAbsl(name));
+  return it == type_by_name_.end() ? CellTypeId::Nil() : it->second;
+}
+
+ChainId CellForest::FindChain(std::string_view name) const {
+  auto it = chain_by_name_.find(ToAbsl(name));
+  return it == chain_by_name_.end() ? ChainId::Nil() : it->second;
+}
+
+const std::vector<ChainId>& CellForest::ChainsOfLeafType(std::string_view leaf_type) const {
+  static const std::vector<ChainId>* const kNone = new std::vector<ChainId>();
+  auto it = chains_of_leaf_type_.find(ToAbsl(leaf_type));
+  return it == chains_of_leaf_type_.end() ? *kNone : it->second;
+}
+
+NodeId CellForest::FindNode(std::string_view name) const {
+  auto it = node_by_name_.find(ToAbsl(name));
+  return it == node_by_name_.end() ? NodeId::Nil() : it->second;
+}
+
+CellId CellForest::FindLeaf(ChainId ch, NodeId node, int32_t index) const {
+  if (node.IsNil() || node.value() >= node_cells_.size()) return CellId::Nil();
+  for (CellId cell : node_cells_[node.value()]) {
+    if (chain_[cell.value()] != ch.value()) continue;
+    const uint32_t first = first_leaf(cell).value();
+    const uint32_t count = static_cast<uint32_t>(leaf_count(cell));
+    for (uint32_t leaf = first; leaf < first + count; ++leaf) {
+      if (leaf_index_[leaf] == index) return CellId(leaf);
+    }
+  }
+  return CellId::Nil();
+}
+
+CellId CellForest::FindPinned(std::string_view pinned_id) const {
+  auto it = pinned_by_id_.find(ToAbsl(pinned_id));
+  return it == pinned_by_id_.end() ? CellId::Nil() : it->second;
+}
+
+absl::Status CellForest::CheckInvariants() const {
+  const uint32_t n = static_cast<uint32_t>(num_cells());
+  auto fail = [&](uint32_t c, int invariant, std::string_view what) {
+    return absl::InternalError(absl::StrCat("cell forest invariant (", invariant,
+                                            ") violated at cell ", c, " (", SpecPath(CellId(c)),
+                                            "): ", ToAbsl(what)));
+  };
+  std::vector<int64_t> leaves(n, 0);
+  for (uint32_t c = n; c-- > 0;) {
+    const CellTypeInfo& info = types_[type_[c]];
+    if (info.child.IsNil()) {
+      if (info.level != 1 || first_child_[c] != kNil) return fail(c, 2, "leaf with children");
+      if (leaf_index_[c] < 0) return fail(c, 2, "leaf without a device index");
+      leaves[c] = 1;
+    } else {
+      const uint32_t first = first_child_[c];
+      if (first == kNil || first <= c || first + static_cast<uint32_t>(info.child_count) > n) {
+        return fail(c, 1, "children out of range");
+      }
+      for (uint32_t k = 0; k < static_cast<uint32_t>(info.child_count); ++k) {
+        const uint32_t child = first + k;
+        if (parent_[child] != c) return fail(child, 1, "parent link does not match");
+        if (types_[type_[child]].level != info.level - 1) return fail(child, 1, "bad level");
+        if (type_[child] != info.child.value()) return fail(child, 2, "bad child type");
+        if (chain_[child] != chain_[c]) return fail(child, 1, "chain differs from parent's");
+        leaves[c] += leaves[child];
+      }
+    }
+    if (leaves[c] != info.leaf_count) return fail(c, 3, "leaf count mismatch");
+    const uint32_t first_leaf_id = first_leaf(CellId(c)).value();
+    if (first_leaf_id + static_cast<uint32_t>(info.leaf_count) > n) {
+      return fail(c, 3, "leaf range out of bounds");
+    }
+    for (uint32_t k = 0; k < static_cast<uint32_t>(info.leaf_count); ++k) {
+      const uint32_t leaf = first_leaf_id + k;
+      if (types_[type_[leaf]].level != 1 || top_cell(CellId(leaf)) != top_cell(CellId(c))) {
+        return fail(c, 3, "leaves are not consecutive");
+      }
+    }
+    // (4): node ids along the path.
+    const uint32_t p = parent_[c];
+    const bool parent_at_or_below_node = p != kNil && node_[p] != kNil;
+    if (info.is_node_level) {
+      if (parent_at_or_below_node) return fail(c, 4, "two node levels on one path");
+      if (node_[c] == kNil || node_[c] >= node_names_.size()) return fail(c, 4, "no node id");
+    } else if (parent_at_or_below_node) {
+      if (node_[c] != node_[p]) return fail(c, 4, "node differs from parent's");
+    } else if (node_[c] != kNil) {
+      return fail(c, 4, "a cell above node level has a node");
+    }
+    if (info.child.IsNil() && node_[c] == kNil) return fail(c, 4, "no node level above leaf");
+  }
+  return absl::OkStatus();
+}
+
+size_t CellForest::MemoryBytes() const {
+  size_t bytes = sizeof(*this);
+  bytes += VectorBytes(type_) + VectorBytes(chain_) + VectorBytes(parent_) +
+           VectorBytes(first_child_) + VectorBytes(node_) + VectorBytes(leaf_index_);
+  bytes += MapBytes(explicit_address_) + MapBytes(pinned_id_);
+  for (const auto& [cell, s] : explicit_address_) bytes += StringBytes(s);
+  for (const auto& [cell, s] : pinned_id_) bytes += StringBytes(s);
+  bytes += VectorBytes(types_) + MapBytes(type_by_name_);
+  bytes += VectorBytes(chains_) + MapBytes(chain_by_name_);
+  for (const ChainInfo& ch : chains_) {
+    bytes += VectorBytes(ch.types) + VectorBytes(ch.child_count) + VectorBytes(ch.top_cells) +
+             VectorBytes(ch.cells_at_level);
+  }
+  bytes += VectorBytes(node_names_) + MapBytes(node_by_name_) + VectorBytes(node_cells_);
+  for (const std::string& s : node_names_) bytes += 2 * StringBytes(s);  // vector + map key
+  for (const std::vector<CellId>& v : node_cells_) bytes += VectorBytes(v);
+  bytes += MapBytes(pinned_by_id_) + MapBytes(chains_of_leaf_type_) + VectorBytes(leaf_types_);
+  return bytes;
+}
+
+}  // namespace hived::cellalloc
