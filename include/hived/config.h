@@ -63,6 +63,37 @@ HIVED_EXPORT std::vector<ConfigError> ValidateClusterSpec(const ClusterSpec& spe
 // Writes `spec` as HiveD YAML that loads back to an equal spec.
 HIVED_EXPORT std::string ClusterSpecToYaml(const ClusterSpec& spec);
 
+// One level of one chain in the capacity table (HiveD's `initCellNums` rule, top-down).
+struct CapacityLevel {
+  int32_t level = 0;  // 1 = leaf
+  std::string cell_type;
+  bool is_node_level = false;
+  int64_t physical_cells = 0;     // all cells of this level in the chain
+  int64_t available_cells = 0;    // physical cells not inside a cell reserved at a higher level
+  std::vector<int64_t> reserved;  // per VC, indexed like `CapacityReport::vc_names`;
+                                  // virtual cells plus pinned cells of this level
+  int64_t total_reserved = 0;
+  int64_t slack = 0;  // available_cells - total_reserved; negative when the VCs do not fit
+};
+
+// One chain: the cells under the top-level physical cells of one type.
+struct ChainCapacity {
+  std::string chain;                  // the top-level cell type
+  std::string leaf_cell_type;         // the device type at level 1
+  int32_t top_cells = 0;              // top-level physical cells of this type
+  std::vector<CapacityLevel> levels;  // top level first, leaf level last
+};
+
+struct CapacityReport {
+  std::vector<std::string> vc_names;  // config order
+  std::vector<ChainCapacity> chains;  // in order of first appearance in `physicalCells`
+};
+
+// The per-chain, per-level capacity table of `spec`. Counts are derived from the cell types
+// (full hierarchies), so they are exact for a valid spec; for an invalid spec the parts that
+// can be derived are reported and the rest is left out. Counts saturate at 2^60.
+HIVED_EXPORT CapacityReport ComputeCapacityReport(const ClusterSpec& spec);
+
 }  // namespace hived
 
 #endif  // HIVED_CONFIG_H_

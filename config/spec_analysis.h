@@ -1,0 +1,79 @@
+// config/spec_analysis.h: the one implementation of every semantic rule on a `ClusterSpec`.
+//
+// `AnalyzeClusterSpec` derives what the cell forest will derive (leaf types, levels, chains,
+// node names, device indices, pinned cells, VC demands) without building the forest, checks
+// every rule on the way and computes the capacity table. `ValidateClusterSpec` and
+// `ComputeCapacityReport` (hived/config.h) are thin wrappers; the YAML loader runs it after
+// parsing and attaches file positions to the errors by their YAML paths.
+//
+// Not thread-safe per call object; the functions keep no global state.
+#ifndef HIVED_CONFIG_SPEC_ANALYSIS_H_
+#define HIVED_CONFIG_SPEC_ANALYSIS_H_
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "hived/cluster_spec.h"
+#include "hived/config.h"
+
+namespace hived::config_internal {
+
+// Bounds that keep validation (and the forest built after it) small and fast on any input.
+inline constexpr int64_t kMaxPhysicalCells = int64_t{1} << 22;  // cells of all levels
+inline constexpr int32_t kMaxLevels = 32;                       // levels in one chain
+inline constexpr int64_t kSaturated = int64_t{1} << 60;         // counts stop growing here
+
+// Multiplies non-negative counts, saturating at `kSaturated`.
+int64_t SatMul(int64_t a, int64_t b);
+int64_t SatAdd(int64_t a, int64_t b);
+
+// One cell type: defined in `cellTypes`, or a leaf type (referenced, not defined).
+struct TypeInfo {
+  std::string name;
+  int32_t spec_index = -1;   // index in `ClusterSpec::cell_types`; -1 for a leaf type
+  int32_t child = -1;        // index of the child type; -1 for a leaf type
+  int32_t child_number = 0;  // `childCellNumber`
+  bool is_node_level = false;
+  // The fields below are meaningful only when `usable`: the type and everything below it
+  // are well defined (no cycle, positive child numbers, at most `kMaxLevels` levels).
+  bool usable = false;
+  int32_t level = 0;        // 1 for a leaf type
+  bool has_node = false;    // at or above node level
+  int32_t node_levels = 0;  // node-level types from this type down to its leaf
+  int32_t leaf = -1;        // the leaf type below
+  int64_t leaf_count = 0;   // leaves in one full cell (saturating)
+  int64_t cell_count = 0;   // cells of all levels in one full cell (saturating)
+};
+
+struct TypeTable {
+  std::vector<TypeInfo> types;                     // defined types in config order, then leaf types
+  std::unordered_map<std::string, int32_t> index;  // lookup only, never iterated
+  int32_t Find(const std::string& name) const;
+  // Type `t`'s ancestors-to-leaf path: t, child(t), ..., leaf. REQUIRES: types[t].usable.
+  std::vector<int32_t> PathDown(int32_t t) const;
+};
+
+// Builds the type table and checks the cell-type rules (names, child numbers, cycles, depth).
+TypeTable AnalyzeCellTypes(const ClusterSpec& spec, std::vector<ConfigError>* errors);
+
+// Everything the rules derive from a spec.
+struct Analysis {
+  TypeTable types;
+  CapacityReport capacity;
+};
+
+// Runs every semantic rule; appends errors (YAML paths, no positions) to `errors` when it is
+// not null. Never throws on any spec.
+Analysis AnalyzeClusterSpec(const ClusterSpec& spec, std::vector<ConfigError>* errors);
+
+// Levenshtein distance, for suggestions.
+size_t EditDistance(std::string_view a, std::string_view b);
+// "did you mean `x`?" for the closest candidate within a small distance of `name`, else "".
+std::string DidYouMean(std::string_view name, const std::vector<std::string>& candidates);
+
+}  // namespace hived::config_internal
+
+#endif  // HIVED_CONFIG_SPEC_ANALYSIS_H_

@@ -1,0 +1,78 @@
+// ClusterSpec -> HiveD YAML. Writes exactly what the spec holds (no defaults filled in), so
+// loading the output gives back an equal spec: empty fields are left out, and the loader reads
+// an absent field as empty.
+#include <yaml-cpp/yaml.h>
+
+#include <string>
+
+#include "hived/config.h"
+
+namespace hived {
+namespace {
+
+void WritePhysicalCell(YAML::Emitter& out, const PhysicalCellSpec& cell) {
+  out << YAML::BeginMap;
+  if (!cell.cell_type.empty()) out << YAML::Key << "cellType" << YAML::Value << cell.cell_type;
+  if (!cell.cell_address.empty()) {
+    out << YAML::Key << "cellAddress" << YAML::Value << cell.cell_address;
+  }
+  if (!cell.pinned_cell_id.empty()) {
+    out << YAML::Key << "pinnedCellId" << YAML::Value << cell.pinned_cell_id;
+  }
+  if (!cell.cell_children.empty()) {
+    out << YAML::Key << "cellChildren" << YAML::Value << YAML::BeginSeq;
+    for (const PhysicalCellSpec& child : cell.cell_children) WritePhysicalCell(out, child);
+    out << YAML::EndSeq;
+  }
+  out << YAML::EndMap;
+}
+
+}  // namespace
+
+std::string ClusterSpecToYaml(const ClusterSpec& spec) {
+  YAML::Emitter out;
+  out << YAML::BeginMap;
+  out << YAML::Key << "physicalCluster" << YAML::Value << YAML::BeginMap;
+  out << YAML::Key << "cellTypes" << YAML::Value << YAML::BeginMap;
+  for (const CellTypeSpec& type : spec.cell_types) {
+    out << YAML::Key << type.name << YAML::Value << YAML::BeginMap;
+    out << YAML::Key << "childCellType" << YAML::Value << type.child_cell_type;
+    out << YAML::Key << "childCellNumber" << YAML::Value << type.child_cell_number;
+    if (type.is_node_level) out << YAML::Key << "isNodeLevel" << YAML::Value << true;
+    out << YAML::EndMap;
+  }
+  out << YAML::EndMap;
+  out << YAML::Key << "physicalCells" << YAML::Value << YAML::BeginSeq;
+  for (const PhysicalCellSpec& cell : spec.physical_cells) WritePhysicalCell(out, cell);
+  out << YAML::EndSeq;
+  out << YAML::EndMap;
+
+  out << YAML::Key << "virtualClusters" << YAML::Value << YAML::BeginMap;
+  for (const VirtualClusterSpec& vc : spec.virtual_clusters) {
+    out << YAML::Key << vc.name << YAML::Value << YAML::BeginMap;
+    out << YAML::Key << "virtualCells" << YAML::Value << YAML::BeginSeq;
+    for (const VirtualCellSpec& cell : vc.virtual_cells) {
+      out << YAML::BeginMap;
+      out << YAML::Key << "cellType" << YAML::Value << cell.cell_type;
+      out << YAML::Key << "cellNumber" << YAML::Value << cell.cell_number;
+      out << YAML::EndMap;
+    }
+    out << YAML::EndSeq;
+    if (!vc.pinned_cells.empty()) {
+      out << YAML::Key << "pinnedCells" << YAML::Value << YAML::BeginSeq;
+      for (const PinnedCellSpec& pin : vc.pinned_cells) {
+        out << YAML::BeginMap << YAML::Key << "pinnedCellId" << YAML::Value << pin.pinned_cell_id
+            << YAML::EndMap;
+      }
+      out << YAML::EndSeq;
+    }
+    out << YAML::EndMap;
+  }
+  out << YAML::EndMap;
+  out << YAML::EndMap;
+  std::string text = out.c_str();
+  text += "\n";
+  return text;
+}
+
+}  // namespace hived
