@@ -1,0 +1,569 @@
+#include "sim/engine.h"
+
+#include <algorithm>
+#include <cmath>
+#include <random>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/str_cat.h"
+#include "sim/csv.h"
+#include "sim/event_queue.h"
+
+namespace hived::sim {
+namespace {
+
+// Deterministic exponential samples (std distributions differ between library versions).
+class ExpSampler {
+ public:
+  explicit ExpSampler(uint64_t seed) : gen_(seed) {}
+  // A sample with the given mean, in whole seconds, at least 1.
+  Time Next(double mean_seconds) {
+    const double u = static_cast<double>(gen_() >> 11) * 0x1.0p-53;  // [0, 1)
+    const double x = -mean_seconds * std::log1p(-u);
+    return std::max<Time>(1, static_cast<Time>(std::llround(x)));
+  }
+
+ private:
+  std::mt19937_64 gen_;
+};
+
+enum class Interruption { kPreemption, kFailure };
+
+class Replay {
+ public:
+  Replay(const SpecInfo& info, ClusterBackend* backend, const EngineOptions& options)
+      : info_(info), backend_(backend), options_(options), sampler_(options.seed) {}
+
+  absl::StatusOr<EngineResult> Run(const Trace& trace, const std::vector<NodeEvent>& node_events);
+
+ private:
+  void Advance(Time t);
+  TimelineRow Sample(Time t) const;
+  absl::Status Handle(const Event& e);
+  void Enqueue(JobIndex j);
+  void MarkDirty(int32_t vc);
+  void OnRelease(int32_t vc);
+  absl::Status Interrupt(JobIndex j, Interruption why);
+  TryResult TryStart(JobIndex j);
+  void Start(JobIndex j, bool opportunistic);
+  absl::Status SchedulePasses();
+  void RunningAdd(JobIndex j);
+  void RunningRemove(JobIndex j);
+
+  const SpecInfo& info_;
+  ClusterBackend* backend_;
+  const EngineOptions& options_;
+  ExpSampler sampler_;
+  EngineResult r_;
+  EventQueue events_;
+  std::vector<uint64_t> shape_;
+  std::vector<std::string> reject_;
+  std::vector<std::unique_ptr<QueuePolicy>> queues_;
+  std::vector<int64_t> waiting_;      // per VC
+  std::vector<int64_t> waiting_opp_;  // per VC: waiting jobs of priority -1
+  std::vector<bool> dirty_;
+  std::vector<int32_t> dirty_list_;
+  std::vector<JobIndex> deferred_;  // requeued during a pass
+  std::vector<JobIndex> running_;
+  std::vector<int32_t> running_pos_;
+  int64_t queued_gpus_ = 0;
+  int64_t queued_total_ = 0;
+  Time now_ = 0;
+  Time last_time_ = 0;
+  Time next_sample_ = 0;
+  Time sample_interval_ = 1;
+  Time last_submit_ = 0;
+  absl::Status error_;
+  int64_t submitted_ = 0;
+};
+
+void Replay::RunningAdd(JobIndex j) {
+  running_pos_[static_cast<size_t>(j)] = static_cast<int32_t>(running_.size());
+  running_.push_back(j);
+}
+
+void Replay::RunningRemove(JobIndex j) {
+  const int32_t pos = running_pos_[static_cast<size_t>(j)];
+  const JobIndex last = running_.back();
+  running_[static_cast<size_t>(pos)] = last;
+  running_pos_[static_cast<size_t>(last)] = pos;
+  running_.pop_back();
+  running_pos_[static_cast<size_t>(j)] = -1;
+}
+
+TimelineRow Replay::Sample(Time t) const {
+  TimelineRow row;
+  row.time = t;
+  row.used_gpus = backend_->used_gpus();
+  row.fragmented_free_gpus = backend_->fragmented_free_gpus();
+  row.running_jobs = static_cast<int64_t>(running_.size());
+  row.queued_jobs = queued_total_;
+  row.queued_per_vc = waiting_;
+  return row;
+}
+
+void Replay::Advance(Time t) {
+  if (t > last_time_) {
+    const double dt = static_cast<double>(t - last_time_);
+    const int64_t used = backend_->used_gpus();
+    r_.used_gpu_seconds += static_cast<double>(used) * dt;
+    r_.fragmented_gpu_seconds += static_cast<double>(backend_->fragmented_free_gpus()) * dt;
+    r_.servable_gpu_seconds +=
+        static_cast<double>(std::min(r_.total_gpus, used + queued_gpus_)) * dt;
+  }
+  while (next_sample_ < t) {
+    r_.timeline.push_back(Sample(next_sample_));
+    next_sample_ += sample_interval_;
+  }
+  last_time_ = std::max(last_time_, t);
+  now_ = t;
+}
+
+void Replay::MarkDirty(int32_t vc) {
+  if (dirty_[static_cast<size_t>(vc)]) return;
+  dirty_[static_cast<size_t>(vc)] = true;
+  dirty_list_.push_back(vc);
+}
+
+void Replay::OnRelease(int32_t vc) {
+  MarkDirty(vc);
+  const bool all = backend_->ReleaseHelpsAllVcs() ||
+                   (options_.opportunistic_overflow && backend_->SharesIdleCells());
+  const bool opp = backend_->SharesIdleCells();
+  for (size_t v = 0; v < waiting_.size(); ++v) {
+    if (waiting_[v] > 0 && (all || (opp && waiting_opp_[v] > 0))) {
+      MarkDirty(static_cast<int32_t>(v));
+    }
+  }
+}
+
+void Replay::Enqueue(JobIndex j) {
+  const SimJob& job = r_.jobs[static_cast<size_t>(j)];
+  JobRecord& rec = r_.records[static_cast<size_t>(j)];
+  rec.state = JobState::kQueued;
+  queues_[static_cast<size_t>(job.vc)]->Push({static_cast<uint64_t>(j), job.priority,
+                                              static_cast<int32_t>(shape_[static_cast<size_t>(j)]),
+                                              j});
+  ++waiting_[static_cast<size_t>(job.vc)];
+  if (job.priority < 0) ++waiting_opp_[static_cast<size_t>(job.vc)];
+  queued_gpus_ += job.gpus;
+  ++queued_total_;
+  MarkDirty(job.vc);
+}
+
+void Replay::Start(JobIndex j, bool opportunistic) {
+  const SimJob& job = r_.jobs[static_cast<size_t>(j)];
+  JobRecord& rec = r_.records[static_cast<size_t>(j)];
+  rec.state = JobState::kRunning;
+  if (rec.first_start < 0) rec.first_start = now_;
+  rec.last_start = now_;
+  rec.opportunistic = opportunistic;
+  ++rec.epoch;
+  rec.nodes = backend_->JobNodes(j);
+  --waiting_[static_cast<size_t>(job.vc)];
+  if (job.priority < 0) --waiting_opp_[static_cast<size_t>(job.vc)];
+  queued_gpus_ -= job.gpus;
+  --queued_total_;
+  RunningAdd(j);
+  Event finish;
+  finish.time = now_ + rec.remaining;
+  finish.kind = EventKind::kFinish;
+  finish.job = j;
+  finish.epoch = rec.epoch;
+  events_.Push(finish);
+}
+
+absl::Status Replay::Interrupt(JobIndex j, Interruption why) {
+  const SimJob& job = r_.jobs[static_cast<size_t>(j)];
+  JobRecord& rec = r_.records[static_cast<size_t>(j)];
+  if (rec.state != JobState::kRunning) {
+    return absl::InternalError(absl::StrCat("job ", j, " interrupted while not running"));
+  }
+  if (absl::Status s = backend_->Release(job); !s.ok()) return s;
+  RunningRemove(j);
+  const Time ran = now_ - rec.last_start;
+  if (options_.resume) {
+    // Resume from progress: only the remainder is left to run.
+    rec.remaining = std::max<Time>(1, rec.remaining - ran);
+  } else {
+    // Restart from zero: `remaining` stays the full duration; the run so far is lost.
+    rec.gpu_seconds_lost += static_cast<int64_t>(job.gpus) * ran;
+  }
+  if (why == Interruption::kPreemption) {
+    ++rec.preemptions;
+  } else {
+    ++rec.failures;
+  }
+  ++rec.epoch;  // the pending finish event is now stale
+  return absl::OkStatus();
+}
+
+TryResult Replay::TryStart(JobIndex j) {
+  if (!error_.ok()) return TryResult::kWaiting;
+  const SimJob& job = r_.jobs[static_cast<size_t>(j)];
+  absl::StatusOr<StartAttempt> a = backend_->TryStart(job, options_.opportunistic_overflow);
+  if (!a.ok()) {
+    error_ = a.status();
+    return TryResult::kWaiting;
+  }
+  switch (a->kind) {
+    case StartAttempt::Kind::kStarted:
+      Start(j, a->opportunistic);
+      return TryResult::kStarted;
+    case StartAttempt::Kind::kPreempting: {
+      for (JobIndex v : a->victims) {
+        if (absl::Status s = Interrupt(v, Interruption::kPreemption); !s.ok()) {
+          error_ = s;
+          return TryResult::kWaiting;
+        }
+        deferred_.push_back(v);
+      }
+      if (absl::Status s = backend_->FinishPreemption(job); !s.ok()) {
+        error_ = s;
+        return TryResult::kWaiting;
+      }
+      Start(j, a->opportunistic);
+      return TryResult::kStarted;
+    }
+    case StartAttempt::Kind::kWaiting:
+      return TryResult::kWaiting;
+    case StartAttempt::Kind::kInfeasible: {
+      JobRecord& rec = r_.records[static_cast<size_t>(j)];
+      rec.state = JobState::kRejected;
+      rec.reason = a->reason.empty() ? "the scheduler says it can never be placed" : a->reason;
+      --waiting_[static_cast<size_t>(job.vc)];
+      if (job.priority < 0) --waiting_opp_[static_cast<size_t>(job.vc)];
+      queued_gpus_ -= job.gpus;
+      --queued_total_;
+      return TryResult::kRemoved;
+    }
+  }
+  return TryResult::kWaiting;
+}
+
+absl::Status Replay::SchedulePasses() {
+  std::vector<int32_t> batch;
+  while (!dirty_list_.empty()) {
+    batch.swap(dirty_list_);
+    dirty_list_.clear();
+    std::sort(batch.begin(), batch.end());
+    for (int32_t vc : batch) dirty_[static_cast<size_t>(vc)] = false;
+    for (int32_t vc : batch) {
+      queues_[static_cast<size_t>(vc)]->Pass([this](JobIndex j) { return TryStart(j); });
+      if (!error_.ok()) return error_;
+      // Victims go back to their queues after the pass, at their original places.
+      for (JobIndex v : deferred_) {
+        Enqueue(v);
+        OnRelease(r_.jobs[static_cast<size_t>(v)].vc);
+      }
+      deferred_.clear();
+    }
+    batch.clear();
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Replay::Handle(const Event& e) {
+  switch (e.kind) {
+    case EventKind::kSubmit: {
+      ++submitted_;
+      const size_t j = static_cast<size_t>(e.job);
+      if (!reject_[j].empty()) {
+        r_.records[j].state = JobState::kRejected;
+        r_.records[j].reason = reject_[j];
+        return absl::OkStatus();
+      }
+      Enqueue(e.job);
+      return absl::OkStatus();
+    }
+    case EventKind::kFinish: {
+      const size_t j = static_cast<size_t>(e.job);
+      JobRecord& rec = r_.records[j];
+      if (rec.state != JobState::kRunning || rec.epoch != e.epoch) return absl::OkStatus();
+      if (absl::Status s = backend_->Release(r_.jobs[j]); !s.ok()) return s;
+      RunningRemove(e.job);
+      rec.state = JobState::kCompleted;
+      rec.end = now_;
+      rec.remaining = 0;
+      OnRelease(r_.jobs[j].vc);
+      return absl::OkStatus();
+    }
+    case EventKind::kNodeDown: {
+      ++r_.node_down_events;
+      if (absl::Status s = backend_->SetNodeHealthy(e.node, false); !s.ok()) return s;
+      std::vector<JobIndex> killed;
+      for (JobIndex j : running_) {
+        const std::vector<int32_t>& nodes = r_.records[static_cast<size_t>(j)].nodes;
+        if (std::binary_search(nodes.begin(), nodes.end(), e.node)) killed.push_back(j);
+      }
+      std::sort(killed.begin(), killed.end());
+      for (JobIndex j : killed) {
+        if (absl::Status s = Interrupt(j, Interruption::kFailure); !s.ok()) return s;
+        Enqueue(j);
+        OnRelease(r_.jobs[static_cast<size_t>(j)].vc);
+      }
+      if (options_.mttr_hours > 0 && options_.mtbf_hours > 0) {
+        Event up;
+        up.time = now_ + sampler_.Next(options_.mttr_hours * 3600.0);
+        up.kind = EventKind::kNodeUp;
+        up.node = e.node;
+        up.epoch = 1;  // drawn by the failure model
+        events_.Push(up);
+      }
+      return absl::OkStatus();
+    }
+    case EventKind::kNodeUp: {
+      if (absl::Status s = backend_->SetNodeHealthy(e.node, true); !s.ok()) return s;
+      for (size_t v = 0; v < waiting_.size(); ++v) {
+        if (waiting_[v] > 0) MarkDirty(static_cast<int32_t>(v));
+      }
+      if (e.epoch == 1 && options_.mtbf_hours > 0) {
+        const Time next = now_ + sampler_.Next(options_.mtbf_hours * 3600.0);
+        if (next <= last_submit_) {
+          Event down;
+          down.time = next;
+          down.kind = EventKind::kNodeDown;
+          down.node = e.node;
+          down.epoch = 1;
+          events_.Push(down);
+        }
+      }
+      return absl::OkStatus();
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<EngineResult> Replay::Run(const Trace& trace,
+                                         const std::vector<NodeEvent>& node_events) {
+  ResolveJobs(trace, info_, &r_.jobs, &reject_);
+  const size_t n = r_.jobs.size();
+  r_.records.resize(n);
+  r_.total_gpus = backend_->total_gpus();
+  running_pos_.assign(n, -1);
+  const size_t vcs = static_cast<size_t>(info_.vc_count());
+  for (size_t v = 0; v < vcs; ++v) queues_.push_back(MakeQueuePolicy(options_.queue));
+  waiting_.assign(vcs, 0);
+  waiting_opp_.assign(vcs, 0);
+  dirty_.assign(vcs, false);
+
+  // Shapes: jobs with equal members, leaf type and priority are interchangeable.
+  absl::flat_hash_map<std::string, uint64_t> shapes;
+  shape_.resize(n);
+  for (size_t j = 0; j < n; ++j) {
+    const SimJob& job = r_.jobs[j];
+    std::string key = absl::StrCat(job.priority, "/", job.gpu_type);
+    for (const GroupMember& m : job.members)
+      absl::StrAppend(&key, "/", m.pod_number, "x", m.leaf_cell_number);
+    shape_[j] = shapes.try_emplace(key, shapes.size()).first->second;
+  }
+
+  // Node names -> ids, for node events.
+  absl::flat_hash_map<std::string, int32_t> node_ids;
+  const std::vector<std::string>& nodes = backend_->nodes();
+  for (size_t i = 0; i < nodes.size(); ++i) node_ids.emplace(nodes[i], static_cast<int32_t>(i));
+
+  events_.Reserve(n + node_events.size() + nodes.size() + 16);
+  for (size_t j = 0; j < n; ++j) {
+    JobRecord& rec = r_.records[j];
+    rec.submit = trace.jobs[j].submit_time;
+    rec.remaining = trace.jobs[j].duration;
+    Event e;
+    e.time = rec.submit;
+    e.kind = EventKind::kSubmit;
+    e.job = static_cast<JobIndex>(j);
+    events_.Push(e);
+  }
+  for (const NodeEvent& ne : node_events) {
+    auto it = node_ids.find(ne.node);
+    if (it == node_ids.end()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("node events line ", ne.line, ": unknown node '", ne.node, "'"));
+    }
+    Event e;
+    e.time = ne.time;
+    e.kind = ne.up ? EventKind::kNodeUp : EventKind::kNodeDown;
+    e.node = it->second;
+    events_.Push(e);
+  }
+  const Time first_submit = n > 0 ? trace.jobs.front().submit_time : 0;
+  last_submit_ = n > 0 ? trace.jobs.back().submit_time : 0;
+  if (options_.mtbf_hours > 0 && options_.mttr_hours > 0) {
+    for (size_t i = 0; i < nodes.size(); ++i) {
+      Event down;
+      down.time = first_submit + sampler_.Next(options_.mtbf_hours * 3600.0);
+      if (down.time > last_submit_) continue;
+      down.kind = EventKind::kNodeDown;
+      down.node = static_cast<int32_t>(i);
+      down.epoch = 1;
+      events_.Push(down);
+    }
+  }
+  r_.start = events_.empty() ? 0 : events_.Top().time;
+  last_time_ = r_.start;
+  next_sample_ = r_.start;
+  sample_interval_ = options_.timeline_interval > 0
+                         ? options_.timeline_interval
+                         : std::max<Time>(60, (last_submit_ - r_.start) / 2000);
+
+  int64_t since_check = 0;
+  int64_t since_progress = 0;
+  while (!events_.empty()) {
+    const Time t = events_.Top().time;
+    if (options_.horizon >= 0 && t > options_.horizon) break;
+    Advance(t);
+    while (!events_.empty() && events_.Top().time == t) {
+      const Event e = events_.Pop();
+      if (absl::Status s = Handle(e); !s.ok()) return s;
+      ++r_.events;
+      if (options_.check_invariants_every > 0 && ++since_check >= options_.check_invariants_every) {
+        since_check = 0;
+        if (absl::Status s = backend_->CheckInvariants(); !s.ok()) {
+          return absl::InternalError(
+              absl::StrCat("invariant check failed at t=", t, ": ", s.message()));
+        }
+      }
+    }
+    if (absl::Status s = SchedulePasses(); !s.ok()) return s;
+    if (options_.progress && ++since_progress >= 4096) {
+      since_progress = 0;
+      options_.progress(n == 0 ? 1.0 : static_cast<double>(submitted_) / static_cast<double>(n));
+    }
+  }
+  // Stopped by the horizon: the run covers up to it; otherwise up to the last event.
+  r_.end = !events_.empty() ? std::max(last_time_, options_.horizon) : last_time_;
+  Advance(r_.end);
+  r_.timeline.push_back(Sample(r_.end));
+  if (options_.check_invariants_every > 0) {
+    if (absl::Status s = backend_->CheckInvariants(); !s.ok()) {
+      return absl::InternalError(absl::StrCat("invariant check failed at the end: ", s.message()));
+    }
+  }
+  r_.schedule_calls = backend_->schedule_calls();
+  if (options_.progress) options_.progress(1.0);
+  return std::move(r_);
+}
+
+}  // namespace
+
+std::string_view JobStateName(JobState state) {
+  switch (state) {
+    case JobState::kPending:
+      return "pending";
+    case JobState::kQueued:
+      return "queued";
+    case JobState::kRunning:
+      return "running";
+    case JobState::kCompleted:
+      return "completed";
+    case JobState::kRejected:
+      return "rejected";
+  }
+  return "pending";
+}
+
+void ResolveJobs(const Trace& trace, const SpecInfo& info, std::vector<SimJob>* jobs,
+                 std::vector<std::string>* reject_reasons) {
+  jobs->clear();
+  reject_reasons->clear();
+  jobs->reserve(trace.jobs.size());
+  reject_reasons->reserve(trace.jobs.size());
+  for (size_t i = 0; i < trace.jobs.size(); ++i) {
+    const TraceJob& t = trace.jobs[i];
+    SimJob job;
+    job.index = static_cast<JobIndex>(i);
+    job.priority = t.priority;
+    job.gpus = t.total_gpus;
+    job.gpu_type = t.gpu_type;
+    std::string reason;
+    const int32_t vc = info.VcIndex(t.vc);
+    job.vc = std::max(vc, 0);
+    if (vc < 0) {
+      reason = absl::StrCat("VC '", t.vc, "' is not in the config");
+    } else {
+      const int32_t node = info.VcNodeGpus(vc, t.gpu_type);
+      if (t.pods == 0) {
+        if (node <= 0) {
+          reason = absl::StrCat("VC ", t.vc, " has no nodes",
+                                t.gpu_type.empty() ? "" : " of type " + t.gpu_type);
+        } else {
+          job.members = SplitIntoPods(t.total_gpus, node);
+        }
+      } else {
+        job.members = {{t.pods, t.gpus_per_pod}};
+        const int32_t largest = info.MaxNodeGpus(t.gpu_type);
+        if (t.gpus_per_pod > largest) {
+          reason = absl::StrCat("a pod needs ", t.gpus_per_pod, " GPUs but the largest node has ",
+                                largest);
+        }
+      }
+      if (reason.empty() && t.priority >= 0 && t.total_gpus > info.VcReservedGpus(vc)) {
+        reason = absl::StrCat("needs ", t.total_gpus, " GPUs but VC ", t.vc, " reserves only ",
+                              info.VcReservedGpus(vc));
+      }
+      if (reason.empty() && t.total_gpus > info.TotalGpus()) {
+        reason = absl::StrCat("needs ", t.total_gpus, " GPUs but the cluster has only ",
+                              info.TotalGpus());
+      }
+    }
+    if (job.members.empty()) job.members = {{1, std::max(1, t.total_gpus)}};
+    jobs->push_back(std::move(job));
+    reject_reasons->push_back(std::move(reason));
+  }
+}
+
+Engine::Engine(const SpecInfo& info, ClusterBackend* backend, EngineOptions options)
+    : info_(info), backend_(backend), options_(std::move(options)) {}
+
+absl::StatusOr<EngineResult> Engine::Run(const Trace& trace,
+                                         const std::vector<NodeEvent>& node_events) {
+  Replay replay(info_, backend_, options_);
+  return replay.Run(trace, node_events);
+}
+
+absl::StatusOr<std::vector<NodeEvent>> ParseNodeEvents(std::string_view text,
+                                                       std::string_view file_name) {
+  LineReader reader(text);
+  std::string_view line;
+  bool header = false;
+  std::vector<NodeEvent> out;
+  RowErrors errors(file_name, /*skip=*/false);
+  while (reader.Next(&line)) {
+    if (IsBlank(line) || line[0] == '#') continue;
+    const int32_t ln = reader.line_number();
+    std::vector<CsvField> f = SplitCsvLine(line);
+    if (!header) {
+      header = true;
+      if (f.size() < 3 || f[0].text != "time" || f[1].text != "node" || f[2].text != "state") {
+        return absl::InvalidArgumentError(
+            absl::StrCat(Av(file_name), ":", ln, ":1: expected the header time,node,state"));
+      }
+      continue;
+    }
+    if (f.size() < 3) {
+      errors.Add(ln, static_cast<int32_t>(line.size()) + 1, "expected time,node,state");
+      continue;
+    }
+    auto t = ParseInt(f[0].text);
+    if (!t || *t < 0) {
+      errors.Add(ln, f[0].column,
+                 absl::StrCat("time '", Av(f[0].text), "' is not a non-negative integer"));
+      continue;
+    }
+    if (f[1].text.empty()) {
+      errors.Add(ln, f[1].column, "node is empty");
+      continue;
+    }
+    if (f[2].text != "down" && f[2].text != "up") {
+      errors.Add(ln, f[2].column, absl::StrCat("state '", Av(f[2].text), "' is not down or up"));
+      continue;
+    }
+    out.push_back({*t, std::string(f[1].text), f[2].text == "up", ln});
+  }
+  if (absl::Status s = errors.ToStatus(); !s.ok()) return s;
+  std::stable_sort(out.begin(), out.end(),
+                   [](const NodeEvent& a, const NodeEvent& b) { return a.time < b.time; });
+  return out;
+}
+
+}  // namespace hived::sim

@@ -1,0 +1,130 @@
+// sim/engine.h: the discrete-event replay of a trace against a `ClusterBackend`.
+//
+// Events (submit, finish, node down, node up) are processed in (time, sequence) order; all
+// events of one time are handled before the queues are tried, so jobs submitted together
+// see the same cluster. Each VC has its own queue (sim/queue_policy.h). A VC's queue is tried
+// only when something happened that could help it:
+//   - a job of the VC arrived, finished, was preempted or killed;
+//   - any release, for every VC with waiting jobs, when the backend shares capacity across
+//     VCs for guaranteed jobs (`quota`), or for VCs with waiting jobs that could run
+//     opportunistically (priority -1, or `--opportunistic-overflow`);
+//   - a node came back up (every VC with waiting jobs).
+// So a replay costs O(events x VCs touched), not O(events x waiting jobs).
+//
+// Preemption: a start that needs victims releases them first; each victim goes back to its
+// queue at its original place and restarts from zero (its run so far is lost: GPUs x run
+// time count as GPU-hours lost) or, with `resume`, from where it stopped. A node going down
+// kills the jobs on it the same way (counted as failures, not preemptions).
+//
+// Thread safety: not thread-safe; one engine per thread.
+#ifndef HIVED_SIM_ENGINE_H_
+#define HIVED_SIM_ENGINE_H_
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "sim/cluster_backend.h"
+#include "sim/job.h"
+#include "sim/queue_policy.h"
+#include "sim/spec_info.h"
+
+namespace hived::sim {
+
+struct EngineOptions {
+  QueueKind queue = QueueKind::kFifo;
+  bool resume = false;
+  bool opportunistic_overflow = false;
+  int64_t check_invariants_every = 0;  // events; 0 = never
+  Time timeline_interval = 0;          // 0 = automatic (about 2000 rows over the trace)
+  Time horizon = -1;                   // stop at this time; -1 = run until every job is done
+  // Node failure model: exponential time between failures and to repair, per node, in
+  // hours; 0 = off. Failures stop being drawn after the last submission.
+  double mtbf_hours = 0;
+  double mttr_hours = 0;
+  uint64_t seed = 1;
+  std::function<void(double fraction)> progress;  // called now and then; may be empty
+};
+
+// One line of a node-events file: at `time`, `node` goes down or comes up.
+struct NodeEvent {
+  Time time = 0;
+  std::string node;
+  bool up = false;
+  int32_t line = 0;  // in the file, for errors
+};
+
+// Parses a node-events CSV: header `time,node,state`, state `down` or `up`, time in the
+// trace's seconds. Errors name file:line:column.
+absl::StatusOr<std::vector<NodeEvent>> ParseNodeEvents(std::string_view text,
+                                                       std::string_view file_name);
+
+enum class JobState : uint8_t { kPending, kQueued, kRunning, kCompleted, kRejected };
+std::string_view JobStateName(JobState state);
+
+struct JobRecord {
+  JobState state = JobState::kPending;
+  Time submit = 0;
+  Time first_start = -1;
+  Time last_start = -1;
+  Time end = -1;
+  Time remaining = 0;  // seconds still to run
+  int32_t preemptions = 0;
+  int32_t failures = 0;        // killed by a node going down
+  int32_t epoch = 0;           // starts so far
+  bool opportunistic = false;  // the current or last run was opportunistic
+  int64_t gpu_seconds_lost = 0;
+  std::string reason;          // why rejected
+  std::vector<int32_t> nodes;  // nodes of the current or last run
+};
+
+struct TimelineRow {
+  Time time = 0;
+  int64_t used_gpus = 0;
+  int64_t fragmented_free_gpus = 0;
+  int64_t running_jobs = 0;
+  int64_t queued_jobs = 0;
+  std::vector<int64_t> queued_per_vc;
+};
+
+struct EngineResult {
+  std::vector<SimJob> jobs;  // resolved jobs, trace order
+  std::vector<JobRecord> records;
+  std::vector<TimelineRow> timeline;
+  Time start = 0;  // first event
+  Time end = 0;    // last event (or the horizon)
+  int64_t total_gpus = 0;
+  // Integrals over [start, end] in GPU-seconds.
+  double used_gpu_seconds = 0;
+  double fragmented_gpu_seconds = 0;
+  double servable_gpu_seconds = 0;  // min(total, used + queued demand)
+  int64_t events = 0;
+  int64_t schedule_calls = 0;
+  int64_t node_down_events = 0;
+};
+
+// Resolves trace rows against the config: VC index, gang members (split by the VC's node
+// size when the trace gives only a GPU count) and a rejection reason for jobs that can never
+// run (unknown VC, a pod larger than any node, more GPUs than the VC reserves or the cluster
+// has). Returns the jobs and, per job, the reason ("" when runnable).
+void ResolveJobs(const Trace& trace, const SpecInfo& info, std::vector<SimJob>* jobs,
+                 std::vector<std::string>* reject_reasons);
+
+class Engine {
+ public:
+  Engine(const SpecInfo& info, ClusterBackend* backend, EngineOptions options);
+  // Replays `trace`. Errors: kInvalidArgument for a node event naming an unknown node;
+  // any backend error (a bug) or a failed invariant check as is.
+  absl::StatusOr<EngineResult> Run(const Trace& trace, const std::vector<NodeEvent>& node_events);
+
+ private:
+  const SpecInfo& info_;
+  ClusterBackend* backend_;
+  EngineOptions options_;
+};
+
+}  // namespace hived::sim
+
+#endif  // HIVED_SIM_ENGINE_H_

@@ -1,0 +1,55 @@
+// sim/job.h: jobs as the simulator sees them, from a trace row to a resolved gang.
+//
+// A `TraceJob` is one row of a trace, as read. The engine resolves it against the cluster
+// config into a `SimJob`: a VC index, the gang's members (pods x GPUs per pod) and an arrival
+// key. Times are integer seconds since the earliest submission in the trace.
+//
+// Thread safety: plain values.
+#ifndef HIVED_SIM_JOB_H_
+#define HIVED_SIM_JOB_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "hived/schedule_result.h"
+#include "hived/types.h"
+
+namespace hived::sim {
+
+// Simulated time: integer seconds since the earliest submission of the trace.
+using Time = int64_t;
+// A job's index in the (sorted) trace; also its group name in the scheduler.
+using JobIndex = int32_t;
+
+// One trace row. `pods == 0` means "split `total_gpus` by the node size" (the Philly
+// format gives only a gang size); otherwise the gang is `pods` x `gpus_per_pod`.
+struct TraceJob {
+  std::string id;        // job id from the trace, or "<file line>" when the format has none
+  Time submit_time = 0;  // seconds since the earliest submission
+  std::string vc;
+  Priority priority = 0;  // -1 opportunistic, 0..1000 guaranteed
+  int32_t pods = 0;
+  int32_t gpus_per_pod = 0;
+  int32_t total_gpus = 0;
+  std::string gpu_type;  // leaf cell type; empty = any type the VC has
+  Time duration = 0;     // run time in seconds, >= 1
+};
+
+// A trace after reading: jobs sorted stably by submit time, plus what the reader skipped
+// and warned about.
+struct Trace {
+  std::vector<TraceJob> jobs;
+  int64_t skipped_rows = 0;           // bad rows skipped with --skip-bad-rows
+  std::vector<std::string> warnings;  // e.g. ignored extra columns, skipped rows (first few)
+};
+
+// Splits a gang of `total_gpus` into pods for nodes of `node_gpus` GPUs: full-node pods plus
+// one remainder pod (12 GPUs on 8-GPU nodes -> 8 + 4; 24 -> 3 x 8; 4 -> 4). Members are
+// ordered by GPUs per pod ascending, as `Placement` orders pods.
+// REQUIRES: total_gpus > 0, node_gpus > 0.
+std::vector<GroupMember> SplitIntoPods(int32_t total_gpus, int32_t node_gpus);
+
+}  // namespace hived::sim
+
+#endif  // HIVED_SIM_JOB_H_

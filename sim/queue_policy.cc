@@ -1,0 +1,117 @@
+#include "sim/queue_policy.h"
+
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+#include "sim/csv.h"
+
+namespace hived::sim {
+
+absl::StatusOr<QueueKind> ParseQueueKind(std::string_view name) {
+  if (name == "fifo") return QueueKind::kFifo;
+  if (name == "strict") return QueueKind::kStrict;
+  if (name == "backfill") return QueueKind::kBackfill;
+  return absl::InvalidArgumentError(
+      absl::StrCat("unknown queue policy '", Av(name), "' (expected fifo, strict or backfill)"));
+}
+
+std::string_view QueueKindName(QueueKind kind) {
+  switch (kind) {
+    case QueueKind::kFifo:
+      return "fifo";
+    case QueueKind::kStrict:
+      return "strict";
+    case QueueKind::kBackfill:
+      return "backfill";
+  }
+  return "fifo";
+}
+
+void QueuePolicy::Push(const QueuedJob& job) {
+  auto [it, inserted] = bucket_of_.try_emplace(std::make_pair(job.priority, job.shape),
+                                               static_cast<int>(buckets_.size()));
+  if (inserted) {
+    buckets_.emplace_back();
+    buckets_.back().priority = job.priority;
+  }
+  buckets_[static_cast<size_t>(it->second)].heap.emplace(job.key, job.job);
+  ++size_;
+}
+
+int QueuePolicy::Earliest(bool any_priority, Priority priority,
+                          const std::vector<bool>& blocked) const {
+  int best = -1;
+  for (size_t b = 0; b < buckets_.size(); ++b) {
+    const Bucket& bucket = buckets_[b];
+    if (bucket.heap.empty() || blocked[b]) continue;
+    if (!any_priority && bucket.priority != priority) continue;
+    if (best < 0 || bucket.heap.top() < buckets_[static_cast<size_t>(best)].heap.top()) {
+      best = static_cast<int>(b);
+    }
+  }
+  return best;
+}
+
+std::vector<Priority> QueuePolicy::Priorities() const {
+  std::vector<Priority> out;
+  for (const Bucket& b : buckets_) {
+    if (!b.heap.empty()) out.push_back(b.priority);
+  }
+  std::sort(out.begin(), out.end(), std::greater<Priority>());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
+TryResult QueuePolicy::TryHead(int b, TryFn try_start) {
+  Bucket& bucket = buckets_[static_cast<size_t>(b)];
+  const JobIndex job = bucket.heap.top().second;
+  TryResult r = try_start(job);
+  if (r != TryResult::kWaiting) {
+    bucket.heap.pop();
+    --size_;
+  }
+  return r;
+}
+
+void StrictQueuePolicy::Pass(TryFn try_start) {
+  const std::vector<bool> none(buckets_.size(), false);
+  while (true) {
+    const int b = Earliest(/*any_priority=*/true, 0, none);
+    if (b < 0 || TryHead(b, try_start) == TryResult::kWaiting) return;
+  }
+}
+
+void FifoQueuePolicy::Pass(TryFn try_start) {
+  const std::vector<bool> none(buckets_.size(), false);
+  for (Priority p : Priorities()) {
+    while (true) {
+      const int b = Earliest(/*any_priority=*/false, p, none);
+      if (b < 0 || TryHead(b, try_start) == TryResult::kWaiting) break;
+    }
+  }
+}
+
+void BackfillQueuePolicy::Pass(TryFn try_start) {
+  std::vector<bool> blocked(buckets_.size(), false);
+  for (Priority p : Priorities()) {
+    while (true) {
+      const int b = Earliest(/*any_priority=*/false, p, blocked);
+      if (b < 0) break;
+      if (TryHead(b, try_start) == TryResult::kWaiting) blocked[static_cast<size_t>(b)] = true;
+    }
+  }
+}
+
+std::unique_ptr<QueuePolicy> MakeQueuePolicy(QueueKind kind) {
+  switch (kind) {
+    case QueueKind::kStrict:
+      return std::make_unique<StrictQueuePolicy>();
+    case QueueKind::kBackfill:
+      return std::make_unique<BackfillQueuePolicy>();
+    case QueueKind::kFifo:
+      break;
+  }
+  return std::make_unique<FifoQueuePolicy>();
+}
+
+}  // namespace hived::sim

@@ -1,0 +1,298 @@
+#include "sim/scheduler_backend.h"
+
+#include <algorithm>
+#include <charconv>
+
+#include "absl/strings/str_cat.h"
+#include "sim/csv.h"
+
+namespace hived::sim {
+
+absl::StatusOr<std::unique_ptr<ClusterBackend>> MakeHivedBackend(const ClusterSpec& spec,
+                                                                 int32_t job_count);
+absl::StatusOr<std::unique_ptr<ClusterBackend>> MakeQuotaBackend(const ClusterSpec& spec,
+                                                                 int32_t job_count);
+absl::StatusOr<std::unique_ptr<ClusterBackend>> MakePrivateBackend(const ClusterSpec& spec,
+                                                                   int32_t job_count);
+
+absl::StatusOr<PolicyKind> ParsePolicyKind(std::string_view name) {
+  if (name == "hived") return PolicyKind::kHived;
+  if (name == "quota") return PolicyKind::kQuota;
+  if (name == "private") return PolicyKind::kPrivate;
+  return absl::InvalidArgumentError(
+      absl::StrCat("unknown policy '", Av(name), "' (expected hived, quota or private)"));
+}
+
+std::string_view PolicyKindName(PolicyKind kind) {
+  switch (kind) {
+    case PolicyKind::kHived:
+      return "hived";
+    case PolicyKind::kQuota:
+      return "quota";
+    case PolicyKind::kPrivate:
+      return "private";
+  }
+  return "hived";
+}
+
+absl::StatusOr<std::unique_ptr<ClusterBackend>> MakeSchedulerBackend(PolicyKind kind,
+                                                                     const ClusterSpec& spec,
+                                                                     int32_t job_count) {
+  switch (kind) {
+    case PolicyKind::kQuota:
+      return MakeQuotaBackend(spec, job_count);
+    case PolicyKind::kPrivate:
+      return MakePrivateBackend(spec, job_count);
+    case PolicyKind::kHived:
+      break;
+  }
+  return MakeHivedBackend(spec, job_count);
+}
+
+SchedulerBackend::SchedulerBackend(const ClusterSpec& spec, int32_t job_count)
+    : info_(spec),
+      vc_used_by_priority_(static_cast<size_t>(info_.vc_count())),
+      vc_guaranteed_used_(static_cast<size_t>(info_.vc_count()), 0),
+      jobs_(static_cast<size_t>(std::max(job_count, 0))) {}
+
+void SchedulerBackend::SetNodes(const Scheduler& full) {
+  for (const NodeStatus& n : full.Nodes()) {
+    auto [it, inserted] = node_index_.try_emplace(n.name, static_cast<int32_t>(nodes_.size()));
+    if (inserted) {
+      nodes_.push_back(n.name);
+      node_capacity_.push_back(n.total_leaf_cells);
+    } else {
+      node_capacity_[static_cast<size_t>(it->second)] += n.total_leaf_cells;
+    }
+  }
+}
+
+absl::Status SchedulerBackend::AddDomain(const ClusterSpec& spec) {
+  absl::StatusOr<std::unique_ptr<Scheduler>> s = Scheduler::Create(spec);
+  if (!s.ok()) return s.status();
+  Domain d{std::move(*s), NodeUsage(node_capacity_), std::vector<bool>(nodes_.size(), false)};
+  for (const NodeStatus& n : d.scheduler->Nodes()) {
+    auto it = node_index_.find(n.name);
+    if (it == node_index_.end()) {
+      return absl::InternalError(absl::StrCat("node ", n.name, " is not in the full cluster"));
+    }
+    d.has_node[static_cast<size_t>(it->second)] = true;
+  }
+  domains_.push_back(std::move(d));
+  return absl::OkStatus();
+}
+
+GroupRequest SchedulerBackend::MakeRequest(const SimJob& job, const Ask& ask) const {
+  GroupRequest req;
+  req.name = std::to_string(job.index);
+  req.vc = ask.vc;
+  req.priority = ask.priority;
+  req.leaf_cell_type = job.gpu_type;
+  req.members = job.members;
+  return req;
+}
+
+bool SchedulerBackend::MayFitGuaranteed(const SimJob& job) const {
+  const Priority p = AskFor(job, /*opportunistic=*/false).priority;
+  int64_t used = 0;
+  for (const auto& [q, gpus] : vc_used_by_priority_[static_cast<size_t>(job.vc)]) {
+    if (q >= p) used += gpus;
+  }
+  return info_.VcReservedGpus(job.vc) - used >= job.gpus;
+}
+
+absl::StatusOr<StartAttempt> SchedulerBackend::TryStart(const SimJob& job, bool allow_overflow) {
+  StartAttempt first;
+  if (job.priority >= 0 || !SupportsOverflow()) {
+    // A guaranteed ask (private runs opportunistic jobs as guaranteed inside the VC).
+    const bool opportunistic_job = job.priority < 0;
+    std::string why = opportunistic_job ? "" : Admit(job);
+    if (!why.empty()) {
+      first.reason = std::move(why);
+    } else if (!MayFitGuaranteed(job)) {
+      first.reason = absl::StrCat("VC ", info_.vc_name(job.vc),
+                                  " has too few reserved GPUs free or preemptible");
+    } else {
+      if (absl::Status s = Attempt(job, /*opportunistic=*/false, &first); !s.ok()) return s;
+      if (first.kind != StartAttempt::Kind::kWaiting) return first;
+    }
+    if (!allow_overflow || !SupportsOverflow() || opportunistic_job) return first;
+  }
+  // Opportunistic: the job's own priority -1, or an overflow attempt.
+  const int32_t domain = AskFor(job, /*opportunistic=*/true).domain;
+  const Domain& d = domains_[static_cast<size_t>(domain)];
+  StartAttempt second;
+  if (d.usage.capacity() - d.usage.used() < job.gpus) {
+    second.reason = "too few idle GPUs in the cluster for an opportunistic run";
+  } else if (absl::Status s = Attempt(job, /*opportunistic=*/true, &second); !s.ok()) {
+    return s;
+  }
+  if (job.priority >= 0 && second.kind != StartAttempt::Kind::kStarted) return first;
+  return second;
+}
+
+absl::Status SchedulerBackend::Attempt(const SimJob& job, bool opportunistic,
+                                       StartAttempt* attempt) {
+  const Ask ask = AskFor(job, opportunistic);
+  GroupRequest req = MakeRequest(job, ask);
+  Scheduler& scheduler = *domains_[static_cast<size_t>(ask.domain)].scheduler;
+  ++schedule_calls_;
+  absl::StatusOr<ScheduleResult> r = scheduler.Schedule(req, Phase::kPreempting);
+  if (!r.ok()) {
+    // A request the scheduler refuses as malformed (e.g. a leaf type the VC lacks) is the
+    // job's fault: it is rejected, with the scheduler's words as the reason.
+    if (absl::IsInvalidArgument(r.status()) || absl::IsNotFound(r.status())) {
+      attempt->kind = StartAttempt::Kind::kInfeasible;
+      attempt->reason = std::string(r.status().message());
+      return absl::OkStatus();
+    }
+    return r.status();
+  }
+  attempt->opportunistic = ask.priority < 0;
+  switch (r->outcome) {
+    case Outcome::kPlaced: {
+      absl::StatusOr<AllocateInfo> a = scheduler.Allocate(req, r->placement);
+      if (!a.ok()) return a.status();
+      attempt->kind = StartAttempt::Kind::kStarted;
+      return Record(job, ask.domain, attempt->opportunistic, r->placement);
+    }
+    case Outcome::kPreempting: {
+      attempt->kind = StartAttempt::Kind::kPreempting;
+      for (const std::string& v : r->victims) {
+        JobIndex victim = -1;
+        auto [ptr, ec] = std::from_chars(v.data(), v.data() + v.size(), victim);
+        if (ec != std::errc() || ptr != v.data() + v.size() || victim < 0 ||
+            static_cast<size_t>(victim) >= jobs_.size()) {
+          return absl::InternalError(absl::StrCat("victim '", v, "' is not a simulated job"));
+        }
+        attempt->victims.push_back(victim);
+      }
+      JobRun& run = jobs_[static_cast<size_t>(job.index)];
+      run.domain = ask.domain;
+      run.opportunistic = attempt->opportunistic;
+      run.pending_request = std::make_unique<GroupRequest>(std::move(req));
+      run.pending_placement = std::make_unique<Placement>(std::move(r->placement));
+      return absl::OkStatus();
+    }
+    case Outcome::kWaiting:
+      attempt->kind = StartAttempt::Kind::kWaiting;
+      attempt->reason = std::move(r->reason);
+      return absl::OkStatus();
+    case Outcome::kInfeasible:
+      attempt->kind = StartAttempt::Kind::kInfeasible;
+      attempt->reason = std::move(r->reason);
+      return absl::OkStatus();
+  }
+  return absl::InternalError("unknown schedule outcome");
+}
+
+absl::Status SchedulerBackend::Record(const SimJob& job, int32_t domain, bool opportunistic,
+                                      const Placement& placement) {
+  JobRun& run = jobs_[static_cast<size_t>(job.index)];
+  Domain& d = domains_[static_cast<size_t>(domain)];
+  run.running = true;
+  run.opportunistic = opportunistic;
+  run.domain = domain;
+  run.pods.clear();
+  for (const PodPlacement& pod : placement.pods) {
+    auto it = node_index_.find(pod.node);
+    if (it == node_index_.end()) {
+      return absl::InternalError(absl::StrCat("placement names unknown node ", pod.node));
+    }
+    const int32_t gpus = static_cast<int32_t>(pod.leaf_cell_indices.size());
+    run.pods.emplace_back(it->second, gpus);
+    d.usage.Add(it->second, gpus);
+  }
+  if (!opportunistic) {
+    const Priority p = AskFor(job, false).priority;
+    auto& by_priority = vc_used_by_priority_[static_cast<size_t>(job.vc)];
+    auto it = std::find_if(by_priority.begin(), by_priority.end(),
+                           [p](const auto& e) { return e.first == p; });
+    if (it == by_priority.end()) {
+      by_priority.emplace_back(p, job.gpus);
+    } else {
+      it->second += job.gpus;
+    }
+    vc_guaranteed_used_[static_cast<size_t>(job.vc)] += job.gpus;
+    guaranteed_used_ += job.gpus;
+  }
+  return absl::OkStatus();
+}
+
+absl::Status SchedulerBackend::FinishPreemption(const SimJob& job) {
+  JobRun& run = jobs_[static_cast<size_t>(job.index)];
+  if (!run.pending_request) {
+    return absl::FailedPreconditionError(absl::StrCat("job ", job.index, " is not preempting"));
+  }
+  Scheduler& scheduler = *domains_[static_cast<size_t>(run.domain)].scheduler;
+  absl::StatusOr<AllocateInfo> a = scheduler.Allocate(*run.pending_request, *run.pending_placement);
+  if (!a.ok()) return a.status();
+  Placement placement = std::move(*run.pending_placement);
+  run.pending_request.reset();
+  run.pending_placement.reset();
+  return Record(job, run.domain, run.opportunistic, placement);
+}
+
+absl::Status SchedulerBackend::Release(const SimJob& job) {
+  JobRun& run = jobs_[static_cast<size_t>(job.index)];
+  if (!run.running) {
+    return absl::FailedPreconditionError(absl::StrCat("job ", job.index, " is not running"));
+  }
+  Domain& d = domains_[static_cast<size_t>(run.domain)];
+  if (absl::Status s = d.scheduler->Release(std::to_string(job.index)); !s.ok()) return s;
+  for (const auto& [node, gpus] : run.pods) d.usage.Remove(node, gpus);
+  if (!run.opportunistic) {
+    const Priority p = AskFor(job, false).priority;
+    for (auto& [q, gpus] : vc_used_by_priority_[static_cast<size_t>(job.vc)]) {
+      if (q == p) gpus -= job.gpus;
+    }
+    vc_guaranteed_used_[static_cast<size_t>(job.vc)] -= job.gpus;
+    guaranteed_used_ -= job.gpus;
+  }
+  run.running = false;
+  run.pods.clear();
+  return absl::OkStatus();
+}
+
+absl::Status SchedulerBackend::SetNodeHealthy(int32_t node, bool healthy) {
+  if (node < 0 || static_cast<size_t>(node) >= nodes_.size()) {
+    return absl::NotFoundError(absl::StrCat("node index ", node, " out of range"));
+  }
+  for (Domain& d : domains_) {
+    if (!d.has_node[static_cast<size_t>(node)]) continue;
+    if (absl::Status s = d.scheduler->SetNodeHealthy(nodes_[static_cast<size_t>(node)], healthy);
+        !s.ok()) {
+      return s;
+    }
+  }
+  return absl::OkStatus();
+}
+
+std::vector<int32_t> SchedulerBackend::JobNodes(JobIndex job) const {
+  std::vector<int32_t> out;
+  for (const auto& pod : jobs_[static_cast<size_t>(job)].pods) out.push_back(pod.first);
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
+absl::Status SchedulerBackend::CheckInvariants() const {
+  for (const Domain& d : domains_) {
+    if (absl::Status s = d.scheduler->CheckInvariants(); !s.ok()) return s;
+  }
+  return absl::OkStatus();
+}
+
+int64_t SchedulerBackend::used_gpus() const {
+  int64_t used = 0;
+  for (const Domain& d : domains_) used += d.usage.used();
+  return used;
+}
+
+int64_t SchedulerBackend::fragmented_free_gpus() const {
+  int64_t frag = 0;
+  for (const Domain& d : domains_) frag += d.usage.fragmented_free();
+  return frag;
+}
+
+}  // namespace hived::sim

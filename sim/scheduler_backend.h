@@ -1,0 +1,125 @@
+// sim/scheduler_backend.h: the sharing policies, each a `ClusterBackend` over
+// `hived::Scheduler` (the public API only).
+//
+//   hived    one Scheduler on the config. Jobs run in their VC at their priority;
+//            opportunistic jobs (-1) anywhere idle; preemption as the library decides.
+//   quota    the HiveD paper's quota baseline. One Scheduler whose single VC `quota-pool`
+//            reserves every top-level cell of every chain; every guaranteed job runs in the
+//            pool at priority 0 with topology-aware placement anywhere, admitted only while
+//            its VC's running guaranteed GPUs plus its own stay within the VC's quota (= the
+//            GPUs of the VC's reserved cells). Opportunistic jobs run at -1 in the pool.
+//   private  each VC alone: one Scheduler per VC built from just that VC and enough of the
+//            physical cluster to hold its cells, so its reserved cells are exactly its
+//            private cluster and no other VC contends. Priorities shift up by one (capped at
+//            1000) and opportunistic jobs run at priority 0 inside the VC, so they use only
+//            the VC's own idle cells and yield to its guaranteed jobs, as on a private cluster.
+//            `--opportunistic-overflow` has nothing to overflow into and is ignored.
+//
+// Group names are job indices in decimal, so victims map back to jobs without a table.
+//
+// Thread safety: not thread-safe; callers serialize. Backends share nothing.
+#ifndef HIVED_SIM_SCHEDULER_BACKEND_H_
+#define HIVED_SIM_SCHEDULER_BACKEND_H_
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/statusor.h"
+#include "hived/cluster_spec.h"
+#include "hived/scheduler.h"
+#include "sim/cluster_backend.h"
+#include "sim/spec_info.h"
+
+namespace hived::sim {
+
+enum class PolicyKind { kHived, kQuota, kPrivate };
+absl::StatusOr<PolicyKind> ParsePolicyKind(std::string_view name);
+std::string_view PolicyKindName(PolicyKind kind);
+
+// Builds the backend for `kind`; `job_count` sizes per-job tables.
+// Errors: kInvalidArgument when a scheduler cannot be built from the (derived) spec.
+absl::StatusOr<std::unique_ptr<ClusterBackend>> MakeSchedulerBackend(PolicyKind kind,
+                                                                     const ClusterSpec& spec,
+                                                                     int32_t job_count);
+
+// The shared machinery: scheduler "domains" (one, or one per VC for `private`), node usage,
+// per-job placements, per-VC guaranteed usage. Subclasses say which domain, VC name and
+// priority a job uses and whether it is admitted.
+class SchedulerBackend : public ClusterBackend {
+ public:
+  absl::StatusOr<StartAttempt> TryStart(const SimJob& job, bool allow_overflow) override;
+  absl::Status FinishPreemption(const SimJob& job) override;
+  absl::Status Release(const SimJob& job) override;
+  absl::Status SetNodeHealthy(int32_t node, bool healthy) override;
+  std::vector<int32_t> JobNodes(JobIndex job) const override;
+  absl::Status CheckInvariants() const override;
+  const std::vector<std::string>& nodes() const override { return nodes_; }
+  bool SharesIdleCells() const override { return SupportsOverflow(); }
+  int64_t total_gpus() const override { return total_gpus_; }
+  int64_t used_gpus() const override;
+  int64_t fragmented_free_gpus() const override;
+  int64_t schedule_calls() const override { return schedule_calls_; }
+
+ protected:
+  // How a job is asked for in its domain.
+  struct Ask {
+    int32_t domain = 0;
+    std::string vc;
+    Priority priority = 0;
+  };
+  SchedulerBackend(const ClusterSpec& spec, int32_t job_count);
+  // Adds a domain built from `spec`; its nodes must be among `nodes_`.
+  absl::Status AddDomain(const ClusterSpec& spec);
+  // Sets the global node list from a scheduler over the full physical cluster.
+  void SetNodes(const Scheduler& full);
+
+  virtual Ask AskFor(const SimJob& job, bool opportunistic) const = 0;
+  // A guaranteed job's admission beyond what the scheduler checks (quota); "" = admitted.
+  virtual std::string Admit(const SimJob& /*job*/) const { return ""; }
+  // Whether an overflow attempt makes sense for this policy.
+  virtual bool SupportsOverflow() const { return true; }
+  // A cheap necessary condition for a guaranteed attempt, to skip hopeless `Schedule`
+  // calls: by default the VC's reserved GPUs minus those its jobs of priority >= the job's
+  // use must cover the job.
+  virtual bool MayFitGuaranteed(const SimJob& job) const;
+
+  SpecInfo info_;
+  int64_t total_gpus_ = 0;
+  // Guaranteed GPUs in use per VC (the job's VC), per priority, and in all.
+  std::vector<std::vector<std::pair<Priority, int64_t>>> vc_used_by_priority_;
+  std::vector<int64_t> vc_guaranteed_used_;
+  int64_t guaranteed_used_ = 0;
+
+ private:
+  struct Domain {
+    std::unique_ptr<Scheduler> scheduler;
+    NodeUsage usage;
+    std::vector<bool> has_node;  // by global node index
+  };
+  struct JobRun {
+    bool running = false;
+    bool opportunistic = false;
+    int32_t domain = 0;
+    std::vector<std::pair<int32_t, int32_t>> pods;  // (node, GPUs)
+    std::unique_ptr<GroupRequest> pending_request;  // kPreempting until FinishPreemption
+    std::unique_ptr<Placement> pending_placement;
+  };
+  GroupRequest MakeRequest(const SimJob& job, const Ask& ask) const;
+  // Schedules and, when placed, allocates. Fills `attempt`.
+  absl::Status Attempt(const SimJob& job, bool opportunistic, StartAttempt* attempt);
+  absl::Status Record(const SimJob& job, int32_t domain, bool opportunistic,
+                      const Placement& placement);
+
+  std::vector<std::string> nodes_;
+  absl::flat_hash_map<std::string, int32_t> node_index_;
+  std::vector<int32_t> node_capacity_;
+  std::vector<Domain> domains_;
+  std::vector<JobRun> jobs_;
+  int64_t schedule_calls_ = 0;
+};
+
+}  // namespace hived::sim
+
+#endif  // HIVED_SIM_SCHEDULER_BACKEND_H_

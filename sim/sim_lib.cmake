@@ -1,0 +1,21 @@
+# The simulator's library (issue 6): trace readers, engine, queue policies, the sharing
+# policies over hived::Scheduler, metrics and reports. Linked by hived-sim and the sim tests.
+# Uses only the public API (include/hived).
+add_library(hived_simlib STATIC
+  ${CMAKE_CURRENT_LIST_DIR}/csv.cc
+  ${CMAKE_CURRENT_LIST_DIR}/engine.cc
+  ${CMAKE_CURRENT_LIST_DIR}/event_queue.cc
+  ${CMAKE_CURRENT_LIST_DIR}/hived_backend.cc
+  ${CMAKE_CURRENT_LIST_DIR}/node_usage.cc
+  ${CMAKE_CURRENT_LIST_DIR}/private_backend.cc
+  ${CMAKE_CURRENT_LIST_DIR}/queue_policy.cc
+  ${CMAKE_CURRENT_LIST_DIR}/quota_backend.cc
+  ${CMAKE_CURRENT_LIST_DIR}/scheduler_backend.cc
+  ${CMAKE_CURRENT_LIST_DIR}/spec_info.cc
+  ${CMAKE_CURRENT_LIST_DIR}/trace_reader.cc
+)
+target_include_directories(hived_simlib PUBLIC ${PROJECT_SOURCE_DIR})
+target_link_libraries(hived_simlib
+  PUBLIC hived::hived absl::status absl::statusor absl::strings absl::str_format
+         absl::flat_hash_map absl::flat_hash_set absl::function_ref
+  PRIVATE hived_warnings Threads::Threads)

@@ -1,0 +1,335 @@
+#include "sim/trace_reader.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+
+#include "absl/container/flat_hash_set.h"
+#include "absl/strings/str_cat.h"
+#include "sim/csv.h"
+
+namespace hived::sim {
+namespace {
+
+// Column positions found in a header line; -1 when absent.
+struct HeaderColumns {
+  std::vector<int> index;            // per wanted name
+  std::vector<std::string> unknown;  // extra columns
+  std::vector<std::string> missing;  // wanted names not found
+};
+
+HeaderColumns MapHeader(const std::vector<CsvField>& header,
+                        const std::vector<std::string_view>& wanted,
+                        const std::vector<std::string_view>& known_ignored) {
+  HeaderColumns h;
+  h.index.assign(wanted.size(), -1);
+  for (size_t c = 0; c < header.size(); ++c) {
+    std::string_view name = header[c].text;
+    bool found = false;
+    for (size_t w = 0; w < wanted.size(); ++w) {
+      if (name == wanted[w] && h.index[w] < 0) {
+        h.index[w] = static_cast<int>(c);
+        found = true;
+      }
+    }
+    if (!found &&
+        std::find(known_ignored.begin(), known_ignored.end(), name) == known_ignored.end()) {
+      h.unknown.emplace_back(name);
+    }
+  }
+  for (size_t w = 0; w < wanted.size(); ++w) {
+    if (h.index[w] < 0) h.missing.emplace_back(wanted[w]);
+  }
+  return h;
+}
+
+std::string JoinNames(const std::vector<std::string>& names) {
+  std::string out;
+  for (size_t i = 0; i < names.size(); ++i) absl::StrAppend(&out, i ? ", " : "", names[i]);
+  return out;
+}
+
+// Finds the header (the first non-blank line). False at end of text.
+bool NextNonBlank(LineReader* reader, std::string_view* line) {
+  while (reader->Next(line)) {
+    if (!IsBlank(*line)) return true;
+  }
+  return false;
+}
+
+void SortBySubmitTime(std::vector<TraceJob>* jobs) {
+  std::stable_sort(jobs->begin(), jobs->end(), [](const TraceJob& a, const TraceJob& b) {
+    return a.submit_time < b.submit_time;
+  });
+}
+
+// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's algorithm).
+int64_t DaysFromCivil(int64_t y, int64_t m, int64_t d) {
+  y -= m <= 2 ? 1 : 0;
+  const int64_t era = (y >= 0 ? y : y - 399) / 400;
+  const int64_t yoe = y - era * 400;
+  const int64_t doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
+  const int64_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+  return era * 146097 + doe - 719468;
+}
+
+// "YYYY-MM-DD HH:MM:SS" -> seconds since the epoch; nullopt when malformed.
+std::optional<int64_t> ParseTimestamp(std::string_view s) {
+  if (s.size() != 19 || s[4] != '-' || s[7] != '-' || s[10] != ' ' || s[13] != ':' ||
+      s[16] != ':') {
+    return std::nullopt;
+  }
+  auto y = ParseInt(s.substr(0, 4));
+  auto mo = ParseInt(s.substr(5, 2));
+  auto d = ParseInt(s.substr(8, 2));
+  auto h = ParseInt(s.substr(11, 2));
+  auto mi = ParseInt(s.substr(14, 2));
+  auto se = ParseInt(s.substr(17, 2));
+  if (!y || !mo || !d || !h || !mi || !se || *y < 0 || *mo < 1 || *mo > 12 || *d < 1 || *d > 31 ||
+      *h < 0 || *h > 23 || *mi < 0 || *mi > 59 || *se < 0 || *se > 60) {
+    return std::nullopt;
+  }
+  return DaysFromCivil(*y, *mo, *d) * 86400 + *h * 3600 + *mi * 60 + *se;
+}
+
+}  // namespace
+
+absl::StatusOr<TraceFormat> ParseTraceFormat(std::string_view name) {
+  if (name == "hived") return TraceFormat::kHived;
+  if (name == "philly") return TraceFormat::kPhilly;
+  return absl::InvalidArgumentError(
+      absl::StrCat("unknown trace format '", Av(name), "' (expected hived or philly)"));
+}
+
+absl::StatusOr<Trace> HivedTraceSource::Parse(std::string_view text,
+                                              std::string_view file_name) const {
+  static const std::vector<std::string_view> kWanted = {
+      "job_id", "submit_time", "vc", "priority", "pods", "gpus_per_pod", "gpu_type", "duration"};
+  enum { kId, kSubmit, kVc, kPriority, kPods, kGpusPerPod, kGpuType, kDuration };
+  LineReader reader(text);
+  std::string_view line;
+  if (!NextNonBlank(&reader, &line)) {
+    return absl::InvalidArgumentError(absl::StrCat(Av(file_name), ":1:1: empty trace: no header"));
+  }
+  const int32_t header_line = reader.line_number();
+  HeaderColumns h = MapHeader(SplitCsvLine(line), kWanted, {});
+  if (!h.missing.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        Av(file_name), ":", header_line, ":1: header lacks column(s) ", JoinNames(h.missing),
+        " (expected job_id,submit_time,vc,priority,pods,gpus_per_pod,gpu_type,duration)"));
+  }
+  Trace trace;
+  if (!h.unknown.empty()) {
+    trace.warnings.push_back(absl::StrCat(Av(file_name), ":", header_line,
+                                          ": ignoring unknown column(s) ", JoinNames(h.unknown)));
+  }
+  size_t needed = 0;
+  for (int i : h.index) needed = std::max(needed, static_cast<size_t>(i) + 1);
+  RowErrors errors(file_name, options_.skip_bad_rows);
+  absl::flat_hash_set<std::string> ids;
+  while (reader.Next(&line)) {
+    if (IsBlank(line) || line[0] == '#') continue;
+    const int32_t ln = reader.line_number();
+    std::vector<CsvField> f = SplitCsvLine(line);
+    if (f.size() < needed) {
+      errors.Add(ln, static_cast<int32_t>(line.size()) + 1,
+                 absl::StrCat("expected at least ", needed, " columns, found ", f.size()));
+      continue;
+    }
+    const CsvField& id = f[h.index[kId]];
+    const CsvField& submit = f[h.index[kSubmit]];
+    const CsvField& vc = f[h.index[kVc]];
+    const CsvField& prio = f[h.index[kPriority]];
+    const CsvField& pods = f[h.index[kPods]];
+    const CsvField& gpp = f[h.index[kGpusPerPod]];
+    const CsvField& type = f[h.index[kGpuType]];
+    const CsvField& dur = f[h.index[kDuration]];
+    TraceJob job;
+    auto bad = [&](const CsvField& field, std::string_view what) {
+      errors.Add(ln, field.column, what);
+    };
+    if (id.text.empty()) {
+      bad(id, "job_id is empty");
+      continue;
+    }
+    auto t = ParseInt(submit.text);
+    if (!t || *t < 0) {
+      bad(submit, absl::StrCat("submit_time '", Av(submit.text),
+                               "' is not a non-negative integer (seconds)"));
+      continue;
+    }
+    if (vc.text.empty()) {
+      bad(vc, "vc is empty");
+      continue;
+    }
+    auto p = ParseInt(prio.text);
+    if (!p || *p < kOpportunisticPriority || *p > kMaxGuaranteedPriority) {
+      bad(prio, absl::StrCat("priority '", Av(prio.text), "' is not an integer in -1..1000"));
+      continue;
+    }
+    auto np = ParseInt(pods.text);
+    if (!np || *np < 1 || *np > 100000) {
+      bad(pods, absl::StrCat("pods '", Av(pods.text), "' is not an integer in 1..100000"));
+      continue;
+    }
+    auto g = ParseInt(gpp.text);
+    if (!g || *g < 1 || *g > 100000) {
+      bad(gpp, absl::StrCat("gpus_per_pod '", Av(gpp.text), "' is not an integer in 1..100000"));
+      continue;
+    }
+    auto d = ParseInt(dur.text);
+    if (!d || *d < 1) {
+      bad(dur, absl::StrCat("duration '", Av(dur.text), "' is not a positive integer (seconds)"));
+      continue;
+    }
+    if (*np * *g > 10000000) {
+      bad(pods, "gang is larger than 10,000,000 GPUs");
+      continue;
+    }
+    if (!ids.insert(std::string(id.text)).second) {
+      bad(id, absl::StrCat("duplicate job_id '", Av(id.text), "'"));
+      continue;
+    }
+    job.id = std::string(id.text);
+    job.submit_time = *t;
+    job.vc = std::string(vc.text);
+    job.priority = static_cast<Priority>(*p);
+    job.pods = static_cast<int32_t>(*np);
+    job.gpus_per_pod = static_cast<int32_t>(*g);
+    job.total_gpus = job.pods * job.gpus_per_pod;
+    job.gpu_type = std::string(type.text);
+    job.duration = *d;
+    trace.jobs.push_back(std::move(job));
+  }
+  if (absl::Status s = errors.ToStatus(); !s.ok()) return s;
+  trace.skipped_rows = errors.count();
+  for (std::string& w : errors.SkipWarnings()) trace.warnings.push_back(std::move(w));
+  SortBySubmitTime(&trace.jobs);
+  return trace;
+}
+
+absl::StatusOr<Trace> PhillyTraceSource::Parse(std::string_view text,
+                                               std::string_view file_name) const {
+  static const std::vector<std::string_view> kWanted = {"timestamp", "duration", "num_gpus",
+                                                        "cluster"};
+  enum { kTimestamp, kDuration, kGpus, kCluster };
+  LineReader reader(text);
+  std::string_view line;
+  if (!NextNonBlank(&reader, &line)) {
+    return absl::InvalidArgumentError(absl::StrCat(Av(file_name), ":1:1: empty trace: no header"));
+  }
+  const int32_t header_line = reader.line_number();
+  HeaderColumns h = MapHeader(SplitCsvLine(line), kWanted, {"gpu_time"});
+  if (!h.missing.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        Av(file_name), ":", header_line, ":1: header lacks column(s) ", JoinNames(h.missing),
+        " (expected timestamp,duration,num_gpus,gpu_time,cluster)"));
+  }
+  Trace trace;
+  if (!h.unknown.empty()) {
+    trace.warnings.push_back(absl::StrCat(Av(file_name), ":", header_line,
+                                          ": ignoring unknown column(s) ", JoinNames(h.unknown)));
+  }
+  size_t needed = 0;
+  for (int i : h.index) needed = std::max(needed, static_cast<size_t>(i) + 1);
+  RowErrors errors(file_name, options_.skip_bad_rows);
+  while (reader.Next(&line)) {
+    if (IsBlank(line)) continue;
+    const int32_t ln = reader.line_number();
+    std::vector<CsvField> f = SplitCsvLine(line);
+    if (f.size() < needed) {
+      errors.Add(ln, static_cast<int32_t>(line.size()) + 1,
+                 absl::StrCat("expected at least ", needed, " columns, found ", f.size()));
+      continue;
+    }
+    const CsvField& ts = f[h.index[kTimestamp]];
+    const CsvField& dur = f[h.index[kDuration]];
+    const CsvField& gpus = f[h.index[kGpus]];
+    const CsvField& cluster = f[h.index[kCluster]];
+    auto t = ParseTimestamp(ts.text);
+    if (!t) {
+      errors.Add(ln, ts.column,
+                 absl::StrCat("timestamp '", Av(ts.text), "' is not YYYY-MM-DD HH:MM:SS"));
+      continue;
+    }
+    auto d = ParseDouble(dur.text);
+    if (!d || *d <= 0 || *d > 1e10) {
+      errors.Add(ln, dur.column,
+                 absl::StrCat("duration '", Av(dur.text), "' is not a positive number of seconds"));
+      continue;
+    }
+    auto g = ParseInt(gpus.text);
+    if (!g || *g < 1 || *g > 1000000) {
+      errors.Add(ln, gpus.column,
+                 absl::StrCat("num_gpus '", Av(gpus.text), "' is not an integer in 1..1000000"));
+      continue;
+    }
+    if (cluster.text.empty()) {
+      errors.Add(ln, cluster.column, "cluster (the VC) is empty");
+      continue;
+    }
+    TraceJob job;
+    job.id = absl::StrCat("L", ln);
+    job.submit_time = *t;
+    job.vc = std::string(cluster.text);
+    job.priority = 0;
+    job.pods = 0;
+    job.total_gpus = static_cast<int32_t>(*g);
+    // Durations are integral in the real file; anything fractional is rounded up.
+    job.duration = static_cast<Time>(std::ceil(*d));
+    trace.jobs.push_back(std::move(job));
+  }
+  if (absl::Status s = errors.ToStatus(); !s.ok()) return s;
+  trace.skipped_rows = errors.count();
+  for (std::string& w : errors.SkipWarnings()) trace.warnings.push_back(std::move(w));
+  SortBySubmitTime(&trace.jobs);
+  if (!trace.jobs.empty()) {
+    const Time origin = trace.jobs.front().submit_time;
+    for (TraceJob& job : trace.jobs) job.submit_time -= origin;
+  }
+  return trace;
+}
+
+std::unique_ptr<TraceSource> MakeTraceSource(TraceFormat format, TraceReadOptions options) {
+  if (format == TraceFormat::kPhilly) return std::make_unique<PhillyTraceSource>(options);
+  return std::make_unique<HivedTraceSource>(options);
+}
+
+absl::Status ReadFileToString(const std::string& path, std::string* out) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return absl::NotFoundError(absl::StrCat(path, ": cannot open file"));
+  std::ostringstream buffer;
+  buffer << in.rdbuf();
+  *out = std::move(buffer).str();
+  return absl::OkStatus();
+}
+
+absl::StatusOr<Trace> ReadTraceFile(const std::string& path, TraceFormat format,
+                                    TraceReadOptions options) {
+  std::string text;
+  if (absl::Status s = ReadFileToString(path, &text); !s.ok()) return s;
+  return MakeTraceSource(format, options)->Parse(text, path);
+}
+
+std::string TraceToCsv(const Trace& trace) {
+  std::string out = "job_id,submit_time,vc,priority,pods,gpus_per_pod,gpu_type,duration\n";
+  for (const TraceJob& j : trace.jobs) {
+    const int32_t pods = j.pods == 0 ? 1 : j.pods;
+    const int32_t gpp = j.pods == 0 ? j.total_gpus : j.gpus_per_pod;
+    absl::StrAppend(&out, j.id, ",", j.submit_time, ",", j.vc, ",", j.priority, ",", pods, ",", gpp,
+                    ",", j.gpu_type, ",", j.duration, "\n");
+  }
+  return out;
+}
+
+std::vector<GroupMember> SplitIntoPods(int32_t total_gpus, int32_t node_gpus) {
+  std::vector<GroupMember> members;
+  const int32_t full = total_gpus / node_gpus;
+  const int32_t rest = total_gpus % node_gpus;
+  if (rest > 0) members.push_back({1, rest});
+  if (full > 0) members.push_back({full, node_gpus});
+  return members;
+}
+
+}  // namespace hived::sim
