@@ -93,7 +93,8 @@ class Analyzer {
   void WalkCell(const PhysicalCellSpec& cell, int32_t type, const std::string& path, int32_t chain,
                 int64_t default_index, const std::string* node, bool in_pinned, int32_t depth);
   void WalkGeneratedAboveNode(int32_t type, int64_t default_index, int32_t chain, int32_t origin);
-  void AddNode(int32_t chain, const std::string& name, const std::string& path, int32_t origin,
+  // Records a node of a chain; false (and reported) when the chain has it already.
+  bool AddNode(int32_t chain, const std::string& name, const std::string& path, int32_t origin,
                bool generated);
   void AddDevices(const std::string& node, int32_t leaf_type, int64_t lo, int64_t hi,
                   int32_t origin);
@@ -102,12 +103,20 @@ class Analyzer {
   void ResolveVirtualCell(int32_t vc, const VirtualCellSpec& cell, const std::string& path);
   void ComputeCapacity();
   std::vector<std::string> ChainNames() const;
+  // True when some physical cells were not checked (their errors are reported already).
+  bool PhysicalCellsIncomplete() const {
+    return spec_.physical_cells.empty() || skipped_top_cells_ > 0 || !generate_;
+  }
 
   const ClusterSpec& spec_;
   std::vector<ConfigError>* errors_;
   TypeTable types_;
   std::vector<Chain> chains_;
   std::unordered_map<int32_t, int32_t> chain_of_type_;  // lookup only
+  // Types of top-level cells rejected by an error already reported: references to them
+  // (VC paths, pinned ids inside them) would only repeat that error.
+  std::unordered_map<int32_t, bool> broken_top_types_;  // lookup only
+  int32_t skipped_top_cells_ = 0;
   bool generate_ = true;  // false when the cluster is too large to enumerate
   std::vector<std::string> origins_;
   std::vector<DeviceKey> devices_;
@@ -169,12 +178,14 @@ void Analyzer::CheckTopLevelCells() {
   for (size_t i = 0; i < spec_.physical_cells.size(); ++i) {
     const PhysicalCellSpec& cell = spec_.physical_cells[i];
     const std::string path = absl::StrCat("physicalCluster.physicalCells[", i, "]");
+    ++skipped_top_cells_;  // until the walk below starts
     if (cell.cell_type.empty()) {
       Report(absl::StrCat(path, ".cellType"), "a top-level cell needs a `cellType`",
              "name one of the types in `physicalCluster.cellTypes`");
       continue;
     }
     const int32_t t = types_.Find(cell.cell_type);
+    if (t >= 0) broken_top_types_[t] = true;  // cleared when the cell is walked
     if (t < 0) {
       Report(absl::StrCat(path, ".cellType"),
              absl::StrCat("unknown cell type `", cell.cell_type, "`"),
@@ -225,21 +236,24 @@ void Analyzer::CheckTopLevelCells() {
       }
       continue;
     }
+    broken_top_types_.erase(t);
+    --skipped_top_cells_;
     WalkCell(cell, t, path, chain, static_cast<int64_t>(i), nullptr, false, 0);
   }
 }
 
-void Analyzer::AddNode(int32_t chain, const std::string& name, const std::string& path,
+bool Analyzer::AddNode(int32_t chain, const std::string& name, const std::string& path,
                        int32_t origin, bool generated) {
   Chain& c = chains_[static_cast<size_t>(chain)];
   auto [it, inserted] = c.nodes.emplace(name, origin);
-  if (inserted) return;
+  if (inserted) return true;
   Report(path,
          absl::StrCat("node `", name, "` appears twice in chain `",
                       types_.types[static_cast<size_t>(c.type)].name, "` (",
                       generated ? "a generated node here, " : "", "first at ",
                       origins_[static_cast<size_t>(it->second)], ")"),
          "a node may appear once per chain; give each node-level cell its own `cellAddress`");
+  return false;
 }
 
 void Analyzer::AddDevices(const std::string& node, int32_t leaf_type, int64_t lo, int64_t hi,
@@ -260,8 +274,10 @@ void Analyzer::WalkGeneratedAboveNode(int32_t type, int64_t default_index, int32
   const TypeInfo& info = types_.types[static_cast<size_t>(type)];
   if (info.is_node_level) {
     const std::string name = absl::StrCat(default_index);
-    AddNode(chain, name, origins_[static_cast<size_t>(origin)], origin, true);
-    AddDevices(name, info.leaf, 0, info.leaf_count, origin);
+    // A repeated node's devices would only repeat the error.
+    if (AddNode(chain, name, origins_[static_cast<size_t>(origin)], origin, true)) {
+      AddDevices(name, info.leaf, 0, info.leaf_count, origin);
+    }
     return;
   }
   for (int32_t k = 0; k < info.child_number; ++k) {
@@ -333,8 +349,8 @@ void Analyzer::WalkCell(const PhysicalCellSpec& cell, int32_t type, const std::s
 
   const std::string* node_here = node;
   if (info.is_node_level) {
-    AddNode(chain, own_address, address_path, AddOrigin(address_path), false);
-    node_here = &own_address;
+    const bool first = AddNode(chain, own_address, address_path, AddOrigin(address_path), false);
+    node_here = first ? &own_address : nullptr;  // a repeated node's devices are not checked
   }
   const auto listed = static_cast<int64_t>(cell.cell_children.size());
   if (listed > info.child_number) {
@@ -351,10 +367,12 @@ void Analyzer::WalkCell(const PhysicalCellSpec& cell, int32_t type, const std::s
   const int64_t base = info.is_node_level ? 0 : default_index;
   if (listed == 0) {
     if (!generate_) return;
-    if (node_here != nullptr) {
+    if (info.is_node_level || !info.has_node) {
       // At or below node level: the generated leaves are a contiguous range of indices.
       const int64_t lo = SatMul(base, info.leaf_count);
-      AddDevices(*node_here, info.leaf, lo, SatAdd(lo, info.leaf_count), AddOrigin(path));
+      if (node_here != nullptr) {
+        AddDevices(*node_here, info.leaf, lo, SatAdd(lo, info.leaf_count), AddOrigin(path));
+      }
     } else {
       const int32_t origin = AddOrigin(absl::StrCat(path, " (generated children)"));
       for (int32_t k = 0; k < info.child_number; ++k) {
@@ -433,6 +451,11 @@ void Analyzer::ResolveVirtualCell(int32_t vc, const VirtualCellSpec& cell,
   }
   const int32_t top = types_.Find(parts[0]);
   const auto chain_it = chain_of_type_.find(top);
+  if (top >= 0 &&
+      (!types_.types[static_cast<size_t>(top)].usable || broken_top_types_.count(top) > 0 ||
+       (chain_it == chain_of_type_.end() && PhysicalCellsIncomplete()))) {
+    return;  // the type's or the physical cells' own error explains this path
+  }
   if (chain_it == chain_of_type_.end()) {
     std::vector<std::string> chain_names = ChainNames();
     std::string hint = DidYouMean(parts[0], chain_names);
@@ -506,6 +529,7 @@ void Analyzer::CheckVirtualClusters() {
         continue;
       }
       auto it = pinned_.find(id);
+      if (it == pinned_.end() && PhysicalCellsIncomplete()) continue;
       if (it == pinned_.end()) {
         Report(pin_path, absl::StrCat("unknown `pinnedCellId: ", id, "`"),
                DidYouMean(id, pinned_order_).empty()
