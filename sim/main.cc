@@ -4,6 +4,7 @@
 #include <string>
 
 #include "hived/version.h"
+#include "sim/validate_command.h"
 
 namespace {
 
@@ -12,6 +13,7 @@ constexpr char kUsage[] =
     "\n"
     "commands:\n"
     "  version                 print the version\n"
+    "  validate CONFIG         check a cluster config; print its capacity table\n"
     "\n"
     "Run 'hived-sim <command> --help' for a command's options.\n";
 
@@ -27,6 +29,7 @@ int main(int argc, char** argv) {
     std::printf("hived-sim %s\n", hived::VersionString());
     return 0;
   }
+  if (command == "validate") return hived::sim::ValidateCommand(argc - 1, argv + 1);
   std::fprintf(stderr, "hived-sim: unknown command '%s'\n\n%s", command.c_str(), kUsage);
   return 2;
 }
