@@ -322,6 +322,9 @@ absl::Status BuddyAllocator::CheckInvariants() const {
                      "): ", absl::string_view(what.data(), what.size())));
   };
   // Forward pass (parents have smaller ids than children): states and availability.
+  // Raw pointers keep this cheap enough to run after every step of the property tests
+  // even in unoptimised builds.
+  const BuddyState* st = state_.data();
   std::vector<uint8_t> available(n, 0);
   std::vector<int32_t> obtainable(obtainable_.size(), 0);
   std::vector<int32_t> bad_free(bad_free_.size(), 0);
@@ -329,12 +332,11 @@ absl::Status BuddyAllocator::CheckInvariants() const {
   for (uint32_t c = 0; c < n; ++c) {
     const CellId id(c);
     const uint32_t p = forest_->parent(id).value();
-    const BuddyState s = state_[c];
+    const BuddyState s = st[c];
     if (p == kNil) {
       if (s == BuddyState::kCovered) return fail(c, 2, "a top-level cell is covered");
     } else {
-      const BuddyState ps = state_[p];
-      const bool should_be_covered = ps != BuddyState::kSplit;
+      const bool should_be_covered = st[p] != BuddyState::kSplit;
       if (should_be_covered != (s == BuddyState::kCovered)) {
         return fail(c, 2,
                     should_be_covered ? "inside a free or used cell but not covered"
@@ -343,9 +345,6 @@ absl::Status BuddyAllocator::CheckInvariants() const {
     }
     if (s == BuddyState::kFree) {
       ++free_cells;
-      if (p != kNil && state_[p] != BuddyState::kSplit) {
-        return fail(c, 1, "a free cell's parent is not split");
-      }
     } else if (prev_[c] != kNil || next_[c] != kNil) {
       return fail(c, 3, "a cell that is not free has free-list links");
     }
@@ -353,20 +352,19 @@ absl::Status BuddyAllocator::CheckInvariants() const {
         s == BuddyState::kFree || (s == BuddyState::kCovered && p != kNil && available[p] != 0);
     // Free children count and the buddy rule.
     const uint32_t count = static_cast<uint32_t>(forest_->num_children(id));
-    const uint32_t first = forest_->first_child(id).value();
+    const BuddyState* children = count == 0 ? nullptr : st + forest_->first_child(id).value();
     uint32_t free_children = 0;
     for (uint32_t k = 0; k < count; ++k) {
-      if (state_[first + k] == BuddyState::kFree) ++free_children;
+      if (children[k] == BuddyState::kFree) ++free_children;
     }
     if (free_children != free_children_[c]) return fail(c, 3, "free-children count is wrong");
     if (s == BuddyState::kSplit && count > 0 && free_children == count) {
       return fail(c, 1, "a split cell has all of its children free (unmerged buddies)");
     }
-    const bool bad = Bad(c);
     if (available[c] != 0) {
       const size_t slot = Slot(forest_->chain(id), forest_->level(id));
       ++obtainable[slot];
-      if (bad) ++bad_free[slot];
+      if (Bad(c)) ++bad_free[slot];
     }
   }
   // Backward pass: split cells have a used descendant; bad-node counts.

@@ -1,0 +1,312 @@
+// Property test of the buddy allocator against a naive reference model.
+//
+// The model knows only which cells the test holds (a set of used cells) and which nodes
+// are bad. From that alone it recomputes, after every step and from scratch, the state
+// every cell must be in: a used cell is used; a cell inside one is covered; a cell with a
+// used descendant is split; any other cell is free if it is a top-level cell or its parent
+// is split, else covered (fully merged buddies). From those states it derives the free
+// lists' sizes, the obtainable and bad_free counters, and every cell's health, and
+// compares them with the allocator, whose CheckInvariants must also pass after every step.
+// Finally, releasing everything and healing every node must give back the initial state.
+#include <algorithm>
+#include <cstdint>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "cellalloc/buddy_allocator.h"
+#include "cellalloc/cell_forest.h"
+#include "hived/cluster_spec.h"
+#include "support/catch.h"
+#include "unit/cellalloc/test_specs.h"
+
+namespace hived::cellalloc {
+namespace {
+
+using testing::Cell;
+using testing::Top;
+
+constexpr int kSteps = 10000;
+
+class Model {
+ public:
+  explicit Model(const CellForest& forest)
+      : f_(forest),
+        used_(static_cast<size_t>(forest.num_cells()), 0),
+        node_bad_(static_cast<size_t>(forest.num_nodes()), 0) {
+    Recompute();
+  }
+
+  void SetUsed(CellId c, bool used) { used_[c.value()] = used ? 1 : 0; }
+  void SetNodeBad(NodeId n, bool bad) { node_bad_[n.value()] = bad ? 1 : 0; }
+  bool node_bad(NodeId n) const { return node_bad_[n.value()] != 0; }
+
+  // Recomputes every derived fact from the used set and the bad nodes.
+  void Recompute() {
+    const size_t n = used_.size();
+    subtree_used_.assign(n, 0);
+    inside_used_.assign(n, 0);
+    bad_.assign(n, 0);
+    state_.assign(n, BuddyState::kCovered);
+    for (size_t c = n; c-- > 0;) {  // children have larger ids than parents
+      const CellId id(static_cast<uint32_t>(c));
+      if (used_[c] != 0) subtree_used_[c] = 1;
+      if (f_.level(id) == 1 && node_bad_[f_.node(id).value()] != 0) bad_[c] = 1;
+      const CellId p = f_.parent(id);
+      if (!p.IsNil()) {
+        subtree_used_[p.value()] |= subtree_used_[c];
+        bad_[p.value()] |= bad_[c];
+      }
+    }
+    for (size_t c = 0; c < n; ++c) {
+      const CellId p = f_.parent(CellId(static_cast<uint32_t>(c)));
+      if (!p.IsNil() && (used_[p.value()] != 0 || inside_used_[p.value()] != 0)) {
+        inside_used_[c] = 1;
+      }
+      if (used_[c] != 0) {
+        state_[c] = BuddyState::kUsed;
+      } else if (inside_used_[c] != 0) {
+        state_[c] = BuddyState::kCovered;
+      } else if (subtree_used_[c] != 0) {
+        state_[c] = BuddyState::kSplit;
+      } else if (p.IsNil() || state_[p.value()] == BuddyState::kSplit) {
+        state_[c] = BuddyState::kFree;
+      } else {
+        state_[c] = BuddyState::kCovered;
+      }
+    }
+  }
+
+  BuddyState state(CellId c) const { return state_[c.value()]; }
+  bool available(CellId c) const {
+    return subtree_used_[c.value()] == 0 && inside_used_[c.value()] == 0;
+  }
+  bool bad(CellId c) const { return bad_[c.value()] != 0; }
+
+  // The lowest level >= `level` of chain `ch` with a free cell; 0 when there is none.
+  CellLevel LowestFreeLevel(ChainId ch, CellLevel level) const {
+    CellLevel best = 0;
+    for (size_t c = 0; c < state_.size(); ++c) {
+      const CellId id(static_cast<uint32_t>(c));
+      if (state_[c] != BuddyState::kFree || f_.chain(id) != ch || f_.level(id) < level) continue;
+      if (best == 0 || f_.level(id) < best) best = f_.level(id);
+    }
+    return best;
+  }
+
+  // Compares the allocator with the model; returns the first difference, or "".
+  // `check_available` also compares IsAvailable for every cell (O(cells x levels)).
+  std::string Compare(const BuddyAllocator& alloc, bool check_available) const {
+    struct Counts {
+      int32_t free = 0, obtainable = 0, bad_free = 0;
+    };
+    std::vector<std::vector<Counts>> counts(static_cast<size_t>(f_.num_chains()));
+    for (int32_t i = 0; i < f_.num_chains(); ++i) {
+      counts[static_cast<size_t>(i)].resize(
+          static_cast<size_t>(f_.chain_info(ChainId(static_cast<uint32_t>(i))).top_level) + 1);
+    }
+    for (size_t c = 0; c < state_.size(); ++c) {
+      const CellId id(static_cast<uint32_t>(c));
+      if (alloc.state(id) != state_[c]) {
+        return absl::StrCat("cell ", c, " (", f_.address(id), ") has state ",
+                            static_cast<int>(alloc.state(id)), ", model says ",
+                            static_cast<int>(state_[c]));
+      }
+      if (alloc.IsHealthy(id) == bad(id)) {
+        return absl::StrCat("cell ", c, " (", f_.address(id), ") health differs from model");
+      }
+      if (check_available && alloc.IsAvailable(id) != available(id)) {
+        return absl::StrCat("cell ", c, " availability differs from model");
+      }
+      Counts& k = counts[f_.chain(id).value()][static_cast<size_t>(f_.level(id))];
+      if (state_[c] == BuddyState::kFree) ++k.free;
+      if (available(id)) {
+        ++k.obtainable;
+        if (bad(id)) ++k.bad_free;
+      }
+    }
+    for (int32_t i = 0; i < f_.num_chains(); ++i) {
+      const ChainId ch(static_cast<uint32_t>(i));
+      for (CellLevel l = 1; l <= f_.chain_info(ch).top_level; ++l) {
+        const Counts& k = counts[static_cast<size_t>(i)][static_cast<size_t>(l)];
+        if (alloc.free_count(ch, l) != k.free || alloc.obtainable(ch, l) != k.obtainable ||
+            alloc.bad_free(ch, l) != k.bad_free) {
+          return absl::StrCat("chain ", i, " level ", l, ": free/obtainable/bad_free ",
+                              alloc.free_count(ch, l), "/", alloc.obtainable(ch, l), "/",
+                              alloc.bad_free(ch, l), ", model says ", k.free, "/", k.obtainable,
+                              "/", k.bad_free);
+        }
+      }
+    }
+    return "";
+  }
+
+ private:
+  const CellForest& f_;
+  std::vector<uint8_t> used_;
+  std::vector<uint8_t> node_bad_;
+  std::vector<uint8_t> subtree_used_;
+  std::vector<uint8_t> inside_used_;
+  std::vector<uint8_t> bad_;
+  std::vector<BuddyState> state_;
+};
+
+// HiveD's design.yaml, shrunk: CT1-NODE cells with explicit leaves (a whole node per top
+// cell), the 3-DGX1-P100 rack with generated and scrambled nodes, and a nested chain whose
+// node is shared with CT1.
+ClusterSpec DesignLiteSpec() {
+  ClusterSpec full = testing::DesignSpec();
+  ClusterSpec spec;
+  spec.cell_types = full.cell_types;
+  spec.physical_cells = {full.physical_cells[0], full.physical_cells[2], full.physical_cells[3]};
+  spec.cell_types.push_back({"CT1-PAIR", "CT1-NODE", 2, false});
+  spec.physical_cells.push_back(Top("CT1-PAIR", "", {Cell("2.0.0.0"), Cell("2.0.0.1")}));
+  return spec;
+}
+
+// Two chains over one leaf type: lone 4-GPU nodes and racks of 3 of them.
+ClusterSpec SharedLeafSpec() {
+  ClusterSpec spec;
+  spec.cell_types = {
+      {"G-PAIR", "G", 2, false}, {"G-NODE", "G-PAIR", 2, true}, {"G-RACK", "G-NODE", 3, false}};
+  spec.physical_cells = {Top("G-NODE", "solo-0"),
+                         Top("G-RACK", "", {Cell("r-0"), Cell("r-1"), Cell("r-2")}),
+                         Top("G-NODE", "solo-1")};
+  return spec;
+}
+
+void RunRandomOperations(const ClusterSpec& spec, uint64_t seed) {
+  absl::StatusOr<CellForest> built = CellForest::Build(spec);
+  REQUIRE(built.ok());
+  const CellForest& forest = *built;
+  BuddyAllocator alloc(&forest);
+  const BuddyAllocator initial(&forest);
+  Model model(forest);
+  std::mt19937_64 rng(seed);
+  auto uniform = [&rng](int32_t lo, int32_t hi) {  // inclusive
+    return std::uniform_int_distribution<int32_t>(lo, hi)(rng);
+  };
+  std::vector<CellId> held;
+  int allocations = 0;
+  for (int step = 0; step < kSteps; ++step) {
+    const int32_t op = uniform(0, 99);
+    std::string what;
+    if (op < 35) {  // allocate at a random chain and level
+      const ChainId ch(static_cast<uint32_t>(uniform(0, forest.num_chains() - 1)));
+      const CellLevel level = uniform(1, forest.chain_info(ch).top_level);
+      const CellLevel from = model.LowestFreeLevel(ch, level);
+      const CellId first = from == 0 ? CellId::Nil() : alloc.FirstFree(ch, from);
+      const CellId got = alloc.Allocate(ch, level);
+      what = absl::StrCat("Allocate(chain ", ch.value(), ", level ", level, ")");
+      if (from == 0) {
+        if (!got.IsNil()) FAIL(what << " returned a cell, model says none is obtainable");
+      } else {
+        if (got.IsNil()) FAIL(what << " returned Nil, model has a free cell at level " << from);
+        if (forest.chain(got) != ch || forest.level(got) != level || !model.available(got)) {
+          FAIL(what << " returned an unavailable or wrong-level cell " << got.value());
+        }
+        // Split the lowest free level, first cell first, down its first children.
+        CellId expect = first;
+        while (forest.level(expect) > level) expect = forest.first_child(expect);
+        if (got != expect) FAIL(what << " took " << got.value() << ", expected " << expect.value());
+        model.SetUsed(got, true);
+        held.push_back(got);
+        ++allocations;
+      }
+    } else if (op < 55) {  // allocate a specific random cell
+      const CellId cell(static_cast<uint32_t>(uniform(0, forest.num_cells() - 1)));
+      const bool expect = model.available(cell);
+      what = absl::StrCat("AllocateCell(", cell.value(), ")");
+      if (alloc.AllocateCell(cell) != expect) FAIL(what << " disagrees with the model");
+      if (expect) {
+        model.SetUsed(cell, true);
+        held.push_back(cell);
+        ++allocations;
+      }
+    } else if (op < 90) {  // release a random held cell
+      if (held.empty()) continue;
+      const size_t i = static_cast<size_t>(uniform(0, static_cast<int32_t>(held.size()) - 1));
+      const CellId cell = held[i];
+      held[i] = held.back();
+      held.pop_back();
+      what = absl::StrCat("Release(", cell.value(), ")");
+      alloc.Release(cell);
+      model.SetUsed(cell, false);
+    } else {  // flip a node's health
+      const NodeId node(static_cast<uint32_t>(uniform(0, forest.num_nodes() - 1)));
+      const bool bad = !model.node_bad(node);
+      what = absl::StrCat("SetNodeHealthy(", node.value(), ", ", !bad, ")");
+      const std::vector<CellId> changed = alloc.SetNodeHealthy(node, !bad);
+      model.SetNodeBad(node, bad);
+      if (changed.empty()) FAIL(what << " reported no changed cells");
+    }
+    model.Recompute();
+    const absl::Status status = alloc.CheckInvariants();
+    if (!status.ok()) FAIL("step " << step << " " << what << ": " << status.ToString());
+    const std::string diff = model.Compare(alloc, /*check_available=*/step % 16 == 0);
+    if (!diff.empty()) FAIL("step " << step << " " << what << ": " << diff);
+  }
+  CHECK(allocations > kSteps / 10);
+  // Release everything and heal every node: the initial state comes back.
+  for (CellId cell : held) alloc.Release(cell);
+  for (int32_t n = 0; n < forest.num_nodes(); ++n) {
+    alloc.SetNodeHealthy(NodeId(static_cast<uint32_t>(n)), true);
+  }
+  REQUIRE(alloc.CheckInvariants().ok());
+  for (int32_t c = 0; c < forest.num_cells(); ++c) {
+    const CellId id(static_cast<uint32_t>(c));
+    if (alloc.state(id) != initial.state(id)) FAIL("cell " << c << " not back to its state");
+  }
+  for (int32_t i = 0; i < forest.num_chains(); ++i) {
+    const ChainId ch(static_cast<uint32_t>(i));
+    for (CellLevel l = 1; l <= forest.chain_info(ch).top_level; ++l) {
+      CHECK(alloc.free_count(ch, l) == initial.free_count(ch, l));
+      CHECK(alloc.obtainable(ch, l) == initial.obtainable(ch, l));
+      CHECK(alloc.bad_free(ch, l) == 0);
+      std::vector<CellId> now;
+      std::vector<CellId> then;
+      alloc.ForEachFree(ch, l, [&](CellId c) {
+        now.push_back(c);
+        return true;
+      });
+      initial.ForEachFree(ch, l, [&](CellId c) {
+        then.push_back(c);
+        return true;
+      });
+      std::sort(now.begin(), now.end());
+      CHECK(now == then);
+    }
+  }
+}
+
+TEST_CASE("BuddyAllocator property: deep binary racks match the reference model",
+          "[cellalloc][property]") {
+  const uint64_t seed = GENERATE(range(uint64_t{1}, uint64_t{21}));
+  CAPTURE(seed);
+  RunRandomOperations(testing::RackSpec(2, 2), seed);
+}
+
+TEST_CASE("BuddyAllocator property: fan-outs of 3 and 6 match the reference model",
+          "[cellalloc][property]") {
+  const uint64_t seed = GENERATE(range(uint64_t{101}, uint64_t{121}));
+  CAPTURE(seed);
+  RunRandomOperations(testing::FlatSpec(2, 3, 6), seed);
+}
+
+TEST_CASE("BuddyAllocator property: design.yaml's chains match the reference model",
+          "[cellalloc][property]") {
+  const uint64_t seed = GENERATE(range(uint64_t{201}, uint64_t{221}));
+  CAPTURE(seed);
+  RunRandomOperations(DesignLiteSpec(), seed);
+}
+
+TEST_CASE("BuddyAllocator property: chains sharing a leaf type match the reference model",
+          "[cellalloc][property]") {
+  const uint64_t seed = GENERATE(range(uint64_t{301}, uint64_t{321}));
+  CAPTURE(seed);
+  RunRandomOperations(SharedLeafSpec(), seed);
+}
+
+}  // namespace
+}  // namespace hived::cellalloc
