@@ -453,7 +453,21 @@ std::optional<ScenarioAction> ScenarioParser::Step(const YAML::Node& node,
   if (action == "allocate") {
     CheckKeys(node, path, {"allocate", "expectError", "expectDowngraded"});
     AllocateStep step;
-    step.group = group_name();
+    if (body.IsMap()) {
+      CheckKeys(body, p, {"group", "chain", "placement"});
+      if (!body["group"]) {
+        Error(body, p, "missing key 'group'");
+      } else if (auto s = String(body["group"], absl::StrCat(p, ".group"))) {
+        step.group = *s;
+      }
+      if (body["chain"]) {
+        if (auto s = String(body["chain"], absl::StrCat(p, ".chain"))) step.chain = *s;
+      }
+      if (body["placement"])
+        step.placement = Pods(body["placement"], absl::StrCat(p, ".placement"));
+    } else {
+      step.group = group_name();
+    }
     step.expect_error = expect_error();
     if (node["expectDowngraded"]) {
       step.expect_downgraded =

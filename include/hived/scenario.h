@@ -82,8 +82,13 @@ struct ScheduleStep {
 
 // `allocate: <group>`: allocate a group at the placement of its last `schedule` result
 // (a Preempting group whose victims are gone, or a group scheduled with `allocate: false`).
+// The map form `allocate: {group: g, chain: C, placement: [...]}` allocates at the given
+// placement instead (each pod's `leaf_cell_number` is its number of leaf cells), e.g. to
+// check that a placement not matching the group's members is rejected.
 struct AllocateStep {
   std::string group;
+  std::optional<std::vector<ExpectedPod>> placement;
+  std::string chain;
   std::optional<ExpectedError> expect_error;
   std::optional<bool> expect_downgraded;
 };
