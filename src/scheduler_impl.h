@@ -1,0 +1,352 @@
+// src/scheduler_impl.h: the state and algorithms behind `hived::Scheduler`.
+//
+// Rationale (see include/hived/scheduler.h "Placement rules" for the user-visible rules).
+//
+// Assumptions
+//  - The physical topology (`CellForest`) is immutable; free lists and health live in the
+//    `BuddyAllocator`; per-cell leaf usage by priority in two `PriorityUsage`s, one over the
+//    physical cells and one over every VC's virtual cells (one arena, integer ids).
+//  - A virtual cell is bound to a physical cell only while something inside it is used
+//    (a group, a reservation), while it is pinned, or while it mirrors a bad physical cell
+//    ("bad-bound"; doomed preassigned cells are bad-bound roots).
+//
+// State per physical leaf: the running group using it (`p_user_`) and the preempting group
+// reserving it (`p_reserver_`): Free (neither), Used (user only), Reserving (both),
+// Reserved (reserver only). Physical leaf priority = the reserver's priority if any, else
+// the user's running priority. A virtual leaf is held by at most one group (`VCell::user`),
+// the running guaranteed group or the preemptor that took it over.
+//
+// Algorithm of `Schedule` for a new group (per candidate chain, config order):
+//  1. Intra-VC placement over the VC's virtual nodes of the chain (or the pinned cell's):
+//     greedy node choice on a `NodeIndex` (pass 1: free leaves only; pass 2: also leaves
+//     of lower priority), then per pod the lowest cell inside the node holding enough
+//     usable leaves.
+//  2. Lazy preemption: running lazily preemptible groups on the chosen virtual leaves are
+//     downgraded to opportunistic (undone if step 3 fails or in the Filtering phase).
+//  3. Binding: unbound virtual cells on the leaves' paths are mapped to physical cells by
+//     buddy allocation emulated on an overlay of the real free lists (no copies), with
+//     HiveD's candidate order and backtracking, then the safe relaxed split.
+//  4. Victims: groups using the chosen physical leaves; reserving groups overlapping them
+//     are cancelled (Preempting phase).
+// Opportunistic groups run step 1 on the chain's physical nodes and skip 2 and 3.
+//
+// Thread safety: not thread-safe; callers serialize.
+#ifndef HIVED_SRC_SCHEDULER_IMPL_H_
+#define HIVED_SRC_SCHEDULER_IMPL_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/inlined_vector.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "cellalloc/buddy_allocator.h"
+#include "cellalloc/cell_forest.h"
+#include "cellalloc/priority_usage.h"
+#include "hived/cluster_spec.h"
+#include "hived/schedule_result.h"
+#include "hived/status_view.h"
+#include "hived/types.h"
+#include "src/node_index.h"
+
+namespace hived {
+
+using VCellId = uint32_t;
+using GroupId = uint32_t;
+inline constexpr uint32_t kNilId = 0xffffffffu;
+
+// Abseil's string_view is not std::string_view in the Debian build.
+inline absl::string_view ToAbsl(std::string_view s) {
+  return absl::string_view(s.data(), s.size());
+}
+
+class SchedulerImpl {
+ public:
+  static absl::StatusOr<std::unique_ptr<SchedulerImpl>> Create(const ClusterSpec& spec);
+
+  absl::StatusOr<ScheduleResult> Schedule(const GroupRequest& request, Phase phase);
+  absl::StatusOr<AllocateInfo> Allocate(const GroupRequest& request, const Placement& placement);
+  absl::Status Release(std::string_view group);
+  absl::Status CancelPreemption(std::string_view group);
+  absl::Status SetNodeHealthy(std::string_view node, bool healthy);
+
+  GroupStatus GetGroup(std::string_view group) const;
+  std::vector<GroupStatus> Groups() const;
+  std::vector<PhysicalCellStatus> PhysicalCluster() const;
+  absl::StatusOr<std::vector<VirtualCellStatus>> VirtualCluster(std::string_view vc) const;
+  std::vector<VcUsage> VcUsages() const;
+  std::vector<ChainLevelCapacity> Capacity() const;
+  std::vector<NodeStatus> Nodes() const;
+  const ClusterSpec& spec() const { return spec_; }
+  absl::Status CheckInvariants() const;
+
+  // For tests: the HiveD reference node choice (a full stable sort of the view's nodes and
+  // the cursor greedy) compared with the indexed one on the current state.
+  // Returns the chosen view positions per pod (sorted needs) or an empty vector.
+  std::vector<int32_t> FindNodesForTesting(std::string_view vc, std::string_view chain,
+                                           const std::vector<int32_t>& needs, Priority q,
+                                           bool reference) const;
+
+ private:
+  struct VCell {
+    VcId vc;
+    ChainId chain;
+    CellLevel level = 0;
+    VCellId parent = kNilId;
+    VCellId first_child = kNilId;
+    int32_t num_children = 0;
+    VCellId root = kNilId;  // the preassigned (or pinned) cell containing it
+    int32_t index = 0;      // address component
+    CellId bound;           // physical cell, Nil when unbound
+    GroupId user = kNilId;  // leaves: the group holding it
+    int32_t view = -1;      // view nodes: the view and position
+    int32_t view_pos = -1;
+    VCellId view_node = kNilId;  // leaves: the view node containing it
+    int32_t bound_children = 0;
+    CellTypeId type;
+    bool pinned = false;     // inside a pinned cell
+    bool bad_bound = false;  // bound because its physical cell is bad
+    bool doomed = false;     // a root bound to a bad cell for the doomed-cell rule
+    bool is_root = false;
+    int32_t slot_pos = -1;  // roots: position in VcChainLevel::roots
+  };
+
+  // Per VC, chain and level: the VC's preassigned (non-pinned) cells.
+  struct VcChainLevel {
+    std::vector<VCellId> roots;  // config order
+    internal::IndexSet unbound;  // positions in `roots` of unbound cells
+    int32_t free = 0;            // unbound preassigned cells (vcFreeCellNum)
+    int32_t reserved = 0;        // all preassigned cells incl. pinned
+    std::vector<VCellId> doomed;
+  };
+
+  struct Vc {
+    std::string name;
+    // [chain][level]
+    std::vector<std::vector<VcChainLevel>> cl;
+    std::vector<int32_t> chain_view;  // per chain: view id or -1
+    std::vector<VCellId> roots;       // every preassigned cell, non-pinned first, config order
+    absl::flat_hash_map<std::string, VCellId> pinned;  // pinned id -> root
+    absl::flat_hash_map<std::string, int32_t> pinned_view;
+  };
+
+  struct View {
+    VcId vc;  // Nil for a physical view
+    ChainId chain;
+    bool physical = false;
+    std::vector<uint32_t> nodes;  // vcell ids or physical cell ids
+    internal::NodeIndex index;
+    int32_t total_leaves = 0;
+    // Leaves used per priority (virtual views), sorted by priority.
+    std::vector<std::pair<Priority, int32_t>> histogram;
+    bool HasUsageBelow(Priority p) const {
+      return !histogram.empty() && histogram.front().first < p;
+    }
+  };
+
+  enum class GState : uint8_t { kRunning, kPreempting, kBeingPreempted };
+
+  struct Group {
+    std::string name;
+    std::string vc_name;
+    VcId vc;
+    Priority priority = 0;  // requested
+    Priority running = 0;   // priority it runs at now
+    bool lazy = false;
+    bool alive = false;
+    GState state = GState::kRunning;
+    std::string pinned_id;
+    std::string leaf_type;
+    Placement placement;
+    ChainId chain;
+    std::vector<CellId> pleaves;         // placement order
+    std::vector<VCellId> vleaves;        // kNilId for opportunistic leaves
+    std::vector<VCellId> saved_vleaves;  // before a lazy downgrade (for its revert)
+    int32_t reserved_by_others = 0;
+    std::string preemptor;
+    std::string downgrade_reason;
+  };
+
+  // A parsed request.
+  struct Req {
+    VcId vc;
+    const GroupRequest* raw = nullptr;
+    std::vector<int32_t> needs;  // per pod, ascending
+    VCellId pinned_root = kNilId;
+    bool guaranteed = true;
+    bool has_suggested = false;
+  };
+
+  // One chain's attempt.
+  struct Attempt {
+    bool ok = false;
+    bool infeasible = false;
+    std::string reason;
+    std::vector<CellId> pleaves;
+    std::vector<VCellId> vleaves;
+  };
+
+  SchedulerImpl() = default;
+  absl::Status Build(const ClusterSpec& spec);
+  VCellId NewVirtualSubtree(VcId vc, ChainId ch, CellLevel level, VCellId parent, VCellId root,
+                            std::vector<int32_t>* level_counters);
+  void BuildViews();
+
+  // Requests.
+  absl::StatusOr<Req> ParseRequest(const GroupRequest& request) const;
+  absl::StatusOr<ScheduleResult> ScheduleNew(const Req& req, Phase phase);
+  absl::StatusOr<ScheduleResult> RecheckPreempting(GroupId g, const GroupRequest& request,
+                                                   Phase phase);
+  Attempt TryGuaranteed(const Req& req, int32_t view_id, Phase phase,
+                        std::vector<GroupId>* lazy_done);
+  Attempt TryOpportunistic(const Req& req, ChainId ch);
+  std::string Infeasibility(const Req& req, const View& view) const;
+
+  // Placement inside a view.
+  bool FindNodes(const View& view, const std::vector<int32_t>& needs, Priority q, bool pass1,
+                 std::vector<int32_t>* pod_node, std::string* reason) const;
+  std::vector<int32_t> FindNodesReference(const View& view, const std::vector<int32_t>& needs,
+                                          Priority q, bool pass1) const;
+  bool NodeEligible(const View& view, int32_t pos) const;
+  int32_t NodeFree(const View& view, int32_t pos, Priority q, bool pass1) const;
+  template <bool kPhysical>
+  void ChooseLeaves(uint32_t node_cell, int32_t need, Priority q, std::vector<uint32_t>* out);
+  void ClearTaken();
+
+  // Binding (virtual -> physical) on an overlay of the free lists.
+  bool MapPlacement(const Req& req, ChainId ch, const std::vector<VCellId>& vleaves,
+                    std::vector<CellId>* pleaves);
+  struct BindNode {
+    VCellId v;
+    absl::InlinedVector<int32_t, 4> children;  // indices into bind_nodes_
+  };
+  bool PUsable(CellId p) const;
+  bool MapCells(const std::vector<int32_t>& cells, const std::vector<CellId>& candidates, size_t i);
+  bool TryMatch(int32_t node, CellId p);
+  void Unmatch(int32_t node);
+  std::vector<CellId> SortedCandidates(const std::vector<CellId>& raw) const;
+  bool BuddyAllocRoot(ChainId ch, int32_t node);
+  bool AllocAtLevel(ChainId ch, CellLevel l, int32_t node);
+  bool SafeRelaxedAlloc(ChainId ch, int32_t node);
+  bool FreeNonEmpty(ChainId ch, CellLevel l) const;
+  std::vector<CellId> FreeCandidates(ChainId ch, CellLevel l) const;
+  void MarkTaken(CellId p);
+  void ClearOverlay();
+
+  // State changes.
+  GroupId NewGroup(const GroupRequest& request, VcId vc);
+  void DeleteGroup(GroupId g);
+  void SetVLeaf(VCellId v, Priority p, GroupId user);
+  void SetPLeaf(CellId p, Priority prio);
+  void BindLeafPath(VCellId v, CellId p);
+  void BindCell(VCellId v, CellId p);
+  void BindBadChildren(VCellId v, CellId p);
+  void UnbindCell(VCellId v);
+  void UnbindUp(VCellId v);
+  void AllocatePreassigned(VCellId root, CellId p);
+  void ReleasePreassigned(VCellId root);
+  void ReleaseVLeaf(VCellId v);  // frees the virtual leaf and unbinds what it can
+  void DowngradeGroup(GroupId g, const std::string& preemptor, const std::string& reason);
+  void RevertDowngrade(GroupId g, Priority priority);
+  void CancelInternal(GroupId g);
+  void ReleaseInternal(GroupId g);
+  void UpdateVNodeKey(VCellId node);
+  void UpdatePNodeKey(CellId node_cell);
+  void UpdateVNodeHealth(VCellId v);
+  void RebalanceDoomed(ChainId ch);
+  CellId FindBadFreeCell(ChainId ch, CellLevel l) const;
+  bool ChainHasBadOrDoomed(ChainId ch) const;
+  std::string RecoverVirtual(const Req& req, Group* group, bool* downgraded);
+  bool SafetyOk(ChainId ch) const;
+  bool CanUnbind(VCellId v) const;
+  void UnbindSubtree(VCellId v);
+  void MarkDirty(ChainId ch);
+  void FlushDoomed();
+  absl::StatusOr<AllocateInfo> AllocatePreempting(GroupId g, const Placement& placement);
+  absl::Status ResolvePlacement(const GroupRequest& request, const Placement& placement,
+                                std::vector<CellId>* pleaves, std::vector<std::string>* types,
+                                std::string* notes) const;
+
+  // Names.
+  std::string VAddress(VCellId v) const;
+  std::string NodeOfV(VCellId v) const;
+  void FillPlacement(ChainId ch, const std::vector<int32_t>& needs,
+                     const std::vector<CellId>& pleaves, const std::vector<VCellId>& vleaves,
+                     Placement* out) const;
+  CellState PState(CellId c) const;
+  CellState VState(VCellId v) const;
+  PhysicalCellStatus PStatus(CellId c) const;
+  VirtualCellStatus VStatus(VCellId v) const;
+  GroupStatus GStatus(const Group& g) const;
+  const cellalloc::PriorityUsage& Usage(const View& v) const {
+    return v.physical ? pusage_ : vusage_;
+  }
+
+  ClusterSpec spec_;
+  std::unique_ptr<cellalloc::CellForest> forest_;
+  std::unique_ptr<cellalloc::BuddyAllocator> buddy_;
+  cellalloc::PriorityUsage pusage_;
+  cellalloc::PriorityUsage vusage_;
+
+  // Physical, per cell.
+  std::vector<VCellId> p_bound_;
+  std::vector<GroupId> p_user_;
+  std::vector<GroupId> p_reserver_;
+  std::vector<uint32_t> p_nodecell_;  // the node-level cell at or above; kNilId above node
+  std::vector<int32_t> p_view_pos_;   // node-level cells: position in the chain's view
+
+  std::vector<VCell> v_;
+  std::vector<Vc> vcs_;
+  absl::flat_hash_map<std::string, VcId> vc_by_name_;
+  std::vector<std::vector<int32_t>> all_vc_free_;  // [chain][level]
+  std::vector<int32_t> doomed_count_;              // per chain
+  std::vector<ChainId> dirty_chains_;
+  std::vector<std::string> recover_types_;  // Allocate -> RecoverVirtual, per leaf
+  std::vector<View> views_;                 // physical views: id == chain
+
+  std::vector<Group> groups_;
+  std::vector<GroupId> free_group_ids_;
+  absl::flat_hash_map<std::string, GroupId> group_by_name_;
+  uint64_t epoch_ = 0;
+
+  // Last Schedule result, so Allocate can bind the scheduled virtual cells directly.
+  struct Cache {
+    std::string name;
+    uint64_t epoch = ~uint64_t{0};
+    std::vector<CellId> pleaves;
+    std::vector<VCellId> vleaves;
+  } cache_;
+
+  // Scratch, reset after each decision.
+  std::vector<int32_t> taken_total_;  // per cell id (physical) and per vcell (virtual)
+  std::vector<int32_t> taken_free_;
+  std::vector<int32_t> vtaken_total_;
+  std::vector<int32_t> vtaken_free_;
+  std::vector<uint32_t> taken_touched_;
+  std::vector<uint32_t> vtaken_touched_;
+  std::vector<uint8_t> node_suggested_;  // per NodeId
+  std::vector<int32_t> p_suggested_;     // per physical cell: suggested nodes below
+  std::vector<uint32_t> sugg_touched_;
+  std::vector<NodeId> sugg_nodes_;
+  bool sugg_active_ = false;
+  // Binding overlay.
+  std::vector<uint8_t> p_taken_;
+  std::vector<uint32_t> p_taken_touched_;
+  std::vector<CellId> vmap_;  // per vcell: tentative physical binding
+  std::vector<VCellId> vmap_touched_;
+  std::vector<int32_t> vslot_;  // per vcell: index into bind_nodes_
+  std::vector<BindNode> bind_nodes_;
+  std::vector<std::vector<CellId>> extra_;    // per level: virtually split children
+  std::vector<std::vector<CellId>> prepend_;  // per level: safe-relaxed candidates
+  std::vector<int32_t> taken_real_free_;      // per level
+  std::vector<int32_t> vcfree_delta_;         // per level
+};
+
+}  // namespace hived
+
+#endif  // HIVED_SRC_SCHEDULER_IMPL_H_

@@ -1,0 +1,1036 @@
+// Schedule: request parsing, intra-VC / physical placement, lazy preemption, binding.
+#include <algorithm>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "src/internal/check.h"
+#include "src/internal/status_macros.h"
+#include "src/scheduler_impl.h"
+
+namespace hived {
+
+using cellalloc::BuddyState;
+using cellalloc::ChainInfo;
+
+absl::StatusOr<SchedulerImpl::Req> SchedulerImpl::ParseRequest(const GroupRequest& r) const {
+  Req req;
+  req.raw = &r;
+  if (r.name.empty()) return absl::InvalidArgumentError("group name is empty");
+  auto it = vc_by_name_.find(r.vc);
+  if (it == vc_by_name_.end()) {
+    return absl::NotFoundError(absl::StrCat("VC ", r.vc, " does not exist"));
+  }
+  req.vc = it->second;
+  if (r.priority < kOpportunisticPriority || r.priority > kMaxGuaranteedPriority) {
+    return absl::InvalidArgumentError(absl::StrCat("group ", r.name, ": priority ", r.priority,
+                                                   " is outside -1..", kMaxGuaranteedPriority));
+  }
+  req.guaranteed = r.priority >= kMinGuaranteedPriority;
+  if (r.members.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat("group ", r.name, " has no members"));
+  }
+  for (const GroupMember& m : r.members) {
+    if (m.pod_number <= 0 || m.leaf_cell_number <= 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("group ", r.name, ": podNumber and leafCellNumber must be positive (got ",
+                       m.pod_number, " x ", m.leaf_cell_number, ")"));
+    }
+    if (m.pod_number > 1000000) {
+      return absl::InvalidArgumentError(absl::StrCat("group ", r.name, ": too many pods"));
+    }
+    for (int32_t k = 0; k < m.pod_number; ++k) req.needs.push_back(m.leaf_cell_number);
+  }
+  std::sort(req.needs.begin(), req.needs.end());
+  const Vc& vc = vcs_[req.vc.value()];
+  const cellalloc::CellForest& f = *forest_;
+  int32_t largest = 0;
+  auto consider_chain = [&](ChainId ch) {
+    const ChainInfo& info = f.chain_info(ch);
+    largest =
+        std::max(largest, f.type_info(info.types[static_cast<size_t>(info.node_level)]).leaf_count);
+  };
+  if (!r.pinned_cell_id.empty()) {
+    if (!req.guaranteed) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "group ", r.name, ": an opportunistic group cannot use pinned cell ", r.pinned_cell_id));
+    }
+    auto p = vc.pinned.find(r.pinned_cell_id);
+    if (p == vc.pinned.end()) {
+      return absl::NotFoundError(
+          absl::StrCat("VC ", r.vc, " does not have pinned cell ", r.pinned_cell_id));
+    }
+    req.pinned_root = p->second;
+    consider_chain(v_[p->second].chain);
+  } else if (!r.leaf_cell_type.empty()) {
+    const std::vector<ChainId>& chains = f.ChainsOfLeafType(r.leaf_cell_type);
+    if (chains.empty()) {
+      return absl::NotFoundError(
+          absl::StrCat("leaf cell type ", r.leaf_cell_type, " does not exist in the cluster"));
+    }
+    bool vc_has = false;
+    for (ChainId ch : chains) {
+      consider_chain(ch);
+      vc_has = vc_has || vc.chain_view[ch.value()] >= 0;
+    }
+    if (req.guaranteed && !vc_has) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("VC ", r.vc, " does not have leaf cell type ", r.leaf_cell_type));
+    }
+  } else {
+    bool vc_has = false;
+    for (int32_t c = 0; c < f.num_chains(); ++c) {
+      consider_chain(ChainId(static_cast<uint32_t>(c)));
+      vc_has = vc_has || vc.chain_view[static_cast<size_t>(c)] >= 0;
+    }
+    if (req.guaranteed && !vc_has) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "VC ", r.vc, " has no virtual cells outside pinned cells; set pinnedCellId"));
+    }
+  }
+  if (req.needs.back() > largest) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("group ", r.name, ": a pod needs ", req.needs.back(),
+                     " leaf cells but the largest node of the requested type has ", largest));
+  }
+  req.has_suggested = r.suggested_nodes.has_value();
+  return req;
+}
+
+absl::StatusOr<ScheduleResult> SchedulerImpl::Schedule(const GroupRequest& request, Phase phase) {
+  auto existing = group_by_name_.find(request.name);
+  if (existing != group_by_name_.end()) {
+    const Group& g = groups_[existing->second];
+    if (g.state != GState::kPreempting) {
+      return absl::AlreadyExistsError(absl::StrCat("group ", request.name, " is already running"));
+    }
+    return RecheckPreempting(existing->second, request, phase);
+  }
+  HIVED_ASSIGN_OR_RETURN(Req req, ParseRequest(request));
+  return ScheduleNew(req, phase);
+}
+
+namespace {
+// Sets and clears the per-request suggested-node marks.
+}  // namespace
+
+absl::StatusOr<ScheduleResult> SchedulerImpl::ScheduleNew(const Req& req, Phase phase) {
+  const GroupRequest& r = *req.raw;
+  const cellalloc::CellForest& f = *forest_;
+  // Suggested nodes: mark the nodes and every cell above them.
+  if (req.has_suggested) {
+    sugg_active_ = true;
+    for (const std::string& name : *r.suggested_nodes) {
+      NodeId n = f.FindNode(name);
+      if (n.IsNil() || node_suggested_[n.value()]) continue;
+      node_suggested_[n.value()] = 1;
+      sugg_nodes_.push_back(n);
+      for (CellId c : f.node_cells(n)) {
+        for (CellId x = c; !x.IsNil(); x = f.parent(x)) {
+          if (p_suggested_[x.value()]++ == 0) sugg_touched_.push_back(x.value());
+        }
+      }
+    }
+  }
+  struct Cleanup {
+    SchedulerImpl* s;
+    ~Cleanup() {
+      for (NodeId n : s->sugg_nodes_) s->node_suggested_[n.value()] = 0;
+      for (uint32_t c : s->sugg_touched_) s->p_suggested_[c] = 0;
+      s->sugg_nodes_.clear();
+      s->sugg_touched_.clear();
+      s->sugg_active_ = false;
+    }
+  } cleanup{this};
+
+  std::vector<std::string> reasons;
+  bool all_infeasible = true;
+  Attempt found;
+  ChainId found_chain;
+  std::vector<GroupId> lazy_done;
+  auto try_view = [&](int32_t view_id) {
+    Attempt a = TryGuaranteed(req, view_id, phase, &lazy_done);
+    if (a.ok) {
+      found = std::move(a);
+      found_chain = views_[static_cast<size_t>(view_id)].chain;
+      return true;
+    }
+    all_infeasible = all_infeasible && a.infeasible;
+    reasons.push_back(std::move(a.reason));
+    return false;
+  };
+  auto try_chain = [&](ChainId ch) {
+    if (req.guaranteed) {
+      int32_t view = vcs_[req.vc.value()].chain_view[ch.value()];
+      if (view < 0) return false;
+      return try_view(view);
+    }
+    Attempt a = TryOpportunistic(req, ch);
+    if (a.ok) {
+      found = std::move(a);
+      found_chain = ch;
+      return true;
+    }
+    all_infeasible = all_infeasible && a.infeasible;
+    reasons.push_back(std::move(a.reason));
+    return false;
+  };
+  bool ok = false;
+  if (req.pinned_root != kNilId) {
+    ok = try_view(vcs_[req.vc.value()].pinned_view.at(r.pinned_cell_id));
+  } else if (!r.leaf_cell_type.empty()) {
+    for (ChainId ch : f.ChainsOfLeafType(r.leaf_cell_type)) {
+      if ((ok = try_chain(ch))) break;
+    }
+  } else {
+    for (const std::string& type : f.leaf_types()) {
+      for (ChainId ch : f.ChainsOfLeafType(type)) {
+        if ((ok = try_chain(ch))) break;
+      }
+      if (ok) break;
+    }
+  }
+
+  ScheduleResult result;
+  if (!ok) {
+    result.outcome = all_infeasible && !reasons.empty() ? Outcome::kInfeasible : Outcome::kWaiting;
+    result.reason = absl::StrJoin(reasons, "; ");
+    if (result.reason.empty()) result.reason = "no chain of the requested leaf cell type";
+    return result;
+  }
+  // Victims and overlapping preemptors.
+  std::vector<GroupId> victims, overlapping;
+  for (CellId p : found.pleaves) {
+    GroupId u = p_user_[p.value()];
+    GroupId rv = p_reserver_[p.value()];
+    if (u != kNilId && std::find(victims.begin(), victims.end(), u) == victims.end()) {
+      victims.push_back(u);
+    }
+    if (rv != kNilId &&
+        std::find(overlapping.begin(), overlapping.end(), rv) == overlapping.end()) {
+      overlapping.push_back(rv);
+    }
+  }
+  FillPlacement(found_chain, req.needs, found.pleaves, found.vleaves, &result.placement);
+  if (phase == Phase::kFiltering) {
+    // Decide only: undo lazy preemptions.
+    for (auto it = lazy_done.rbegin(); it != lazy_done.rend(); ++it) {
+      RevertDowngrade(*it, groups_[*it].priority);
+    }
+    if (!overlapping.empty()) {
+      std::vector<std::string> names;
+      for (GroupId g : overlapping) names.push_back(groups_[g].name);
+      std::sort(names.begin(), names.end());
+      result.outcome = Outcome::kWaiting;
+      result.placement = Placement();
+      result.reason = absl::StrCat("the placement overlaps the reservation of preempting group(s) ",
+                                   absl::StrJoin(names, ", "),
+                                   "; schedule in the Preempting phase to cancel them");
+      return result;
+    }
+    if (!victims.empty()) {
+      result.outcome = Outcome::kPreempting;
+      for (GroupId g : victims) result.victims.push_back(groups_[g].name);
+      std::sort(result.victims.begin(), result.victims.end());
+      return result;
+    }
+    result.outcome = Outcome::kPlaced;
+    cache_.name = r.name;
+    cache_.epoch = epoch_;
+    cache_.pleaves = std::move(found.pleaves);
+    cache_.vleaves = std::move(found.vleaves);
+    return result;
+  }
+  if (!lazy_done.empty()) ++epoch_;
+  for (GroupId g : overlapping) CancelInternal(g);
+  if (!overlapping.empty()) {
+    victims.clear();
+    for (CellId p : found.pleaves) {
+      GroupId u = p_user_[p.value()];
+      if (u != kNilId && std::find(victims.begin(), victims.end(), u) == victims.end()) {
+        victims.push_back(u);
+      }
+    }
+  }
+  if (victims.empty()) {
+    result.outcome = Outcome::kPlaced;
+    cache_.name = r.name;
+    cache_.epoch = epoch_;
+    cache_.pleaves = std::move(found.pleaves);
+    cache_.vleaves = std::move(found.vleaves);
+    return result;
+  }
+  // Create the preempting group: reserve every leaf.
+  ++epoch_;
+  GroupId g = NewGroup(r, req.vc);
+  Group& grp = groups_[g];
+  grp.state = GState::kPreempting;
+  grp.running = r.priority;
+  grp.chain = found_chain;
+  grp.placement = result.placement;
+  grp.pleaves = found.pleaves;
+  grp.vleaves = found.vleaves;
+  for (size_t i = 0; i < found.pleaves.size(); ++i) {
+    CellId p = found.pleaves[i];
+    VCellId v = found.vleaves[i];
+    GroupId u = p_user_[p.value()];
+    if (u != kNilId) {
+      Group& victim = groups_[u];
+      victim.state = GState::kBeingPreempted;
+      victim.preemptor = r.name;
+      ++victim.reserved_by_others;
+    }
+    if (v != kNilId) {
+      BindLeafPath(v, p);
+      SetVLeaf(v, r.priority, g);
+    }
+    p_reserver_[p.value()] = g;
+    SetPLeaf(p, r.priority);
+  }
+  result.outcome = Outcome::kPreempting;
+  for (GroupId x : victims) result.victims.push_back(groups_[x].name);
+  std::sort(result.victims.begin(), result.victims.end());
+  return result;
+}
+
+absl::StatusOr<ScheduleResult> SchedulerImpl::RecheckPreempting(GroupId g,
+                                                                const GroupRequest& request,
+                                                                Phase phase) {
+  Group& grp = groups_[g];
+  const cellalloc::CellForest& f = *forest_;
+  bool blocked = false;
+  std::string why;
+  for (CellId p : grp.pleaves) {
+    NodeId n = f.node(p);
+    if (!buddy_->IsNodeHealthy(n)) {
+      blocked = true;
+      why = absl::StrCat("node ", f.node_name(n), " is bad");
+      break;
+    }
+    if (request.suggested_nodes.has_value() &&
+        std::find(request.suggested_nodes->begin(), request.suggested_nodes->end(),
+                  f.node_name(n)) == request.suggested_nodes->end()) {
+      blocked = true;
+      why = absl::StrCat("node ", f.node_name(n), " is not suggested");
+      break;
+    }
+  }
+  if (blocked && phase == Phase::kPreempting) {
+    ++epoch_;
+    CancelInternal(g);
+    HIVED_ASSIGN_OR_RETURN(Req req, ParseRequest(request));
+    return ScheduleNew(req, phase);
+  }
+  ScheduleResult result;
+  result.placement = grp.placement;
+  for (CellId p : grp.pleaves) {
+    GroupId u = p_user_[p.value()];
+    if (u != kNilId && u != g) {
+      const std::string& name = groups_[u].name;
+      if (std::find(result.victims.begin(), result.victims.end(), name) == result.victims.end()) {
+        result.victims.push_back(name);
+      }
+    }
+  }
+  std::sort(result.victims.begin(), result.victims.end());
+  if (blocked) {
+    result.outcome = Outcome::kWaiting;
+    result.reason =
+        absl::StrCat("the reservation of preempting group ", grp.name, " is blocked: ", why,
+                     "; schedule in the Preempting phase to re-place it");
+    return result;
+  }
+  result.outcome = result.victims.empty() ? Outcome::kPlaced : Outcome::kPreempting;
+  return result;
+}
+
+std::string SchedulerImpl::Infeasibility(const Req& req, const View& view) const {
+  const cellalloc::CellForest& f = *forest_;
+  const ChainInfo& info = f.chain_info(view.chain);
+  std::string where =
+      view.physical ? absl::StrCat("chain ", info.name)
+                    : absl::StrCat("VC ", vcs_[view.vc.value()].name, ", chain ", info.name,
+                                   req.pinned_root != kNilId
+                                       ? absl::StrCat(", pinned cell ", req.raw->pinned_cell_id)
+                                       : std::string());
+  int32_t largest = 0;
+  for (int32_t i = 0; i < view.index.num_nodes(); ++i)
+    largest = std::max(largest, view.index.total(i));
+  if (req.needs.back() > largest) {
+    return absl::StrCat(where, ": a pod needs ", req.needs.back(),
+                        " leaf cells on one node but the largest node ",
+                        view.physical ? "" : "the VC has ", "has ", largest);
+  }
+  int64_t total = 0;
+  for (int32_t n : req.needs) total += n;
+  if (total > view.total_leaves) {
+    return absl::StrCat(where, ": the group needs ", total, " leaf cells but ",
+                        view.physical ? "the chain has " : "the VC reserves ", view.total_leaves);
+  }
+  return std::string();
+}
+
+SchedulerImpl::Attempt SchedulerImpl::TryGuaranteed(const Req& req, int32_t view_id, Phase phase,
+                                                    std::vector<GroupId>* lazy_done) {
+  (void)phase;
+  Attempt a;
+  const View& view = views_[static_cast<size_t>(view_id)];
+  std::string inf = Infeasibility(req, view);
+  if (!inf.empty()) {
+    a.infeasible = true;
+    a.reason = std::move(inf);
+    return a;
+  }
+  const Priority p = req.raw->priority;
+  std::vector<int32_t> pod_node;
+  Priority q = kOpportunisticPriority;
+  bool ok = FindNodes(view, req.needs, q, /*pass1=*/true, &pod_node, &a.reason);
+  if (!ok && view.HasUsageBelow(p)) {
+    std::string reason2;
+    ok = FindNodes(view, req.needs, p, /*pass1=*/false, &pod_node, &reason2);
+    q = p;
+    if (!ok && reason2.find("insufficient") == std::string::npos) a.reason = std::move(reason2);
+  }
+  if (!ok) return a;
+  std::vector<uint32_t> leaves;
+  leaves.reserve(64);
+  for (size_t k = 0; k < req.needs.size(); ++k) {
+    ChooseLeaves<false>(view.nodes[static_cast<size_t>(pod_node[k])], req.needs[k], q, &leaves);
+  }
+  ClearTaken();
+  // Lazy preemption: downgrade lazily preemptible running groups on the chosen leaves.
+  size_t lazy_mark = lazy_done->size();
+  if (req.pinned_root == kNilId && q != kOpportunisticPriority) {
+    for (uint32_t v : leaves) {
+      CellId pc = v_[v].bound;
+      if (pc.IsNil()) continue;
+      GroupId u = p_user_[pc.value()];
+      if (u == kNilId) continue;
+      Group& victim = groups_[u];
+      if (!victim.lazy || victim.running < kMinGuaranteedPriority ||
+          victim.state != GState::kRunning) {
+        continue;
+      }
+      DowngradeGroup(u, req.raw->name, absl::StrCat("lazily preempted by group ", req.raw->name));
+      lazy_done->push_back(u);
+    }
+  }
+  std::vector<CellId> pleaves;
+  if (!MapPlacement(req, view.chain, leaves, &pleaves)) {
+    for (size_t i = lazy_done->size(); i > lazy_mark; --i) {
+      GroupId u = (*lazy_done)[i - 1];
+      RevertDowngrade(u, groups_[u].priority);
+    }
+    lazy_done->resize(lazy_mark);
+    a.reason = absl::StrCat(
+        "VC ", vcs_[req.vc.value()].name, ", chain ", forest_->chain_info(view.chain).name,
+        ": mapping the virtual placement to physical cells would need at least one ",
+        sugg_active_ ? "bad or non-suggested" : "bad", " node");
+    return a;
+  }
+  a.ok = true;
+  a.vleaves.assign(leaves.begin(), leaves.end());
+  a.pleaves = std::move(pleaves);
+  return a;
+}
+
+SchedulerImpl::Attempt SchedulerImpl::TryOpportunistic(const Req& req, ChainId ch) {
+  Attempt a;
+  const View& view = views_[ch.value()];
+  std::string inf = Infeasibility(req, view);
+  if (!inf.empty()) {
+    a.infeasible = true;
+    a.reason = std::move(inf);
+    return a;
+  }
+  std::vector<int32_t> pod_node;
+  if (!FindNodes(view, req.needs, kOpportunisticPriority, /*pass1=*/true, &pod_node, &a.reason)) {
+    return a;
+  }
+  std::vector<uint32_t> leaves;
+  for (size_t k = 0; k < req.needs.size(); ++k) {
+    ChooseLeaves<true>(view.nodes[static_cast<size_t>(pod_node[k])], req.needs[k],
+                       kOpportunisticPriority, &leaves);
+  }
+  ClearTaken();
+  a.ok = true;
+  a.pleaves.reserve(leaves.size());
+  for (uint32_t x : leaves) a.pleaves.push_back(CellId(x));
+  a.vleaves.assign(leaves.size(), kNilId);
+  return a;
+}
+
+// ---------------------------------------------------------------------------------------
+// Node choice.
+
+bool SchedulerImpl::NodeEligible(const View& view, int32_t pos) const {
+  if (!sugg_active_) return true;
+  uint32_t cell = view.nodes[static_cast<size_t>(pos)];
+  CellId pc = view.physical ? CellId(cell) : v_[cell].bound;
+  if (pc.IsNil()) return true;  // an unbound virtual node counts as suggested
+  return node_suggested_[forest_->node(pc).value()] != 0;
+}
+
+int32_t SchedulerImpl::NodeFree(const View& view, int32_t pos, Priority q, bool pass1) const {
+  const internal::NodeIndex& ix = view.index;
+  if (pass1) return ix.total(pos) - ix.key1(pos) - ix.key2(pos);
+  return Usage(view).FreeLeavesFor(CellId(view.nodes[static_cast<size_t>(pos)]), q);
+}
+
+bool SchedulerImpl::FindNodes(const View& view, const std::vector<int32_t>& needs, Priority q,
+                              bool pass1, std::vector<int32_t>* pod_node,
+                              std::string* reason) const {
+  const internal::NodeIndex& ix = view.index;
+  pod_node->assign(needs.size(), -1);
+  int32_t cur = -1, cur_bucket = 0, picked = 0;
+  const int32_t nb = ix.num_buckets();
+  for (size_t k = 0; k < needs.size(); ++k) {
+    const int32_t need = needs[k];
+    if (cur >= 0 && NodeFree(view, cur, q, pass1) - picked >= need) {
+      (*pod_node)[k] = cur;
+      picked += need;
+      continue;
+    }
+    int32_t found = -1;
+    int32_t b = cur >= 0 ? cur_bucket : 0;
+    int32_t from = cur >= 0 ? cur + 1 : 0;
+    for (; b < nb; ++b, from = 0) {
+      if (ix.bucket_count(b) == 0) continue;
+      const bool exact = pass1 && ix.uniform();
+      if (exact && ix.max_total() - ix.bucket_key1(b) - ix.bucket_key2(b) < need) continue;
+      for (int32_t n = ix.NextInBucket(b, from); n >= 0; n = ix.NextInBucket(b, n + 1)) {
+        if (!exact && NodeFree(view, n, q, pass1) < need) continue;
+        if (!NodeEligible(view, n)) continue;
+        found = n;
+        break;
+      }
+      if (found >= 0) break;
+    }
+    if (found < 0) {
+      // Explain: the first node HiveD's order would reach that fits but may not be used.
+      const cellalloc::CellForest& f = *forest_;
+      auto describe = [&](int32_t n) {
+        uint32_t cell = view.nodes[static_cast<size_t>(n)];
+        if (view.physical) return f.node_name(f.node(CellId(cell)));
+        CellId pc = v_[cell].bound;
+        return pc.IsNil()
+                   ? VAddress(cell)
+                   : absl::StrCat(f.node_name(f.node(pc)), " (virtual cell ", VAddress(cell), ")");
+      };
+      std::string where = view.physical
+                              ? absl::StrCat(" when scheduling in physical cluster, chain ",
+                                             f.chain_info(view.chain).name)
+                              : absl::StrCat(" when scheduling in VC ", vcs_[view.vc.value()].name,
+                                             ", chain ", f.chain_info(view.chain).name);
+      if (sugg_active_) {
+        for (int32_t bb = 0; bb < nb; ++bb) {
+          for (int32_t n = ix.NextInBucket(bb, 0); n >= 0; n = ix.NextInBucket(bb, n + 1)) {
+            if (!NodeEligible(view, n) && NodeFree(view, n, q, pass1) >= need) {
+              *reason =
+                  absl::StrCat("have to use at least one non-suggested node ", describe(n), where);
+              return false;
+            }
+          }
+        }
+      }
+      std::vector<int32_t> bad = ix.unhealthy_nodes();
+      std::sort(bad.begin(), bad.end(), [&](int32_t x, int32_t y) {
+        bool ex = NodeEligible(view, x), ey = NodeEligible(view, y);
+        if (ex != ey) return ex;
+        if (ix.key1(x) != ix.key1(y)) return ix.key1(x) > ix.key1(y);
+        if (ix.key2(x) != ix.key2(y)) return ix.key2(x) < ix.key2(y);
+        return x < y;
+      });
+      for (int32_t n : bad) {
+        if (NodeFree(view, n, q, pass1) >= need) {
+          *reason = absl::StrCat("have to use at least one bad node ", describe(n), where);
+          return false;
+        }
+      }
+      // Insufficient capacity: name the level that lacks cells.
+      const ChainInfo& info = f.chain_info(view.chain);
+      CellLevel level = 1;
+      while (level < info.node_level &&
+             f.type_info(info.types[static_cast<size_t>(level)]).leaf_count < need) {
+        ++level;
+      }
+      int64_t used = 0;
+      for (const auto& entry : view.histogram) used += entry.second;
+      *reason = absl::StrCat(
+          "insufficient capacity", where, ": pod ", k + 1, " of ", needs.size(), " needs ", need,
+          " free leaf cells in one ",
+          f.type_info(info.types[static_cast<size_t>(info.node_level)]).name, " (level ",
+          info.node_level, "; ideally one ",
+          f.type_info(info.types[static_cast<size_t>(level)]).name, ", level ", level, ")",
+          q == kOpportunisticPriority ? ""
+                                      : absl::StrCat(" counting leaves used below priority ", q),
+          "; ", view.physical ? "the chain" : "the VC", " has ", view.total_leaves - used, " of ",
+          view.total_leaves, " leaf cells free");
+      return false;
+    }
+    cur = found;
+    cur_bucket = b;
+    picked = need;
+    (*pod_node)[k] = cur;
+  }
+  return true;
+}
+
+std::vector<int32_t> SchedulerImpl::FindNodesReference(const View& view,
+                                                       const std::vector<int32_t>& needs,
+                                                       Priority q, bool pass1) const {
+  // HiveD's algorithm verbatim: stable-sort every node, then the cursor greedy.
+  const internal::NodeIndex& ix = view.index;
+  std::vector<int32_t> order(static_cast<size_t>(ix.num_nodes()));
+  for (size_t i = 0; i < order.size(); ++i) order[i] = static_cast<int32_t>(i);
+  std::stable_sort(order.begin(), order.end(), [&](int32_t x, int32_t y) {
+    bool hx = ix.healthy(x), hy = ix.healthy(y);
+    if (hx != hy) return hx;
+    bool sx = NodeEligible(view, x), sy = NodeEligible(view, y);
+    if (sx != sy) return sx;
+    if (ix.key1(x) != ix.key1(y)) return ix.key1(x) > ix.key1(y);
+    return ix.key2(x) < ix.key2(y);
+  });
+  std::vector<int32_t> out(needs.size(), -1);
+  size_t cursor = 0;
+  int32_t picked = 0;
+  for (size_t k = 0; k < needs.size(); ++k) {
+    while (true) {
+      if (cursor >= order.size()) return {};
+      int32_t n = order[cursor];
+      if (NodeFree(view, n, q, pass1) - picked >= needs[k]) {
+        if (!ix.healthy(n) || !NodeEligible(view, n)) return {};
+        out[k] = n;
+        picked += needs[k];
+        break;
+      }
+      ++cursor;
+      picked = 0;
+    }
+  }
+  return out;
+}
+
+std::vector<int32_t> SchedulerImpl::FindNodesForTesting(std::string_view vc, std::string_view chain,
+                                                        const std::vector<int32_t>& needs,
+                                                        Priority q, bool reference) const {
+  ChainId ch = forest_->FindChain(chain);
+  if (ch.IsNil()) return {};
+  const View* view = nullptr;
+  if (vc.empty()) {
+    view = &views_[ch.value()];
+  } else {
+    auto it = vc_by_name_.find(ToAbsl(vc));
+    if (it == vc_by_name_.end()) return {};
+    int32_t id = vcs_[it->second.value()].chain_view[ch.value()];
+    if (id < 0) return {};
+    view = &views_[static_cast<size_t>(id)];
+  }
+  bool pass1 = q == kOpportunisticPriority;
+  if (reference) return FindNodesReference(*view, needs, q, pass1);
+  std::vector<int32_t> out;
+  std::string reason;
+  if (!FindNodes(*view, needs, q, pass1, &out, &reason)) return {};
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------
+// Leaf choice inside a node.
+
+template <bool kPhysical>
+void SchedulerImpl::ChooseLeaves(uint32_t node_cell, int32_t need, Priority q,
+                                 std::vector<uint32_t>* out) {
+  const cellalloc::CellForest& f = *forest_;
+  const cellalloc::PriorityUsage& u = kPhysical ? pusage_ : vusage_;
+  std::vector<int32_t>& taken_total = kPhysical ? taken_total_ : vtaken_total_;
+  std::vector<int32_t>& taken_free = kPhysical ? taken_free_ : vtaken_free_;
+  std::vector<uint32_t>& touched = kPhysical ? taken_touched_ : vtaken_touched_;
+  auto level = [&](uint32_t c) -> CellLevel {
+    if constexpr (kPhysical) return f.level(CellId(c));
+    return v_[c].level;
+  };
+  auto nchildren = [&](uint32_t c) -> int32_t {
+    if constexpr (kPhysical) return f.num_children(CellId(c));
+    return v_[c].num_children;
+  };
+  auto child = [&](uint32_t c, int32_t k) -> uint32_t {
+    if constexpr (kPhysical) return f.child(CellId(c), k).value();
+    return v_[c].first_child + static_cast<uint32_t>(k);
+  };
+  auto parent = [&](uint32_t c) -> uint32_t {
+    if constexpr (kPhysical) return f.parent(CellId(c)).value();
+    return v_[c].parent;
+  };
+  auto usable = [&](uint32_t c) { return u.FreeLeavesFor(CellId(c), q) - taken_total[c]; };
+  auto free_count = [&](uint32_t c) {
+    return u.leaf_count(CellId(c)) - u.UsedTotal(CellId(c)) - taken_free[c];
+  };
+  // The lowest cell with enough usable leaves; ties: more free (not preempting) leaves up to
+  // `need`, then depth-first child order.
+  uint32_t best = node_cell;
+  CellLevel best_level = level(node_cell);
+  int32_t best_free = std::min(free_count(node_cell), need);
+  absl::InlinedVector<uint32_t, 32> stack = {node_cell};
+  while (!stack.empty()) {
+    uint32_t c = stack.back();
+    stack.pop_back();
+    CellLevel l = level(c);
+    int32_t fr = std::min(free_count(c), need);
+    if (l < best_level || (l == best_level && fr > best_free)) {
+      best = c;
+      best_level = l;
+      best_free = fr;
+    }
+    for (int32_t k = nchildren(c) - 1; k >= 0; --k) {
+      uint32_t ch = child(c, k);
+      if (usable(ch) >= need) stack.push_back(ch);
+    }
+  }
+  // Take leaves in `best`: free ones first, then preemptible ones, depth-first.
+  int32_t got = 0;
+  auto take = [&](uint32_t leaf, bool is_free) {
+    out->push_back(leaf);
+    ++got;
+    for (uint32_t x = leaf;; x = parent(x)) {
+      if (taken_total[x]++ == 0 && taken_free[x] == 0) touched.push_back(x);
+      if (is_free) ++taken_free[x];
+      if (x == node_cell) break;
+    }
+  };
+  for (int pass = 0; pass < 2 && got < need; ++pass) {
+    stack.clear();
+    stack.push_back(best);
+    while (!stack.empty() && got < need) {
+      uint32_t c = stack.back();
+      stack.pop_back();
+      if (level(c) == 1) {
+        if (taken_total[c] > 0) continue;
+        Priority pr = u.LeafPriority(CellId(c));
+        bool is_free = pr == kFreePriority;
+        if (pass == 0 ? is_free : (!is_free && pr < q)) take(c, is_free);
+        continue;
+      }
+      for (int32_t k = nchildren(c) - 1; k >= 0; --k) {
+        uint32_t ch = child(c, k);
+        if (pass == 0 ? free_count(ch) > 0 : usable(ch) > 0) stack.push_back(ch);
+      }
+    }
+  }
+  HIVED_CHECK(got == need) << "leaf choice found " << got << " of " << need;
+}
+
+template void SchedulerImpl::ChooseLeaves<true>(uint32_t, int32_t, Priority,
+                                                std::vector<uint32_t>*);
+template void SchedulerImpl::ChooseLeaves<false>(uint32_t, int32_t, Priority,
+                                                 std::vector<uint32_t>*);
+
+void SchedulerImpl::ClearTaken() {
+  for (uint32_t c : taken_touched_) taken_total_[c] = taken_free_[c] = 0;
+  for (uint32_t c : vtaken_touched_) vtaken_total_[c] = vtaken_free_[c] = 0;
+  taken_touched_.clear();
+  vtaken_touched_.clear();
+}
+
+// ---------------------------------------------------------------------------------------
+// Binding on an overlay of the free lists.
+
+void SchedulerImpl::MarkTaken(CellId p) {
+  if (p_taken_[p.value()]) return;
+  p_taken_[p.value()] = 1;
+  p_taken_touched_.push_back(p.value());
+  if (buddy_->state(p) == BuddyState::kFree)
+    ++taken_real_free_[static_cast<size_t>(forest_->level(p))];
+}
+
+namespace {}  // namespace
+
+bool SchedulerImpl::PUsable(CellId p) const {
+  if (p_bound_[p.value()] != kNilId || p_taken_[p.value()]) return false;
+  NodeId n = forest_->node(p);
+  if (!n.IsNil() && !buddy_->IsHealthy(p)) return false;
+  if (sugg_active_) {
+    if (!n.IsNil()) return node_suggested_[n.value()] != 0;
+    return p_suggested_[p.value()] > 0;
+  }
+  return true;
+}
+
+std::vector<CellId> SchedulerImpl::SortedCandidates(const std::vector<CellId>& raw) const {
+  std::vector<CellId> out;
+  out.reserve(raw.size());
+  for (CellId c : raw) {
+    if (PUsable(c)) out.push_back(c);
+  }
+  std::stable_sort(out.begin(), out.end(),
+                   [&](CellId a, CellId b) { return pusage_.UsedTotal(a) < pusage_.UsedTotal(b); });
+  return out;
+}
+
+bool SchedulerImpl::TryMatch(int32_t node, CellId p) {
+  const BindNode& bn = bind_nodes_[static_cast<size_t>(node)];
+  bool was = p_taken_[p.value()] != 0;
+  (void)was;
+  MarkTaken(p);
+  vmap_[bn.v] = p;
+  if (!bn.children.empty()) {
+    std::vector<CellId> raw;
+    const cellalloc::CellForest& f = *forest_;
+    for (int32_t k = 0; k < f.num_children(p); ++k) raw.push_back(f.child(p, k));
+    std::vector<CellId> cands = SortedCandidates(raw);
+    std::vector<int32_t> kids(bn.children.begin(), bn.children.end());
+    if (cands.size() < kids.size() || !MapCells(kids, cands, 0)) {
+      vmap_[bn.v] = CellId::Nil();
+      p_taken_[p.value()] = 0;
+      if (buddy_->state(p) == BuddyState::kFree)
+        --taken_real_free_[static_cast<size_t>(forest_->level(p))];
+      return false;
+    }
+  }
+  return true;
+}
+
+void SchedulerImpl::Unmatch(int32_t node) {
+  const BindNode& bn = bind_nodes_[static_cast<size_t>(node)];
+  for (int32_t c : bn.children) Unmatch(c);
+  CellId p = vmap_[bn.v];
+  if (p.IsNil()) return;
+  vmap_[bn.v] = CellId::Nil();
+  p_taken_[p.value()] = 0;
+  if (buddy_->state(p) == BuddyState::kFree)
+    --taken_real_free_[static_cast<size_t>(forest_->level(p))];
+}
+
+bool SchedulerImpl::MapCells(const std::vector<int32_t>& cells,
+                             const std::vector<CellId>& candidates, size_t i) {
+  if (i == cells.size()) return true;
+  for (CellId c : candidates) {
+    if (p_taken_[c.value()]) continue;
+    if (TryMatch(cells[i], c)) {
+      if (MapCells(cells, candidates, i + 1)) return true;
+      Unmatch(cells[i]);
+    }
+  }
+  return false;
+}
+
+bool SchedulerImpl::FreeNonEmpty(ChainId ch, CellLevel l) const {
+  size_t li = static_cast<size_t>(l);
+  for (CellId c : prepend_[li]) {
+    if (!p_taken_[c.value()]) return true;
+  }
+  for (CellId c = buddy_->FirstFree(ch, l); !c.IsNil(); c = buddy_->NextFree(c)) {
+    if (!p_taken_[c.value()]) return true;
+  }
+  for (CellId c : extra_[li]) {
+    if (!p_taken_[c.value()]) return true;
+  }
+  return false;
+}
+
+std::vector<CellId> SchedulerImpl::FreeCandidates(ChainId ch, CellLevel l) const {
+  std::vector<CellId> out;
+  size_t li = static_cast<size_t>(l);
+  for (CellId c : prepend_[li]) {
+    if (!p_taken_[c.value()]) out.push_back(c);
+  }
+  for (CellId c = buddy_->FirstFree(ch, l); !c.IsNil(); c = buddy_->NextFree(c)) {
+    if (!p_taken_[c.value()]) out.push_back(c);
+  }
+  for (CellId c : extra_[li]) {
+    if (!p_taken_[c.value()]) out.push_back(c);
+  }
+  return out;
+}
+
+bool SchedulerImpl::AllocAtLevel(ChainId ch, CellLevel l, int32_t node) {
+  const CellLevel target = v_[bind_nodes_[static_cast<size_t>(node)].v].level;
+  const cellalloc::CellForest& f = *forest_;
+  size_t li = static_cast<size_t>(l);
+  if (l == target) {
+    // Candidates in free-list order; HiveD stable-sorts the usable ones by opportunistic
+    // leaves, so the first usable one without any is tried first: stream until then.
+    std::vector<CellId> deferred;
+    auto consider = [&](CellId c) {
+      if (p_taken_[c.value()] || !PUsable(c)) return false;
+      if (pusage_.UsedTotal(c) == 0) return TryMatch(node, c);
+      deferred.push_back(c);
+      return false;
+    };
+    for (size_t i = 0; i < prepend_[li].size(); ++i) {
+      if (consider(prepend_[li][i])) return true;
+    }
+    for (CellId c = buddy_->FirstFree(ch, l); !c.IsNil(); c = buddy_->NextFree(c)) {
+      if (consider(c)) return true;
+    }
+    for (size_t i = 0; i < extra_[li].size(); ++i) {
+      if (consider(extra_[li][i])) return true;
+    }
+    std::stable_sort(deferred.begin(), deferred.end(), [&](CellId a, CellId b) {
+      return pusage_.UsedTotal(a) < pusage_.UsedTotal(b);
+    });
+    for (CellId c : deferred) {
+      if (TryMatch(node, c)) return true;
+    }
+    return false;
+  }
+  std::vector<CellId> cands = FreeCandidates(ch, l);
+  for (CellId x : cands) {
+    if (!PUsable(x)) continue;
+    MarkTaken(x);
+    std::vector<CellId>& lower = extra_[li - 1];
+    size_t mark = lower.size();
+    for (int32_t k = 0; k < f.num_children(x); ++k) lower.push_back(f.child(x, k));
+    if (AllocAtLevel(ch, l - 1, node)) return true;
+    lower.resize(mark);
+    p_taken_[x.value()] = 0;
+    if (buddy_->state(x) == BuddyState::kFree) --taken_real_free_[li];
+  }
+  return false;
+}
+
+bool SchedulerImpl::BuddyAllocRoot(ChainId ch, int32_t node) {
+  const CellLevel target = v_[bind_nodes_[static_cast<size_t>(node)].v].level;
+  const CellLevel top = forest_->chain_info(ch).top_level;
+  for (CellLevel l = target; l <= top; ++l) {
+    if (FreeNonEmpty(ch, l)) return AllocAtLevel(ch, l, node);
+  }
+  return false;
+}
+
+bool SchedulerImpl::SafeRelaxedAlloc(ChainId ch, int32_t node) {
+  const cellalloc::CellForest& f = *forest_;
+  const ChainInfo& info = f.chain_info(ch);
+  const CellLevel target = v_[bind_nodes_[static_cast<size_t>(node)].v].level;
+  const CellLevel top = info.top_level;
+  std::vector<int64_t> splittable(static_cast<size_t>(top) + 2, 0);
+  std::vector<int32_t> freecnt(static_cast<size_t>(top) + 2, 0);
+  for (CellLevel i = top; i > target; --i) {
+    size_t ii = static_cast<size_t>(i);
+    freecnt[ii] = static_cast<int32_t>(FreeCandidates(ch, i).size());
+    int64_t allvc = all_vc_free_[ch.value()][ii] - vcfree_delta_[ii];
+    int64_t up = i < top ? splittable[ii + 1] * info.child_count[ii + 1] : 0;
+    splittable[ii] = freecnt[ii] - allvc + up;
+    if (splittable[ii] < 0) return false;
+  }
+  size_t ti = static_cast<size_t>(target);
+  for (CellLevel i = target + 1; i <= top; ++i) {
+    size_t ii = static_cast<size_t>(i);
+    int64_t k = std::min<int64_t>(freecnt[ii], splittable[ii]);
+    if (k <= 0) continue;
+    std::vector<CellId> cands = FreeCandidates(ch, i);
+    std::vector<CellId> batch;
+    for (int64_t j = 0; j < k && j < static_cast<int64_t>(cands.size()); ++j) {
+      CellId x = cands[static_cast<size_t>(j)];
+      MarkTaken(x);
+      // Descendants at the target level, depth-first.
+      std::vector<CellId> stack = {x};
+      while (!stack.empty()) {
+        CellId y = stack.back();
+        stack.pop_back();
+        if (f.level(y) == target) {
+          batch.push_back(y);
+          continue;
+        }
+        for (int32_t c = f.num_children(y) - 1; c >= 0; --c) stack.push_back(f.child(y, c));
+      }
+    }
+    batch.insert(batch.end(), prepend_[ti].begin(), prepend_[ti].end());
+    prepend_[ti] = std::move(batch);
+    if (AllocAtLevel(ch, target, node)) return true;
+  }
+  return false;
+}
+
+void SchedulerImpl::ClearOverlay() {
+  for (uint32_t c : p_taken_touched_) p_taken_[c] = 0;
+  p_taken_touched_.clear();
+  for (auto& e : extra_) e.clear();
+  for (auto& e : prepend_) e.clear();
+  std::fill(taken_real_free_.begin(), taken_real_free_.end(), 0);
+  std::fill(vcfree_delta_.begin(), vcfree_delta_.end(), 0);
+  for (VCellId v : vmap_touched_) {
+    vmap_[v] = CellId::Nil();
+    vslot_[v] = -1;
+  }
+  vmap_touched_.clear();
+  bind_nodes_.clear();
+}
+
+bool SchedulerImpl::MapPlacement(const Req& req, ChainId ch, const std::vector<VCellId>& vleaves,
+                                 std::vector<CellId>* pleaves) {
+  (void)req;
+  std::vector<int32_t> pre_roots;
+  std::vector<std::pair<VCellId, std::vector<int32_t>>> under_bound;
+  for (VCellId leaf : vleaves) {
+    if (!v_[leaf].bound.IsNil()) continue;
+    int32_t child_slot = -1;
+    VCellId x = leaf;
+    while (true) {
+      if (vslot_[x] >= 0) {
+        if (child_slot >= 0)
+          bind_nodes_[static_cast<size_t>(vslot_[x])].children.push_back(child_slot);
+        break;
+      }
+      int32_t slot = static_cast<int32_t>(bind_nodes_.size());
+      bind_nodes_.push_back(BindNode{x, {}});
+      vslot_[x] = slot;
+      vmap_touched_.push_back(x);
+      if (child_slot >= 0) bind_nodes_[static_cast<size_t>(slot)].children.push_back(child_slot);
+      child_slot = slot;
+      if (v_[x].is_root) {
+        pre_roots.push_back(slot);
+        break;
+      }
+      VCellId parent = v_[x].parent;
+      if (!v_[parent].bound.IsNil()) {
+        auto it = std::find_if(under_bound.begin(), under_bound.end(),
+                               [&](const auto& e) { return e.first == parent; });
+        if (it == under_bound.end()) {
+          under_bound.emplace_back(parent, std::vector<int32_t>{slot});
+        } else {
+          it->second.push_back(slot);
+        }
+        break;
+      }
+      x = parent;
+    }
+  }
+  bool ok = true;
+  for (int32_t slot : pre_roots) {
+    CellLevel l = v_[bind_nodes_[static_cast<size_t>(slot)].v].level;
+    if (!BuddyAllocRoot(ch, slot) && !SafeRelaxedAlloc(ch, slot)) {
+      ok = false;
+      break;
+    }
+    ++vcfree_delta_[static_cast<size_t>(l)];
+  }
+  if (ok) {
+    const cellalloc::CellForest& f = *forest_;
+    for (auto& [parent, slots] : under_bound) {
+      CellId pp = v_[parent].bound;
+      std::vector<CellId> raw;
+      for (int32_t k = 0; k < f.num_children(pp); ++k) raw.push_back(f.child(pp, k));
+      std::vector<CellId> cands = SortedCandidates(raw);
+      if (cands.size() < slots.size() || !MapCells(slots, cands, 0)) {
+        ok = false;
+        break;
+      }
+    }
+  }
+  if (ok) {
+    pleaves->clear();
+    pleaves->reserve(vleaves.size());
+    for (VCellId leaf : vleaves) {
+      CellId p = v_[leaf].bound;
+      if (p.IsNil()) p = vmap_[leaf];
+      HIVED_CHECK(!p.IsNil()) << "unmapped virtual leaf " << VAddress(leaf);
+      pleaves->push_back(p);
+    }
+  }
+  ClearOverlay();
+  return ok;
+}
+
+}  // namespace hived
