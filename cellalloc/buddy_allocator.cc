@@ -23,25 +23,25 @@ BuddyAllocator::BuddyAllocator(const CellForest* forest) : forest_(forest) {
   node_bad_.assign(static_cast<size_t>(forest_->num_nodes()), 0);
 
   size_t slots = 0;
-  size_t spans = 0;
   for (int32_t i = 0; i < forest_->num_chains(); ++i) {
     const ChainInfo& info = forest_->chain_info(ChainId(static_cast<uint32_t>(i)));
     const size_t width = static_cast<size_t>(info.top_level) + 1;
     level_base_.push_back(slots);
     top_level_.push_back(info.top_level);
-    span_base_.push_back(spans);
-    slots += width;
-    spans += width * width;
-    span_.resize(spans, 0);
-    // span[from][l] = product of the fan-outs of levels l+1..from.
-    for (CellLevel from = 1; from <= info.top_level; ++from) {
+    for (CellLevel from = 0; from <= info.top_level; ++from) {
+      // span[from][l] = product of the fan-outs of levels l+1..from.
+      span_row_.push_back(span_.size());
+      slot_level_.push_back(from);
+      fanout_.push_back(static_cast<uint32_t>(info.child_count[static_cast<size_t>(from)]));
+      const size_t row = span_.size();
+      span_.resize(row + width, 0);
       int32_t count = 1;
       for (CellLevel l = from; l >= 1; --l) {
-        span_[span_base_.back() + static_cast<size_t>(from) * width + static_cast<size_t>(l)] =
-            count;
+        span_[row + static_cast<size_t>(l)] = count;
         count *= info.child_count[static_cast<size_t>(l)];
       }
     }
+    slots += width;
   }
   head_.assign(slots, kNil);
   tail_.assign(slots, kNil);
@@ -49,117 +49,125 @@ BuddyAllocator::BuddyAllocator(const CellForest* forest) : forest_(forest) {
   obtainable_.assign(slots, 0);
   bad_free_.assign(slots, 0);
   for (int32_t i = 0; i < forest_->num_chains(); ++i) {
-    const ChainInfo& info = forest_->chain_info(ChainId(static_cast<uint32_t>(i)));
+    const ChainId ch(static_cast<uint32_t>(i));
+    const ChainInfo& info = forest_->chain_info(ch);
+    const size_t slot = Slot(ch, info.top_level);
     for (CellId top : info.top_cells) {
-      PushFree(top.value());
-      AddSubtree(top.value(), +1);
+      PushFree(top.value(), slot, kNil);
+      AddSubtree(top.value(), slot, +1);
     }
   }
 }
 
-void BuddyAllocator::PushFree(uint32_t c) {
-  const CellId id(c);
-  const size_t slot = Slot(forest_->chain(id), forest_->level(id));
+void BuddyAllocator::PushFree(uint32_t c, size_t slot, uint32_t parent) {
   state_[c] = BuddyState::kFree;
-  prev_[c] = tail_[slot];
+  const uint32_t tail = tail_[slot];
+  prev_[c] = tail;
   next_[c] = kNil;
-  if (tail_[slot] == kNil) {
+  if (tail == kNil) {
     head_[slot] = c;
   } else {
-    next_[tail_[slot]] = c;
+    next_[tail] = c;
   }
   tail_[slot] = c;
   ++free_count_[slot];
-  const uint32_t p = forest_->parent(id).value();
-  if (p != kNil) ++free_children_[p];
+  if (parent != kNil) ++free_children_[parent];
 }
 
-void BuddyAllocator::RemoveFree(uint32_t c) {
-  const CellId id(c);
-  const size_t slot = Slot(forest_->chain(id), forest_->level(id));
-  if (prev_[c] == kNil) {
-    head_[slot] = next_[c];
+void BuddyAllocator::RemoveFree(uint32_t c, size_t slot, uint32_t parent) {
+  const uint32_t prev = prev_[c];
+  const uint32_t next = next_[c];
+  if (prev == kNil) {
+    head_[slot] = next;
   } else {
-    next_[prev_[c]] = next_[c];
+    next_[prev] = next;
   }
-  if (next_[c] == kNil) {
-    tail_[slot] = prev_[c];
+  if (next == kNil) {
+    tail_[slot] = prev;
   } else {
-    prev_[next_[c]] = prev_[c];
+    prev_[next] = prev;
   }
   prev_[c] = kNil;
   next_[c] = kNil;
   --free_count_[slot];
-  const uint32_t p = forest_->parent(id).value();
-  if (p != kNil) --free_children_[p];
+  if (parent != kNil) --free_children_[parent];
 }
 
-void BuddyAllocator::Split(uint32_t c) {
-  RemoveFree(c);
+void BuddyAllocator::Split(uint32_t c, size_t slot) {
+  RemoveFree(c, slot, forest_->parent(CellId(c)).value());
   state_[c] = BuddyState::kSplit;
-  const CellId id(c);
-  const uint32_t first = forest_->first_child(id).value();
-  const uint32_t count = static_cast<uint32_t>(forest_->num_children(id));
-  for (uint32_t k = 0; k < count; ++k) PushFree(first + k);
-}
-
-void BuddyAllocator::AddSubtree(uint32_t c, int32_t sign) {
-  const CellId id(c);
-  const ChainId ch = forest_->chain(id);
-  const CellLevel top = forest_->level(id);
-  const size_t base = Slot(ch, 0);
-  for (CellLevel l = 1; l <= top; ++l) {
-    obtainable_[base + static_cast<size_t>(l)] += sign * Span(ch, top, l);
+  // Append the children, in order, to the list below as one block.
+  const size_t below = slot - 1;
+  const uint32_t first = forest_->first_child(CellId(c)).value();
+  const uint32_t count = fanout_[slot];
+  const uint32_t last = first + count - 1;
+  for (uint32_t k = first; k <= last; ++k) {
+    state_[k] = BuddyState::kFree;
+    prev_[k] = k - 1;
+    next_[k] = k + 1;
   }
-  if (Bad(c)) AddBadSubtree(c, sign);
+  const uint32_t tail = tail_[below];
+  prev_[first] = tail;
+  next_[last] = kNil;
+  if (tail == kNil) {
+    head_[below] = first;
+  } else {
+    next_[tail] = first;
+  }
+  tail_[below] = last;
+  free_count_[below] += static_cast<int32_t>(count);
+  free_children_[c] = count;
 }
 
-void BuddyAllocator::AddBadSubtree(uint32_t c, int32_t sign) {
-  const CellId id(c);
-  const ChainId ch = forest_->chain(id);
-  const CellLevel top = forest_->level(id);
-  const size_t base = Slot(ch, 0);
-  if (!forest_->node(id).IsNil()) {
+void BuddyAllocator::AddSubtree(uint32_t c, size_t slot, int32_t sign) {
+  const CellLevel top = slot_level_[slot];
+  const size_t base = slot - static_cast<size_t>(top);
+  const int32_t* span = &span_[span_row_[slot]];
+  for (CellLevel l = 1; l <= top; ++l) {
+    obtainable_[base + static_cast<size_t>(l)] += sign * span[l];
+  }
+  if (bad_node_count_ > 0 && Bad(c)) AddBadSubtree(c, slot, sign);
+}
+
+void BuddyAllocator::AddBadSubtree(uint32_t c, size_t slot, int32_t sign) {
+  const CellLevel top = slot_level_[slot];
+  if (!forest_->node(CellId(c)).IsNil()) {
     // At or below node level every cell of a bad node is bad.
+    const size_t base = slot - static_cast<size_t>(top);
+    const int32_t* span = &span_[span_row_[slot]];
     for (CellLevel l = 1; l <= top; ++l) {
-      bad_free_[base + static_cast<size_t>(l)] += sign * Span(ch, top, l);
+      bad_free_[base + static_cast<size_t>(l)] += sign * span[l];
     }
     return;
   }
-  bad_free_[base + static_cast<size_t>(top)] += sign;
-  const uint32_t first = forest_->first_child(id).value();
-  const uint32_t count = static_cast<uint32_t>(forest_->num_children(id));
-  for (uint32_t k = 0; k < count; ++k) {
-    if (Bad(first + k)) AddBadSubtree(first + k, sign);
+  bad_free_[slot] += sign;
+  const uint32_t first = forest_->first_child(CellId(c)).value();
+  const uint32_t count = fanout_[slot];
+  for (uint32_t k = first; k < first + count; ++k) {
+    if (Bad(k)) AddBadSubtree(k, slot - 1, sign);
   }
-}
-
-void BuddyAllocator::AddSingle(uint32_t c, int32_t sign) {
-  const CellId id(c);
-  const size_t slot = Slot(forest_->chain(id), forest_->level(id));
-  obtainable_[slot] += sign;
-  if (Bad(c)) bad_free_[slot] += sign;
 }
 
 CellId BuddyAllocator::Allocate(ChainId ch, CellLevel level) {
   if (ch.IsNil() || ch.value() >= top_level_.size()) return CellId::Nil();
   const CellLevel top = top_level_[ch.value()];
   if (level < 1 || level > top) return CellId::Nil();
-  const size_t base = Slot(ch, 0);
-  CellLevel l = level;
-  while (l <= top && head_[base + static_cast<size_t>(l)] == kNil) ++l;
-  if (l > top) return CellId::Nil();
-  uint32_t c = head_[base + static_cast<size_t>(l)];
+  const size_t target_slot = Slot(ch, level);
+  const size_t top_slot = Slot(ch, top);
+  size_t slot = target_slot;
+  while (slot <= top_slot && head_[slot] == kNil) ++slot;
+  if (slot > top_slot) return CellId::Nil();
+  uint32_t c = head_[slot];
   // Every cell on the split path (all but the allocated one) stops being available.
-  while (l > level) {
-    AddSingle(c, -1);
-    Split(c);
+  while (slot > target_slot) {
+    AddSingle(c, slot, -1);
+    Split(c, slot);
     c = forest_->first_child(CellId(c)).value();
-    --l;
+    --slot;
   }
-  RemoveFree(c);
+  RemoveFree(c, slot, forest_->parent(CellId(c)).value());
   state_[c] = BuddyState::kUsed;
-  AddSubtree(c, -1);
+  AddSubtree(c, slot, -1);
   return CellId(c);
 }
 
@@ -179,17 +187,20 @@ bool BuddyAllocator::AllocateCell(CellId cell) {
   } else if (state_[target] != BuddyState::kFree) {
     return false;  // used or split
   }
+  const size_t target_slot = SlotOf(target);
   if (free_ancestor != target) {
-    AddSingle(free_ancestor, -1);
-    Split(free_ancestor);
+    size_t slot = target_slot + path.size() + 1;
+    AddSingle(free_ancestor, slot, -1);
+    Split(free_ancestor, slot);
     for (size_t i = path.size(); i-- > 0;) {
-      AddSingle(path[i], -1);
-      Split(path[i]);
+      --slot;
+      AddSingle(path[i], slot, -1);
+      Split(path[i], slot);
     }
   }
-  RemoveFree(target);
+  RemoveFree(target, target_slot, forest_->parent(cell).value());
   state_[target] = BuddyState::kUsed;
-  AddSubtree(target, -1);
+  AddSubtree(target, target_slot, -1);
   return true;
 }
 
@@ -197,20 +208,24 @@ void BuddyAllocator::Release(CellId cell) {
   if (cell.IsNil() || cell.value() >= state_.size()) return;
   const uint32_t c = cell.value();
   if (state_[c] != BuddyState::kUsed) return;
-  PushFree(c);
-  AddSubtree(c, +1);
-  for (uint32_t p = forest_->parent(cell).value(); p != kNil;
-       p = forest_->parent(CellId(p)).value()) {
-    const CellId pid(p);
-    const uint32_t count = static_cast<uint32_t>(forest_->num_children(pid));
-    if (free_children_[p] != count) break;
-    const uint32_t first = forest_->first_child(pid).value();
-    for (uint32_t k = 0; k < count; ++k) {
-      RemoveFree(first + k);
-      state_[first + k] = BuddyState::kCovered;
+  size_t slot = SlotOf(c);
+  uint32_t p = forest_->parent(cell).value();
+  PushFree(c, slot, p);
+  AddSubtree(c, slot, +1);
+  // Merge while every sibling is free: the children leave the list, the parent joins.
+  while (p != kNil && free_children_[p] == fanout_[slot + 1]) {
+    const uint32_t first = forest_->first_child(CellId(p)).value();
+    const uint32_t count = fanout_[slot + 1];
+    for (uint32_t k = first; k < first + count; ++k) {
+      RemoveFree(k, slot, kNil);
+      state_[k] = BuddyState::kCovered;
     }
-    PushFree(p);
-    AddSingle(p, +1);
+    free_children_[p] = 0;
+    ++slot;
+    const uint32_t grandparent = forest_->parent(CellId(p)).value();
+    PushFree(p, slot, grandparent);
+    AddSingle(p, slot, +1);
+    p = grandparent;
   }
 }
 
@@ -270,6 +285,7 @@ std::vector<CellId> BuddyAllocator::SetNodeHealthy(NodeId node, bool healthy) {
   const int32_t sign = healthy ? -1 : +1;
   // Flip the node first: cells at or below node level read their health from it.
   node_bad_[node.value()] = bad;
+  bad_node_count_ += sign;
   for (CellId cell : forest_->node_cells(node)) {
     const ChainId ch = forest_->chain(cell);
     // Every cell of the node's subtree changes health; the available ones move bad_free.
@@ -362,7 +378,7 @@ absl::Status BuddyAllocator::CheckInvariants() const {
       return fail(c, 1, "a split cell has all of its children free (unmerged buddies)");
     }
     if (available[c] != 0) {
-      const size_t slot = Slot(forest_->chain(id), forest_->level(id));
+      const size_t slot = SlotOf(c);
       ++obtainable[slot];
       if (Bad(c)) ++bad_free[slot];
     }
@@ -391,6 +407,12 @@ absl::Status BuddyAllocator::CheckInvariants() const {
         bad_nodes[p] += bad_nodes[c];
       }
     }
+  }
+  int32_t bad_node_count = 0;
+  for (uint8_t b : node_bad_) bad_node_count += b;
+  if (bad_node_count != bad_node_count_) {
+    return fail(kNil, 5,
+                absl::StrCat("bad node count is ", bad_node_count_, ", expected ", bad_node_count));
   }
   // Lists.
   size_t listed = 0;
@@ -445,8 +467,8 @@ size_t BuddyAllocator::MemoryBytes() const {
   auto bytes = [](const auto& v) { return v.capacity() * sizeof(v[0]); };
   return sizeof(*this) + bytes(state_) + bytes(prev_) + bytes(next_) + bytes(free_children_) +
          bytes(bad_nodes_) + bytes(node_bad_) + bytes(level_base_) + bytes(top_level_) +
-         bytes(span_base_) + bytes(span_) + bytes(head_) + bytes(tail_) + bytes(free_count_) +
-         bytes(obtainable_) + bytes(bad_free_);
+         bytes(span_row_) + bytes(slot_level_) + bytes(fanout_) + bytes(span_) + bytes(head_) +
+         bytes(tail_) + bytes(free_count_) + bytes(obtainable_) + bytes(bad_free_);
 }
 
 }  // namespace hived::cellalloc

@@ -124,23 +124,29 @@ class BuddyAllocator {
  private:
   static constexpr uint32_t kNil = 0xFFFFFFFFu;
 
+  // The (chain, level) slot of per-level arrays. Slots of one chain are consecutive by
+  // level, so a cell's children live at its slot - 1 and its parent at its slot + 1.
   size_t Slot(ChainId ch, CellLevel level) const {
     return level_base_[ch.value()] + static_cast<size_t>(level);
   }
-  // Number of level-`l` cells inside one level-`from` cell of chain `ch`.
-  int32_t Span(ChainId ch, CellLevel from, CellLevel l) const {
-    return span_[span_base_[ch.value()] +
-                 static_cast<size_t>(from) * static_cast<size_t>(top_level_[ch.value()] + 1) +
-                 static_cast<size_t>(l)];
+  size_t SlotOf(uint32_t c) const {
+    const CellId id(c);
+    return Slot(forest_->chain(id), forest_->level(id));
   }
-  void PushFree(uint32_t c);
-  void RemoveFree(uint32_t c);
-  void Split(uint32_t c);
-  // c and its subtree become available (sign +1) or unavailable (-1).
-  void AddSubtree(uint32_t c, int32_t sign);
+  // List operations on the free list of `slot`; `parent` is the cell's parent (or kNil),
+  // whose free-children count they maintain.
+  void PushFree(uint32_t c, size_t slot, uint32_t parent);
+  void RemoveFree(uint32_t c, size_t slot, uint32_t parent);
+  // Splits free cell c (at `slot`): it becomes kSplit, its children free at slot - 1.
+  void Split(uint32_t c, size_t slot);
+  // c (at `slot`) and its subtree become available (sign +1) or unavailable (-1).
+  void AddSubtree(uint32_t c, size_t slot, int32_t sign);
   // c alone becomes available or unavailable (its descendants are accounted elsewhere).
-  void AddSingle(uint32_t c, int32_t sign);
-  void AddBadSubtree(uint32_t c, int32_t sign);
+  void AddSingle(uint32_t c, size_t slot, int32_t sign) {
+    obtainable_[slot] += sign;
+    if (bad_node_count_ > 0 && Bad(c)) bad_free_[slot] += sign;
+  }
+  void AddBadSubtree(uint32_t c, size_t slot, int32_t sign);
   bool Bad(uint32_t c) const {
     const uint32_t n = forest_->node(CellId(c)).value();
     return n != kNil ? node_bad_[n] != 0 : bad_nodes_[c] != 0;
@@ -154,12 +160,16 @@ class BuddyAllocator {
   std::vector<uint32_t> free_children_;  // children in state kFree
   std::vector<int32_t> bad_nodes_;       // above node level: bad node-level descendants
   std::vector<uint8_t> node_bad_;        // per node
+  int32_t bad_node_count_ = 0;
   // Per chain.
   std::vector<size_t> level_base_;  // slot of (ch, 0)
   std::vector<CellLevel> top_level_;
-  std::vector<size_t> span_base_;
+  // span_[span_row_[slot] + l]: level-l cells inside one cell of `slot`'s level.
   std::vector<int32_t> span_;
   // Per (chain, level) slot.
+  std::vector<size_t> span_row_;
+  std::vector<CellLevel> slot_level_;
+  std::vector<uint32_t> fanout_;
   std::vector<uint32_t> head_;
   std::vector<uint32_t> tail_;
   std::vector<int32_t> free_count_;
