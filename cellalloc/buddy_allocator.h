@@ -45,7 +45,9 @@
 //   CellId gpu = alloc.Allocate(ChainId(0), /*level=*/1);   // splits down from the top
 //   alloc.Release(gpu);                                      // merges back up
 //
-// Thread safety: not thread-safe; callers serialize. The forest must outlive the allocator.
+// Thread safety: not thread-safe; callers serialize. The allocator keeps a pointer to the
+// forest: the forest must outlive it and must not move (keep it in a stable place, e.g. a
+// std::unique_ptr or a member declared before the allocator and never reassigned).
 //
 // Invariants (CheckInvariants names the first one violated):
 //  (1) Buddy: no split cell has all of its children free (they would have been merged),
@@ -117,6 +119,10 @@ class BuddyAllocator {
   const CellForest& forest() const { return *forest_; }
 
   absl::Status CheckInvariants() const;
+
+  // Overwrites one cell's state and nothing else, breaking the invariants on purpose so
+  // tests can show CheckInvariants notices. Never call it outside tests.
+  void SetStateForTesting(CellId c, BuddyState state) { state_[c.value()] = state; }
 
   // Bytes held by the allocator's arrays (not the forest's), for the memory benchmark.
   size_t MemoryBytes() const;

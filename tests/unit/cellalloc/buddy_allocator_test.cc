@@ -1,6 +1,7 @@
 #include "cellalloc/buddy_allocator.h"
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "cellalloc/cell_forest.h"
@@ -287,6 +288,37 @@ TEST_CASE("BuddyAllocator: a bad node shared by two chains is bad in both", "[ce
   RequireValid(alloc);
   CHECK(BadFree(alloc, ChainId(0)) == std::vector<int32_t>{2, 1});
   CHECK(BadFree(alloc, ChainId(1)) == std::vector<int32_t>{8, 4, 2, 1, 1});
+}
+
+TEST_CASE("BuddyAllocator: CheckInvariants names the violated invariant", "[cellalloc][unit]") {
+  CellForest forest = MustBuild(testing::RackSpec(1, 2));
+  BuddyAllocator alloc(&forest);
+  const CellId leaf = alloc.Allocate(ChainId(0), 1);
+  RequireValid(alloc);
+  auto message = [&alloc]() { return std::string(alloc.CheckInvariants().message()); };
+  SECTION("a split cell without a used descendant") {
+    alloc.SetStateForTesting(leaf, BuddyState::kCovered);
+    CHECK(message().find("invariant (2)") != std::string::npos);
+  }
+  SECTION("a free cell that is on no list") {
+    alloc.SetStateForTesting(leaf, BuddyState::kFree);
+    CHECK(message().find("invariant (3)") != std::string::npos);
+  }
+  SECTION("a covered top-level cell") {
+    alloc.SetStateForTesting(CellId(0), BuddyState::kCovered);
+    CHECK(message().find("invariant (2) violated at cell 0") != std::string::npos);
+  }
+  SECTION("a split cell whose children are all free") {
+    alloc.Release(leaf);
+    alloc.SetStateForTesting(CellId(0), BuddyState::kSplit);
+    CHECK(message().find("invariant (2)") != std::string::npos);
+  }
+  SECTION("a used cell that nobody accounts for") {
+    const CellId buddy(leaf.value() + 1);
+    alloc.SetStateForTesting(buddy, BuddyState::kUsed);
+    CHECK(message().find("invariant (3)") != std::string::npos);
+  }
+  CHECK(alloc.CheckInvariants().code() == absl::StatusCode::kInternal);
 }
 
 TEST_CASE("BuddyAllocator: reports its memory", "[cellalloc][unit]") {
