@@ -27,7 +27,7 @@ namespace hived::sim {
 // A job resolved against the config: what a backend needs to place it.
 struct SimJob {
   JobIndex index = 0;
-  int32_t vc = 0;  // index of the VC in config order
+  int32_t vc = 0;  // index of the VC in config order; -1 when unknown (rejected job)
   Priority priority = 0;
   int32_t gpus = 0;
   std::vector<GroupMember> members;

@@ -187,7 +187,9 @@ absl::Status Replay::Interrupt(JobIndex j, Interruption why) {
     rec.remaining = std::max<Time>(1, rec.remaining - ran);
   } else {
     // Restart from zero: `remaining` stays the full duration; the run so far is lost.
-    rec.gpu_seconds_lost += static_cast<int64_t>(job.gpus) * ran;
+    const int64_t lost = static_cast<int64_t>(job.gpus) * ran;
+    (why == Interruption::kPreemption ? rec.gpu_seconds_lost : rec.failure_gpu_seconds_lost) +=
+        lost;
   }
   if (why == Interruption::kPreemption) {
     ++rec.preemptions;
@@ -477,7 +479,7 @@ void ResolveJobs(const Trace& trace, const SpecInfo& info, std::vector<SimJob>* 
     job.gpu_type = t.gpu_type;
     std::string reason;
     const int32_t vc = info.VcIndex(t.vc);
-    job.vc = std::max(vc, 0);
+    job.vc = vc;  // -1 for a VC the config lacks: the job is rejected at submission
     if (vc < 0) {
       reason = absl::StrCat("VC '", t.vc, "' is not in the config");
     } else {

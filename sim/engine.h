@@ -72,12 +72,13 @@ struct JobRecord {
   Time end = -1;
   Time remaining = 0;  // seconds still to run
   int32_t preemptions = 0;
-  int32_t failures = 0;        // killed by a node going down
-  int32_t epoch = 0;           // starts so far
-  bool opportunistic = false;  // the current or last run was opportunistic
-  int64_t gpu_seconds_lost = 0;
-  std::string reason;          // why rejected
-  std::vector<int32_t> nodes;  // nodes of the current or last run
+  int32_t failures = 0;                  // killed by a node going down
+  int32_t epoch = 0;                     // starts so far
+  bool opportunistic = false;            // the current or last run was opportunistic
+  int64_t gpu_seconds_lost = 0;          // to preemptions (restart from zero)
+  int64_t failure_gpu_seconds_lost = 0;  // to node failures
+  std::string reason;                    // why rejected
+  std::vector<int32_t> nodes;            // nodes of the current or last run
 };
 
 struct TimelineRow {

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "hived/version.h"
+#include "sim/commands.h"
 #include "sim/validate_command.h"
 
 namespace {
@@ -13,6 +14,11 @@ constexpr char kUsage[] =
     "\n"
     "commands:\n"
     "  version                 print the version\n"
+    "  run                     replay a job trace under a sharing policy (hived, quota, private)\n"
+    "  gen-trace               write a synthetic, Philly-shaped trace for a config\n"
+    "  gen-cluster             write a generated cluster config (scale tests)\n"
+    "  compare A B             two run summaries side by side, with the anomaly per VC\n"
+    "  plot RUN...             charts comparing runs (anomaly, delay, utilisation)\n"
     "  validate CONFIG         check a cluster config; print its capacity table\n"
     "\n"
     "Run 'hived-sim <command> --help' for a command's options.\n";
@@ -30,6 +36,11 @@ int main(int argc, char** argv) {
     return 0;
   }
   if (command == "validate") return hived::sim::ValidateCommand(argc - 1, argv + 1);
+  if (command == "run") return hived::sim::RunCommand(argc - 1, argv + 1);
+  if (command == "gen-trace") return hived::sim::GenTraceCommand(argc - 1, argv + 1);
+  if (command == "gen-cluster") return hived::sim::GenClusterCommand(argc - 1, argv + 1);
+  if (command == "compare") return hived::sim::CompareCommand(argc - 1, argv + 1);
+  if (command == "plot") return hived::sim::PlotCommand(argc - 1, argv + 1);
   std::fprintf(stderr, "hived-sim: unknown command '%s'\n\n%s", command.c_str(), kUsage);
   return 2;
 }

@@ -2,10 +2,17 @@
 # policies over hived::Scheduler, metrics and reports. Linked by hived-sim and the sim tests.
 # Uses only the public API (include/hived).
 add_library(hived_simlib STATIC
+  ${CMAKE_CURRENT_LIST_DIR}/commands.cc
   ${CMAKE_CURRENT_LIST_DIR}/csv.cc
   ${CMAKE_CURRENT_LIST_DIR}/engine.cc
+  ${CMAKE_CURRENT_LIST_DIR}/flags.cc
+  ${CMAKE_CURRENT_LIST_DIR}/plot.cc
   ${CMAKE_CURRENT_LIST_DIR}/event_queue.cc
+  ${CMAKE_CURRENT_LIST_DIR}/gen_cluster.cc
+  ${CMAKE_CURRENT_LIST_DIR}/gen_trace.cc
   ${CMAKE_CURRENT_LIST_DIR}/hived_backend.cc
+  ${CMAKE_CURRENT_LIST_DIR}/json.cc
+  ${CMAKE_CURRENT_LIST_DIR}/metrics.cc
   ${CMAKE_CURRENT_LIST_DIR}/node_usage.cc
   ${CMAKE_CURRENT_LIST_DIR}/private_backend.cc
   ${CMAKE_CURRENT_LIST_DIR}/queue_policy.cc
@@ -19,3 +26,4 @@ target_link_libraries(hived_simlib
   PUBLIC hived::hived absl::status absl::statusor absl::strings absl::str_format
          absl::flat_hash_map absl::flat_hash_set absl::function_ref
   PRIVATE hived_warnings Threads::Threads)
+target_link_libraries(hived-sim PRIVATE hived_simlib)

@@ -51,6 +51,7 @@ SpecInfo::SpecInfo(const ClusterSpec& spec) : spec_(spec) {
     vc.name = v.name;
     for (const VirtualCellSpec& c : v.virtual_cells) {
       vc.reserved += LeafCount(LastComponent(c.cell_type)) * c.cell_number;
+      vc.virtual_gpus += LeafCount(LastComponent(c.cell_type)) * c.cell_number;
       vc.chains.push_back(FirstComponent(c.cell_type));
       vc.leaf_types.push_back(LeafType(LastComponent(c.cell_type)));
     }

@@ -32,6 +32,8 @@ class SpecInfo {
   int32_t VcIndex(const std::string& name) const;
   // Leaves reserved by the VC (virtual cells and pinned cells), all leaf types.
   int64_t VcReservedGpus(int32_t vc) const { return vcs_[static_cast<size_t>(vc)].reserved; }
+  // Leaves of the VC's virtual cells only (pinned cells serve only jobs that name them).
+  int64_t VcVirtualGpus(int32_t vc) const { return vcs_[static_cast<size_t>(vc)].virtual_gpus; }
   // The node size used to split the VC's gangs into pods: the node GPUs of the VC's first
   // chain having `leaf_type` (any type when empty); 0 when the VC has no such chain.
   int32_t VcNodeGpus(int32_t vc, const std::string& leaf_type) const;
@@ -52,6 +54,7 @@ class SpecInfo {
   struct Vc {
     std::string name;
     int64_t reserved = 0;
+    int64_t virtual_gpus = 0;
     std::vector<std::string> chains;      // chains of its virtual and pinned cells, config order
     std::vector<std::string> leaf_types;  // parallel to chains
   };

@@ -1,0 +1,501 @@
+#include "sim/commands.h"
+
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_split.h"
+#include "hived/config.h"
+#include "sim/csv.h"
+#include "sim/engine.h"
+#include "sim/flags.h"
+#include "sim/gen_cluster.h"
+#include "sim/gen_trace.h"
+#include "sim/json.h"
+#include "sim/metrics.h"
+#include "sim/plot.h"
+#include "sim/scheduler_backend.h"
+#include "sim/trace_reader.h"
+
+namespace hived::sim {
+namespace {
+
+int Fail(std::string_view command, absl::string_view message) {
+  std::fprintf(stderr, "%.*s: %.*s\n", static_cast<int>(command.size()), command.data(),
+               static_cast<int>(message.size()), message.data());
+  return kExitFailed;
+}
+
+absl::Status WriteTextFile(const std::filesystem::path& path, const std::string& text) {
+  std::ofstream out(path, std::ios::binary);
+  out << text;
+  out.close();
+  if (!out) return absl::InternalError(absl::StrCat("cannot write ", path.string()));
+  return absl::OkStatus();
+}
+
+// A progress bar on stderr: only when stderr is a terminal, and only once the run has taken
+// more than a second.
+class ProgressBar {
+ public:
+  explicit ProgressBar(std::string label)
+      : label_(std::move(label)),
+        enabled_(isatty(STDERR_FILENO) != 0),
+        start_(std::chrono::steady_clock::now()) {}
+  ~ProgressBar() { Clear(); }
+  void Update(double fraction) {
+    if (!enabled_) return;
+    const auto now = std::chrono::steady_clock::now();
+    if (now - start_ < std::chrono::seconds(1)) return;
+    if (shown_ && now - last_ < std::chrono::milliseconds(100) && fraction < 1.0) return;
+    last_ = now;
+    shown_ = true;
+    const int width = 40;
+    const int filled = static_cast<int>(fraction * width);
+    std::fprintf(stderr, "\r%s [%s%s] %3d%%", label_.c_str(),
+                 std::string(static_cast<size_t>(filled), '#').c_str(),
+                 std::string(static_cast<size_t>(width - filled), ' ').c_str(),
+                 static_cast<int>(fraction * 100));
+    std::fflush(stderr);
+  }
+  void Clear() {
+    if (shown_) std::fprintf(stderr, "\r%*s\r", static_cast<int>(label_.size()) + 50, "");
+    shown_ = false;
+  }
+
+ private:
+  std::string label_;
+  bool enabled_;
+  bool shown_ = false;
+  std::chrono::steady_clock::time_point start_;
+  std::chrono::steady_clock::time_point last_;
+};
+
+struct Replayed {
+  EngineResult result;
+  Summary summary;
+  std::vector<std::string> nodes;  // node names by id, for jobs.csv
+};
+
+absl::StatusOr<Replayed> Replay(PolicyKind policy, const ClusterSpec& spec, const SpecInfo& info,
+                                const Trace& trace, const std::vector<NodeEvent>& node_events,
+                                EngineOptions options, const RunInfo& run_info) {
+  absl::StatusOr<std::unique_ptr<ClusterBackend>> backend =
+      MakeSchedulerBackend(policy, spec, static_cast<int32_t>(trace.jobs.size()));
+  if (!backend.ok()) {
+    return absl::Status(backend.status().code(),
+                        absl::StrCat("cannot build the ", Av(PolicyKindName(policy)),
+                                     " scheduler: ", backend.status().message()));
+  }
+  Engine engine(info, backend->get(), std::move(options));
+  absl::StatusOr<EngineResult> result = engine.Run(trace, node_events);
+  if (!result.ok()) {
+    return absl::Status(
+        result.status().code(),
+        absl::StrCat(Av(PolicyKindName(policy)), " replay failed: ", result.status().message()));
+  }
+  Replayed out;
+  out.result = std::move(*result);
+  out.nodes = (*backend)->nodes();
+  RunInfo info_copy = run_info;
+  info_copy.policy = std::string(PolicyKindName(policy));
+  out.summary = Summarize(out.result, info, info_copy);
+  return out;
+}
+
+}  // namespace
+
+int RunCommand(int argc, char** argv) {
+  std::string config, trace_path, format = "hived", policy_name = "hived", out_dir,
+                                  queue_name = "fifo", node_events_path, baseline = "private";
+  int64_t seed = 1, check_every = 0, horizon = -1, timeline_interval = 0;
+  double mtbf = 0, mttr = 0;
+  bool resume = false, overflow = false, skip_bad = false, plot = false, quiet = false;
+  FlagParser p("hived-sim run", "--config FILE --trace FILE [options]",
+               "Replays a job trace against a cluster config under a sharing policy and reports\n"
+               "per-VC queuing delay, JCT, preemptions, utilisation, fragmentation and the\n"
+               "sharing anomaly (the policy's mean queuing delay minus the private baseline's).\n"
+               "Without --out the summary goes to stdout only.");
+  p.String("config", &config, "FILE", "cluster config (HiveD YAML)");
+  p.String("trace", &trace_path, "FILE", "job trace (CSV)");
+  p.String("format", &format, "hived|philly", "trace format (default hived: the own CSV)");
+  p.String("policy", &policy_name, "hived|quota|private", "sharing policy (default hived)");
+  p.String("queue", &queue_name, "fifo|strict|backfill", "per-VC queue policy (default fifo)");
+  p.String("baseline", &baseline, "private|none",
+           "also replay the private baseline for the anomaly (default private; in parallel)");
+  p.String("out", &out_dir, "DIR", "write summary.json, jobs.csv, timeline.csv (and baseline/)");
+  p.Int("seed", &seed, "seed for the failure model (default 1)");
+  p.Bool("resume", &resume, "preempted or killed jobs resume from progress (default: restart)");
+  p.Bool("opportunistic-overflow", &overflow,
+         "run a VC's waiting guaranteed jobs opportunistically on idle cells");
+  p.String("node-events", &node_events_path, "FILE", "node failures: CSV time,node,state(down|up)");
+  p.Double("mtbf", &mtbf, "mean time between failures per node, hours (with --mttr)");
+  p.Double("mttr", &mttr, "mean time to repair, hours");
+  p.Int("check-invariants", &check_every, "run the scheduler's CheckInvariants every N events");
+  p.Int("horizon", &horizon, "stop at this time (seconds); jobs left are counted queued/running");
+  p.Int("timeline-interval", &timeline_interval,
+        "seconds between timeline.csv rows (default auto)");
+  p.Bool("skip-bad-rows", &skip_bad, "skip bad trace rows (reported) instead of failing");
+  p.Bool("plot", &plot, "draw PNG charts into OUT/plots with gnuplot (needs --out)");
+  p.Bool("quiet", &quiet, "no progress bar or timing on stderr");
+  std::vector<std::string> args;
+  if (int code = p.Parse(argc, argv, &args); code >= 0) return code;
+  if (!args.empty()) return p.UsageError(absl::StrCat("unexpected argument '", args[0], "'"));
+  if (config.empty()) return p.UsageError("--config is required");
+  if (trace_path.empty()) return p.UsageError("--trace is required");
+  absl::StatusOr<TraceFormat> fmt = ParseTraceFormat(format);
+  if (!fmt.ok()) return p.UsageError(fmt.status().message());
+  absl::StatusOr<PolicyKind> policy = ParsePolicyKind(policy_name);
+  if (!policy.ok()) return p.UsageError(policy.status().message());
+  absl::StatusOr<QueueKind> queue = ParseQueueKind(queue_name);
+  if (!queue.ok()) return p.UsageError(queue.status().message());
+  if (baseline != "private" && baseline != "none") {
+    return p.UsageError("--baseline must be private or none");
+  }
+  if ((mtbf > 0) != (mttr > 0) || mtbf < 0 || mttr < 0) {
+    return p.UsageError("--mtbf and --mttr go together and must be positive");
+  }
+  if (plot && out_dir.empty()) return p.UsageError("--plot needs --out");
+  if (check_every < 0 || timeline_interval < 0) {
+    return p.UsageError("--check-invariants and --timeline-interval must be >= 0");
+  }
+  const char* kCmd = "hived-sim run";
+
+  const auto wall_start = std::chrono::steady_clock::now();
+  absl::StatusOr<ClusterSpec> spec = LoadClusterSpecFile(config);
+  if (!spec.ok()) return Fail(kCmd, spec.status().message());
+  const SpecInfo info(*spec);
+  absl::StatusOr<Trace> trace = ReadTraceFile(trace_path, *fmt, {skip_bad});
+  if (!trace.ok()) return Fail(kCmd, trace.status().message());
+  for (const std::string& w : trace->warnings) std::fprintf(stderr, "warning: %s\n", w.c_str());
+  std::vector<NodeEvent> node_events;
+  if (!node_events_path.empty()) {
+    std::string text;
+    if (absl::Status s = ReadFileToString(node_events_path, &text); !s.ok()) {
+      return Fail(kCmd, s.message());
+    }
+    absl::StatusOr<std::vector<NodeEvent>> ev = ParseNodeEvents(text, node_events_path);
+    if (!ev.ok()) return Fail(kCmd, ev.status().message());
+    node_events = std::move(*ev);
+  }
+
+  RunInfo run_info;
+  run_info.queue = std::string(QueueKindName(*queue));
+  run_info.config = config;
+  run_info.trace = trace_path;
+  run_info.format = format;
+  run_info.seed = static_cast<uint64_t>(seed);
+  run_info.resume = resume;
+  run_info.opportunistic_overflow = overflow;
+  run_info.skipped_rows = trace->skipped_rows;
+  EngineOptions options;
+  options.queue = *queue;
+  options.resume = resume;
+  options.opportunistic_overflow = overflow;
+  options.check_invariants_every = check_every;
+  options.timeline_interval = timeline_interval;
+  options.horizon = horizon;
+  options.mtbf_hours = mtbf;
+  options.mttr_hours = mttr;
+  options.seed = static_cast<uint64_t>(seed);
+
+  // The private baseline runs on a second thread: the two replays share nothing mutable.
+  const bool with_baseline = baseline == "private" && *policy != PolicyKind::kPrivate;
+  absl::StatusOr<Replayed> base = absl::UnknownError("not run");
+  std::thread base_thread;
+  if (with_baseline) {
+    base_thread = std::thread([&] {
+      base = Replay(PolicyKind::kPrivate, *spec, info, *trace, node_events, options, run_info);
+    });
+  }
+  ProgressBar bar(absl::StrCat("replaying ", trace->jobs.size(), " jobs"));
+  EngineOptions main_options = options;
+  if (!quiet) main_options.progress = [&bar](double f) { bar.Update(f); };
+  absl::StatusOr<Replayed> main =
+      Replay(*policy, *spec, info, *trace, node_events, std::move(main_options), run_info);
+  if (base_thread.joinable()) base_thread.join();
+  bar.Clear();
+  if (!main.ok()) return Fail(kCmd, main.status().message());
+  if (*policy == PolicyKind::kPrivate) {
+    AddBaseline(main->summary, &main->summary);
+  } else if (with_baseline) {
+    if (!base.ok()) return Fail(kCmd, base.status().message());
+    AddBaseline(base->summary, &main->summary);
+  }
+  const double wall =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
+
+  std::fputs(SummaryTable(main->summary).c_str(), stdout);
+  std::fflush(stdout);
+  if (!out_dir.empty()) {
+    const std::filesystem::path dir(out_dir);
+    std::error_code ec;
+    std::filesystem::create_directories(dir, ec);
+    if (ec) return Fail(kCmd, absl::StrCat("cannot create ", out_dir, ": ", ec.message()));
+    const std::vector<std::string>& nodes = main->nodes;
+    for (absl::Status s : {WriteTextFile(dir / "summary.json", SummaryToJson(main->summary)),
+                           WriteTextFile(dir / "jobs.csv", JobsCsv(main->result, *trace, nodes)),
+                           WriteTextFile(dir / "timeline.csv", TimelineCsv(main->result, info))}) {
+      if (!s.ok()) return Fail(kCmd, s.message());
+    }
+    if (with_baseline) {
+      std::filesystem::create_directories(dir / "baseline-private", ec);
+      if (ec) return Fail(kCmd, absl::StrCat("cannot create baseline folder: ", ec.message()));
+      base->summary.all.sharing_anomaly.reset();
+      for (absl::Status s :
+           {WriteTextFile(dir / "baseline-private" / "summary.json", SummaryToJson(base->summary)),
+            WriteTextFile(dir / "baseline-private" / "jobs.csv",
+                          JobsCsv(base->result, *trace, nodes)),
+            WriteTextFile(dir / "baseline-private" / "timeline.csv",
+                          TimelineCsv(base->result, info))}) {
+        if (!s.ok()) return Fail(kCmd, s.message());
+      }
+    }
+    if (plot) {
+      if (absl::Status s = PlotRun((dir / "plots").string(), main->summary, main->result, info,
+                                   with_baseline ? &base->result : nullptr);
+          !s.ok()) {
+        return Fail(kCmd, s.message());
+      }
+    }
+    if (!quiet)
+      std::fprintf(stderr, "wrote %s/{summary.json,jobs.csv,timeline.csv}%s%s\n", out_dir.c_str(),
+                   with_baseline ? ", baseline-private/" : "", plot ? ", plots/" : "");
+  }
+  if (!quiet) {
+    const double jobs = static_cast<double>(trace->jobs.size()) * (with_baseline ? 2 : 1);
+    const double decisions = static_cast<double>(main->result.schedule_calls +
+                                                 (with_baseline ? base->result.schedule_calls : 0));
+    std::fprintf(stderr,
+                 "replayed %zu jobs under %s%s in %.2f s wall (%.0f jobs/s, %.0f scheduling "
+                 "decisions/s)\n",
+                 trace->jobs.size(), std::string(PolicyKindName(*policy)).c_str(),
+                 with_baseline ? " and private" : "", wall, jobs / std::max(wall, 1e-9),
+                 decisions / std::max(wall, 1e-9));
+  }
+  if (!main->summary.accounting_ok) {
+    return Fail(kCmd,
+                "job accounting mismatch: submitted != completed + queued + running + "
+                "rejected (a simulator bug)");
+  }
+  return kExitOk;
+}
+
+int GenTraceCommand(int argc, char** argv) {
+  std::string config, out, mix;
+  GenTraceOptions o;
+  int64_t seed = 1, max_duration = o.max_duration;
+  double median = o.median_duration, p90 = o.p90_duration;
+  FlagParser p("hived-sim gen-trace", "--config FILE [options]",
+               "Writes a seeded synthetic trace in the own CSV format, shaped like the Philly\n"
+               "trace: mostly 1-GPU jobs, log-normal durations (median 1,144 s, p90 11,266 s),\n"
+               "VCs from the config weighted by their reserved GPUs, Poisson arrivals at a rate\n"
+               "giving the asked-for offered load.");
+  p.String("config", &config, "FILE", "cluster config whose VCs the jobs use");
+  p.String("out", &out, "FILE", "output file (default stdout)");
+  p.Int("jobs", &o.jobs, "number of jobs (default 2000)");
+  p.Int("seed", &seed, "random seed (default 1)");
+  p.Double("load", &o.load, "offered load per VC: GPU-seconds / (VC GPUs x span) (default 0.8)");
+  p.Double("arrival-rate", &o.arrival_rate_per_hour, "jobs per hour (overrides --load)");
+  p.Double("median-duration", &median, "median job duration, seconds (default 1144)");
+  p.Double("p90-duration", &p90, "90th percentile duration, seconds (default 11266)");
+  p.Int("max-duration", &max_duration, "longest job, seconds (default 604800 = 7 days)");
+  p.Double("opportunistic-share", &o.opportunistic_share,
+           "fraction of jobs at priority -1 (default 0)");
+  p.String("vc-mix", &mix, "VC=W,...", "VC weights (default: the VCs' reserved GPUs)");
+  std::vector<std::string> args;
+  if (int code = p.Parse(argc, argv, &args); code >= 0) return code;
+  if (!args.empty()) return p.UsageError(absl::StrCat("unexpected argument '", args[0], "'"));
+  if (config.empty()) return p.UsageError("--config is required");
+  o.seed = static_cast<uint64_t>(seed);
+  o.max_duration = max_duration;
+  o.median_duration = median;
+  o.p90_duration = p90;
+  if (!mix.empty()) {
+    for (absl::string_view item : absl::StrSplit(Av(mix), ',', absl::SkipEmpty())) {
+      std::vector<absl::string_view> kv = absl::StrSplit(item, '=');
+      std::optional<double> w;
+      if (kv.size() == 2) w = ParseDouble(std::string_view(kv[1].data(), kv[1].size()));
+      if (!w) return p.UsageError(absl::StrCat("--vc-mix item '", item, "' is not VC=WEIGHT"));
+      o.vc_weights.emplace_back(std::string(kv[0]), *w);
+    }
+  }
+  const char* kCmd = "hived-sim gen-trace";
+  absl::StatusOr<ClusterSpec> spec = LoadClusterSpecFile(config);
+  if (!spec.ok()) return Fail(kCmd, spec.status().message());
+  absl::StatusOr<Trace> trace = GenerateTrace(SpecInfo(*spec), o);
+  if (!trace.ok()) return Fail(kCmd, trace.status().message());
+  const std::string csv = TraceToCsv(*trace);
+  if (out.empty()) {
+    std::fwrite(csv.data(), 1, csv.size(), stdout);
+    return kExitOk;
+  }
+  if (absl::Status s = WriteTextFile(out, csv); !s.ok()) return Fail(kCmd, s.message());
+  return kExitOk;
+}
+
+int GenClusterCommand(int argc, char** argv) {
+  GenClusterOptions o;
+  int64_t racks = o.racks, per_rack = o.nodes_per_rack, vcs = o.vcs;
+  std::string out;
+  FlagParser p("hived-sim gen-cluster", "[options]",
+               "Writes a generated cluster config (HiveD YAML) for scale tests: racks of 8-GPU\n"
+               "nodes (2 sockets x 2 PCIe switches x 2 GPUs) and VCs sharing the nodes with\n"
+               "Zipf-like shares. The default is 100,032 GPUs and 100 VCs.");
+  p.Int("racks", &racks, "racks (default 1563)");
+  p.Int("nodes-per-rack", &per_rack, "nodes per rack (default 8)");
+  p.Int("vcs", &vcs, "virtual clusters (default 100)");
+  p.Double("reserve", &o.reserve, "fraction of nodes reserved by VCs (default 0.95)");
+  p.Double("skew", &o.skew, "VC i gets a share ~ 1/(i+1)^skew (default 1; 0 = equal)");
+  p.String("out", &out, "FILE", "output file (default stdout)");
+  std::vector<std::string> args;
+  if (int code = p.Parse(argc, argv, &args); code >= 0) return code;
+  if (!args.empty()) return p.UsageError(absl::StrCat("unexpected argument '", args[0], "'"));
+  if (racks < 1 || racks > 1000000 || per_rack < 1 || per_rack > 1000 || vcs < 1 || vcs > 100000) {
+    return p.UsageError("--racks, --nodes-per-rack or --vcs out of range");
+  }
+  o.racks = static_cast<int32_t>(racks);
+  o.nodes_per_rack = static_cast<int32_t>(per_rack);
+  o.vcs = static_cast<int32_t>(vcs);
+  absl::StatusOr<std::string> yaml = GenerateClusterYaml(o);
+  if (!yaml.ok()) return p.UsageError(yaml.status().message());
+  if (out.empty()) {
+    std::fwrite(yaml->data(), 1, yaml->size(), stdout);
+    return kExitOk;
+  }
+  if (absl::Status s = WriteTextFile(out, *yaml); !s.ok()) {
+    return Fail("hived-sim gen-cluster", s.message());
+  }
+  return kExitOk;
+}
+
+namespace {
+
+// Loads DIR/summary.json, or the file itself.
+absl::StatusOr<Summary> LoadSummary(const std::string& path, std::string* timeline_csv) {
+  std::filesystem::path file(path);
+  if (std::filesystem::is_directory(file)) file /= "summary.json";
+  std::string text;
+  if (absl::Status s = ReadFileToString(file.string(), &text); !s.ok()) return s;
+  absl::StatusOr<JsonValue> json = ParseJson(text, file.string());
+  if (!json.ok()) return json.status();
+  absl::StatusOr<Summary> s = SummaryFromJson(*json);
+  if (!s.ok())
+    return absl::InvalidArgumentError(absl::StrCat(file.string(), ": ", s.status().message()));
+  if (timeline_csv) {
+    const std::filesystem::path timeline = file.parent_path() / "timeline.csv";
+    if (!ReadFileToString(timeline.string(), timeline_csv).ok()) timeline_csv->clear();
+  }
+  return s;
+}
+
+std::string H(double seconds) { return FormatFixed(seconds / 3600.0, 2); }
+std::string Opt(const std::optional<double>& v) { return v ? H(*v) : "-"; }
+
+}  // namespace
+
+int CompareCommand(int argc, char** argv) {
+  FlagParser p("hived-sim compare", "A B",
+               "Prints two run summaries side by side: cluster figures, then per VC the mean\n"
+               "and p95 queuing delay, the sharing anomaly and preemptions under each. A and B\n"
+               "are summary.json files or the --out folders of two runs. Times in hours.");
+  std::vector<std::string> args;
+  if (int code = p.Parse(argc, argv, &args); code >= 0) return code;
+  if (args.size() != 2) return p.UsageError("needs exactly two summaries (A B)");
+  const char* kCmd = "hived-sim compare";
+  absl::StatusOr<Summary> a = LoadSummary(args[0], nullptr);
+  if (!a.ok()) return Fail(kCmd, a.status().message());
+  absl::StatusOr<Summary> b = LoadSummary(args[1], nullptr);
+  if (!b.ok()) return Fail(kCmd, b.status().message());
+  const std::string la = absl::StrCat("A=", a->info.policy);
+  const std::string lb = absl::StrCat("B=", b->info.policy);
+  std::string out = absl::StrFormat("A: %s (%s)\nB: %s (%s)\n\n", args[0], a->info.policy, args[1],
+                                    b->info.policy);
+  out += absl::StrFormat("%-26s %14s %14s\n", "cluster", la, lb);
+  auto pct = [](double v) { return FormatFixed(100 * v, 1) + "%"; };
+  out +=
+      absl::StrFormat("%-26s %14s %14s\n", "utilisation", pct(a->utilisation), pct(b->utilisation));
+  out += absl::StrFormat("%-26s %14s %14s\n", "allocation rate", pct(a->allocation_rate),
+                         pct(b->allocation_rate));
+  out += absl::StrFormat("%-26s %14s %14s\n", "fragmentation", pct(a->fragmentation),
+                         pct(b->fragmentation));
+  out += absl::StrFormat("%-26s %14d %14d\n", "jobs completed", a->all.completed, b->all.completed);
+  out += absl::StrFormat("%-26s %14d %14d\n", "jobs rejected", a->all.rejected, b->all.rejected);
+  out += absl::StrFormat("%-26s %14s %14s\n", "mean queuing delay (h)",
+                         H(a->all.queuing_delay.mean), H(b->all.queuing_delay.mean));
+  out += absl::StrFormat("%-26s %14s %14s\n", "p95 queuing delay (h)",
+                         H(static_cast<double>(a->all.queuing_delay.p95)),
+                         H(static_cast<double>(b->all.queuing_delay.p95)));
+  out +=
+      absl::StrFormat("%-26s %14s %14s\n", "mean JCT (h)", H(a->all.jct.mean), H(b->all.jct.mean));
+  out +=
+      absl::StrFormat("%-26s %14d %14d\n", "preemptions", a->all.preemptions, b->all.preemptions);
+  out += absl::StrFormat("%-26s %14s %14s\n", "anomaly (h)", Opt(a->all.sharing_anomaly),
+                         Opt(b->all.sharing_anomaly));
+  out +=
+      absl::StrFormat("\n%-12s %7s | %9s %9s %9s %6s | %9s %9s %9s %6s\n", "vc", "jobs", "A-mean",
+                      "A-p95", "A-anom", "A-pre", "B-mean", "B-p95", "B-anom", "B-pre");
+  std::vector<std::string> names;
+  for (const GroupSummary& g : a->vcs) names.push_back(g.name);
+  for (const GroupSummary& g : b->vcs) {
+    if (std::find(names.begin(), names.end(), g.name) == names.end()) names.push_back(g.name);
+  }
+  auto find = [](const Summary& s, const std::string& n) -> const GroupSummary* {
+    for (const GroupSummary& g : s.vcs) {
+      if (g.name == n) return &g;
+    }
+    return nullptr;
+  };
+  for (const std::string& n : names) {
+    const GroupSummary* ga = find(*a, n);
+    const GroupSummary* gb = find(*b, n);
+    auto cells = [](const GroupSummary* g) {
+      if (!g) return absl::StrFormat("%9s %9s %9s %6s", "-", "-", "-", "-");
+      return absl::StrFormat("%9s %9s %9s %6d", H(g->queuing_delay.mean),
+                             H(static_cast<double>(g->queuing_delay.p95)), Opt(g->sharing_anomaly),
+                             g->preemptions);
+    };
+    out += absl::StrFormat("%-12s %7d | %s | %s\n", n.substr(0, 12),
+                           ga ? ga->submitted : (gb ? gb->submitted : 0), cells(ga), cells(gb));
+  }
+  out += "\nanomaly = mean queuing delay minus under the private baseline (hours; > 0 is worse)\n";
+  std::fputs(out.c_str(), stdout);
+  return kExitOk;
+}
+
+int PlotCommand(int argc, char** argv) {
+  std::string out = "plots";
+  FlagParser p("hived-sim plot", "RUN... [--out DIR]",
+               "Draws charts comparing runs (their --out folders or summary.json files): the\n"
+               "sharing anomaly per VC per policy, the mean queuing delay per VC per policy\n"
+               "(with the private baseline), and utilisation over time. Needs gnuplot.");
+  p.String("out", &out, "DIR", "where to write the PNGs (default ./plots)");
+  std::vector<std::string> args;
+  if (int code = p.Parse(argc, argv, &args); code >= 0) return code;
+  if (args.empty()) return p.UsageError("needs at least one run");
+  const char* kCmd = "hived-sim plot";
+  std::vector<PlotInput> runs;
+  for (const std::string& a : args) {
+    PlotInput in;
+    absl::StatusOr<Summary> s = LoadSummary(a, &in.timeline_csv);
+    if (!s.ok()) return Fail(kCmd, s.status().message());
+    in.summary = std::move(*s);
+    in.label = in.summary.info.policy;
+    for (const PlotInput& r : runs) {
+      if (r.label == in.label) in.label = absl::StrCat(in.label, " (", a, ")");
+    }
+    runs.push_back(std::move(in));
+  }
+  if (absl::Status s = PlotRuns(out, runs); !s.ok()) return Fail(kCmd, s.message());
+  std::fprintf(stderr, "wrote %s/{anomaly_by_policy,delay_by_policy,utilisation_by_policy}.png\n",
+               out.c_str());
+  return kExitOk;
+}
+
+}  // namespace hived::sim
