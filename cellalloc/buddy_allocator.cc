@@ -337,17 +337,32 @@ absl::Status BuddyAllocator::CheckInvariants() const {
                      " (address ", c == kNil ? std::string("-") : forest_->address(CellId(c)),
                      "): ", absl::string_view(what.data(), what.size())));
   };
-  // Forward pass (parents have smaller ids than children): states and availability.
-  // Raw pointers keep this cheap enough to run after every step of the property tests
-  // even in unoptimised builds.
+  // Raw arrays keep this cheap enough to run after every step of the property tests even
+  // in unoptimised builds.
   const BuddyState* st = state_.data();
+  const uint32_t* parent = forest_->parent_.data();
+  const uint32_t* first_child = forest_->first_child_.data();
+  const uint32_t* node = forest_->node_.data();
+  const uint16_t* type = forest_->type_.data();
+  const uint16_t* chain = forest_->chain_.data();
+  std::vector<uint32_t> fanout;
+  std::vector<uint8_t> node_level;
+  std::vector<CellLevel> level;
+  for (const CellTypeInfo& t : forest_->types_) {
+    fanout.push_back(static_cast<uint32_t>(t.child_count));
+    node_level.push_back(t.is_node_level ? 1 : 0);
+    level.push_back(t.level);
+  }
+  auto bad = [&](uint32_t c) {
+    return node[c] != kNil ? node_bad_[node[c]] != 0 : bad_nodes_[c] != 0;
+  };
+  // Forward pass (parents have smaller ids than children): states and availability.
   std::vector<uint8_t> available(n, 0);
   std::vector<int32_t> obtainable(obtainable_.size(), 0);
   std::vector<int32_t> bad_free(bad_free_.size(), 0);
   size_t free_cells = 0;
   for (uint32_t c = 0; c < n; ++c) {
-    const CellId id(c);
-    const uint32_t p = forest_->parent(id).value();
+    const uint32_t p = parent[c];
     const BuddyState s = st[c];
     if (p == kNil) {
       if (s == BuddyState::kCovered) return fail(c, 2, "a top-level cell is covered");
@@ -367,8 +382,8 @@ absl::Status BuddyAllocator::CheckInvariants() const {
     available[c] =
         s == BuddyState::kFree || (s == BuddyState::kCovered && p != kNil && available[p] != 0);
     // Free children count and the buddy rule.
-    const uint32_t count = static_cast<uint32_t>(forest_->num_children(id));
-    const BuddyState* children = count == 0 ? nullptr : st + forest_->first_child(id).value();
+    const uint32_t count = fanout[type[c]];
+    const BuddyState* children = count == 0 ? nullptr : st + first_child[c];
     uint32_t free_children = 0;
     for (uint32_t k = 0; k < count; ++k) {
       if (children[k] == BuddyState::kFree) ++free_children;
@@ -378,34 +393,28 @@ absl::Status BuddyAllocator::CheckInvariants() const {
       return fail(c, 1, "a split cell has all of its children free (unmerged buddies)");
     }
     if (available[c] != 0) {
-      const size_t slot = SlotOf(c);
+      const size_t slot = level_base_[chain[c]] + static_cast<size_t>(level[type[c]]);
       ++obtainable[slot];
-      if (Bad(c)) ++bad_free[slot];
+      if (bad(c)) ++bad_free[slot];
     }
   }
   // Backward pass: split cells have a used descendant; bad-node counts.
   std::vector<uint8_t> has_used(n, 0);
   std::vector<int32_t> bad_nodes(n, 0);
   for (uint32_t c = n; c-- > 0;) {
-    const CellId id(c);
-    if (state_[c] == BuddyState::kUsed) has_used[c] = 1;
-    if (state_[c] == BuddyState::kSplit && has_used[c] == 0) {
+    if (st[c] == BuddyState::kUsed) has_used[c] = 1;
+    if (st[c] == BuddyState::kSplit && has_used[c] == 0) {
       return fail(c, 1, "a split cell has no used descendant");
     }
-    const bool at_or_below_node = !forest_->node(id).IsNil();
-    if (forest_->is_node_level(id) && node_bad_[forest_->node(id).value()] != 0) {
-      bad_nodes[c] = 1;
-    }
-    if (!at_or_below_node && bad_nodes[c] != bad_nodes_[c]) {
+    if (node_level[type[c]] != 0 && node_bad_[node[c]] != 0) bad_nodes[c] = 1;
+    if (node[c] == kNil && bad_nodes[c] != bad_nodes_[c]) {
       return fail(c, 5,
                   absl::StrCat("bad-node count is ", bad_nodes_[c], ", expected ", bad_nodes[c]));
     }
-    const uint32_t p = forest_->parent(id).value();
+    const uint32_t p = parent[c];
     if (p != kNil) {
       has_used[p] = static_cast<uint8_t>(has_used[p] | has_used[c]);
-      if (forest_->node(CellId(p)).IsNil()) {  // p is above node level
-        bad_nodes[p] += bad_nodes[c];
-      }
+      if (node[p] == kNil) bad_nodes[p] += bad_nodes[c];  // p is above node level
     }
   }
   int32_t bad_node_count = 0;

@@ -171,6 +171,7 @@ class CellForest {
 
  private:
   friend class ForestBuilder;
+  friend class BuddyAllocator;  // CheckInvariants reads the per-cell arrays directly
   CellForest() = default;
 
   // The default index of rule 3, recomputed in O(levels) (64-bit: above node level it

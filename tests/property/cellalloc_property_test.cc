@@ -35,6 +35,15 @@ class Model {
       : f_(forest),
         used_(static_cast<size_t>(forest.num_cells()), 0),
         node_bad_(static_cast<size_t>(forest.num_nodes()), 0) {
+    // The topology, copied once into plain arrays (the model runs after every step).
+    for (int32_t i = 0; i < forest.num_cells(); ++i) {
+      const CellId id(static_cast<uint32_t>(i));
+      parent_.push_back(
+          forest.parent(id).IsNil() ? -1 : static_cast<int64_t>(forest.parent(id).value()));
+      level_.push_back(forest.level(id));
+      chain_.push_back(forest.chain(id).value());
+      node_.push_back(forest.node(id).value());
+    }
     Recompute();
   }
 
@@ -50,27 +59,25 @@ class Model {
     bad_.assign(n, 0);
     state_.assign(n, BuddyState::kCovered);
     for (size_t c = n; c-- > 0;) {  // children have larger ids than parents
-      const CellId id(static_cast<uint32_t>(c));
       if (used_[c] != 0) subtree_used_[c] = 1;
-      if (f_.level(id) == 1 && node_bad_[f_.node(id).value()] != 0) bad_[c] = 1;
-      const CellId p = f_.parent(id);
-      if (!p.IsNil()) {
-        subtree_used_[p.value()] |= subtree_used_[c];
-        bad_[p.value()] |= bad_[c];
+      if (level_[c] == 1 && node_bad_[node_[c]] != 0) bad_[c] = 1;
+      const int64_t p = parent_[c];
+      if (p >= 0) {
+        subtree_used_[static_cast<size_t>(p)] |= subtree_used_[c];
+        bad_[static_cast<size_t>(p)] |= bad_[c];
       }
     }
     for (size_t c = 0; c < n; ++c) {
-      const CellId p = f_.parent(CellId(static_cast<uint32_t>(c)));
-      if (!p.IsNil() && (used_[p.value()] != 0 || inside_used_[p.value()] != 0)) {
-        inside_used_[c] = 1;
-      }
+      const int64_t p = parent_[c];
+      const size_t pu = static_cast<size_t>(p);
+      if (p >= 0 && (used_[pu] != 0 || inside_used_[pu] != 0)) inside_used_[c] = 1;
       if (used_[c] != 0) {
         state_[c] = BuddyState::kUsed;
       } else if (inside_used_[c] != 0) {
         state_[c] = BuddyState::kCovered;
       } else if (subtree_used_[c] != 0) {
         state_[c] = BuddyState::kSplit;
-      } else if (p.IsNil() || state_[p.value()] == BuddyState::kSplit) {
+      } else if (p < 0 || state_[pu] == BuddyState::kSplit) {
         state_[c] = BuddyState::kFree;
       } else {
         state_[c] = BuddyState::kCovered;
@@ -88,9 +95,10 @@ class Model {
   CellLevel LowestFreeLevel(ChainId ch, CellLevel level) const {
     CellLevel best = 0;
     for (size_t c = 0; c < state_.size(); ++c) {
-      const CellId id(static_cast<uint32_t>(c));
-      if (state_[c] != BuddyState::kFree || f_.chain(id) != ch || f_.level(id) < level) continue;
-      if (best == 0 || f_.level(id) < best) best = f_.level(id);
+      if (state_[c] != BuddyState::kFree || chain_[c] != ch.value() || level_[c] < level) {
+        continue;
+      }
+      if (best == 0 || level_[c] < best) best = level_[c];
     }
     return best;
   }
@@ -119,7 +127,7 @@ class Model {
       if (check_available && alloc.IsAvailable(id) != available(id)) {
         return absl::StrCat("cell ", c, " availability differs from model");
       }
-      Counts& k = counts[f_.chain(id).value()][static_cast<size_t>(f_.level(id))];
+      Counts& k = counts[chain_[c]][static_cast<size_t>(level_[c])];
       if (state_[c] == BuddyState::kFree) ++k.free;
       if (available(id)) {
         ++k.obtainable;
@@ -144,6 +152,10 @@ class Model {
 
  private:
   const CellForest& f_;
+  std::vector<int64_t> parent_;  // -1 for top-level cells
+  std::vector<CellLevel> level_;
+  std::vector<uint32_t> chain_;
+  std::vector<uint32_t> node_;
   std::vector<uint8_t> used_;
   std::vector<uint8_t> node_bad_;
   std::vector<uint8_t> subtree_used_;
