@@ -106,6 +106,14 @@ absl::StatusOr<StartAttempt> SchedulerBackend::TryStart(const SimJob& job, bool 
   if (job.priority >= 0 || !SupportsOverflow()) {
     // A guaranteed ask (private runs opportunistic jobs as guaranteed inside the VC).
     const bool opportunistic_job = job.priority < 0;
+    if (job.gpus > info_.VcReservedGpus(job.vc)) {
+      // Only reachable for private's opportunistic jobs: guaranteed ones this large are
+      // rejected before they are queued.
+      first.kind = StartAttempt::Kind::kInfeasible;
+      first.reason = absl::StrCat("needs ", job.gpus, " GPUs but VC ", info_.vc_name(job.vc),
+                                  " reserves only ", info_.VcReservedGpus(job.vc));
+      return first;
+    }
     std::string why = opportunistic_job ? "" : Admit(job);
     if (!why.empty()) {
       first.reason = std::move(why);

@@ -50,10 +50,11 @@ std::string JoinNames(const std::vector<std::string>& names) {
   return out;
 }
 
-// Finds the header (the first non-blank line). False at end of text.
-bool NextNonBlank(LineReader* reader, std::string_view* line) {
+// Finds the header: the first line that is not blank (nor a '#' comment when
+// `comments`). False at end of text.
+bool NextNonBlank(LineReader* reader, std::string_view* line, bool comments) {
   while (reader->Next(line)) {
-    if (!IsBlank(*line)) return true;
+    if (!IsBlank(*line) && !(comments && (*line)[0] == '#')) return true;
   }
   return false;
 }
@@ -109,7 +110,7 @@ absl::StatusOr<Trace> HivedTraceSource::Parse(std::string_view text,
   enum { kId, kSubmit, kVc, kPriority, kPods, kGpusPerPod, kGpuType, kDuration };
   LineReader reader(text);
   std::string_view line;
-  if (!NextNonBlank(&reader, &line)) {
+  if (!NextNonBlank(&reader, &line, /*comments=*/true)) {
     return absl::InvalidArgumentError(absl::StrCat(Av(file_name), ":1:1: empty trace: no header"));
   }
   const int32_t header_line = reader.line_number();
@@ -216,7 +217,7 @@ absl::StatusOr<Trace> PhillyTraceSource::Parse(std::string_view text,
   enum { kTimestamp, kDuration, kGpus, kCluster };
   LineReader reader(text);
   std::string_view line;
-  if (!NextNonBlank(&reader, &line)) {
+  if (!NextNonBlank(&reader, &line, /*comments=*/false)) {
     return absl::InvalidArgumentError(absl::StrCat(Av(file_name), ":1:1: empty trace: no header"));
   }
   const int32_t header_line = reader.line_number();

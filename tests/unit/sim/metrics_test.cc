@@ -1,0 +1,138 @@
+#include "sim/metrics.h"
+
+#include <string>
+
+#include "sim/engine.h"
+#include "sim/gen_trace.h"
+#include "sim/json.h"
+#include "sim/scheduler_backend.h"
+#include "support/catch.h"
+#include "unit/sim/sim_test_util.h"
+
+namespace hived::sim {
+namespace {
+
+struct Outputs {
+  std::string summary;
+  std::string jobs;
+  std::string timeline;
+};
+
+Outputs ReplayGenerated(PolicyKind policy, uint64_t seed) {
+  const ClusterSpec spec = testing::LoadSpec("sim/small.yaml");
+  SpecInfo info(spec);
+  GenTraceOptions g;
+  g.jobs = 400;
+  g.seed = seed;
+  g.opportunistic_share = 0.2;
+  absl::StatusOr<Trace> trace = GenerateTrace(info, g);
+  REQUIRE(trace.ok());
+  auto backend = MakeSchedulerBackend(policy, spec, static_cast<int32_t>(trace->jobs.size()));
+  REQUIRE(backend.ok());
+  Engine engine(info, backend->get(), {});
+  absl::StatusOr<EngineResult> r = engine.Run(*trace, {});
+  INFO(r.status().ToString());
+  REQUIRE(r.ok());
+  RunInfo run;
+  run.policy = std::string(PolicyKindName(policy));
+  Summary s = Summarize(*r, info, run);
+  REQUIRE(s.accounting_ok);
+  return {SummaryToJson(s), JobsCsv(*r, *trace, (*backend)->nodes()), TimelineCsv(*r, info)};
+}
+
+TEST_CASE("Replay: the same inputs and seed give byte-identical outputs", "[sim][unit]") {
+  for (PolicyKind policy : {PolicyKind::kHived, PolicyKind::kQuota, PolicyKind::kPrivate}) {
+    CAPTURE(PolicyKindName(policy));
+    const Outputs a = ReplayGenerated(policy, 7);
+    const Outputs b = ReplayGenerated(policy, 7);
+    CHECK(a.summary == b.summary);
+    CHECK(a.jobs == b.jobs);
+    CHECK(a.timeline == b.timeline);
+    CHECK(a.jobs != ReplayGenerated(policy, 8).jobs);
+  }
+}
+
+TEST_CASE("GenerateTrace: seeded, Philly-shaped, only the config's VCs", "[sim][unit]") {
+  const ClusterSpec spec = testing::LoadSpec("sim/small.yaml");
+  SpecInfo info(spec);
+  GenTraceOptions g;
+  g.jobs = 5000;
+  absl::StatusOr<Trace> a = GenerateTrace(info, g);
+  absl::StatusOr<Trace> b = GenerateTrace(info, g);
+  REQUIRE(a.ok());
+  REQUIRE(b.ok());
+  CHECK(TraceToCsv(*a) == TraceToCsv(*b));
+  int64_t one_gpu = 0;
+  Time last = 0;
+  for (const TraceJob& j : a->jobs) {
+    CHECK((j.vc == "A" || j.vc == "B"));
+    CHECK(j.total_gpus <= info.VcVirtualGpus(info.VcIndex(j.vc)));
+    CHECK(j.duration >= 1);
+    CHECK(j.submit_time >= last);
+    last = j.submit_time;
+    if (j.total_gpus == 1) ++one_gpu;
+  }
+  CHECK(one_gpu > 4500);  // Philly: 93% of jobs use one GPU
+  GenTraceOptions bad;
+  bad.jobs = 0;
+  CHECK_FALSE(GenerateTrace(info, bad).ok());
+  bad = {};
+  bad.vc_weights = {{"nope", 1.0}};
+  CHECK_FALSE(GenerateTrace(info, bad).ok());
+}
+
+TEST_CASE("Summary: JSON reads back; the anomaly is the mean delay minus private's",
+          "[sim][unit]") {
+  Summary s;
+  s.info.policy = "quota";
+  s.all.name = "all";
+  s.all.submitted = 3;
+  s.all.completed = 3;
+  s.all.queuing_delay.count = 3;
+  s.all.queuing_delay.mean = 100;
+  GroupSummary vc;
+  vc.name = "A";
+  vc.queuing_delay.count = 3;
+  vc.queuing_delay.mean = 100;
+  vc.queuing_delay.p95 = 250;
+  s.vcs = {vc};
+  Summary base = s;
+  base.vcs[0].queuing_delay.mean = 40;
+  base.all.queuing_delay.mean = 40;
+  AddBaseline(base, &s);
+  REQUIRE(s.vcs[0].sharing_anomaly.has_value());
+  CHECK(*s.vcs[0].sharing_anomaly == Approx(60));
+  const std::string text = SummaryToJson(s);
+  absl::StatusOr<JsonValue> json = ParseJson(text, "summary.json");
+  INFO(json.status().ToString());
+  REQUIRE(json.ok());
+  absl::StatusOr<Summary> back = SummaryFromJson(*json);
+  REQUIRE(back.ok());
+  CHECK(back->info.policy == "quota");
+  REQUIRE(back->vcs.size() == 1);
+  CHECK(back->vcs[0].name == "A");
+  CHECK(back->vcs[0].queuing_delay.p95 == 250);
+  CHECK(*back->vcs[0].sharing_anomaly == Approx(60));
+  CHECK(*back->vcs[0].baseline_mean_queuing_delay == Approx(40));
+  CHECK(SummaryToJson(*back).find("\"sharing_anomaly\": 60.000") != std::string::npos);
+  CHECK_FALSE(ParseJson("{\"a\": }", "x.json").ok());
+  CHECK(std::string(ParseJson("{\n\"a\": }", "x.json").status().message()).find("x.json:2:6") !=
+        std::string::npos);
+}
+
+TEST_CASE("ComputeStats: nearest-rank percentiles", "[sim][unit]") {
+  std::vector<int64_t> v;
+  for (int i = 100; i >= 1; --i) v.push_back(i);
+  Stats s = ComputeStats(&v);
+  CHECK(s.count == 100);
+  CHECK(s.mean == Approx(50.5));
+  CHECK(s.p50 == 50);
+  CHECK(s.p95 == 95);
+  CHECK(s.p99 == 99);
+  CHECK(s.max == 100);
+  std::vector<int64_t> empty;
+  CHECK(ComputeStats(&empty).count == 0);
+}
+
+}  // namespace
+}  // namespace hived::sim

@@ -1,0 +1,33 @@
+// Helpers shared by the simulator tests.
+#ifndef HIVED_TESTS_UNIT_SIM_SIM_TEST_UTIL_H_
+#define HIVED_TESTS_UNIT_SIM_SIM_TEST_UTIL_H_
+
+#include <string>
+
+#include "hived/config.h"
+#include "sim/trace_reader.h"
+#include "support/catch.h"
+
+namespace hived::sim::testing {
+
+inline std::string TestPath(const std::string& relative) {
+  return std::string(HIVED_SOURCE_DIR) + "/tests/testdata/" + relative;
+}
+
+inline ClusterSpec LoadSpec(const std::string& relative) {
+  absl::StatusOr<ClusterSpec> spec = LoadClusterSpecFile(TestPath(relative));
+  INFO(spec.status().ToString());
+  REQUIRE(spec.ok());
+  return *spec;
+}
+
+inline Trace LoadTrace(const std::string& relative, TraceFormat format = TraceFormat::kHived) {
+  absl::StatusOr<Trace> trace = ReadTraceFile(TestPath(relative), format, {});
+  INFO(trace.status().ToString());
+  REQUIRE(trace.ok());
+  return *trace;
+}
+
+}  // namespace hived::sim::testing
+
+#endif  // HIVED_TESTS_UNIT_SIM_SIM_TEST_UTIL_H_

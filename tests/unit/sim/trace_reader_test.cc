@@ -1,0 +1,149 @@
+#include "sim/trace_reader.h"
+
+#include <string>
+
+#include "sim/job.h"
+#include "support/catch.h"
+#include "unit/sim/sim_test_util.h"
+
+namespace hived::sim {
+namespace {
+
+using testing::TestPath;
+
+TEST_CASE(
+    "HivedTraceSource: reads rows, sorts stably by submit time, warns once about extra columns",
+    "[sim][unit]") {
+  absl::StatusOr<Trace> trace =
+      ReadTraceFile(TestPath("traces/own-good.csv"), TraceFormat::kHived, {});
+  INFO(trace.status().ToString());
+  REQUIRE(trace.ok());
+  REQUIRE(trace->jobs.size() == 3);
+  // j1 and j3 both at 10 keep their file order; j2 at 20 comes last.
+  CHECK(trace->jobs[0].id == "j1");
+  CHECK(trace->jobs[1].id == "j3");
+  CHECK(trace->jobs[2].id == "j2");
+  const TraceJob& j1 = trace->jobs[0];
+  CHECK(j1.submit_time == 10);
+  CHECK(j1.vc == "B");
+  CHECK(j1.priority == -1);
+  CHECK(j1.pods == 2);
+  CHECK(j1.gpus_per_pod == 8);
+  CHECK(j1.total_gpus == 16);
+  CHECK(j1.gpu_type == "G");
+  CHECK(j1.duration == 30);
+  CHECK(trace->jobs[1].priority == 5);
+  CHECK(trace->jobs[2].gpu_type.empty());
+  REQUIRE(trace->warnings.size() == 1);
+  CHECK(trace->warnings[0].find("ignoring unknown column(s) user") != std::string::npos);
+  CHECK(trace->skipped_rows == 0);
+}
+
+TEST_CASE("HivedTraceSource: every bad row is an error naming file, line and column",
+          "[sim][unit]") {
+  const std::string path = TestPath("traces/own-bad.csv");
+  absl::StatusOr<Trace> trace = ReadTraceFile(path, TraceFormat::kHived, {});
+  REQUIRE_FALSE(trace.ok());
+  CHECK(trace.status().code() == absl::StatusCode::kInvalidArgument);
+  const std::string m(trace.status().message());
+  CHECK(m.find(path + ":3:6: submit_time '-5' is not a non-negative integer") != std::string::npos);
+  CHECK(m.find(path + ":4:8: vc is empty") != std::string::npos);
+  CHECK(m.find(path + ":5:10: priority '2000' is not an integer in -1..1000") != std::string::npos);
+  CHECK(m.find(path + ":6:12: pods '0'") != std::string::npos);
+  CHECK(m.find(path + ":7:17: duration 'ten'") != std::string::npos);
+  CHECK(m.find(path + ":8:1: duplicate job_id 'ok1'") != std::string::npos);
+  CHECK(m.find(path + ":9:10: expected at least 8 columns, found 3") != std::string::npos);
+  CHECK(m.find("7 bad row(s)") != std::string::npos);
+}
+
+TEST_CASE("HivedTraceSource: --skip-bad-rows keeps the good rows and reports how many were skipped",
+          "[sim][unit]") {
+  absl::StatusOr<Trace> trace =
+      ReadTraceFile(TestPath("traces/own-bad.csv"), TraceFormat::kHived, {/*skip_bad_rows=*/true});
+  REQUIRE(trace.ok());
+  REQUIRE(trace->jobs.size() == 1);
+  CHECK(trace->jobs[0].id == "ok1");
+  CHECK(trace->skipped_rows == 7);
+  REQUIRE_FALSE(trace->warnings.empty());
+  CHECK(trace->warnings.back().find("skipped 7 bad row(s)") != std::string::npos);
+}
+
+TEST_CASE("HivedTraceSource: a missing header column is an error", "[sim][unit]") {
+  HivedTraceSource source({});
+  absl::StatusOr<Trace> trace = source.Parse("job_id,submit_time,vc\nx,0,A\n", "t.csv");
+  REQUIRE_FALSE(trace.ok());
+  CHECK(std::string(trace.status().message()).find("t.csv:1:1: header lacks column(s) priority") !=
+        std::string::npos);
+  CHECK_FALSE(source.Parse("", "e.csv").ok());
+}
+
+TEST_CASE(
+    "PhillyTraceSource: sorts stably, skips blank lines, converts times to seconds since the "
+    "first submission",
+    "[sim][unit]") {
+  absl::StatusOr<Trace> trace =
+      ReadTraceFile(TestPath("traces/philly-good.csv"), TraceFormat::kPhilly, {});
+  INFO(trace.status().ToString());
+  REQUIRE(trace.ok());
+  REQUIRE(trace->jobs.size() == 4);
+  CHECK(trace->jobs[0].vc == "vc2");  // 07:00:00 is the earliest
+  CHECK(trace->jobs[0].submit_time == 0);
+  CHECK(trace->jobs[0].total_gpus == 12);
+  CHECK(trace->jobs[0].pods == 0);   // split later by the node size
+  CHECK(trace->jobs[1].id == "L2");  // equal times keep file order: line 2, then line 5
+  CHECK(trace->jobs[1].submit_time == 115);
+  CHECK(trace->jobs[2].id == "L5");
+  CHECK(trace->jobs[2].duration == 11);  // 10.5 s rounded up
+  CHECK(trace->jobs[3].submit_time == 86400);
+  CHECK(trace->jobs[3].priority == 0);
+  CHECK(trace->warnings.empty());
+}
+
+TEST_CASE("PhillyTraceSource: bad rows are located errors", "[sim][unit]") {
+  const std::string path = TestPath("traces/philly-bad.csv");
+  absl::StatusOr<Trace> trace = ReadTraceFile(path, TraceFormat::kPhilly, {});
+  REQUIRE_FALSE(trace.ok());
+  const std::string m(trace.status().message());
+  CHECK(m.find(path + ":3:1: timestamp '2017-13-09 07:01:55'") != std::string::npos);
+  CHECK(m.find(path + ":4:21: duration '-3.0'") != std::string::npos);
+  CHECK(m.find(path + ":5:26: num_gpus 'two'") != std::string::npos);
+  CHECK(m.find(path + ":6:33: cluster (the VC) is empty") != std::string::npos);
+  absl::StatusOr<Trace> skipped = ReadTraceFile(path, TraceFormat::kPhilly, {true});
+  REQUIRE(skipped.ok());
+  CHECK(skipped->jobs.size() == 1);
+  CHECK(skipped->skipped_rows == 4);
+}
+
+TEST_CASE("SplitIntoPods: full-node pods plus one remainder pod", "[sim][unit]") {
+  auto members = SplitIntoPods(12, 8);
+  REQUIRE(members.size() == 2);
+  CHECK(members[0].pod_number == 1);
+  CHECK(members[0].leaf_cell_number == 4);
+  CHECK(members[1].pod_number == 1);
+  CHECK(members[1].leaf_cell_number == 8);
+  members = SplitIntoPods(24, 8);
+  REQUIRE(members.size() == 1);
+  CHECK(members[0].pod_number == 3);
+  CHECK(members[0].leaf_cell_number == 8);
+  members = SplitIntoPods(4, 8);
+  REQUIRE(members.size() == 1);
+  CHECK(members[0].pod_number == 1);
+  CHECK(members[0].leaf_cell_number == 4);
+}
+
+TEST_CASE("TraceToCsv: writes the own format, which reads back to the same jobs", "[sim][unit]") {
+  Trace trace = testing::LoadTrace("traces/own-good.csv");
+  HivedTraceSource source({});
+  absl::StatusOr<Trace> again = source.Parse(TraceToCsv(trace), "round-trip.csv");
+  REQUIRE(again.ok());
+  REQUIRE(again->jobs.size() == trace.jobs.size());
+  for (size_t i = 0; i < trace.jobs.size(); ++i) {
+    CHECK(again->jobs[i].id == trace.jobs[i].id);
+    CHECK(again->jobs[i].submit_time == trace.jobs[i].submit_time);
+    CHECK(again->jobs[i].total_gpus == trace.jobs[i].total_gpus);
+    CHECK(again->jobs[i].duration == trace.jobs[i].duration);
+  }
+}
+
+}  // namespace
+}  // namespace hived::sim
