@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "absl/container/inlined_vector.h"
@@ -130,21 +131,28 @@ void BuddyAllocator::AddSubtree(uint32_t c, size_t slot, int32_t sign) {
 }
 
 void BuddyAllocator::AddBadSubtree(uint32_t c, size_t slot, int32_t sign) {
-  const CellLevel top = slot_level_[slot];
-  if (!forest_->node(CellId(c)).IsNil()) {
-    // At or below node level every cell of a bad node is bad.
-    const size_t base = slot - static_cast<size_t>(top);
-    const int32_t* span = &span_[span_row_[slot]];
-    for (CellLevel l = 1; l <= top; ++l) {
-      bad_free_[base + static_cast<size_t>(l)] += sign * span[l];
+  // Walks only the bad branches (iteratively: a spec may be deep).
+  absl::InlinedVector<std::pair<uint32_t, size_t>, 16> stack;
+  stack.emplace_back(c, slot);
+  while (!stack.empty()) {
+    const auto [x, x_slot] = stack.back();
+    stack.pop_back();
+    const CellLevel top = slot_level_[x_slot];
+    if (!forest_->node(CellId(x)).IsNil()) {
+      // At or below node level every cell of a bad node is bad.
+      const size_t base = x_slot - static_cast<size_t>(top);
+      const int32_t* span = &span_[span_row_[x_slot]];
+      for (CellLevel l = 1; l <= top; ++l) {
+        bad_free_[base + static_cast<size_t>(l)] += sign * span[l];
+      }
+      continue;
     }
-    return;
-  }
-  bad_free_[slot] += sign;
-  const uint32_t first = forest_->first_child(CellId(c)).value();
-  const uint32_t count = fanout_[slot];
-  for (uint32_t k = first; k < first + count; ++k) {
-    if (Bad(k)) AddBadSubtree(k, slot - 1, sign);
+    bad_free_[x_slot] += sign;
+    const uint32_t first = forest_->first_child(CellId(x)).value();
+    const uint32_t count = fanout_[x_slot];
+    for (uint32_t k = first; k < first + count; ++k) {
+      if (Bad(k)) stack.emplace_back(k, x_slot - 1);
+    }
   }
 }
 

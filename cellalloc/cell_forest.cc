@@ -429,11 +429,27 @@ CellId CellForest::first_leaf(CellId c) const {
 }
 
 int64_t CellForest::DefaultIndex(CellId c) const {
-  const uint32_t p = parent_[c.value()];
-  if (p == kNil) return static_cast<int64_t>(c.value());  // top cells: config position
-  const CellTypeInfo& parent_type = types_[type_[p]];
-  const int64_t base = parent_type.is_node_level ? 0 : DefaultIndex(CellId(p));
-  return base * parent_type.child_count + static_cast<int64_t>(c.value() - first_child_[p]);
+  // Iterative (a spec may be deep): collect the path up to the top or to a node-level
+  // ancestor (where the index resets to 0), then fold it back down.
+  std::vector<uint32_t> path;
+  uint32_t x = c.value();
+  int64_t index = 0;
+  while (true) {
+    const uint32_t p = parent_[x];
+    if (p == kNil) {
+      index = static_cast<int64_t>(x);  // top cells: position in physicalCells
+      break;
+    }
+    path.push_back(x);
+    if (types_[type_[p]].is_node_level) break;  // index 0 at the node
+    x = p;
+  }
+  for (size_t i = path.size(); i-- > 0;) {
+    const uint32_t cell = path[i];
+    const uint32_t p = parent_[cell];
+    index = index * types_[type_[p]].child_count + static_cast<int64_t>(cell - first_child_[p]);
+  }
+  return index;
 }
 
 std::string CellForest::own_address(CellId c) const {
@@ -443,9 +459,13 @@ std::string CellForest::own_address(CellId c) const {
 }
 
 std::string CellForest::address(CellId c) const {
-  const uint32_t p = parent_[c.value()];
-  if (p == kNil) return own_address(c);
-  return absl::StrCat(address(CellId(p)), "/", own_address(c));
+  std::vector<uint32_t> path;
+  for (uint32_t x = c.value(); x != kNil; x = parent_[x]) path.push_back(x);
+  std::string out;
+  for (size_t i = path.size(); i-- > 0;) {
+    absl::StrAppend(&out, i + 1 == path.size() ? "" : "/", own_address(CellId(path[i])));
+  }
+  return out;
 }
 
 const std::string& CellForest::pinned_id(CellId c) const {
@@ -461,9 +481,13 @@ CellId CellForest::top_cell(CellId c) const {
 }
 
 std::string CellForest::SpecPath(CellId c) const {
-  const uint32_t p = parent_[c.value()];
-  if (p == kNil) return absl::StrCat("physicalCluster.physicalCells[", c.value(), "]");
-  return absl::StrCat(SpecPath(CellId(p)), ".cellChildren[", c.value() - first_child_[p], "]");
+  std::vector<uint32_t> path;
+  for (uint32_t x = c.value(); x != kNil; x = parent_[x]) path.push_back(x);
+  std::string out = absl::StrCat("physicalCluster.physicalCells[", path.back(), "]");
+  for (size_t i = path.size() - 1; i-- > 0;) {
+    absl::StrAppend(&out, ".cellChildren[", path[i] - first_child_[parent_[path[i]]], "]");
+  }
+  return out;
 }
 
 CellTypeId CellForest::FindType(std::string_view name) const {

@@ -321,6 +321,30 @@ TEST_CASE("BuddyAllocator: CheckInvariants names the violated invariant", "[cell
   CHECK(alloc.CheckInvariants().code() == absl::StatusCode::kInternal);
 }
 
+TEST_CASE("BuddyAllocator: splits and merges a 3000-level chain", "[cellalloc][unit]") {
+  ClusterSpec spec;
+  spec.cell_types.push_back({"L1", "GPU", 2, true});
+  for (int i = 2; i <= 3000; ++i) {
+    spec.cell_types.push_back(
+        {"L" + std::to_string(i), "L" + std::to_string(i - 1), i % 500 == 0 ? 2 : 1, false});
+  }
+  spec.physical_cells = {testing::Top("L3000")};
+  CellForest forest = MustBuild(spec);
+  REQUIRE(forest.CheckInvariants().ok());
+  BuddyAllocator alloc(&forest);
+  const ChainId ch(0);
+  const NodeId node = forest.node(forest.first_leaf(CellId(0)));
+  alloc.SetNodeHealthy(node, false);
+  const CellId leaf = alloc.Allocate(ch, 1);
+  REQUIRE_FALSE(leaf.IsNil());
+  CHECK(forest.address(leaf).size() > 6000);
+  RequireValid(alloc);
+  alloc.Release(leaf);
+  alloc.SetNodeHealthy(node, true);
+  RequireValid(alloc);
+  CHECK(alloc.free_count(ch, 3001) == 1);
+}
+
 TEST_CASE("BuddyAllocator: reports its memory", "[cellalloc][unit]") {
   CellForest forest = MustBuild(testing::RackSpec(4, 8));
   BuddyAllocator alloc(&forest);
