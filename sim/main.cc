@@ -5,6 +5,7 @@
 
 #include "hived/version.h"
 #include "sim/commands.h"
+#include "sim/scenario_runner.h"
 #include "sim/validate_command.h"
 
 namespace {
@@ -20,6 +21,7 @@ constexpr char kUsage[] =
     "  compare A B             two run summaries side by side, with the anomaly per VC\n"
     "  plot RUN...             charts comparing runs (anomaly, delay, utilisation)\n"
     "  validate CONFIG         check a cluster config; print its capacity table\n"
+    "  scenario FILE...        run scenario files (what-if tests) against the scheduler\n"
     "\n"
     "Run 'hived-sim <command> --help' for a command's options.\n";
 
@@ -35,6 +37,7 @@ int main(int argc, char** argv) {
     std::printf("hived-sim %s\n", hived::VersionString());
     return 0;
   }
+  if (command == "scenario") return hived::sim::ScenarioCommand(argc - 1, argv + 1);
   if (command == "validate") return hived::sim::ValidateCommand(argc - 1, argv + 1);
   if (command == "run") return hived::sim::RunCommand(argc - 1, argv + 1);
   if (command == "gen-trace") return hived::sim::GenTraceCommand(argc - 1, argv + 1);
