@@ -1,0 +1,376 @@
+// Benchmarks of the public Scheduler API (issue 5, "Benchmarks").
+//
+//  - The reference workload on ../shared/bench-configs/gen-1000-nodes.yaml (1,000 nodes x
+//    8 GPUs, 4 VCs): VCs take turns by job index, each job Schedule + Allocate, a VC that
+//    first waits is skipped, until all four are full; then everything is released.
+//    w1: 1-GPU guaranteed jobs; w2: a seeded size mix with gangs; w3: 1-GPU opportunistic.
+//    Counters: fill_jobs_per_s, release_jobs_per_s, p50/p99 of one job's Schedule + Allocate
+//    (fill_p50_us, fill_p99_us) and of one Release (release_p50_us, release_p99_us).
+//  - Cycles on the reference cluster, half full: Schedule + Allocate + Release of a 1-GPU
+//    job and of an 8 x 8-GPU gang.
+//  - Create: building the scheduler from the parsed config.
+//  - Scale: generated clusters of 10k and 100k GPUs with 10 and 100 VCs, half full; cycles
+//    of a 1-GPU group, an 8-GPU group and a 64-GPU gang (8 x 8), guaranteed and
+//    opportunistic; p50/p99 per cycle as counters.
+// Google benchmark reports means; percentiles are computed from per-call timings here.
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <random>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "benchmark/benchmark.h"
+#include "hived/cluster_spec.h"
+#include "hived/config.h"
+#include "hived/scheduler.h"
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double Seconds(Clock::duration d) { return std::chrono::duration<double>(d).count(); }
+
+// p-th percentile (0..100) of per-call nanoseconds, in microseconds.
+double PercentileUs(std::vector<int64_t>* ns, double p) {
+  if (ns->empty()) return 0;
+  const std::size_t k = std::min(
+      ns->size() - 1, static_cast<std::size_t>(p / 100.0 * static_cast<double>(ns->size())));
+  std::nth_element(ns->begin(), ns->begin() + static_cast<std::ptrdiff_t>(k), ns->end());
+  return static_cast<double>((*ns)[k]) / 1000.0;
+}
+
+int64_t Ns(Clock::time_point a, Clock::time_point b) {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(b - a).count();
+}
+
+const std::string& ReferenceConfigPath() {
+  static const std::string path =
+      std::string(HIVED_SHARED_DIR) + "/bench-configs/gen-1000-nodes.yaml";
+  return path;
+}
+
+// The reference cluster, parsed once; nullptr when ../shared is absent or the file is bad.
+const hived::ClusterSpec* ReferenceSpec() {
+  static const std::unique_ptr<hived::ClusterSpec> spec = [] {
+    std::unique_ptr<hived::ClusterSpec> out;
+    if (!std::filesystem::exists(ReferenceConfigPath())) return out;
+    absl::StatusOr<hived::ClusterSpec> loaded = hived::LoadClusterSpecFile(ReferenceConfigPath());
+    if (loaded.ok()) out = std::make_unique<hived::ClusterSpec>(std::move(*loaded));
+    return out;
+  }();
+  return spec.get();
+}
+
+std::unique_ptr<hived::Scheduler> MakeScheduler(const hived::ClusterSpec& spec) {
+  absl::StatusOr<std::unique_ptr<hived::Scheduler>> s = hived::Scheduler::Create(spec);
+  if (!s.ok()) return nullptr;
+  return std::move(*s);
+}
+
+// ---- The reference workload -------------------------------------------------------------
+
+enum class Workload { kW1 = 1, kW2 = 2, kW3 = 3 };
+
+// The members of job `index` of a workload. w2 draws from a seeded generator.
+std::vector<hived::GroupMember> JobMembers(Workload w, std::mt19937_64* rng) {
+  if (w != Workload::kW2) return {{1, 1}};
+  const int r = std::uniform_int_distribution<int>(0, 99)(*rng);
+  if (r < 40) return {{1, 1}};
+  if (r < 55) return {{1, 2}};
+  if (r < 70) return {{1, 4}};
+  if (r < 85) return {{1, 8}};
+  if (r < 95) return {{2, 8}};
+  return {{4, 8}};
+}
+
+struct FillStats {
+  int64_t jobs = 0;
+  double fill_seconds = 0;
+  double release_seconds = 0;
+  std::vector<int64_t> fill_ns;
+  std::vector<int64_t> release_ns;
+  bool error = false;
+};
+
+// Fills the cluster by VC turns, then releases every job. Returns per-call timings.
+void FillAndRelease(hived::Scheduler* scheduler, const hived::ClusterSpec& spec, Workload w,
+                    int64_t max_jobs, FillStats* stats) {
+  std::vector<std::string> vcs;
+  for (const auto& vc : spec.virtual_clusters) vcs.push_back(vc.name);
+  std::vector<bool> full(vcs.size(), false);
+  std::size_t open = vcs.size();
+  std::mt19937_64 rng(42);
+  std::vector<std::string> placed;
+  placed.reserve(static_cast<std::size_t>(max_jobs));
+  hived::GroupRequest req;
+  req.priority = w == Workload::kW3 ? hived::kOpportunisticPriority : 1;
+  const Clock::time_point fill_start = Clock::now();
+  for (int64_t job = 0; open > 0 && job < max_jobs * 4; ++job) {
+    if (static_cast<int64_t>(placed.size()) >= max_jobs) break;
+    const std::size_t v = static_cast<std::size_t>(job) % vcs.size();
+    if (full[v]) continue;
+    req.name = absl::StrCat("j", job);
+    req.vc = vcs[v];
+    req.members = JobMembers(w, &rng);
+    const Clock::time_point t0 = Clock::now();
+    absl::StatusOr<hived::ScheduleResult> r = scheduler->Schedule(req, hived::Phase::kPreempting);
+    bool ok = r.ok() && r->outcome == hived::Outcome::kPlaced;
+    if (ok) ok = scheduler->Allocate(req, r->placement).ok();
+    const Clock::time_point t1 = Clock::now();
+    stats->fill_ns.push_back(Ns(t0, t1));
+    if (!r.ok()) {
+      stats->error = true;
+      return;
+    }
+    if (ok) {
+      placed.push_back(req.name);
+    } else {
+      full[v] = true;  // the VC waits: skip it from now on
+      --open;
+    }
+  }
+  const Clock::time_point fill_end = Clock::now();
+  for (const std::string& name : placed) {
+    const Clock::time_point t0 = Clock::now();
+    const bool ok = scheduler->Release(name).ok();
+    stats->release_ns.push_back(Ns(t0, Clock::now()));
+    stats->error = stats->error || !ok;
+  }
+  stats->release_seconds += Seconds(Clock::now() - fill_end);
+  stats->fill_seconds += Seconds(fill_end - fill_start);
+  stats->jobs += static_cast<int64_t>(placed.size());
+}
+
+void BM_SchedulerReferenceWorkload(benchmark::State& state) {
+  const hived::ClusterSpec* spec = ReferenceSpec();
+  if (spec == nullptr) {
+    state.SkipWithError(
+        ("reference config not found or invalid: " + ReferenceConfigPath()).c_str());
+    return;
+  }
+  const Workload w = static_cast<Workload>(state.range(0));
+  FillStats stats;
+  int64_t rounds = 0;
+  for (auto _ : state) {
+    state.PauseTiming();
+    std::unique_ptr<hived::Scheduler> scheduler = MakeScheduler(*spec);
+    state.ResumeTiming();
+    if (!scheduler) {
+      state.SkipWithError("Scheduler::Create failed");
+      return;
+    }
+    FillAndRelease(scheduler.get(), *spec, w, 1000000, &stats);
+    if (stats.error) {
+      state.SkipWithError("a Schedule or Release call failed");
+      return;
+    }
+    state.PauseTiming();
+    scheduler.reset();
+    state.ResumeTiming();
+    ++rounds;
+  }
+  state.counters["jobs_per_fill"] = static_cast<double>(stats.jobs) / static_cast<double>(rounds);
+  state.counters["fill_jobs_per_s"] = static_cast<double>(stats.jobs) / stats.fill_seconds;
+  state.counters["release_jobs_per_s"] = static_cast<double>(stats.jobs) / stats.release_seconds;
+  state.counters["fill_p50_us"] = PercentileUs(&stats.fill_ns, 50);
+  state.counters["fill_p99_us"] = PercentileUs(&stats.fill_ns, 99);
+  state.counters["release_p50_us"] = PercentileUs(&stats.release_ns, 50);
+  state.counters["release_p99_us"] = PercentileUs(&stats.release_ns, 99);
+  state.SetItemsProcessed(stats.jobs);
+}
+BENCHMARK(BM_SchedulerReferenceWorkload)
+    ->Arg(1)
+    ->Arg(2)
+    ->Arg(3)
+    ->ArgName("w")
+    ->Unit(benchmark::kMillisecond);
+
+// Schedule + Allocate + Release of one group, repeated; per-cycle percentiles as counters.
+void RunCycles(benchmark::State& state, hived::Scheduler* scheduler, hived::GroupRequest req) {
+  std::vector<int64_t> ns;
+  ns.reserve(1 << 20);
+  int64_t i = 0;
+  for (auto _ : state) {
+    req.name = absl::StrCat("cycle", i++);
+    const Clock::time_point t0 = Clock::now();
+    absl::StatusOr<hived::ScheduleResult> r = scheduler->Schedule(req, hived::Phase::kPreempting);
+    if (!r.ok() || r->outcome != hived::Outcome::kPlaced) {
+      state.SkipWithError(
+          absl::StrCat("cycle job not placed: ", r.ok() ? r->reason : r.status().ToString())
+              .c_str());
+      return;
+    }
+    if (!scheduler->Allocate(req, r->placement).ok() || !scheduler->Release(req.name).ok()) {
+      state.SkipWithError("allocate or release failed");
+      return;
+    }
+    if (ns.size() < ns.capacity()) ns.push_back(Ns(t0, Clock::now()));
+  }
+  state.counters["p50_us"] = PercentileUs(&ns, 50);
+  state.counters["p99_us"] = PercentileUs(&ns, 99);
+  state.SetItemsProcessed(state.iterations());
+}
+
+// The reference cluster half full: 4,000 1-GPU guaranteed jobs by VC turns.
+std::unique_ptr<hived::Scheduler> HalfFullReference(const hived::ClusterSpec& spec) {
+  std::unique_ptr<hived::Scheduler> scheduler = MakeScheduler(spec);
+  if (!scheduler) return nullptr;
+  FillStats stats;
+  std::vector<std::string> vcs;
+  hived::GroupRequest req;
+  req.priority = 1;
+  req.members = {{1, 1}};
+  for (int64_t job = 0; job < 4000; ++job) {
+    req.name = absl::StrCat("fill", job);
+    req.vc =
+        spec.virtual_clusters[static_cast<std::size_t>(job) % spec.virtual_clusters.size()].name;
+    absl::StatusOr<hived::ScheduleResult> r = scheduler->Schedule(req, hived::Phase::kPreempting);
+    if (r.ok() && r->outcome == hived::Outcome::kPlaced)
+      (void)scheduler->Allocate(req, r->placement);
+  }
+  return scheduler;
+}
+
+void BM_SchedulerReferenceCycle(benchmark::State& state) {
+  const hived::ClusterSpec* spec = ReferenceSpec();
+  if (spec == nullptr) {
+    state.SkipWithError(
+        ("reference config not found or invalid: " + ReferenceConfigPath()).c_str());
+    return;
+  }
+  std::unique_ptr<hived::Scheduler> scheduler = HalfFullReference(*spec);
+  if (!scheduler) {
+    state.SkipWithError("Scheduler::Create failed");
+    return;
+  }
+  hived::GroupRequest req;
+  req.vc = "VC1";
+  req.priority = 1;
+  const int32_t pods = static_cast<int32_t>(state.range(0));
+  const int32_t gpus = static_cast<int32_t>(state.range(1));
+  req.members = {{pods, gpus}};
+  RunCycles(state, scheduler.get(), req);
+}
+BENCHMARK(BM_SchedulerReferenceCycle)
+    ->Args({1, 1})
+    ->Args({8, 8})
+    ->ArgNames({"pods", "gpus"})
+    ->Unit(benchmark::kMicrosecond);
+
+void BM_SchedulerCreate(benchmark::State& state) {
+  const hived::ClusterSpec* spec = ReferenceSpec();
+  if (spec == nullptr) {
+    state.SkipWithError(
+        ("reference config not found or invalid: " + ReferenceConfigPath()).c_str());
+    return;
+  }
+  for (auto _ : state) {
+    std::unique_ptr<hived::Scheduler> scheduler = MakeScheduler(*spec);
+    if (!scheduler) {
+      state.SkipWithError("Scheduler::Create failed");
+      return;
+    }
+    benchmark::DoNotOptimize(scheduler.get());
+    state.PauseTiming();
+    scheduler.reset();
+    state.ResumeTiming();
+  }
+}
+BENCHMARK(BM_SchedulerCreate)->Unit(benchmark::kMillisecond);
+
+// ---- Scale ------------------------------------------------------------------------------
+
+// 8-GPU nodes (node -> 2 sockets -> 2 switches -> 2 GPUs) in racks of 8 nodes; every VC
+// gets the same number of whole racks; the racks left over belong to no VC.
+hived::ClusterSpec GeneratedCluster(int32_t gpus, int32_t vcs) {
+  hived::ClusterSpec spec;
+  spec.cell_types = {{"SW", "GPU", 2, false},
+                     {"SOCKET", "SW", 2, false},
+                     {"NODE", "SOCKET", 2, true},
+                     {"RACK", "NODE", 8, false}};
+  const int32_t racks = gpus / 64;
+  for (int32_t r = 0; r < racks; ++r) {
+    hived::PhysicalCellSpec rack;
+    rack.cell_type = "RACK";
+    for (int32_t n = 0; n < 8; ++n) {
+      hived::PhysicalCellSpec node;
+      node.cell_address = absl::StrCat("r", r, "n", n);
+      rack.cell_children.push_back(std::move(node));
+    }
+    spec.physical_cells.push_back(std::move(rack));
+  }
+  const int32_t per_vc = racks / vcs;
+  for (int32_t v = 0; v < vcs; ++v) {
+    hived::VirtualClusterSpec vc;
+    vc.name = absl::StrCat("vc", v);
+    vc.virtual_cells = {{"RACK", per_vc}};
+    spec.virtual_clusters.push_back(std::move(vc));
+  }
+  return spec;
+}
+
+// Half of every VC's GPUs used: three quarters of that by 8-GPU jobs, the rest by 1-GPU jobs.
+bool FillHalf(hived::Scheduler* scheduler, const hived::ClusterSpec& spec) {
+  int64_t id = 0;
+  for (const auto& vc : spec.virtual_clusters) {
+    const int64_t vc_gpus = static_cast<int64_t>(vc.virtual_cells[0].cell_number) * 64;
+    int64_t used = 0;
+    hived::GroupRequest req;
+    req.vc = vc.name;
+    req.priority = 0;
+    while (used < vc_gpus / 2) {
+      const bool big = used < vc_gpus * 3 / 8;
+      req.name = absl::StrCat("fill", id++);
+      req.members = {{1, big ? 8 : 1}};
+      absl::StatusOr<hived::ScheduleResult> r = scheduler->Schedule(req, hived::Phase::kPreempting);
+      if (!r.ok() || r->outcome != hived::Outcome::kPlaced) return false;
+      if (!scheduler->Allocate(req, r->placement).ok()) return false;
+      used += big ? 8 : 1;
+    }
+  }
+  return true;
+}
+
+void BM_SchedulerScaleCycle(benchmark::State& state) {
+  const int32_t gpus = static_cast<int32_t>(state.range(0));
+  const int32_t vcs = static_cast<int32_t>(state.range(1));
+  const int32_t pods = static_cast<int32_t>(state.range(2));
+  const int32_t per_pod = static_cast<int32_t>(state.range(3));
+  const bool opportunistic = state.range(4) != 0;
+  const hived::ClusterSpec spec = GeneratedCluster(gpus, vcs);
+  std::unique_ptr<hived::Scheduler> scheduler = MakeScheduler(spec);
+  if (!scheduler) {
+    state.SkipWithError("Scheduler::Create failed on the generated cluster");
+    return;
+  }
+  if (!FillHalf(scheduler.get(), spec)) {
+    state.SkipWithError("could not fill the generated cluster to half");
+    return;
+  }
+  hived::GroupRequest req;
+  req.vc = spec.virtual_clusters[0].name;
+  req.priority = opportunistic ? hived::kOpportunisticPriority : 1;
+  req.members = {{pods, per_pod}};
+  RunCycles(state, scheduler.get(), req);
+}
+
+void ScaleArgs(benchmark::internal::Benchmark* b) {
+  for (int64_t gpus : {10000, 100000}) {
+    for (int64_t vcs : {10, 100}) {
+      for (const auto& [pods, per_pod] :
+           std::vector<std::pair<int64_t, int64_t>>{{1, 1}, {1, 8}, {8, 8}}) {
+        for (int64_t opp : {0, 1}) b->Args({gpus, vcs, pods, per_pod, opp});
+      }
+    }
+  }
+  b->ArgNames({"gpus", "vcs", "pods", "gpus_per_pod", "opp"});
+}
+BENCHMARK(BM_SchedulerScaleCycle)->Apply(ScaleArgs)->Unit(benchmark::kMicrosecond);
+
+}  // namespace
