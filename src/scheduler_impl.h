@@ -267,6 +267,17 @@ class SchedulerImpl {
   void UnbindSubtree(VCellId v);
   void MarkDirty(ChainId ch);
   void FlushDoomed();
+  // Binds bad children of cells bound during the current operation; runs once every leaf
+  // of the operation is bound, so it never takes a virtual cell a placement needs.
+  void FlushBadChildren();
+  // Runs the deferred binding work; a change invalidates the Schedule cache.
+  void Settle() {
+    uint64_t before = binding_changes_;
+    FlushBadChildren();
+    FlushDoomed();
+    FlushBadChildren();
+    if (binding_changes_ != before) ++epoch_;
+  }
   absl::StatusOr<AllocateInfo> AllocatePreempting(GroupId g, const Placement& placement);
   absl::Status ResolvePlacement(const GroupRequest& request, const Placement& placement,
                                 std::vector<CellId>* pleaves, std::vector<std::string>* types,
@@ -306,6 +317,7 @@ class SchedulerImpl {
   std::vector<std::vector<int32_t>> all_vc_free_;  // [chain][level]
   std::vector<int32_t> doomed_count_;              // per chain
   std::vector<ChainId> dirty_chains_;
+  std::vector<VCellId> pending_bad_;
   std::vector<std::string> recover_types_;  // Allocate -> RecoverVirtual, per leaf
   std::vector<View> views_;                 // physical views: id == chain
 
@@ -313,6 +325,7 @@ class SchedulerImpl {
   std::vector<GroupId> free_group_ids_;
   absl::flat_hash_map<std::string, GroupId> group_by_name_;
   uint64_t epoch_ = 0;
+  uint64_t binding_changes_ = 0;  // counts BindCell and UnbindCell calls
 
   // Last Schedule result, so Allocate can bind the scheduled virtual cells directly.
   struct Cache {

@@ -106,10 +106,14 @@ absl::StatusOr<ScheduleResult> SchedulerImpl::Schedule(const GroupRequest& reque
     if (g.state != GState::kPreempting) {
       return absl::AlreadyExistsError(absl::StrCat("group ", request.name, " is already running"));
     }
-    return RecheckPreempting(existing->second, request, phase);
+    absl::StatusOr<ScheduleResult> result = RecheckPreempting(existing->second, request, phase);
+    Settle();
+    return result;
   }
   HIVED_ASSIGN_OR_RETURN(Req req, ParseRequest(request));
-  return ScheduleNew(req, phase);
+  absl::StatusOr<ScheduleResult> result = ScheduleNew(req, phase);
+  Settle();
+  return result;
 }
 
 namespace {
@@ -215,9 +219,14 @@ absl::StatusOr<ScheduleResult> SchedulerImpl::ScheduleNew(const Req& req, Phase 
   }
   FillPlacement(found_chain, req.needs, found.pleaves, found.vleaves, &result.placement);
   if (phase == Phase::kFiltering) {
-    // Decide only: undo lazy preemptions.
+    // Decide only: undo lazy preemptions. A placement that needs them is reported as a
+    // preemption whose victims include the groups that would be downgraded.
     for (auto it = lazy_done.rbegin(); it != lazy_done.rend(); ++it) {
       RevertDowngrade(*it, groups_[*it].priority);
+      if (std::find(victims.begin(), victims.end(), *it) == victims.end()) victims.push_back(*it);
+    }
+    if (!lazy_done.empty()) {
+      result.reason = "lazily preemptible victims would be downgraded to opportunistic";
     }
     if (!overlapping.empty()) {
       std::vector<std::string> names;
@@ -237,10 +246,12 @@ absl::StatusOr<ScheduleResult> SchedulerImpl::ScheduleNew(const Req& req, Phase 
       return result;
     }
     result.outcome = Outcome::kPlaced;
-    cache_.name = r.name;
-    cache_.epoch = epoch_;
-    cache_.pleaves = std::move(found.pleaves);
-    cache_.vleaves = std::move(found.vleaves);
+    if (lazy_done.empty()) {  // the virtual cells are valid only without the downgrades
+      cache_.name = r.name;
+      cache_.epoch = epoch_;
+      cache_.pleaves = std::move(found.pleaves);
+      cache_.vleaves = std::move(found.vleaves);
+    }
     return result;
   }
   if (!lazy_done.empty()) ++epoch_;
@@ -900,30 +911,57 @@ bool SchedulerImpl::BuddyAllocRoot(ChainId ch, int32_t node) {
 }
 
 bool SchedulerImpl::SafeRelaxedAlloc(ChainId ch, int32_t node) {
+  // HiveD's safe relaxed buddy allocation: when no free cell of the level can be used (bad
+  // or non-suggested), take one out of a free higher-level cell, but only if that split
+  // leaves every VC's unbound cells obtainable. HiveD estimates that per level; this checks
+  // the exact top-down (joint) safety after the split, which HiveD's estimate can miss.
   const cellalloc::CellForest& f = *forest_;
   const ChainInfo& info = f.chain_info(ch);
   const CellLevel target = v_[bind_nodes_[static_cast<size_t>(node)].v].level;
   const CellLevel top = info.top_level;
-  std::vector<int64_t> splittable(static_cast<size_t>(top) + 2, 0);
-  std::vector<int32_t> freecnt(static_cast<size_t>(top) + 2, 0);
-  for (CellLevel i = top; i > target; --i) {
+  std::vector<int64_t> freecnt(static_cast<size_t>(top) + 2, 0);
+  std::vector<int64_t> unbound(static_cast<size_t>(top) + 2, 0);
+  for (CellLevel i = 1; i <= top; ++i) {
     size_t ii = static_cast<size_t>(i);
-    freecnt[ii] = static_cast<int32_t>(FreeCandidates(ch, i).size());
-    int64_t allvc = all_vc_free_[ch.value()][ii] - vcfree_delta_[ii];
-    int64_t up = i < top ? splittable[ii + 1] * info.child_count[ii + 1] : 0;
-    splittable[ii] = freecnt[ii] - allvc + up;
-    if (splittable[ii] < 0) return false;
+    freecnt[ii] = static_cast<int64_t>(FreeCandidates(ch, i).size());
+    unbound[ii] = all_vc_free_[ch.value()][ii] - vcfree_delta_[ii];
   }
+  auto safe_after_split = [&](CellLevel from) {
+    std::vector<int64_t> fr = freecnt;
+    std::vector<int64_t> ub = unbound;
+    fr[static_cast<size_t>(from)] -= 1;
+    for (CellLevel j = target; j < from; ++j) {
+      fr[static_cast<size_t>(j)] += info.child_count[static_cast<size_t>(j) + 1] - 1;
+    }
+    ub[static_cast<size_t>(target)] -= 1;
+    int64_t left = 0;
+    for (CellLevel j = top; j >= 1; --j) {
+      size_t jj = static_cast<size_t>(j);
+      if (j < top) left *= info.child_count[jj + 1];
+      left += fr[jj] - ub[jj];
+      if (left < 0) return false;
+    }
+    return true;
+  };
   size_t ti = static_cast<size_t>(target);
+  const std::vector<CellId> saved_prepend = prepend_[ti];
+  std::vector<CellId> split_roots;  // the free cells split by this relaxed attempt
+  auto unsplit = [&]() {
+    for (CellId x : split_roots) {
+      p_taken_[x.value()] = 0;
+      if (buddy_->state(x) == BuddyState::kFree)
+        --taken_real_free_[static_cast<size_t>(f.level(x))];
+    }
+    prepend_[ti] = saved_prepend;
+  };
   for (CellLevel i = target + 1; i <= top; ++i) {
-    size_t ii = static_cast<size_t>(i);
-    int64_t k = std::min<int64_t>(freecnt[ii], splittable[ii]);
-    if (k <= 0) continue;
+    if (freecnt[static_cast<size_t>(i)] == 0 || !safe_after_split(i)) continue;
     std::vector<CellId> cands = FreeCandidates(ch, i);
     std::vector<CellId> batch;
-    for (int64_t j = 0; j < k && j < static_cast<int64_t>(cands.size()); ++j) {
-      CellId x = cands[static_cast<size_t>(j)];
+    for (CellId x : cands) {
+      if (!PUsable(x)) continue;
       MarkTaken(x);
+      split_roots.push_back(x);
       // Descendants at the target level, depth-first.
       std::vector<CellId> stack = {x};
       while (!stack.empty()) {
@@ -938,8 +976,30 @@ bool SchedulerImpl::SafeRelaxedAlloc(ChainId ch, int32_t node) {
     }
     batch.insert(batch.end(), prepend_[ti].begin(), prepend_[ti].end());
     prepend_[ti] = std::move(batch);
-    if (AllocAtLevel(ch, target, node)) return true;
+    if (AllocAtLevel(ch, target, node)) {
+      // Keep only the split the chosen cell needs, as the real buddy allocation will do:
+      // its ancestors up to the free cell are split and their other children become free.
+      CellId chosen = vmap_[bind_nodes_[static_cast<size_t>(node)].v];
+      unsplit();
+      bool from_split = false;
+      for (CellId a = f.parent(chosen); !a.IsNil() && !from_split; a = f.parent(a)) {
+        from_split = std::find(split_roots.begin(), split_roots.end(), a) != split_roots.end();
+      }
+      CellId child = chosen;
+      while (from_split) {
+        CellId a = f.parent(child);
+        MarkTaken(a);
+        for (int32_t c = 0; c < f.num_children(a); ++c) {
+          CellId sib = f.child(a, c);
+          if (sib != child) extra_[static_cast<size_t>(f.level(sib))].push_back(sib);
+        }
+        if (std::find(split_roots.begin(), split_roots.end(), a) != split_roots.end()) break;
+        child = a;
+      }
+      return true;
+    }
   }
+  unsplit();
   return false;
 }
 

@@ -78,13 +78,22 @@ void SchedulerImpl::UpdateVNodeHealth(VCellId v) {
 void SchedulerImpl::BindCell(VCellId v, CellId p) {
   HIVED_CHECK(v_[v].bound.IsNil() && p_bound_[p.value()] == kNilId)
       << "binding " << VAddress(v) << " to " << forest_->address(p);
+  ++binding_changes_;
   v_[v].bound = p;
   p_bound_[p.value()] = v;
   if (v_[v].parent != kNilId) ++v_[v_[v].parent].bound_children;
   UpdateVNodeHealth(v);
   if (!buddy_->IsHealthy(p) &&
       forest_->level(p) > forest_->chain_info(forest_->chain(p)).node_level) {
-    BindBadChildren(v, p);
+    pending_bad_.push_back(v);
+  }
+}
+
+void SchedulerImpl::FlushBadChildren() {
+  while (!pending_bad_.empty()) {
+    VCellId v = pending_bad_.back();
+    pending_bad_.pop_back();
+    if (!v_[v].bound.IsNil()) BindBadChildren(v, v_[v].bound);
   }
 }
 
@@ -108,6 +117,7 @@ void SchedulerImpl::BindBadChildren(VCellId v, CellId p) {
 }
 
 void SchedulerImpl::UnbindCell(VCellId v) {
+  ++binding_changes_;
   CellId p = v_[v].bound;
   p_bound_[p.value()] = kNilId;
   v_[v].bound = CellId::Nil();
@@ -586,7 +596,7 @@ absl::StatusOr<AllocateInfo> SchedulerImpl::Allocate(const GroupRequest& request
   }
   if (!notes.empty())
     info.reason = info.reason.empty() ? notes : absl::StrCat(info.reason, "; ", notes);
-  FlushDoomed();
+  Settle();
   return info;
 }
 
@@ -759,7 +769,7 @@ absl::Status SchedulerImpl::Release(std::string_view name) {
   }
   ++epoch_;
   ReleaseInternal(g);
-  FlushDoomed();
+  Settle();
   return absl::OkStatus();
 }
 
@@ -776,7 +786,7 @@ absl::Status SchedulerImpl::CancelPreemption(std::string_view name) {
   }
   ++epoch_;
   CancelInternal(g);
-  FlushDoomed();
+  Settle();
   return absl::OkStatus();
 }
 
@@ -804,7 +814,7 @@ absl::Status SchedulerImpl::SetNodeHealthy(std::string_view node, bool healthy) 
       if (f.level(c) < info.node_level) continue;
       CellId parent = f.parent(c);
       if (parent.IsNil() || p_bound_[parent.value()] == kNilId) continue;
-      BindBadChildren(p_bound_[parent.value()], parent);
+      pending_bad_.push_back(p_bound_[parent.value()]);
     }
   } else {
     for (CellId c : changed) {
@@ -822,7 +832,7 @@ absl::Status SchedulerImpl::SetNodeHealthy(std::string_view node, bool healthy) 
     }
   }
   for (CellId c : f.node_cells(n)) MarkDirty(f.chain(c));
-  FlushDoomed();
+  Settle();
   return absl::OkStatus();
 }
 

@@ -444,6 +444,18 @@ absl::Status SchedulerImpl::CheckInvariants() const {
                     buddy_->obtainable(ch, l), " obtainable < ", sum, " unbound virtual cells");
       }
     }
+    // (3') Joint safety: top-down, the free cells left after every VC takes its unbound
+    // cells of a level can still be split into the cells the levels below need.
+    int64_t left = 0;
+    for (CellLevel l = info.top_level; l >= 1; --l) {
+      size_t li = static_cast<size_t>(l);
+      if (l < info.top_level) left *= info.child_count[li + 1];
+      left += buddy_->free_count(ch, l) - all_vc_free_[ch.value()][li];
+      if (left < 0) {
+        return fail("(3) joint safety broken at chain ", info.name, " level ", l,
+                    ": the free cells cannot back the VCs' unbound cells");
+      }
+    }
   }
   // Views.
   for (const View& view : views_) {
