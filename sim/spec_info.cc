@@ -45,7 +45,13 @@ bool FindPinnedIn(const PhysicalCellSpec& cell, const std::string& type, const s
 
 SpecInfo::SpecInfo(const ClusterSpec& spec) : spec_(spec) {
   for (const CellTypeSpec& t : spec_.cell_types) types_.emplace(t.name, &t);
-  for (const PhysicalCellSpec& top : spec_.physical_cells) total_gpus_ += LeafCount(top.cell_type);
+  for (const PhysicalCellSpec& top : spec_.physical_cells) {
+    total_gpus_ += LeafCount(top.cell_type);
+    if (std::none_of(chains_.begin(), chains_.end(),
+                     [&](const Chain& c) { return c.top_type == top.cell_type; })) {
+      chains_.push_back({top.cell_type, LeafType(top.cell_type), NodeGpus(top.cell_type)});
+    }
+  }
   for (const VirtualClusterSpec& v : spec_.virtual_clusters) {
     Vc vc;
     vc.name = v.name;
@@ -54,6 +60,7 @@ SpecInfo::SpecInfo(const ClusterSpec& spec) : spec_(spec) {
       vc.virtual_gpus += LeafCount(LastComponent(c.cell_type)) * c.cell_number;
       vc.chains.push_back(FirstComponent(c.cell_type));
       vc.leaf_types.push_back(LeafType(LastComponent(c.cell_type)));
+      vc.node_gpus.push_back(NodeGpus(vc.chains.back()));
     }
     for (const PinnedCellSpec& p : v.pinned_cells) {
       std::string type;
@@ -62,6 +69,7 @@ SpecInfo::SpecInfo(const ClusterSpec& spec) : spec_(spec) {
       vc.reserved += LeafCount(type);
       vc.chains.push_back(spec_.physical_cells[static_cast<size_t>(top)].cell_type);
       vc.leaf_types.push_back(LeafType(type));
+      vc.node_gpus.push_back(NodeGpus(vc.chains.back()));
     }
     vc_index_.emplace(vc.name, static_cast<int32_t>(vcs_.size()));
     vcs_.push_back(std::move(vc));
@@ -109,16 +117,16 @@ int32_t SpecInfo::VcIndex(const std::string& name) const {
 int32_t SpecInfo::VcNodeGpus(int32_t vc, const std::string& leaf_type) const {
   const Vc& v = vcs_[static_cast<size_t>(vc)];
   for (size_t i = 0; i < v.chains.size(); ++i) {
-    if (leaf_type.empty() || v.leaf_types[i] == leaf_type) return NodeGpus(v.chains[i]);
+    if (leaf_type.empty() || v.leaf_types[i] == leaf_type) return v.node_gpus[i];
   }
   return 0;
 }
 
 int32_t SpecInfo::MaxNodeGpus(const std::string& leaf_type) const {
   int32_t best = 0;
-  for (const PhysicalCellSpec& top : spec_.physical_cells) {
-    if (!leaf_type.empty() && LeafType(top.cell_type) != leaf_type) continue;
-    best = std::max(best, NodeGpus(top.cell_type));
+  for (const Chain& c : chains_) {
+    if (!leaf_type.empty() && c.leaf_type != leaf_type) continue;
+    best = std::max(best, c.node_gpus);
   }
   return best;
 }

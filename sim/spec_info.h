@@ -51,18 +51,25 @@ class SpecInfo {
   static constexpr const char* kPoolVc = "quota-pool";
 
  private:
+  struct Chain {
+    std::string top_type;
+    std::string leaf_type;
+    int32_t node_gpus = 0;
+  };
   struct Vc {
     std::string name;
     int64_t reserved = 0;
     int64_t virtual_gpus = 0;
     std::vector<std::string> chains;      // chains of its virtual and pinned cells, config order
     std::vector<std::string> leaf_types;  // parallel to chains
+    std::vector<int32_t> node_gpus;       // parallel to chains
   };
   // The type of the pinned cell `id` and its top-level cell index; false when absent.
   bool FindPinned(const std::string& id, std::string* type, int* top) const;
 
   ClusterSpec spec_;
   absl::flat_hash_map<std::string, const CellTypeSpec*> types_;
+  std::vector<Chain> chains_;  // distinct top-level types, config order
   std::vector<Vc> vcs_;
   absl::flat_hash_map<std::string, int32_t> vc_index_;
   int64_t total_gpus_ = 0;
