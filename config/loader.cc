@@ -2,6 +2,8 @@
 // keys), then the semantic rules of `AnalyzeClusterSpec`, whose errors get their file
 // positions here by looking their YAML paths up in the path -> mark map built while parsing.
 // This is the only file that touches yaml-cpp's parser; no exception leaves it.
+#include <yaml-cpp/anchor.h>
+#include <yaml-cpp/eventhandler.h>
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
@@ -20,6 +22,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "config/spec_analysis.h"
 #include "hived/config.h"
@@ -29,8 +32,9 @@ namespace {
 
 using config_internal::DidYouMean;
 
-// Bounds on the YAML itself: aliases can make a small file a huge tree.
-constexpr int64_t kMaxYamlNodes = int64_t{1} << 21;
+// Bounds on the YAML itself: aliases can make a small file a huge tree. Each visited node
+// costs one unit plus one per 16 bytes of its YAML path (paths are kept for positions).
+constexpr int64_t kMaxYamlWork = int64_t{1} << 21;
 constexpr int32_t kMaxChildDepth = 64;
 
 // Where each key of the schema belongs, for "misplaced key" hints.
@@ -120,11 +124,12 @@ class Loader {
 
   // Counts a visited node; false (once reported) when the YAML is too large.
   bool Visit(const YAML::Node& node, const std::string& path) {
-    if (++visited_ <= kMaxYamlNodes) return true;
+    work_ += 1 + static_cast<int64_t>(path.size() / 16);
+    if (work_ <= kMaxYamlWork) return true;
     if (!too_large_) {
       too_large_ = true;
       Error(node.Mark(), path,
-            absl::StrCat("the config has more than ", kMaxYamlNodes, " YAML nodes"),
+            "the config is too large (too many YAML nodes, or aliases expanding to them)",
             "expand fewer aliases or split the cluster");
     }
     return false;
@@ -161,7 +166,7 @@ class Loader {
   std::vector<ConfigError> errors_;
   std::unordered_map<std::string, YAML::Mark> marks_;
   std::unordered_set<std::string> errored_paths_;
-  int64_t visited_ = 0;
+  int64_t work_ = 0;
   bool too_large_ = false;
   bool skip_semantic_ = false;  // the document is not a config at all
 };
@@ -572,27 +577,87 @@ bool Loader::Suppressed(const std::string& path) const {
   }
 }
 
-ConfigLoadResult Loader::Load(std::string_view yaml) {
-  try {
-    std::vector<YAML::Node> documents = YAML::LoadAll(std::string(yaml));
-    if (documents.empty()) {
-      skip_semantic_ = true;
-      Error(YAML::Mark(), "", "the config is empty",
-            "a config needs `physicalCluster` (and usually `virtualClusters`)");
-    } else {
-      if (documents.size() > 1) {
-        Error(documents[1].Mark(), "", "the file holds more than one YAML document",
-              "remove the `---` separators; one file is one config");
-      }
-      Note("", documents[0].Mark());
-      ParseRoot(documents[0]);
+// Finds a character YAML does not allow (C0 controls other than tab, LF and CR, and DEL).
+// yaml-cpp 0.7 does not reject them: a NUL makes `YAML::LoadAll` produce empty documents
+// forever (found by the fuzzer), so they are refused before the parser sees them.
+bool FindControlCharacter(std::string_view text, YAML::Mark* mark, unsigned char* found) {
+  int line = 0;
+  int column = 0;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    if ((c < 0x20 && c != '\t' && c != '\n' && c != '\r') || c == 0x7f) {
+      mark->pos = static_cast<int>(std::min<size_t>(i, std::numeric_limits<int>::max()));
+      mark->line = line;
+      mark->column = column;
+      *found = c;
+      return true;
     }
-  } catch (const YAML::Exception& e) {
+    if (c == '\n') {
+      ++line;
+      column = 0;
+    } else {
+      ++column;
+    }
+  }
+  return false;
+}
+
+// Counts YAML documents, stopping at `limit`; the events themselves are not needed.
+class DocumentCounter : public YAML::EventHandler {
+ public:
+  void OnDocumentStart(const YAML::Mark& mark) override { starts.push_back(mark); }
+  void OnDocumentEnd() override {}
+  void OnNull(const YAML::Mark&, YAML::anchor_t) override {}
+  void OnAlias(const YAML::Mark&, YAML::anchor_t) override {}
+  void OnScalar(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                const std::string&) override {}
+  void OnSequenceStart(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                       YAML::EmitterStyle::value) override {}
+  void OnSequenceEnd() override {}
+  void OnMapStart(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                  YAML::EmitterStyle::value) override {}
+  void OnMapEnd() override {}
+
+  std::vector<YAML::Mark> starts;
+};
+
+ConfigLoadResult Loader::Load(std::string_view yaml) {
+  YAML::Mark bad_mark;
+  unsigned char bad = 0;
+  if (FindControlCharacter(yaml, &bad_mark, &bad)) {
     skip_semantic_ = true;
-    Error(e.mark, "", absl::StrCat("invalid YAML: ", e.msg));
-  } catch (const std::exception& e) {
-    skip_semantic_ = true;
-    Error(YAML::Mark(), "", absl::StrCat("cannot read the config: ", e.what()));
+    Error(bad_mark, "", absl::StrFormat("control character 0x%02x is not allowed in YAML", bad),
+          "save the file as plain UTF-8 text");
+  } else {
+    try {
+      const std::string text(yaml);
+      YAML::Node root = YAML::Load(text);
+      // A second document is an error; the count stops there.
+      std::istringstream stream(text);
+      YAML::Parser parser(stream);
+      DocumentCounter counter;
+      int documents = 0;
+      while (documents < 2 && parser.HandleNextDocument(counter)) ++documents;
+      if (documents == 0) {
+        skip_semantic_ = true;
+        Error(YAML::Mark(), "", "the config is empty",
+              "a config needs `physicalCluster` (and usually `virtualClusters`)");
+      } else {
+        if (documents > 1) {
+          Error(counter.starts.size() > 1 ? counter.starts[1] : YAML::Mark(), "",
+                "the file holds more than one YAML document",
+                "remove the `---` separators; one file is one config");
+        }
+        Note("", root.Mark());
+        ParseRoot(root);
+      }
+    } catch (const YAML::Exception& e) {
+      skip_semantic_ = true;
+      Error(e.mark, "", absl::StrCat("invalid YAML: ", e.msg));
+    } catch (const std::exception& e) {
+      skip_semantic_ = true;
+      Error(YAML::Mark(), "", absl::StrCat("cannot read the config: ", e.what()));
+    }
   }
   if (!skip_semantic_ && !too_large_) {
     std::vector<ConfigError> semantic = ValidateClusterSpec(spec_);

@@ -22,7 +22,7 @@
 namespace hived::config_internal {
 
 // Bounds that keep validation (and the forest built after it) small and fast on any input.
-inline constexpr int64_t kMaxPhysicalCells = int64_t{1} << 22;  // cells of all levels
+inline constexpr int64_t kMaxPhysicalCells = int64_t{1} << 20;  // cells of all levels
 inline constexpr int32_t kMaxLevels = 32;                       // levels in one chain
 inline constexpr int64_t kSaturated = int64_t{1} << 60;         // counts stop growing here
 

@@ -3,10 +3,21 @@
 // Loads HiveD's own YAML configs unchanged, but strictly: unknown or misplaced keys, wrong
 // types, impossible cell hierarchies and VCs that do not fit are all reported at once, each
 // with file:line:column, the YAML path, what is wrong and, where it helps, a fix.
-// Top-level keys the original used for Kubernetes (`kubeApiServerAddress`,
-// `kubeConfigFilePath`, `webServerAddress`, `forcePodBindThreshold`,
-// `waitingPodSchedulingBlockMilliSec`) and `physicalCluster.skuTypes` are accepted and
-// ignored.
+//
+// Accepted and ignored (HiveD's Kubernetes settings and OpenPAI's resource table; their
+// types are still checked): top-level `kubeApiServerAddress`, `kubeConfigFilePath`,
+// `webServerAddress` (strings), `forcePodBindThreshold`, `waitingPodSchedulingBlockMilliSec`
+// (integers), `quotaExcludeVCs` (a list of strings), and `physicalCluster.skuTypes` (a
+// mapping). Every other key must be one of HiveD's schema keys in its right place.
+//
+// Strictness beyond HiveD (which ignored these or panicked): integers and booleans must be
+// unquoted; `cellChildren` must list all `childCellNumber` children or none (null, empty and
+// absent all mean "generate them"); a child's explicit `cellType` must be its parent's
+// `childCellType`; leaf addresses are device indices (0..2^31-1); addresses contain no `/`;
+// type names contain no `.`; every VC cell path is checked level by level; pinned ids are
+// unique and claimed once; a cluster holds at most 2^20 cells (all levels), a hierarchy at
+// most 32 levels, and a file at most 2^19 YAML nodes. Several parents may share one child
+// type (HiveD's design config does), since each chain is a path down from its top type.
 //
 // Example:
 //   absl::StatusOr<hived::ClusterSpec> spec = hived::LoadClusterSpecFile("cluster.yaml");
