@@ -143,9 +143,11 @@ absl::Status PriorityUsage::CheckInvariants() const {
       return absl::InternalError(absl::StrCat("priority usage invariant (1) violated: cell ", c,
                                               " uses ", total, " leaves of ", leaf_counts_[c]));
     }
-    const Priority max = list.empty() ? kFreePriority : list.front().priority;
-    if (max != MaxPriority(CellId(static_cast<uint32_t>(c)))) {
-      return absl::InternalError(absl::StrCat("priority usage invariant (3) violated at cell ", c));
+    const Priority expected_max =
+        expected[c].empty() ? kFreePriority : expected[c].rbegin()->first;
+    if (MaxPriority(CellId(static_cast<uint32_t>(c))) != expected_max) {
+      return absl::InternalError(absl::StrCat("priority usage invariant (3) violated at cell ", c,
+                                              ": max priority is not ", expected_max));
     }
   }
   return absl::OkStatus();
