@@ -240,6 +240,35 @@ absl::Status SchedulerImpl::Build(const ClusterSpec& spec) {
     p_nodecell_[i] = x.value();
   }
   BuildViews();
+  // Config (depth-first) order of the cells of each chain and level.
+  p_rank_.assign(n, -1);
+  rank_cell_.assign(static_cast<size_t>(num_chains), {});
+  free_set_.assign(static_cast<size_t>(num_chains), {});
+  for (int32_t c = 0; c < num_chains; ++c) {
+    ChainId ch(static_cast<uint32_t>(c));
+    const ChainInfo& info = f.chain_info(ch);
+    auto& ranks = rank_cell_[static_cast<size_t>(c)];
+    ranks.assign(static_cast<size_t>(info.top_level) + 2, {});
+    std::vector<CellId> stack(info.top_cells.rbegin(), info.top_cells.rend());
+    while (!stack.empty()) {
+      CellId x = stack.back();
+      stack.pop_back();
+      auto& at = ranks[static_cast<size_t>(f.level(x))];
+      p_rank_[x.value()] = static_cast<int32_t>(at.size());
+      at.push_back(x);
+      for (int32_t k = f.num_children(x) - 1; k >= 0; --k) stack.push_back(f.child(x, k));
+    }
+    auto& sets = free_set_[static_cast<size_t>(c)];
+    sets.assign(ranks.size(), internal::IndexSet());
+    for (size_t l = 0; l < ranks.size(); ++l) {
+      sets[l].Resize(static_cast<int32_t>(ranks[l].size()));
+      for (size_t r = 0; r < ranks[l].size(); ++r) {
+        if (buddy_->state(ranks[l][r]) == cellalloc::BuddyState::kFree) {
+          sets[l].Insert(static_cast<int32_t>(r));
+        }
+      }
+    }
+  }
 
   // Pinned cells are bound for good.
   for (auto& [root, pc] : pinned_bindings) {
@@ -248,6 +277,7 @@ absl::Status SchedulerImpl::Build(const ClusterSpec& spec) {
           absl::StrCat("pinned cell ", f.pinned_id(pc),
                        " cannot be reserved (it overlaps another pinned cell)"));
     }
+    SyncFree(pc);
     BindCell(root, pc);
   }
   for (int32_t c = 0; c < num_chains; ++c) {

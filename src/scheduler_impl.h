@@ -236,6 +236,20 @@ class SchedulerImpl {
   bool FreeNonEmpty(ChainId ch, CellLevel l) const;
   std::vector<CellId> FreeCandidates(ChainId ch, CellLevel l) const;
   void MarkTaken(CellId p);
+  // Free cells in config order (the allocator's lists are in insertion order): mirrored
+  // after every allocator call, O(levels x fan-out).
+  void SyncFree(CellId p);
+  CellId FirstFree(ChainId ch, CellLevel l) const {
+    int32_t r = free_set_[ch.value()][static_cast<size_t>(l)].FindNext(0);
+    return r < 0 ? CellId::Nil()
+                 : rank_cell_[ch.value()][static_cast<size_t>(l)][static_cast<size_t>(r)];
+  }
+  CellId NextFree(CellId c) const {
+    const cellalloc::CellForest& f = *forest_;
+    size_t ch = f.chain(c).value(), l = static_cast<size_t>(f.level(c));
+    int32_t r = free_set_[ch][l].FindNext(p_rank_[c.value()] + 1);
+    return r < 0 ? CellId::Nil() : rank_cell_[ch][l][static_cast<size_t>(r)];
+  }
   void ClearOverlay();
 
   // State changes.
@@ -310,6 +324,9 @@ class SchedulerImpl {
   std::vector<GroupId> p_reserver_;
   std::vector<uint32_t> p_nodecell_;  // the node-level cell at or above; kNilId above node
   std::vector<int32_t> p_view_pos_;   // node-level cells: position in the chain's view
+  std::vector<int32_t> p_rank_;       // config (depth-first) order within chain and level
+  std::vector<std::vector<std::vector<CellId>>> rank_cell_;  // [chain][level][rank]
+  std::vector<std::vector<internal::IndexSet>> free_set_;    // [chain][level]: free ranks
 
   std::vector<VCell> v_;
   std::vector<Vc> vcs_;

@@ -831,7 +831,7 @@ bool SchedulerImpl::FreeNonEmpty(ChainId ch, CellLevel l) const {
   for (CellId c : prepend_[li]) {
     if (!p_taken_[c.value()]) return true;
   }
-  for (CellId c = buddy_->FirstFree(ch, l); !c.IsNil(); c = buddy_->NextFree(c)) {
+  for (CellId c = FirstFree(ch, l); !c.IsNil(); c = NextFree(c)) {
     if (!p_taken_[c.value()]) return true;
   }
   for (CellId c : extra_[li]) {
@@ -846,7 +846,7 @@ std::vector<CellId> SchedulerImpl::FreeCandidates(ChainId ch, CellLevel l) const
   for (CellId c : prepend_[li]) {
     if (!p_taken_[c.value()]) out.push_back(c);
   }
-  for (CellId c = buddy_->FirstFree(ch, l); !c.IsNil(); c = buddy_->NextFree(c)) {
+  for (CellId c = FirstFree(ch, l); !c.IsNil(); c = NextFree(c)) {
     if (!p_taken_[c.value()]) out.push_back(c);
   }
   for (CellId c : extra_[li]) {
@@ -872,7 +872,7 @@ bool SchedulerImpl::AllocAtLevel(ChainId ch, CellLevel l, int32_t node) {
     for (size_t i = 0; i < prepend_[li].size(); ++i) {
       if (consider(prepend_[li][i])) return true;
     }
-    for (CellId c = buddy_->FirstFree(ch, l); !c.IsNil(); c = buddy_->NextFree(c)) {
+    for (CellId c = FirstFree(ch, l); !c.IsNil(); c = NextFree(c)) {
       if (consider(c)) return true;
     }
     for (size_t i = 0; i < extra_[li].size(); ++i) {

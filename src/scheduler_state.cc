@@ -164,6 +164,30 @@ void SchedulerImpl::BindLeafPath(VCellId v, CellId p) {
   }
 }
 
+void SchedulerImpl::SyncFree(CellId p) {
+  const cellalloc::CellForest& f = *forest_;
+  auto update = [&](CellId c) {
+    internal::IndexSet& set = free_set_[f.chain(c).value()][static_cast<size_t>(f.level(c))];
+    int32_t r = p_rank_[c.value()];
+    bool is_free = buddy_->state(c) == BuddyState::kFree;
+    if (is_free != set.Contains(r)) {
+      if (is_free) {
+        set.Insert(r);
+      } else {
+        set.Erase(r);
+      }
+    }
+  };
+  for (CellId x = p; !x.IsNil(); x = f.parent(x)) {
+    CellId parent = f.parent(x);
+    if (parent.IsNil()) {
+      update(x);
+    } else {
+      for (int32_t k = 0; k < f.num_children(parent); ++k) update(f.child(parent, k));
+    }
+  }
+}
+
 void SchedulerImpl::MarkDirty(ChainId ch) {
   if (std::find(dirty_chains_.begin(), dirty_chains_.end(), ch) == dirty_chains_.end()) {
     dirty_chains_.push_back(ch);
@@ -173,6 +197,7 @@ void SchedulerImpl::MarkDirty(ChainId ch) {
 void SchedulerImpl::AllocatePreassigned(VCellId root, CellId p) {
   HIVED_CHECK(buddy_->AllocateCell(p))
       << "physical cell " << forest_->address(p) << " is not available for " << VAddress(root);
+  SyncFree(p);
   BindCell(root, p);
   const VCell& r = v_[root];
   VcChainLevel& slot = vcs_[r.vc.value()].cl[r.chain.value()][static_cast<size_t>(r.level)];
@@ -186,6 +211,7 @@ void SchedulerImpl::ReleasePreassigned(VCellId root) {
   CellId p = v_[root].bound;
   UnbindCell(root);
   buddy_->Release(p);
+  SyncFree(p);
   const VCell& r = v_[root];
   VcChainLevel& slot = vcs_[r.vc.value()].cl[r.chain.value()][static_cast<size_t>(r.level)];
   ++slot.free;
@@ -223,7 +249,7 @@ CellId SchedulerImpl::FindBadFreeCell(ChainId ch, CellLevel l) const {
   const cellalloc::CellForest& f = *forest_;
   const CellLevel top = f.chain_info(ch).top_level;
   for (CellLevel k = l; k <= top; ++k) {
-    for (CellId c = buddy_->FirstFree(ch, k); !c.IsNil(); c = buddy_->NextFree(c)) {
+    for (CellId c = FirstFree(ch, k); !c.IsNil(); c = NextFree(c)) {
       if (buddy_->IsHealthy(c)) continue;
       CellId x = c;
       while (f.level(x) > l) {
