@@ -305,7 +305,7 @@ int GenTraceCommand(int argc, char** argv) {
   p.Double("arrival-rate", &o.arrival_rate_per_hour, "jobs per hour (overrides --load)");
   p.Double("median-duration", &median, "median job duration, seconds (default 1144)");
   p.Double("p90-duration", &p90, "90th percentile duration, seconds (default 11266)");
-  p.Int("max-duration", &max_duration, "longest job, seconds (default 604800 = 7 days)");
+  p.Int("max-duration", &max_duration, "longest job, seconds (default 172800 = 2 days)");
   p.Double("opportunistic-share", &o.opportunistic_share,
            "fraction of jobs at priority -1 (default 0)");
   p.String("vc-mix", &mix, "VC=W,...", "VC weights (default: the VCs' reserved GPUs)");

@@ -108,7 +108,10 @@ absl::StatusOr<Trace> GenerateTrace(const SpecInfo& info, const GenTraceOptions&
       }
       s -= sw.weight;
     }
-    if (gpus > info.VcVirtualGpus(vc)) gpus = PowerOfTwoAtMost(info.VcVirtualGpus(vc));
+    // One job never needs more than half its VC (at least one GPU): a gang as large as the
+    // whole VC would wait for the VC to drain completely.
+    const int64_t cap = std::max<int64_t>(1, info.VcVirtualGpus(vc) / 2);
+    if (gpus > cap) gpus = PowerOfTwoAtMost(cap);
     const int32_t node = std::max(1, info.VcNodeGpus(vc, ""));
     if (gpus <= node) {
       job.pods = 1;

@@ -2,10 +2,11 @@
 //
 // Model (defaults from ../shared/traces/README.md, the Philly trace):
 //   - gang size: 1 GPU 93.2%, 2: 2.2%, 4: 2.3%, 8: 2.0%, 16: 0.24%, 32: 0.08%, 12, 24,
-//     64, 128: about 0.01% each; a size larger than the VC's virtual cells hold is replaced
-//     by the largest power of two that fits;
+//     64, 128: about 0.01% each; a size larger than half the GPUs of the VC's virtual cells
+//     is replaced by the largest power of two within that half (a gang as large as its whole
+//     VC would wait for the VC to drain); gangs larger than a node are whole-node pods;
 //   - duration: log-normal with median 1,144 s and p90 11,266 s (Philly's), clamped to
-//     [1 s, max_duration];
+//     [1 s, max_duration] (default 2 days);
 //   - VC: drawn with weights = the VCs' reserved GPUs (or `vc_weights`);
 //   - arrivals: Poisson. The rate is `arrival_rate_per_hour` when set, else chosen so the
 //     offered load (GPU-seconds submitted / (GPUs of the drawn VCs' virtual cells x
@@ -34,7 +35,7 @@ struct GenTraceOptions {
   double arrival_rate_per_hour = 0;  // > 0 overrides `load`
   double median_duration = 1144;
   double p90_duration = 11266;
-  int64_t max_duration = 7 * 86400;
+  int64_t max_duration = 2 * 86400;
   double opportunistic_share = 0;
   std::vector<std::pair<std::string, double>> vc_weights;  // empty: by reserved GPUs
 };

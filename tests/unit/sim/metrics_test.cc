@@ -6,6 +6,7 @@
 #include "sim/gen_trace.h"
 #include "sim/json.h"
 #include "sim/scheduler_backend.h"
+#include "sim/trace_reader.h"
 #include "support/catch.h"
 #include "unit/sim/sim_test_util.h"
 
@@ -132,6 +133,26 @@ TEST_CASE("ComputeStats: nearest-rank percentiles", "[sim][unit]") {
   CHECK(s.max == 100);
   std::vector<int64_t> empty;
   CHECK(ComputeStats(&empty).count == 0);
+}
+
+}  // namespace
+}  // namespace hived::sim
+
+namespace hived::sim {
+namespace {
+
+TEST_CASE("GenerateTrace: the bundled default trace is gen-trace's default output for two-racks",
+          "[sim][unit]") {
+  // README's first run replays tests/testdata/traces/two-racks-default.csv, written by
+  // `hived-sim gen-trace --config config/examples/two-racks.yaml`; it must stay reproducible.
+  absl::StatusOr<ClusterSpec> spec =
+      LoadClusterSpecFile(std::string(HIVED_SOURCE_DIR) + "/config/examples/two-racks.yaml");
+  REQUIRE(spec.ok());
+  absl::StatusOr<Trace> trace = GenerateTrace(SpecInfo(*spec), GenTraceOptions{});
+  REQUIRE(trace.ok());
+  std::string bundled;
+  REQUIRE(ReadFileToString(testing::TestPath("traces/two-racks-default.csv"), &bundled).ok());
+  CHECK(TraceToCsv(*trace) == bundled);
 }
 
 }  // namespace
