@@ -143,8 +143,7 @@ absl::Status PriorityUsage::CheckInvariants() const {
       return absl::InternalError(absl::StrCat("priority usage invariant (1) violated: cell ", c,
                                               " uses ", total, " leaves of ", leaf_counts_[c]));
     }
-    const Priority expected_max =
-        expected[c].empty() ? kFreePriority : expected[c].rbegin()->first;
+    const Priority expected_max = expected[c].empty() ? kFreePriority : expected[c].rbegin()->first;
     if (MaxPriority(CellId(static_cast<uint32_t>(c))) != expected_max) {
       return absl::InternalError(absl::StrCat("priority usage invariant (3) violated at cell ", c,
                                               ": max priority is not ", expected_max));
