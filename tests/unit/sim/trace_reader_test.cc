@@ -2,7 +2,9 @@
 
 #include <string>
 
+#include "sim/engine.h"
 #include "sim/job.h"
+#include "sim/spec_info.h"
 #include "support/catch.h"
 #include "unit/sim/sim_test_util.h"
 
@@ -143,6 +145,47 @@ TEST_CASE("TraceToCsv: writes the own format, which reads back to the same jobs"
     CHECK(again->jobs[i].total_gpus == trace.jobs[i].total_gpus);
     CHECK(again->jobs[i].duration == trace.jobs[i].duration);
   }
+}
+
+}  // namespace
+}  // namespace hived::sim
+
+namespace hived::sim {
+namespace {
+
+TEST_CASE("PhillyTraceSource: reads the real Philly trace; philly.yaml can place every job",
+          "[sim][unit]") {
+  const std::string path = std::string(HIVED_SHARED_DIR) + "/traces/philly/philly.csv";
+  std::string text;
+  if (!ReadFileToString(path, &text).ok()) {
+    WARN("skipped: " << path << " is absent");
+    return;
+  }
+  absl::StatusOr<Trace> trace = PhillyTraceSource({}).Parse(text, path);
+  INFO(trace.status().ToString());
+  REQUIRE(trace.ok());
+  CHECK(trace->jobs.size() == 82247);
+  CHECK(trace->skipped_rows == 0);
+  CHECK(trace->jobs.front().submit_time == 0);
+  // 2017-09-04 10:30:41 .. 2017-12-22 08:02:11.
+  CHECK(trace->jobs.back().submit_time == 9408690);
+  const ClusterSpec spec = testing::LoadSpec("../../config/examples/philly.yaml");
+  SpecInfo info(spec);
+  CHECK(info.vc_count() == 15);
+  std::vector<SimJob> jobs;
+  std::vector<std::string> reasons;
+  ResolveJobs(*trace, info, &jobs, &reasons);
+  int64_t rejected = 0;
+  int64_t split = 0;
+  for (size_t j = 0; j < jobs.size(); ++j) {
+    if (!reasons[j].empty()) ++rejected;
+    if (trace->jobs[j].total_gpus == 12) {
+      ++split;
+      REQUIRE(jobs[j].members.size() == 2);  // 4 + 8
+    }
+  }
+  CHECK(rejected == 0);
+  CHECK(split == 7);
 }
 
 }  // namespace
