@@ -380,7 +380,8 @@ absl::StatusOr<EngineResult> Replay::Run(const Trace& trace,
     auto it = node_ids.find(ne.node);
     if (it == node_ids.end()) {
       return absl::InvalidArgumentError(
-          absl::StrCat("node events line ", ne.line, ": unknown node '", ne.node, "'"));
+          absl::StrCat(ne.where.empty() ? absl::StrCat("node event ", ne.line) : ne.where,
+                       ": unknown node '", ne.node, "' (not in the config)"));
     }
     Event e;
     e.time = ne.time;
@@ -560,7 +561,8 @@ absl::StatusOr<std::vector<NodeEvent>> ParseNodeEvents(std::string_view text,
       errors.Add(ln, f[2].column, absl::StrCat("state '", Av(f[2].text), "' is not down or up"));
       continue;
     }
-    out.push_back({*t, std::string(f[1].text), f[2].text == "up", ln});
+    out.push_back(
+        {*t, std::string(f[1].text), f[2].text == "up", ln, errors.Locate(ln, f[1].column)});
   }
   if (absl::Status s = errors.ToStatus(); !s.ok()) return s;
   std::stable_sort(out.begin(), out.end(),

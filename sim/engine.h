@@ -53,7 +53,8 @@ struct NodeEvent {
   Time time = 0;
   std::string node;
   bool up = false;
-  int32_t line = 0;  // in the file, for errors
+  int32_t line = 0;   // in the file, for errors
+  std::string where;  // "file:line:column" of the node name, for errors
 };
 
 // Parses a node-events CSV: header `time,node,state`, state `down` or `up`, time in the

@@ -151,7 +151,7 @@ TEST_CASE("Policies: a node going down kills its jobs, which requeue; node up br
   auto fresh = MakeSchedulerBackend(PolicyKind::kHived, spec, 3);
   REQUIRE(fresh.ok());
   Engine engine2(info, fresh->get(), options);
-  std::vector<NodeEvent> events = {{50, node, false, 2}, {60, node, true, 3}};
+  std::vector<NodeEvent> events = {{50, node, false, 2, ""}, {60, node, true, 3, ""}};
   absl::StatusOr<EngineResult> r = engine2.Run(trace, events);
   INFO(r.status().ToString());
   REQUIRE(r.ok());
