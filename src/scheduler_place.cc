@@ -366,9 +366,7 @@ std::string SchedulerImpl::Infeasibility(const Req& req, const View& view) const
                                    req.pinned_root != kNilId
                                        ? absl::StrCat(", pinned cell ", req.raw->pinned_cell_id)
                                        : std::string());
-  int32_t largest = 0;
-  for (int32_t i = 0; i < view.index.num_nodes(); ++i)
-    largest = std::max(largest, view.index.total(i));
+  const int32_t largest = view.index.max_total();
   if (req.needs.back() > largest) {
     return absl::StrCat(where, ": a pod needs ", req.needs.back(),
                         " leaf cells on one node but the largest node ",

@@ -21,6 +21,75 @@
 //     (void)(*scheduler)->Allocate(req, result->placement);
 //
 // Thread safety: not thread-safe; callers serialize. Different schedulers share nothing.
+//
+// Placement rules (what `Schedule` decides; deterministic, ties by config order)
+// ------------------------------------------------------------------------------
+// "Config order" of cells is the depth-first order of `physicalCells` (children in list
+// order). A VC's "VC order" is its `virtualCells` entries in order (each repeated
+// `cellNumber` times), then its pinned cells, each cell's subtree depth-first.
+//
+// 1. Chains. A pinned request uses only its pinned cell. A request with `leaf_cell_type`
+//    tries that type's chains in config order (a guaranteed request only the chains where
+//    its VC has non-pinned cells); without a type, every leaf type in config order and its
+//    chains in config order. The first chain that yields a placement wins. Otherwise the
+//    result is kWaiting with every tried chain's reason joined by "; " (kInfeasible when
+//    every tried chain is infeasible: a pod larger than any node the VC has there, or a
+//    gang larger than the VC's leaves there).
+// 2. Pods. Pods are ordered by `leaf_cell_number` ascending (stable); the placement lists
+//    them in that order, and every pod sits on one node.
+// 3. Nodes (guaranteed). The VC's virtual node-level cells of the chain (a preassigned cell
+//    below node level, e.g. a socket, counts as one node), in VC order. Pass 1 counts only
+//    free leaves; if it fails and the VC has leaves used below the request's priority,
+//    pass 2 also counts those (they become victims). Nodes are visited in this order:
+//    healthy first, then suggested, then most used leaves (any priority) first, then VC
+//    order. An unbound virtual node counts as healthy and suggested; a bound one has its
+//    physical node's health and suggestion.
+//    Greedy: the current node takes the next pod if it still has enough usable leaves;
+//    otherwise the cursor moves on to the next node in the order that has enough (it never
+//    goes back). If the next node that would fit is bad or not suggested, the request waits
+//    with "have to use at least one bad node <node>" / "... non-suggested node <node>";
+//    if none fits, "insufficient capacity ..." naming the VC, chain and cell level.
+// 4. Nodes (opportunistic, priority -1). The chain's physical nodes in config order,
+//    visited healthy first, then suggested, then most opportunistic leaves first, then
+//    fewest guaranteed leaves, then config order; only free leaves count; same greedy.
+// 5. Leaves inside a node. For each pod: the lowest-level cell inside the node holding
+//    enough usable leaves (not yet given to an earlier pod of the group); among cells of
+//    that level, the one with the most free (unused) leaves, counted up to the pod's need,
+//    then the first in depth-first order; inside it, free leaves depth-first, then (pass 2)
+//    preemptible leaves depth-first. E.g. on an idle 8-GPU node with 2-GPU switches, four
+//    1-GPU groups get devices 0, 1, 2, 3; a 2-GPU group next gets the switch {4, 5}.
+// 6. Binding (guaranteed). Virtual cells are bound to physical cells only while used.
+//    An unbound preassigned virtual cell of level L takes a free physical cell of level L;
+//    when no cell of level L is free, the lowest level above with a free cell is split
+//    (buddy allocation). Free cells are tried in config order; a candidate must be unbound,
+//    healthy if it is within one node, and contain a suggested node; among usable
+//    candidates those without opportunistic leaves come first (config order), then fewer
+//    opportunistic leaves first; children are matched the same way with backtracking. An
+//    unbound virtual cell under a bound parent takes one of the parent's physical children
+//    (same preference). If no free cell of level L is usable (bad, non-suggested), a free
+//    higher cell is split only when every VC's unbound cells stay obtainable ("safe
+//    relaxed" split, checked exactly top-down). A request whose virtual placement cannot
+//    be mapped waits ("mapping the virtual placement ... would need at least one bad ...
+//    node"). Groups using the chosen physical leaves are the victims (whole groups):
+//    opportunistic groups of any VC, or lower-priority groups of the same VC. Lazily
+//    preemptible guaranteed victims on the chosen virtual leaves are first downgraded to
+//    opportunistic on their cells (only in the Preempting phase; they stay victims only if
+//    the new binding still lands on their cells). Pinned cells are bound at start, never
+//    move, and lazy downgrades are not tried inside them.
+// 7. Phases. kPreempting with victims reserves the leaves (Reserving/Reserved), cancels
+//    preempting groups whose reservation overlaps, and returns kPreempting; after the
+//    victims are released, `Schedule` of the same group returns kPlaced with the reserved
+//    placement, then `Allocate` runs it. kFiltering changes nothing: victims (including
+//    groups that would be lazily downgraded) are reported with kPreempting but nothing is
+//    reserved; an overlap with another group's reservation is kWaiting.
+// 8. Allocate. After `Schedule`'s kPlaced (with nothing changed in between) the scheduled
+//    virtual cells are bound. Otherwise (recovery, a placement from elsewhere) each leaf's
+//    virtual cell is re-derived from its `preassigned_cell_types`: an already bound physical
+//    cell maps to its virtual cell; else the VC's first unbound preassigned cell of that type
+//    (VC order) is bound to it, then the first unbound virtual child on the way down. If that
+//    fails (type or VC gone, no cell left, another VC holds the cell, safety would break) the
+//    group runs opportunistically and `AllocateInfo` says why. Leaves the cluster no longer
+//    has are ignored (noted in `AllocateInfo::reason`); an unknown VC downgrades the group.
 #ifndef HIVED_SCHEDULER_H_
 #define HIVED_SCHEDULER_H_
 
