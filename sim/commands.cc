@@ -129,7 +129,8 @@ int RunCommand(int argc, char** argv) {
   p.String("queue", &queue_name, "fifo|strict|backfill", "per-VC queue policy (default fifo)");
   p.String("baseline", &baseline, "private|none",
            "also replay the private baseline for the anomaly (default private; in parallel)");
-  p.String("out", &out_dir, "DIR", "write summary.json, jobs.csv, timeline.csv (and baseline/)");
+  p.String("out", &out_dir, "DIR",
+           "write summary.json, jobs.csv, timeline.csv (and baseline-private/)");
   p.Int("seed", &seed, "seed for the failure model (default 1)");
   p.Bool("resume", &resume, "preempted or killed jobs resume from progress (default: restart)");
   p.Bool("opportunistic-overflow", &overflow,
@@ -295,7 +296,7 @@ int GenTraceCommand(int argc, char** argv) {
   FlagParser p("hived-sim gen-trace", "--config FILE [options]",
                "Writes a seeded synthetic trace in the own CSV format, shaped like the Philly\n"
                "trace: mostly 1-GPU jobs, log-normal durations (median 1,144 s, p90 11,266 s),\n"
-               "VCs from the config weighted by their reserved GPUs, Poisson arrivals at a rate\n"
+               "VCs weighted by their virtual cells' GPUs, Poisson arrivals at a rate\n"
                "giving the asked-for offered load.");
   p.String("config", &config, "FILE", "cluster config whose VCs the jobs use");
   p.String("out", &out, "FILE", "output file (default stdout)");
@@ -308,7 +309,7 @@ int GenTraceCommand(int argc, char** argv) {
   p.Int("max-duration", &max_duration, "longest job, seconds (default 172800 = 2 days)");
   p.Double("opportunistic-share", &o.opportunistic_share,
            "fraction of jobs at priority -1 (default 0)");
-  p.String("vc-mix", &mix, "VC=W,...", "VC weights (default: the VCs' reserved GPUs)");
+  p.String("vc-mix", &mix, "VC=W,...", "VC weights (default: GPUs of the VCs' virtual cells)");
   std::vector<std::string> args;
   if (int code = p.Parse(argc, argv, &args); code >= 0) return code;
   if (!args.empty()) return p.UsageError(absl::StrCat("unexpected argument '", args[0], "'"));
