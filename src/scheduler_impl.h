@@ -45,6 +45,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "absl/types/span.h"
 #include "cellalloc/buddy_allocator.h"
 #include "cellalloc/cell_forest.h"
 #include "cellalloc/priority_usage.h"
@@ -226,10 +227,13 @@ class SchedulerImpl {
     absl::InlinedVector<int32_t, 4> children;  // indices into bind_nodes_
   };
   bool PUsable(CellId p) const;
-  bool MapCells(const std::vector<int32_t>& cells, const std::vector<CellId>& candidates, size_t i);
+  using CandList = absl::InlinedVector<CellId, 16>;
+  bool MapCells(absl::Span<const int32_t> cells, absl::Span<const CellId> candidates, size_t i);
   bool TryMatch(int32_t node, CellId p);
   void Unmatch(int32_t node);
-  std::vector<CellId> SortedCandidates(const std::vector<CellId>& raw) const;
+  // The usable children of `p` (all when `p` is Nil: `raw`), fewest opportunistic leaves
+  // first, stable.
+  CandList SortedChildren(CellId p) const;
   bool BuddyAllocRoot(ChainId ch, int32_t node);
   bool AllocAtLevel(ChainId ch, CellLevel l, int32_t node);
   bool SafeRelaxedAlloc(ChainId ch, int32_t node);
@@ -294,8 +298,8 @@ class SchedulerImpl {
   }
   absl::StatusOr<AllocateInfo> AllocatePreempting(GroupId g, const Placement& placement);
   absl::Status ResolvePlacement(const GroupRequest& request, const Placement& placement,
-                                std::vector<CellId>* pleaves, std::vector<std::string>* types,
-                                std::string* notes) const;
+                                std::vector<CellId>* pleaves,
+                                std::vector<const std::string*>* types, std::string* notes) const;
 
   // Names.
   std::string VAddress(VCellId v) const;
@@ -335,8 +339,9 @@ class SchedulerImpl {
   std::vector<int32_t> doomed_count_;              // per chain
   std::vector<ChainId> dirty_chains_;
   std::vector<VCellId> pending_bad_;
-  std::vector<std::string> recover_types_;  // Allocate -> RecoverVirtual, per leaf
-  std::vector<View> views_;                 // physical views: id == chain
+  std::vector<const std::string*>
+      recover_types_;        // Allocate -> RecoverVirtual, per leaf (null: none)
+  std::vector<View> views_;  // physical views: id == chain
 
   std::vector<Group> groups_;
   std::vector<GroupId> free_group_ids_;

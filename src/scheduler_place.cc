@@ -766,14 +766,26 @@ bool SchedulerImpl::PUsable(CellId p) const {
   return true;
 }
 
-std::vector<CellId> SchedulerImpl::SortedCandidates(const std::vector<CellId>& raw) const {
-  std::vector<CellId> out;
-  out.reserve(raw.size());
-  for (CellId c : raw) {
-    if (PUsable(c)) out.push_back(c);
+SchedulerImpl::CandList SchedulerImpl::SortedChildren(CellId p) const {
+  const cellalloc::CellForest& f = *forest_;
+  CandList out;
+  absl::InlinedVector<int32_t, 16> used;
+  for (int32_t k = 0; k < f.num_children(p); ++k) {
+    CellId c = f.child(p, k);
+    if (!PUsable(c)) continue;
+    int32_t u = pusage_.UsedTotal(c);
+    // Insertion sort, stable: small fan-outs.
+    size_t i = out.size();
+    out.push_back(c);
+    used.push_back(u);
+    while (i > 0 && used[i - 1] > u) {
+      out[i] = out[i - 1];
+      used[i] = used[i - 1];
+      --i;
+    }
+    out[i] = c;
+    used[i] = u;
   }
-  std::stable_sort(out.begin(), out.end(),
-                   [&](CellId a, CellId b) { return pusage_.UsedTotal(a) < pusage_.UsedTotal(b); });
   return out;
 }
 
@@ -784,11 +796,8 @@ bool SchedulerImpl::TryMatch(int32_t node, CellId p) {
   MarkTaken(p);
   vmap_[bn.v] = p;
   if (!bn.children.empty()) {
-    std::vector<CellId> raw;
-    const cellalloc::CellForest& f = *forest_;
-    for (int32_t k = 0; k < f.num_children(p); ++k) raw.push_back(f.child(p, k));
-    std::vector<CellId> cands = SortedCandidates(raw);
-    std::vector<int32_t> kids(bn.children.begin(), bn.children.end());
+    CandList cands = SortedChildren(p);
+    absl::InlinedVector<int32_t, 4> kids(bn.children.begin(), bn.children.end());
     if (cands.size() < kids.size() || !MapCells(kids, cands, 0)) {
       vmap_[bn.v] = CellId::Nil();
       p_taken_[p.value()] = 0;
@@ -811,8 +820,8 @@ void SchedulerImpl::Unmatch(int32_t node) {
     --taken_real_free_[static_cast<size_t>(forest_->level(p))];
 }
 
-bool SchedulerImpl::MapCells(const std::vector<int32_t>& cells,
-                             const std::vector<CellId>& candidates, size_t i) {
+bool SchedulerImpl::MapCells(absl::Span<const int32_t> cells, absl::Span<const CellId> candidates,
+                             size_t i) {
   if (i == cells.size()) return true;
   for (CellId c : candidates) {
     if (p_taken_[c.value()]) continue;
@@ -1065,12 +1074,8 @@ bool SchedulerImpl::MapPlacement(const Req& req, ChainId ch, const std::vector<V
     ++vcfree_delta_[static_cast<size_t>(l)];
   }
   if (ok) {
-    const cellalloc::CellForest& f = *forest_;
     for (auto& [parent, slots] : under_bound) {
-      CellId pp = v_[parent].bound;
-      std::vector<CellId> raw;
-      for (int32_t k = 0; k < f.num_children(pp); ++k) raw.push_back(f.child(pp, k));
-      std::vector<CellId> cands = SortedCandidates(raw);
+      CandList cands = SortedChildren(v_[parent].bound);
       if (cands.size() < slots.size() || !MapCells(slots, cands, 0)) {
         ok = false;
         break;

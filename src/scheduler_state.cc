@@ -346,7 +346,7 @@ GroupId SchedulerImpl::NewGroup(const GroupRequest& request, VcId vc) {
     groups_.emplace_back();
   }
   Group& grp = groups_[g];
-  grp = Group();
+  // Reset in place: keeps the strings' and vectors' capacity of a recycled slot.
   grp.name = request.name;
   grp.vc_name = request.vc;
   grp.vc = vc;
@@ -354,8 +354,16 @@ GroupId SchedulerImpl::NewGroup(const GroupRequest& request, VcId vc) {
   grp.running = request.priority;
   grp.lazy = request.lazy_preemption;
   grp.alive = true;
+  grp.state = GState::kRunning;
   grp.pinned_id = request.pinned_cell_id;
   grp.leaf_type = request.leaf_cell_type;
+  grp.chain = ChainId::Nil();
+  grp.pleaves.clear();
+  grp.vleaves.clear();
+  grp.saved_vleaves.clear();
+  grp.reserved_by_others = 0;
+  grp.preemptor.clear();
+  grp.downgrade_reason.clear();
   group_by_name_[request.name] = g;
   return g;
 }
@@ -452,7 +460,7 @@ void SchedulerImpl::ReleaseInternal(GroupId g) {
 absl::Status SchedulerImpl::ResolvePlacement(const GroupRequest& request,
                                              const Placement& placement,
                                              std::vector<CellId>* pleaves,
-                                             std::vector<std::string>* types,
+                                             std::vector<const std::string*>* types,
                                              std::string* notes) const {
   const cellalloc::CellForest& f = *forest_;
   // Pods must match the members exactly.
@@ -523,8 +531,8 @@ absl::Status SchedulerImpl::ResolvePlacement(const GroupRequest& request,
                                                        " on node ", pod.node, " is listed twice"));
       }
       pleaves->push_back(leaf);
-      types->push_back(pod.preassigned_cell_types.empty() ? std::string("\x01")
-                                                          : pod.preassigned_cell_types[i]);
+      types->push_back(pod.preassigned_cell_types.empty() ? nullptr
+                                                          : &pod.preassigned_cell_types[i]);
     }
   }
   if (!ignored.empty()) {
@@ -550,7 +558,7 @@ absl::StatusOr<AllocateInfo> SchedulerImpl::Allocate(const GroupRequest& request
                                                    kMaxGuaranteedPriority));
   }
   std::vector<CellId> pleaves;
-  std::vector<std::string> types;
+  std::vector<const std::string*> types;
   std::string notes;
   HIVED_RETURN_IF_ERROR(ResolvePlacement(request, placement, &pleaves, &types, &notes));
   for (CellId p : pleaves) {
@@ -635,11 +643,11 @@ std::string SchedulerImpl::RecoverVirtual(const Req& req, Group* grp, bool* down
   VCellId partial = kNilId;
   for (size_t i = 0; i < grp->pleaves.size() && reason.empty(); ++i) {
     CellId leaf = grp->pleaves[i];
-    const std::string& tname = recover_types_[i];
-    if (tname == "\x01") {
+    if (recover_types_[i] == nullptr) {
       reason = "the placement has no preassigned cell types";
       break;
     }
+    const std::string& tname = *recover_types_[i];
     if (tname.empty()) {
       reason = "the placement has opportunistic leaf cells";
       break;
@@ -753,7 +761,7 @@ absl::StatusOr<AllocateInfo> SchedulerImpl::AllocatePreempting(GroupId g,
   for (const PodPlacement& pod : grp.placement.pods)
     request.members.push_back({1, pod.leaf_cell_number});
   std::vector<CellId> pleaves;
-  std::vector<std::string> types;
+  std::vector<const std::string*> types;
   std::string notes;
   HIVED_RETURN_IF_ERROR(ResolvePlacement(request, placement, &pleaves, &types, &notes));
   if (pleaves != grp.pleaves) {
