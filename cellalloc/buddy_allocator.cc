@@ -29,18 +29,9 @@ BuddyAllocator::BuddyAllocator(const CellForest* forest) : forest_(forest) {
     const size_t width = static_cast<size_t>(info.top_level) + 1;
     level_base_.push_back(slots);
     top_level_.push_back(info.top_level);
-    for (CellLevel from = 0; from <= info.top_level; ++from) {
-      // span[from][l] = product of the fan-outs of levels l+1..from.
-      span_row_.push_back(span_.size());
-      slot_level_.push_back(from);
-      fanout_.push_back(static_cast<uint32_t>(info.child_count[static_cast<size_t>(from)]));
-      const size_t row = span_.size();
-      span_.resize(row + width, 0);
-      int32_t count = 1;
-      for (CellLevel l = from; l >= 1; --l) {
-        span_[row + static_cast<size_t>(l)] = count;
-        count *= info.child_count[static_cast<size_t>(l)];
-      }
+    for (CellLevel l = 0; l <= info.top_level; ++l) {
+      slot_level_.push_back(l);
+      fanout_.push_back(static_cast<uint32_t>(info.child_count[static_cast<size_t>(l)]));
     }
     slots += width;
   }
@@ -120,13 +111,19 @@ void BuddyAllocator::Split(uint32_t c, size_t slot) {
   free_children_[c] = count;
 }
 
-void BuddyAllocator::AddSubtree(uint32_t c, size_t slot, int32_t sign) {
-  const CellLevel top = slot_level_[slot];
-  const size_t base = slot - static_cast<size_t>(top);
-  const int32_t* span = &span_[span_row_[slot]];
-  for (CellLevel l = 1; l <= top; ++l) {
-    obtainable_[base + static_cast<size_t>(l)] += sign * span[l];
+void BuddyAllocator::AddSubtreeCounts(std::vector<int32_t>& counter, size_t slot, int32_t sign) {
+  // One cell at its own level, times the fan-out for each level below.
+  const size_t bottom = slot - static_cast<size_t>(slot_level_[slot]) + 1;
+  int32_t count = sign;
+  for (size_t s = slot;; --s) {
+    counter[s] += count;
+    if (s == bottom) break;
+    count *= static_cast<int32_t>(fanout_[s]);
   }
+}
+
+void BuddyAllocator::AddSubtree(uint32_t c, size_t slot, int32_t sign) {
+  AddSubtreeCounts(obtainable_, slot, sign);
   if (bad_node_count_ > 0 && Bad(c)) AddBadSubtree(c, slot, sign);
 }
 
@@ -137,14 +134,9 @@ void BuddyAllocator::AddBadSubtree(uint32_t c, size_t slot, int32_t sign) {
   while (!stack.empty()) {
     const auto [x, x_slot] = stack.back();
     stack.pop_back();
-    const CellLevel top = slot_level_[x_slot];
     if (!forest_->node(CellId(x)).IsNil()) {
       // At or below node level every cell of a bad node is bad.
-      const size_t base = x_slot - static_cast<size_t>(top);
-      const int32_t* span = &span_[span_row_[x_slot]];
-      for (CellLevel l = 1; l <= top; ++l) {
-        bad_free_[base + static_cast<size_t>(l)] += sign * span[l];
-      }
+      AddSubtreeCounts(bad_free_, x_slot, sign);
       continue;
     }
     bad_free_[x_slot] += sign;
@@ -484,8 +476,8 @@ size_t BuddyAllocator::MemoryBytes() const {
   auto bytes = [](const auto& v) { return v.capacity() * sizeof(v[0]); };
   return sizeof(*this) + bytes(state_) + bytes(prev_) + bytes(next_) + bytes(free_children_) +
          bytes(bad_nodes_) + bytes(node_bad_) + bytes(level_base_) + bytes(top_level_) +
-         bytes(span_row_) + bytes(slot_level_) + bytes(fanout_) + bytes(span_) + bytes(head_) +
-         bytes(tail_) + bytes(free_count_) + bytes(obtainable_) + bytes(bad_free_);
+         bytes(slot_level_) + bytes(fanout_) + bytes(head_) + bytes(tail_) + bytes(free_count_) +
+         bytes(obtainable_) + bytes(bad_free_);
 }
 
 }  // namespace hived::cellalloc

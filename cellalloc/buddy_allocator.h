@@ -147,6 +147,8 @@ class BuddyAllocator {
   void Split(uint32_t c, size_t slot);
   // c (at `slot`) and its subtree become available (sign +1) or unavailable (-1).
   void AddSubtree(uint32_t c, size_t slot, int32_t sign);
+  // Adds sign x (cells of each level inside one cell of `slot`) to `counter`'s slots.
+  void AddSubtreeCounts(std::vector<int32_t>& counter, size_t slot, int32_t sign);
   // c alone becomes available or unavailable (its descendants are accounted elsewhere).
   void AddSingle(uint32_t c, size_t slot, int32_t sign) {
     obtainable_[slot] += sign;
@@ -170,10 +172,7 @@ class BuddyAllocator {
   // Per chain.
   std::vector<size_t> level_base_;  // slot of (ch, 0)
   std::vector<CellLevel> top_level_;
-  // span_[span_row_[slot] + l]: level-l cells inside one cell of `slot`'s level.
-  std::vector<int32_t> span_;
   // Per (chain, level) slot.
-  std::vector<size_t> span_row_;
   std::vector<CellLevel> slot_level_;
   std::vector<uint32_t> fanout_;
   std::vector<uint32_t> head_;

@@ -537,12 +537,14 @@ absl::Status CellForest::CheckInvariants() const {
                                             "): ", ToAbsl(what)));
   };
   std::vector<int64_t> leaves(n, 0);
+  std::vector<uint32_t> first_leaf_of(n, 0);  // recomputed bottom-up, O(cells)
   for (uint32_t c = n; c-- > 0;) {
     const CellTypeInfo& info = types_[type_[c]];
     if (info.child.IsNil()) {
       if (info.level != 1 || first_child_[c] != kNil) return fail(c, 2, "leaf with children");
       if (leaf_index_[c] < 0) return fail(c, 2, "leaf without a device index");
       leaves[c] = 1;
+      first_leaf_of[c] = c;
     } else {
       const uint32_t first = first_child_[c];
       if (first == kNil || first <= c || first + static_cast<uint32_t>(info.child_count) > n) {
@@ -554,19 +556,18 @@ absl::Status CellForest::CheckInvariants() const {
         if (types_[type_[child]].level != info.level - 1) return fail(child, 1, "bad level");
         if (type_[child] != info.child.value()) return fail(child, 2, "bad child type");
         if (chain_[child] != chain_[c]) return fail(child, 1, "chain differs from parent's");
+        // The children's leaf ranges follow each other without a gap.
+        if (k > 0 && first_leaf_of[child] !=
+                         first_leaf_of[child - 1] + static_cast<uint32_t>(leaves[child - 1])) {
+          return fail(c, 3, "leaves are not consecutive");
+        }
         leaves[c] += leaves[child];
       }
+      first_leaf_of[c] = first_leaf_of[first];
     }
     if (leaves[c] != info.leaf_count) return fail(c, 3, "leaf count mismatch");
-    const uint32_t first_leaf_id = first_leaf(CellId(c)).value();
-    if (first_leaf_id + static_cast<uint32_t>(info.leaf_count) > n) {
+    if (first_leaf_of[c] + static_cast<uint32_t>(info.leaf_count) > n) {
       return fail(c, 3, "leaf range out of bounds");
-    }
-    for (uint32_t k = 0; k < static_cast<uint32_t>(info.leaf_count); ++k) {
-      const uint32_t leaf = first_leaf_id + k;
-      if (types_[type_[leaf]].level != 1 || top_cell(CellId(leaf)) != top_cell(CellId(c))) {
-        return fail(c, 3, "leaves are not consecutive");
-      }
     }
     // (4): node ids along the path.
     const uint32_t p = parent_[c];

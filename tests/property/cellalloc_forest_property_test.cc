@@ -186,7 +186,7 @@ TEST_CASE("PriorityUsage property: counts match leaves recomputed from scratch",
           "[cellalloc][property]") {
   const uint64_t seed = GENERATE(range(uint64_t{1}, uint64_t{21}));
   CAPTURE(seed);
-  absl::StatusOr<CellForest> forest = CellForest::Build(testing::RackSpec(2, 3, 1));
+  absl::StatusOr<CellForest> forest = CellForest::Build(testing::RackSpec(1, 2));
   REQUIRE(forest.ok());
   PriorityUsage usage = PriorityUsage::ForForest(*forest);
   std::mt19937_64 rng(seed);
