@@ -12,9 +12,11 @@
 namespace hived::sim {
 namespace {
 
-// Column positions found in a header line; -1 when absent.
+constexpr size_t kMissing = static_cast<size_t>(-1);
+
+// Column positions found in a header line; kMissing when absent.
 struct HeaderColumns {
-  std::vector<int> index;            // per wanted name
+  std::vector<size_t> index;         // per wanted name
   std::vector<std::string> unknown;  // extra columns
   std::vector<std::string> missing;  // wanted names not found
 };
@@ -23,13 +25,13 @@ HeaderColumns MapHeader(const std::vector<CsvField>& header,
                         const std::vector<std::string_view>& wanted,
                         const std::vector<std::string_view>& known_ignored) {
   HeaderColumns h;
-  h.index.assign(wanted.size(), -1);
+  h.index.assign(wanted.size(), kMissing);
   for (size_t c = 0; c < header.size(); ++c) {
     std::string_view name = header[c].text;
     bool found = false;
     for (size_t w = 0; w < wanted.size(); ++w) {
-      if (name == wanted[w] && h.index[w] < 0) {
-        h.index[w] = static_cast<int>(c);
+      if (name == wanted[w] && h.index[w] == kMissing) {
+        h.index[w] = c;
         found = true;
       }
     }
@@ -39,7 +41,7 @@ HeaderColumns MapHeader(const std::vector<CsvField>& header,
     }
   }
   for (size_t w = 0; w < wanted.size(); ++w) {
-    if (h.index[w] < 0) h.missing.emplace_back(wanted[w]);
+    if (h.index[w] == kMissing) h.missing.emplace_back(wanted[w]);
   }
   return h;
 }
@@ -126,7 +128,7 @@ absl::StatusOr<Trace> HivedTraceSource::Parse(std::string_view text,
                                           ": ignoring unknown column(s) ", JoinNames(h.unknown)));
   }
   size_t needed = 0;
-  for (int i : h.index) needed = std::max(needed, static_cast<size_t>(i) + 1);
+  for (size_t i : h.index) needed = std::max(needed, i + 1);
   RowErrors errors(file_name, options_.skip_bad_rows);
   absl::flat_hash_set<std::string> ids;
   while (reader.Next(&line)) {
@@ -233,7 +235,7 @@ absl::StatusOr<Trace> PhillyTraceSource::Parse(std::string_view text,
                                           ": ignoring unknown column(s) ", JoinNames(h.unknown)));
   }
   size_t needed = 0;
-  for (int i : h.index) needed = std::max(needed, static_cast<size_t>(i) + 1);
+  for (size_t i : h.index) needed = std::max(needed, i + 1);
   RowErrors errors(file_name, options_.skip_bad_rows);
   while (reader.Next(&line)) {
     if (IsBlank(line)) continue;
