@@ -251,7 +251,7 @@ void BM_SchedulerReferenceCycle(benchmark::State& state) {
   }
   hived::GroupRequest req;
   req.vc = "VC1";
-  req.priority = 1;
+  req.priority = 1;  // as the fill: takes free cells, never preempts
   const int32_t pods = static_cast<int32_t>(state.range(0));
   const int32_t gpus = static_cast<int32_t>(state.range(1));
   req.members = {{pods, gpus}};
@@ -353,9 +353,16 @@ void BM_SchedulerScaleCycle(benchmark::State& state) {
     state.SkipWithError("could not fill the generated cluster to half");
     return;
   }
+  const int64_t vc_gpus =
+      static_cast<int64_t>(spec.virtual_clusters[0].virtual_cells[0].cell_number) * 64;
+  if (!opportunistic && vc_gpus / 2 < static_cast<int64_t>(pods) * per_pod) {
+    state.SkipWithError("the group is larger than the free half of a VC of this cluster");
+    return;
+  }
   hived::GroupRequest req;
   req.vc = spec.virtual_clusters[0].name;
-  req.priority = opportunistic ? hived::kOpportunisticPriority : 1;
+  // Priority 0, as the fill: the cycle takes free cells and never preempts.
+  req.priority = opportunistic ? hived::kOpportunisticPriority : 0;
   req.members = {{pods, per_pod}};
   RunCycles(state, scheduler.get(), req);
 }

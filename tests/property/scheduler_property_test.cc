@@ -105,7 +105,7 @@ struct Counters {
 class PropertyRun {
  public:
   PropertyRun(const hived::ClusterSpec& spec, uint64_t seed)
-      : spec_(spec), model_(BuildSpecModel(spec)), rng_(seed) {
+      : model_(BuildSpecModel(spec)), rng_(seed) {
     auto s = Scheduler::Create(spec);
     REQUIRE(s.ok());
     scheduler_ = std::move(*s);
@@ -482,7 +482,6 @@ class PropertyRun {
     bad_.push_back(node);
   }
 
-  const hived::ClusterSpec& spec_;
   SpecModel model_;
   std::mt19937_64 rng_;
   std::unique_ptr<Scheduler> scheduler_;
