@@ -431,6 +431,15 @@ void SchedulerImpl::CancelInternal(GroupId g) {
       if (--victim.reserved_by_others == 0 && victim.state == GState::kBeingPreempted) {
         victim.state = GState::kRunning;
         if (victim.running >= 0) victim.preemptor.clear();
+      } else if (victim.reserved_by_others > 0 && victim.preemptor == pre.name) {
+        // Still preempted by another group: name that one.
+        for (CellId q : victim.pleaves) {
+          GroupId r = p_reserver_[q.value()];
+          if (r != kNilId && r != g) {
+            victim.preemptor = groups_[r].name;
+            break;
+          }
+        }
       }
     } else {
       SetPLeaf(p, kFreePriority);
