@@ -135,6 +135,13 @@ bool SchedulerImpl::CanUnbind(VCellId v) const {
 }
 
 void SchedulerImpl::UnbindUp(VCellId v) {
+  // A doomed root is given back by RebalanceDoomed (once healed or no longer needed).
+  for (VCellId x = v; x != kNilId; x = v_[x].parent) {
+    if (v_[x].doomed) {
+      MarkDirty(v_[x].chain);
+      break;
+    }
+  }
   while (v != kNilId && CanUnbind(v)) {
     VCellId parent = v_[v].parent;
     if (v_[v].is_root) {
