@@ -117,7 +117,6 @@ class PropertyRun {
   void Run(int steps) {
     for (int step = 0; step < steps; ++step) {
       CAPTURE(step);
-      snapshot_ = scheduler_->Groups();
       const int op = Pick(100);
       if (op < 55) {
         ScheduleRandom();
@@ -244,6 +243,7 @@ class PropertyRun {
   }
 
   void ScheduleRandom() {
+    snapshot_ = scheduler_->Groups();
     GroupRequest req = RandomRequest();
     // Often a plain 1-leaf guaranteed request, the case the guarantee check covers.
     const bool simple = Pick(3) == 0;
@@ -402,7 +402,13 @@ class PropertyRun {
       if ((g.state == GroupState::kPreempting) == preempting) candidates.push_back(g);
     }
     if (candidates.empty()) return std::nullopt;
-    return candidates[static_cast<std::size_t>(Pick(static_cast<int>(candidates.size())))];
+    GroupStatus g = candidates[static_cast<std::size_t>(Pick(static_cast<int>(candidates.size())))];
+    // The snapshot is from the last schedule step: check that the group is still as seen.
+    const GroupState now = scheduler_->GetGroup(g.name).state;
+    if (now == GroupState::kAbsent || (now == GroupState::kPreempting) != preempting) {
+      return std::nullopt;
+    }
+    return g;
   }
 
   void ReleaseRandom() {
@@ -410,7 +416,8 @@ class PropertyRun {
     std::optional<GroupStatus> g;
     if (Pick(2) == 0) {
       for (const GroupStatus& x : snapshot_) {
-        if (x.state == GroupState::kBeingPreempted) {
+        if (x.state == GroupState::kBeingPreempted &&
+            scheduler_->GetGroup(x.name).state == GroupState::kBeingPreempted) {
           g = x;
           break;
         }
@@ -488,7 +495,7 @@ class PropertyRun {
   std::vector<std::string> nodes_;
   std::vector<std::string> bad_;
   std::map<std::string, GroupRequest> requests_;
-  std::vector<GroupStatus> snapshot_;  // Groups() at the start of the step
+  std::vector<GroupStatus> snapshot_;  // Groups() at the start of the last schedule step
   std::vector<int32_t> initial_capacity_;
   std::string initial_text_;
   int64_t next_id_ = 0;
