@@ -12,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "hived/config.h"
+#include "sim/json.h"
 
 namespace hived::sim {
 namespace {
@@ -30,45 +31,14 @@ constexpr char kUsage[] =
     "\n"
     "exit status: 0 valid, 1 invalid or unreadable, 2 usage error\n";
 
-std::string JsonString(const std::string& text) {
-  std::string out = "\"";
-  for (unsigned char c : text) {
-    switch (c) {
-      case '"':
-        out += "\\\"";
-        break;
-      case '\\':
-        out += "\\\\";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      case '\r':
-        out += "\\r";
-        break;
-      case '\t':
-        out += "\\t";
-        break;
-      default:
-        if (c < 0x20) {
-          out += absl::StrFormat("\\u%04x", c);
-        } else {
-          out += static_cast<char>(c);
-        }
-    }
-  }
-  out += "\"";
-  return out;
-}
-
 std::string ErrorsJson(const std::vector<ConfigError>& errors) {
   std::string out = "[";
   for (size_t i = 0; i < errors.size(); ++i) {
     const ConfigError& e = errors[i];
-    absl::StrAppend(
-        &out, i == 0 ? "\n    " : ",\n    ", "{\"file\": ", JsonString(e.file),
-        ", \"line\": ", e.line, ", \"column\": ", e.column, ", \"path\": ", JsonString(e.yaml_path),
-        ", \"message\": ", JsonString(e.message), ", \"hint\": ", JsonString(e.hint), "}");
+    absl::StrAppend(&out, i == 0 ? "\n    " : ",\n    ", "{\"file\": ", JsonQuote(e.file),
+                    ", \"line\": ", e.line, ", \"column\": ", e.column,
+                    ", \"path\": ", JsonQuote(e.yaml_path), ", \"message\": ", JsonQuote(e.message),
+                    ", \"hint\": ", JsonQuote(e.hint), "}");
   }
   absl::StrAppend(&out, errors.empty() ? "]" : "\n  ]");
   return out;
@@ -78,18 +48,18 @@ std::string ReportJson(const CapacityReport& report) {
   std::string out = "[";
   for (size_t c = 0; c < report.chains.size(); ++c) {
     const ChainCapacity& chain = report.chains[c];
-    absl::StrAppend(&out, c == 0 ? "\n    " : ",\n    ", "{\"chain\": ", JsonString(chain.chain),
-                    ", \"leafCellType\": ", JsonString(chain.leaf_cell_type),
+    absl::StrAppend(&out, c == 0 ? "\n    " : ",\n    ", "{\"chain\": ", JsonQuote(chain.chain),
+                    ", \"leafCellType\": ", JsonQuote(chain.leaf_cell_type),
                     ", \"topCells\": ", chain.top_cells, ", \"levels\": [");
     for (size_t l = 0; l < chain.levels.size(); ++l) {
       const CapacityLevel& level = chain.levels[l];
       absl::StrAppend(&out, l == 0 ? "\n      " : ",\n      ", "{\"level\": ", level.level,
-                      ", \"cellType\": ", JsonString(level.cell_type),
+                      ", \"cellType\": ", JsonQuote(level.cell_type),
                       ", \"isNodeLevel\": ", level.is_node_level ? "true" : "false",
                       ", \"physical\": ", level.physical_cells,
                       ", \"available\": ", level.available_cells, ", \"reserved\": {");
       for (size_t v = 0; v < report.vc_names.size(); ++v) {
-        absl::StrAppend(&out, v == 0 ? "" : ", ", JsonString(report.vc_names[v]), ": ",
+        absl::StrAppend(&out, v == 0 ? "" : ", ", JsonQuote(report.vc_names[v]), ": ",
                         level.reserved[v]);
       }
       absl::StrAppend(&out, "}, \"totalReserved\": ", level.total_reserved,
@@ -181,14 +151,14 @@ int ValidateCommand(int argc, char** argv) {
   }
   const ConfigLoadResult result = LoadClusterSpecDetailed(contents.str(), path);
   if (json) {
-    std::string out = absl::StrCat("{\n  \"file\": ", JsonString(path),
+    std::string out = absl::StrCat("{\n  \"file\": ", JsonQuote(path),
                                    ",\n  \"valid\": ", result.ok() ? "true" : "false",
                                    ",\n  \"errors\": ", ErrorsJson(result.errors));
     if (result.ok()) {
       const CapacityReport report = ComputeCapacityReport(result.spec);
       absl::StrAppend(&out, ",\n  \"virtualClusters\": [");
       for (size_t v = 0; v < report.vc_names.size(); ++v) {
-        absl::StrAppend(&out, v == 0 ? "" : ", ", JsonString(report.vc_names[v]));
+        absl::StrAppend(&out, v == 0 ? "" : ", ", JsonQuote(report.vc_names[v]));
       }
       absl::StrAppend(&out, "],\n  \"chains\": ", ReportJson(report));
     }
