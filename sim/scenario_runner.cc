@@ -24,50 +24,17 @@
 #include "hived/config.h"
 #include "hived/scenario.h"
 #include "hived/scheduler.h"
+#include "sim/json.h"
 
 namespace hived::sim {
 namespace {
 
 // ---- JSON and text formatting ----------------------------------------------------------
 
-std::string JsonString(const std::string& s) {
-  std::string out = "\"";
-  for (char c : s) {
-    switch (c) {
-      case '"':
-        out += "\\\"";
-        break;
-      case '\\':
-        out += "\\\\";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      case '\t':
-        out += "\\t";
-        break;
-      case '\r':
-        out += "\\r";
-        break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20) {
-          static const char kHex[] = "0123456789abcdef";
-          out += "\\u00";
-          out += kHex[(static_cast<unsigned char>(c) >> 4) & 0xF];
-          out += kHex[static_cast<unsigned char>(c) & 0xF];
-        } else {
-          out += c;
-        }
-    }
-  }
-  out += "\"";
-  return out;
-}
-
 std::string JsonStrings(const std::vector<std::string>& v) {
   std::vector<std::string> parts;
   parts.reserve(v.size());
-  for (const std::string& s : v) parts.push_back(JsonString(s));
+  for (const std::string& s : v) parts.push_back(JsonQuote(s));
   return absl::StrCat("[", absl::StrJoin(parts, ","), "]");
 }
 
@@ -75,11 +42,11 @@ std::string JsonStrings(const std::vector<std::string>& v) {
 class JsonObject {
  public:
   JsonObject& Raw(const std::string& key, const std::string& raw) {
-    fields_.push_back(absl::StrCat(JsonString(key), ":", raw));
+    fields_.push_back(absl::StrCat(JsonQuote(key), ":", raw));
     return *this;
   }
   JsonObject& Str(const std::string& key, const std::string& value) {
-    return Raw(key, JsonString(value));
+    return Raw(key, JsonQuote(value));
   }
   JsonObject& Int(const std::string& key, int64_t value) { return Raw(key, absl::StrCat(value)); }
   JsonObject& Bool(const std::string& key, bool value) {
