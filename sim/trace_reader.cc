@@ -96,6 +96,34 @@ std::optional<int64_t> ParseTimestamp(std::string_view s) {
   return DaysFromCivil(*y, *mo, *d) * 86400 + *h * 3600 + *mi * 60 + *se;
 }
 
+// Reads the header line: maps the `wanted` columns (others in `known_ignored` are silently
+// accepted), fails naming the missing ones, and warns once about unknown extra columns.
+// Sets `*needed` to the number of fields a row must have.
+absl::StatusOr<HeaderColumns> ReadHeader(LineReader* reader, std::string_view file_name,
+                                         const std::vector<std::string_view>& wanted,
+                                         const std::vector<std::string_view>& known_ignored,
+                                         bool comments, std::string_view expected, Trace* trace,
+                                         size_t* needed) {
+  std::string_view line;
+  if (!NextNonBlank(reader, &line, comments)) {
+    return absl::InvalidArgumentError(absl::StrCat(Av(file_name), ":1:1: empty trace: no header"));
+  }
+  const int32_t header_line = reader->line_number();
+  HeaderColumns h = MapHeader(SplitCsvLine(line), wanted, known_ignored);
+  if (!h.missing.empty()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(Av(file_name), ":", header_line, ":1: header lacks column(s) ",
+                     JoinNames(h.missing), " (expected ", Av(expected), ")"));
+  }
+  if (!h.unknown.empty()) {
+    trace->warnings.push_back(absl::StrCat(Av(file_name), ":", header_line,
+                                           ": ignoring unknown column(s) ", JoinNames(h.unknown)));
+  }
+  *needed = 0;
+  for (size_t i : h.index) *needed = std::max(*needed, i + 1);
+  return h;
+}
+
 }  // namespace
 
 absl::StatusOr<TraceFormat> ParseTraceFormat(std::string_view name) {
@@ -111,24 +139,14 @@ absl::StatusOr<Trace> HivedTraceSource::Parse(std::string_view text,
       "job_id", "submit_time", "vc", "priority", "pods", "gpus_per_pod", "gpu_type", "duration"};
   enum { kId, kSubmit, kVc, kPriority, kPods, kGpusPerPod, kGpuType, kDuration };
   LineReader reader(text);
-  std::string_view line;
-  if (!NextNonBlank(&reader, &line, /*comments=*/true)) {
-    return absl::InvalidArgumentError(absl::StrCat(Av(file_name), ":1:1: empty trace: no header"));
-  }
-  const int32_t header_line = reader.line_number();
-  HeaderColumns h = MapHeader(SplitCsvLine(line), kWanted, {});
-  if (!h.missing.empty()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        Av(file_name), ":", header_line, ":1: header lacks column(s) ", JoinNames(h.missing),
-        " (expected job_id,submit_time,vc,priority,pods,gpus_per_pod,gpu_type,duration)"));
-  }
   Trace trace;
-  if (!h.unknown.empty()) {
-    trace.warnings.push_back(absl::StrCat(Av(file_name), ":", header_line,
-                                          ": ignoring unknown column(s) ", JoinNames(h.unknown)));
-  }
   size_t needed = 0;
-  for (size_t i : h.index) needed = std::max(needed, i + 1);
+  absl::StatusOr<HeaderColumns> header = ReadHeader(
+      &reader, file_name, kWanted, {}, /*comments=*/true,
+      "job_id,submit_time,vc,priority,pods,gpus_per_pod,gpu_type,duration", &trace, &needed);
+  if (!header.ok()) return header.status();
+  const HeaderColumns& h = *header;
+  std::string_view line;
   RowErrors errors(file_name, options_.skip_bad_rows);
   absl::flat_hash_set<std::string> ids;
   while (reader.Next(&line)) {
@@ -218,24 +236,14 @@ absl::StatusOr<Trace> PhillyTraceSource::Parse(std::string_view text,
                                                         "cluster"};
   enum { kTimestamp, kDuration, kGpus, kCluster };
   LineReader reader(text);
-  std::string_view line;
-  if (!NextNonBlank(&reader, &line, /*comments=*/false)) {
-    return absl::InvalidArgumentError(absl::StrCat(Av(file_name), ":1:1: empty trace: no header"));
-  }
-  const int32_t header_line = reader.line_number();
-  HeaderColumns h = MapHeader(SplitCsvLine(line), kWanted, {"gpu_time"});
-  if (!h.missing.empty()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        Av(file_name), ":", header_line, ":1: header lacks column(s) ", JoinNames(h.missing),
-        " (expected timestamp,duration,num_gpus,gpu_time,cluster)"));
-  }
   Trace trace;
-  if (!h.unknown.empty()) {
-    trace.warnings.push_back(absl::StrCat(Av(file_name), ":", header_line,
-                                          ": ignoring unknown column(s) ", JoinNames(h.unknown)));
-  }
   size_t needed = 0;
-  for (size_t i : h.index) needed = std::max(needed, i + 1);
+  absl::StatusOr<HeaderColumns> header =
+      ReadHeader(&reader, file_name, kWanted, {"gpu_time"}, /*comments=*/false,
+                 "timestamp,duration,num_gpus,gpu_time,cluster", &trace, &needed);
+  if (!header.ok()) return header.status();
+  const HeaderColumns& h = *header;
+  std::string_view line;
   RowErrors errors(file_name, options_.skip_bad_rows);
   while (reader.Next(&line)) {
     if (IsBlank(line)) continue;
