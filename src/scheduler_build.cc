@@ -240,6 +240,9 @@ absl::Status SchedulerImpl::Build(const ClusterSpec& spec) {
     p_nodecell_[i] = x.value();
   }
   BuildViews();
+  for (const std::string& type : forest_->leaf_types()) {
+    for (ChainId ch : forest_->ChainsOfLeafType(type)) chains_by_leaf_type_.push_back(ch);
+  }
   // Config (depth-first) order of the cells of each chain and level.
   p_rank_.assign(n, -1);
   rank_cell_.assign(static_cast<size_t>(num_chains), {});

@@ -223,7 +223,7 @@ class SchedulerImpl {
   bool MapPlacement(const Req& req, ChainId ch, const std::vector<VCellId>& vleaves,
                     std::vector<CellId>* pleaves);
   struct BindNode {
-    VCellId v;
+    VCellId v = kNilId;
     absl::InlinedVector<int32_t, 4> children;  // indices into bind_nodes_
   };
   bool PUsable(CellId p) const;
@@ -353,11 +353,25 @@ class SchedulerImpl {
   struct Cache {
     std::string name;
     uint64_t epoch = ~uint64_t{0};
+    ChainId chain;
+    std::vector<int32_t> needs;  // per pod, as in the placement
     std::vector<CellId> pleaves;
     std::vector<VCellId> vleaves;
   } cache_;
+  // Sets the cache from a kPlaced decision.
+  void CacheDecision(const Req& req, ChainId chain, Attempt* found);
+  // Resolves `placement` without name lookups when it is exactly the cached decision (same
+  // members, pods, chain, nodes and devices) and nothing changed since; false otherwise
+  // (then ResolvePlacement decides, with its errors).
+  // The cached leaves are then `cache_.pleaves`.
+  bool ResolveCached(const GroupRequest& request, const Placement& placement) const;
+
+  // Every chain, leaf types in config order, each type's chains in config order.
+  std::vector<ChainId> chains_by_leaf_type_;
 
   // Scratch, reset after each decision.
+  std::vector<int32_t> scratch_pod_node_;  // TryGuaranteed / TryOpportunistic
+  std::vector<uint32_t> scratch_leaves_;
   std::vector<int32_t> taken_total_;  // per cell id (physical) and per vcell (virtual)
   std::vector<int32_t> taken_free_;
   std::vector<int32_t> vtaken_total_;

@@ -189,11 +189,8 @@ absl::StatusOr<ScheduleResult> SchedulerImpl::ScheduleNew(const Req& req, Phase 
       if ((ok = try_chain(ch))) break;
     }
   } else {
-    for (const std::string& type : f.leaf_types()) {
-      for (ChainId ch : f.ChainsOfLeafType(type)) {
-        if ((ok = try_chain(ch))) break;
-      }
-      if (ok) break;
+    for (ChainId ch : chains_by_leaf_type_) {
+      if ((ok = try_chain(ch))) break;
     }
   }
 
@@ -247,10 +244,7 @@ absl::StatusOr<ScheduleResult> SchedulerImpl::ScheduleNew(const Req& req, Phase 
     }
     result.outcome = Outcome::kPlaced;
     if (lazy_done.empty()) {  // the virtual cells are valid only without the downgrades
-      cache_.name = r.name;
-      cache_.epoch = epoch_;
-      cache_.pleaves = std::move(found.pleaves);
-      cache_.vleaves = std::move(found.vleaves);
+      CacheDecision(req, found_chain, &found);
     }
     return result;
   }
@@ -267,10 +261,7 @@ absl::StatusOr<ScheduleResult> SchedulerImpl::ScheduleNew(const Req& req, Phase 
   }
   if (victims.empty()) {
     result.outcome = Outcome::kPlaced;
-    cache_.name = r.name;
-    cache_.epoch = epoch_;
-    cache_.pleaves = std::move(found.pleaves);
-    cache_.vleaves = std::move(found.vleaves);
+    CacheDecision(req, found_chain, &found);
     return result;
   }
   // Create the preempting group: reserve every leaf.
@@ -304,6 +295,15 @@ absl::StatusOr<ScheduleResult> SchedulerImpl::ScheduleNew(const Req& req, Phase 
   for (GroupId x : victims) result.victims.push_back(groups_[x].name);
   std::sort(result.victims.begin(), result.victims.end());
   return result;
+}
+
+void SchedulerImpl::CacheDecision(const Req& req, ChainId chain, Attempt* found) {
+  cache_.name = req.raw->name;
+  cache_.epoch = epoch_;
+  cache_.chain = chain;
+  cache_.needs = req.needs;
+  cache_.pleaves.swap(found->pleaves);  // swaps keep both buffers' capacity
+  cache_.vleaves.swap(found->vleaves);
 }
 
 absl::StatusOr<ScheduleResult> SchedulerImpl::RecheckPreempting(GroupId g,
@@ -358,6 +358,13 @@ absl::StatusOr<ScheduleResult> SchedulerImpl::RecheckPreempting(GroupId g,
 }
 
 std::string SchedulerImpl::Infeasibility(const Req& req, const View& view) const {
+  // The checks first: the message is built only when the request is infeasible (this runs
+  // for every chain tried, so the feasible case must not pay for string formatting).
+  const int32_t largest = view.index.max_total();
+  int64_t total = 0;
+  for (int32_t n : req.needs) total += n;
+  const bool too_big_pod = req.needs.back() > largest;
+  if (!too_big_pod && total <= view.total_leaves) return std::string();
   const cellalloc::CellForest& f = *forest_;
   const ChainInfo& info = f.chain_info(view.chain);
   std::string where =
@@ -366,19 +373,13 @@ std::string SchedulerImpl::Infeasibility(const Req& req, const View& view) const
                                    req.pinned_root != kNilId
                                        ? absl::StrCat(", pinned cell ", req.raw->pinned_cell_id)
                                        : std::string());
-  const int32_t largest = view.index.max_total();
-  if (req.needs.back() > largest) {
+  if (too_big_pod) {
     return absl::StrCat(where, ": a pod needs ", req.needs.back(),
                         " leaf cells on one node but the largest node ",
                         view.physical ? "" : "the VC has ", "has ", largest);
   }
-  int64_t total = 0;
-  for (int32_t n : req.needs) total += n;
-  if (total > view.total_leaves) {
-    return absl::StrCat(where, ": the group needs ", total, " leaf cells but ",
-                        view.physical ? "the chain has " : "the VC reserves ", view.total_leaves);
-  }
-  return std::string();
+  return absl::StrCat(where, ": the group needs ", total, " leaf cells but ",
+                      view.physical ? "the chain has " : "the VC reserves ", view.total_leaves);
 }
 
 SchedulerImpl::Attempt SchedulerImpl::TryGuaranteed(const Req& req, int32_t view_id, Phase phase,
@@ -393,7 +394,7 @@ SchedulerImpl::Attempt SchedulerImpl::TryGuaranteed(const Req& req, int32_t view
     return a;
   }
   const Priority p = req.raw->priority;
-  std::vector<int32_t> pod_node;
+  std::vector<int32_t>& pod_node = scratch_pod_node_;
   Priority q = kOpportunisticPriority;
   bool ok = FindNodes(view, req.needs, q, /*pass1=*/true, &pod_node, &a.reason);
   if (!ok && view.HasUsageBelow(p)) {
@@ -403,8 +404,8 @@ SchedulerImpl::Attempt SchedulerImpl::TryGuaranteed(const Req& req, int32_t view
     if (!ok && reason2.find("insufficient") == std::string::npos) a.reason = std::move(reason2);
   }
   if (!ok) return a;
-  std::vector<uint32_t> leaves;
-  leaves.reserve(64);
+  std::vector<uint32_t>& leaves = scratch_leaves_;
+  leaves.clear();
   for (size_t k = 0; k < req.needs.size(); ++k) {
     ChooseLeaves<false>(view.nodes[static_cast<size_t>(pod_node[k])], req.needs[k], q, &leaves);
   }
@@ -454,11 +455,12 @@ SchedulerImpl::Attempt SchedulerImpl::TryOpportunistic(const Req& req, ChainId c
     a.reason = std::move(inf);
     return a;
   }
-  std::vector<int32_t> pod_node;
+  std::vector<int32_t>& pod_node = scratch_pod_node_;
   if (!FindNodes(view, req.needs, kOpportunisticPriority, /*pass1=*/true, &pod_node, &a.reason)) {
     return a;
   }
-  std::vector<uint32_t> leaves;
+  std::vector<uint32_t>& leaves = scratch_leaves_;
+  leaves.clear();
   for (size_t k = 0; k < req.needs.size(); ++k) {
     ChooseLeaves<true>(view.nodes[static_cast<size_t>(pod_node[k])], req.needs[k],
                        kOpportunisticPriority, &leaves);
@@ -692,6 +694,10 @@ void SchedulerImpl::ChooseLeaves(uint32_t node_cell, int32_t need, Priority q,
       best_level = l;
       best_free = fr;
     }
+    // Exact early exit: when no child can hold `need` leaves (every cell of a level has the
+    // same leaf count), no later cell is lower, and none of this level has more than
+    // `need` free leaves counted, so the first such cell with `need` free ones wins.
+    if (best == c && fr == need && (l == 1 || u.leaf_count(CellId(child(c, 0))) < need)) break;
     for (int32_t k = nchildren(c) - 1; k >= 0; --k) {
       uint32_t ch = child(c, k);
       if (usable(ch) >= need) stack.push_back(ch);
@@ -1028,8 +1034,9 @@ void SchedulerImpl::ClearOverlay() {
 bool SchedulerImpl::MapPlacement(const Req& req, ChainId ch, const std::vector<VCellId>& vleaves,
                                  std::vector<CellId>* pleaves) {
   (void)req;
-  std::vector<int32_t> pre_roots;
-  std::vector<std::pair<VCellId, std::vector<int32_t>>> under_bound;
+  // Inline storage: a placement binds few roots and few cells under bound parents.
+  absl::InlinedVector<int32_t, 8> pre_roots;
+  absl::InlinedVector<std::pair<VCellId, absl::InlinedVector<int32_t, 4>>, 4> under_bound;
   for (VCellId leaf : vleaves) {
     if (!v_[leaf].bound.IsNil()) continue;
     int32_t child_slot = -1;
@@ -1041,7 +1048,10 @@ bool SchedulerImpl::MapPlacement(const Req& req, ChainId ch, const std::vector<V
         break;
       }
       int32_t slot = static_cast<int32_t>(bind_nodes_.size());
-      bind_nodes_.push_back(BindNode{x, {}});
+      // Built in place: moving a temporary's empty InlinedVector trips gcc's Release
+      // -Wmaybe-uninitialized (a false positive on its unused heap pointer).
+      bind_nodes_.emplace_back();
+      bind_nodes_.back().v = x;
       vslot_[x] = slot;
       vmap_touched_.push_back(x);
       if (child_slot >= 0) bind_nodes_[static_cast<size_t>(slot)].children.push_back(child_slot);
@@ -1055,7 +1065,9 @@ bool SchedulerImpl::MapPlacement(const Req& req, ChainId ch, const std::vector<V
         auto it = std::find_if(under_bound.begin(), under_bound.end(),
                                [&](const auto& e) { return e.first == parent; });
         if (it == under_bound.end()) {
-          under_bound.emplace_back(parent, std::vector<int32_t>{slot});
+          under_bound.emplace_back();
+          under_bound.back().first = parent;
+          under_bound.back().second.push_back(slot);
         } else {
           it->second.push_back(slot);
         }
