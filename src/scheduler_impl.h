@@ -183,13 +183,12 @@ class SchedulerImpl {
     bool has_suggested = false;
   };
 
-  // One chain's attempt.
+  // One chain's attempt. The successful one's leaves are in found_pleaves_ and
+  // found_vleaves_ (members, so their buffers are reused by every Schedule).
   struct Attempt {
     bool ok = false;
     bool infeasible = false;
     std::string reason;
-    std::vector<CellId> pleaves;
-    std::vector<VCellId> vleaves;
   };
 
   SchedulerImpl() = default;
@@ -359,7 +358,7 @@ class SchedulerImpl {
     std::vector<VCellId> vleaves;
   } cache_;
   // Sets the cache from a kPlaced decision.
-  void CacheDecision(const Req& req, ChainId chain, Attempt* found);
+  void CacheDecision(const Req& req, ChainId chain);
   // Resolves `placement` without name lookups when it is exactly the cached decision (same
   // members, pods, chain, nodes and devices) and nothing changed since; false otherwise
   // (then ResolvePlacement decides, with its errors).
@@ -372,6 +371,8 @@ class SchedulerImpl {
   // Scratch, reset after each decision.
   std::vector<int32_t> scratch_pod_node_;  // TryGuaranteed / TryOpportunistic
   std::vector<uint32_t> scratch_leaves_;
+  std::vector<CellId> found_pleaves_;  // the successful attempt's leaves
+  std::vector<VCellId> found_vleaves_;
   std::vector<int32_t> taken_total_;  // per cell id (physical) and per vcell (virtual)
   std::vector<int32_t> taken_free_;
   std::vector<int32_t> vtaken_total_;

@@ -203,7 +203,7 @@ absl::StatusOr<ScheduleResult> SchedulerImpl::ScheduleNew(const Req& req, Phase 
   }
   // Victims and overlapping preemptors.
   std::vector<GroupId> victims, overlapping;
-  for (CellId p : found.pleaves) {
+  for (CellId p : found_pleaves_) {
     GroupId u = p_user_[p.value()];
     GroupId rv = p_reserver_[p.value()];
     if (u != kNilId && std::find(victims.begin(), victims.end(), u) == victims.end()) {
@@ -214,7 +214,7 @@ absl::StatusOr<ScheduleResult> SchedulerImpl::ScheduleNew(const Req& req, Phase 
       overlapping.push_back(rv);
     }
   }
-  FillPlacement(found_chain, req.needs, found.pleaves, found.vleaves, &result.placement);
+  FillPlacement(found_chain, req.needs, found_pleaves_, found_vleaves_, &result.placement);
   if (phase == Phase::kFiltering) {
     // Decide only: undo lazy preemptions. A placement that needs them is reported as a
     // preemption whose victims include the groups that would be downgraded.
@@ -244,7 +244,7 @@ absl::StatusOr<ScheduleResult> SchedulerImpl::ScheduleNew(const Req& req, Phase 
     }
     result.outcome = Outcome::kPlaced;
     if (lazy_done.empty()) {  // the virtual cells are valid only without the downgrades
-      CacheDecision(req, found_chain, &found);
+      CacheDecision(req, found_chain);
     }
     return result;
   }
@@ -252,7 +252,7 @@ absl::StatusOr<ScheduleResult> SchedulerImpl::ScheduleNew(const Req& req, Phase 
   for (GroupId g : overlapping) CancelInternal(g);
   if (!overlapping.empty()) {
     victims.clear();
-    for (CellId p : found.pleaves) {
+    for (CellId p : found_pleaves_) {
       GroupId u = p_user_[p.value()];
       if (u != kNilId && std::find(victims.begin(), victims.end(), u) == victims.end()) {
         victims.push_back(u);
@@ -261,7 +261,7 @@ absl::StatusOr<ScheduleResult> SchedulerImpl::ScheduleNew(const Req& req, Phase 
   }
   if (victims.empty()) {
     result.outcome = Outcome::kPlaced;
-    CacheDecision(req, found_chain, &found);
+    CacheDecision(req, found_chain);
     return result;
   }
   // Create the preempting group: reserve every leaf.
@@ -272,11 +272,11 @@ absl::StatusOr<ScheduleResult> SchedulerImpl::ScheduleNew(const Req& req, Phase 
   grp.running = r.priority;
   grp.chain = found_chain;
   grp.placement = result.placement;
-  grp.pleaves = found.pleaves;
-  grp.vleaves = found.vleaves;
-  for (size_t i = 0; i < found.pleaves.size(); ++i) {
-    CellId p = found.pleaves[i];
-    VCellId v = found.vleaves[i];
+  grp.pleaves = found_pleaves_;
+  grp.vleaves = found_vleaves_;
+  for (size_t i = 0; i < found_pleaves_.size(); ++i) {
+    CellId p = found_pleaves_[i];
+    VCellId v = found_vleaves_[i];
     GroupId u = p_user_[p.value()];
     if (u != kNilId) {
       Group& victim = groups_[u];
@@ -297,13 +297,13 @@ absl::StatusOr<ScheduleResult> SchedulerImpl::ScheduleNew(const Req& req, Phase 
   return result;
 }
 
-void SchedulerImpl::CacheDecision(const Req& req, ChainId chain, Attempt* found) {
+void SchedulerImpl::CacheDecision(const Req& req, ChainId chain) {
   cache_.name = req.raw->name;
   cache_.epoch = epoch_;
   cache_.chain = chain;
   cache_.needs = req.needs;
-  cache_.pleaves.swap(found->pleaves);  // swaps keep both buffers' capacity
-  cache_.vleaves.swap(found->vleaves);
+  cache_.pleaves.swap(found_pleaves_);  // swaps keep both buffers' capacity
+  cache_.vleaves.swap(found_vleaves_);
 }
 
 absl::StatusOr<ScheduleResult> SchedulerImpl::RecheckPreempting(GroupId g,
@@ -427,8 +427,7 @@ SchedulerImpl::Attempt SchedulerImpl::TryGuaranteed(const Req& req, int32_t view
       lazy_done->push_back(u);
     }
   }
-  std::vector<CellId> pleaves;
-  if (!MapPlacement(req, view.chain, leaves, &pleaves)) {
+  if (!MapPlacement(req, view.chain, leaves, &found_pleaves_)) {
     for (size_t i = lazy_done->size(); i > lazy_mark; --i) {
       GroupId u = (*lazy_done)[i - 1];
       RevertDowngrade(u, groups_[u].priority);
@@ -441,8 +440,7 @@ SchedulerImpl::Attempt SchedulerImpl::TryGuaranteed(const Req& req, int32_t view
     return a;
   }
   a.ok = true;
-  a.vleaves.assign(leaves.begin(), leaves.end());
-  a.pleaves = std::move(pleaves);
+  found_vleaves_.assign(leaves.begin(), leaves.end());
   return a;
 }
 
@@ -467,9 +465,9 @@ SchedulerImpl::Attempt SchedulerImpl::TryOpportunistic(const Req& req, ChainId c
   }
   ClearTaken();
   a.ok = true;
-  a.pleaves.reserve(leaves.size());
-  for (uint32_t x : leaves) a.pleaves.push_back(CellId(x));
-  a.vleaves.assign(leaves.size(), kNilId);
+  found_pleaves_.clear();
+  for (uint32_t x : leaves) found_pleaves_.push_back(CellId(x));
+  found_vleaves_.assign(leaves.size(), kNilId);
   return a;
 }
 
@@ -774,16 +772,17 @@ bool SchedulerImpl::PUsable(CellId p) const {
 
 SchedulerImpl::CandList SchedulerImpl::SortedChildren(CellId p) const {
   const cellalloc::CellForest& f = *forest_;
-  CandList out;
-  absl::InlinedVector<int32_t, 16> used;
-  for (int32_t k = 0; k < f.num_children(p); ++k) {
-    CellId c = f.child(p, k);
+  const size_t n = static_cast<size_t>(f.num_children(p));
+  // Sized once and written by index (no per-element push_back checks).
+  CandList out(n);
+  absl::InlinedVector<int32_t, 16> used(n);
+  size_t count = 0;
+  for (size_t k = 0; k < n; ++k) {
+    CellId c = f.child(p, static_cast<int32_t>(k));
     if (!PUsable(c)) continue;
     int32_t u = pusage_.UsedTotal(c);
     // Insertion sort, stable: small fan-outs.
-    size_t i = out.size();
-    out.push_back(c);
-    used.push_back(u);
+    size_t i = count++;
     while (i > 0 && used[i - 1] > u) {
       out[i] = out[i - 1];
       used[i] = used[i - 1];
@@ -792,6 +791,7 @@ SchedulerImpl::CandList SchedulerImpl::SortedChildren(CellId p) const {
     out[i] = c;
     used[i] = u;
   }
+  out.resize(count);
   return out;
 }
 
