@@ -1,12 +1,59 @@
-// Links the installed hived and calls its public API.
+// Links the installed hived and drives its public API: load a config, place a job, run it,
+// release it. Exits non-zero if any step does not behave as documented.
 #include <cstdio>
-#include <cstring>
+#include <memory>
 
 #include "hived/config.h"
+#include "hived/scheduler.h"
 #include "hived/version.h"
 
+namespace {
+
+constexpr char kConfig[] = R"(
+physicalCluster:
+  cellTypes:
+    K80-2GPU: {childCellType: K80, childCellNumber: 2}
+    K80-NODE: {childCellType: K80-2GPU, childCellNumber: 2, isNodeLevel: true}
+    3-K80-NODE: {childCellType: K80-NODE, childCellNumber: 3}
+  physicalCells:
+  - cellType: 3-K80-NODE
+    cellChildren:
+    - cellAddress: node-a
+    - cellAddress: node-b
+    - cellAddress: node-c
+virtualClusters:
+  VC1:
+    virtualCells: [{cellType: 3-K80-NODE.K80-NODE, cellNumber: 2}]
+)";
+
+}  // namespace
+
 int main() {
-  hived::ConfigError error{"x.yaml", 1, 1, "physicalCluster", "example", ""};
-  std::printf("hived %s: %s\n", hived::VersionString(), error.ToString().c_str());
-  return std::strcmp(hived::VersionString(), "0.1.0") == 0 ? 0 : 1;
+  absl::StatusOr<hived::ClusterSpec> spec = hived::LoadClusterSpecString(kConfig, "inline");
+  if (!spec.ok()) {
+    std::fprintf(stderr, "config: %s\n", std::string(spec.status().message()).c_str());
+    return 1;
+  }
+  absl::StatusOr<std::unique_ptr<hived::Scheduler>> scheduler = hived::Scheduler::Create(*spec);
+  if (!scheduler.ok()) {
+    std::fprintf(stderr, "create: %s\n", std::string(scheduler.status().message()).c_str());
+    return 1;
+  }
+  hived::GroupRequest job;
+  job.name = "job-1";
+  job.vc = "VC1";
+  job.members = {{/*pod_number=*/2, /*leaf_cell_number=*/4}};
+  absl::StatusOr<hived::ScheduleResult> result =
+      (*scheduler)->Schedule(job, hived::Phase::kPreempting);
+  if (!result.ok() || result->outcome != hived::Outcome::kPlaced) return 1;
+  for (const hived::PodPlacement& pod : result->placement.pods) {
+    std::printf("pod on %s:", pod.node.c_str());
+    for (int32_t index : pod.leaf_cell_indices) std::printf(" %d", index);
+    std::printf("\n");
+  }
+  if (!(*scheduler)->Allocate(job, result->placement).ok()) return 1;
+  if (!(*scheduler)->Release("job-1").ok()) return 1;
+  if (!(*scheduler)->CheckInvariants().ok()) return 1;
+  std::printf("hived %s: placed, ran and released job-1\n", hived::VersionString());
+  return 0;
 }
