@@ -3,16 +3,17 @@
 
 Method (reproducible, no randomness):
   1. Per VC (the trace's `cluster` column): its concurrent GPU demand over time, as if every
-     job ran from its submission for its duration, and the 75th percentile of that demand,
+     job ran from its submission for its duration, and the 90th percentile of that demand,
      time-weighted over the trace's submission span (first to last submission). Philly's
      demand is very bursty (long jobs pile up): the time-averaged mean would leave most VCs
-     queuing for weeks, the peak would leave nothing to share.
-  2. Its nodes = max(1, ceil(p75 demand / 8), ceil(largest gang / 8)): whole 8-GPU nodes,
+     queuing for weeks (p75 still gave a 466-hour mean wait), the peak would leave nothing
+     to share; at p90 bursty VCs queue for hours to days while others idle.
+  2. Its nodes = max(1, ceil(p90 demand / 8), ceil(largest gang / 8)): whole 8-GPU nodes,
      rounded up, at least one, and enough that every gang size the VC submits can be
      placed in principle (so no Philly job is rejected for size).
   3. A VC's cells: whole racks (8 nodes) as P100-RACK cells, the rest as P100-NODE cells.
   4. The cluster: the VCs' nodes rounded up to whole racks (the few spare nodes stay
-     unreserved). Sized at the mean, bursty VCs queue while others idle: the setting in
+     unreserved). Sized below the peak, bursty VCs queue while others idle: the setting in
      which sharing and its anomaly show.
 
 Usage: scripts/size-philly-vcs.py ../shared/traces/philly/philly.csv > config/examples/philly.yaml
@@ -25,7 +26,7 @@ import sys
 GPUS_PER_NODE = 8
 NODES_PER_RACK = 8
 # A VC's cells cover its concurrent demand this share of the time.
-PERCENTILE = 75
+PERCENTILE = 90
 
 
 def main():
