@@ -253,7 +253,9 @@ class SchedulerImpl {
     int32_t r = free_set_[ch][l].FindNext(p_rank_[c.value()] + 1);
     return r < 0 ? CellId::Nil() : rank_cell_[ch][l][static_cast<size_t>(r)];
   }
-  void ClearOverlay();
+  // Resets the overlay; `levels` also the per-level lists (extra_, prepend_,
+  // vcfree_delta_), which only the binding of preassigned roots writes.
+  void ClearOverlay(bool levels);
 
   // State changes.
   GroupId NewGroup(const GroupRequest& request, VcId vc);
@@ -371,7 +373,8 @@ class SchedulerImpl {
   // Scratch, reset after each decision.
   std::vector<int32_t> scratch_pod_node_;  // TryGuaranteed / TryOpportunistic
   std::vector<uint32_t> scratch_leaves_;
-  std::vector<CellId> found_pleaves_;  // the successful attempt's leaves
+  mutable std::vector<int32_t> needs_pool_;  // Req::needs' buffer between requests
+  std::vector<CellId> found_pleaves_;        // the successful attempt's leaves
   std::vector<VCellId> found_vleaves_;
   std::vector<int32_t> taken_total_;  // per cell id (physical) and per vcell (virtual)
   std::vector<int32_t> taken_free_;

@@ -18,6 +18,8 @@ using cellalloc::ChainInfo;
 absl::StatusOr<SchedulerImpl::Req> SchedulerImpl::ParseRequest(const GroupRequest& r) const {
   Req req;
   req.raw = &r;
+  req.needs.swap(needs_pool_);  // a buffer kept from the previous request
+  req.needs.clear();
   if (r.name.empty()) return absl::InvalidArgumentError("group name is empty");
   auto it = vc_by_name_.find(r.vc);
   if (it == vc_by_name_.end()) {
@@ -112,6 +114,7 @@ absl::StatusOr<ScheduleResult> SchedulerImpl::Schedule(const GroupRequest& reque
   }
   HIVED_ASSIGN_OR_RETURN(Req req, ParseRequest(request));
   absl::StatusOr<ScheduleResult> result = ScheduleNew(req, phase);
+  needs_pool_.swap(req.needs);
   Settle();
   return result;
 }
@@ -1016,13 +1019,15 @@ bool SchedulerImpl::SafeRelaxedAlloc(ChainId ch, int32_t node) {
   return false;
 }
 
-void SchedulerImpl::ClearOverlay() {
+void SchedulerImpl::ClearOverlay(bool levels) {
   for (uint32_t c : p_taken_touched_) p_taken_[c] = 0;
   p_taken_touched_.clear();
-  for (auto& e : extra_) e.clear();
-  for (auto& e : prepend_) e.clear();
   std::fill(taken_real_free_.begin(), taken_real_free_.end(), 0);
-  std::fill(vcfree_delta_.begin(), vcfree_delta_.end(), 0);
+  if (levels) {
+    for (auto& e : extra_) e.clear();
+    for (auto& e : prepend_) e.clear();
+    std::fill(vcfree_delta_.begin(), vcfree_delta_.end(), 0);
+  }
   for (VCellId v : vmap_touched_) {
     vmap_[v] = CellId::Nil();
     vslot_[v] = -1;
@@ -1104,7 +1109,8 @@ bool SchedulerImpl::MapPlacement(const Req& req, ChainId ch, const std::vector<V
       pleaves->push_back(p);
     }
   }
-  ClearOverlay();
+  // The per-level lists and deltas are written only while binding preassigned roots.
+  ClearOverlay(/*levels=*/!pre_roots.empty());
   return ok;
 }
 
