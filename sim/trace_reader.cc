@@ -124,6 +124,17 @@ absl::StatusOr<HeaderColumns> ReadHeader(LineReader* reader, std::string_view fi
   return h;
 }
 
+// Splits a data row; records an error and returns false when it has fewer than `needed`
+// fields.
+bool SplitRow(std::string_view line, int32_t line_number, size_t needed, RowErrors* errors,
+              std::vector<CsvField>* fields) {
+  *fields = SplitCsvLine(line);
+  if (fields->size() >= needed) return true;
+  errors->Add(line_number, static_cast<int32_t>(line.size()) + 1,
+              absl::StrCat("expected at least ", needed, " columns, found ", fields->size()));
+  return false;
+}
+
 }  // namespace
 
 absl::StatusOr<TraceFormat> ParseTraceFormat(std::string_view name) {
@@ -152,12 +163,8 @@ absl::StatusOr<Trace> HivedTraceSource::Parse(std::string_view text,
   while (reader.Next(&line)) {
     if (IsBlank(line) || line[0] == '#') continue;
     const int32_t ln = reader.line_number();
-    std::vector<CsvField> f = SplitCsvLine(line);
-    if (f.size() < needed) {
-      errors.Add(ln, static_cast<int32_t>(line.size()) + 1,
-                 absl::StrCat("expected at least ", needed, " columns, found ", f.size()));
-      continue;
-    }
+    std::vector<CsvField> f;
+    if (!SplitRow(line, ln, needed, &errors, &f)) continue;
     const CsvField& id = f[h.index[kId]];
     const CsvField& submit = f[h.index[kSubmit]];
     const CsvField& vc = f[h.index[kVc]];
@@ -248,12 +255,8 @@ absl::StatusOr<Trace> PhillyTraceSource::Parse(std::string_view text,
   while (reader.Next(&line)) {
     if (IsBlank(line)) continue;
     const int32_t ln = reader.line_number();
-    std::vector<CsvField> f = SplitCsvLine(line);
-    if (f.size() < needed) {
-      errors.Add(ln, static_cast<int32_t>(line.size()) + 1,
-                 absl::StrCat("expected at least ", needed, " columns, found ", f.size()));
-      continue;
-    }
+    std::vector<CsvField> f;
+    if (!SplitRow(line, ln, needed, &errors, &f)) continue;
     const CsvField& ts = f[h.index[kTimestamp]];
     const CsvField& dur = f[h.index[kDuration]];
     const CsvField& gpus = f[h.index[kGpus]];
