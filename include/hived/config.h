@@ -41,7 +41,7 @@ namespace hived {
 // One problem in a config. `line` and `column` are 1-based, 0 when unknown (a spec built in
 // code has no file). `yaml_path` names the place, e.g.
 // "physicalCluster.physicalCells[2].cellChildren[0].cellAddress".
-struct ConfigError {
+struct HIVED_EXPORT ConfigError {
   std::string file;
   int32_t line = 0;
   int32_t column = 0;
