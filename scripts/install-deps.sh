@@ -5,7 +5,7 @@ set -euo pipefail
 
 packages=(
   cmake ninja-build g++ clang clang-format clang-tidy libclang-rt-14-dev pkg-config
-  libboost-graph-dev libabsl-dev libyaml-cpp-dev catch2 libbenchmark-dev
+  libboost-graph-dev libabsl-dev libyaml-cpp-dev catch2 libbenchmark-dev nlohmann-json3-dev
   gnuplot-nox time
 )
 

@@ -1,6 +1,7 @@
 # The simulator's library (issue 6): trace readers, engine, queue policies, the sharing
 # policies over hived::Scheduler, metrics and reports. Linked by hived-sim and the sim tests.
 # Uses only the public API (include/hived).
+find_package(nlohmann_json 3.11 REQUIRED)
 add_library(hived_simlib STATIC
   ${CMAKE_CURRENT_LIST_DIR}/commands.cc
   ${CMAKE_CURRENT_LIST_DIR}/csv.cc
@@ -25,5 +26,6 @@ target_include_directories(hived_simlib PUBLIC ${PROJECT_SOURCE_DIR})
 target_link_libraries(hived_simlib
   PUBLIC hived::hived absl::status absl::statusor absl::strings absl::str_format
          absl::flat_hash_map absl::flat_hash_set absl::function_ref
+         nlohmann_json::nlohmann_json
   PRIVATE hived_warnings Threads::Threads)
 target_link_libraries(hived-sim PRIVATE hived_simlib)
