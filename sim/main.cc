@@ -5,6 +5,7 @@
 
 #include "hived/version.h"
 #include "sim/commands.h"
+#include "sim/openb_config.h"
 #include "sim/scenario_runner.h"
 #include "sim/validate_command.h"
 
@@ -22,6 +23,8 @@ constexpr char kUsage[] =
     "  plot RUN...             charts comparing runs (anomaly, delay, utilisation)\n"
     "  validate CONFIG         check a cluster config; print its capacity table\n"
     "  scenario FILE...        run scenario files (what-if tests) against the scheduler\n"
+    "  fill                    the FGD fill experiment on the openb GPU-sharing trace\n"
+    "  openb-config            write a HiveD config for an openb node list\n"
     "\n"
     "Run 'hived-sim <command> --help' for a command's options.\n";
 
@@ -43,6 +46,8 @@ int main(int argc, char** argv) {
   if (command == "gen-trace") return hived::sim::GenTraceCommand(argc - 1, argv + 1);
   if (command == "gen-cluster") return hived::sim::GenClusterCommand(argc - 1, argv + 1);
   if (command == "compare") return hived::sim::CompareCommand(argc - 1, argv + 1);
+  if (command == "fill") return hived::sim::FillCommand(argc - 1, argv + 1);
+  if (command == "openb-config") return hived::sim::OpenbConfigCommand(argc - 1, argv + 1);
   if (command == "plot") return hived::sim::PlotCommand(argc - 1, argv + 1);
   std::fprintf(stderr, "hived-sim: unknown command '%s'\n\n%s", command.c_str(), kUsage);
   return 2;

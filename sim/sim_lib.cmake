@@ -6,6 +6,11 @@ add_library(hived_simlib STATIC
   ${CMAKE_CURRENT_LIST_DIR}/commands.cc
   ${CMAKE_CURRENT_LIST_DIR}/csv.cc
   ${CMAKE_CURRENT_LIST_DIR}/engine.cc
+  ${CMAKE_CURRENT_LIST_DIR}/fgd_frag.cc
+  ${CMAKE_CURRENT_LIST_DIR}/fill_cluster.cc
+  ${CMAKE_CURRENT_LIST_DIR}/fill_command.cc
+  ${CMAKE_CURRENT_LIST_DIR}/fill_experiment.cc
+  ${CMAKE_CURRENT_LIST_DIR}/fill_policy.cc
   ${CMAKE_CURRENT_LIST_DIR}/flags.cc
   ${CMAKE_CURRENT_LIST_DIR}/plot.cc
   ${CMAKE_CURRENT_LIST_DIR}/event_queue.cc
@@ -15,6 +20,8 @@ add_library(hived_simlib STATIC
   ${CMAKE_CURRENT_LIST_DIR}/json.cc
   ${CMAKE_CURRENT_LIST_DIR}/metrics.cc
   ${CMAKE_CURRENT_LIST_DIR}/node_usage.cc
+  ${CMAKE_CURRENT_LIST_DIR}/openb_config.cc
+  ${CMAKE_CURRENT_LIST_DIR}/openb_reader.cc
   ${CMAKE_CURRENT_LIST_DIR}/private_backend.cc
   ${CMAKE_CURRENT_LIST_DIR}/queue_policy.cc
   ${CMAKE_CURRENT_LIST_DIR}/quota_backend.cc

@@ -1,0 +1,79 @@
+// sim/fill_policy.h: the placement policies of the FGD fill experiment, implemented from the
+// descriptions published with the openb trace (Weng et al., ATC '23) and the scoring rules
+// of its simulator: `best-fit`, `gpu-packing`, `gpu-clustering`, `dot-product`, `random` and
+// `fgd`. Each scores the feasible nodes of a pod as a whole number (the simulator's 0..100
+// node scores), takes the highest, and breaks ties by node-list order (the first node), as
+// the published artifact does; then it picks the GPUs on that node.
+//
+// Constants shared with the simulator: leftovers are normalised by 128 CPUs (128000 milli)
+// and 8 GPUs (8000 milli), not by the node's own capacity.
+//
+// hived's own fractional placement is not here: it belongs in the core allocator and is not
+// implemented yet (issue 13, items 1-3).
+//
+// Example:
+//   std::mt19937_64 rng(42);
+//   std::unique_ptr<FillPolicy> p = MakeFillPolicy(FillPolicyKind::kFgd, {&rng, &frag, 92});
+//   FillChoice c = p->Choose(cluster, pod, feasible);
+//   cluster.Place(pod, c.node, c.gpus);
+//   p->Placed(cluster, pod, c);
+//
+// Thread safety: not thread-safe; one policy per run.
+#ifndef HIVED_SIM_FILL_POLICY_H_
+#define HIVED_SIM_FILL_POLICY_H_
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <random>
+#include <string_view>
+#include <vector>
+
+#include "sim/fgd_frag.h"
+#include "sim/fill_cluster.h"
+
+namespace hived::sim {
+
+enum class FillPolicyKind { kBestFit, kGpuPacking, kGpuClustering, kDotProduct, kRandom, kFgd };
+inline constexpr FillPolicyKind kAllFillPolicies[] = {
+    FillPolicyKind::kRandom,     FillPolicyKind::kDotProduct, FillPolicyKind::kGpuClustering,
+    FillPolicyKind::kGpuPacking, FillPolicyKind::kBestFit,    FillPolicyKind::kFgd};
+
+std::optional<FillPolicyKind> ParseFillPolicy(std::string_view name);
+std::string_view FillPolicyName(FillPolicyKind kind);
+
+// A uniform draw in [0, n) from `rng`, without modulo bias and independent of the standard
+// library's distributions (whose algorithms differ between implementations). REQUIRES: n > 0.
+uint64_t UniformIndex(std::mt19937_64& rng, uint64_t n);
+
+struct FillChoice {
+  int32_t node = -1;
+  uint64_t gpus = 0;  // bit i: the node's GPU i
+};
+
+// What a policy may use besides the cluster.
+struct FillPolicyContext {
+  std::mt19937_64* rng = nullptr;     // `random` only
+  const FragMeasure* frag = nullptr;  // `fgd` only
+  int32_t shape_count = 0;            // `fgd`: pods' `shape` ids are below it
+};
+
+class FillPolicy {
+ public:
+  virtual ~FillPolicy() = default;
+  // The node and GPUs for `pod` among `feasible` (node indices, ascending, every one passing
+  // FillCluster::Fits). REQUIRES: `feasible` is not empty.
+  virtual FillChoice Choose(const FillCluster& cluster, const FillPod& pod,
+                            const std::vector<int32_t>& feasible) = 0;
+  // Called after `cluster.Place(pod, choice...)`.
+  virtual void Placed(const FillCluster& /*cluster*/, const FillPod& /*pod*/,
+                      const FillChoice& /*choice*/) {}
+};
+
+// REQUIRES: the context fields the policy uses are set.
+std::unique_ptr<FillPolicy> MakeFillPolicy(FillPolicyKind kind, FillPolicyContext context,
+                                           int32_t node_count);
+
+}  // namespace hived::sim
+
+#endif  // HIVED_SIM_FILL_POLICY_H_
