@@ -114,11 +114,9 @@ absl::StatusOr<OpenbNodeList> ParseOpenbNodes(std::string_view text, std::string
     return absl::InvalidArgumentError(absl::StrCat(Av(file_name), ": empty node list"));
   }
   if (line != kNodeHeader) {
-    RowErrors header(file_name, /*skip=*/false);
-    header.Add(reader.line_number(), 1,
-               absl::StrCat("not an openb node list: the header must be '", Av(kNodeHeader),
-                            "', got '", Av(line.substr(0, 120)), "'"));
-    return header.ToStatus();
+    return absl::InvalidArgumentError(absl::StrCat(
+        errors.Locate(reader.line_number(), 1), ": not an openb node list: the header must be '",
+        Av(kNodeHeader), "', got '", Av(line.substr(0, 120)), "'"));
   }
   std::map<std::string, int32_t, std::less<>> seen;  // name -> line
   while (reader.Next(&line)) {
@@ -195,11 +193,9 @@ absl::StatusOr<OpenbPodList> ParseOpenbPods(std::string_view text, std::string_v
   } else if (line == kPodHeader5) {
     columns = 5;
   } else {
-    RowErrors header(file_name, /*skip=*/false);
-    header.Add(reader.line_number(), 1,
-               absl::StrCat("not an openb pod list: the header must be '", Av(kPodHeader11),
-                            "' or its first 5 columns, got '", Av(line.substr(0, 160)), "'"));
-    return header.ToStatus();
+    return absl::InvalidArgumentError(absl::StrCat(
+        errors.Locate(reader.line_number(), 1), ": not an openb pod list: the header must be '",
+        Av(kPodHeader11), "' or its first 5 columns, got '", Av(line.substr(0, 160)), "'"));
   }
   OpenbPodStats& st = list.stats;
   st.has_times = columns == 11;

@@ -1,7 +1,14 @@
 // The FGD fill experiment: cluster model, fragmentation measure, policies, workload draws
 // (sim/fill_cluster.h, sim/fgd_frag.h, sim/fill_policy.h, sim/fill_experiment.h).
+#include <unistd.h>
+
+#include <algorithm>
 #include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
 #include <random>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -9,6 +16,8 @@
 #include "sim/fill_cluster.h"
 #include "sim/fill_experiment.h"
 #include "sim/fill_policy.h"
+#include "sim/flags.h"
+#include "sim/openb_config.h"
 #include "sim/openb_reader.h"
 #include "support/catch.h"
 #include "unit/sim/sim_test_util.h"
@@ -317,6 +326,63 @@ TEST_CASE("RunFill: on the openb default trace FGD beats best fit and random",
   CHECK(ratio[0] < ratio[1]);
   CHECK(ratio[1] < ratio[2]);
   CHECK(ratio[2] > 0.94);
+}
+
+// Runs `hived-sim fill ARGS...`; returns the exit code.
+int Fill(std::vector<std::string> args) {
+  args.insert(args.begin(), "fill");
+  std::vector<char*> argv;
+  for (std::string& a : args) argv.push_back(a.data());
+  return FillCommand(static_cast<int>(argv.size()), argv.data());
+}
+
+std::string Slurp(const std::filesystem::path& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+TEST_CASE("hived-sim fill: writes summary.json and curve.csv; bad input exits non-zero",
+          "[sim][fill][unit]") {
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / ("hived_fill_test_" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  const std::string nodes = testing::TestPath("openb/nodes.csv");
+  const std::string pods = testing::TestPath("openb/pods.csv");
+  REQUIRE(Fill({"--nodes", nodes, "--pods", pods, "--format", "openb", "--seeds", "1..3",
+                "--policy", "best-fit", "--out", (dir / "ok").string()}) == kExitOk);
+  const nlohmann::json summary = nlohmann::json::parse(Slurp(dir / "ok" / "summary.json"));
+  CHECK(summary["policy"] == "best-fit");
+  CHECK(summary["per_seed"].size() == 3);
+  CHECK(summary["allocation_ratio"].get<double>() > 0);
+  CHECK(summary["allocation_ratio"].get<double>() <= 1);
+  CHECK(summary["pod_list"]["censored_running"] == 2);
+  CHECK(summary["pod_list"]["gpu_spec_with_unknown_model"] == 1);
+  const std::string curve = Slurp(dir / "ok" / "curve.csv");
+  CHECK(curve.rfind("arrived_demand,", 0) == 0);
+  CHECK(std::count(curve.begin(), curve.end(), '\n') == 131);  // header + 130 percent steps
+  // Deterministic: the same seeds write the same summary.
+  REQUIRE(Fill({"--nodes", nodes, "--pods", pods, "--format", "openb", "--seeds", "1..3",
+                "--policy", "best-fit", "--out", (dir / "again").string()}) == kExitOk);
+  CHECK(Slurp(dir / "again" / "summary.json") == Slurp(dir / "ok" / "summary.json"));
+
+  const std::string out = (dir / "bad").string();
+  CHECK(Fill({"--nodes", nodes, "--pods", pods, "--format", "philly", "--out", out}) == kExitUsage);
+  CHECK(Fill({"--nodes", nodes, "--pods", pods, "--format", "openb", "--policy", "hived", "--out",
+              out}) == kExitUsage);
+  CHECK(Fill({"--nodes", nodes, "--pods", pods, "--format", "openb", "--seeds", "9..3", "--out",
+              out}) == kExitUsage);
+  CHECK(Fill({"--nodes", nodes, "--pods", pods, "--format", "openb", "--seed", "1", "--seeds",
+              "1..2", "--out", out}) == kExitUsage);
+  CHECK(Fill({"--nodes", nodes, "--pods", pods, "--format", "openb", "--inflate", "0", "--out",
+              out}) == kExitUsage);
+  CHECK(Fill({"--nodes", pods, "--pods", pods, "--format", "openb", "--out", out}) ==
+        kExitFailed);  // a pod list as the node list: header error
+  CHECK(Fill({"--nodes", nodes, "--pods", testing::TestPath("openb/absent.csv"), "--format",
+              "openb", "--out", out}) == kExitFailed);
+  CHECK_FALSE(std::filesystem::exists(out));
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace
