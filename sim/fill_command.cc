@@ -68,6 +68,14 @@ nlohmann::ordered_json SpreadJson(const Spread& s) {
   return {{"mean", s.mean}, {"stddev", s.stddev}, {"min", s.min}, {"max", s.max}};
 }
 
+nlohmann::ordered_json ReasonsJson(const std::array<int64_t, kFillFailureKinds>& counts) {
+  nlohmann::ordered_json out = nlohmann::ordered_json::object();
+  for (size_t k = 0; k < counts.size(); ++k) {
+    out[std::string(FillFailureName(static_cast<FillFailure>(k)))] = counts[k];
+  }
+  return out;
+}
+
 int Fail(const absl::Status& status) {
   std::fprintf(stderr, "hived-sim fill: %s\n", std::string(status.message()).c_str());
   return kExitFailed;
@@ -179,12 +187,7 @@ int FillCommand(int argc, char** argv) {
     unallocated.push_back((capacity - static_cast<double>(r.allocated_milli)) / kMilliPerGpu);
     frag.push_back(r.fragmentation);
     failed.push_back(static_cast<double>(r.failed_pods));
-    nlohmann::ordered_json reasons = nlohmann::ordered_json::object();
-    for (int k = 0; k < kFillFailureKinds; ++k) {
-      reasons[std::string(FillFailureName(static_cast<FillFailure>(k)))] =
-          r.failed_by_reason[static_cast<size_t>(k)];
-      failed_total[static_cast<size_t>(k)] += r.failed_by_reason[static_cast<size_t>(k)];
-    }
+    for (size_t k = 0; k < failed_total.size(); ++k) failed_total[k] += r.failed_by_reason[k];
     per_seed.push_back({{"seed", r.seed},
                         {"allocation_ratio", r.allocation_ratio},
                         {"unallocated_gpus", unallocated.back()},
@@ -194,13 +197,8 @@ int FillCommand(int argc, char** argv) {
                         {"placed_pods", r.placed_pods},
                         {"failed_pods", r.failed_pods},
                         {"failed_gpu_milli", r.failed_milli},
-                        {"failed_by_reason", reasons},
+                        {"failed_by_reason", ReasonsJson(r.failed_by_reason)},
                         {"typical_pods", r.typical_pods}});
-  }
-  nlohmann::ordered_json reasons_total = nlohmann::ordered_json::object();
-  for (int k = 0; k < kFillFailureKinds; ++k) {
-    reasons_total[std::string(FillFailureName(static_cast<FillFailure>(k)))] =
-        failed_total[static_cast<size_t>(k)];
   }
   const OpenbPodStats& st = pods->stats;
   nlohmann::ordered_json models = nlohmann::ordered_json::array();
@@ -226,7 +224,7 @@ int FillCommand(int argc, char** argv) {
       {"unallocated_gpus", SpreadJson(SpreadOf(unallocated))},
       {"fragmentation", SpreadJson(SpreadOf(frag))},
       {"failed_pods", SpreadJson(SpreadOf(failed))},
-      {"failed_pods_by_reason_all_seeds", reasons_total},
+      {"failed_pods_by_reason_all_seeds", ReasonsJson(failed_total)},
       {"cluster",
        {{"nodes", nodes->nodes.size()},
         {"gpu_nodes", nodes->gpu_nodes},
