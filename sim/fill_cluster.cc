@@ -175,6 +175,25 @@ void FillCluster::Place(const FillPod& pod, int32_t n, uint64_t gpus) {
   ++nd.version;
 }
 
+void FillCluster::Remove(const FillPod& pod, int32_t n, uint64_t gpus) {
+  Node& nd = nodes_[static_cast<size_t>(n)];
+  nd.cpu_left += pod.cpu_milli;
+  nd.memory_left += pod.memory_mib;
+  Require(nd.cpu_left <= nd.cpu && nd.memory_left <= nd.memory,
+          "removing a pod gives back more CPU or memory than the node has");
+  int32_t given = 0;
+  for (int32_t i = 0; i < nd.gpus; ++i) {
+    if ((gpus >> i & 1U) == 0) continue;
+    int32_t& left = gpu_left_[static_cast<size_t>(nd.first_gpu + i)];
+    left += pod.gpu_milli;
+    Require(left <= kMilliPerGpu, "removing a pod gives a GPU more than 1000 milli");
+    ++given;
+  }
+  Require(given == pod.num_gpu, "the removed GPUs do not match the pod's GPU count");
+  allocated_milli_ -= pod.TotalGpuMilli();
+  ++nd.version;
+}
+
 absl::Status FillCluster::CheckInvariants() const {
   int64_t free = 0;
   for (int32_t n = 0; n < node_count(); ++n) {

@@ -2,11 +2,12 @@
 // CPU (millicores), host memory (MiB) and GPUs of one model, each GPU 1000 milli and tracked
 // individually. A sharing pod (one GPU, < 1000 milli) goes on one GPU; a pod of whole GPUs
 // takes that many fully free GPUs of one node. Nothing ever leaves (the experiment has no
-// departures), so the model only places.
+// departures); the time-based replay (openb_replay.h) also removes.
 //
 // Invariants (checked by `CheckInvariants`): (1) 0 <= cpu_left <= cpu, 0 <= memory_left <=
 // memory for every node; (2) every GPU's free milli is in 0..1000; (3) `allocated_milli()` is
-// the capacity minus the sum of free milli; (4) a node's `version` grows by one per placement.
+// the capacity minus the sum of free milli; (4) a node's `version` grows by one per placement or
+// removal.
 //
 // Example:
 //   FillCluster cluster(nodes);  // from an OpenbNodeList
@@ -65,7 +66,7 @@ class FillCluster {
     int32_t model = -1;  // index in the node list's models; -1 without GPUs
     int32_t gpus = 0;
     int32_t first_gpu = 0;  // index of its first GPU in `gpu_left()`
-    uint32_t version = 1;   // bumped by every placement on the node
+    uint32_t version = 1;   // bumped by every placement on or removal from the node
   };
 
   explicit FillCluster(const OpenbNodeList& nodes);
@@ -106,6 +107,9 @@ class FillCluster {
   // Places `pod` on node `n` taking `gpus` (one bit for a sharing pod, `num_gpu` fully free
   // ones otherwise). REQUIRES: Fits(n, pod) and `gpus` valid for it.
   void Place(const FillPod& pod, int32_t n, uint64_t gpus);
+  // Gives back what `Place(pod, n, gpus)` took (time-based replay: the pod ended).
+  // REQUIRES: that placement is still in force.
+  void Remove(const FillPod& pod, int32_t n, uint64_t gpus);
 
   absl::Status CheckInvariants() const;
 

@@ -20,8 +20,9 @@ void Shuffle(std::vector<FillPod>* pods, std::mt19937_64& rng) {
   }
 }
 
-// Numbers the distinct (CPU, share, count) shapes of `workload` in order of first arrival.
-int32_t AssignShapes(std::vector<FillPod>* workload) {
+}  // namespace
+
+int32_t AssignFillShapes(std::vector<FillPod>* workload) {
   std::map<std::tuple<int64_t, int32_t, int32_t>, int32_t> ids;
   for (FillPod& p : *workload) {
     auto [it, inserted] = ids.emplace(std::make_tuple(p.cpu_milli, p.gpu_milli, p.num_gpu),
@@ -30,8 +31,6 @@ int32_t AssignShapes(std::vector<FillPod>* workload) {
   }
   return static_cast<int32_t>(ids.size());
 }
-
-}  // namespace
 
 absl::StatusOr<std::vector<FillPod>> DrawFillWorkload(const std::vector<FillPod>& pods,
                                                       int64_t capacity_milli, double inflate,
@@ -86,7 +85,7 @@ absl::StatusOr<FillRun> RunFill(const OpenbNodeList& nodes, const std::vector<Fi
       DrawFillWorkload(pods, cluster.capacity_milli(), options.inflate, options.workload, seed);
   if (!drawn.ok()) return drawn.status();
   std::vector<FillPod>& workload = *drawn;
-  const int32_t shapes = AssignShapes(&workload);
+  const int32_t shapes = AssignFillShapes(&workload);
   const std::vector<TypicalPod> typical = TypicalPods(workload, options.typical_coverage);
   const FragMeasure frag(typical, static_cast<int32_t>(nodes.models.size()));
   // The policy's own randomness is a second stream, so the workload of a seed is the same

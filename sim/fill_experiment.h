@@ -61,6 +61,10 @@ struct FillRun {
   std::vector<FillCurvePoint> curve;
 };
 
+// Numbers the distinct (CPU, share, count) shapes of `workload` (FillPod::shape) in order of
+// first appearance; returns how many there are.
+int32_t AssignFillShapes(std::vector<FillPod>* workload);
+
 // The workload for one seed. Errors: kInvalidArgument when the pods request no GPU, when
 // `inflate` is outside (0, 10], or when the workload would exceed 50 million pods.
 absl::StatusOr<std::vector<FillPod>> DrawFillWorkload(const std::vector<FillPod>& pods,

@@ -1,5 +1,6 @@
 #include "sim/fill_policy.h"
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <utility>
@@ -116,22 +117,33 @@ class GpuClusteringPolicy : public FillPolicy {
     const int32_t n = ArgMax(feasible, [&](int32_t i) {
       const int64_t base = kMaxScore / 4 * (static_cast<int64_t>(kMaxSpecGpu) - c.FreeMilli(i)) /
                            static_cast<int64_t>(kMaxSpecGpu);
-      const std::vector<int32_t>& k = kinds_[static_cast<size_t>(i)];
-      const bool same = std::find(k.begin(), k.end(), kind) != k.end();
+      const std::vector<std::pair<int32_t, int32_t>>& k = kinds_[static_cast<size_t>(i)];
+      const bool same =
+          std::any_of(k.begin(), k.end(), [&](const auto& e) { return e.first == kind; });
       if (same) return base + (k.size() == 1 ? kMaxScore * 3 / 4 : kMaxScore / 2);
       return base + (k.empty() ? kMaxScore / 4 : 0);
     });
     return {n, c.BestFitGpus(n, pod)};
   }
   void Placed(const FillCluster& /*c*/, const FillPod& pod, const FillChoice& choice) override {
-    if (pod.num_gpu == 0) return;
-    std::vector<int32_t>& k = kinds_[static_cast<size_t>(choice.node)];
-    if (std::find(k.begin(), k.end(), Kind(pod)) == k.end()) k.push_back(Kind(pod));
+    if (pod.num_gpu > 0) Count(choice.node, Kind(pod), +1);
+  }
+  void Removed(const FillCluster& /*c*/, const FillPod& pod, const FillChoice& choice) override {
+    if (pod.num_gpu > 0) Count(choice.node, Kind(pod), -1);
   }
 
  private:
   static int32_t Kind(const FillPod& pod) { return pod.IsSharing() ? 0 : pod.num_gpu; }
-  std::vector<std::vector<int32_t>> kinds_;  // per node: the kinds of GPU pods on it
+  // Adds `delta` pods of `kind` on node `n`; a kind with no pod left is forgotten.
+  void Count(int32_t n, int32_t kind, int32_t delta) {
+    std::vector<std::pair<int32_t, int32_t>>& k = kinds_[static_cast<size_t>(n)];
+    auto it = std::find_if(k.begin(), k.end(), [&](const auto& e) { return e.first == kind; });
+    if (it == k.end()) it = k.insert(k.end(), {kind, 0});
+    it->second += delta;
+    if (it->second == 0) k.erase(it);
+  }
+  // Per node: (kind, pods of that kind), kinds in order of first arrival.
+  std::vector<std::vector<std::pair<int32_t, int32_t>>> kinds_;
 };
 
 // Random: a feasible node uniformly at random; a sharing pod takes a uniformly random fitting

@@ -68,6 +68,9 @@ class FillPolicy {
   // Called after `cluster.Place(pod, choice...)`.
   virtual void Placed(const FillCluster& /*cluster*/, const FillPod& /*pod*/,
                       const FillChoice& /*choice*/) {}
+  // Called after `cluster.Remove(pod, choice...)` (time-based replay).
+  virtual void Removed(const FillCluster& /*cluster*/, const FillPod& /*pod*/,
+                       const FillChoice& /*choice*/) {}
 };
 
 // REQUIRES: the context fields the policy uses are set.

@@ -6,6 +6,7 @@
 #include "hived/version.h"
 #include "sim/commands.h"
 #include "sim/openb_config.h"
+#include "sim/openb_replay.h"
 #include "sim/scenario_runner.h"
 #include "sim/validate_command.h"
 
@@ -25,6 +26,7 @@ constexpr char kUsage[] =
     "  scenario FILE...        run scenario files (what-if tests) against the scheduler\n"
     "  fill                    the FGD fill experiment on the openb GPU-sharing trace\n"
     "  openb-config            write a HiveD config for an openb node list\n"
+    "  openb-replay            replay an openb pod list in time (arrivals and departures)\n"
     "\n"
     "Run 'hived-sim <command> --help' for a command's options.\n";
 
@@ -47,6 +49,7 @@ int main(int argc, char** argv) {
   if (command == "gen-cluster") return hived::sim::GenClusterCommand(argc - 1, argv + 1);
   if (command == "compare") return hived::sim::CompareCommand(argc - 1, argv + 1);
   if (command == "fill") return hived::sim::FillCommand(argc - 1, argv + 1);
+  if (command == "openb-replay") return hived::sim::OpenbReplayCommand(argc - 1, argv + 1);
   if (command == "openb-config") return hived::sim::OpenbConfigCommand(argc - 1, argv + 1);
   if (command == "plot") return hived::sim::PlotCommand(argc - 1, argv + 1);
   std::fprintf(stderr, "hived-sim: unknown command '%s'\n\n%s", command.c_str(), kUsage);

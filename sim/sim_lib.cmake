@@ -22,6 +22,7 @@ add_library(hived_simlib STATIC
   ${CMAKE_CURRENT_LIST_DIR}/node_usage.cc
   ${CMAKE_CURRENT_LIST_DIR}/openb_config.cc
   ${CMAKE_CURRENT_LIST_DIR}/openb_reader.cc
+  ${CMAKE_CURRENT_LIST_DIR}/openb_replay.cc
   ${CMAKE_CURRENT_LIST_DIR}/private_backend.cc
   ${CMAKE_CURRENT_LIST_DIR}/queue_policy.cc
   ${CMAKE_CURRENT_LIST_DIR}/quota_backend.cc

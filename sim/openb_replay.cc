@@ -1,0 +1,346 @@
+#include "sim/openb_replay.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <queue>
+#include <random>
+#include <string>
+#include <tuple>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "sim/fgd_frag.h"
+#include "sim/fill_cluster.h"
+#include "sim/fill_experiment.h"
+#include "sim/flags.h"
+
+namespace hived::sim {
+namespace {
+
+struct Event {
+  int64_t time = 0;
+  int32_t kind = 0;  // 0 departure, 1 arrival: departures first at equal times
+  int32_t pod = 0;
+  bool operator>(const Event& o) const {
+    return std::tie(time, kind, pod) > std::tie(o.time, o.kind, o.pod);
+  }
+};
+
+class Replay {
+ public:
+  Replay(const OpenbNodeList& nodes, const OpenbPodList& list, std::vector<FillPod> pods,
+         const OpenbReplayOptions& options)
+      : list_(list),
+        pods_(std::move(pods)),
+        cluster_(nodes),
+        shapes_(AssignFillShapes(&pods_)),
+        frag_(TypicalPods(pods_, options.typical_coverage),
+              static_cast<int32_t>(nodes.models.size())),
+        rng_(options.seed),
+        policy_(MakeFillPolicy(options.policy, {&rng_, &frag_, shapes_}, cluster_.node_count())),
+        placement_(pods_.size()),
+        node_frag_(static_cast<size_t>(cluster_.node_count())),
+        step_(options.sample_seconds) {
+    for (int32_t n = 0; n < cluster_.node_count(); ++n) UpdateFrag(n);
+  }
+
+  absl::StatusOr<OpenbReplayResult> Run() {
+    OpenbReplayResult& r = result_;
+    r.pods = static_cast<int64_t>(pods_.size());
+    r.end_time = list_.stats.trace_end;
+    r.start_time = r.end_time;
+    for (size_t i = 0; i < pods_.size(); ++i) {
+      const OpenbPod& p = list_.pods[i];
+      r.start_time = std::min(r.start_time, *p.creation_time);
+      events_.push({*p.creation_time, 1, static_cast<int32_t>(i)});
+      if (p.phase == OpenbPhase::kPending) ++r.pending_in_trace;
+      if (p.phase == OpenbPhase::kRunning && p.deletion_time == r.end_time) ++r.censored;
+    }
+    last_time_ = r.start_time;
+    next_sample_ = r.start_time;
+    while (!events_.empty()) {
+      const Event e = events_.top();
+      events_.pop();
+      Advance(e.time);
+      if (e.kind == 1) {
+        Arrive(e.pod, e.time);
+      } else {
+        Depart(e.pod, e.time);
+      }
+    }
+    Advance(r.end_time);
+    for (int32_t w : waiting_) {
+      ++r.never_placed;
+      if (list_.pods[static_cast<size_t>(w)].phase != OpenbPhase::kPending) ++r.never_placed_by_end;
+    }
+    if (cluster_.allocated_milli() != 0) {
+      return absl::InternalError("replay: GPU milli still allocated after the last departure");
+    }
+    if (absl::Status s = cluster_.CheckInvariants(); !s.ok()) return s;
+    if (r.placed + r.never_placed != r.pods) {
+      return absl::InternalError("replay: placed + never placed != pods");
+    }
+    std::sort(waits_.begin(), waits_.end());
+    if (!waits_.empty()) {
+      double sum = 0;
+      for (int64_t w : waits_) sum += static_cast<double>(w);
+      r.mean_wait = sum / static_cast<double>(waits_.size());
+      r.p50_wait = waits_[waits_.size() / 2];
+      r.p99_wait = waits_[std::min(waits_.size() - 1, waits_.size() * 99 / 100)];
+      r.max_wait = waits_.back();
+    }
+    const double span = static_cast<double>(r.end_time - r.start_time);
+    r.mean_allocation_ratio = span > 0 ? area_ / span : cluster_.allocation_ratio();
+    return r;
+  }
+
+ private:
+  struct Placement {
+    FillChoice choice;
+    bool placed = false;
+  };
+
+  // Accounts the time from the last event to `t` (up to the trace end) and samples the
+  // timeline on the way.
+  void Advance(int64_t t) {
+    const int64_t until = std::min(t, result_.end_time);
+    while (step_ > 0 && next_sample_ <= until) {
+      const double idle_capacity = static_cast<double>(cluster_.capacity_milli());
+      result_.timeline.push_back({next_sample_, cluster_.allocation_ratio(),
+                                  total_frag_ / idle_capacity, running_,
+                                  static_cast<int64_t>(waiting_.size())});
+      next_sample_ += step_;
+    }
+    if (until > last_time_) {
+      area_ += cluster_.allocation_ratio() * static_cast<double>(until - last_time_);
+      last_time_ = until;
+    }
+  }
+
+  // The last moment a waiting pod may still be placed: a Pending pod's deletion, else the
+  // trace end.
+  int64_t Deadline(int32_t i) const {
+    const OpenbPod& p = list_.pods[static_cast<size_t>(i)];
+    return p.phase == OpenbPhase::kPending ? *p.deletion_time : result_.end_time;
+  }
+
+  void Arrive(int32_t i, int64_t t) {
+    const FillPod& pod = pods_[static_cast<size_t>(i)];
+    if (t >= Deadline(i)) {
+      ++result_.never_placed;
+      if (list_.pods[static_cast<size_t>(i)].phase != OpenbPhase::kPending) {
+        ++result_.never_placed_by_end;
+      }
+      return;
+    }
+    feasible_.clear();
+    for (int32_t n = 0; n < cluster_.node_count(); ++n) {
+      if (cluster_.Fits(n, pod)) feasible_.push_back(n);
+    }
+    if (feasible_.empty()) {
+      waiting_.push_back(i);
+      return;
+    }
+    Place(i, t);
+    ++result_.placed_at_arrival;
+  }
+
+  void Depart(int32_t i, int64_t t) {
+    const FillPod& pod = pods_[static_cast<size_t>(i)];
+    const FillChoice choice = placement_[static_cast<size_t>(i)].choice;
+    cluster_.Remove(pod, choice.node, choice.gpus);
+    policy_->Removed(cluster_, pod, choice);
+    UpdateFrag(choice.node);
+    --running_;
+    // Only `choice.node` gained room: a waiting pod can fit nowhere else.
+    size_t keep = 0;
+    for (size_t k = 0; k < waiting_.size(); ++k) {
+      const int32_t w = waiting_[k];
+      if (t >= Deadline(w)) {
+        ++result_.never_placed;
+        if (list_.pods[static_cast<size_t>(w)].phase != OpenbPhase::kPending) {
+          ++result_.never_placed_by_end;
+        }
+        continue;
+      }
+      if (cluster_.Fits(choice.node, pods_[static_cast<size_t>(w)])) {
+        feasible_.assign(1, choice.node);
+        Place(w, t);
+        continue;
+      }
+      waiting_[keep++] = w;
+    }
+    waiting_.resize(keep);
+  }
+
+  // Places pod `i` at `t` on one of `feasible_`.
+  void Place(int32_t i, int64_t t) {
+    const FillPod& pod = pods_[static_cast<size_t>(i)];
+    const OpenbPod& p = list_.pods[static_cast<size_t>(i)];
+    const FillChoice choice = policy_->Choose(cluster_, pod, feasible_);
+    cluster_.Place(pod, choice.node, choice.gpus);
+    policy_->Placed(cluster_, pod, choice);
+    UpdateFrag(choice.node);
+    placement_[static_cast<size_t>(i)] = {choice, true};
+    ++running_;
+    ++result_.placed;
+    waits_.push_back(t - *p.creation_time);
+    int64_t end = 0;
+    if (p.phase == OpenbPhase::kPending) {
+      ++result_.pending_placed;
+      end = *p.deletion_time;
+    } else {
+      end = t + (*p.deletion_time - p.scheduled_time.value_or(*p.creation_time));
+    }
+    events_.push({std::max(end, t), 0, i});
+  }
+
+  void UpdateFrag(int32_t n) {
+    const FillCluster::Node& nd = cluster_.node(n);
+    double& f = node_frag_[static_cast<size_t>(n)];
+    total_frag_ -= f;
+    f = frag_.NodeFrag(nd.model, nd.cpu_left, cluster_.gpu_left(n), nd.gpus);
+    total_frag_ += f;
+    result_.peak_allocation_ratio =
+        std::max(result_.peak_allocation_ratio, cluster_.allocation_ratio());
+  }
+
+  const OpenbPodList& list_;
+  std::vector<FillPod> pods_;
+  FillCluster cluster_;
+  int32_t shapes_;
+  FragMeasure frag_;
+  std::mt19937_64 rng_;
+  std::unique_ptr<FillPolicy> policy_;
+  std::vector<Placement> placement_;
+  std::vector<double> node_frag_;
+  double total_frag_ = 0;
+  int64_t step_;
+  std::priority_queue<Event, std::vector<Event>, std::greater<>> events_;
+  std::vector<int32_t> waiting_;  // arrival order
+  std::vector<int32_t> feasible_;
+  std::vector<int64_t> waits_;
+  int64_t running_ = 0;
+  int64_t last_time_ = 0;
+  int64_t next_sample_ = 0;
+  double area_ = 0;
+  OpenbReplayResult result_;
+};
+
+int Fail(const absl::Status& status) {
+  std::fprintf(stderr, "hived-sim openb-replay: %s\n", std::string(status.message()).c_str());
+  return kExitFailed;
+}
+
+}  // namespace
+
+absl::StatusOr<OpenbReplayResult> ReplayOpenb(const OpenbNodeList& nodes, const OpenbPodList& list,
+                                              const std::vector<FillPod>& pods,
+                                              const OpenbReplayOptions& options) {
+  if (!list.stats.has_times) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(list.file,
+                     ": this pod list has no creation or deletion times (the 5-column layout); "
+                     "it can be used by `fill`, not replayed"));
+  }
+  return Replay(nodes, list, pods, options).Run();
+}
+
+int OpenbReplayCommand(int argc, char** argv) {
+  FlagParser p(
+      "hived-sim openb-replay",
+      "--nodes NODES.csv --pods PODS.csv [--policy P] [--seed S] --out DIR",
+      "Replays an openb pod list in time: pods arrive at their creation time, run as long\n"
+      "as they ran in the trace and leave; a pod that fits nowhere waits (a Pending pod\n"
+      "until its deletion). Placement by a fill policy (default fgd). Writes\n"
+      "DIR/summary.json and DIR/timeline.csv (hourly allocation ratio, fragmentation,\n"
+      "running and waiting pods).");
+  std::string nodes_path, pods_path, policy_name = "fgd", out_dir;
+  int64_t seed = 42, step = 3600;
+  p.String("nodes", &nodes_path, "PATH", "openb node list");
+  p.String("pods", &pods_path, "PATH", "openb pod list with times (11 columns)");
+  p.String("policy", &policy_name, "P",
+           "fgd (default), best-fit, gpu-packing, gpu-clustering, dot-product, random");
+  p.Int("seed", &seed, "seed of the random policy (default 42)");
+  p.Int("sample-seconds", &step, "timeline step in seconds (default 3600)");
+  p.String("out", &out_dir, "DIR", "output directory");
+  std::vector<std::string> rest;
+  if (int code = p.Parse(argc, argv, &rest); code >= 0) return code;
+  if (!rest.empty()) return p.UsageError(absl::StrCat("unexpected argument '", rest[0], "'"));
+  if (nodes_path.empty() || pods_path.empty() || out_dir.empty()) {
+    return p.UsageError("--nodes, --pods and --out are required");
+  }
+  OpenbReplayOptions options;
+  if (std::optional<FillPolicyKind> k = ParseFillPolicy(policy_name)) {
+    options.policy = *k;
+  } else {
+    return p.UsageError(absl::StrCat("unknown --policy '", policy_name, "'"));
+  }
+  if (seed < 0) return p.UsageError("--seed must be non-negative");
+  if (step < 60) return p.UsageError("--sample-seconds must be at least 60");
+  options.seed = static_cast<uint64_t>(seed);
+  options.sample_seconds = step;
+
+  absl::StatusOr<OpenbNodeList> nodes = ReadOpenbNodesFile(nodes_path);
+  if (!nodes.ok()) return Fail(nodes.status());
+  absl::StatusOr<OpenbPodList> list = ReadOpenbPodsFile(pods_path);
+  if (!list.ok()) return Fail(list.status());
+  if (absl::Status s = CheckPodSpecs(&*list, *nodes); !s.ok()) return Fail(s);
+  absl::StatusOr<std::vector<FillPod>> pods = MakeFillPods(*list, *nodes);
+  if (!pods.ok()) return Fail(pods.status());
+  absl::StatusOr<OpenbReplayResult> r = ReplayOpenb(*nodes, *list, *pods, options);
+  if (!r.ok()) return Fail(r.status());
+
+  nlohmann::ordered_json summary = {
+      {"command", "openb-replay"},
+      {"nodes_file", nodes_path},
+      {"pods_file", pods_path},
+      {"policy", std::string(FillPolicyName(options.policy))},
+      {"pods", r->pods},
+      {"placed", r->placed},
+      {"placed_at_arrival", r->placed_at_arrival},
+      {"never_placed", r->never_placed},
+      {"never_placed_by_trace_end", r->never_placed_by_end},
+      {"pending_in_trace", r->pending_in_trace},
+      {"pending_in_trace_placed_here", r->pending_placed},
+      {"censored_running", r->censored},
+      {"wait_seconds",
+       {{"mean", r->mean_wait}, {"p50", r->p50_wait}, {"p99", r->p99_wait}, {"max", r->max_wait}}},
+      {"allocation_ratio_time_weighted", r->mean_allocation_ratio},
+      {"allocation_ratio_peak", r->peak_allocation_ratio},
+      {"start_time", r->start_time},
+      {"trace_end", r->end_time}};
+  std::error_code ec;
+  std::filesystem::create_directories(out_dir, ec);
+  if (ec)
+    return Fail(absl::InternalError(absl::StrCat("cannot create ", out_dir, ": ", ec.message())));
+  const std::filesystem::path dir(out_dir);
+  std::string csv = "time,allocation_ratio,fragmentation,running,waiting\n";
+  for (const OpenbReplayPoint& pt : r->timeline) {
+    absl::StrAppend(&csv, absl::StrFormat("%d,%.6f,%.6f,%d,%d\n", pt.time, pt.allocation_ratio,
+                                          pt.fragmentation, pt.running, pt.waiting));
+  }
+  for (const auto& [name, text] :
+       {std::pair<std::string, std::string>{"summary.json", summary.dump(2) + "\n"},
+        {"timeline.csv", csv}}) {
+    std::ofstream out(dir / name, std::ios::binary);
+    out << text;
+    if (!out)
+      return Fail(absl::InternalError(absl::StrCat("cannot write ", (dir / name).string())));
+  }
+  std::printf(
+      "%s: %lld pods, %lld placed (%lld at arrival), %lld never placed (%lld Pending in the "
+      "trace, %lld of them placed here); %lld censored at the trace end; GPU allocation "
+      "%.2f%% time-weighted, %.2f%% peak; wrote %s/{summary.json,timeline.csv}\n",
+      std::string(FillPolicyName(options.policy)).c_str(), static_cast<long long>(r->pods),
+      static_cast<long long>(r->placed), static_cast<long long>(r->placed_at_arrival),
+      static_cast<long long>(r->never_placed), static_cast<long long>(r->pending_in_trace),
+      static_cast<long long>(r->pending_placed), static_cast<long long>(r->censored),
+      100 * r->mean_allocation_ratio, 100 * r->peak_allocation_ratio, out_dir.c_str());
+  return kExitOk;
+}
+
+}  // namespace hived::sim

@@ -1,0 +1,125 @@
+// The time-based replay of an openb pod list (sim/openb_replay.h).
+#include "sim/openb_replay.h"
+
+#include <string>
+#include <vector>
+
+#include "sim/fill_cluster.h"
+#include "support/catch.h"
+#include "unit/sim/sim_test_util.h"
+
+namespace hived::sim {
+namespace {
+
+constexpr char kPodHeader[] =
+    "name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,creation_time,"
+    "deletion_time,scheduled_time\n";
+
+OpenbReplayResult Replay(const std::string& pod_rows,
+                         FillPolicyKind policy = FillPolicyKind::kFgd) {
+  absl::StatusOr<OpenbNodeList> nodes =
+      ParseOpenbNodes("sn,cpu_milli,memory_mib,gpu,model\nn,8000,1000,1,T4\n", "nodes.csv");
+  REQUIRE(nodes.ok());
+  absl::StatusOr<OpenbPodList> list = ParseOpenbPods(kPodHeader + pod_rows, "pods.csv");
+  INFO(list.status().ToString());
+  REQUIRE(list.ok());
+  absl::StatusOr<std::vector<FillPod>> pods = MakeFillPods(*list, *nodes);
+  REQUIRE(pods.ok());
+  OpenbReplayOptions options;
+  options.policy = policy;
+  options.sample_seconds = 50;
+  absl::StatusOr<OpenbReplayResult> r = ReplayOpenb(*nodes, *list, *pods, options);
+  INFO(r.status().ToString());
+  REQUIRE(r.ok());
+  return *r;
+}
+
+TEST_CASE(
+    "ReplayOpenb: pods wait for room, Pending pods give up at their deletion, the "
+    "censored tail is counted",
+    "[sim][openb][unit]") {
+  // One GPU. a holds it 0..100; b (ran 40 s in the trace) waits from 10 to 100, runs to 140;
+  // c (Pending, deleted at 60) gives up; d is CPU-only and censored at the trace end (200).
+  const std::string rows =
+      "a,1000,10,1,1000,,LS,Succeeded,0,100,0\n"
+      "b,1000,10,1,1000,,LS,Succeeded,10,50,10\n"
+      "c,1000,10,1,500,,BE,Pending,20,60,\n"
+      "d,1000,10,0,0,,LS,Running,30,200,30\n";
+  for (FillPolicyKind policy : kAllFillPolicies) {
+    INFO(FillPolicyName(policy));
+    const OpenbReplayResult r = Replay(rows, policy);
+    CHECK(r.pods == 4);
+    CHECK(r.placed == 3);
+    CHECK(r.placed_at_arrival == 2);
+    CHECK(r.never_placed == 1);
+    CHECK(r.never_placed_by_end == 0);
+    CHECK(r.pending_in_trace == 1);
+    CHECK(r.pending_placed == 0);
+    CHECK(r.censored == 1);
+    CHECK(r.max_wait == 90);
+    CHECK(r.mean_wait == Approx(30));
+    CHECK(r.start_time == 0);
+    CHECK(r.end_time == 200);
+    CHECK(r.mean_allocation_ratio == Approx(140.0 / 200));  // a 0..100, b 100..140
+    CHECK(r.peak_allocation_ratio == 1.0);
+    REQUIRE(r.timeline.size() == 5);  // 0, 50, 100, 150, 200
+    CHECK(r.timeline[1].allocation_ratio == 1.0);
+    CHECK(r.timeline[1].waiting == 2);  // b and c
+    CHECK(r.timeline[3].allocation_ratio == 0.0);
+    CHECK(r.timeline[3].running == 1);  // d
+  }
+}
+
+TEST_CASE("ReplayOpenb: a Pending pod placed before its deletion runs until then",
+          "[sim][openb][unit]") {
+  const OpenbReplayResult r = Replay(
+      "a,1000,10,1,1000,,LS,Succeeded,0,100,0\n"
+      "b,1000,10,1,1000,,LS,Succeeded,10,50,10\n"
+      "c,1000,10,1,500,,BE,Pending,20,150,\n"
+      "d,1000,10,0,0,,LS,Running,30,200,30\n");
+  CHECK(r.placed == 4);
+  CHECK(r.pending_placed == 1);  // at 140, when b leaves; runs to 150
+  CHECK(r.never_placed == 0);
+  CHECK(r.mean_allocation_ratio == Approx((100.0 + 40 + 0.5 * 10) / 200));
+}
+
+TEST_CASE("ReplayOpenb: a pod list without times is rejected", "[sim][openb][unit]") {
+  absl::StatusOr<OpenbNodeList> nodes =
+      ParseOpenbNodes("sn,cpu_milli,memory_mib,gpu,model\nn,8000,1000,1,T4\n", "nodes.csv");
+  absl::StatusOr<OpenbPodList> list =
+      ParseOpenbPods("name,cpu_milli,memory_mib,num_gpu,gpu_milli\na,1,1,1,500\n", "m.csv");
+  REQUIRE(nodes.ok());
+  REQUIRE(list.ok());
+  absl::StatusOr<std::vector<FillPod>> pods = MakeFillPods(*list, *nodes);
+  REQUIRE(pods.ok());
+  absl::StatusOr<OpenbReplayResult> r = ReplayOpenb(*nodes, *list, *pods, {});
+  REQUIRE_FALSE(r.ok());
+  CHECK(std::string(r.status().message()).find("m.csv: this pod list has no creation") !=
+        std::string::npos);
+}
+
+TEST_CASE("ReplayOpenb: the default openb pod list replays with every pod accounted for",
+          "[sim][openb][unit]") {
+  const std::string dir = std::string(HIVED_SHARED_DIR) + "/traces/openb/";
+  absl::StatusOr<OpenbNodeList> nodes = ReadOpenbNodesFile(dir + "openb_node_list_gpu_node.csv");
+  if (nodes.status().code() == absl::StatusCode::kNotFound) {
+    WARN("the openb trace is not at " << dir << ": skipping");
+    return;
+  }
+  REQUIRE(nodes.ok());
+  absl::StatusOr<OpenbPodList> list = ReadOpenbPodsFile(dir + "openb_pod_list_default.csv");
+  REQUIRE(list.ok());
+  absl::StatusOr<std::vector<FillPod>> pods = MakeFillPods(*list, *nodes);
+  REQUIRE(pods.ok());
+  absl::StatusOr<OpenbReplayResult> r = ReplayOpenb(*nodes, *list, *pods, {});
+  REQUIRE(r.ok());
+  CHECK(r->pods == 8152);
+  CHECK(r->placed + r->never_placed == 8152);
+  CHECK(r->pending_in_trace == 897);
+  CHECK(r->censored == 34);
+  // The pod list is a sample: at most about 1% of the GPUs are busy at once.
+  CHECK(r->peak_allocation_ratio < 0.05);
+}
+
+}  // namespace
+}  // namespace hived::sim
