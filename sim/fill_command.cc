@@ -289,10 +289,11 @@ int FillCommand(int argc, char** argv) {
                  static_cast<long long>(runs[i].failed_pods), seconds[i]);
   }
   std::printf(
-      "%s: allocation ratio %.2f%% (mean of %zu seeds, stddev %.2f), %.1f GPUs unallocated; "
+      "%s: allocation ratio %.2f%% (mean of %zu seed%s, stddev %.2f), %.1f GPUs unallocated; "
       "wrote %s/{summary.json,curve.csv}\n",
       std::string(FillPolicyName(options.policy)).c_str(), 100 * ratio_spread.mean, runs.size(),
-      100 * ratio_spread.stddev, SpreadOf(unallocated).mean, out_dir.c_str());
+      runs.size() == 1 ? "" : "s", 100 * ratio_spread.stddev, SpreadOf(unallocated).mean,
+      out_dir.c_str());
   return kExitOk;
 }
 
