@@ -123,6 +123,42 @@ TEST_CASE("FragMeasure: a hand-computed node", "[sim][fill][unit]") {
   }
 }
 
+TEST_CASE("FragMeasure: weights sum to 1 and a node's fragmentation stays within its free milli",
+          "[sim][fill][unit]") {
+  std::mt19937_64 rng(GENERATE(1, 2, 3, 4, 5));
+  const int32_t shares[] = {0, 50, 230, 470, 810, 1000};
+  std::vector<FillPod> workload;
+  for (int i = 0; i < 200; ++i) {
+    const int32_t share = shares[UniformIndex(rng, 6)];
+    const int32_t count =
+        share == 1000 ? static_cast<int32_t>(1 + UniformIndex(rng, 4)) : share > 0;
+    FillPod p = Pod(static_cast<int64_t>(UniformIndex(rng, 16)) * 1000, count, share);
+    p.model_mask = UniformIndex(rng, 3) == 0 ? 0b01 : ~uint64_t{0};
+    workload.push_back(p);
+  }
+  const std::vector<TypicalPod> typical = TypicalPods(workload, 0.95);
+  double sum = 0;
+  for (const TypicalPod& t : typical) {
+    CHECK(t.weight > 0);
+    sum += t.weight;
+  }
+  CHECK(sum == Approx(1.0));
+  const FragMeasure frag(typical, 2);
+  for (int i = 0; i < 500; ++i) {
+    int32_t gpus[8];
+    int64_t free = 0;
+    for (int32_t& g : gpus) {
+      g = static_cast<int32_t>(UniformIndex(rng, 1001));
+      free += g;
+    }
+    const int32_t model = static_cast<int32_t>(UniformIndex(rng, 2));
+    const double f =
+        frag.NodeFrag(model, static_cast<int64_t>(UniformIndex(rng, 20)) * 1000, gpus, 8);
+    REQUIRE(f >= -1e-9);
+    REQUIRE(f <= static_cast<double>(free) + 1e-6);
+  }
+}
+
 TEST_CASE("best-fit: the node left with the least CPU and GPU, then the tightest GPU",
           "[sim][fill][unit]") {
   FillCluster c(MakeNodes("a,96000,1000,8,G2\nb,96000,1000,8,G2\n"));

@@ -240,6 +240,17 @@ TEST_CASE("openb readers: the published trace reads with the README's counts",
     INFO(v.status().ToString());
     REQUIRE(v.ok());
     CHECK(CheckPodSpecs(&*v, *gpu_nodes).ok());
+    for (const OpenbPod& p : v->pods) {  // the header's invariants (3)-(5)
+      INFO(p.name);
+      REQUIRE((p.gpu_milli == 0) == (p.num_gpu == 0));
+      REQUIRE((p.num_gpu != 1 || (p.gpu_milli >= 1 && p.gpu_milli <= 1000)));
+      REQUIRE((p.num_gpu <= 1 || p.gpu_milli == 1000));
+      for (size_t i = 0; i < p.gpu_spec.size(); ++i) {
+        REQUIRE_FALSE(p.gpu_spec[i].empty());
+        for (size_t j = 0; j < i; ++j) REQUIRE(p.gpu_spec[i] != p.gpu_spec[j]);
+      }
+      if (p.creation_time) REQUIRE(*p.creation_time <= *p.deletion_time);
+    }
     CHECK(v->stats.has_times == (std::string(variant) != "multigpu20"));
   }
   absl::StatusOr<OpenbConfig> config = BuildOpenbConfig(*all_nodes);
