@@ -125,7 +125,7 @@ TEST_CASE("FragMeasure: a hand-computed node", "[sim][fill][unit]") {
 
 TEST_CASE("FragMeasure: weights sum to 1 and a node's fragmentation stays within its free milli",
           "[sim][fill][unit]") {
-  std::mt19937_64 rng(GENERATE(1, 2, 3, 4, 5));
+  std::mt19937_64 rng(static_cast<uint64_t>(GENERATE(1, 2, 3, 4, 5)));
   const int32_t shares[] = {0, 50, 230, 470, 810, 1000};
   std::vector<FillPod> workload;
   for (int i = 0; i < 200; ++i) {
