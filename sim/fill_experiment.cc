@@ -39,13 +39,7 @@ absl::StatusOr<std::vector<FillPod>> DrawFillWorkload(const std::vector<FillPod>
     return absl::InvalidArgumentError(absl::StrCat("--inflate must be in (0, 10], got ", inflate));
   }
   int64_t demand = 0;
-  int32_t smallest = 0;
-  for (const FillPod& p : pods) {
-    demand += p.TotalGpuMilli();
-    if (p.TotalGpuMilli() > 0 && (smallest == 0 || p.TotalGpuMilli() < smallest)) {
-      smallest = static_cast<int32_t>(p.TotalGpuMilli());
-    }
-  }
+  for (const FillPod& p : pods) demand += p.TotalGpuMilli();
   if (demand == 0) {
     return absl::InvalidArgumentError(
         "the pod list requests no GPU: the workload could never reach its GPU demand");
@@ -145,6 +139,10 @@ absl::StatusOr<FillRun> RunFill(const OpenbNodeList& nodes, const std::vector<Fi
       run.curve.push_back(point);
       ++next_step;
     }
+  }
+  if (absl::Status s = cluster.CheckInvariants(); !s.ok()) return s;
+  if (run.placed_pods + run.failed_pods != run.arrived_pods) {
+    return absl::InternalError("fill: placed + failed != arrived pods");
   }
   run.allocated_milli = cluster.allocated_milli();
   run.allocation_ratio = cluster.allocation_ratio();
