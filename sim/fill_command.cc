@@ -111,7 +111,9 @@ int FillCommand(int argc, char** argv) {
            "sample: draws with replacement, shuffled (default); artifact: the pod list shuffled, "
            "then draws appended (the published simulator)");
   p.Double("typical-coverage", &coverage, "FGD's typical pods cover this share (default 0.95)");
-  p.Bool("skip-bad-rows", &skip_bad_rows, "drop and count bad trace rows instead of failing");
+  p.Bool("skip-bad-rows", &skip_bad_rows,
+         "drop and count bad trace rows (and pods whose gpu_spec names no model of the node "
+         "list) instead of failing");
   p.String("out", &out_dir, "DIR", "output directory");
   std::vector<std::string> rest;
   if (int code = p.Parse(argc, argv, &rest); code >= 0) return code;
@@ -157,7 +159,7 @@ int FillCommand(int argc, char** argv) {
   if (!nodes.ok()) return Fail(nodes.status());
   absl::StatusOr<OpenbPodList> pods = ReadOpenbPodsFile(pods_path, skip_bad_rows);
   if (!pods.ok()) return Fail(pods.status());
-  if (absl::Status s = CheckPodSpecs(&*pods, *nodes); !s.ok()) return Fail(s);
+  if (absl::Status s = CheckPodSpecs(&*pods, *nodes, skip_bad_rows); !s.ok()) return Fail(s);
   for (const auto* w : {&nodes->warnings, &pods->warnings}) {
     for (const std::string& line : *w) std::fprintf(stderr, "%s\n", line.c_str());
   }
@@ -244,7 +246,8 @@ int FillCommand(int argc, char** argv) {
         {"has_times", st.has_times},
         {"pending", st.pending},
         {"censored_running", st.censored},
-        {"skipped_rows", st.skipped_rows}}},
+        {"skipped_rows", st.skipped_rows},
+        {"dropped_gpu_spec_without_cluster_model", st.dropped_unknown_spec}}},
       {"per_seed", per_seed}};
 
   std::error_code ec;

@@ -69,6 +69,23 @@ std::optional<Enum> ParseName(std::string_view text,
   return std::nullopt;
 }
 
+// Adds (`sign` +1) or takes away (-1) `pod` in the per-kind counts of `st`.
+void Tally(const OpenbPod& pod, int sign, OpenbPodStats* st) {
+  st->pods += sign;
+  if (pod.num_gpu == 0) st->cpu_only += sign;
+  if (pod.IsSharing()) st->sharing += sign;
+  if (pod.num_gpu > 0 && !pod.IsSharing()) st->whole_gpu += sign;
+  st->total_gpu_milli += sign * pod.TotalGpuMilli();
+  if (!pod.gpu_spec.empty()) st->with_gpu_spec += sign;
+  if (pod.memory_mib == 0) st->zero_memory += sign;
+  if (pod.duplicate_spec) st->duplicate_spec += sign;
+  if (pod.phase == OpenbPhase::kPending) st->pending += sign;
+}
+
+bool IsCensored(const OpenbPod& pod, const OpenbPodStats& st) {
+  return pod.phase == OpenbPhase::kRunning && pod.deletion_time == st.trace_end;
+}
+
 }  // namespace
 
 std::string_view OpenbQosName(OpenbQos qos) {
@@ -307,15 +324,8 @@ absl::StatusOr<OpenbPodList> ParseOpenbPods(std::string_view text, std::string_v
     pod.memory_mib = *mem;
     pod.num_gpu = static_cast<int32_t>(*num);
     pod.gpu_milli = static_cast<int32_t>(*milli);
-    ++st.pods;
-    if (pod.num_gpu == 0) ++st.cpu_only;
-    if (pod.IsSharing()) ++st.sharing;
-    if (pod.num_gpu > 0 && !pod.IsSharing()) ++st.whole_gpu;
-    st.total_gpu_milli += pod.TotalGpuMilli();
-    if (!pod.gpu_spec.empty()) ++st.with_gpu_spec;
-    if (pod.memory_mib == 0) ++st.zero_memory;
-    if (duplicate_spec) ++st.duplicate_spec;
-    if (pod.phase == OpenbPhase::kPending) ++st.pending;
+    pod.duplicate_spec = duplicate_spec;
+    Tally(pod, +1, &st);
     if (pod.deletion_time) st.trace_end = std::max(st.trace_end, *pod.deletion_time);
     list.pods.push_back(std::move(pod));
   }
@@ -325,25 +335,24 @@ absl::StatusOr<OpenbPodList> ParseOpenbPods(std::string_view text, std::string_v
   if (list.pods.empty()) {
     return absl::InvalidArgumentError(absl::StrCat(Av(file_name), ": the pod list has no pods"));
   }
-  for (const OpenbPod& pod : list.pods) {
-    if (pod.phase == OpenbPhase::kRunning && pod.deletion_time == st.trace_end) ++st.censored;
-  }
+  for (const OpenbPod& pod : list.pods) st.censored += IsCensored(pod, st) ? 1 : 0;
   return list;
 }
 
-absl::Status CheckPodSpecs(OpenbPodList* pods, const OpenbNodeList& nodes) {
-  RowErrors errors(pods->file, /*skip=*/false);
+absl::Status CheckPodSpecs(OpenbPodList* pods, const OpenbNodeList& nodes, bool drop_unrunnable) {
+  RowErrors errors(pods->file, drop_unrunnable);
+  std::string models;
+  for (const std::string& m : nodes.models) absl::StrAppend(&models, models.empty() ? "" : ", ", m);
+  std::vector<bool> runnable(pods->pods.size(), true);
   int64_t partly_unknown = 0;
-  for (const OpenbPod& pod : pods->pods) {
-    if (pod.gpu_spec.empty()) continue;
+  for (size_t i = 0; i < pods->pods.size(); ++i) {
+    const OpenbPod& pod = pods->pods[i];
     int32_t known = 0;
     for (const std::string& m : pod.gpu_spec) {
       if (std::find(nodes.models.begin(), nodes.models.end(), m) != nodes.models.end()) ++known;
     }
-    if (known == 0) {
-      std::string models;
-      for (const std::string& m : nodes.models)
-        absl::StrAppend(&models, models.empty() ? "" : ", ", m);
+    if (!pod.gpu_spec.empty() && known == 0) {
+      runnable[i] = false;
       errors.Add(pod.line, pod.spec_column,
                  absl::StrCat("gpu_spec of pod '", pod.name, "' names no GPU model of ", nodes.file,
                               " (models there: ", models.empty() ? "none" : models, ")"));
@@ -351,8 +360,28 @@ absl::Status CheckPodSpecs(OpenbPodList* pods, const OpenbNodeList& nodes) {
       ++partly_unknown;
     }
   }
-  pods->stats.unknown_spec_model = partly_unknown;
-  return errors.ToStatus();
+  // Nothing changes unless every pod is runnable or the unrunnable ones are dropped.
+  if (absl::Status s = errors.ToStatus(); !s.ok()) return s;
+  if (errors.count() == static_cast<int64_t>(pods->pods.size())) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        pods->file, ": no pod left: every gpu_spec names only models ", nodes.file, " lacks"));
+  }
+  OpenbPodStats& st = pods->stats;
+  size_t keep = 0;
+  for (size_t i = 0; i < pods->pods.size(); ++i) {
+    if (!runnable[i]) {
+      st.censored -= IsCensored(pods->pods[i], st) ? 1 : 0;
+      Tally(pods->pods[i], -1, &st);
+      continue;
+    }
+    if (keep != i) pods->pods[keep] = std::move(pods->pods[i]);
+    ++keep;
+  }
+  pods->pods.resize(keep);
+  st.unknown_spec_model = partly_unknown;
+  st.dropped_unknown_spec = errors.count();
+  for (std::string& w : errors.SkipWarnings()) pods->warnings.push_back(std::move(w));
+  return absl::OkStatus();
 }
 
 absl::StatusOr<OpenbNodeList> ReadOpenbNodesFile(const std::string& path, bool skip_bad_rows) {

@@ -82,7 +82,8 @@ struct OpenbPod {
   std::optional<int64_t> deletion_time;
   std::optional<int64_t> scheduled_time;  // none for Pending pods
   int32_t line = 0;
-  int32_t spec_column = 0;  // column of `gpu_spec`, for located errors
+  int32_t spec_column = 0;      // column of `gpu_spec`, for located errors
+  bool duplicate_spec = false;  // `gpu_spec` repeated a model (kept once)
 
   bool IsSharing() const { return num_gpu == 1 && gpu_milli < kMilliPerGpu; }
   int64_t TotalGpuMilli() const { return static_cast<int64_t>(num_gpu) * gpu_milli; }
@@ -96,14 +97,15 @@ struct OpenbPodStats {
   int64_t whole_gpu = 0;        // num_gpu >= 1 with 1000 milli each
   int64_t total_gpu_milli = 0;  // the sum of every pod's GPU request
   int64_t with_gpu_spec = 0;
-  int64_t zero_memory = 0;         // memory_mib == 0
-  int64_t duplicate_spec = 0;      // pods whose gpu_spec repeated a model (deduplicated)
-  int64_t pending = 0;             // phase Pending (no scheduled_time)
-  int64_t censored = 0;            // Running and deleted exactly at the trace end
-  int64_t unknown_spec_model = 0;  // set by CheckPodSpecs: specs naming some unknown model
-  bool has_times = false;          // false for the 5-column layout
-  int64_t trace_end = 0;           // the largest deletion_time, 0 without times
-  int64_t skipped_rows = 0;        // bad rows dropped with skip_bad_rows
+  int64_t zero_memory = 0;           // memory_mib == 0
+  int64_t duplicate_spec = 0;        // pods whose gpu_spec repeated a model (deduplicated)
+  int64_t pending = 0;               // phase Pending (no scheduled_time)
+  int64_t censored = 0;              // Running and deleted exactly at the trace end
+  int64_t unknown_spec_model = 0;    // set by CheckPodSpecs: specs naming some unknown model
+  bool has_times = false;            // false for the 5-column layout
+  int64_t trace_end = 0;             // the largest deletion_time, 0 without times
+  int64_t skipped_rows = 0;          // bad rows dropped with skip_bad_rows
+  int64_t dropped_unknown_spec = 0;  // pods CheckPodSpecs dropped: no model of the cluster
 };
 
 struct OpenbPodList {
@@ -128,9 +130,13 @@ absl::StatusOr<OpenbPodList> ParseOpenbPods(std::string_view text, std::string_v
 absl::StatusOr<OpenbPodList> ReadOpenbPodsFile(const std::string& path, bool skip_bad_rows = false);
 
 // Checks every pod's `gpu_spec` against the node list's models: kInvalidArgument, located at
-// the `gpu_spec` field, for pods naming only models the cluster lacks. Counts specs naming
-// some unknown models in `pods->stats.unknown_spec_model`.
-absl::Status CheckPodSpecs(OpenbPodList* pods, const OpenbNodeList& nodes);
+// the `gpu_spec` field, for pods naming only models the cluster lacks (they could never run);
+// with `drop_unrunnable` they are dropped instead, counted in `stats.dropped_unknown_spec`
+// (and taken out of the other counts) with located `warnings`, and only an empty list left is
+// an error. Counts specs naming some unknown models besides known ones in
+// `stats.unknown_spec_model`. On error `pods` is left unchanged.
+absl::Status CheckPodSpecs(OpenbPodList* pods, const OpenbNodeList& nodes,
+                           bool drop_unrunnable = false);
 
 std::string_view OpenbQosName(OpenbQos qos);
 std::string_view OpenbPhaseName(OpenbPhase phase);

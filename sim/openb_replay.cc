@@ -266,6 +266,10 @@ int OpenbReplayCommand(int argc, char** argv) {
            "fgd (default), best-fit, gpu-packing, gpu-clustering, dot-product, random");
   p.Int("seed", &seed, "seed of the random policy (default 42)");
   p.Int("sample-seconds", &step, "timeline step in seconds (default 3600)");
+  bool skip_bad_rows = false;
+  p.Bool("skip-bad-rows", &skip_bad_rows,
+         "drop and count bad trace rows (and pods whose gpu_spec names no model of the node "
+         "list) instead of failing");
   p.String("out", &out_dir, "DIR", "output directory");
   std::vector<std::string> rest;
   if (int code = p.Parse(argc, argv, &rest); code >= 0) return code;
@@ -284,11 +288,14 @@ int OpenbReplayCommand(int argc, char** argv) {
   options.seed = static_cast<uint64_t>(seed);
   options.sample_seconds = step;
 
-  absl::StatusOr<OpenbNodeList> nodes = ReadOpenbNodesFile(nodes_path);
+  absl::StatusOr<OpenbNodeList> nodes = ReadOpenbNodesFile(nodes_path, skip_bad_rows);
   if (!nodes.ok()) return Fail(nodes.status());
-  absl::StatusOr<OpenbPodList> list = ReadOpenbPodsFile(pods_path);
+  absl::StatusOr<OpenbPodList> list = ReadOpenbPodsFile(pods_path, skip_bad_rows);
   if (!list.ok()) return Fail(list.status());
-  if (absl::Status s = CheckPodSpecs(&*list, *nodes); !s.ok()) return Fail(s);
+  if (absl::Status s = CheckPodSpecs(&*list, *nodes, skip_bad_rows); !s.ok()) return Fail(s);
+  for (const auto* w : {&nodes->warnings, &list->warnings}) {
+    for (const std::string& line : *w) std::fprintf(stderr, "%s\n", line.c_str());
+  }
   absl::StatusOr<std::vector<FillPod>> pods = MakeFillPods(*list, *nodes);
   if (!pods.ok()) return Fail(pods.status());
   absl::StatusOr<OpenbReplayResult> r = ReplayOpenb(*nodes, *list, *pods, options);
@@ -307,6 +314,8 @@ int OpenbReplayCommand(int argc, char** argv) {
       {"pending_in_trace", r->pending_in_trace},
       {"pending_in_trace_placed_here", r->pending_placed},
       {"censored_running", r->censored},
+      {"skipped_rows", nodes->skipped_rows + list->stats.skipped_rows},
+      {"dropped_gpu_spec_without_cluster_model", list->stats.dropped_unknown_spec},
       {"wait_seconds",
        {{"mean", r->mean_wait}, {"p50", r->p50_wait}, {"p99", r->p99_wait}, {"max", r->max_wait}}},
       {"allocation_ratio_time_weighted", r->mean_allocation_ratio},

@@ -170,6 +170,28 @@ TEST_CASE("CheckPodSpecs: a gpu_spec naming no model of the cluster is a located
   CHECK(ErrorOf(s).find("pods.csv:2:17: gpu_spec of pod 'a' names no GPU model") !=
         std::string::npos);
   CHECK(ErrorOf(s).find("T4, V100") != std::string::npos);
+
+  SECTION("with drop_unrunnable the pod is dropped, counted and reported, not silently lost") {
+    absl::StatusOr<OpenbPodList> two = ParseOpenbPods(
+        std::string(kPodHeader) +
+            "a,1000,10,1,500,A100|H100,BE,Running,0,1,0\nb,1000,10,1,500,T4,BE,Running,0,1,0\n",
+        "pods.csv");
+    REQUIRE(two.ok());
+    REQUIRE(CheckPodSpecs(&*two, Nodes(), /*drop_unrunnable=*/true).ok());
+    REQUIRE(two->pods.size() == 1);
+    CHECK(two->pods[0].name == "b");
+    CHECK(two->stats.dropped_unknown_spec == 1);
+    CHECK(two->stats.pods == 1);
+    CHECK(two->stats.sharing == 1);
+    CHECK(two->stats.with_gpu_spec == 1);
+    CHECK(two->stats.total_gpu_milli == 500);
+    REQUIRE_FALSE(two->warnings.empty());
+    CHECK(two->warnings.front().find("pods.csv:2:17") != std::string::npos);
+    // Dropping every pod leaves nothing to run: an error, and the list is left as it was.
+    CHECK_FALSE(CheckPodSpecs(&*pods, Nodes(), /*drop_unrunnable=*/true).ok());
+    CHECK(pods->pods.size() == 1);
+    CHECK(pods->stats.pods == 1);
+  }
 }
 
 TEST_CASE("BuildOpenbConfig: one chain per model and node size, loadable by the config loader",
