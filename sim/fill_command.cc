@@ -155,24 +155,17 @@ int FillCommand(int argc, char** argv) {
     seeds.push_back(seed < 0 ? 42 : static_cast<uint64_t>(seed));
   }
 
-  absl::StatusOr<OpenbNodeList> nodes = ReadOpenbNodesFile(nodes_path, skip_bad_rows);
-  if (!nodes.ok()) return Fail(nodes.status());
-  absl::StatusOr<OpenbPodList> pods = ReadOpenbPodsFile(pods_path, skip_bad_rows);
-  if (!pods.ok()) return Fail(pods.status());
-  if (absl::Status s = CheckPodSpecs(&*pods, *nodes, skip_bad_rows); !s.ok()) return Fail(s);
-  for (const auto* w : {&nodes->warnings, &pods->warnings}) {
-    for (const std::string& line : *w) std::fprintf(stderr, "%s\n", line.c_str());
-  }
-  if (nodes->total_gpus == 0)
-    return Fail(absl::InvalidArgumentError(absl::StrCat(nodes_path, ": no node has GPUs")));
-  absl::StatusOr<std::vector<FillPod>> fill_pods = MakeFillPods(*pods, *nodes);
-  if (!fill_pods.ok()) return Fail(fill_pods.status());
+  absl::StatusOr<FillInputs> in = LoadFillInputs(nodes_path, pods_path, skip_bad_rows);
+  if (!in.ok()) return Fail(in.status());
+  for (const std::string& line : in->Warnings()) std::fprintf(stderr, "%s\n", line.c_str());
+  const OpenbNodeList* nodes = &in->nodes;
+  const OpenbPodList* pods = &in->pods;
 
   std::vector<FillRun> runs;
   std::vector<double> seconds;
   for (uint64_t s : seeds) {
     const auto start = std::chrono::steady_clock::now();
-    absl::StatusOr<FillRun> run = RunFill(*nodes, *fill_pods, options, s);
+    absl::StatusOr<FillRun> run = RunFill(*nodes, in->fill_pods, options, s);
     if (!run.ok()) return Fail(run.status());
     seconds.push_back(
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());

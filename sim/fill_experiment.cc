@@ -22,6 +22,31 @@ void Shuffle(std::vector<FillPod>* pods, std::mt19937_64& rng) {
 
 }  // namespace
 
+std::vector<std::string> FillInputs::Warnings() const {
+  std::vector<std::string> out = nodes.warnings;
+  out.insert(out.end(), pods.warnings.begin(), pods.warnings.end());
+  return out;
+}
+
+absl::StatusOr<FillInputs> LoadFillInputs(const std::string& nodes_path,
+                                          const std::string& pods_path, bool skip_bad_rows) {
+  FillInputs in;
+  absl::StatusOr<OpenbNodeList> nodes = ReadOpenbNodesFile(nodes_path, skip_bad_rows);
+  if (!nodes.ok()) return nodes.status();
+  in.nodes = std::move(*nodes);
+  if (in.nodes.total_gpus == 0) {
+    return absl::InvalidArgumentError(absl::StrCat(nodes_path, ": no node has GPUs"));
+  }
+  absl::StatusOr<OpenbPodList> pods = ReadOpenbPodsFile(pods_path, skip_bad_rows);
+  if (!pods.ok()) return pods.status();
+  in.pods = std::move(*pods);
+  if (absl::Status s = CheckPodSpecs(&in.pods, in.nodes, skip_bad_rows); !s.ok()) return s;
+  absl::StatusOr<std::vector<FillPod>> fill_pods = MakeFillPods(in.pods, in.nodes);
+  if (!fill_pods.ok()) return fill_pods.status();
+  in.fill_pods = std::move(*fill_pods);
+  return in;
+}
+
 int32_t AssignFillShapes(std::vector<FillPod>* workload) {
   std::map<std::tuple<int64_t, int32_t, int32_t>, int32_t> ids;
   for (FillPod& p : *workload) {

@@ -61,6 +61,22 @@ struct FillRun {
   std::vector<FillCurvePoint> curve;
 };
 
+// A node list and a pod list read and checked together, with the pods in the fill model.
+struct FillInputs {
+  OpenbNodeList nodes;
+  OpenbPodList pods;
+  std::vector<FillPod> fill_pods;  // MakeFillPods(pods, nodes)
+  // The located warnings of rows and pods dropped with `skip_bad_rows`.
+  std::vector<std::string> Warnings() const;
+};
+
+// Reads both files, checks the pods' `gpu_spec` against the nodes (CheckPodSpecs, dropping
+// with `skip_bad_rows`) and makes the fill pods. Errors: those of the readers (kNotFound for a
+// file that cannot be opened, kInvalidArgument for bad content) and of CheckPodSpecs and
+// MakeFillPods; kInvalidArgument when no node has GPUs.
+absl::StatusOr<FillInputs> LoadFillInputs(const std::string& nodes_path,
+                                          const std::string& pods_path, bool skip_bad_rows);
+
 // Numbers the distinct (CPU, share, count) shapes of `workload` (FillPod::shape) in order of
 // first appearance; returns how many there are.
 int32_t AssignFillShapes(std::vector<FillPod>* workload);

@@ -288,17 +288,10 @@ int OpenbReplayCommand(int argc, char** argv) {
   options.seed = static_cast<uint64_t>(seed);
   options.sample_seconds = step;
 
-  absl::StatusOr<OpenbNodeList> nodes = ReadOpenbNodesFile(nodes_path, skip_bad_rows);
-  if (!nodes.ok()) return Fail(nodes.status());
-  absl::StatusOr<OpenbPodList> list = ReadOpenbPodsFile(pods_path, skip_bad_rows);
-  if (!list.ok()) return Fail(list.status());
-  if (absl::Status s = CheckPodSpecs(&*list, *nodes, skip_bad_rows); !s.ok()) return Fail(s);
-  for (const auto* w : {&nodes->warnings, &list->warnings}) {
-    for (const std::string& line : *w) std::fprintf(stderr, "%s\n", line.c_str());
-  }
-  absl::StatusOr<std::vector<FillPod>> pods = MakeFillPods(*list, *nodes);
-  if (!pods.ok()) return Fail(pods.status());
-  absl::StatusOr<OpenbReplayResult> r = ReplayOpenb(*nodes, *list, *pods, options);
+  absl::StatusOr<FillInputs> in = LoadFillInputs(nodes_path, pods_path, skip_bad_rows);
+  if (!in.ok()) return Fail(in.status());
+  for (const std::string& line : in->Warnings()) std::fprintf(stderr, "%s\n", line.c_str());
+  absl::StatusOr<OpenbReplayResult> r = ReplayOpenb(in->nodes, in->pods, in->fill_pods, options);
   if (!r.ok()) return Fail(r.status());
 
   nlohmann::ordered_json summary = {
@@ -314,8 +307,8 @@ int OpenbReplayCommand(int argc, char** argv) {
       {"pending_in_trace", r->pending_in_trace},
       {"pending_in_trace_placed_here", r->pending_placed},
       {"censored_running", r->censored},
-      {"skipped_rows", nodes->skipped_rows + list->stats.skipped_rows},
-      {"dropped_gpu_spec_without_cluster_model", list->stats.dropped_unknown_spec},
+      {"skipped_rows", in->nodes.skipped_rows + in->pods.stats.skipped_rows},
+      {"dropped_gpu_spec_without_cluster_model", in->pods.stats.dropped_unknown_spec},
       {"wait_seconds",
        {{"mean", r->mean_wait}, {"p50", r->p50_wait}, {"p99", r->p99_wait}, {"max", r->max_wait}}},
       {"allocation_ratio_time_weighted", r->mean_allocation_ratio},

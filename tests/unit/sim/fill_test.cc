@@ -20,6 +20,7 @@
 #include "sim/openb_config.h"
 #include "sim/openb_reader.h"
 #include "support/catch.h"
+#include "unit/sim/openb_test_util.h"
 #include "unit/sim/sim_test_util.h"
 
 namespace hived::sim {
@@ -337,24 +338,15 @@ TEST_CASE("RunFill: accounts for every pod and draws one curve point per percent
 
 TEST_CASE("RunFill: on the openb default trace FGD beats best fit and random",
           "[sim][fill][unit]") {
-  const std::string dir = std::string(HIVED_SHARED_DIR) + "/traces/openb/";
-  absl::StatusOr<OpenbNodeList> nodes = ReadOpenbNodesFile(dir + "openb_node_list_gpu_node.csv");
-  if (nodes.status().code() == absl::StatusCode::kNotFound) {
-    WARN("the openb trace is not at " << dir << ": skipping");
-    return;
-  }
-  REQUIRE(nodes.ok());
-  absl::StatusOr<OpenbPodList> list = ReadOpenbPodsFile(dir + "openb_pod_list_default.csv");
-  REQUIRE(list.ok());
-  absl::StatusOr<std::vector<FillPod>> pods = MakeFillPods(*list, *nodes);
-  REQUIRE(pods.ok());
+  const std::optional<FillInputs> in = testing::LoadPublishedOpenb("default");
+  if (!in) return;
   double ratio[3] = {};
   int i = 0;
   for (FillPolicyKind kind :
        {FillPolicyKind::kRandom, FillPolicyKind::kBestFit, FillPolicyKind::kFgd}) {
     FillOptions options;
     options.policy = kind;
-    absl::StatusOr<FillRun> run = RunFill(*nodes, *pods, options, 42);
+    absl::StatusOr<FillRun> run = RunFill(in->nodes, in->fill_pods, options, 42);
     REQUIRE(run.ok());
     ratio[i++] = run->allocation_ratio;
   }

@@ -6,6 +6,7 @@
 
 #include "sim/fill_cluster.h"
 #include "support/catch.h"
+#include "unit/sim/openb_test_util.h"
 #include "unit/sim/sim_test_util.h"
 
 namespace hived::sim {
@@ -100,18 +101,9 @@ TEST_CASE("ReplayOpenb: a pod list without times is rejected", "[sim][openb][uni
 
 TEST_CASE("ReplayOpenb: the default openb pod list replays with every pod accounted for",
           "[sim][openb][unit]") {
-  const std::string dir = std::string(HIVED_SHARED_DIR) + "/traces/openb/";
-  absl::StatusOr<OpenbNodeList> nodes = ReadOpenbNodesFile(dir + "openb_node_list_gpu_node.csv");
-  if (nodes.status().code() == absl::StatusCode::kNotFound) {
-    WARN("the openb trace is not at " << dir << ": skipping");
-    return;
-  }
-  REQUIRE(nodes.ok());
-  absl::StatusOr<OpenbPodList> list = ReadOpenbPodsFile(dir + "openb_pod_list_default.csv");
-  REQUIRE(list.ok());
-  absl::StatusOr<std::vector<FillPod>> pods = MakeFillPods(*list, *nodes);
-  REQUIRE(pods.ok());
-  absl::StatusOr<OpenbReplayResult> r = ReplayOpenb(*nodes, *list, *pods, {});
+  const std::optional<FillInputs> in = testing::LoadPublishedOpenb("default");
+  if (!in) return;
+  absl::StatusOr<OpenbReplayResult> r = ReplayOpenb(in->nodes, in->pods, in->fill_pods, {});
   REQUIRE(r.ok());
   CHECK(r->pods == 8152);
   CHECK(r->placed + r->never_placed == 8152);
