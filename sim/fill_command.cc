@@ -93,7 +93,8 @@ int FillCommand(int argc, char** argv) {
       "placed or fail; nothing leaves. Writes DIR/summary.json (allocation_ratio = allocated\n"
       "GPU share / capacity at the end, per seed, mean and spread; failed pods by reason) and\n"
       "DIR/curve.csv (allocation ratio and FGD fragmentation against arrived demand).\n"
-      "Policies: fgd (default), best-fit, gpu-packing, gpu-clustering, dot-product, random.\n"
+      "Policies: fgd (default), fgd-exact, best-fit, gpu-packing, gpu-clustering, dot-product,\n"
+      "random.\n"
       "hived's own fractional placement is not implemented yet, so it is not offered here.");
   std::string nodes_path, pods_path, format, policy_name = "fgd", seeds_text,
                                              workload_name = "sample", out_dir;
@@ -130,9 +131,9 @@ int FillCommand(int argc, char** argv) {
   if (std::optional<FillPolicyKind> k = ParseFillPolicy(policy_name)) {
     options.policy = *k;
   } else {
-    return p.UsageError(
-        absl::StrCat("unknown --policy '", policy_name,
-                     "' (fgd, best-fit, gpu-packing, gpu-clustering, dot-product, random)"));
+    return p.UsageError(absl::StrCat(
+        "unknown --policy '", policy_name,
+        "' (fgd, fgd-exact, best-fit, gpu-packing, gpu-clustering, dot-product, random)"));
   }
   if (workload_name == "sample") {
     options.workload = FillWorkload::kSample;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <limits>
 #include <utility>
 
 namespace hived::sim {
@@ -175,8 +176,10 @@ class RandomPolicy : public FillPolicy {
 // the first free ones. A node's score for a pod shape is cached until the node changes.
 class FgdPolicy : public FillPolicy {
  public:
-  FgdPolicy(const FragMeasure* frag, int32_t shape_count, int32_t node_count)
-      : frag_(frag),
+  // `exact`: score by the fragmentation change itself, without the sigmoid and rounding.
+  FgdPolicy(const FragMeasure* frag, int32_t shape_count, int32_t node_count, bool exact)
+      : exact_(exact),
+        frag_(frag),
         node_count_(node_count),
         cache_(static_cast<size_t>(shape_count) * static_cast<size_t>(node_count)),
         before_(static_cast<size_t>(node_count)) {}
@@ -184,7 +187,7 @@ class FgdPolicy : public FillPolicy {
   FillChoice Choose(const FillCluster& c, const FillPod& pod,
                     const std::vector<int32_t>& feasible) override {
     FillChoice best;
-    int64_t best_score = -1;
+    double best_score = -std::numeric_limits<double>::infinity();
     for (int32_t n : feasible) {
       Entry& e = cache_[static_cast<size_t>(pod.shape) * static_cast<size_t>(node_count_) +
                         static_cast<size_t>(n)];
@@ -203,7 +206,7 @@ class FgdPolicy : public FillPolicy {
  private:
   struct Entry {
     uint32_t version = 0;  // node versions start at 1: 0 is never valid
-    int32_t score = 0;
+    double score = 0;
     uint64_t gpus = 0;
   };
   struct Before {
@@ -221,8 +224,10 @@ class FgdPolicy : public FillPolicy {
     return b.frag;
   }
 
-  static int32_t ScoreOf(double decrease) {
-    return static_cast<int32_t>(1.0 / (1.0 + std::exp(-decrease / 1000.0)) * kMaxScore);
+  double ScoreOf(double decrease) const {
+    if (exact_) return decrease;
+    return static_cast<double>(
+        static_cast<int32_t>(1.0 / (1.0 + std::exp(-decrease / 1000.0)) * kMaxScore));
   }
 
   Entry Score(const FillCluster& c, int32_t n, const FillPod& pod) {
@@ -240,7 +245,7 @@ class FgdPolicy : public FillPolicy {
       e.score = ScoreOf(before - frag_->NodeFrag(nd.model, cpu_after, after.data(), nd.gpus));
       return e;
     }
-    e.score = -1;
+    e.score = -std::numeric_limits<double>::infinity();
     for (int32_t i = 0; i < nd.gpus; ++i) {
       const int32_t left = after[static_cast<size_t>(i)];
       if (left < pod.gpu_milli) continue;
@@ -248,7 +253,7 @@ class FgdPolicy : public FillPolicy {
       for (int32_t j = 0; j < i && !tried; ++j) tried = c.gpu_left(n)[j] == left;
       if (tried) continue;
       after[static_cast<size_t>(i)] = left - pod.gpu_milli;
-      const int32_t s =
+      const double s =
           ScoreOf(before - frag_->NodeFrag(nd.model, cpu_after, after.data(), nd.gpus));
       after[static_cast<size_t>(i)] = left;
       if (s > e.score) {
@@ -259,6 +264,7 @@ class FgdPolicy : public FillPolicy {
     return e;
   }
 
+  bool exact_;
   const FragMeasure* frag_;
   int32_t node_count_;
   std::vector<Entry> cache_;  // [shape][node]
@@ -297,6 +303,8 @@ std::string_view FillPolicyName(FillPolicyKind kind) {
       return "random";
     case FillPolicyKind::kFgd:
       return "fgd";
+    case FillPolicyKind::kFgdExact:
+      return "fgd-exact";
   }
   return "";
 }
@@ -315,7 +323,11 @@ std::unique_ptr<FillPolicy> MakeFillPolicy(FillPolicyKind kind, FillPolicyContex
     case FillPolicyKind::kRandom:
       return std::make_unique<RandomPolicy>(context.rng);
     case FillPolicyKind::kFgd:
-      return std::make_unique<FgdPolicy>(context.frag, context.shape_count, node_count);
+      return std::make_unique<FgdPolicy>(context.frag, context.shape_count, node_count,
+                                         /*exact=*/false);
+    case FillPolicyKind::kFgdExact:
+      return std::make_unique<FgdPolicy>(context.frag, context.shape_count, node_count,
+                                         /*exact=*/true);
   }
   return nullptr;
 }

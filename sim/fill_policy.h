@@ -3,7 +3,8 @@
 // of its simulator: `best-fit`, `gpu-packing`, `gpu-clustering`, `dot-product`, `random` and
 // `fgd`. Each scores the feasible nodes of a pod as a whole number (the simulator's 0..100
 // node scores), takes the highest, and breaks ties by node-list order (the first node), as
-// the published artifact does; then it picks the GPUs on that node.
+// the published artifact does; then it picks the GPUs on that node. `fgd-exact` is FGD
+// scored by the fragmentation change itself, to show what the artifact's rounding does.
 //
 // Constants shared with the simulator: leftovers are normalised by 128 CPUs (128000 milli)
 // and 8 GPUs (8000 milli), not by the node's own capacity.
@@ -34,10 +35,19 @@
 
 namespace hived::sim {
 
-enum class FillPolicyKind { kBestFit, kGpuPacking, kGpuClustering, kDotProduct, kRandom, kFgd };
+enum class FillPolicyKind {
+  kBestFit,
+  kGpuPacking,
+  kGpuClustering,
+  kDotProduct,
+  kRandom,
+  kFgd,
+  kFgdExact,  // FGD scored by the exact fragmentation change (no sigmoid, no rounding)
+};
 inline constexpr FillPolicyKind kAllFillPolicies[] = {
     FillPolicyKind::kRandom,     FillPolicyKind::kDotProduct, FillPolicyKind::kGpuClustering,
-    FillPolicyKind::kGpuPacking, FillPolicyKind::kBestFit,    FillPolicyKind::kFgd};
+    FillPolicyKind::kGpuPacking, FillPolicyKind::kBestFit,    FillPolicyKind::kFgd,
+    FillPolicyKind::kFgdExact};
 
 std::optional<FillPolicyKind> ParseFillPolicy(std::string_view name);
 std::string_view FillPolicyName(FillPolicyKind kind);

@@ -263,7 +263,7 @@ int OpenbReplayCommand(int argc, char** argv) {
   p.String("nodes", &nodes_path, "PATH", "openb node list");
   p.String("pods", &pods_path, "PATH", "openb pod list with times (11 columns)");
   p.String("policy", &policy_name, "P",
-           "fgd (default), best-fit, gpu-packing, gpu-clustering, dot-product, random");
+           "fgd (default), fgd-exact, best-fit, gpu-packing, gpu-clustering, dot-product, random");
   p.Int("seed", &seed, "seed of the random policy (default 42)");
   p.Int("sample-seconds", &step, "timeline step in seconds (default 3600)");
   bool skip_bad_rows = false;

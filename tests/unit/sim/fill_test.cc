@@ -244,6 +244,16 @@ TEST_CASE("fgd: prefers the placement that keeps free shares usable, unlike best
   CHECK(Choose(FillPolicyKind::kFgd, &c, pod, &frag).node == 0);
   CHECK(Choose(FillPolicyKind::kBestFit, &c, pod).node == 1);
 
+  SECTION("fgd-exact tells apart what the rounded score ties") {
+    // a has 650 free, b 640. A 100 pod leaves 550 or 540, fragments for 600-pods: +550 or
+    // +540, both int(100 x sigmoid(-0.55 or -0.54)) = 36. fgd takes the first node on the
+    // tie; fgd-exact the smaller growth, b.
+    FillCluster d(MakeNodes("a,8000,1000,1,T4\nb,8000,1000,1,T4\n"));
+    Put(&d, 0, Pod(1000, 1, 350));
+    Put(&d, 1, Pod(1000, 1, 360));
+    CHECK(Choose(FillPolicyKind::kFgd, &d, Pod(1000, 1, 100), &frag).node == 0);
+    CHECK(Choose(FillPolicyKind::kFgdExact, &d, Pod(1000, 1, 100), &frag).node == 1);
+  }
   SECTION("within a node it takes the GPU that leaves no fragment, the first on ties") {
     FillCluster d(MakeNodes("a,8000,1000,3,T4\n"));
     Put(&d, 0, Pod(1000, 1, 300));  // GPUs free: 700, 1000, 1000
