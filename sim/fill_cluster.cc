@@ -165,7 +165,7 @@ void FillCluster::Place(const FillPod& pod, int32_t n, uint64_t gpus) {
   int32_t taken = 0;
   for (int32_t i = 0; i < nd.gpus; ++i) {
     if ((gpus >> i & 1U) == 0) continue;
-    int32_t& left = gpu_left_[static_cast<size_t>(nd.first_gpu + i)];
+    int32_t& left = gpu_left_[static_cast<size_t>(nd.first_gpu) + static_cast<size_t>(i)];
     Require(left >= pod.gpu_milli, "placing a pod on a GPU without its share");
     left -= pod.gpu_milli;
     ++taken;
@@ -184,7 +184,7 @@ void FillCluster::Remove(const FillPod& pod, int32_t n, uint64_t gpus) {
   int32_t given = 0;
   for (int32_t i = 0; i < nd.gpus; ++i) {
     if ((gpus >> i & 1U) == 0) continue;
-    int32_t& left = gpu_left_[static_cast<size_t>(nd.first_gpu + i)];
+    int32_t& left = gpu_left_[static_cast<size_t>(nd.first_gpu) + static_cast<size_t>(i)];
     left += pod.gpu_milli;
     Require(left <= kMilliPerGpu, "removing a pod gives a GPU more than 1000 milli");
     ++given;
