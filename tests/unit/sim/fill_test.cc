@@ -65,7 +65,7 @@ FillChoice Choose(FillPolicyKind kind, FillCluster* c, const FillPod& pod,
   return policy->Choose(*c, pod, Feasible(*c, pod));
 }
 
-TEST_CASE("FillCluster: enforces model, GPU share, CPU and memory; says why nothing fits",
+TEST_CASE("FillCluster: enforces model, GPU share, CPU and memory, and says why nothing fits",
           "[sim][fill][unit]") {
   FillCluster c(MakeNodes("a,8000,1000,2,T4\nb,4000,500,1,V100\n"));
   CHECK(c.capacity_milli() == 3000);
@@ -381,7 +381,7 @@ std::string Slurp(const std::filesystem::path& path) {
   return text.str();
 }
 
-TEST_CASE("hived-sim fill: writes summary.json and curve.csv; bad input exits non-zero",
+TEST_CASE("hived-sim fill: writes summary.json and curve.csv, and bad input exits non-zero",
           "[sim][fill][unit]") {
   const std::filesystem::path dir =
       std::filesystem::temp_directory_path() / ("hived_fill_test_" + std::to_string(::getpid()));
