@@ -6,11 +6,13 @@ if(NOT CMAKE_CXX_COMPILER_ID MATCHES "Clang")
 endif()
 set(HIVED_FUZZ_FLAGS -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all)
 
-# hived_add_fuzzer(NAME <name> SOURCE <file> MODULES <module>... [USAGE <targets>...])
+# hived_add_fuzzer(NAME <name> SOURCE <file> MODULES <module>... [SOURCES <more>...]
+#                  [USAGE <targets>...])
 function(hived_add_fuzzer)
-  cmake_parse_arguments(ARG "" "NAME;SOURCE" "MODULES;USAGE" ${ARGN})
+  cmake_parse_arguments(ARG "" "NAME;SOURCE" "MODULES;SOURCES;USAGE" ${ARGN})
   hived_module_sources(sources ${ARG_MODULES})
-  add_executable(${ARG_NAME} ${PROJECT_SOURCE_DIR}/tests/fuzz/${ARG_SOURCE} ${sources})
+  add_executable(${ARG_NAME} ${PROJECT_SOURCE_DIR}/tests/fuzz/${ARG_SOURCE} ${sources}
+                 ${ARG_SOURCES})
   set(usage "")
   foreach(module IN LISTS ARG_MODULES)
     list(APPEND usage hived_${module}_usage)
@@ -25,4 +27,10 @@ function(hived_add_fuzzer)
 endfunction()
 
 # The config loader: any bytes give a located error list or a spec that round-trips.
-hived_add_fuzzer(NAME config_fuzz SOURCE config_fuzz.cc MODULES config)
+hived_add_fuzzer(NAME config_fuzz SOURCE config_fuzz.cc MODULES config strict_yaml)
+
+# The scenario loader (sim/): any bytes give located errors or a scenario, within the limits.
+if(HIVED_BUILD_SIM)
+  hived_add_fuzzer(NAME scenario_fuzz SOURCE scenario_fuzz.cc MODULES strict_yaml
+                   SOURCES ${PROJECT_SOURCE_DIR}/sim/scenario_loader.cc USAGE hived_sim_usage)
+endif()
