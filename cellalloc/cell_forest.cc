@@ -13,38 +13,30 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
+#include "hierarchy/spec_analysis.h"
+#include "hived/config.h"
 
 namespace hived::cellalloc {
 namespace {
 
 constexpr uint32_t kNil = std::numeric_limits<uint32_t>::max();
-constexpr size_t kMaxTypes = std::numeric_limits<uint16_t>::max() - 1;
+constexpr int32_t kMaxTypes = std::numeric_limits<uint16_t>::max() - 1;
 
 absl::string_view ToAbsl(std::string_view s) { return absl::string_view(s.data(), s.size()); }
 
 std::string TypePath(size_t i) { return absl::StrCat("physicalCluster.cellTypes[", i, "]"); }
 
-absl::Status Invalid(std::string_view path, std::string_view message) {
-  return absl::InvalidArgumentError(absl::StrCat(ToAbsl(path), ": ", ToAbsl(message)));
+// The build trusts a spec the hierarchy accepted (`ValidateClusterSpec`); a spec that breaks
+// a rule anyway is a caller's bug, reported as kInternal naming the first problem found.
+absl::Status NotValidated(std::string_view path, std::string_view message) {
+  return absl::InternalError(absl::StrCat(
+      "spec not validated (run ValidateClusterSpec first): ", ToAbsl(path), ": ", ToAbsl(message)));
 }
 
 // The part after the last '/' (the whole string when there is none).
 std::string_view LastComponent(std::string_view address) {
   size_t slash = address.rfind('/');
   return slash == std::string_view::npos ? address : address.substr(slash + 1);
-}
-
-// Parses a non-negative decimal int32 with nothing else around it.
-bool ParseDeviceIndex(std::string_view s, int32_t* out) {
-  if (s.empty() || s.size() > 10) return false;
-  int64_t value = 0;
-  for (char ch : s) {
-    if (ch < '0' || ch > '9') return false;
-    value = value * 10 + (ch - '0');
-  }
-  if (value > std::numeric_limits<int32_t>::max()) return false;
-  *out = static_cast<int32_t>(value);
-  return true;
 }
 
 template <typename T>
@@ -79,91 +71,41 @@ class ForestBuilder {
   }
 
  private:
-  // Defined types in config order get ids 0..n-1; leaf types follow in order of mention.
+  // The types as the hierarchy derives them: defined types in config order get ids
+  // 0..n-1; leaf types follow in order of mention.
   absl::Status BuildTypes() {
-    const std::vector<CellTypeSpec>& specs = spec_.cell_types;
-    if (specs.size() > kMaxTypes / 2) {
-      return Invalid("physicalCluster.cellTypes",
-                     absl::StrCat("too many cell types (", specs.size(), ")"));
-    }
-    for (size_t i = 0; i < specs.size(); ++i) {
-      const CellTypeSpec& t = specs[i];
-      if (t.name.empty()) return Invalid(TypePath(i), "cell type has an empty name");
-      if (f_.type_by_name_.contains(t.name)) {
-        return Invalid(TypePath(i), absl::StrCat("duplicate cell type '", t.name, "'"));
-      }
-      if (t.child_cell_type.empty()) {
-        return Invalid(TypePath(i), absl::StrCat("cell type '", t.name,
-                                                 "' has no childCellType (a non-leaf type "
-                                                 "needs one; leaf types are not defined)"));
-      }
-      if (t.child_cell_number <= 0) {
-        return Invalid(TypePath(i), absl::StrCat("cell type '", t.name, "' has childCellNumber ",
-                                                 t.child_cell_number, "; it must be positive"));
-      }
-      CellTypeInfo info;
-      info.name = t.name;
-      info.child_count = t.child_cell_number;
-      info.is_node_level = t.is_node_level;
-      f_.type_by_name_.emplace(t.name, CellTypeId(static_cast<uint32_t>(i)));
-      f_.types_.push_back(std::move(info));
-    }
-    for (const CellTypeSpec& t : specs) {
-      if (!f_.type_by_name_.contains(t.child_cell_type)) {
-        CellTypeInfo leaf;
-        leaf.name = t.child_cell_type;
-        leaf.leaf_type = t.child_cell_type;
-        f_.type_by_name_.emplace(t.child_cell_type,
-                                 CellTypeId(static_cast<uint32_t>(f_.types_.size())));
-        f_.types_.push_back(std::move(leaf));
-        f_.leaf_types_.push_back(t.child_cell_type);
-      }
-    }
-    for (size_t i = 0; i < specs.size(); ++i) {
-      f_.types_[i].child = f_.type_by_name_.at(specs[i].child_cell_type);
-    }
-    // Resolve levels bottom-up along each type's child path, detecting cycles.
-    const size_t n = f_.types_.size();
-    std::vector<uint8_t> state(n, 0);  // 0 unseen, 1 on the current path, 2 done
+    std::vector<ConfigError> problems;
+    const hierarchy::TypeTable table =
+        hierarchy::AnalyzeCellTypes(spec_, &problems, /*max_levels=*/kMaxTypes);
+    if (!problems.empty()) return NotValidated(problems[0].yaml_path, problems[0].message);
+    const size_t n = table.types.size();
+    if (n > static_cast<size_t>(kMaxTypes))
+      return NotValidated("physicalCluster.cellTypes", "too many cell types");
     node_levels_.assign(n, 0);
     subtree_cells_.assign(n, 1);
-    for (size_t i = n - f_.leaf_types_.size(); i < n; ++i) state[i] = 2;
-    for (size_t start = 0; start < specs.size(); ++start) {
-      std::vector<size_t> path;
-      size_t t = start;
-      while (state[t] == 0) {
-        state[t] = 1;
-        path.push_back(t);
-        t = f_.types_[t].child.value();
+    for (size_t t = 0; t < n; ++t) {
+      const hierarchy::TypeInfo& type = table.types[t];
+      if (!type.usable) return NotValidated(TypePath(t), "the cell type is not well defined");
+      if (type.leaf_count > std::numeric_limits<int32_t>::max()) {
+        return NotValidated(TypePath(t),
+                            absl::StrCat("cell type '", type.name, "' has ", type.leaf_count,
+                                         " leaves, more than 2^31-1"));
       }
-      if (state[t] == 1) {
-        std::string cycle;
-        bool in_cycle = false;
-        for (size_t p : path) {
-          if (p == t) in_cycle = true;
-          if (in_cycle) absl::StrAppend(&cycle, f_.types_[p].name, " -> ");
-        }
-        absl::StrAppend(&cycle, f_.types_[t].name);
-        return Invalid(TypePath(t), absl::StrCat("cell types form a cycle: ", cycle));
-      }
-      for (size_t k = path.size(); k-- > 0;) {
-        CellTypeInfo& info = f_.types_[path[k]];
-        const size_t c = info.child.value();
-        const CellTypeInfo& child = f_.types_[c];
-        info.level = child.level + 1;
-        int64_t leaves = int64_t{child.leaf_count} * info.child_count;
-        if (leaves > std::numeric_limits<int32_t>::max()) {
-          return Invalid(TypePath(path[k]), absl::StrCat("cell type '", info.name, "' has ", leaves,
-                                                         " leaves, more than 2^31-1"));
-        }
-        info.leaf_count = static_cast<int32_t>(leaves);
-        info.above_node = node_levels_[c] > 0;
-        info.leaf_type = child.leaf_type;
-        node_levels_[path[k]] = node_levels_[c] + (info.is_node_level ? 1 : 0);
-        subtree_cells_[path[k]] =
-            std::min(CellForest::kMaxCells + 1, 1 + info.child_count * subtree_cells_[c]);
-        state[path[k]] = 2;
-      }
+      CellTypeInfo info;
+      info.name = type.name;
+      info.child =
+          type.child < 0 ? CellTypeId::Nil() : CellTypeId(static_cast<uint32_t>(type.child));
+      info.child_count = type.child_number;
+      info.level = type.level;
+      info.leaf_count = static_cast<int32_t>(type.leaf_count);
+      info.is_node_level = type.is_node_level;
+      info.above_node = type.child >= 0 && table.types[static_cast<size_t>(type.child)].has_node;
+      info.leaf_type = table.types[static_cast<size_t>(type.leaf)].name;
+      f_.type_by_name_.emplace(type.name, CellTypeId(static_cast<uint32_t>(t)));
+      f_.types_.push_back(std::move(info));
+      if (type.spec_index < 0) f_.leaf_types_.push_back(type.name);
+      node_levels_[t] = type.node_levels;
+      subtree_cells_[t] = std::min(CellForest::kMaxCells + 1, type.cell_count);
     }
     return absl::OkStatus();
   }
@@ -172,23 +114,23 @@ class ForestBuilder {
   absl::Status BuildChains() {
     const std::vector<PhysicalCellSpec>& tops = spec_.physical_cells;
     if (tops.size() > static_cast<size_t>(CellForest::kMaxCells)) {
-      return Invalid("physicalCluster.physicalCells", "too many physical cells");
+      return NotValidated("physicalCluster.physicalCells", "too many physical cells");
     }
     int64_t total = 0;
     for (size_t i = 0; i < tops.size(); ++i) {
       const std::string path = absl::StrCat("physicalCluster.physicalCells[", i, "]");
       const std::string& name = tops[i].cell_type;
-      if (name.empty()) return Invalid(path, "a top-level physical cell needs a cellType");
+      if (name.empty()) return NotValidated(path, "a top-level physical cell needs a cellType");
       auto it = f_.type_by_name_.find(name);
       if (it == f_.type_by_name_.end() || f_.types_[it->second.value()].child.IsNil()) {
-        return Invalid(path, absl::StrCat("physicalCells contains unknown cellType '", name,
-                                          "' (not defined in physicalCluster.cellTypes)"));
+        return NotValidated(path, absl::StrCat("physicalCells contains unknown cellType '", name,
+                                               "' (not defined in physicalCluster.cellTypes)"));
       }
       const size_t t = it->second.value();
       if (node_levels_[t] == 0) {
-        return Invalid(path, absl::StrCat("top cell must be node-level or above: no type on "
-                                          "the path from '",
-                                          name, "' down to its leaves has isNodeLevel"));
+        return NotValidated(path, absl::StrCat("top cell must be node-level or above: no type on "
+                                               "the path from '",
+                                               name, "' down to its leaves has isNodeLevel"));
       }
       if (node_levels_[t] > 1) {
         std::string nodes;
@@ -196,14 +138,14 @@ class ForestBuilder {
           if (f_.types_[u].is_node_level)
             absl::StrAppend(&nodes, nodes.empty() ? "" : ", ", f_.types_[u].name);
         }
-        return Invalid(path, absl::StrCat("cell type '", name, "' has ", node_levels_[t],
-                                          " node-level types below it (", nodes,
-                                          "); a chain needs exactly one"));
+        return NotValidated(path, absl::StrCat("cell type '", name, "' has ", node_levels_[t],
+                                               " node-level types below it (", nodes,
+                                               "); a chain needs exactly one"));
       }
       total += subtree_cells_[t];
       if (total > CellForest::kMaxCells) {
-        return Invalid(path, absl::StrCat("the physical cluster has more than ",
-                                          CellForest::kMaxCells, " cells"));
+        return NotValidated(path, absl::StrCat("the physical cluster has more than ",
+                                               CellForest::kMaxCells, " cells"));
       }
       auto [chain_it, inserted] =
           f_.chain_by_name_.emplace(name, ChainId(static_cast<uint32_t>(f_.chains_.size())));
@@ -265,17 +207,18 @@ class ForestBuilder {
       const CellId id(static_cast<uint32_t>(c));
       if (s != nullptr) {
         if (c >= tops.size() && !s->cell_type.empty() && s->cell_type != info.name) {
-          return Invalid(f_.SpecPath(id),
-                         absl::StrCat("cellType '", s->cell_type, "' does not match the type '",
-                                      info.name, "' its parent's childCellType implies"));
+          return NotValidated(
+              f_.SpecPath(id),
+              absl::StrCat("cellType '", s->cell_type, "' does not match the type '", info.name,
+                           "' its parent's childCellType implies"));
         }
         if (!s->cell_address.empty()) f_.explicit_address_.emplace(c, s->cell_address);
         if (!s->pinned_cell_id.empty()) {
           auto [it, inserted] = f_.pinned_by_id_.emplace(s->pinned_cell_id, id);
           if (!inserted) {
-            return Invalid(f_.SpecPath(id),
-                           absl::StrCat("duplicate pinnedCellId '", s->pinned_cell_id,
-                                        "' (first used at ", f_.SpecPath(it->second), ")"));
+            return NotValidated(f_.SpecPath(id),
+                                absl::StrCat("duplicate pinnedCellId '", s->pinned_cell_id,
+                                             "' (first used at ", f_.SpecPath(it->second), ")"));
           }
           f_.pinned_id_.emplace(c, s->pinned_cell_id);
         }
@@ -283,15 +226,15 @@ class ForestBuilder {
       if (info.child.IsNil()) {  // a leaf
         f_.first_child_[c] = kNil;
         if (s != nullptr && !s->cell_children.empty()) {
-          return Invalid(f_.SpecPath(id), absl::StrCat("cell of leaf type '", info.name,
-                                                       "' cannot have cellChildren"));
+          return NotValidated(f_.SpecPath(id), absl::StrCat("cell of leaf type '", info.name,
+                                                            "' cannot have cellChildren"));
         }
         const std::string own = OwnAddress(c);
         int32_t index = 0;
-        if (!ParseDeviceIndex(LastComponent(own), &index)) {
-          return Invalid(f_.SpecPath(id),
-                         absl::StrCat("leaf cell address '", own,
-                                      "' is not a device index (a non-negative integer)"));
+        if (!hierarchy::ParseDeviceIndex(LastComponent(own), &index)) {
+          return NotValidated(f_.SpecPath(id),
+                              absl::StrCat("leaf cell address '", own,
+                                           "' is not a device index (a non-negative integer)"));
         }
         f_.leaf_index_[c] = index;
         continue;
@@ -299,20 +242,20 @@ class ForestBuilder {
       const size_t n = static_cast<size_t>(info.child_count);
       const size_t given = s == nullptr ? 0 : s->cell_children.size();
       if (given != 0 && given != n) {
-        return Invalid(f_.SpecPath(id),
-                       absl::StrCat("cell of type '", info.name, "' lists ", given,
-                                    " cellChildren but childCellNumber is ", n, "; list all ", n,
-                                    " children or omit cellChildren"));
+        return NotValidated(f_.SpecPath(id),
+                            absl::StrCat("cell of type '", info.name, "' lists ", given,
+                                         " cellChildren but childCellNumber is ", n, "; list all ",
+                                         n, " children or omit cellChildren"));
       }
       f_.first_child_[c] = static_cast<uint32_t>(next);
-      const int64_t base = info.is_node_level ? 0 : default_index_[c];
       for (size_t k = 0; k < n; ++k) {
         const size_t child = next + k;
         f_.type_[child] = static_cast<uint16_t>(info.child.value());
         f_.chain_[child] = f_.chain_[c];
         f_.parent_[child] = static_cast<uint32_t>(c);
         spec_of_[child] = given == 0 ? nullptr : &s->cell_children[k];
-        default_index_[child] = base * static_cast<int64_t>(n) + static_cast<int64_t>(k);
+        default_index_[child] = hierarchy::DefaultChildIndex(
+            default_index_[c], info.is_node_level, info.child_count, static_cast<int64_t>(k));
       }
       next += n;
     }
@@ -347,8 +290,8 @@ class ForestBuilder {
       const std::string own = OwnAddress(c);
       const std::string name(LastComponent(own));
       if (name.empty()) {
-        return Invalid(f_.SpecPath(id), absl::StrCat("node-level cell address '", own,
-                                                     "' gives an empty node name"));
+        return NotValidated(f_.SpecPath(id), absl::StrCat("node-level cell address '", own,
+                                                          "' gives an empty node name"));
       }
       auto [it, inserted] =
           f_.node_by_name_.emplace(name, NodeId(static_cast<uint32_t>(f_.node_names_.size())));
@@ -359,7 +302,7 @@ class ForestBuilder {
       std::vector<CellId>& cells = f_.node_cells_[it->second.value()];
       for (CellId other : cells) {
         if (f_.chain_[other.value()] == f_.chain_[c]) {
-          return Invalid(
+          return NotValidated(
               f_.SpecPath(id),
               absl::StrCat("duplicate node name '", name, "' in chain '",
                            f_.chains_[f_.chain_[c]].name, "' (first at ", f_.SpecPath(other), ")"));
@@ -394,7 +337,7 @@ class ForestBuilder {
             std::get<1>(leaves[i]) == std::get<1>(leaves[i - 1])) {
           const CellId a(std::get<2>(leaves[i - 1]));
           const CellId b(std::get<2>(leaves[i]));
-          return Invalid(
+          return NotValidated(
               f_.SpecPath(b),
               absl::StrCat("duplicate device index ", std::get<1>(leaves[i]), " for leaf type '",
                            f_.types_[std::get<0>(leaves[i])].name, "' on node '", f_.node_names_[n],
@@ -447,7 +390,9 @@ int64_t CellForest::DefaultIndex(CellId c) const {
   for (size_t i = path.size(); i-- > 0;) {
     const uint32_t cell = path[i];
     const uint32_t p = parent_[cell];
-    index = index * types_[type_[p]].child_count + static_cast<int64_t>(cell - first_child_[p]);
+    index = hierarchy::DefaultChildIndex(index, types_[type_[p]].is_node_level,
+                                         types_[type_[p]].child_count,
+                                         static_cast<int64_t>(cell - first_child_[p]));
   }
   return index;
 }

@@ -27,7 +27,7 @@ function(hived_add_fuzzer)
 endfunction()
 
 # The config loader: any bytes give a located error list or a spec that round-trips.
-hived_add_fuzzer(NAME config_fuzz SOURCE config_fuzz.cc MODULES config strict_yaml)
+hived_add_fuzzer(NAME config_fuzz SOURCE config_fuzz.cc MODULES config hierarchy strict_yaml)
 
 # The scenario loader (sim/): any bytes give located errors or a scenario, within the limits.
 if(HIVED_BUILD_SIM)

@@ -18,18 +18,25 @@ function(hived_layering_probe name expect header)
       PARENT_SCOPE)
 endfunction()
 
+# hierarchy: the bottom; Abseil and the public plain data only.
+hived_layering_probe(hierarchy_own ok hierarchy/spec_analysis.h hived_hierarchy_usage)
+hived_layering_probe(hierarchy_cellalloc fail cellalloc/cell_forest.h hived_hierarchy_usage)
+hived_layering_probe(hierarchy_yaml fail strict_yaml/strict_yaml.h hived_hierarchy_usage)
 # cellalloc: the hierarchy and the public spec only.
 hived_layering_probe(cellalloc_yaml fail strict_yaml/strict_yaml.h hived_cellalloc_usage)
 hived_layering_probe(cellalloc_own ok cellalloc/buddy_allocator.h hived_cellalloc_usage)
 hived_layering_probe(cellalloc_src fail src/scheduler_impl.h hived_cellalloc_usage)
-hived_layering_probe(cellalloc_config fail config/spec_analysis.h hived_cellalloc_usage)
+hived_layering_probe(cellalloc_config fail config/loader.cc hived_cellalloc_usage)
+hived_layering_probe(cellalloc_hierarchy ok hierarchy/spec_analysis.h hived_cellalloc_usage)
 # config: never the scheduler or the allocator.
-hived_layering_probe(config_own ok config/spec_analysis.h hived_config_usage)
+hived_layering_probe(config_own ok strict_yaml/strict_yaml.h hived_config_usage)
+hived_layering_probe(config_hierarchy ok hierarchy/spec_analysis.h hived_config_usage)
 hived_layering_probe(config_src fail src/scheduler_impl.h hived_config_usage)
 hived_layering_probe(config_cellalloc fail cellalloc/cell_forest.h hived_config_usage)
 # core (src/): the allocator below it.
 hived_layering_probe(core_own ok src/scheduler_impl.h hived_core_usage)
-hived_layering_probe(core_config fail config/spec_analysis.h hived_core_usage)
+hived_layering_probe(core_config fail config/loader.cc hived_core_usage)
+hived_layering_probe(core_yaml fail strict_yaml/strict_yaml.h hived_core_usage)
 # sim: the public API and its own internals only.
 if(TARGET hived_sim_usage)
   hived_layering_probe(sim_own ok sim/engine.h hived_sim_usage)
@@ -37,7 +44,8 @@ if(TARGET hived_sim_usage)
   hived_layering_probe(sim_strict_yaml ok strict_yaml/strict_yaml.h hived_sim_usage)
   hived_layering_probe(sim_src fail src/scheduler_impl.h hived_sim_usage)
   hived_layering_probe(sim_cellalloc fail cellalloc/cell_forest.h hived_sim_usage)
-  hived_layering_probe(sim_config fail config/spec_analysis.h hived_sim_usage)
+  hived_layering_probe(sim_config fail config/loader.cc hived_sim_usage)
+  hived_layering_probe(sim_hierarchy fail hierarchy/spec_analysis.h hived_sim_usage)
 endif()
 # Benchmarks: the library's internals, never a test header.
 hived_layering_probe(bench_tests fail unit/cellalloc/test_specs.h hived_internal_usage)

@@ -19,14 +19,14 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "config/spec_analysis.h"
+#include "hierarchy/spec_analysis.h"
 #include "hived/config.h"
 #include "strict_yaml/strict_yaml.h"
 
 namespace hived {
 namespace {
 
-using config_internal::DidYouMean;
+using hierarchy::DidYouMean;
 using yaml_internal::IsPlain;
 using yaml_internal::KindName;
 using yaml_internal::Quote;

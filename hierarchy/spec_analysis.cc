@@ -4,7 +4,7 @@
 // parent index reset to 0 at a node-level cell; a node's name is its own address (explicit or
 // default); a leaf's device index is its own address parsed as an integer. Generated subtrees
 // are not materialised: below node level their device indices form a contiguous range.
-#include "config/spec_analysis.h"
+#include "hierarchy/spec_analysis.h"
 
 #include <algorithm>
 #include <cstdint>
@@ -18,23 +18,10 @@
 #include "absl/strings/str_join.h"
 #include "hived/config.h"
 
-namespace hived::config_internal {
+namespace hived::hierarchy {
 namespace {
 
 constexpr int32_t kMaxNesting = 64;  // `cellChildren` nesting, well above kMaxLevels
-
-// Parses a device index: decimal digits only, within int32.
-bool ParseDeviceIndex(const std::string& text, int64_t* out) {
-  if (text.empty() || text.size() > 10) return false;
-  int64_t value = 0;
-  for (char c : text) {
-    if (c < '0' || c > '9') return false;
-    value = value * 10 + (c - '0');
-  }
-  if (value > std::numeric_limits<int32_t>::max()) return false;
-  *out = value;
-  return true;
-}
 
 class Analyzer {
  public:
@@ -337,11 +324,15 @@ void Analyzer::WalkCell(const PhysicalCellSpec& cell, int32_t type, const std::s
              "a leaf cell is one device");
     }
     int64_t index = default_index;
-    if (explicit_address && !ParseDeviceIndex(cell.cell_address, &index)) {
-      Report(absl::StrCat(path, ".cellAddress"),
-             absl::StrCat("leaf `cellAddress: ", cell.cell_address, "` is not a device index"),
-             "a leaf's address is its device index, an integer from 0 to 2147483647");
-      return;
+    if (explicit_address) {
+      int32_t parsed = 0;
+      if (!ParseDeviceIndex(cell.cell_address, &parsed)) {
+        Report(absl::StrCat(path, ".cellAddress"),
+               absl::StrCat("leaf `cellAddress: ", cell.cell_address, "` is not a device index"),
+               "a leaf's address is its device index, an integer from 0 to 2147483647");
+        return;
+      }
+      index = parsed;
     }
     if (node != nullptr) AddDevices(*node, type, index, index + 1, AddOrigin(address_path));
     return;
@@ -376,7 +367,8 @@ void Analyzer::WalkCell(const PhysicalCellSpec& cell, int32_t type, const std::s
     } else {
       const int32_t origin = AddOrigin(absl::StrCat(path, " (generated children)"));
       for (int32_t k = 0; k < info.child_number; ++k) {
-        WalkGeneratedAboveNode(info.child, base * info.child_number + k, chain, origin);
+        WalkGeneratedAboveNode(info.child, DefaultChildIndex(base, false, info.child_number, k),
+                               chain, origin);
       }
     }
     return;
@@ -387,8 +379,9 @@ void Analyzer::WalkCell(const PhysicalCellSpec& cell, int32_t type, const std::s
   }
   for (size_t k = 0; k < cell.cell_children.size(); ++k) {
     WalkCell(cell.cell_children[k], info.child, absl::StrCat(path, ".cellChildren[", k, "]"), chain,
-             SatAdd(SatMul(base, info.child_number), static_cast<int64_t>(k)), node_here,
-             pinned_here, depth + 1);
+             DefaultChildIndex(default_index, info.is_node_level, info.child_number,
+                               static_cast<int64_t>(k)),
+             node_here, pinned_here, depth + 1);
   }
 }
 
@@ -620,18 +613,4 @@ Analysis AnalyzeClusterSpec(const ClusterSpec& spec, std::vector<ConfigError>* e
   return Analyzer(spec, errors).Run();
 }
 
-}  // namespace hived::config_internal
-
-namespace hived {
-
-std::vector<ConfigError> ValidateClusterSpec(const ClusterSpec& spec) {
-  std::vector<ConfigError> errors;
-  config_internal::AnalyzeClusterSpec(spec, &errors);
-  return errors;
-}
-
-CapacityReport ComputeCapacityReport(const ClusterSpec& spec) {
-  return config_internal::AnalyzeClusterSpec(spec, nullptr).capacity;
-}
-
-}  // namespace hived
+}  // namespace hived::hierarchy
