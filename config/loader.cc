@@ -1,7 +1,10 @@
-// YAML -> ClusterSpec: the structural half of validation (keys, kinds, scalar types, required
-// keys), then the semantic rules of `AnalyzeClusterSpec`, whose errors get their file
-// positions here by looking their YAML paths up in the path -> mark map built while parsing.
-// This is the only file that touches yaml-cpp's parser; no exception leaves it.
+// YAML -> ClusterSpec (config/loader.h): the structural half of validation (keys, kinds,
+// scalar types, required keys), then the semantic rules of `AnalyzeClusterSpec`, whose errors
+// get their file positions here by looking their YAML paths up in the path -> mark map built
+// while parsing. The text is parsed by strict_yaml/ (limits, UTF-8, one document); no
+// exception leaves this file.
+#include "config/loader.h"
+
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
@@ -23,7 +26,7 @@
 #include "hived/config.h"
 #include "strict_yaml/strict_yaml.h"
 
-namespace hived {
+namespace hived::config_internal {
 namespace {
 
 using hierarchy::DidYouMean;
@@ -34,7 +37,6 @@ using yaml_internal::Quote;
 // Bounds on the walk: aliases can make a small file a huge tree. Each visited node costs one
 // unit plus one per 16 bytes of its YAML path (paths are kept for positions), against
 // `ConfigLimits::max_yaml_nodes` (the parser's events were counted against it already).
-constexpr int32_t kMaxChildDepth = 64;
 
 // Where each key of the schema belongs, for "misplaced key" hints.
 const std::vector<std::pair<std::string, std::string>>& KeyHomes() {
@@ -64,90 +66,7 @@ const std::vector<std::pair<std::string, std::string>>& KeyHomes() {
   return *homes;
 }
 
-class Loader {
- public:
-  Loader(std::string file, const ConfigLimits& limits)
-      : file_(std::move(file)), limits_(limits), cap_(limits.max_errors) {}
-
-  ConfigLoadResult Load(std::string_view yaml);
-
- private:
-  // One key of a mapping, with its value.
-  struct Field {
-    std::string key;
-    YAML::Node key_node;
-    YAML::Node value;
-  };
-
-  void Error(const YAML::Mark& mark, const std::string& path, std::string message,
-             std::string hint = "") {
-    ConfigError error;
-    error.file = file_;
-    if (!mark.is_null()) {
-      error.line = mark.line + 1;
-      error.column = mark.column + 1;
-    }
-    error.yaml_path = path;
-    error.message = std::move(message);
-    error.hint = std::move(hint);
-    if (!path.empty()) errored_paths_.insert(path);
-    if (cap_.Admit()) errors_.push_back(std::move(error));
-  }
-
-  void Note(const std::string& path, const YAML::Mark& mark) {
-    if (!mark.is_null()) marks_.emplace(path, mark);
-  }
-
-  // Counts a visited node; false (once reported) when the YAML is too large.
-  bool Visit(const YAML::Node& node, const std::string& path) {
-    work_ += 1 + static_cast<int64_t>(path.size() / 16);
-    if (work_ <= limits_.max_yaml_nodes) return true;
-    if (!too_large_) {
-      too_large_ = true;
-      Error(node.Mark(), path,
-            "the config is too large (too many YAML nodes, or aliases expanding to them)",
-            "expand fewer aliases or split the cluster");
-    }
-    return false;
-  }
-
-  // The keys of a mapping node, checked against `allowed`; unknown, misplaced, duplicate and
-  // non-scalar keys are reported. A null node is an empty mapping.
-  bool Fields(const YAML::Node& node, const std::string& path,
-              const std::vector<std::string>& allowed, std::vector<Field>* fields);
-  // Entries of a mapping whose keys are names (cell types, VCs).
-  bool NamedEntries(const YAML::Node& node, const std::string& path, std::vector<Field>* entries);
-  bool Sequence(const YAML::Node& node, const std::string& path, const char* what);
-
-  bool String(const YAML::Node& node, const std::string& path, std::string* out);
-  bool Int(const YAML::Node& node, const std::string& path, int64_t min, int64_t max, int64_t* out);
-  bool Bool(const YAML::Node& node, const std::string& path, bool* out);
-  void Required(const YAML::Node& map, const std::string& path, const std::vector<Field>& fields,
-                const char* key);
-
-  void ParseRoot(const YAML::Node& root);
-  void ParsePhysicalCluster(const YAML::Node& node, const std::string& path);
-  void ParseCellType(const Field& entry, const std::string& path);
-  void ParsePhysicalCell(const YAML::Node& node, const std::string& path, int32_t depth,
-                         PhysicalCellSpec* cell);
-  void ParseVirtualClusters(const YAML::Node& node, const std::string& path);
-  void ParseVirtualCluster(const Field& entry, const std::string& path);
-
-  // The mark of the node at `path`, or of its nearest recorded ancestor.
-  YAML::Mark Locate(std::string path) const;
-  bool Suppressed(const std::string& path) const;
-
-  std::string file_;
-  ConfigLimits limits_;
-  yaml_internal::ErrorCap cap_;
-  ClusterSpec spec_;
-  std::vector<ConfigError> errors_;
-  std::unordered_map<std::string, YAML::Mark> marks_;
-  std::unordered_set<std::string> errored_paths_;
-  int64_t work_ = 0;
-  bool too_large_ = false;
-  bool skip_semantic_ = false;  // the document is not a config at all
-};
+}  // namespace
 
 bool Loader::Fields(const YAML::Node& node, const std::string& path,
                     const std::vector<std::string>& allowed, std::vector<Field>* fields) {
@@ -285,210 +204,6 @@ void Loader::Required(const YAML::Node& map, const std::string& path,
   Error(map.Mark(), absl::StrCat(path, ".", key), absl::StrCat("missing required key `", key, "`"));
 }
 
-void Loader::ParseRoot(const YAML::Node& root) {
-  static const std::vector<std::string> kAllowed = {"physicalCluster",
-                                                    "virtualClusters",
-                                                    "kubeApiServerAddress",
-                                                    "kubeConfigFilePath",
-                                                    "webServerAddress",
-                                                    "forcePodBindThreshold",
-                                                    "waitingPodSchedulingBlockMilliSec",
-                                                    "quotaExcludeVCs"};
-  std::vector<Field> fields;
-  if (!root.IsMap()) {
-    skip_semantic_ = true;
-    Error(root.Mark(), "",
-          absl::StrCat("expected a mapping with `physicalCluster` and `virtualClusters`, got ",
-                       KindName(root)));
-    return;
-  }
-  Fields(root, "", kAllowed, &fields);
-  for (const Field& f : fields) {
-    const std::string& path = f.key;
-    if (f.key == "physicalCluster") {
-      ParsePhysicalCluster(f.value, path);
-    } else if (f.key == "virtualClusters") {
-      ParseVirtualClusters(f.value, path);
-    } else if (f.key == "forcePodBindThreshold") {
-      int64_t ignored = 0;
-      if (!f.value.IsNull()) {
-        Int(f.value, path, std::numeric_limits<int32_t>::min(), std::numeric_limits<int32_t>::max(),
-            &ignored);
-      }
-    } else if (f.key == "waitingPodSchedulingBlockMilliSec") {
-      int64_t ignored = 0;
-      if (!f.value.IsNull()) {
-        Int(f.value, path, std::numeric_limits<int64_t>::min() + 1,
-            std::numeric_limits<int64_t>::max(), &ignored);
-      }
-    } else if (f.key == "quotaExcludeVCs") {
-      if (Sequence(f.value, path, "VC names")) {
-        for (size_t i = 0; i < f.value.size(); ++i) {
-          std::string ignored;
-          String(f.value[i], absl::StrCat(path, "[", i, "]"), &ignored);
-        }
-      }
-    } else {  // the Kubernetes addresses: strings, ignored
-      std::string ignored;
-      String(f.value, path, &ignored);
-    }
-  }
-}
-
-void Loader::ParsePhysicalCluster(const YAML::Node& node, const std::string& path) {
-  static const std::vector<std::string> kAllowed = {"cellTypes", "physicalCells", "skuTypes"};
-  std::vector<Field> fields;
-  if (!Fields(node, path, kAllowed, &fields)) return;
-  for (const Field& f : fields) {
-    const std::string field_path = absl::StrCat(path, ".", f.key);
-    if (f.key == "cellTypes") {
-      std::vector<Field> entries;
-      NamedEntries(f.value, field_path, &entries);
-      for (const Field& entry : entries) {
-        ParseCellType(entry, absl::StrCat(field_path, ".", entry.key));
-      }
-    } else if (f.key == "physicalCells") {
-      if (!Sequence(f.value, field_path, "physical cells")) continue;
-      for (size_t i = 0; i < f.value.size() && !too_large_; ++i) {
-        const std::string item_path = absl::StrCat(field_path, "[", i, "]");
-        PhysicalCellSpec cell;
-        ParsePhysicalCell(f.value[i], item_path, 0, &cell);
-        spec_.physical_cells.push_back(std::move(cell));
-      }
-    } else if (f.key == "skuTypes") {
-      // OpenPAI's per-SKU resources; HiveD ignores them and so do we, but it is a mapping.
-      if (!f.value.IsNull() && !f.value.IsMap()) {
-        Error(f.value.Mark(), field_path,
-              absl::StrCat("expected a mapping, got ", KindName(f.value)));
-      }
-    }
-  }
-}
-
-void Loader::ParseCellType(const Field& entry, const std::string& path) {
-  static const std::vector<std::string> kAllowed = {"childCellType", "childCellNumber",
-                                                    "isNodeLevel"};
-  CellTypeSpec type;
-  type.name = entry.key;
-  std::vector<Field> fields;
-  if (Fields(entry.value, path, kAllowed, &fields)) {
-    for (const Field& f : fields) {
-      const std::string field_path = absl::StrCat(path, ".", f.key);
-      if (f.key == "childCellType") {
-        String(f.value, field_path, &type.child_cell_type);
-      } else if (f.key == "childCellNumber") {
-        int64_t number = 0;
-        if (Int(f.value, field_path, std::numeric_limits<int32_t>::min(),
-                std::numeric_limits<int32_t>::max(), &number)) {
-          type.child_cell_number = static_cast<int32_t>(number);
-        }
-      } else if (f.key == "isNodeLevel") {
-        Bool(f.value, field_path, &type.is_node_level);
-      }
-    }
-    Required(entry.key_node, path, fields, "childCellType");
-    Required(entry.key_node, path, fields, "childCellNumber");
-  }
-  spec_.cell_types.push_back(std::move(type));
-}
-
-void Loader::ParsePhysicalCell(const YAML::Node& node, const std::string& path, int32_t depth,
-                               PhysicalCellSpec* cell) {
-  static const std::vector<std::string> kAllowed = {"cellType", "cellAddress", "pinnedCellId",
-                                                    "cellChildren"};
-  if (!Visit(node, path)) return;
-  Note(path, node.Mark());
-  std::vector<Field> fields;
-  if (node.IsNull()) {
-    Error(node.Mark(), path, "a physical cell item is empty",
-          "write at least `cellAddress` or `cellType`, or remove the `-`");
-    return;
-  }
-  if (!Fields(node, path, kAllowed, &fields)) return;
-  for (const Field& f : fields) {
-    const std::string field_path = absl::StrCat(path, ".", f.key);
-    if (f.key == "cellType") {
-      String(f.value, field_path, &cell->cell_type);
-    } else if (f.key == "cellAddress") {
-      String(f.value, field_path, &cell->cell_address);
-    } else if (f.key == "pinnedCellId") {
-      String(f.value, field_path, &cell->pinned_cell_id);
-    } else if (f.key == "cellChildren") {
-      if (!Sequence(f.value, field_path, "child cells")) continue;  // null: generate them
-      if (depth >= kMaxChildDepth) {
-        Error(f.value.Mark(), field_path, "`cellChildren` are nested too deeply");
-        continue;
-      }
-      for (size_t i = 0; i < f.value.size() && !too_large_; ++i) {
-        PhysicalCellSpec child;
-        ParsePhysicalCell(f.value[i], absl::StrCat(field_path, "[", i, "]"), depth + 1, &child);
-        cell->cell_children.push_back(std::move(child));
-      }
-    }
-  }
-  if (depth == 0) Required(node, path, fields, "cellType");
-}
-
-void Loader::ParseVirtualClusters(const YAML::Node& node, const std::string& path) {
-  std::vector<Field> entries;
-  NamedEntries(node, path, &entries);
-  for (const Field& entry : entries) {
-    ParseVirtualCluster(entry, absl::StrCat(path, ".", entry.key));
-  }
-}
-
-void Loader::ParseVirtualCluster(const Field& entry, const std::string& path) {
-  static const std::vector<std::string> kAllowed = {"virtualCells", "pinnedCells"};
-  static const std::vector<std::string> kCellKeys = {"cellType", "cellNumber"};
-  static const std::vector<std::string> kPinKeys = {"pinnedCellId"};
-  VirtualClusterSpec vc;
-  vc.name = entry.key;
-  std::vector<Field> fields;
-  Fields(entry.value, path, kAllowed, &fields);
-  for (const Field& f : fields) {
-    const std::string field_path = absl::StrCat(path, ".", f.key);
-    const bool cells = f.key == "virtualCells";
-    if (!Sequence(f.value, field_path, cells ? "virtual cells" : "pinned cells")) continue;
-    for (size_t i = 0; i < f.value.size() && !too_large_; ++i) {
-      const YAML::Node item = f.value[i];
-      const std::string item_path = absl::StrCat(field_path, "[", i, "]");
-      if (!Visit(item, item_path)) break;
-      Note(item_path, item.Mark());
-      std::vector<Field> item_fields;
-      if (item.IsNull() || !Fields(item, item_path, cells ? kCellKeys : kPinKeys, &item_fields)) {
-        if (item.IsNull()) Error(item.Mark(), item_path, "empty list item");
-        continue;
-      }
-      if (cells) {
-        VirtualCellSpec cell;
-        for (const Field& g : item_fields) {
-          const std::string g_path = absl::StrCat(item_path, ".", g.key);
-          if (g.key == "cellType") {
-            String(g.value, g_path, &cell.cell_type);
-          } else {
-            int64_t number = 0;
-            if (Int(g.value, g_path, std::numeric_limits<int32_t>::min(),
-                    std::numeric_limits<int32_t>::max(), &number)) {
-              cell.cell_number = static_cast<int32_t>(number);
-            }
-          }
-        }
-        Required(item, item_path, item_fields, "cellType");
-        Required(item, item_path, item_fields, "cellNumber");
-        vc.virtual_cells.push_back(std::move(cell));
-      } else {
-        PinnedCellSpec pin;
-        for (const Field& g : item_fields) {
-          String(g.value, absl::StrCat(item_path, ".", g.key), &pin.pinned_cell_id);
-        }
-        Required(item, item_path, item_fields, "pinnedCellId");
-        vc.pinned_cells.push_back(std::move(pin));
-      }
-    }
-  }
-  spec_.virtual_clusters.push_back(std::move(vc));
-}
-
 YAML::Mark Loader::Locate(std::string path) const {
   while (true) {
     auto it = marks_.find(path);
@@ -575,12 +290,14 @@ ConfigLoadResult Loader::Load(std::string_view yaml) {
   return result;
 }
 
-}  // namespace
+}  // namespace hived::config_internal
+
+namespace hived {
 
 ConfigLoadResult LoadClusterSpecDetailed(std::string_view yaml, std::string_view file_name,
                                          const ConfigLimits& limits) {
   try {
-    return Loader(std::string(file_name), limits).Load(yaml);
+    return config_internal::Loader(std::string(file_name), limits).Load(yaml);
   } catch (const std::exception& e) {  // e.g. out of memory: still never throw
     ConfigLoadResult result;
     result.errors.push_back(
