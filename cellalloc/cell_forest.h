@@ -58,6 +58,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "cellalloc/ids.h"
 #include "hived/cluster_spec.h"
 #include "hived/types.h"
 
