@@ -30,13 +30,15 @@ function(hived_include_root name folder)
   set_property(GLOBAL PROPERTY HIVED_INCLUDE_ROOT_${name} ${root})
 endfunction()
 
-# hived_add_module(NAME <name> [FOLDER <folder>] SOURCES ... [MODULES ...] [DEPS ...])
+# hived_add_module(NAME <name> [FOLDER <folder>] SOURCES ... [MODULES ...]
+#                  [PRIVATE_MODULES ...] [DEPS ...])
 # An object library `hived_<name>` plus an interface `hived_<name>_usage` that carries its
-# include root, the usage of the modules it may include (MODULES) and its link dependencies
-# (object libraries do not pass their objects on). FOLDER defaults to <name>. Adding a source
-# file is a one-line change to SOURCES.
+# include root, the usage of the modules its headers include (MODULES) and its link
+# dependencies (object libraries do not pass their objects on). PRIVATE_MODULES may be
+# included by its sources only: its users do not see them. FOLDER defaults to <name>. Adding
+# a source file is a one-line change to SOURCES.
 function(hived_add_module)
-  cmake_parse_arguments(ARG "" "NAME;FOLDER" "SOURCES;MODULES;DEPS" ${ARGN})
+  cmake_parse_arguments(ARG "" "NAME;FOLDER" "SOURCES;MODULES;PRIVATE_MODULES;DEPS" ${ARGN})
   set(target hived_${ARG_NAME})
   if(NOT ARG_FOLDER)
     set(ARG_FOLDER ${ARG_NAME})
@@ -65,7 +67,12 @@ function(hived_add_module)
   endforeach()
   target_link_libraries(${target}_usage INTERFACE ${module_usage} ${HIVED_PRIVATE_DEPS}
                         ${ARG_DEPS} Threads::Threads)
-  target_link_libraries(${target} PRIVATE ${target}_usage $<BUILD_INTERFACE:hived_warnings>)
+  set(private_usage "")
+  foreach(module IN LISTS ARG_PRIVATE_MODULES)
+    list(APPEND private_usage hived_${module}_usage)
+  endforeach()
+  target_link_libraries(${target} PRIVATE ${target}_usage ${private_usage}
+                        $<BUILD_INTERFACE:hived_warnings>)
   target_compile_features(${target} PUBLIC cxx_std_17)
   set_target_properties(${target} PROPERTIES
     POSITION_INDEPENDENT_CODE ${BUILD_SHARED_LIBS}

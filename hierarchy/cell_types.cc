@@ -44,6 +44,43 @@ int64_t SatMul(int64_t a, int64_t b) {
 
 int64_t SatAdd(int64_t a, int64_t b) { return std::min(kSaturated, a + b); }
 
+size_t Utf8SequenceLength(std::string_view text, size_t i) {
+  const auto byte = [&](size_t k) { return static_cast<unsigned char>(text[k]); };
+  const unsigned char c = byte(i);
+  if (c < 0x80) return 1;
+  size_t length = 0;
+  uint32_t lo = 0x80;  // the allowed range of the second byte (no overlongs, surrogates)
+  uint32_t hi = 0xbf;
+  if (c >= 0xc2 && c <= 0xdf) {
+    length = 2;
+  } else if (c >= 0xe0 && c <= 0xef) {
+    length = 3;
+    if (c == 0xe0) lo = 0xa0;
+    if (c == 0xed) hi = 0x9f;
+  } else if (c >= 0xf0 && c <= 0xf4) {
+    length = 4;
+    if (c == 0xf0) lo = 0x90;
+    if (c == 0xf4) hi = 0x8f;
+  } else {
+    return 0;
+  }
+  if (i + length > text.size()) return 0;
+  if (byte(i + 1) < lo || byte(i + 1) > hi) return 0;
+  for (size_t k = 2; k < length; ++k) {
+    if (byte(i + k) < 0x80 || byte(i + k) > 0xbf) return 0;
+  }
+  return length;
+}
+
+bool IsValidUtf8(std::string_view text) {
+  for (size_t i = 0; i < text.size();) {
+    const size_t length = Utf8SequenceLength(text, i);
+    if (length == 0) return false;
+    i += length;
+  }
+  return true;
+}
+
 bool ParseDeviceIndex(std::string_view text, int32_t* out) {
   if (text.empty() || text.size() > 10) return false;
   int64_t value = 0;
@@ -91,6 +128,9 @@ TypeTable AnalyzeCellTypes(const ClusterSpec& spec, std::vector<ConfigError>* er
       Report(errors, path, absl::StrCat("cell type `", ct.name, "` is defined twice"),
              "give each cell type one definition");
       continue;
+    }
+    if (!IsValidUtf8(ct.name) || !IsValidUtf8(ct.child_cell_type)) {
+      Report(errors, path, "the cell type's names are not valid UTF-8", "names must be UTF-8 text");
     }
     if (ct.name.find('.') != std::string::npos) {
       Report(errors, path, absl::StrCat("cell type name `", ct.name, "` contains `.`"),

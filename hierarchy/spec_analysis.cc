@@ -195,6 +195,10 @@ void Analyzer::WalkCell(const PhysicalCellSpec& cell, int32_t type, const std::s
            "a child's type is its parent's `childCellType`; omit `cellType` below the top");
   }
   const bool explicit_address = !cell.cell_address.empty();
+  if (!IsValidUtf8(cell.cell_address) || !IsValidUtf8(cell.pinned_cell_id)) {
+    Report(path, "the cell's `cellAddress` or `pinnedCellId` is not valid UTF-8",
+           "names must be UTF-8 text");
+  }
   if (explicit_address && cell.cell_address.find('/') != std::string::npos) {
     Report(absl::StrCat(path, ".cellAddress"),
            absl::StrCat("`cellAddress: ", cell.cell_address, "` contains `/`"),

@@ -65,6 +65,12 @@ struct TypeTable {
   std::vector<int32_t> PathDown(int32_t t) const;
 };
 
+// Length of the valid UTF-8 sequence starting at `text[i]`, or 0 when it is not one (bad
+// lead or continuation bytes, overlong forms, surrogates, beyond U+10FFFF).
+size_t Utf8SequenceLength(std::string_view text, size_t i);
+// True when all of `text` is valid UTF-8. Names (types, addresses, pinned ids, VCs) must be.
+bool IsValidUtf8(std::string_view text);
+
 // A leaf's device index: its address, decimal digits only, within int32.
 bool ParseDeviceIndex(std::string_view text, int32_t* out);
 

@@ -106,6 +106,9 @@ void Analyzer::CheckVirtualClusters() {
     const std::string path = absl::StrCat("virtualClusters.", vc.name);
     if (vc.name.empty()) {
       Report("virtualClusters", "a virtual cluster has an empty name");
+    } else if (!IsValidUtf8(vc.name)) {
+      Report("virtualClusters", "a virtual cluster's name is not valid UTF-8",
+             "names must be UTF-8 text");
     } else if (!vc_seen.emplace(vc.name, v).second) {
       Report(path, absl::StrCat("virtual cluster `", vc.name, "` is defined twice"),
              "give each virtual cluster one entry");

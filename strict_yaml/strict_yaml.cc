@@ -16,6 +16,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "hierarchy/spec_analysis.h"
 
 namespace hived::yaml_internal {
 namespace {
@@ -34,35 +35,6 @@ YAML::Mark MarkAt(std::string_view text, size_t offset) {
     }
   }
   return mark;
-}
-
-// Length of the valid UTF-8 sequence starting at `i`, or 0 when it is not one.
-size_t Utf8Length(std::string_view text, size_t i) {
-  const auto byte = [&](size_t k) { return static_cast<unsigned char>(text[k]); };
-  const unsigned char c = byte(i);
-  if (c < 0x80) return 1;
-  size_t length = 0;
-  uint32_t lo = 0x80;  // the allowed range of the second byte (no overlongs, surrogates)
-  uint32_t hi = 0xbf;
-  if (c >= 0xc2 && c <= 0xdf) {
-    length = 2;
-  } else if (c >= 0xe0 && c <= 0xef) {
-    length = 3;
-    if (c == 0xe0) lo = 0xa0;
-    if (c == 0xed) hi = 0x9f;
-  } else if (c >= 0xf0 && c <= 0xf4) {
-    length = 4;
-    if (c == 0xf0) lo = 0x90;
-    if (c == 0xf4) hi = 0x8f;
-  } else {
-    return 0;
-  }
-  if (i + length > text.size()) return 0;
-  if (byte(i + 1) < lo || byte(i + 1) > hi) return 0;
-  for (size_t k = 2; k < length; ++k) {
-    if (byte(i + k) < 0x80 || byte(i + k) > 0xbf) return 0;
-  }
-  return length;
 }
 
 // Counts events and documents; throws `Stop` to end parsing early.
@@ -143,15 +115,6 @@ absl::StatusOr<std::string> ReadFileLimited(const std::string& path, int64_t max
   return text;
 }
 
-bool IsValidUtf8(std::string_view text) {
-  for (size_t i = 0; i < text.size();) {
-    const size_t length = Utf8Length(text, i);
-    if (length == 0) return false;
-    i += length;
-  }
-  return true;
-}
-
 std::optional<Problem> CheckText(std::string_view text) {
   for (size_t i = 0; i < text.size();) {
     const auto c = static_cast<unsigned char>(text[i]);
@@ -160,7 +123,7 @@ std::optional<Problem> CheckText(std::string_view text) {
                      absl::StrFormat("control character 0x%02x is not allowed in YAML", c),
                      "save the file as plain UTF-8 text"};
     }
-    const size_t length = Utf8Length(text, i);
+    const size_t length = hierarchy::Utf8SequenceLength(text, i);
     if (length == 0) {
       return Problem{MarkAt(text, i), absl::StrFormat("byte 0x%02x is not valid UTF-8", c),
                      "names and text must be UTF-8; save the file as UTF-8"};

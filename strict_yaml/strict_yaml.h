@@ -58,9 +58,6 @@ struct Problem {
 // yaml-cpp 0.7 accepts them: a NUL makes it produce empty documents forever.
 std::optional<Problem> CheckText(std::string_view text);
 
-// True when `text` is valid UTF-8 (as `CheckText` defines it, controls aside).
-bool IsValidUtf8(std::string_view text);
-
 // A parsed file. `has_root` when its first document was read (`root`); `empty` when the
 // file holds no document at all. `problem` is set when something is wrong: with `has_root`
 // only for a second document (the first is still worth checking), else parsing stopped.

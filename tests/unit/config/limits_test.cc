@@ -1,5 +1,6 @@
 // Hostile inputs to the config loader (issue 14): every limit is checked while reading, every
 // YAML node counts, errors are capped, and the public names of the API's enums.
+#include <algorithm>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -111,6 +112,24 @@ TEST_CASE("LoadClusterSpecDetailed: names must be UTF-8", "[config][unit]") {
     other.replace(other.find("VC1"), 3, bytes);
     CHECK_FALSE(LoadClusterSpecDetailed(other, "bad.yaml").ok());
   }
+}
+
+TEST_CASE("ValidateClusterSpec: names of a spec built in code must be UTF-8", "[config][unit]") {
+  absl::StatusOr<ClusterSpec> spec = LoadClusterSpecString(kValidHead, "ok.yaml");
+  REQUIRE(spec.ok());
+  CHECK(ValidateClusterSpec(*spec).empty());
+  ClusterSpec bad = *spec;
+  bad.virtual_clusters[0].name = "VC\xff";
+  bad.physical_cells[0].cell_address = "node-\xc3";
+  bad.cell_types[0].child_cell_type = "K\x80";
+  std::vector<std::string> messages;
+  for (const ConfigError& e : ValidateClusterSpec(bad)) messages.push_back(e.message);
+  CHECK(std::count(messages.begin(), messages.end(),
+                   "a virtual cluster's name is not valid UTF-8") == 1);
+  CHECK(std::count(messages.begin(), messages.end(),
+                   "the cell's `cellAddress` or `pinnedCellId` is not valid UTF-8") == 1);
+  CHECK(std::count(messages.begin(), messages.end(), "the cell type's names are not valid UTF-8") ==
+        1);
 }
 
 TEST_CASE("Public names: outcomes, group and cell states are lower-case words", "[config][unit]") {
