@@ -620,8 +620,7 @@ absl::StatusOr<Scenario> ScenarioParser::Parse(std::string_view yaml) {
   if (doc.problem) {
     const YAML::Mark& mark = doc.problem->mark;
     errors_.push_back(absl::StrCat(file_, ":", mark.line + 1, ":", mark.column + 1, ": ",
-                                   doc.problem->message,
-                                   doc.problem->hint.empty() ? "" : " (",
+                                   doc.problem->message, doc.problem->hint.empty() ? "" : " (",
                                    doc.problem->hint, doc.problem->hint.empty() ? "" : ")"));
     if (!doc.has_root) return absl::InvalidArgumentError(errors_.front());
   }
