@@ -20,6 +20,7 @@
 #include "sim/json.h"
 #include "sim/metrics.h"
 #include "sim/plot.h"
+#include "sim/run_options.h"
 #include "sim/scheduler_backend.h"
 #include "sim/trace_reader.h"
 
@@ -85,9 +86,10 @@ struct Replayed {
 
 absl::StatusOr<Replayed> Replay(PolicyKind policy, const ClusterSpec& spec, const SpecInfo& info,
                                 const Trace& trace, const std::vector<NodeEvent>& node_events,
-                                EngineOptions options, const RunInfo& run_info) {
-  absl::StatusOr<std::unique_ptr<ClusterBackend>> backend =
-      MakeSchedulerBackend(policy, spec, static_cast<int32_t>(trace.jobs.size()));
+                                EngineOptions options, const RunInfo& run_info,
+                                const PolicyOptions& policy_options) {
+  absl::StatusOr<std::unique_ptr<ClusterBackend>> backend = MakeSchedulerBackend(
+      policy, spec, static_cast<int32_t>(trace.jobs.size()), policy_options);
   if (!backend.ok()) {
     return absl::Status(backend.status().code(),
                         absl::StrCat("cannot build the ", Av(PolicyKindName(policy)),
@@ -113,9 +115,10 @@ absl::StatusOr<Replayed> Replay(PolicyKind policy, const ClusterSpec& spec, cons
 
 int RunCommand(int argc, char** argv) {
   std::string config, trace_path, format = "hived", policy_name = "hived", out_dir,
-                                  queue_name = "fifo", node_events_path, baseline = "private";
-  int64_t seed = 1, check_every = 0, horizon = -1, timeline_interval = 0;
-  double mtbf = 0, mttr = 0;
+                                  queue_name = "fifo", node_events_path, baseline = "private",
+                                  window_text, slo_text, max_capacity_text;
+  int64_t seed = 1, check_every = 0, horizon = -1, timeline_interval = 0, warmup = 0;
+  double mtbf = 0, mttr = 0, load_scale = 1;
   bool resume = false, overflow = false, skip_bad = false, plot = false, quiet = false;
   FlagParser p("hived-sim run", "--config FILE --trace FILE [options]",
                "Replays a job trace against a cluster config under a sharing policy and reports\n"
@@ -125,7 +128,15 @@ int RunCommand(int argc, char** argv) {
   p.String("config", &config, "FILE", "cluster config (HiveD YAML)");
   p.String("trace", &trace_path, "FILE", "job trace (CSV)");
   p.String("format", &format, "hived|philly", "trace format (default hived: the own CSV)");
-  p.String("policy", &policy_name, "hived|quota|private", "sharing policy (default hived)");
+  p.String("policy", &policy_name, "hived|quota|private|yarn-cs|elastic-quota",
+           "sharing policy (default hived)");
+  p.String("max-capacity", &max_capacity_text, "F|VC=GPUS,...",
+           "yarn-cs/elastic-quota: a VC's maximum GPUs (default the whole cluster)");
+  p.Double("load-scale", &load_scale, "divide inter-arrival times by K (K > 1 = heavier)");
+  p.String("window", &window_text, "START,END",
+           "measurement window, seconds (default: submit span + longest job)");
+  p.Int("warmup", &warmup, "jobs submitted in the window's first D seconds are not measured");
+  p.String("slo", &slo_text, "T,...", "queuing-delay targets, e.g. 10m,1h (default 10m,1h)");
   p.String("queue", &queue_name, "fifo|strict|backfill", "per-VC queue policy (default fifo)");
   p.String("baseline", &baseline, "private|none",
            "also replay the private baseline for the anomaly (default private; in parallel)");
@@ -163,8 +174,24 @@ int RunCommand(int argc, char** argv) {
     return p.UsageError("--mtbf and --mttr go together and must be positive");
   }
   if (plot && out_dir.empty()) return p.UsageError("--plot needs --out");
-  if (check_every < 0 || timeline_interval < 0) {
-    return p.UsageError("--check-invariants and --timeline-interval must be >= 0");
+  if (check_every < 0 || timeline_interval < 0 || warmup < 0) {
+    return p.UsageError("--check-invariants, --timeline-interval and --warmup must be >= 0");
+  }
+  std::pair<Time, Time> window{-1, -1};
+  if (!window_text.empty()) {
+    absl::StatusOr<std::pair<Time, Time>> w = ParseWindow(window_text);
+    if (!w.ok()) return p.UsageError(w.status().message());
+    window = *w;
+  }
+  std::vector<Time> slo = {600, 3600};
+  if (!slo_text.empty()) {
+    absl::StatusOr<std::vector<Time>> v = ParseSloList(slo_text);
+    if (!v.ok()) return p.UsageError(v.status().message());
+    slo = std::move(*v);
+  }
+  if (!max_capacity_text.empty() && *policy != PolicyKind::kYarnCs &&
+      *policy != PolicyKind::kElasticQuota) {
+    return p.UsageError("--max-capacity applies to yarn-cs and elastic-quota only");
   }
   const char* kCmd = "hived-sim run";
 
@@ -172,8 +199,15 @@ int RunCommand(int argc, char** argv) {
   absl::StatusOr<ClusterSpec> spec = LoadClusterSpecFile(config);
   if (!spec.ok()) return Fail(kCmd, spec.status().message());
   const SpecInfo info(*spec);
+  PolicyOptions policy_options;
+  if (!max_capacity_text.empty()) {
+    absl::StatusOr<std::vector<int64_t>> m = ParseMaxCapacity(max_capacity_text, info);
+    if (!m.ok()) return p.UsageError(m.status().message());
+    policy_options.max_capacity = std::move(*m);
+  }
   absl::StatusOr<Trace> trace = ReadTraceFile(trace_path, *fmt, {skip_bad});
   if (!trace.ok()) return Fail(kCmd, trace.status().message());
+  if (absl::Status s = ScaleLoad(load_scale, &*trace); !s.ok()) return p.UsageError(s.message());
   for (const std::string& w : trace->warnings) std::fprintf(stderr, "warning: %s\n", w.c_str());
   std::vector<NodeEvent> node_events;
   if (!node_events_path.empty()) {
@@ -195,6 +229,9 @@ int RunCommand(int argc, char** argv) {
   run_info.resume = resume;
   run_info.opportunistic_overflow = overflow;
   run_info.skipped_rows = trace->skipped_rows;
+  run_info.load_scale = load_scale;
+  run_info.warmup = warmup;
+  run_info.slo_seconds = slo;
   EngineOptions options;
   options.queue = *queue;
   options.resume = resume;
@@ -205,6 +242,8 @@ int RunCommand(int argc, char** argv) {
   options.mtbf_hours = mtbf;
   options.mttr_hours = mttr;
   options.seed = static_cast<uint64_t>(seed);
+  options.window_start = window.first;
+  options.window_end = window.second;
 
   // The private baseline runs on a second thread: the two replays share nothing mutable.
   const bool with_baseline = baseline == "private" && *policy != PolicyKind::kPrivate;
@@ -212,14 +251,16 @@ int RunCommand(int argc, char** argv) {
   std::thread base_thread;
   if (with_baseline) {
     base_thread = std::thread([&] {
-      base = Replay(PolicyKind::kPrivate, *spec, info, *trace, node_events, options, run_info);
+      base = Replay(PolicyKind::kPrivate, *spec, info, *trace, node_events, options, run_info,
+                    {});
     });
   }
   ProgressBar bar(absl::StrCat("replaying ", trace->jobs.size(), " jobs"));
   EngineOptions main_options = options;
   if (!quiet) main_options.progress = [&bar](double f) { bar.Update(f); };
   absl::StatusOr<Replayed> main =
-      Replay(*policy, *spec, info, *trace, node_events, std::move(main_options), run_info);
+      Replay(*policy, *spec, info, *trace, node_events, std::move(main_options), run_info,
+             policy_options);
   if (base_thread.joinable()) base_thread.join();
   bar.Clear();
   if (!main.ok()) return Fail(kCmd, main.status().message());

@@ -20,6 +20,8 @@ class ExpSampler {
   Time Next(double mean_seconds) {
     const double u = static_cast<double>(gen_() >> 11) * 0x1.0p-53;  // [0, 1)
     const double x = -mean_seconds * std::log1p(-u);
+    // Clamped before the conversion: a huge mean (e.g. --mtbf 1e308) must not overflow.
+    if (!(x < static_cast<double>(kMaxTime))) return kMaxTime;
     return std::max<Time>(1, static_cast<Time>(std::llround(x)));
   }
 
@@ -39,6 +41,16 @@ class Replay {
  private:
   void Advance(Time t);
   TimelineRow Sample(Time t) const;
+  void ThinTimeline();
+  // Seconds of [a, b) inside the measurement window.
+  double InWindow(Time a, Time b) const {
+    const Time lo = std::max(a, window_start_);
+    const Time hi = std::min(b, window_end_);
+    return hi > lo ? static_cast<double>(hi - lo) : 0.0;
+  }
+  // Integrates VC `vc`'s usage up to now; then changes its running GPUs by `delta`.
+  void ChangeVcUsed(int32_t vc, int64_t delta);
+  void ServeOrder(std::vector<int32_t>* batch) const;
   absl::Status Handle(const Event& e);
   void Enqueue(JobIndex j);
   void MarkDirty(int32_t vc);
@@ -73,6 +85,19 @@ class Replay {
   Time next_sample_ = 0;
   Time sample_interval_ = 1;
   Time last_submit_ = 0;
+  Time window_start_ = 0;
+  Time window_end_ = 0;
+  // Per VC: running GPUs, guarantee, when the usage was last integrated, and the lending
+  // integral at that time. Totals: borrowed beyond guarantees, idle guarantees, unreserved.
+  std::vector<int64_t> vc_used_;
+  std::vector<int64_t> vc_guarantee_;
+  std::vector<Time> vc_since_;
+  std::vector<double> vc_lent_mark_;
+  double lent_share_integral_ = 0;  // integral of (GPUs lent / idle guarantee) dt
+  int64_t used_total_ = 0;
+  int64_t borrowed_total_ = 0;
+  int64_t idle_guarantee_total_ = 0;
+  int64_t unreserved_ = 0;
   absl::Status error_;
   int64_t submitted_ = 0;
 };
@@ -102,6 +127,14 @@ TimelineRow Replay::Sample(Time t) const {
   return row;
 }
 
+void Replay::ThinTimeline() {
+  // Rows sit at start + k x interval; keeping even k doubles the interval.
+  size_t kept = 0;
+  for (size_t i = 0; i < r_.timeline.size(); i += 2) r_.timeline[kept++] = r_.timeline[i];
+  r_.timeline.resize(kept);
+  sample_interval_ = SaturatingAdd(sample_interval_, sample_interval_);
+}
+
 void Replay::Advance(Time t) {
   if (t > last_time_) {
     const double dt = static_cast<double>(t - last_time_);
@@ -110,13 +143,59 @@ void Replay::Advance(Time t) {
     r_.fragmented_gpu_seconds += static_cast<double>(backend_->fragmented_free_gpus()) * dt;
     r_.servable_gpu_seconds +=
         static_cast<double>(std::min(r_.total_gpus, used + queued_gpus_)) * dt;
+    const double in_window = InWindow(last_time_, t);
+    if (in_window > 0) {
+      r_.window_used_gpu_seconds += static_cast<double>(used_total_) * in_window;
+      const int64_t lent = std::min(idle_guarantee_total_,
+                                    std::max<int64_t>(0, borrowed_total_ - unreserved_));
+      if (lent > 0) {
+        lent_share_integral_ +=
+            static_cast<double>(lent) / static_cast<double>(idle_guarantee_total_) * in_window;
+      }
+    }
   }
   while (next_sample_ < t) {
     r_.timeline.push_back(Sample(next_sample_));
-    next_sample_ += sample_interval_;
+    if (r_.timeline.size() >= kMaxTimelineRows) ThinTimeline();
+    next_sample_ = SaturatingAdd(r_.timeline.back().time, sample_interval_);
   }
   last_time_ = std::max(last_time_, t);
   now_ = t;
+}
+
+void Replay::ChangeVcUsed(int32_t vc, int64_t delta) {
+  const size_t v = static_cast<size_t>(vc);
+  const int64_t used = vc_used_[v];
+  const int64_t g = vc_guarantee_[v];
+  const double dt = InWindow(vc_since_[v], now_);
+  VcUsage& u = r_.vc_usage[v];
+  u.used += static_cast<double>(used) * dt;
+  u.borrowed += static_cast<double>(std::max<int64_t>(0, used - g)) * dt;
+  u.lent += static_cast<double>(std::max<int64_t>(0, g - used)) *
+            (lent_share_integral_ - vc_lent_mark_[v]);
+  vc_since_[v] = now_;
+  vc_lent_mark_[v] = lent_share_integral_;
+  if (delta == 0) return;
+  borrowed_total_ -= std::max<int64_t>(0, used - g);
+  idle_guarantee_total_ -= std::max<int64_t>(0, g - used);
+  vc_used_[v] += delta;
+  used_total_ += delta;
+  borrowed_total_ += std::max<int64_t>(0, vc_used_[v] - g);
+  idle_guarantee_total_ += std::max<int64_t>(0, g - vc_used_[v]);
+}
+
+void Replay::ServeOrder(std::vector<int32_t>* batch) const {
+  std::sort(batch->begin(), batch->end());
+  if (!backend_->ServesLeastUsedFirst()) return;
+  // Least used first: running GPUs / guarantee ascending (a VC without a guarantee that runs
+  // anything comes last), ties in VC order. Cross-multiplied: exact, no floats; GPU counts
+  // are below 2^31 (a config has at most 2^20 cells), so the products fit.
+  auto less = [this](int32_t a, int32_t b) {
+    const size_t x = static_cast<size_t>(a);
+    const size_t y = static_cast<size_t>(b);
+    return vc_used_[x] * vc_guarantee_[y] < vc_used_[y] * vc_guarantee_[x];
+  };
+  std::stable_sort(batch->begin(), batch->end(), less);
 }
 
 void Replay::MarkDirty(int32_t vc) {
@@ -165,8 +244,9 @@ void Replay::Start(JobIndex j, bool opportunistic) {
   queued_gpus_ -= job.gpus;
   --queued_total_;
   RunningAdd(j);
+  ChangeVcUsed(job.vc, job.gpus);
   Event finish;
-  finish.time = now_ + rec.remaining;
+  finish.time = SaturatingAdd(now_, rec.remaining);
   finish.kind = EventKind::kFinish;
   finish.job = j;
   finish.epoch = rec.epoch;
@@ -181,7 +261,13 @@ absl::Status Replay::Interrupt(JobIndex j, Interruption why) {
   }
   if (absl::Status s = backend_->Release(job); !s.ok()) return s;
   RunningRemove(j);
+  ChangeVcUsed(job.vc, -job.gpus);
   const Time ran = now_ - rec.last_start;
+  if (!options_.resume) {
+    const double lost = static_cast<double>(job.gpus) * InWindow(rec.last_start, now_);
+    (why == Interruption::kPreemption ? r_.window_lost_gpu_seconds
+                                      : r_.window_failure_lost_gpu_seconds) += lost;
+  }
   if (options_.resume) {
     // Resume from progress: only the remainder is left to run.
     rec.remaining = std::max<Time>(1, rec.remaining - ran);
@@ -248,7 +334,7 @@ absl::Status Replay::SchedulePasses() {
   while (!dirty_list_.empty()) {
     batch.swap(dirty_list_);
     dirty_list_.clear();
-    std::sort(batch.begin(), batch.end());
+    ServeOrder(&batch);
     for (int32_t vc : batch) dirty_[static_cast<size_t>(vc)] = false;
     for (int32_t vc : batch) {
       queues_[static_cast<size_t>(vc)]->Pass([this](JobIndex j) { return TryStart(j); });
@@ -284,6 +370,7 @@ absl::Status Replay::Handle(const Event& e) {
       if (rec.state != JobState::kRunning || rec.epoch != e.epoch) return absl::OkStatus();
       if (absl::Status s = backend_->Release(r_.jobs[j]); !s.ok()) return s;
       RunningRemove(e.job);
+      ChangeVcUsed(r_.jobs[j].vc, -r_.jobs[j].gpus);
       rec.state = JobState::kCompleted;
       rec.end = now_;
       rec.remaining = 0;
@@ -306,7 +393,7 @@ absl::Status Replay::Handle(const Event& e) {
       }
       if (options_.mttr_hours > 0 && options_.mtbf_hours > 0) {
         Event up;
-        up.time = now_ + sampler_.Next(options_.mttr_hours * 3600.0);
+        up.time = SaturatingAdd(now_, sampler_.Next(options_.mttr_hours * 3600.0));
         up.kind = EventKind::kNodeUp;
         up.node = e.node;
         up.epoch = 1;  // drawn by the failure model
@@ -320,7 +407,7 @@ absl::Status Replay::Handle(const Event& e) {
         if (waiting_[v] > 0) MarkDirty(static_cast<int32_t>(v));
       }
       if (e.epoch == 1 && options_.mtbf_hours > 0) {
-        const Time next = now_ + sampler_.Next(options_.mtbf_hours * 3600.0);
+        const Time next = SaturatingAdd(now_, sampler_.Next(options_.mtbf_hours * 3600.0));
         if (next <= last_submit_) {
           Event down;
           down.time = next;
@@ -342,8 +429,21 @@ absl::StatusOr<EngineResult> Replay::Run(const Trace& trace,
   const size_t n = r_.jobs.size();
   r_.records.resize(n);
   r_.total_gpus = backend_->total_gpus();
+  r_.cluster_gpus = info_.TotalGpus();
   running_pos_.assign(n, -1);
   const size_t vcs = static_cast<size_t>(info_.vc_count());
+  vc_used_.assign(vcs, 0);
+  vc_since_.assign(vcs, 0);
+  vc_lent_mark_.assign(vcs, 0);
+  r_.vc_usage.assign(vcs, {});
+  unreserved_ = r_.cluster_gpus;
+  for (size_t v = 0; v < vcs; ++v) {
+    vc_guarantee_.push_back(backend_->VcGuaranteedGpus(static_cast<int32_t>(v)));
+    unreserved_ -= vc_guarantee_.back();
+    idle_guarantee_total_ += vc_guarantee_.back();
+  }
+  unreserved_ = std::max<int64_t>(0, unreserved_);
+  r_.vc_guaranteed_gpus = vc_guarantee_;
   for (size_t v = 0; v < vcs; ++v) queues_.push_back(MakeQueuePolicy(options_.queue));
   waiting_.assign(vcs, 0);
   waiting_opp_.assign(vcs, 0);
@@ -394,7 +494,7 @@ absl::StatusOr<EngineResult> Replay::Run(const Trace& trace,
   if (options_.mtbf_hours > 0 && options_.mttr_hours > 0) {
     for (size_t i = 0; i < nodes.size(); ++i) {
       Event down;
-      down.time = first_submit + sampler_.Next(options_.mtbf_hours * 3600.0);
+      down.time = SaturatingAdd(first_submit, sampler_.Next(options_.mtbf_hours * 3600.0));
       if (down.time > last_submit_) continue;
       down.kind = EventKind::kNodeDown;
       down.node = static_cast<int32_t>(i);
@@ -405,9 +505,19 @@ absl::StatusOr<EngineResult> Replay::Run(const Trace& trace,
   r_.start = events_.empty() ? 0 : events_.Top().time;
   last_time_ = r_.start;
   next_sample_ = r_.start;
+  // The work's span: submissions, each job's end if it ran at once, node events.
+  Time longest = 0;
+  Time span_end = last_submit_;
+  for (const TraceJob& t : trace.jobs) longest = std::max(longest, t.duration);
+  span_end = SaturatingAdd(span_end, longest);
+  if (!node_events.empty()) span_end = std::max(span_end, node_events.back().time);
   sample_interval_ = options_.timeline_interval > 0
                          ? options_.timeline_interval
-                         : std::max<Time>(60, (last_submit_ - r_.start) / 2000);
+                         : std::max<Time>(60, (span_end - r_.start) / 2000);
+  window_start_ = options_.window_start >= 0 ? options_.window_start : first_submit;
+  window_end_ = options_.window_end >= 0 ? options_.window_end
+                                         : SaturatingAdd(last_submit_, std::max<Time>(1, longest));
+  for (Time& since : vc_since_) since = r_.start;
 
   int64_t since_check = 0;
   int64_t since_progress = 0;
@@ -437,6 +547,11 @@ absl::StatusOr<EngineResult> Replay::Run(const Trace& trace,
   r_.end = !events_.empty() ? std::max(last_time_, options_.horizon) : last_time_;
   Advance(r_.end);
   r_.timeline.push_back(Sample(r_.end));
+  for (int32_t v = 0; v < static_cast<int32_t>(vcs); ++v) ChangeVcUsed(v, 0);
+  // A horizon cuts the window: what follows it was not simulated.
+  if (!events_.empty()) window_end_ = std::min(window_end_, r_.end);
+  r_.window_start = window_start_;
+  r_.window_end = std::max(window_start_, window_end_);
   if (options_.check_invariants_every > 0) {
     if (absl::Status s = backend_->CheckInvariants(); !s.ok()) {
       return absl::InternalError(absl::StrCat("invariant check failed at the end: ", s.message()));
@@ -500,9 +615,11 @@ void ResolveJobs(const Trace& trace, const SpecInfo& info, std::vector<SimJob>* 
                                 largest);
         }
       }
-      if (reason.empty() && t.priority >= 0 && t.total_gpus > info.VcReservedGpus(vc)) {
+      // Pinned cells serve only jobs that name them, which trace rows cannot: a job larger
+      // than the VC's virtual cells can never run under hived or private.
+      if (reason.empty() && t.priority >= 0 && t.total_gpus > info.VcVirtualGpus(vc)) {
         reason = absl::StrCat("needs ", t.total_gpus, " GPUs but VC ", t.vc, " reserves only ",
-                              info.VcReservedGpus(vc));
+                              info.VcVirtualGpus(vc), " in virtual cells");
       }
       if (reason.empty() && t.total_gpus > info.TotalGpus()) {
         reason = absl::StrCat("needs ", t.total_gpus, " GPUs but the cluster has only ",

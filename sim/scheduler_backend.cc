@@ -14,13 +14,20 @@ absl::StatusOr<std::unique_ptr<ClusterBackend>> MakeQuotaBackend(const ClusterSp
                                                                  int32_t job_count);
 absl::StatusOr<std::unique_ptr<ClusterBackend>> MakePrivateBackend(const ClusterSpec& spec,
                                                                    int32_t job_count);
+absl::StatusOr<std::unique_ptr<ClusterBackend>> MakeElasticBackend(PolicyKind kind,
+                                                                   const ClusterSpec& spec,
+                                                                   int32_t job_count,
+                                                                   const PolicyOptions& options);
 
 absl::StatusOr<PolicyKind> ParsePolicyKind(std::string_view name) {
   if (name == "hived") return PolicyKind::kHived;
   if (name == "quota") return PolicyKind::kQuota;
   if (name == "private") return PolicyKind::kPrivate;
+  if (name == "yarn-cs") return PolicyKind::kYarnCs;
+  if (name == "elastic-quota") return PolicyKind::kElasticQuota;
   return absl::InvalidArgumentError(
-      absl::StrCat("unknown policy '", Av(name), "' (expected hived, quota or private)"));
+      absl::StrCat("unknown policy '", Av(name),
+                   "' (expected hived, quota, private, yarn-cs or elastic-quota)"));
 }
 
 std::string_view PolicyKindName(PolicyKind kind) {
@@ -31,14 +38,21 @@ std::string_view PolicyKindName(PolicyKind kind) {
       return "quota";
     case PolicyKind::kPrivate:
       return "private";
+    case PolicyKind::kYarnCs:
+      return "yarn-cs";
+    case PolicyKind::kElasticQuota:
+      return "elastic-quota";
   }
   return "hived";
 }
 
-absl::StatusOr<std::unique_ptr<ClusterBackend>> MakeSchedulerBackend(PolicyKind kind,
-                                                                     const ClusterSpec& spec,
-                                                                     int32_t job_count) {
+absl::StatusOr<std::unique_ptr<ClusterBackend>> MakeSchedulerBackend(
+    PolicyKind kind, const ClusterSpec& spec, int32_t job_count,
+    const PolicyOptions& policy_options) {
   switch (kind) {
+    case PolicyKind::kYarnCs:
+    case PolicyKind::kElasticQuota:
+      return MakeElasticBackend(kind, spec, job_count, policy_options);
     case PolicyKind::kQuota:
       return MakeQuotaBackend(spec, job_count);
     case PolicyKind::kPrivate:
@@ -98,7 +112,7 @@ bool SchedulerBackend::MayFitGuaranteed(const SimJob& job) const {
   for (const auto& [q, gpus] : vc_used_by_priority_[static_cast<size_t>(job.vc)]) {
     if (q >= p) used += gpus;
   }
-  return info_.VcReservedGpus(job.vc) - used >= job.gpus;
+  return info_.VcVirtualGpus(job.vc) - used >= job.gpus;
 }
 
 absl::StatusOr<StartAttempt> SchedulerBackend::TryStart(const SimJob& job, bool allow_overflow) {
@@ -106,12 +120,13 @@ absl::StatusOr<StartAttempt> SchedulerBackend::TryStart(const SimJob& job, bool 
   if (job.priority >= 0 || !SupportsOverflow()) {
     // A guaranteed ask (private runs opportunistic jobs as guaranteed inside the VC).
     const bool opportunistic_job = job.priority < 0;
-    if (job.gpus > info_.VcReservedGpus(job.vc)) {
+    if (job.gpus > info_.VcVirtualGpus(job.vc)) {
       // Only reachable for private's opportunistic jobs: guaranteed ones this large are
       // rejected before they are queued.
       first.kind = StartAttempt::Kind::kInfeasible;
       first.reason = absl::StrCat("needs ", job.gpus, " GPUs but VC ", info_.vc_name(job.vc),
-                                  " reserves only ", info_.VcReservedGpus(job.vc));
+                                  " reserves only ", info_.VcVirtualGpus(job.vc),
+                                  " in virtual cells");
       return first;
     }
     std::string why = opportunistic_job ? "" : Admit(job);
@@ -162,7 +177,11 @@ absl::Status SchedulerBackend::Attempt(const SimJob& job, bool opportunistic,
       absl::StatusOr<AllocateInfo> a = scheduler.Allocate(req, r->placement);
       if (!a.ok()) return a.status();
       attempt->kind = StartAttempt::Kind::kStarted;
-      return Record(job, ask.domain, attempt->opportunistic, r->placement);
+      JobRun& run = jobs_[static_cast<size_t>(job.index)];
+      run.domain = ask.domain;
+      run.opportunistic = attempt->opportunistic;
+      run.priority = ask.priority;
+      return Record(job, r->placement);
     }
     case Outcome::kPreempting: {
       attempt->kind = StartAttempt::Kind::kPreempting;
@@ -178,6 +197,7 @@ absl::Status SchedulerBackend::Attempt(const SimJob& job, bool opportunistic,
       JobRun& run = jobs_[static_cast<size_t>(job.index)];
       run.domain = ask.domain;
       run.opportunistic = attempt->opportunistic;
+      run.priority = ask.priority;
       run.pending_request = std::make_unique<GroupRequest>(std::move(req));
       run.pending_placement = std::make_unique<Placement>(std::move(r->placement));
       return absl::OkStatus();
@@ -194,13 +214,10 @@ absl::Status SchedulerBackend::Attempt(const SimJob& job, bool opportunistic,
   return absl::InternalError("unknown schedule outcome");
 }
 
-absl::Status SchedulerBackend::Record(const SimJob& job, int32_t domain, bool opportunistic,
-                                      const Placement& placement) {
+absl::Status SchedulerBackend::Record(const SimJob& job, const Placement& placement) {
   JobRun& run = jobs_[static_cast<size_t>(job.index)];
-  Domain& d = domains_[static_cast<size_t>(domain)];
+  Domain& d = domains_[static_cast<size_t>(run.domain)];
   run.running = true;
-  run.opportunistic = opportunistic;
-  run.domain = domain;
   run.pods.clear();
   for (const PodPlacement& pod : placement.pods) {
     auto it = node_index_.find(pod.node);
@@ -211,8 +228,8 @@ absl::Status SchedulerBackend::Record(const SimJob& job, int32_t domain, bool op
     run.pods.emplace_back(it->second, gpus);
     d.usage.Add(it->second, gpus);
   }
-  if (!opportunistic) {
-    const Priority p = AskFor(job, false).priority;
+  if (!run.opportunistic) {
+    const Priority p = run.priority;
     auto& by_priority = vc_used_by_priority_[static_cast<size_t>(job.vc)];
     auto it = std::find_if(by_priority.begin(), by_priority.end(),
                            [p](const auto& e) { return e.first == p; });
@@ -238,7 +255,7 @@ absl::Status SchedulerBackend::FinishPreemption(const SimJob& job) {
   Placement placement = std::move(*run.pending_placement);
   run.pending_request.reset();
   run.pending_placement.reset();
-  return Record(job, run.domain, run.opportunistic, placement);
+  return Record(job, placement);
 }
 
 absl::Status SchedulerBackend::Release(const SimJob& job) {
@@ -250,7 +267,7 @@ absl::Status SchedulerBackend::Release(const SimJob& job) {
   if (absl::Status s = d.scheduler->Release(std::to_string(job.index)); !s.ok()) return s;
   for (const auto& [node, gpus] : run.pods) d.usage.Remove(node, gpus);
   if (!run.opportunistic) {
-    const Priority p = AskFor(job, false).priority;
+    const Priority p = run.priority;
     for (auto& [q, gpus] : vc_used_by_priority_[static_cast<size_t>(job.vc)]) {
       if (q == p) gpus -= job.gpus;
     }

@@ -14,6 +14,18 @@
 //            1000) and opportunistic jobs run at priority 0 inside the VC, so they use only
 //            the VC's own idle cells and yield to its guaranteed jobs, as on a private cluster.
 //            `--opportunistic-overflow` has nothing to overflow into and is ignored.
+//   yarn-cs  YARN's Capacity Scheduler without preemption: the `quota` pool, but a VC may run
+//            guaranteed GPUs up to its maximum capacity (default: the whole cluster), not just
+//            its guarantee, whenever GPUs are idle. Nothing is taken back: an owner whose
+//            guarantee is lent waits for the borrowers to finish. Waiting VCs are served
+//            least-used first (used / guaranteed GPUs), as YARN orders its queues.
+//   elastic-quota  elastic quotas with reclaim (Kueue cohorts, scheduler-plugins
+//            ElasticQuota): the `quota` pool; a job that keeps its VC within its guarantee runs
+//            at pool priority 1, a job beyond it (a borrower, up to the maximum) at 0, so an
+//            owner's job within its guarantee preempts borrowers when it needs their GPUs.
+//            A job's class is fixed when it starts.
+// A VC's guarantee under the pool policies is the GPUs of its virtual cells: pinned cells
+// serve only jobs that name them, which no trace does, so they count for no policy.
 //
 // Group names are job indices in decimal, so victims map back to jobs without a table.
 //
@@ -34,15 +46,22 @@
 
 namespace hived::sim {
 
-enum class PolicyKind { kHived, kQuota, kPrivate };
+enum class PolicyKind { kHived, kQuota, kPrivate, kYarnCs, kElasticQuota };
 absl::StatusOr<PolicyKind> ParsePolicyKind(std::string_view name);
 std::string_view PolicyKindName(PolicyKind kind);
 
+// Knobs of the elastic pool policies (`yarn-cs`, `elastic-quota`).
+struct PolicyOptions {
+  // Maximum GPUs a VC's guaranteed jobs may hold, by VC index; missing or < 0 = the whole
+  // cluster. A VC's guarantee is never cut by a smaller maximum.
+  std::vector<int64_t> max_capacity;
+};
+
 // Builds the backend for `kind`; `job_count` sizes per-job tables.
 // Errors: kInvalidArgument when a scheduler cannot be built from the (derived) spec.
-absl::StatusOr<std::unique_ptr<ClusterBackend>> MakeSchedulerBackend(PolicyKind kind,
-                                                                     const ClusterSpec& spec,
-                                                                     int32_t job_count);
+absl::StatusOr<std::unique_ptr<ClusterBackend>> MakeSchedulerBackend(
+    PolicyKind kind, const ClusterSpec& spec, int32_t job_count,
+    const PolicyOptions& policy_options = {});
 
 // The shared machinery: scheduler "domains" (one, or one per VC for `private`), node usage,
 // per-job placements, per-VC guaranteed usage. Subclasses say which domain, VC name and
@@ -57,6 +76,7 @@ class SchedulerBackend : public ClusterBackend {
   absl::Status CheckInvariants() const override;
   const std::vector<std::string>& nodes() const override { return nodes_; }
   bool SharesIdleCells() const override { return SupportsOverflow(); }
+  int64_t VcGuaranteedGpus(int32_t vc) const override { return info_.VcVirtualGpus(vc); }
   int64_t total_gpus() const override { return total_gpus_; }
   int64_t used_gpus() const override;
   int64_t fragmented_free_gpus() const override;
@@ -102,6 +122,7 @@ class SchedulerBackend : public ClusterBackend {
     bool running = false;
     bool opportunistic = false;
     int32_t domain = 0;
+    Priority priority = 0;                          // asked for in the domain
     std::vector<std::pair<int32_t, int32_t>> pods;  // (node, GPUs)
     std::unique_ptr<GroupRequest> pending_request;  // kPreempting until FinishPreemption
     std::unique_ptr<Placement> pending_placement;
@@ -109,8 +130,7 @@ class SchedulerBackend : public ClusterBackend {
   GroupRequest MakeRequest(const SimJob& job, const Ask& ask) const;
   // Schedules and, when placed, allocates. Fills `attempt`.
   absl::Status Attempt(const SimJob& job, bool opportunistic, StartAttempt* attempt);
-  absl::Status Record(const SimJob& job, int32_t domain, bool opportunistic,
-                      const Placement& placement);
+  absl::Status Record(const SimJob& job, const Placement& placement);
 
   std::vector<std::string> nodes_;
   absl::flat_hash_map<std::string, int32_t> node_index_;
