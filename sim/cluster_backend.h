@@ -88,12 +88,10 @@ class ClusterBackend {
   // True when opportunistic jobs share idle cells across VCs (so any release may help any
   // VC's opportunistic jobs); false when each VC only uses its own cells (private).
   virtual bool SharesIdleCells() const = 0;
-  // True when waiting VCs are served least-used first (running GPUs / guarantee, then VC
-  // order), as YARN's Capacity Scheduler orders its queues; false: in VC order.
+  // True when waiting VCs are served least-used first (running GPUs / guarantee = the GPUs
+  // of its virtual cells, then VC order), as YARN's Capacity Scheduler orders its queues;
+  // false: in VC order.
   virtual bool ServesLeastUsedFirst() const { return false; }
-  // GPUs a VC is guaranteed: what its jobs can use without borrowing. For the lent and
-  // borrowed metrics and the least-used order.
-  virtual int64_t VcGuaranteedGpus(int32_t vc) const = 0;
   virtual absl::Status CheckInvariants() const = 0;
 
   virtual int64_t total_gpus() const = 0;

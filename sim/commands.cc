@@ -88,8 +88,8 @@ absl::StatusOr<Replayed> Replay(PolicyKind policy, const ClusterSpec& spec, cons
                                 const Trace& trace, const std::vector<NodeEvent>& node_events,
                                 EngineOptions options, const RunInfo& run_info,
                                 const PolicyOptions& policy_options) {
-  absl::StatusOr<std::unique_ptr<ClusterBackend>> backend = MakeSchedulerBackend(
-      policy, spec, static_cast<int32_t>(trace.jobs.size()), policy_options);
+  absl::StatusOr<std::unique_ptr<ClusterBackend>> backend =
+      MakeSchedulerBackend(policy, spec, static_cast<int32_t>(trace.jobs.size()), policy_options);
   if (!backend.ok()) {
     return absl::Status(backend.status().code(),
                         absl::StrCat("cannot build the ", Av(PolicyKindName(policy)),
@@ -251,16 +251,14 @@ int RunCommand(int argc, char** argv) {
   std::thread base_thread;
   if (with_baseline) {
     base_thread = std::thread([&] {
-      base = Replay(PolicyKind::kPrivate, *spec, info, *trace, node_events, options, run_info,
-                    {});
+      base = Replay(PolicyKind::kPrivate, *spec, info, *trace, node_events, options, run_info, {});
     });
   }
   ProgressBar bar(absl::StrCat("replaying ", trace->jobs.size(), " jobs"));
   EngineOptions main_options = options;
   if (!quiet) main_options.progress = [&bar](double f) { bar.Update(f); };
-  absl::StatusOr<Replayed> main =
-      Replay(*policy, *spec, info, *trace, node_events, std::move(main_options), run_info,
-             policy_options);
+  absl::StatusOr<Replayed> main = Replay(*policy, *spec, info, *trace, node_events,
+                                         std::move(main_options), run_info, policy_options);
   if (base_thread.joinable()) base_thread.join();
   bar.Clear();
   if (!main.ok()) return Fail(kCmd, main.status().message());

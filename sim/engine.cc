@@ -146,8 +146,8 @@ void Replay::Advance(Time t) {
     const double in_window = InWindow(last_time_, t);
     if (in_window > 0) {
       r_.window_used_gpu_seconds += static_cast<double>(used_total_) * in_window;
-      const int64_t lent = std::min(idle_guarantee_total_,
-                                    std::max<int64_t>(0, borrowed_total_ - unreserved_));
+      const int64_t lent =
+          std::min(idle_guarantee_total_, std::max<int64_t>(0, borrowed_total_ - unreserved_));
       if (lent > 0) {
         lent_share_integral_ +=
             static_cast<double>(lent) / static_cast<double>(idle_guarantee_total_) * in_window;
@@ -438,7 +438,7 @@ absl::StatusOr<EngineResult> Replay::Run(const Trace& trace,
   r_.vc_usage.assign(vcs, {});
   unreserved_ = r_.cluster_gpus;
   for (size_t v = 0; v < vcs; ++v) {
-    vc_guarantee_.push_back(backend_->VcGuaranteedGpus(static_cast<int32_t>(v)));
+    vc_guarantee_.push_back(info_.VcVirtualGpus(static_cast<int32_t>(v)));
     unreserved_ -= vc_guarantee_.back();
     idle_guarantee_total_ += vc_guarantee_.back();
   }

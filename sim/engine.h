@@ -125,17 +125,17 @@ struct EngineResult {
   std::vector<SimJob> jobs;  // resolved jobs, trace order
   std::vector<JobRecord> records;
   std::vector<TimelineRow> timeline;
-  Time start = 0;  // first event
-  Time end = 0;    // last event (or the horizon)
-  int64_t total_gpus = 0;     // the policy's GPUs (private: the VCs' clusters only)
-  int64_t cluster_gpus = 0;   // the physical cluster's GPUs: the window's denominator
+  Time start = 0;            // first event
+  Time end = 0;              // last event (or the horizon)
+  int64_t total_gpus = 0;    // the policy's GPUs (private: the VCs' clusters only)
+  int64_t cluster_gpus = 0;  // the physical cluster's GPUs: the window's denominator
   Time window_start = 0;
   Time window_end = 0;
   double window_used_gpu_seconds = 0;
   double window_lost_gpu_seconds = 0;          // of the used: runs later preempted
   double window_failure_lost_gpu_seconds = 0;  // of the used: runs later killed by a failure
   std::vector<VcUsage> vc_usage;               // by VC
-  std::vector<int64_t> vc_guaranteed_gpus;     // by VC, as the backend counts it
+  std::vector<int64_t> vc_guaranteed_gpus;     // by VC: the GPUs of its virtual cells
   // Integrals over [start, end] in GPU-seconds.
   double used_gpu_seconds = 0;
   double fragmented_gpu_seconds = 0;

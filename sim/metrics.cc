@@ -245,8 +245,8 @@ Summary Summarize(const EngineResult& result, const SpecInfo& info, const RunInf
   for (size_t j = 0; j < result.jobs.size(); ++j) {
     const SimJob& job = result.jobs[j];
     const JobRecord& rec = result.records[j];
-    const bool measured = rec.submit >= measure_from && rec.submit < w.end &&
-                          rec.state != JobState::kRejected;
+    const bool measured =
+        rec.submit >= measure_from && rec.submit < w.end && rec.state != JobState::kRejected;
     // Jobs of VCs unknown to the config count under "all" only (they are rejected).
     const size_t own = job.vc >= 0 ? static_cast<size_t>(job.vc) : vcs;
     const size_t targets[2] = {own, vcs};
@@ -329,11 +329,10 @@ Summary Summarize(const EngineResult& result, const SpecInfo& info, const RunInf
         gs.borrowed_gpu_hours += result.vc_usage[v].borrowed / 3600.0;
         gs.lent_gpu_hours += result.vc_usage[v].lent / 3600.0;
       }
-      gs.reservation_utilisation =
-          gs.guaranteed_gpus > 0
-              ? (gs.used_gpu_hours - gs.borrowed_gpu_hours) * 3600.0 /
-                    (static_cast<double>(gs.guaranteed_gpus) * window)
-              : 0.0;
+      gs.reservation_utilisation = gs.guaranteed_gpus > 0
+                                       ? (gs.used_gpu_hours - gs.borrowed_gpu_hours) * 3600.0 /
+                                             (static_cast<double>(gs.guaranteed_gpus) * window)
+                                       : 0.0;
     }
     gs.gpu_hours_lost = static_cast<double>(lost[g]) / 3600.0;
     gs.failure_gpu_hours_lost = static_cast<double>(failure_lost[g]) / 3600.0;

@@ -110,7 +110,7 @@ struct RunInfo {
   bool opportunistic_overflow = false;
   int64_t skipped_rows = 0;
   double load_scale = 1;
-  Time warmup = 0;                         // after the window start, not measured
+  Time warmup = 0;  // after the window start, not measured
   std::vector<Time> slo_seconds = {600, 3600};
 };
 

@@ -72,8 +72,7 @@ absl::StatusOr<std::vector<Time>> ParseSloList(std::string_view text) {
   return out;
 }
 
-absl::StatusOr<std::vector<int64_t>> ParseMaxCapacity(std::string_view text,
-                                                      const SpecInfo& info) {
+absl::StatusOr<std::vector<int64_t>> ParseMaxCapacity(std::string_view text, const SpecInfo& info) {
   std::vector<int64_t> out(static_cast<size_t>(info.vc_count()), -1);
   if (text.find('=') == std::string_view::npos) {
     std::optional<double> f = ParseDouble(text);
@@ -91,8 +90,8 @@ absl::StatusOr<std::vector<int64_t>> ParseMaxCapacity(std::string_view text,
     const int32_t vc = kv.size() == 2 ? info.VcIndex(std::string(kv[0])) : -1;
     std::optional<int64_t> gpus = kv.size() == 2 ? ParseInt(Sv(kv[1])) : std::nullopt;
     if (vc < 0 || !gpus || *gpus < 0) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "--max-capacity item '", item, "' is not VC=GPUS with a VC of the config"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("--max-capacity item '", item, "' is not VC=GPUS with a VC of the config"));
     }
     out[static_cast<size_t>(vc)] = *gpus;
   }

@@ -39,8 +39,7 @@ absl::StatusOr<std::vector<Time>> ParseSloList(std::string_view text);
 
 // See above; the result is indexed by VC (-1 = the whole cluster). Errors: kInvalidArgument
 // for an unknown VC, a bad number or a fraction outside (0, 1].
-absl::StatusOr<std::vector<int64_t>> ParseMaxCapacity(std::string_view text,
-                                                      const SpecInfo& info);
+absl::StatusOr<std::vector<int64_t>> ParseMaxCapacity(std::string_view text, const SpecInfo& info);
 
 }  // namespace hived::sim
 

@@ -124,9 +124,9 @@ absl::StatusOr<StartAttempt> SchedulerBackend::TryStart(const SimJob& job, bool 
       // Only reachable for private's opportunistic jobs: guaranteed ones this large are
       // rejected before they are queued.
       first.kind = StartAttempt::Kind::kInfeasible;
-      first.reason = absl::StrCat("needs ", job.gpus, " GPUs but VC ", info_.vc_name(job.vc),
-                                  " reserves only ", info_.VcVirtualGpus(job.vc),
-                                  " in virtual cells");
+      first.reason =
+          absl::StrCat("needs ", job.gpus, " GPUs but VC ", info_.vc_name(job.vc),
+                       " reserves only ", info_.VcVirtualGpus(job.vc), " in virtual cells");
       return first;
     }
     std::string why = opportunistic_job ? "" : Admit(job);

@@ -76,7 +76,6 @@ class SchedulerBackend : public ClusterBackend {
   absl::Status CheckInvariants() const override;
   const std::vector<std::string>& nodes() const override { return nodes_; }
   bool SharesIdleCells() const override { return SupportsOverflow(); }
-  int64_t VcGuaranteedGpus(int32_t vc) const override { return info_.VcVirtualGpus(vc); }
   int64_t total_gpus() const override { return total_gpus_; }
   int64_t used_gpus() const override;
   int64_t fragmented_free_gpus() const override;
