@@ -92,6 +92,9 @@ class ClusterBackend {
   // of its virtual cells, then VC order), as YARN's Capacity Scheduler orders its queues;
   // false: in VC order.
   virtual bool ServesLeastUsedFirst() const { return false; }
+  // GPUs a VC's guaranteed jobs may hold at most (yarn-cs, elastic-quota: the maximum
+  // capacity); -1 = its guarantee. For `easy`'s reservations.
+  virtual int64_t VcMaxGpus(int32_t /*vc*/) const { return -1; }
   virtual absl::Status CheckInvariants() const = 0;
 
   virtual int64_t total_gpus() const = 0;

@@ -137,7 +137,7 @@ int RunCommand(int argc, char** argv) {
            "measurement window, seconds (default: submit span + longest job)");
   p.Int("warmup", &warmup, "jobs submitted in the window's first D seconds are not measured");
   p.String("slo", &slo_text, "T,...", "queuing-delay targets, e.g. 10m,1h (default 10m,1h)");
-  p.String("queue", &queue_name, "fifo|strict|backfill", "per-VC queue policy (default fifo)");
+  p.String("queue", &queue_name, "easy|fifo|strict|backfill", "per-VC queue policy (default fifo)");
   p.String("baseline", &baseline, "private|none",
            "also replay the private baseline for the anomaly (default private; in parallel)");
   p.String("out", &out_dir, "DIR",

@@ -31,12 +31,46 @@ class ExpSampler {
 
 enum class Interruption { kPreemption, kFailure };
 
-class Replay {
+// GPUs a reserved job waits for: free now, and released at the running jobs' expected ends.
+// Returns when `need` GPUs are free (kMaxTime: never) and how many are free then.
+BackfillOracle::Reservation EarliestFree(std::vector<std::pair<Time, int64_t>>* releases,
+                                         int64_t free, int64_t need, Time now) {
+  std::sort(releases->begin(), releases->end());
+  BackfillOracle::Reservation r{now, free - need};
+  size_t i = 0;
+  while (free < need && i < releases->size()) {
+    r.shadow = (*releases)[i].first;
+    while (i < releases->size() && (*releases)[i].first == r.shadow)
+      free += (*releases)[i++].second;
+  }
+  if (free < need) return {kMaxTime, 0};
+  r.extra = free - need;
+  return r;
+}
+
+// GPUs free at `t` given the releases (sorted) and those free now.
+int64_t FreeAt(const std::vector<std::pair<Time, int64_t>>& releases, int64_t free, Time t) {
+  for (const auto& [end, gpus] : releases) {
+    if (end > t) break;
+    free += gpus;
+  }
+  return free;
+}
+
+class Replay : public BackfillOracle {
  public:
   Replay(const SpecInfo& info, ClusterBackend* backend, const EngineOptions& options)
       : info_(info), backend_(backend), options_(options), sampler_(options.seed) {}
 
   absl::StatusOr<EngineResult> Run(const Trace& trace, const std::vector<NodeEvent>& node_events);
+
+  // BackfillOracle, for `easy`.
+  Time Now() const override { return now_; }
+  Time Runtime(JobIndex job) const override {
+    return r_.records[static_cast<size_t>(job)].remaining;
+  }
+  int32_t Gpus(JobIndex job) const override { return r_.jobs[static_cast<size_t>(job)].gpus; }
+  Reservation Reserve(JobIndex head) const override;
 
  private:
   void Advance(Time t);
@@ -182,6 +216,42 @@ void Replay::ChangeVcUsed(int32_t vc, int64_t delta) {
   used_total_ += delta;
   borrowed_total_ += std::max<int64_t>(0, vc_used_[v] - g);
   idle_guarantee_total_ += std::max<int64_t>(0, g - vc_used_[v]);
+}
+
+BackfillOracle::Reservation Replay::Reserve(JobIndex head) const {
+  const SimJob& job = r_.jobs[static_cast<size_t>(head)];
+  const size_t v = static_cast<size_t>(job.vc);
+  const int64_t max = backend_->VcMaxGpus(job.vc);
+  const int64_t cap = max >= 0 ? max : vc_guarantee_[v];
+  // The VC's own limit: its running jobs' GPUs come back at their expected ends.
+  std::vector<std::pair<Time, int64_t>> own;
+  std::vector<std::pair<Time, int64_t>> all;
+  const bool pool = backend_->ReleaseHelpsAllVcs();
+  for (JobIndex j : running_) {
+    const JobRecord& rec = r_.records[static_cast<size_t>(j)];
+    const SimJob& other = r_.jobs[static_cast<size_t>(j)];
+    const std::pair<Time, int64_t> release{SaturatingAdd(rec.last_start, rec.remaining),
+                                           other.gpus};
+    if (other.vc == job.vc) own.push_back(release);
+    if (pool) all.push_back(release);
+  }
+  Reservation r = EarliestFree(&own, cap - vc_used_[v], job.gpus, now_);
+  if (r.shadow <= now_) {
+    // Enough GPUs by count, yet it waits: they are fragmented (or the cluster's are). It
+    // is expected to fit at the next release; until then nothing may take GPUs it needs.
+    Time next = kMaxTime;
+    for (const auto& [end, gpus] : pool ? all : own) next = std::min(next, end);
+    return {next, 0};
+  }
+  if (!pool || r.shadow == kMaxTime) return r;
+  // A shared pool: the cluster's free GPUs limit too.
+  const int64_t free_now = backend_->total_gpus() - backend_->used_gpus();
+  const Reservation c = EarliestFree(&all, free_now, job.gpus, now_);
+  if (c.shadow == kMaxTime) return c;
+  r.shadow = std::max(r.shadow, c.shadow);
+  r.extra = std::min(FreeAt(own, cap - vc_used_[v], r.shadow), FreeAt(all, free_now, r.shadow)) -
+            job.gpus;
+  return r;
 }
 
 void Replay::ServeOrder(std::vector<int32_t>* batch) const {
@@ -444,7 +514,7 @@ absl::StatusOr<EngineResult> Replay::Run(const Trace& trace,
   }
   unreserved_ = std::max<int64_t>(0, unreserved_);
   r_.vc_guaranteed_gpus = vc_guarantee_;
-  for (size_t v = 0; v < vcs; ++v) queues_.push_back(MakeQueuePolicy(options_.queue));
+  for (size_t v = 0; v < vcs; ++v) queues_.push_back(MakeQueuePolicy(options_.queue, this));
   waiting_.assign(vcs, 0);
   waiting_opp_.assign(vcs, 0);
   dirty_.assign(vcs, false);

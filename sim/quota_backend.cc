@@ -46,6 +46,7 @@ class PoolBackend : public SchedulerBackend {
   std::string_view policy_name() const override { return PolicyKindName(kind_); }
   bool ReleaseHelpsAllVcs() const override { return true; }
   bool ServesLeastUsedFirst() const override { return kind_ == PolicyKind::kYarnCs; }
+  int64_t VcMaxGpus(int32_t vc) const override { return max_[static_cast<size_t>(vc)]; }
 
  protected:
   Ask AskFor(const SimJob& job, bool opportunistic) const override {

@@ -310,3 +310,43 @@ TEST_CASE("Timeline: bounded rows and non-negative times whatever the span or in
 
 }  // namespace
 }  // namespace hived::sim
+
+namespace hived::sim {
+namespace {
+
+// T1's rack (two 8-GPU nodes) under private. r1 (8 GPUs, 100 s) and r2 (4 GPUs, 1,000 s)
+// run from 0; h (2 x 8) waits for both: by the trace's durations its reservation is at
+// 1,000 with nothing spare. s1 (4 GPUs, 50 s) ends before that and backfills at 2; s2 (4 GPUs,
+// 2,000 s) arrives at 60 when 4 GPUs are free but would delay h, so easy holds it until h
+// has run (1,000 + 10); plain backfill starts it at 60 and h waits until 2,060.
+TEST_CASE("Queue easy: a later job runs early only if it does not delay the reserved head",
+          "[sim][unit]") {
+  const std::string csv =
+      "job_id,submit_time,vc,priority,pods,gpus_per_pod,gpu_type,duration\n"
+      "r1,0,T1,0,1,8,,100\n"
+      "r2,0,T1,0,1,4,,1000\n"
+      "h,1,T1,0,2,8,,10\n"
+      "s1,2,T1,0,1,4,,50\n"
+      "s2,60,T1,0,1,4,,2000\n";
+  absl::StatusOr<Trace> trace = HivedTraceSource({}).Parse(csv, "easy.csv");
+  REQUIRE(trace.ok());
+  SECTION("easy") {
+    EngineOptions options;
+    options.queue = QueueKind::kEasy;
+    auto o = Run(PolicyKind::kPrivate, "sim/two-tenants.yaml", *trace, options);
+    CHECK(o->Job("s1").first_start == 2);
+    CHECK(o->Job("h").first_start == 1000);
+    CHECK(o->Job("s2").first_start == 1010);
+  }
+  SECTION("backfill") {
+    EngineOptions options;
+    options.queue = QueueKind::kBackfill;
+    auto o = Run(PolicyKind::kPrivate, "sim/two-tenants.yaml", *trace, options);
+    CHECK(o->Job("s1").first_start == 2);
+    CHECK(o->Job("s2").first_start == 60);
+    CHECK(o->Job("h").first_start == 2060);
+  }
+}
+
+}  // namespace
+}  // namespace hived::sim
