@@ -13,6 +13,7 @@
 #define HIVED_SIM_CLUSTER_BACKEND_H_
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -95,6 +96,12 @@ class ClusterBackend {
   // GPUs a VC's guaranteed jobs may hold at most (yarn-cs, elastic-quota: the maximum
   // capacity); -1 = its guarantee. For `easy`'s reservations.
   virtual int64_t VcMaxGpus(int32_t /*vc*/) const { return -1; }
+  // Node ids standing for physical node `physical` when `nodes()` names it otherwise (the
+  // private baseline's per-VC copies of the hardware; empty for a node of the config in no
+  // private cluster); nullopt = not a node of the config.
+  virtual std::optional<std::vector<int32_t>> NodesNamed(std::string_view /*physical*/) const {
+    return std::nullopt;
+  }
   virtual absl::Status CheckInvariants() const = 0;
 
   virtual int64_t total_gpus() const = 0;

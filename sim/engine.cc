@@ -547,17 +547,22 @@ absl::StatusOr<EngineResult> Replay::Run(const Trace& trace,
     events_.Push(e);
   }
   for (const NodeEvent& ne : node_events) {
+    // A physical node name also stands for its copies in the private clusters.
     auto it = node_ids.find(ne.node);
-    if (it == node_ids.end()) {
+    std::optional<std::vector<int32_t>> ids =
+        it != node_ids.end() ? std::vector<int32_t>{it->second} : backend_->NodesNamed(ne.node);
+    if (!ids) {
       return absl::InvalidArgumentError(
           absl::StrCat(ne.where.empty() ? absl::StrCat("node event ", ne.line) : ne.where,
                        ": unknown node '", ne.node, "' (not in the config)"));
     }
-    Event e;
-    e.time = ne.time;
-    e.kind = ne.up ? EventKind::kNodeUp : EventKind::kNodeDown;
-    e.node = it->second;
-    events_.Push(e);
+    for (int32_t id : *ids) {
+      Event e;
+      e.time = ne.time;
+      e.kind = ne.up ? EventKind::kNodeUp : EventKind::kNodeDown;
+      e.node = id;
+      events_.Push(e);
+    }
   }
   const Time first_submit = n > 0 ? trace.jobs.front().submit_time : 0;
   last_submit_ = n > 0 ? trace.jobs.back().submit_time : 0;

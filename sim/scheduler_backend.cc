@@ -69,24 +69,46 @@ SchedulerBackend::SchedulerBackend(const ClusterSpec& spec, int32_t job_count)
       vc_guaranteed_used_(static_cast<size_t>(info_.vc_count()), 0),
       jobs_(static_cast<size_t>(std::max(job_count, 0))) {}
 
-void SchedulerBackend::SetNodes(const Scheduler& full) {
-  for (const NodeStatus& n : full.Nodes()) {
-    auto [it, inserted] = node_index_.try_emplace(n.name, static_cast<int32_t>(nodes_.size()));
-    if (inserted) {
-      nodes_.push_back(n.name);
-      node_capacity_.push_back(n.total_leaf_cells);
-    } else {
-      node_capacity_[static_cast<size_t>(it->second)] += n.total_leaf_cells;
-    }
+int32_t SchedulerBackend::AddNode(const std::string& name, const std::string& physical,
+                                  int32_t gpus) {
+  auto [it, inserted] = node_index_.try_emplace(name, static_cast<int32_t>(nodes_.size()));
+  if (inserted) {
+    nodes_.push_back(name);
+    physical_name_.push_back(physical);
+    node_capacity_.push_back(gpus);
+  } else {
+    node_capacity_[static_cast<size_t>(it->second)] += gpus;
   }
+  return it->second;
 }
 
-absl::Status SchedulerBackend::AddDomain(const ClusterSpec& spec) {
+void SchedulerBackend::SetNodes(const Scheduler& full) {
+  for (const NodeStatus& n : full.Nodes()) AddNode(n.name, n.name, n.total_leaf_cells);
+}
+
+std::optional<std::vector<int32_t>> SchedulerBackend::NodesNamed(std::string_view physical) const {
+  auto it = copies_.find(std::string(physical));
+  if (it != copies_.end()) return it->second;
+  if (std::binary_search(config_nodes_.begin(), config_nodes_.end(), physical)) {
+    return std::vector<int32_t>{};
+  }
+  return std::nullopt;
+}
+
+absl::Status SchedulerBackend::AddDomain(const ClusterSpec& spec, const std::string& prefix) {
   absl::StatusOr<std::unique_ptr<Scheduler>> s = Scheduler::Create(spec);
   if (!s.ok()) return s.status();
-  Domain d{std::move(*s), NodeUsage(node_capacity_), std::vector<bool>(nodes_.size(), false)};
+  if (!prefix.empty()) {
+    for (const NodeStatus& n : (*s)->Nodes()) {
+      const int32_t id = AddNode(prefix + n.name, n.name, n.total_leaf_cells);
+      std::vector<int32_t>& ids = copies_[n.name];
+      if (std::find(ids.begin(), ids.end(), id) == ids.end()) ids.push_back(id);
+    }
+  }
+  Domain d{std::move(*s), NodeUsage(node_capacity_), std::vector<bool>(nodes_.size(), false),
+           prefix};
   for (const NodeStatus& n : d.scheduler->Nodes()) {
-    auto it = node_index_.find(n.name);
+    auto it = node_index_.find(prefix + n.name);
     if (it == node_index_.end()) {
       return absl::InternalError(absl::StrCat("node ", n.name, " is not in the full cluster"));
     }
@@ -220,7 +242,7 @@ absl::Status SchedulerBackend::Record(const SimJob& job, const Placement& placem
   run.running = true;
   run.pods.clear();
   for (const PodPlacement& pod : placement.pods) {
-    auto it = node_index_.find(pod.node);
+    auto it = node_index_.find(d.prefix.empty() ? pod.node : d.prefix + pod.node);
     if (it == node_index_.end()) {
       return absl::InternalError(absl::StrCat("placement names unknown node ", pod.node));
     }
@@ -285,7 +307,8 @@ absl::Status SchedulerBackend::SetNodeHealthy(int32_t node, bool healthy) {
   }
   for (Domain& d : domains_) {
     if (!d.has_node[static_cast<size_t>(node)]) continue;
-    if (absl::Status s = d.scheduler->SetNodeHealthy(nodes_[static_cast<size_t>(node)], healthy);
+    if (absl::Status s =
+            d.scheduler->SetNodeHealthy(physical_name_[static_cast<size_t>(node)], healthy);
         !s.ok()) {
       return s;
     }

@@ -80,6 +80,7 @@ class SchedulerBackend : public ClusterBackend {
   int64_t used_gpus() const override;
   int64_t fragmented_free_gpus() const override;
   int64_t schedule_calls() const override { return schedule_calls_; }
+  std::optional<std::vector<int32_t>> NodesNamed(std::string_view physical) const override;
 
  protected:
   // How a job is asked for in its domain.
@@ -89,8 +90,10 @@ class SchedulerBackend : public ClusterBackend {
     Priority priority = 0;
   };
   SchedulerBackend(const ClusterSpec& spec, int32_t job_count);
-  // Adds a domain built from `spec`; its nodes must be among `nodes_`.
-  absl::Status AddDomain(const ClusterSpec& spec);
+  // Adds a domain built from `spec`. With an empty `prefix` its nodes must be among
+  // `nodes_`; otherwise the domain has hardware of its own: its nodes join `nodes_` as
+  // `prefix` + name (private clusters fail independently of each other).
+  absl::Status AddDomain(const ClusterSpec& spec, const std::string& prefix = "");
   // Sets the global node list from a scheduler over the full physical cluster.
   void SetNodes(const Scheduler& full);
 
@@ -116,7 +119,10 @@ class SchedulerBackend : public ClusterBackend {
     std::unique_ptr<Scheduler> scheduler;
     NodeUsage usage;
     std::vector<bool> has_node;  // by global node index
+    std::string prefix;          // of its nodes' global names
   };
+  // Registers a node of `gpus` under `name` (adds the GPUs when known); returns its index.
+  int32_t AddNode(const std::string& name, const std::string& physical, int32_t gpus);
   struct JobRun {
     bool running = false;
     bool opportunistic = false;
@@ -132,7 +138,12 @@ class SchedulerBackend : public ClusterBackend {
   absl::Status Record(const SimJob& job, const Placement& placement);
 
   std::vector<std::string> nodes_;
+  std::vector<std::string> physical_name_;  // by global node: the name its scheduler knows
   absl::flat_hash_map<std::string, int32_t> node_index_;
+  absl::flat_hash_map<std::string, std::vector<int32_t>> copies_;  // physical -> prefixed ids
+
+ protected:
+  std::vector<std::string> config_nodes_;  // sorted physical node names (private only)
   std::vector<int32_t> node_capacity_;
   std::vector<Domain> domains_;
   std::vector<JobRun> jobs_;

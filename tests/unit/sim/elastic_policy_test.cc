@@ -350,3 +350,42 @@ TEST_CASE("Queue easy: a later job runs early only if it does not delay the rese
 
 }  // namespace
 }  // namespace hived::sim
+
+namespace hived::sim {
+namespace {
+
+// Each private cluster is hardware of its own: T1's and T2's are both built from rack 0's
+// cells, yet a failure of T2's copy of n0 kills nothing of T1's; a physical name fails every
+// copy of that node; a node of the config in no private cluster is accepted and ignored.
+TEST_CASE("Private baseline: each VC's cluster fails on its own", "[sim][unit]") {
+  const ClusterSpec spec = testing::LoadSpec("sim/two-tenants.yaml");
+  SpecInfo info(spec);
+  const Trace trace = testing::LoadTrace("traces/two-tenants.csv");
+  auto backend = MakeSchedulerBackend(PolicyKind::kPrivate, spec, 6);
+  REQUIRE(backend.ok());
+  CHECK((*backend)->nodes() == std::vector<std::string>{"T1/n0", "T1/n1", "T2/n0", "T2/n1"});
+  auto failures = [&](const std::string& node) {
+    auto b = MakeSchedulerBackend(PolicyKind::kPrivate, spec, 6);
+    REQUIRE(b.ok());
+    Engine engine(info, b->get(), {});
+    NodeEvent down{20, node, false, 2, ""};
+    absl::StatusOr<EngineResult> r = engine.Run(trace, {down});
+    INFO(r.status().ToString());
+    REQUIRE(r.ok());
+    std::map<std::string, int32_t> out;
+    for (size_t j = 0; j < trace.jobs.size(); ++j) {
+      out[trace.jobs[j].vc] += r->records[j].failures;
+    }
+    return out;
+  };
+  CHECK(failures("T2/n0") == std::map<std::string, int32_t>{{"T1", 0}, {"T2", 1}});
+  CHECK(failures("n0") == std::map<std::string, int32_t>{{"T1", 1}, {"T2", 1}});
+  CHECK(failures("n3") == std::map<std::string, int32_t>{{"T1", 0}, {"T2", 0}});
+  auto b = MakeSchedulerBackend(PolicyKind::kPrivate, spec, 6);
+  REQUIRE(b.ok());
+  Engine engine(info, b->get(), {});
+  CHECK_FALSE(engine.Run(trace, {{20, "n9", false, 2, ""}}).ok());
+}
+
+}  // namespace
+}  // namespace hived::sim
