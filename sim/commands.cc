@@ -291,7 +291,7 @@ int RunCommand(int argc, char** argv) {
       for (absl::Status s :
            {WriteTextFile(dir / "baseline-private" / "summary.json", SummaryToJson(base->summary)),
             WriteTextFile(dir / "baseline-private" / "jobs.csv",
-                          JobsCsv(base->result, *trace, nodes)),
+                          JobsCsv(base->result, *trace, base->nodes)),
             WriteTextFile(dir / "baseline-private" / "timeline.csv",
                           TimelineCsv(base->result, info))}) {
         if (!s.ok()) return Fail(kCmd, s.message());
