@@ -453,14 +453,25 @@ int CompareCommand(int argc, char** argv) {
   if (!a.ok()) return Fail(kCmd, a.status().message());
   absl::StatusOr<Summary> b = LoadSummary(args[1], nullptr);
   if (!b.ok()) return Fail(kCmd, b.status().message());
-  const std::string la = absl::StrCat("A=", a->info.policy);
-  const std::string lb = absl::StrCat("B=", b->info.policy);
-  std::string out = absl::StrFormat("A: %s (%s)\nB: %s (%s)\n\n", args[0], a->info.policy, args[1],
-                                    b->info.policy);
+  auto name = [](const Summary& s) {
+    return absl::StrCat(s.info.policy, s.info.opportunistic_overflow ? "+overflow" : "");
+  };
+  const std::string la = absl::StrCat("A=", name(*a));
+  const std::string lb = absl::StrCat("B=", name(*b));
+  std::string out =
+      absl::StrFormat("A: %s (%s)\nB: %s (%s)\n\n", args[0], name(*a), args[1], name(*b));
   out += absl::StrFormat("%-26s %14s %14s\n", "cluster", la, lb);
   auto pct = [](double v) { return FormatFixed(100 * v, 1) + "%"; };
+  out += absl::StrFormat("%-26s %14s %14s\n", "window utilisation", pct(a->window.utilisation),
+                         pct(b->window.utilisation));
+  out += absl::StrFormat("%-26s %14s %14s\n", "  useful (minus lost)",
+                         pct(a->window.useful_utilisation), pct(b->window.useful_utilisation));
   out +=
-      absl::StrFormat("%-26s %14s %14s\n", "utilisation", pct(a->utilisation), pct(b->utilisation));
+      absl::StrFormat("%-26s %14s %14s\n", "  lost GPU-hours",
+                      FormatFixed(a->window.lost_gpu_hours + a->window.failure_lost_gpu_hours, 1),
+                      FormatFixed(b->window.lost_gpu_hours + b->window.failure_lost_gpu_hours, 1));
+  out += absl::StrFormat("%-26s %14s %14s\n", "utilisation over the run", pct(a->utilisation),
+                         pct(b->utilisation));
   out += absl::StrFormat("%-26s %14s %14s\n", "allocation rate", pct(a->allocation_rate),
                          pct(b->allocation_rate));
   out += absl::StrFormat("%-26s %14s %14s\n", "fragmentation", pct(a->fragmentation),
@@ -478,6 +489,15 @@ int CompareCommand(int argc, char** argv) {
       absl::StrFormat("%-26s %14d %14d\n", "preemptions", a->all.preemptions, b->all.preemptions);
   out += absl::StrFormat("%-26s %14s %14s\n", "anomaly (h)", Opt(a->all.sharing_anomaly),
                          Opt(b->all.sharing_anomaly));
+  auto worst = [](const Summary& s) {
+    std::optional<double> w;
+    for (const GroupSummary& g : s.vcs) {
+      if (g.sharing_anomaly && (!w || *g.sharing_anomaly > *w)) w = g.sharing_anomaly;
+    }
+    return w;
+  };
+  out += absl::StrFormat("%-26s %14s %14s\n", "largest VC anomaly (h)", Opt(worst(*a)),
+                         Opt(worst(*b)));
   out +=
       absl::StrFormat("\n%-12s %7s | %9s %9s %9s %6s | %9s %9s %9s %6s\n", "vc", "jobs", "A-mean",
                       "A-p95", "A-anom", "A-pre", "B-mean", "B-p95", "B-anom", "B-pre");
@@ -504,7 +524,9 @@ int CompareCommand(int argc, char** argv) {
     out += absl::StrFormat("%-12s %7d | %s | %s\n", n.substr(0, 12),
                            ga ? ga->submitted : (gb ? gb->submitted : 0), cells(ga), cells(gb));
   }
-  out += "\nanomaly = mean queuing delay minus under the private baseline (hours; > 0 is worse)\n";
+  out +=
+      "\nanomaly = mean queuing delay minus under the private baseline (hours; > 0 = waits "
+      "longer than in a private cluster)\n";
   std::fputs(out.c_str(), stdout);
   return kExitOk;
 }

@@ -453,6 +453,9 @@ absl::StatusOr<Summary> SummaryFromJson(const JsonValue& json) {
     s.info.queue = run->StringOr("queue", "");
     s.info.config = run->StringOr("config", "");
     s.info.trace = run->StringOr("trace", "");
+    const JsonValue* overflow = run->Find("opportunistic_overflow");
+    s.info.opportunistic_overflow =
+        overflow && overflow->type == JsonValue::Type::kBool && overflow->boolean;
   }
   if (const JsonValue* c = json.Find("cluster")) {
     s.total_gpus = static_cast<int64_t>(c->NumberOr("total_gpus", 0));
@@ -535,11 +538,15 @@ std::string SummaryTable(const Summary& s) {
   std::string out = absl::StrFormat(
       "policy %s, queue %s: %d jobs (%d completed, %d queued, %d running, %d rejected)%s\n"
       "cluster: %d GPUs, utilisation %s%%, allocation rate %s%%, fragmentation %s%%, "
-      "%d scheduling decisions\n",
+      "%d scheduling decisions\n"
+      "window [%d, %d) s: utilisation %s%% of %d GPUs, useful %s%%, lost %s GPU-hours\n",
       s.info.policy, s.info.queue, s.all.submitted, s.all.completed, s.all.queued, s.all.running,
       s.all.rejected, s.accounting_ok ? "" : "  ACCOUNTING MISMATCH", s.total_gpus,
       FormatFixed(100 * s.utilisation, 1), FormatFixed(100 * s.allocation_rate, 1),
-      FormatFixed(100 * s.fragmentation, 1), s.schedule_calls);
+      FormatFixed(100 * s.fragmentation, 1), s.schedule_calls, s.window.start, s.window.end,
+      FormatFixed(100 * s.window.utilisation, 1), s.window.cluster_gpus,
+      FormatFixed(100 * s.window.useful_utilisation, 1),
+      FormatFixed(s.window.lost_gpu_hours + s.window.failure_lost_gpu_hours, 1));
   out += absl::StrFormat("%-12s %6s %7s %7s %5s %9s %9s %9s %9s %6s %9s\n", "vc", "gpus", "jobs",
                          "done", "rej", "wait-mean", "wait-p95", "wait-max", "jct-mean", "preem",
                          "anomaly");
@@ -553,6 +560,15 @@ std::string SummaryTable(const Summary& s) {
   };
   for (const GroupSummary& g : s.vcs) row(g);
   row(s.all);
+  if (s.all.sharing_anomaly) {
+    out += "anomaly = mean wait minus in a private cluster (> 0 = waits longer than private)\n";
+  }
+  if (s.all.censored_wait.count > 0) {
+    out += absl::StrFormat(
+        "%d jobs not started by the end (censored; not in the waits above): waited at least "
+        "%sh on average\n",
+        s.all.censored_wait.count, Hours(s.all.censored_wait.mean));
+  }
   if (!s.rejection_reasons.empty()) {
     out += "rejected jobs by reason:\n";
     for (size_t i = 0; i < s.rejection_reasons.size() && i < 5; ++i) {
