@@ -100,11 +100,12 @@ set ylabel 'mean queuing delay minus private (hours)'
 set xlabel 'virtual cluster'
 set style data histograms
 set style histogram clustered gap 1
-set style fill solid 0.8 border -1
+set style fill solid 0.8 border lt -1
 set key outside right top vertical
 set xtics rotate by -30
 set grid ytics
-set xzeroaxis lt -1 lw 1.5
+set xzeroaxis lt 1 lc rgb 'grey50' dt 2 lw 1
+set label 1 'a 0 is a black line on the axis (every hived bar)' at screen 0.01,0.02 font ',9'
 plot for [i=2:5] '$out/$sc.dat' using i:xtic(1) title columnheader(i)
 GP
   rm -f "$out/$sc.dat"
