@@ -33,6 +33,9 @@ struct SimJob {
   int32_t gpus = 0;
   std::vector<GroupMember> members;
   std::string gpu_type;
+  // Set by the engine before each `TryStart`: the job has waited at least the policy's
+  // `ReclaimAfter()`, so it may preempt borrowers (yarn-cs with its preemption monitor).
+  bool may_reclaim = false;
 };
 
 struct StartAttempt {
@@ -96,6 +99,9 @@ class ClusterBackend {
   // GPUs a VC's guaranteed jobs may hold at most (yarn-cs, elastic-quota: the maximum
   // capacity); -1 = its guarantee. For `easy`'s reservations.
   virtual int64_t VcMaxGpus(int32_t /*vc*/) const { return -1; }
+  // Seconds a job within its VC's guarantee waits before it may preempt borrowers
+  // (yarn-cs's preemption monitor); -1 = never waits for this (no such rule).
+  virtual Time ReclaimAfter() const { return -1; }
   // Node ids standing for physical node `physical` when `nodes()` names it otherwise (the
   // private baseline's per-VC copies of the hardware; empty for a node of the config in no
   // private cluster); nullopt = not a node of the config.

@@ -117,7 +117,8 @@ int RunCommand(int argc, char** argv) {
   std::string config, trace_path, format = "hived", policy_name = "hived", out_dir,
                                   queue_name = "fifo", node_events_path, baseline = "private",
                                   window_text, slo_text, max_capacity_text;
-  int64_t seed = 1, check_every = 0, horizon = -1, timeline_interval = 0, warmup = 0;
+  int64_t seed = 1, check_every = 0, horizon = -1, timeline_interval = 0, warmup = 0,
+          reclaim_after = -1;
   double mtbf = 0, mttr = 0, load_scale = 1;
   bool resume = false, overflow = false, skip_bad = false, plot = false, quiet = false;
   FlagParser p("hived-sim run", "--config FILE --trace FILE [options]",
@@ -132,6 +133,9 @@ int RunCommand(int argc, char** argv) {
            "sharing policy (default hived)");
   p.String("max-capacity", &max_capacity_text, "F|VC=GPUS,...",
            "yarn-cs/elastic-quota: a VC's maximum GPUs (default the whole cluster)");
+  p.Int("reclaim-after", &reclaim_after,
+        "yarn-cs: YARN's preemption monitor; an owner within its guarantee preempts borrowers "
+        "after waiting this many seconds (default off)");
   p.Double("load-scale", &load_scale, "divide inter-arrival times by K (K > 1 = heavier)");
   p.String("window", &window_text, "START,END",
            "measurement window, seconds (default: submit span + longest job)");
@@ -189,6 +193,9 @@ int RunCommand(int argc, char** argv) {
     if (!v.ok()) return p.UsageError(v.status().message());
     slo = std::move(*v);
   }
+  if (reclaim_after >= 0 && *policy != PolicyKind::kYarnCs) {
+    return p.UsageError("--reclaim-after applies to yarn-cs only");
+  }
   if (!max_capacity_text.empty() && *policy != PolicyKind::kYarnCs &&
       *policy != PolicyKind::kElasticQuota) {
     return p.UsageError("--max-capacity applies to yarn-cs and elastic-quota only");
@@ -200,6 +207,7 @@ int RunCommand(int argc, char** argv) {
   if (!spec.ok()) return Fail(kCmd, spec.status().message());
   const SpecInfo info(*spec);
   PolicyOptions policy_options;
+  policy_options.reclaim_after = reclaim_after;
   if (!max_capacity_text.empty()) {
     absl::StatusOr<std::vector<int64_t>> m = ParseMaxCapacity(max_capacity_text, info);
     if (!m.ok()) return p.UsageError(m.status().message());

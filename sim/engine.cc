@@ -358,7 +358,19 @@ absl::Status Replay::Interrupt(JobIndex j, Interruption why) {
 
 TryResult Replay::TryStart(JobIndex j) {
   if (!error_.ok()) return TryResult::kWaiting;
-  const SimJob& job = r_.jobs[static_cast<size_t>(j)];
+  SimJob& job = r_.jobs[static_cast<size_t>(j)];
+  JobRecord& record = r_.records[static_cast<size_t>(j)];
+  const Time delay = backend_->ReclaimAfter();
+  job.may_reclaim = delay >= 0 && now_ - record.submit >= delay;
+  if (delay >= 0 && !job.may_reclaim && !record.wake_pushed) {
+    // Try it again when the delay is over, whatever else happens by then.
+    record.wake_pushed = true;
+    Event wake;
+    wake.time = SaturatingAdd(record.submit, delay);
+    wake.kind = EventKind::kWake;
+    wake.job = j;
+    events_.Push(wake);
+  }
   absl::StatusOr<StartAttempt> a = backend_->TryStart(job, options_.opportunistic_overflow);
   if (!a.ok()) {
     error_ = a.status();
@@ -469,6 +481,11 @@ absl::Status Replay::Handle(const Event& e) {
         up.epoch = 1;  // drawn by the failure model
         events_.Push(up);
       }
+      return absl::OkStatus();
+    }
+    case EventKind::kWake: {
+      const size_t j = static_cast<size_t>(e.job);
+      if (r_.records[j].state == JobState::kQueued) MarkDirty(r_.jobs[j].vc);
       return absl::OkStatus();
     }
     case EventKind::kNodeUp: {
@@ -597,6 +614,12 @@ absl::StatusOr<EngineResult> Replay::Run(const Trace& trace,
   int64_t since_check = 0;
   int64_t since_progress = 0;
   while (!events_.empty()) {
+    // A wake-up for a job that no longer waits is dropped before it can move the clock.
+    if (events_.Top().kind == EventKind::kWake &&
+        r_.records[static_cast<size_t>(events_.Top().job)].state != JobState::kQueued) {
+      events_.Pop();
+      continue;
+    }
     const Time t = events_.Top().time;
     if (options_.horizon >= 0 && t > options_.horizon) break;
     Advance(t);

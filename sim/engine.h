@@ -98,6 +98,7 @@ struct JobRecord {
   int32_t preemptions = 0;
   int32_t failures = 0;                  // killed by a node going down
   int32_t epoch = 0;                     // starts so far
+  bool wake_pushed = false;              // a kWake event is queued for its reclaim delay
   bool opportunistic = false;            // the current or last run was opportunistic
   int64_t gpu_seconds_lost = 0;          // to preemptions (restart from zero)
   int64_t failure_gpu_seconds_lost = 0;  // to node failures

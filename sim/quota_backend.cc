@@ -19,7 +19,9 @@ class PoolBackend : public SchedulerBackend {
  public:
   PoolBackend(PolicyKind kind, const ClusterSpec& spec, int32_t job_count,
               const PolicyOptions& options)
-      : SchedulerBackend(spec, job_count), kind_(kind) {
+      : SchedulerBackend(spec, job_count),
+        kind_(kind),
+        reclaim_after_(kind == PolicyKind::kYarnCs ? options.reclaim_after : -1) {
     const int64_t total = info_.TotalGpus();
     for (int32_t v = 0; v < info_.vc_count(); ++v) {
       const int64_t guarantee = info_.VcVirtualGpus(v);
@@ -47,6 +49,7 @@ class PoolBackend : public SchedulerBackend {
   bool ReleaseHelpsAllVcs() const override { return true; }
   bool ServesLeastUsedFirst() const override { return kind_ == PolicyKind::kYarnCs; }
   int64_t VcMaxGpus(int32_t vc) const override { return max_[static_cast<size_t>(vc)]; }
+  Time ReclaimAfter() const override { return reclaim_after_; }
 
  protected:
   Ask AskFor(const SimJob& job, bool opportunistic) const override {
@@ -54,7 +57,7 @@ class PoolBackend : public SchedulerBackend {
     // One priority for every guaranteed job of quota and yarn-cs: in a shared pool a higher
     // priority would let one VC preempt another, which they do not do. elastic-quota: a job
     // that keeps its VC within its guarantee may reclaim (priority 1) from borrowers (0).
-    if (kind_ != PolicyKind::kElasticQuota) return {0, SpecInfo::kPoolVc, 0};
+    if (!Reclaims()) return {0, SpecInfo::kPoolVc, 0};
     const size_t v = static_cast<size_t>(job.vc);
     const bool within = vc_guaranteed_used_[v] + job.gpus <= info_.VcVirtualGpus(job.vc);
     return {0, SpecInfo::kPoolVc, within ? 1 : 0};
@@ -73,7 +76,7 @@ class PoolBackend : public SchedulerBackend {
     // Opportunistic work can be preempted, and so can borrowers by an elastic-quota owner;
     // other guaranteed work cannot.
     int64_t held = guaranteed_used_;
-    if (kind_ == PolicyKind::kElasticQuota && AskFor(job, false).priority > 0) {
+    if (Reclaims() && AskFor(job, false).priority > 0) {
       held = 0;
       for (const auto& by_priority : vc_used_by_priority_) {
         for (const auto& [p, gpus] : by_priority) held += p > 0 ? gpus : 0;
@@ -82,8 +85,19 @@ class PoolBackend : public SchedulerBackend {
     return total_gpus_ - held >= job.gpus;
   }
 
+  // yarn-cs reclaims only after the delay; elastic-quota at once.
+  bool MayPreempt(const SimJob& job) const override {
+    return kind_ != PolicyKind::kYarnCs || job.may_reclaim;
+  }
+
  private:
+  bool Reclaims() const {
+    return kind_ == PolicyKind::kElasticQuota ||
+           (kind_ == PolicyKind::kYarnCs && reclaim_after_ >= 0);
+  }
+
   PolicyKind kind_;
+  Time reclaim_after_;
   std::vector<int64_t> max_;  // by VC
 };
 

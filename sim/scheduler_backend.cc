@@ -182,7 +182,9 @@ absl::Status SchedulerBackend::Attempt(const SimJob& job, bool opportunistic,
   GroupRequest req = MakeRequest(job, ask);
   Scheduler& scheduler = *domains_[static_cast<size_t>(ask.domain)].scheduler;
   ++schedule_calls_;
-  absl::StatusOr<ScheduleResult> r = scheduler.Schedule(req, Phase::kPreempting);
+  const bool may_preempt = opportunistic || MayPreempt(job);
+  absl::StatusOr<ScheduleResult> r =
+      scheduler.Schedule(req, may_preempt ? Phase::kPreempting : Phase::kFiltering);
   if (!r.ok()) {
     // A request the scheduler refuses as malformed (e.g. a leaf type the VC lacks) is the
     // job's fault: it is rejected, with the scheduler's words as the reason.
@@ -206,6 +208,11 @@ absl::Status SchedulerBackend::Attempt(const SimJob& job, bool opportunistic,
       return Record(job, r->placement);
     }
     case Outcome::kPreempting: {
+      if (!may_preempt) {
+        attempt->kind = StartAttempt::Kind::kWaiting;
+        attempt->reason = "would preempt borrowers before the reclaim delay";
+        return absl::OkStatus();
+      }
       attempt->kind = StartAttempt::Kind::kPreempting;
       for (const std::string& v : r->victims) {
         JobIndex victim = -1;

@@ -19,6 +19,8 @@
 //            its guarantee, whenever GPUs are idle. Nothing is taken back: an owner whose
 //            guarantee is lent waits for the borrowers to finish. Waiting VCs are served
 //            least-used first (used / guaranteed GPUs), as YARN orders its queues.
+//            With `reclaim_after` (YARN's preemption monitor) jobs are classed as in
+//            elastic-quota, but an owner preempts borrowers only once it has waited that long.
 //   elastic-quota  elastic quotas with reclaim (Kueue cohorts, scheduler-plugins
 //            ElasticQuota): the `quota` pool; a job that keeps its VC within its guarantee runs
 //            at pool priority 1, a job beyond it (a borrower, up to the maximum) at 0, so an
@@ -55,6 +57,9 @@ struct PolicyOptions {
   // Maximum GPUs a VC's guaranteed jobs may hold, by VC index; missing or < 0 = the whole
   // cluster. A VC's guarantee is never cut by a smaller maximum.
   std::vector<int64_t> max_capacity;
+  // yarn-cs: YARN's preemption monitor. A job within its VC's guarantee that has waited this
+  // many seconds preempts borrowers (jobs beyond their VCs' guarantees); -1 = off.
+  Time reclaim_after = -1;
 };
 
 // Builds the backend for `kind`; `job_count` sizes per-job tables.
@@ -133,6 +138,8 @@ class SchedulerBackend : public ClusterBackend {
     std::unique_ptr<Placement> pending_placement;
   };
   GroupRequest MakeRequest(const SimJob& job, const Ask& ask) const;
+  // Whether a guaranteed job may preempt now (else a placement needing victims waits).
+  virtual bool MayPreempt(const SimJob& /*job*/) const { return true; }
   // Schedules and, when placed, allocates. Fills `attempt`.
   absl::Status Attempt(const SimJob& job, bool opportunistic, StartAttempt* attempt);
   absl::Status Record(const SimJob& job, const Placement& placement);

@@ -389,3 +389,28 @@ TEST_CASE("Private baseline: each VC's cluster fails on its own", "[sim][unit]")
 
 }  // namespace
 }  // namespace hived::sim
+
+namespace hived::sim {
+namespace {
+
+// yarn-cs with YARN's preemption monitor after 100 s: T2's jobs (within its guarantee) wait
+// from 10 to 110, then preempt T1's two borrowers, which restart when T2's jobs end at 210.
+TEST_CASE("yarn-cs --reclaim-after: the owner preempts borrowers once it waited the delay",
+          "[sim][unit]") {
+  PolicyOptions monitor;
+  monitor.reclaim_after = 100;
+  auto o = Run(PolicyKind::kYarnCs, "sim/two-tenants.yaml",
+               testing::LoadTrace("traces/two-tenants.csv"), {}, {}, monitor);
+  CHECK(o->Job("t2a").first_start == 110);
+  CHECK(o->Job("t2b").first_start == 110);
+  CHECK(o->Job("t1a").preemptions + o->Job("t1b").preemptions == 0);
+  CHECK(o->Job("t1c").preemptions == 1);
+  CHECK(o->Job("t1d").preemptions == 1);
+  CHECK(o->Job("t1c").last_start == 210);
+  CHECK(o->summary.window.lost_gpu_hours == Approx(2.0 * 8 * 110 / 3600));
+  // The wake-up events of jobs that started before their delay do not move the end.
+  CHECK(o->result.end == 1210);
+}
+
+}  // namespace
+}  // namespace hived::sim
