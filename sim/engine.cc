@@ -113,6 +113,15 @@ class Replay : public BackfillOracle {
   std::vector<JobIndex> running_;
   std::vector<int32_t> running_pos_;
   int64_t queued_gpus_ = 0;
+  // GPUs of waiting jobs per VC: guaranteed (priority >= 0) and opportunistic.
+  std::vector<int64_t> queued_gpus_vc_;
+  std::vector<int64_t> queued_opp_gpus_vc_;
+  void ChangeQueued(const SimJob& job, int64_t sign) {
+    queued_gpus_ += sign * job.gpus;
+    auto& per_vc = job.priority < 0 ? queued_opp_gpus_vc_ : queued_gpus_vc_;
+    per_vc[static_cast<size_t>(job.vc)] += sign * job.gpus;
+  }
+  int64_t ReachableQueuedGpus(int64_t used) const;
   int64_t queued_total_ = 0;
   Time now_ = 0;
   Time last_time_ = 0;
@@ -177,6 +186,7 @@ void Replay::Advance(Time t) {
     r_.fragmented_gpu_seconds += static_cast<double>(backend_->fragmented_free_gpus()) * dt;
     r_.servable_gpu_seconds +=
         static_cast<double>(std::min(r_.total_gpus, used + queued_gpus_)) * dt;
+    r_.reachable_servable_gpu_seconds += static_cast<double>(used + ReachableQueuedGpus(used)) * dt;
     const double in_window = InWindow(last_time_, t);
     if (in_window > 0) {
       r_.window_used_gpu_seconds += static_cast<double>(used_total_) * in_window;
@@ -195,6 +205,27 @@ void Replay::Advance(Time t) {
   }
   last_time_ = std::max(last_time_, t);
   now_ = t;
+}
+
+int64_t Replay::ReachableQueuedGpus(int64_t used) const {
+  // What the waiting jobs could use now under the policy's rules, by GPU counts: a VC's
+  // guaranteed jobs its idle guarantee (pool policies: up to its maximum, anywhere idle;
+  // overflow: anywhere idle), opportunistic jobs any idle GPU (private: their own VC's).
+  const int64_t idle = std::max<int64_t>(0, r_.total_gpus - used);
+  if (idle == 0 || queued_gpus_ == 0) return 0;
+  const bool pool = backend_->ReleaseHelpsAllVcs();
+  const bool shares = backend_->SharesIdleCells();
+  int64_t reach = 0;
+  for (size_t v = 0; v < queued_gpus_vc_.size(); ++v) {
+    const int64_t q = queued_gpus_vc_[v];
+    const int64_t q_opp = queued_opp_gpus_vc_[v];
+    if (q == 0 && q_opp == 0) continue;
+    const int64_t max = pool ? backend_->VcMaxGpus(static_cast<int32_t>(v)) : -1;
+    const int64_t own = std::max<int64_t>(0, (max >= 0 ? max : vc_guarantee_[v]) - vc_used_[v]);
+    reach += (options_.opportunistic_overflow && shares) ? q : std::min(q, own);
+    reach += shares ? q_opp : std::min(q_opp, own);
+  }
+  return std::min(reach, idle);
 }
 
 void Replay::ChangeVcUsed(int32_t vc, int64_t delta) {
@@ -295,7 +326,7 @@ void Replay::Enqueue(JobIndex j) {
                                               j});
   ++waiting_[static_cast<size_t>(job.vc)];
   if (job.priority < 0) ++waiting_opp_[static_cast<size_t>(job.vc)];
-  queued_gpus_ += job.gpus;
+  ChangeQueued(job, +1);
   ++queued_total_;
   MarkDirty(job.vc);
 }
@@ -311,7 +342,7 @@ void Replay::Start(JobIndex j, bool opportunistic) {
   rec.nodes = backend_->JobNodes(j);
   --waiting_[static_cast<size_t>(job.vc)];
   if (job.priority < 0) --waiting_opp_[static_cast<size_t>(job.vc)];
-  queued_gpus_ -= job.gpus;
+  ChangeQueued(job, -1);
   --queued_total_;
   RunningAdd(j);
   ChangeVcUsed(job.vc, job.gpus);
@@ -403,7 +434,7 @@ TryResult Replay::TryStart(JobIndex j) {
       rec.reason = a->reason.empty() ? "the scheduler says it can never be placed" : a->reason;
       --waiting_[static_cast<size_t>(job.vc)];
       if (job.priority < 0) --waiting_opp_[static_cast<size_t>(job.vc)];
-      queued_gpus_ -= job.gpus;
+      ChangeQueued(job, -1);
       --queued_total_;
       return TryResult::kRemoved;
     }
@@ -534,6 +565,8 @@ absl::StatusOr<EngineResult> Replay::Run(const Trace& trace,
   for (size_t v = 0; v < vcs; ++v) queues_.push_back(MakeQueuePolicy(options_.queue, this));
   waiting_.assign(vcs, 0);
   waiting_opp_.assign(vcs, 0);
+  queued_gpus_vc_.assign(vcs, 0);
+  queued_opp_gpus_vc_.assign(vcs, 0);
   dirty_.assign(vcs, false);
 
   // Shapes: jobs with equal members, leaf type and priority are interchangeable.

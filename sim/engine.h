@@ -141,6 +141,9 @@ struct EngineResult {
   double used_gpu_seconds = 0;
   double fragmented_gpu_seconds = 0;
   double servable_gpu_seconds = 0;  // min(total, used + queued demand)
+  // used + what the waiting jobs could use under the policy's rules (a VC's waiting jobs
+  // cannot use other VCs' cells under hived or private).
+  double reachable_servable_gpu_seconds = 0;
   int64_t events = 0;
   int64_t schedule_calls = 0;
   int64_t node_down_events = 0;

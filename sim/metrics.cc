@@ -209,6 +209,10 @@ Summary Summarize(const EngineResult& result, const SpecInfo& info, const RunInf
   s.utilisation = result.used_gpu_seconds / capacity;
   s.allocation_rate =
       result.servable_gpu_seconds > 0 ? result.used_gpu_seconds / result.servable_gpu_seconds : 1.0;
+  s.reachable_allocation_rate =
+      result.reachable_servable_gpu_seconds > 0
+          ? result.used_gpu_seconds / result.reachable_servable_gpu_seconds
+          : 1.0;
   s.fragmentation = result.fragmented_gpu_seconds / capacity;
   s.mean_fragmented_free_gpus = result.fragmented_gpu_seconds / span;
   s.events = result.events;
@@ -402,6 +406,7 @@ std::string SummaryToJson(const Summary& s) {
   w.Int("end", s.end);
   w.Double("utilisation", s.utilisation);
   w.Double("allocation_rate", s.allocation_rate);
+  w.Double("reachable_allocation_rate", s.reachable_allocation_rate);
   w.Double("fragmentation", s.fragmentation);
   w.Double("mean_fragmented_free_gpus", s.mean_fragmented_free_gpus);
   w.Int("events", s.events);
@@ -463,6 +468,7 @@ absl::StatusOr<Summary> SummaryFromJson(const JsonValue& json) {
     s.end = static_cast<Time>(c->NumberOr("end", 0));
     s.utilisation = c->NumberOr("utilisation", 0);
     s.allocation_rate = c->NumberOr("allocation_rate", 0);
+    s.reachable_allocation_rate = c->NumberOr("reachable_allocation_rate", 0);
     s.fragmentation = c->NumberOr("fragmentation", 0);
     s.schedule_calls = static_cast<int64_t>(c->NumberOr("schedule_calls", 0));
   }

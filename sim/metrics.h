@@ -12,6 +12,10 @@
 //   allocation     used GPU-seconds / servable GPU-seconds, where servable at each moment is
 //   rate           min(total GPUs, used + GPUs of waiting jobs): 1.0 means no GPU idled
 //                  while a job waited;
+//   reachable      the same with servable = used + what waiting jobs could use under the
+//   allocation     policy's rules (hived, private: a VC's guaranteed jobs only its idle
+//   rate           guarantee; pool policies: up to its maximum): 1.0 = no GPU a waiting job
+//                  was allowed to use idled;
 //   fragmentation  time-weighted free GPUs on partly used nodes (they cannot host a
 //                  full-node pod) / total GPUs;
 //   sharing        mean queuing delay under the policy minus under `private`, per VC
@@ -133,6 +137,7 @@ struct Summary {
   Time end = 0;
   double utilisation = 0;
   double allocation_rate = 0;
+  double reachable_allocation_rate = 0;
   double fragmentation = 0;
   double mean_fragmented_free_gpus = 0;
   WindowSummary window;

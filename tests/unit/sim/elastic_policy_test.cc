@@ -122,6 +122,11 @@ TEST_CASE("Elastic policies: a borrower delays the owner under yarn-cs, elastic-
     CHECK(o->Job("t2a").first_start == 10);
     CHECK(Vc(o->summary, "T1").borrowed_gpu_hours == 0);
     CHECK(Vc(o->summary, "T2").lent_gpu_hours == 0);
+    // T1's waiting pair could use only T1's cells, all busy: no reachable GPU idled, though
+    // T2's rack idled for 10 s and 890 s while they waited. Servable by counts: 16 x 10 +
+    // 32 x 100 + 16 x 890 + 16 x 1000 used of 32 x 1000 + 16 x 1000.
+    CHECK(o->summary.reachable_allocation_rate == Approx(1.0));
+    CHECK(o->summary.allocation_rate == Approx(33600.0 / 48000.0));
   }
   SECTION("hived with overflow lends opportunistically and takes it back at once") {
     EngineOptions options;
