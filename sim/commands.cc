@@ -130,16 +130,18 @@ int RunCommand(int argc, char** argv) {
   p.String("trace", &trace_path, "FILE", "job trace (CSV)");
   p.String("format", &format, "hived|philly", "trace format (default hived: the own CSV)");
   p.String("policy", &policy_name, "hived|quota|private|yarn-cs|elastic-quota",
-           "sharing policy (default hived)");
+           "sharing policy (default hived); yarn-cs lends idle GPUs without taking them back, "
+           "elastic-quota reclaims them by preemption");
   p.String("max-capacity", &max_capacity_text, "F|VC=GPUS,...",
            "yarn-cs/elastic-quota: a VC's maximum GPUs (default the whole cluster)");
   p.Int("reclaim-after", &reclaim_after,
         "yarn-cs: YARN's preemption monitor; an owner within its guarantee preempts borrowers "
         "after waiting this many seconds (default off)");
-  p.Double("load-scale", &load_scale, "divide inter-arrival times by K (K > 1 = heavier)");
+  p.Double("load-scale", &load_scale,
+           "divide inter-arrival times by X (X > 1 = heavier load; default 1)");
   p.String("window", &window_text, "START,END",
            "measurement window, seconds (default: submit span + longest job)");
-  p.Int("warmup", &warmup, "jobs submitted in the window's first D seconds are not measured");
+  p.Int("warmup", &warmup, "jobs submitted in the window's first N seconds are not measured");
   p.String("slo", &slo_text, "T,...", "queuing-delay targets, e.g. 10m,1h (default 10m,1h)");
   p.String("queue", &queue_name, "easy|fifo|strict|backfill", "per-VC queue policy (default fifo)");
   p.String("baseline", &baseline, "private|none",
@@ -156,7 +158,8 @@ int RunCommand(int argc, char** argv) {
   p.Int("check-invariants", &check_every, "run the scheduler's CheckInvariants every N events");
   p.Int("horizon", &horizon, "stop at this time (seconds); jobs left are counted queued/running");
   p.Int("timeline-interval", &timeline_interval,
-        "seconds between timeline.csv rows (default auto)");
+        "starting seconds between timeline.csv rows (default auto; at most 4096 rows, "
+        "the interval doubles as needed)");
   p.Bool("skip-bad-rows", &skip_bad, "skip bad trace rows (reported) instead of failing");
   p.Bool("plot", &plot, "draw PNG charts into OUT/plots with gnuplot (needs --out)");
   p.Bool("quiet", &quiet, "no progress bar or timing on stderr");
