@@ -419,3 +419,29 @@ TEST_CASE("yarn-cs --reclaim-after: the owner preempts borrowers once it waited 
 
 }  // namespace
 }  // namespace hived::sim
+
+namespace hived::sim {
+namespace {
+
+// yarn-cs serves waiting VCs least-used first: T1 holds the whole cluster (24 of its 16
+// guaranteed GPUs after t1a ends), T2 nothing; when t1a frees one node at 500, T2's job gets
+// it although T1 comes first in config order and its job waited longer; t1e follows when
+// t2a ends at 600.
+TEST_CASE("yarn-cs: a freed node goes to the least-used VC first", "[sim][unit]") {
+  const std::string csv =
+      "job_id,submit_time,vc,priority,pods,gpus_per_pod,gpu_type,duration\n"
+      "t1a,0,T1,0,1,8,,500\n"
+      "t1b,0,T1,0,1,8,,1000\n"
+      "t1c,0,T1,0,1,8,,1000\n"
+      "t1d,0,T1,0,1,8,,1000\n"
+      "t1e,5,T1,0,1,8,,100\n"
+      "t2a,6,T2,0,1,8,,100\n";
+  absl::StatusOr<Trace> trace = HivedTraceSource({}).Parse(csv, "order.csv");
+  REQUIRE(trace.ok());
+  auto o = Run(PolicyKind::kYarnCs, "sim/two-tenants.yaml", *trace);
+  CHECK(o->Job("t2a").first_start == 500);
+  CHECK(o->Job("t1e").first_start == 600);
+}
+
+}  // namespace
+}  // namespace hived::sim
