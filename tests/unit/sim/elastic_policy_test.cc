@@ -445,3 +445,20 @@ TEST_CASE("yarn-cs: a freed node goes to the least-used VC first", "[sim][unit]"
 
 }  // namespace
 }  // namespace hived::sim
+
+namespace hived::sim {
+namespace {
+
+// Issue 14: `--mtbf 1e308` overflowed the failure sampler into a failure every second.
+TEST_CASE("Failure model: a huge MTBF draws no failure instead of overflowing",
+          "[sim][unit][regression]") {
+  EngineOptions options;
+  options.mtbf_hours = 1e308;
+  options.mttr_hours = 1;
+  auto o = RunTwoTenants(PolicyKind::kHived, options);
+  CHECK(o->result.node_down_events == 0);
+  CHECK(o->summary.all.failures == 0);
+}
+
+}  // namespace
+}  // namespace hived::sim
