@@ -462,3 +462,33 @@ TEST_CASE("Failure model: a huge MTBF draws no failure instead of overflowing",
 
 }  // namespace
 }  // namespace hived::sim
+
+namespace hived::sim {
+namespace {
+
+// two-racks.yaml: research reserves two nodes plus a pinned node (24 GPUs), but trace jobs
+// cannot name the pinned cell, so every policy guarantees it 16: the third 8-GPU job waits
+// under quota as under hived (it used to start under quota, counting the pinned node), and a
+// 24-GPU job is rejected under every policy.
+TEST_CASE("Pinned cells count for no policy's guarantee", "[sim][unit][regression]") {
+  const std::string csv =
+      "job_id,submit_time,vc,priority,pods,gpus_per_pod,gpu_type,duration\n"
+      "r1,0,research,0,1,8,,100\n"
+      "r2,0,research,0,1,8,,100\n"
+      "r3,0,research,0,1,8,,100\n"
+      "big,0,research,0,3,8,,100\n";
+  absl::StatusOr<Trace> trace = HivedTraceSource({}).Parse(csv, "pinned.csv");
+  REQUIRE(trace.ok());
+  for (PolicyKind policy : {PolicyKind::kHived, PolicyKind::kQuota, PolicyKind::kPrivate}) {
+    CAPTURE(PolicyKindName(policy));
+    auto o = Run(policy, "../../config/examples/two-racks.yaml", *trace);
+    CHECK(o->Job("r1").first_start == 0);
+    CHECK(o->Job("r2").first_start == 0);
+    CHECK(o->Job("r3").first_start == 100);
+    CHECK(o->Job("big").state == JobState::kRejected);
+    CHECK(Vc(o->summary, "research").guaranteed_gpus == 16);
+  }
+}
+
+}  // namespace
+}  // namespace hived::sim
