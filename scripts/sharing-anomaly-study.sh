@@ -19,11 +19,11 @@ fi
 mkdir -p "$out" "$work"
 
 policies=(yarn-cs elastic-quota hived hived+overflow)
-run() {  # run NAME CONFIG TRACE FORMAT LOAD POLICY
-  local name=$1 config=$2 trace=$3 format=$4 load=$5 policy=$6 extra=()
+run() {  # run NAME CONFIG TRACE FORMAT LOAD POLICY [QUEUE]
+  local name=$1 config=$2 trace=$3 format=$4 load=$5 policy=$6 queue=${7:-fifo} extra=()
   if [[ $policy == hived+overflow ]]; then extra=(--opportunistic-overflow); policy=hived; fi
   "$sim" run --config "$config" --trace "$trace" --format "$format" --load-scale "$load" \
-    --policy "$policy" "${extra[@]}" --out "$work/$name" --quiet >/dev/null
+    --policy "$policy" --queue "$queue" "${extra[@]}" --out "$work/$name" --quiet >/dev/null
 }
 
 scenarios=()
@@ -41,6 +41,13 @@ if [[ -f $philly ]]; then
       run "philly-x$load-$p" config/examples/philly.yaml "$philly" philly "$load" "$p"
     done
     scenarios+=("philly-x$load")
+  done
+  # Does the anomaly depend on the queue discipline? Philly at 2x under backfill and easy.
+  for queue in backfill easy; do
+    for p in "${policies[@]}"; do
+      run "philly-x2-$queue-$p" config/examples/philly.yaml "$philly" philly 2 "$p" "$queue"
+    done
+    scenarios+=("philly-x2-$queue")
   done
 fi
 
