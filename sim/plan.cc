@@ -294,8 +294,8 @@ std::string PlanReport(const PlanContext& ctx, const VcPlan& plan) {
   std::string out = absl::StrFormat(
       "VC %s: target %s (metric %s), size in '%s' cells (%d GPUs each), now %d\n", plan.vc,
       ctx.target.text, m, plan.current.unit_type, plan.leaves_per_unit, plan.current.units);
-  out += absl::StrFormat("  %6s %7s %14s %9s %6s\n", "size", "GPUs", m.substr(0, 14), "rejected",
-                         "meets");
+  const int width = static_cast<int>(std::max<size_t>(m.size(), 12));
+  out += absl::StrFormat("  %6s %7s %*s %9s %6s\n", "size", "GPUs", width, m, "rejected", "meets");
   for (const auto& [size, p] : plan.probes) {
     out +=
         absl::StrFormat("  %6d %7d %14s %9d %6s%s\n", size, size * plan.leaves_per_unit,
@@ -361,7 +361,9 @@ void PlanChart(const PlanContext& ctx, const VcPlan& plan) {
       Quote(absl::StrCat("VC ", plan.vc, ": ", ctx.target.text)), "\n", "set xlabel ",
       Quote(absl::StrCat("size (", plan.current.unit_type, " cells)")), "\n", "set ylabel ",
       Quote(absl::StrCat(ctx.resolved_metric, hours ? " (hours)" : "")), "\n",
-      "set key top right\nset grid\n");
+      "set termoption noenhanced\nset key top right\nset grid\nset yrange [0:*]\n",
+      "set offsets graph 0.03, graph 0.03, graph 0.08, 0\n",
+      plan.probes.rbegin()->first - plan.probes.begin()->first <= 20 ? "set xtics 1\n" : "");
   if (plan.chosen) {
     absl::StrAppend(&script, "set arrow from ", *plan.chosen, ", graph 0 to ", *plan.chosen,
                     ", graph 1 nohead dt 3 lc rgb 'dark-green'\n");

@@ -288,7 +288,7 @@ absl::Status AddTopCells(ClusterSpec* spec, const std::string& chain_name, int64
     if (static_cast<int64_t>(removable.size()) < -count || removable.size() >= tops.size()) {
       return absl::FailedPreconditionError(
           absl::StrCat("cannot remove ", -count, " top-level cells of '", chain, "': it has ",
-                       tops.size(), " and at least one unpinned cell must stay"));
+                       tops.size(), ", pinned cells stay and one cell must stay"));
     }
     std::sort(removable.rbegin(), removable.rend());
     for (size_t i : removable) {
