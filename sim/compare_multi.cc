@@ -14,6 +14,7 @@
 #include "absl/strings/str_split.h"
 #include "sim/csv.h"
 #include "sim/flags.h"
+#include "sim/plan.h"
 #include "sim/planning_commands.h"
 #include "sim/sweep.h"
 #include "sim/sweep_runner.h"
@@ -29,6 +30,7 @@ struct Series {
   std::string label;
   std::vector<std::string> vcs;                                 // "all" first
   std::map<std::string, std::map<std::string, double>> values;  // vc -> metric -> value
+  std::map<std::string, std::map<std::string, double>> ci95;    // sweep points: half-widths
 };
 
 int Fail(absl::string_view message) {
@@ -88,11 +90,14 @@ absl::StatusOr<std::vector<Series>> SeriesFromSweepCsv(const std::string& path) 
       for (size_t i = 0; i < g.params.size() && i < names.size(); ++i) {
         if (distinct[i].size() > 1) parts.push_back(absl::StrCat(names[i], "=", g.params[i]));
       }
-      out.push_back({parts.empty() ? std::string("sweep") : absl::StrJoin(parts, " "), {}, {}});
+      out.push_back({parts.empty() ? std::string("sweep") : absl::StrJoin(parts, " "), {}, {}, {}});
     }
     Series& s = out[it->second];
     s.vcs.push_back(g.vc);
-    for (const auto& [m, st] : g.metrics) s.values[g.vc][m] = st.mean;
+    for (const auto& [m, st] : g.metrics) {
+      s.values[g.vc][m] = st.mean;
+      if (st.ci95) s.ci95[g.vc][m] = *st.ci95;
+    }
   }
   return out;
 }
@@ -122,6 +127,13 @@ constexpr KeyMetric kKeyMetrics[] = {
     {"rejected", "rejected", 1, nullptr},
     {"preemptions", "preemptions", 1, nullptr},
 };
+
+bool IsTimeName(const std::string& m) {
+  for (const char* w : {"wait", "delay", "jct", "anomaly"}) {
+    if (m.find(w) != std::string::npos) return true;
+  }
+  return false;
+}
 
 std::string Cell(const std::optional<double>& v, double scale) {
   return v ? absl::StrFormat("%.2f", *v * scale) : "-";
@@ -223,6 +235,69 @@ absl::Status Charts(const std::string& dir, const std::vector<Series>& series) {
   return absl::OkStatus();
 }
 
+// Which series meet `target` for every VC, cheapest (fewest reserved GPUs) first; "surely"
+// when the 95% interval of every VC's value is on the right side of the target.
+std::string TargetTable(const std::vector<Series>& series, const PlanTarget& target) {
+  struct Point {
+    const Series* s;
+    double gpus;
+    std::string worst_vc;
+    double worst = 0, worst_ci = 0;
+    bool meets = true, surely = true;
+  };
+  const bool upper = target.op == PlanTarget::Op::kLe || target.op == PlanTarget::Op::kLt;
+  std::vector<Point> points;
+  for (const Series& s : series) {
+    Point p{&s, 0, "", 0, 0, true, true};
+    bool any = false;
+    for (const std::string& vc : s.vcs) {
+      if (vc == "all") continue;
+      p.gpus += Value(s, vc, "reserved_gpus").value_or(0);
+      auto vals = s.values.find(vc);
+      std::vector<std::string> names;
+      for (const auto& [m, v] : vals->second) names.push_back(m);
+      const std::optional<std::string> m = ResolveMetric(target.metric, names);
+      if (!m) continue;
+      const double v = vals->second.at(*m);
+      double ci = 0;
+      if (auto c = s.ci95.find(vc); c != s.ci95.end() && c->second.count(*m)) ci = c->second.at(*m);
+      const double rejected = Value(s, vc, "rejected").value_or(0);
+      const bool meets = target.Meets(v) && rejected == 0;
+      p.meets &= meets;
+      p.surely &= meets && target.Meets(upper ? v + ci : v - ci);
+      if (!any || (upper ? v > p.worst : v < p.worst)) {
+        p.worst_vc = vc;
+        p.worst = v;
+        p.worst_ci = ci;
+      }
+      any = true;
+    }
+    if (!any) p.meets = p.surely = false;
+    points.push_back(p);
+  }
+  std::stable_sort(points.begin(), points.end(),
+                   [](const Point& a, const Point& b) { return a.gpus < b.gpus; });
+  std::string out = absl::StrFormat("\ntarget %s for every VC, cheapest first:\n", target.text);
+  out +=
+      absl::StrFormat("%-40s %9s %-24s %s\n", "point", "reserved", "worst VC (mean ±95%)", "meets");
+  const Point* best = nullptr;
+  for (const Point& p : points) {
+    const std::string worst = absl::StrFormat("%s %.3g±%.2g", p.worst_vc,
+                                              p.worst / (IsTimeName(target.metric) ? 3600 : 1),
+                                              p.worst_ci / (IsTimeName(target.metric) ? 3600 : 1));
+    out += absl::StrFormat("%-40s %9.0f %-24s %s\n", p.s->label.substr(0, 40), p.gpus, worst,
+                           p.surely  ? "yes (95% sure)"
+                           : p.meets ? "yes (on the mean)"
+                                     : "no");
+    if (best == nullptr && p.meets) best = &p;
+  }
+  out += best ? absl::StrFormat("cheapest meeting the target: %s (%.0f reserved GPUs)\n",
+                                best->s->label, best->gpus)
+              : "no point of the sweep meets the target for every VC\n";
+  if (IsTimeName(target.metric)) out += "(times in hours)\n";
+  return out;
+}
+
 }  // namespace
 
 bool WantsMultiCompare(int argc, char** argv) {
@@ -230,7 +305,7 @@ bool WantsMultiCompare(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--help" || a == "-h") return false;
-    if (a == "--label" || a == "--out" || absl::StartsWith(a, "--label=") ||
+    if (a == "--label" || a == "--out" || a == "--target" || absl::StartsWith(a, "--label=") ||
         absl::StartsWith(a, "--out=") || absl::EndsWith(a, ".csv")) {
       return true;
     }
@@ -262,6 +337,9 @@ int CompareMultiCommand(int argc, char** argv) {
                "Prints the key metrics overall and per VC; with --out draws\n"
                "mean_wait_by_vc.png, p95_wait_by_vc.png and anomaly_by_vc.png.");
   p.String("out", &out, "DIR", "draw the comparison charts into DIR (needs gnuplot)");
+  std::string target_text;
+  p.String("target", &target_text, "METRIC<=VALUE",
+           "which runs meet the target for every VC, cheapest first (e.g. p95_wait<=1h)");
   std::string label_help;
   p.String("label", &label_help, "L", "label of the next run (repeat per run)");
   std::vector<std::string> inputs;
@@ -269,6 +347,12 @@ int CompareMultiCommand(int argc, char** argv) {
     return code;
   }
   if (inputs.empty()) return p.UsageError("needs runs or a sweep CSV");
+  std::optional<PlanTarget> target;
+  if (!target_text.empty()) {
+    absl::StatusOr<PlanTarget> t = ParsePlanTarget(target_text);
+    if (!t.ok()) return p.UsageError(t.status().message());
+    target = *t;
+  }
   if (labels.size() > inputs.size()) {
     return p.UsageError(absl::StrCat(labels.size(), " --label for ", inputs.size(), " runs"));
   }
@@ -286,6 +370,7 @@ int CompareMultiCommand(int argc, char** argv) {
     series.push_back(std::move(*s));
   }
   std::fputs(Table(series).c_str(), stdout);
+  if (target) std::fputs(TargetTable(series, *target).c_str(), stdout);
   if (!out.empty()) {
     if (absl::Status s = Charts(out, series); !s.ok()) return Fail(s.message());
     std::fprintf(stderr, "wrote %s/{mean_wait,p95_wait,anomaly}_by_vc.png\n", out.c_str());

@@ -163,6 +163,10 @@ TEST_CASE("Compare: N labelled runs and a sweep CSV", "[sim][planning][unit]") {
   INFO(r.output);
   REQUIRE(r.exit_code == 0);
   CHECK(absl::StrContains(r.output, "[2] policy=quota"));
+  r = RunSim("compare " + (tmp / "s/sweep.csv") + " --target 'p95_wait<=100h'", tmp / "log");
+  INFO(r.output);
+  REQUIRE(r.exit_code == 0);
+  CHECK(absl::StrContains(r.output, "cheapest meeting the target: policy=hived (4 reserved GPUs)"));
   CHECK(RunSim("compare --label A " + (tmp / "hived") + " " + (tmp / "s/sweep.csv"), tmp / "log")
             .exit_code == 2);
 }
