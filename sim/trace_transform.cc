@@ -88,6 +88,20 @@ absl::Status RequirePresent(const char* flag, const std::string& vc,
                                                  ")"));
 }
 
+// The (VC, value) items of a transform as a map, each VC required to have jobs.
+template <typename V>
+absl::StatusOr<std::map<std::string, V>> ByPresentVc(
+    const char* flag, const std::vector<std::pair<std::string, V>>& items, const Trace& trace) {
+  std::set<std::string> present;
+  for (const TraceJob& j : trace.jobs) present.insert(j.vc);
+  std::map<std::string, V> out;
+  for (const auto& [vc, value] : items) {
+    if (absl::Status s = RequirePresent(flag, vc, present, trace); !s.ok()) return s;
+    out[vc] = value;
+  }
+  return out;
+}
+
 // SplitMix64 finaliser: a well-mixed 64-bit hash.
 uint64_t Mix(uint64_t x) {
   x += 0x9e3779b97f4a7c15ULL;
@@ -183,15 +197,12 @@ absl::Status ApplyTraceTransforms(const TraceTransforms& t, const ClusterSpec& s
                jobs.end());
   }
   if (!t.rename_vcs.empty()) {
-    const std::set<std::string> vcs = present();
-    std::map<std::string, std::string> rename;
-    for (const auto& [from, to] : t.rename_vcs) {
-      if (absl::Status s = RequirePresent("rename-vcs", from, vcs, *trace); !s.ok()) return s;
-      rename[from] = to;
-    }
+    absl::StatusOr<std::map<std::string, std::string>> rename =
+        ByPresentVc("rename-vcs", t.rename_vcs, *trace);
+    if (!rename.ok()) return rename.status();
     for (TraceJob& j : jobs) {
-      auto it = rename.find(j.vc);
-      if (it != rename.end()) j.vc = it->second;
+      auto it = rename->find(j.vc);
+      if (it != rename->end()) j.vc = it->second;
     }
   }
   for (const TenantSpec& tenant : t.tenants) {
@@ -221,28 +232,22 @@ absl::Status ApplyTraceTransforms(const TraceTransforms& t, const ClusterSpec& s
         [](const TraceJob& a, const TraceJob& b) { return a.submit_time < b.submit_time; });
   }
   if (!t.vc_priority.empty()) {
-    const std::set<std::string> vcs = present();
-    std::map<std::string, Priority> priority;
-    for (const auto& [vc, p] : t.vc_priority) {
-      if (absl::Status s = RequirePresent("vc-priority", vc, vcs, *trace); !s.ok()) return s;
-      priority[vc] = p;
-    }
+    absl::StatusOr<std::map<std::string, Priority>> priority =
+        ByPresentVc("vc-priority", t.vc_priority, *trace);
+    if (!priority.ok()) return priority.status();
     for (TraceJob& j : jobs) {
-      auto it = priority.find(j.vc);
-      if (it != priority.end()) j.priority = it->second;
+      auto it = priority->find(j.vc);
+      if (it != priority->end()) j.priority = it->second;
     }
   }
   if (!t.vc_opportunistic.empty()) {
-    const std::set<std::string> vcs = present();
-    std::map<std::string, double> share;
-    for (const auto& [vc, f] : t.vc_opportunistic) {
-      if (absl::Status s = RequirePresent("vc-opportunistic", vc, vcs, *trace); !s.ok()) return s;
-      share[vc] = f;
-    }
+    absl::StatusOr<std::map<std::string, double>> share =
+        ByPresentVc("vc-opportunistic", t.vc_opportunistic, *trace);
+    if (!share.ok()) return share.status();
     std::map<std::string, uint64_t> ordinal;
     for (TraceJob& j : jobs) {
-      auto it = share.find(j.vc);
-      if (it == share.end()) continue;
+      auto it = share->find(j.vc);
+      if (it == share->end()) continue;
       const uint64_t k = ordinal[j.vc]++;
       const uint64_t h = Mix(Mix(seed ^ HashString(j.vc)) + k);
       const double u = static_cast<double>(h >> 11) * 0x1.0p-53;
