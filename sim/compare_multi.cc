@@ -212,7 +212,7 @@ absl::Status Charts(const std::string& dir, const std::vector<Series>& series) {
     const std::string name = k.chart;
     const std::string script = absl::StrCat(
         "set terminal pngcairo size ",
-        std::max<size_t>(800, 60 * vcs.size() * series.size() / 2 + 200), ",500\nset output ",
+        std::clamp<size_t>(18 * vcs.size() * series.size() + 240, 800, 1600), ",560\nset output ",
         Quote(name + ".png"), "\nset title ", Quote(k.title),
         "\nset style data histogram\nset style histogram clustered gap 1\nset style fill solid "
         "0.8 border -1\nset xtics rotate by -45 noenhanced\nset key noenhanced outside "

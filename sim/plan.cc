@@ -352,16 +352,28 @@ void PlanChart(const PlanContext& ctx, const VcPlan& plan) {
   const bool hours = IsTimeMetric(ctx.resolved_metric);
   const double k = hours ? 1 / 3600.0 : 1;
   const std::string name = absl::StrCat("plan-", plan.vc);
+  // Values spanning more than 50x the target go on a log axis, floored at target / 100
+  // (a zero wait has no logarithm).
+  double top = 0;
+  for (const auto& [size, p] : plan.probes) top = std::max(top, p.value.value_or(0));
+  const double floor = ctx.target.value / 100;
+  const bool log_axis = ctx.target.value > 0 && top > 50 * ctx.target.value;
   std::string data = "# size value meets\n";
   for (const auto& [size, p] : plan.probes) {
-    if (p.value) absl::StrAppend(&data, size, " ", *p.value * k, " ", p.meets ? 1 : 0, "\n");
+    if (!p.value) continue;
+    const double v = log_axis ? std::max(*p.value, floor) : *p.value;
+    absl::StrAppend(&data, size, " ", v * k, " ", p.meets ? 1 : 0, "\n");
   }
   std::string script = absl::StrCat(
       "set terminal pngcairo size 800,500\nset output ", Quote(name + ".png"), "\n", "set title ",
       Quote(absl::StrCat("VC ", plan.vc, ": ", ctx.target.text)), "\n", "set xlabel ",
       Quote(absl::StrCat("size (", plan.current.unit_type, " cells)")), "\n", "set ylabel ",
       Quote(absl::StrCat(ctx.resolved_metric, hours ? " (hours)" : "")), "\n",
-      "set termoption noenhanced\nset key top right\nset grid\nset yrange [0:*]\n",
+      "set termoption noenhanced\nset key top right\nset grid\n",
+      log_axis ? absl::StrCat("set logscale y\nset yrange [", floor * k,
+                              ":*]\nset label 'log scale; values below target/100 drawn at it' "
+                              "at graph 0.02, graph 0.04\n")
+               : std::string("set yrange [0:*]\n"),
       "set offsets graph 0.03, graph 0.03, graph 0.08, 0\n",
       plan.probes.rbegin()->first - plan.probes.begin()->first <= 20 ? "set xtics 1\n" : "");
   if (plan.chosen) {

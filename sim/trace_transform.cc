@@ -112,7 +112,7 @@ uint64_t Mix(uint64_t x) {
 
 uint64_t HashString(const std::string& s) {
   uint64_t h = 0xcbf29ce484222325ULL;  // FNV-1a
-  for (unsigned char c : s) h = (h ^ c) * 0x100000001b3ULL;
+  for (char c : s) h = (h ^ static_cast<unsigned char>(c)) * 0x100000001b3ULL;
   return h;
 }
 
