@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
@@ -54,11 +55,23 @@ bool MetricBefore(const std::string& a, const std::string& b) {
   return a < b;
 }
 
-void Flatten(const nlohmann::json& value, const std::string& prefix,
+// Flattens numbers and booleans. Objects nest with '.'; an array of objects is keyed by
+// each element's first member ("slo": [{"seconds": 3600, "share": 0.9}] gives
+// `slo[3600].share`), so per-threshold and per-class lists become columns too.
+void Flatten(const nlohmann::ordered_json& value, const std::string& prefix,
              std::map<std::string, std::string>* out) {
   if (value.is_object()) {
     for (auto it = value.begin(); it != value.end(); ++it) {
       Flatten(it.value(), prefix.empty() ? it.key() : absl::StrCat(prefix, ".", it.key()), out);
+    }
+  } else if (value.is_array()) {
+    for (const nlohmann::ordered_json& e : value) {
+      if (!e.is_object() || e.empty()) continue;
+      const nlohmann::ordered_json& first = e.begin().value();
+      const std::string key = first.is_string() ? first.get<std::string>() : first.dump();
+      nlohmann::ordered_json rest = e;
+      rest.erase(e.begin().key());
+      Flatten(rest, absl::StrCat(prefix, "[", key, "]"), out);
     }
   } else if (value.is_number()) {
     (*out)[prefix] = value.dump();
@@ -250,7 +263,8 @@ std::vector<std::string> RunArgs(const SweepGrid& grid, int64_t run) {
 absl::StatusOr<std::vector<SweepRow>> RowsFromSummary(const std::string& json,
                                                       const std::string& file, int64_t run,
                                                       const std::vector<std::string>& params) {
-  nlohmann::json doc = nlohmann::json::parse(json, nullptr, /*allow_exceptions=*/false);
+  nlohmann::ordered_json doc =
+      nlohmann::ordered_json::parse(json, nullptr, /*allow_exceptions=*/false);
   if (doc.is_discarded() || !doc.is_object() || !doc.contains("overall") ||
       !doc["overall"].is_object() || !doc.contains("vcs") || !doc["vcs"].is_array()) {
     return absl::InvalidArgumentError(
@@ -265,7 +279,7 @@ absl::StatusOr<std::vector<SweepRow>> RowsFromSummary(const std::string& json,
     for (auto& [k, v] : flat) sections[absl::StrCat(it.key(), ":", k)] = std::move(v);
   }
   std::vector<SweepRow> rows;
-  auto add = [&](const nlohmann::json& group, const std::string& fallback) {
+  auto add = [&](const nlohmann::ordered_json& group, const std::string& fallback) {
     SweepRow row;
     row.run = run;
     row.params = params;
@@ -276,7 +290,7 @@ absl::StatusOr<std::vector<SweepRow>> RowsFromSummary(const std::string& json,
     rows.push_back(std::move(row));
   };
   add(doc["overall"], "all");
-  for (const nlohmann::json& vc : doc["vcs"]) {
+  for (const nlohmann::ordered_json& vc : doc["vcs"]) {
     if (vc.is_object()) add(vc, "?");
   }
   return rows;
@@ -449,6 +463,16 @@ std::optional<std::string> ResolveMetric(const std::string& name,
     for (const std::string& m : it->second) {
       if (has(m)) return m;
     }
+  }
+  if (name == "slo_attainment") {  // the share of jobs meeting the one SLO threshold
+    std::optional<std::string> only;
+    for (const std::string& m : available) {
+      if (absl::StartsWith(m, "slo[") && absl::EndsWith(m, "].share")) {
+        if (only) return std::nullopt;  // several thresholds: name one, slo[S].share
+        only = m;
+      }
+    }
+    if (only) return only;
   }
   // A unique metric whose last component is the name (e.g. "attainment").
   std::optional<std::string> match;

@@ -41,7 +41,9 @@ TEST_CASE("Sweep: a summary flattens into rows that survive a CSV round trip",
     "cluster": {"utilisation": 0.5, "total_gpus": 8},
     "accounting": {"balanced": true},
     "overall": {"name": "all", "queuing_delay": {"mean": 1.5, "p95": 3}, "sharing_anomaly": null},
-    "vcs": [{"name": "a,b", "queuing_delay": {"mean": 2.25, "p95": 4}, "new_metric": 7}]})";
+    "vcs": [{"name": "a,b", "queuing_delay": {"mean": 2.25, "p95": 4}, "new_metric": 7,
+             "slo": [{"seconds": 3600, "met": 3, "share": 0.75}, {"seconds": 60, "met": 1}],
+             "by_size": [{"gpus": "2-4", "p95": 9}]}]})";
   absl::StatusOr<std::vector<SweepRow>> rows = RowsFromSummary(json, "s.json", 3, {"x,y", "1"});
   REQUIRE(rows.ok());
   REQUIRE(rows->size() == 2);
@@ -49,11 +51,14 @@ TEST_CASE("Sweep: a summary flattens into rows that survive a CSV round trip",
   CHECK((*rows)[0].metrics.at("queuing_delay.p95") == "3");
   CHECK((*rows)[0].metrics.count("sharing_anomaly") == 0);  // null: an empty cell
   CHECK((*rows)[1].metrics.at("new_metric") == "7");
+  CHECK((*rows)[1].metrics.at("slo[3600].share") == "0.75");
+  CHECK((*rows)[1].metrics.at("slo[60].met") == "1");
+  CHECK((*rows)[1].metrics.at("by_size[2-4].p95") == "9");
   CHECK((*rows)[1].metrics.at("cluster:utilisation") == "0.5");
   CHECK((*rows)[1].metrics.at("accounting:balanced") == "1");
   const std::vector<std::string> axes{"scale", "seed"};
   const std::string csv = SweepCsv(axes, *rows);
-  CHECK(absl::StartsWith(csv, "run,scale,seed,vc,new_metric,queuing_delay.mean,"));
+  CHECK(absl::StartsWith(csv, "run,scale,seed,vc,by_size[2-4].p95,new_metric,queuing_delay.mean,"));
   absl::StatusOr<std::vector<SweepRow>> back = ParseSweepCsv(csv, "sweep.csv", axes);
   REQUIRE(back.ok());
   CHECK(SweepCsv(axes, *back) == csv);
@@ -93,6 +98,8 @@ TEST_CASE("Sweep: metric aliases resolve to whatever keys the summary has",
   CHECK(ResolveMetric("utilisation", today) == "cluster:utilisation");
   CHECK(!ResolveMetric("slo_attainment", today).has_value());
   CHECK(ResolveMetric("slo_attainment", {"slo.attainment"}) == "slo.attainment");
+  CHECK(ResolveMetric("slo_attainment", {"slo[3600].share", "slo[3600].met"}) == "slo[3600].share");
+  CHECK(!ResolveMetric("slo_attainment", {"slo[3600].share", "slo[60].share"}).has_value());
   CHECK(ResolveMetric("p95_wait", {"p95_wait", "queuing_delay.p95"}) == "p95_wait");
 }
 
