@@ -345,8 +345,7 @@ int SweepCommand(int argc, char** argv) {
   p.String("scale", &f.scale, "LIST", "axis: scale every VC by these factors");
   p.String("scale-vc", &f.scale_vc, "VC=LIST;...", "axis: scale one VC by these factors");
   p.String("vc-cells", &f.vc_cells, "VC[@TYPE]=LIST;...",
-           "axis: size one VC to N cells of TYPE (default its lowest reserved type); a VC not\n"
-           "in the config is added (TYPE required)");
+           "axis: one VC at N cells of TYPE (default its lowest type); adds a missing VC");
   p.String("add-racks", &f.add_racks, "[CHAIN=]LIST",
            "axis: top-level cells added to a chain (negative removes; default first chain)");
   p.String("vary", &f.vary, "FLAG=LIST;...", "axis: any `run` flag, e.g. mtbf=0,100");
