@@ -16,6 +16,8 @@
 #include "sim/csv.h"
 #include "sim/flags.h"
 #include "sim/planning_commands.h"
+#include "sim/queue_policy.h"
+#include "sim/scheduler_backend.h"
 #include "sim/spec_edit.h"
 #include "sim/spec_info.h"
 #include "sim/sweep.h"
@@ -450,8 +452,13 @@ int PlanCommand(int argc, char** argv) {
       max_size > (int64_t{1} << 24)) {
     return p.UsageError("--min must be >= 1 and --max >= --min (at most 2^24)");
   }
-  if (!ParseTraceFormat(format).ok())
+  if (!ParseTraceFormat(format).ok()) {
     return p.UsageError(absl::StrCat("unknown --format ", format));
+  }
+  if (!ParsePolicyKind(policy).ok()) {
+    return p.UsageError(absl::StrCat("unknown --policy ", policy));
+  }
+  if (!ParseQueueKind(queue).ok()) return p.UsageError(absl::StrCat("unknown --queue ", queue));
   absl::StatusOr<TraceTransforms> transforms = ParseTraceTransforms(transform_flags);
   if (!transforms.ok()) return p.UsageError(transforms.status().message());
 

@@ -135,6 +135,8 @@ TEST_CASE("Plan: bad targets, VCs and metrics are usage errors", "[sim][planning
   CHECK(absl::StrContains(r.output, "available: "));
   CHECK(absl::StrContains(r.output, "queuing_delay.p95"));
   CHECK(RunSim(base + " --vc a --all-vcs --target 'p95_wait<=1h'", tmp / "log").exit_code == 2);
+  CHECK(RunSim(base + " --vc a --target 'p95_wait<=1h' --policy magic", tmp / "log").exit_code ==
+        2);
   // A failing probe fails the plan with the probe's own error.
   r = RunSim(base + " --vc a --target 'p95_wait<=1h' --only-vcs nope", tmp / "log");
   CHECK(r.exit_code == 1);
