@@ -153,6 +153,10 @@ TEST_CASE("Sweep: results do not depend on --jobs, and merged shards equal the w
     std::filesystem::remove_all(tmp / "j1/runs/000004/out");
     std::filesystem::remove(tmp / "j1/sweep.csv");
     CHECK(RunSim(base + " --out " + (tmp / "j1"), tmp / "logr0").exit_code == 1);  // no --resume
+    const testing::SimResult other =
+        RunSim(base + " --seeds 1-3 --resume --out " + (tmp / "j1"), tmp / "logr1");
+    CHECK(other.exit_code == 1);  // another grid in the same folder
+    CHECK(absl::StrContains(other.output, "holds a different grid"));
     const testing::SimResult r = RunSim(base + " --resume --out " + (tmp / "j1"), tmp / "logr");
     INFO(r.output);
     REQUIRE(r.exit_code == 0);
