@@ -177,16 +177,7 @@ std::string Table(const std::vector<Series>& series) {
   return out;
 }
 
-std::string Quote(const std::string& s) {
-  std::string out = "\"";
-  for (char c : s) out += c == '"' ? '\'' : c;
-  return out + "\"";
-}
-
 absl::Status Charts(const std::string& dir, const std::vector<Series>& series) {
-  if (std::system("gnuplot --version >/dev/null 2>&1") != 0) {
-    return absl::FailedPreconditionError("--out draws charts with gnuplot, which is not installed");
-  }
   std::error_code ec;
   fs::create_directories(dir, ec);
   if (ec) return absl::InternalError(absl::StrCat("cannot create ", dir, ": ", ec.message()));
@@ -199,38 +190,34 @@ absl::Status Charts(const std::string& dir, const std::vector<Series>& series) {
   for (const KeyMetric& k : kKeyMetrics) {
     if (k.chart == nullptr) continue;
     std::string data = "vc";
-    for (const Series& s : series) absl::StrAppend(&data, " ", Quote(s.label));
+    for (const Series& s : series) absl::StrAppend(&data, " ", GnuplotQuote(s.label));
     data += "\n";
+    bool any = false;
     for (const std::string& vc : vcs) {
-      data += Quote(vc);
+      data += GnuplotQuote(vc);
       for (const Series& s : series) {
         const std::optional<double> v = Value(s, vc, k.metric);
+        any |= v.has_value();
         data += v ? absl::StrFormat(" %.6g", *v * k.scale) : " NaN";
       }
       data += "\n";
     }
     const std::string name = k.chart;
+    if (!any) {  // e.g. the anomaly of runs without the private baseline
+      std::fprintf(stderr, "hived-sim compare: no %s in these runs: %s.png not drawn\n", k.metric,
+                   name.c_str());
+      continue;
+    }
     const std::string script = absl::StrCat(
         "set terminal pngcairo size ",
         std::clamp<size_t>(18 * vcs.size() * series.size() + 240, 800, 1600), ",560\nset output ",
-        Quote(name + ".png"), "\nset title ", Quote(k.title),
+        GnuplotQuote(name + ".png"), "\nset title ", GnuplotQuote(k.title),
         "\nset style data histogram\nset style histogram clustered gap 1\nset style fill solid "
         "0.8 border -1\nset xtics rotate by -45 noenhanced\nset key noenhanced outside "
         "bottom center horizontal\nset grid y\nset ylabel ",
-        Quote(k.title), "\nplot for [i=2:", series.size() + 1, "] ", Quote(name + ".dat"),
-        " using i:xtic(1) title columnheader(i)\n");
-    for (const auto& [file, text] :
-         {std::pair{name + ".dat", data}, std::pair{name + ".gp", script}}) {
-      if (absl::Status s = WriteFileAtomically((fs::path(dir) / file).string(), text); !s.ok()) {
-        return s;
-      }
-    }
-    const std::string cmd =
-        absl::StrCat("cd '", dir, "' && gnuplot '", name, ".gp' 2>'", name, ".log'");
-    if (std::system(cmd.c_str()) != 0) {
-      return absl::InternalError(absl::StrCat("gnuplot failed on ", dir, "/", name, ".gp"));
-    }
-    fs::remove(fs::path(dir) / (name + ".log"), ec);
+        GnuplotQuote(k.title), "\nplot for [i=2:", series.size() + 1, "] ",
+        GnuplotQuote(name + ".dat"), " using i:xtic(1) title columnheader(i)\n");
+    if (absl::Status s = RenderGnuplot(dir, name, data, script); !s.ok()) return s;
   }
   return absl::OkStatus();
 }

@@ -339,18 +339,8 @@ std::string PlanReport(const PlanContext& ctx, const VcPlan& plan) {
   return out;
 }
 
-std::string Quote(const std::string& s) {
-  std::string out = "\"";
-  for (char c : s) out += c == '"' ? '\'' : c;
-  return out + "\"";
-}
-
 // The metric against size, with the target as a line; a warning when gnuplot is missing.
 void PlanChart(const PlanContext& ctx, const VcPlan& plan) {
-  if (std::system("gnuplot --version >/dev/null 2>&1") != 0) {
-    std::fprintf(stderr, "hived-sim plan: gnuplot not found: no chart drawn\n");
-    return;
-  }
   const bool hours = IsTimeMetric(ctx.resolved_metric);
   const double k = hours ? 1 / 3600.0 : 1;
   const std::string name = absl::StrCat("plan-", plan.vc);
@@ -367,10 +357,10 @@ void PlanChart(const PlanContext& ctx, const VcPlan& plan) {
     absl::StrAppend(&data, size, " ", v * k, " ", p.meets ? 1 : 0, "\n");
   }
   std::string script = absl::StrCat(
-      "set terminal pngcairo size 800,500\nset output ", Quote(name + ".png"), "\n", "set title ",
-      Quote(absl::StrCat("VC ", plan.vc, ": ", ctx.target.text)), "\n", "set xlabel ",
-      Quote(absl::StrCat("size (", plan.current.unit_type, " cells)")), "\n", "set ylabel ",
-      Quote(absl::StrCat(ctx.resolved_metric, hours ? " (hours)" : "")), "\n",
+      "set terminal pngcairo size 800,500\nset output ", GnuplotQuote(name + ".png"), "\n",
+      "set title ", GnuplotQuote(absl::StrCat("VC ", plan.vc, ": ", ctx.target.text)), "\n",
+      "set xlabel ", GnuplotQuote(absl::StrCat("size (", plan.current.unit_type, " cells)")), "\n",
+      "set ylabel ", GnuplotQuote(absl::StrCat(ctx.resolved_metric, hours ? " (hours)" : "")), "\n",
       "set termoption noenhanced\nset key top right\nset grid\n",
       log_axis ? absl::StrCat("set logscale y\nset yrange [", floor * k,
                               ":*]\nset label 'log scale; values below target/100 drawn at it' "
@@ -382,18 +372,11 @@ void PlanChart(const PlanContext& ctx, const VcPlan& plan) {
     absl::StrAppend(&script, "set arrow from ", *plan.chosen, ", graph 0 to ", *plan.chosen,
                     ", graph 1 nohead dt 3 lc rgb 'dark-green'\n");
   }
-  absl::StrAppend(&script, "plot ", Quote(name + ".dat"),
+  absl::StrAppend(&script, "plot ", GnuplotQuote(name + ".dat"),
                   " using 1:2 with linespoints pt 7 title 'probes', ", ctx.target.value * k,
                   " with lines dt 2 lc rgb 'red' title 'target'\n");
-  if (!WriteFileAtomically((ctx.out / (name + ".dat")).string(), data).ok() ||
-      !WriteFileAtomically((ctx.out / (name + ".gp")).string(), script).ok()) {
-    std::fprintf(stderr, "hived-sim plan: cannot write the chart files\n");
-    return;
-  }
-  const std::string cmd =
-      absl::StrCat("cd '", ctx.out.string(), "' && gnuplot '", name, ".gp' >/dev/null 2>&1");
-  if (std::system(cmd.c_str()) != 0) {
-    std::fprintf(stderr, "hived-sim plan: gnuplot failed on %s.gp\n", name.c_str());
+  if (absl::Status s = RenderGnuplot(ctx.out.string(), name, data, script); !s.ok()) {
+    std::fprintf(stderr, "hived-sim plan: no chart: %s\n", std::string(s.message()).c_str());
   }
 }
 

@@ -148,6 +148,39 @@ absl::Status RunChildren(const std::string& exe, const std::vector<ChildRun>& ru
   return failure;
 }
 
+std::string GnuplotQuote(const std::string& s) {
+  std::string out = "\"";
+  for (char c : s) out += c == '"' ? '\'' : c;
+  return out + "\"";
+}
+
+absl::Status RenderGnuplot(const std::string& dir, const std::string& name, const std::string& data,
+                           const std::string& script) {
+  if (std::system("gnuplot --version >/dev/null 2>&1") != 0) {
+    return absl::FailedPreconditionError("charts need gnuplot, which is not installed");
+  }
+  const std::filesystem::path d(dir);
+  for (absl::Status s : {WriteFileAtomically((d / (name + ".dat")).string(), data),
+                         WriteFileAtomically((d / (name + ".gp")).string(), script)}) {
+    if (!s.ok()) return s;
+  }
+  // Single-quoted for the shell: a quote inside becomes '\''.
+  auto sh = [](const std::string& text) {
+    std::string out = "'";
+    for (char c : text) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+    return out + "'";
+  };
+  const std::string cmd =
+      absl::StrCat("cd ", sh(dir), " && gnuplot ", sh(name + ".gp"), " 2>", sh(name + ".log"));
+  if (std::system(cmd.c_str()) != 0) {
+    return absl::InternalError(absl::StrCat("gnuplot failed on ", (d / (name + ".gp")).string(),
+                                            "; see ", (d / (name + ".log")).string()));
+  }
+  std::error_code ec;
+  std::filesystem::remove(d / (name + ".log"), ec);
+  return absl::OkStatus();
+}
+
 absl::Status WriteFileAtomically(const std::string& path, const std::string& text) {
   const std::string tmp = absl::StrCat(path, ".tmp.", getpid());
   {

@@ -45,6 +45,15 @@ absl::Status RunChildren(const std::string& exe, const std::vector<ChildRun>& ru
                          const std::string& progress_label,
                          const std::function<absl::Status(size_t)>& on_success = {});
 
+// Writes DIR/NAME.dat and DIR/NAME.gp, then runs gnuplot on the script inside DIR (the
+// script names its PNG). Errors: kFailedPrecondition without gnuplot; kInternal when a file
+// cannot be written or gnuplot fails (its messages are kept in DIR/NAME.log).
+absl::Status RenderGnuplot(const std::string& dir, const std::string& name, const std::string& data,
+                           const std::string& script);
+
+// A string as a gnuplot double-quoted literal (double quotes become single quotes).
+std::string GnuplotQuote(const std::string& s);
+
 // Writes `text` to `path` through a temporary file and a rename, so readers see the whole
 // file or none. kInternal when it cannot be written.
 absl::Status WriteFileAtomically(const std::string& path, const std::string& text);

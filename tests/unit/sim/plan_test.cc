@@ -158,6 +158,17 @@ TEST_CASE("Compare: N labelled runs and a sweep CSV", "[sim][planning][unit]") {
   REQUIRE(r.exit_code == 0);
   CHECK(absl::StrContains(r.output, "[3] P"));
   CHECK(absl::StrContains(r.output, "VC mean wait (h)"));
+  // Runs without the private baseline have no anomaly: that chart is left out, not an error.
+  REQUIRE(RunSim(std::string("run ") + kSmall + " --quiet --baseline none --out " + (tmp / "nb"),
+                 tmp / "log")
+              .exit_code == 0);
+  r = RunSim("compare --label x " + (tmp / "nb") + " --label y " + (tmp / "nb") + " --out " +
+                 (tmp / "charts"),
+             tmp / "log");
+  INFO(r.output);
+  CHECK(r.exit_code == 0);
+  CHECK(std::filesystem::exists(tmp / "charts/mean_wait_by_vc.png"));
+  CHECK(!std::filesystem::exists(tmp / "charts/anomaly_by_vc.png"));
   REQUIRE(RunSim(std::string("sweep ") + kSmall + " --policy hived,quota --out " + (tmp / "s"),
                  tmp / "log")
               .exit_code == 0);
