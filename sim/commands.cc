@@ -19,10 +19,12 @@
 #include "sim/gen_trace.h"
 #include "sim/json.h"
 #include "sim/metrics.h"
+#include "sim/planning_commands.h"
 #include "sim/plot.h"
 #include "sim/run_options.h"
 #include "sim/scheduler_backend.h"
 #include "sim/trace_reader.h"
+#include "sim/trace_transform.h"
 
 namespace hived::sim {
 namespace {
@@ -163,11 +165,15 @@ int RunCommand(int argc, char** argv) {
   p.Bool("skip-bad-rows", &skip_bad, "skip bad trace rows (reported) instead of failing");
   p.Bool("plot", &plot, "draw PNG charts into OUT/plots with gnuplot (needs --out)");
   p.Bool("quiet", &quiet, "no progress bar or timing on stderr");
+  TraceTransformFlags transform_flags;
+  RegisterTraceTransformFlags(&p, &transform_flags);
   std::vector<std::string> args;
   if (int code = p.Parse(argc, argv, &args); code >= 0) return code;
   if (!args.empty()) return p.UsageError(absl::StrCat("unexpected argument '", args[0], "'"));
   if (config.empty()) return p.UsageError("--config is required");
   if (trace_path.empty()) return p.UsageError("--trace is required");
+  absl::StatusOr<TraceTransforms> transforms = ParseTraceTransforms(transform_flags);
+  if (!transforms.ok()) return p.UsageError(transforms.status().message());
   absl::StatusOr<TraceFormat> fmt = ParseTraceFormat(format);
   if (!fmt.ok()) return p.UsageError(fmt.status().message());
   absl::StatusOr<PolicyKind> policy = ParsePolicyKind(policy_name);
@@ -220,6 +226,11 @@ int RunCommand(int argc, char** argv) {
   if (!trace.ok()) return Fail(kCmd, trace.status().message());
   if (absl::Status s = ScaleLoad(load_scale, &*trace); !s.ok()) return p.UsageError(s.message());
   for (const std::string& w : trace->warnings) std::fprintf(stderr, "warning: %s\n", w.c_str());
+  if (absl::Status s =
+          ApplyTraceTransforms(*transforms, *spec, static_cast<uint64_t>(seed), &*trace);
+      !s.ok()) {
+    return Fail(kCmd, absl::StrCat(trace_path, ": ", s.message()));
+  }
   std::vector<NodeEvent> node_events;
   if (!node_events_path.empty()) {
     std::string text;
@@ -452,6 +463,7 @@ std::string Opt(const std::optional<double>& v) { return v ? H(*v) : "-"; }
 }  // namespace
 
 int CompareCommand(int argc, char** argv) {
+  if (WantsMultiCompare(argc, argv)) return CompareMultiCommand(argc, argv);
   FlagParser p("hived-sim compare", "A B",
                "Prints two run summaries side by side: cluster figures, then per VC the mean\n"
                "and p95 queuing delay, the sharing anomaly and preemptions under each. A and B\n"
