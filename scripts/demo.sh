@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # The README's first command: install what is needed, build hived in Release, validate the
-# bundled example cluster, generate the default synthetic trace for it and replay it under
-# HiveD (with the private-cluster baseline), printing the per-VC summary, then under
-# GPU-count quotas and compares the two.
+# bundled example cluster, generate a seeded multi-tenant trace for it (one heavy tenant,
+# light ones) and replay it under the policies users run, each against the private-cluster
+# baseline: yarn-cs (YARN's capacity scheduler: borrowing, no reclaim) shows the sharing
+# anomaly — a light tenant waits longer than on a private cluster of its own size — and
+# hived shows none; then the utilisation and lost work each policy gets.
 # Needs nothing outside this checkout.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -17,12 +19,20 @@ config=config/examples/two-racks.yaml
 echo "== hived-sim validate $config"
 "$sim" validate "$config"
 echo
-echo "== hived-sim gen-trace --config $config --out $out/trace.csv"
-"$sim" gen-trace --config "$config" --out "$out/trace.csv"
+gen=(gen-trace --config "$config" --jobs 1000 --load 2 --vc-mix research=20,prod=2,dev=1,test=1)
+echo "== hived-sim ${gen[*]} --out $out/trace.csv"
+"$sim" "${gen[@]}" --out "$out/trace.csv"
 echo
-echo "== hived-sim run --config $config --trace $out/trace.csv --policy hived --out $out/hived"
-"$sim" run --config "$config" --trace "$out/trace.csv" --policy hived --out "$out/hived"
+for policy in yarn-cs hived; do
+  echo "== hived-sim run --config $config --trace $out/trace.csv --policy $policy --out $out/$policy"
+  "$sim" run --config "$config" --trace "$out/trace.csv" --policy "$policy" --out "$out/$policy" --quiet
+  echo
+done
+echo "== the same trace under elastic quotas (reclaim by preemption) and hived with overflow"
+"$sim" run --config "$config" --trace "$out/trace.csv" --policy elastic-quota \
+  --out "$out/elastic-quota" --quiet >/dev/null
+"$sim" run --config "$config" --trace "$out/trace.csv" --policy hived --opportunistic-overflow \
+  --out "$out/hived-overflow" --quiet >/dev/null
+"$sim" compare "$out/yarn-cs" "$out/hived"
 echo
-echo "== the same trace under GPU-count quotas (the HiveD paper's baseline), then both side by side"
-"$sim" run --config "$config" --trace "$out/trace.csv" --policy quota --out "$out/quota" --quiet
-"$sim" compare "$out/hived" "$out/quota"
+"$sim" compare "$out/elastic-quota" "$out/hived-overflow"

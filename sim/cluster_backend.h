@@ -13,6 +13,7 @@
 #define HIVED_SIM_CLUSTER_BACKEND_H_
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -32,6 +33,9 @@ struct SimJob {
   int32_t gpus = 0;
   std::vector<GroupMember> members;
   std::string gpu_type;
+  // Set by the engine before each `TryStart`: the job has waited at least the policy's
+  // `ReclaimAfter()`, so it may preempt borrowers (yarn-cs with its preemption monitor).
+  bool may_reclaim = false;
 };
 
 struct StartAttempt {
@@ -88,6 +92,22 @@ class ClusterBackend {
   // True when opportunistic jobs share idle cells across VCs (so any release may help any
   // VC's opportunistic jobs); false when each VC only uses its own cells (private).
   virtual bool SharesIdleCells() const = 0;
+  // True when waiting VCs are served least-used first (running GPUs / guarantee = the GPUs
+  // of its virtual cells, then VC order), as YARN's Capacity Scheduler orders its queues;
+  // false: in VC order.
+  virtual bool ServesLeastUsedFirst() const { return false; }
+  // GPUs a VC's guaranteed jobs may hold at most (yarn-cs, elastic-quota: the maximum
+  // capacity); -1 = its guarantee. For `easy`'s reservations.
+  virtual int64_t VcMaxGpus(int32_t /*vc*/) const { return -1; }
+  // Seconds a job within its VC's guarantee waits before it may preempt borrowers
+  // (yarn-cs's preemption monitor); -1 = never waits for this (no such rule).
+  virtual Time ReclaimAfter() const { return -1; }
+  // Node ids standing for physical node `physical` when `nodes()` names it otherwise (the
+  // private baseline's per-VC copies of the hardware; empty for a node of the config in no
+  // private cluster); nullopt = not a node of the config.
+  virtual std::optional<std::vector<int32_t>> NodesNamed(std::string_view /*physical*/) const {
+    return std::nullopt;
+  }
   virtual absl::Status CheckInvariants() const = 0;
 
   virtual int64_t total_gpus() const = 0;

@@ -19,9 +19,12 @@
 #include "sim/gen_trace.h"
 #include "sim/json.h"
 #include "sim/metrics.h"
+#include "sim/planning_commands.h"
 #include "sim/plot.h"
+#include "sim/run_options.h"
 #include "sim/scheduler_backend.h"
 #include "sim/trace_reader.h"
+#include "sim/trace_transform.h"
 
 namespace hived::sim {
 namespace {
@@ -85,9 +88,10 @@ struct Replayed {
 
 absl::StatusOr<Replayed> Replay(PolicyKind policy, const ClusterSpec& spec, const SpecInfo& info,
                                 const Trace& trace, const std::vector<NodeEvent>& node_events,
-                                EngineOptions options, const RunInfo& run_info) {
+                                EngineOptions options, const RunInfo& run_info,
+                                const PolicyOptions& policy_options) {
   absl::StatusOr<std::unique_ptr<ClusterBackend>> backend =
-      MakeSchedulerBackend(policy, spec, static_cast<int32_t>(trace.jobs.size()));
+      MakeSchedulerBackend(policy, spec, static_cast<int32_t>(trace.jobs.size()), policy_options);
   if (!backend.ok()) {
     return absl::Status(backend.status().code(),
                         absl::StrCat("cannot build the ", Av(PolicyKindName(policy)),
@@ -113,9 +117,11 @@ absl::StatusOr<Replayed> Replay(PolicyKind policy, const ClusterSpec& spec, cons
 
 int RunCommand(int argc, char** argv) {
   std::string config, trace_path, format = "hived", policy_name = "hived", out_dir,
-                                  queue_name = "fifo", node_events_path, baseline = "private";
-  int64_t seed = 1, check_every = 0, horizon = -1, timeline_interval = 0;
-  double mtbf = 0, mttr = 0;
+                                  queue_name = "fifo", node_events_path, baseline = "private",
+                                  window_text, slo_text, max_capacity_text;
+  int64_t seed = 1, check_every = 0, horizon = -1, timeline_interval = 0, warmup = 0,
+          reclaim_after = -1;
+  double mtbf = 0, mttr = 0, load_scale = 1;
   bool resume = false, overflow = false, skip_bad = false, plot = false, quiet = false;
   FlagParser p("hived-sim run", "--config FILE --trace FILE [options]",
                "Replays a job trace against a cluster config under a sharing policy and reports\n"
@@ -125,8 +131,21 @@ int RunCommand(int argc, char** argv) {
   p.String("config", &config, "FILE", "cluster config (HiveD YAML)");
   p.String("trace", &trace_path, "FILE", "job trace (CSV)");
   p.String("format", &format, "hived|philly", "trace format (default hived: the own CSV)");
-  p.String("policy", &policy_name, "hived|quota|private", "sharing policy (default hived)");
-  p.String("queue", &queue_name, "fifo|strict|backfill", "per-VC queue policy (default fifo)");
+  p.String("policy", &policy_name, "hived|quota|private|yarn-cs|elastic-quota",
+           "sharing policy (default hived); yarn-cs lends idle GPUs without taking them back, "
+           "elastic-quota reclaims them by preemption");
+  p.String("max-capacity", &max_capacity_text, "F|VC=GPUS,...",
+           "yarn-cs/elastic-quota: a VC's maximum GPUs (default the whole cluster)");
+  p.Int("reclaim-after", &reclaim_after,
+        "yarn-cs: YARN's preemption monitor; an owner within its guarantee preempts borrowers "
+        "after waiting this many seconds (default off)");
+  p.Double("load-scale", &load_scale,
+           "divide inter-arrival times by X (X > 1 = heavier load; default 1)");
+  p.String("window", &window_text, "START,END",
+           "measurement window, seconds (default: submit span + longest job)");
+  p.Int("warmup", &warmup, "jobs submitted in the window's first N seconds are not measured");
+  p.String("slo", &slo_text, "T,...", "queuing-delay targets, e.g. 10m,1h (default 10m,1h)");
+  p.String("queue", &queue_name, "easy|fifo|strict|backfill", "per-VC queue policy (default fifo)");
   p.String("baseline", &baseline, "private|none",
            "also replay the private baseline for the anomaly (default private; in parallel)");
   p.String("out", &out_dir, "DIR",
@@ -141,15 +160,20 @@ int RunCommand(int argc, char** argv) {
   p.Int("check-invariants", &check_every, "run the scheduler's CheckInvariants every N events");
   p.Int("horizon", &horizon, "stop at this time (seconds); jobs left are counted queued/running");
   p.Int("timeline-interval", &timeline_interval,
-        "seconds between timeline.csv rows (default auto)");
+        "starting seconds between timeline.csv rows (default auto; at most 4096 rows, "
+        "the interval doubles as needed)");
   p.Bool("skip-bad-rows", &skip_bad, "skip bad trace rows (reported) instead of failing");
   p.Bool("plot", &plot, "draw PNG charts into OUT/plots with gnuplot (needs --out)");
   p.Bool("quiet", &quiet, "no progress bar or timing on stderr");
+  TraceTransformFlags transform_flags;
+  RegisterTraceTransformFlags(&p, &transform_flags);
   std::vector<std::string> args;
   if (int code = p.Parse(argc, argv, &args); code >= 0) return code;
   if (!args.empty()) return p.UsageError(absl::StrCat("unexpected argument '", args[0], "'"));
   if (config.empty()) return p.UsageError("--config is required");
   if (trace_path.empty()) return p.UsageError("--trace is required");
+  absl::StatusOr<TraceTransforms> transforms = ParseTraceTransforms(transform_flags);
+  if (!transforms.ok()) return p.UsageError(transforms.status().message());
   absl::StatusOr<TraceFormat> fmt = ParseTraceFormat(format);
   if (!fmt.ok()) return p.UsageError(fmt.status().message());
   absl::StatusOr<PolicyKind> policy = ParsePolicyKind(policy_name);
@@ -163,8 +187,27 @@ int RunCommand(int argc, char** argv) {
     return p.UsageError("--mtbf and --mttr go together and must be positive");
   }
   if (plot && out_dir.empty()) return p.UsageError("--plot needs --out");
-  if (check_every < 0 || timeline_interval < 0) {
-    return p.UsageError("--check-invariants and --timeline-interval must be >= 0");
+  if (check_every < 0 || timeline_interval < 0 || warmup < 0) {
+    return p.UsageError("--check-invariants, --timeline-interval and --warmup must be >= 0");
+  }
+  std::pair<Time, Time> window{-1, -1};
+  if (!window_text.empty()) {
+    absl::StatusOr<std::pair<Time, Time>> w = ParseWindow(window_text);
+    if (!w.ok()) return p.UsageError(w.status().message());
+    window = *w;
+  }
+  std::vector<Time> slo = {600, 3600};
+  if (!slo_text.empty()) {
+    absl::StatusOr<std::vector<Time>> v = ParseSloList(slo_text);
+    if (!v.ok()) return p.UsageError(v.status().message());
+    slo = std::move(*v);
+  }
+  if (reclaim_after >= 0 && *policy != PolicyKind::kYarnCs) {
+    return p.UsageError("--reclaim-after applies to yarn-cs only");
+  }
+  if (!max_capacity_text.empty() && *policy != PolicyKind::kYarnCs &&
+      *policy != PolicyKind::kElasticQuota) {
+    return p.UsageError("--max-capacity applies to yarn-cs and elastic-quota only");
   }
   const char* kCmd = "hived-sim run";
 
@@ -172,9 +215,22 @@ int RunCommand(int argc, char** argv) {
   absl::StatusOr<ClusterSpec> spec = LoadClusterSpecFile(config);
   if (!spec.ok()) return Fail(kCmd, spec.status().message());
   const SpecInfo info(*spec);
+  PolicyOptions policy_options;
+  policy_options.reclaim_after = reclaim_after;
+  if (!max_capacity_text.empty()) {
+    absl::StatusOr<std::vector<int64_t>> m = ParseMaxCapacity(max_capacity_text, info);
+    if (!m.ok()) return p.UsageError(m.status().message());
+    policy_options.max_capacity = std::move(*m);
+  }
   absl::StatusOr<Trace> trace = ReadTraceFile(trace_path, *fmt, {skip_bad});
   if (!trace.ok()) return Fail(kCmd, trace.status().message());
+  if (absl::Status s = ScaleLoad(load_scale, &*trace); !s.ok()) return p.UsageError(s.message());
   for (const std::string& w : trace->warnings) std::fprintf(stderr, "warning: %s\n", w.c_str());
+  if (absl::Status s =
+          ApplyTraceTransforms(*transforms, *spec, static_cast<uint64_t>(seed), &*trace);
+      !s.ok()) {
+    return Fail(kCmd, absl::StrCat(trace_path, ": ", s.message()));
+  }
   std::vector<NodeEvent> node_events;
   if (!node_events_path.empty()) {
     std::string text;
@@ -195,6 +251,9 @@ int RunCommand(int argc, char** argv) {
   run_info.resume = resume;
   run_info.opportunistic_overflow = overflow;
   run_info.skipped_rows = trace->skipped_rows;
+  run_info.load_scale = load_scale;
+  run_info.warmup = warmup;
+  run_info.slo_seconds = slo;
   EngineOptions options;
   options.queue = *queue;
   options.resume = resume;
@@ -205,6 +264,8 @@ int RunCommand(int argc, char** argv) {
   options.mtbf_hours = mtbf;
   options.mttr_hours = mttr;
   options.seed = static_cast<uint64_t>(seed);
+  options.window_start = window.first;
+  options.window_end = window.second;
 
   // The private baseline runs on a second thread: the two replays share nothing mutable.
   const bool with_baseline = baseline == "private" && *policy != PolicyKind::kPrivate;
@@ -212,14 +273,14 @@ int RunCommand(int argc, char** argv) {
   std::thread base_thread;
   if (with_baseline) {
     base_thread = std::thread([&] {
-      base = Replay(PolicyKind::kPrivate, *spec, info, *trace, node_events, options, run_info);
+      base = Replay(PolicyKind::kPrivate, *spec, info, *trace, node_events, options, run_info, {});
     });
   }
   ProgressBar bar(absl::StrCat("replaying ", trace->jobs.size(), " jobs"));
   EngineOptions main_options = options;
   if (!quiet) main_options.progress = [&bar](double f) { bar.Update(f); };
-  absl::StatusOr<Replayed> main =
-      Replay(*policy, *spec, info, *trace, node_events, std::move(main_options), run_info);
+  absl::StatusOr<Replayed> main = Replay(*policy, *spec, info, *trace, node_events,
+                                         std::move(main_options), run_info, policy_options);
   if (base_thread.joinable()) base_thread.join();
   bar.Clear();
   if (!main.ok()) return Fail(kCmd, main.status().message());
@@ -252,7 +313,7 @@ int RunCommand(int argc, char** argv) {
       for (absl::Status s :
            {WriteTextFile(dir / "baseline-private" / "summary.json", SummaryToJson(base->summary)),
             WriteTextFile(dir / "baseline-private" / "jobs.csv",
-                          JobsCsv(base->result, *trace, nodes)),
+                          JobsCsv(base->result, *trace, base->nodes)),
             WriteTextFile(dir / "baseline-private" / "timeline.csv",
                           TimelineCsv(base->result, info))}) {
         if (!s.ok()) return Fail(kCmd, s.message());
@@ -402,6 +463,7 @@ std::string Opt(const std::optional<double>& v) { return v ? H(*v) : "-"; }
 }  // namespace
 
 int CompareCommand(int argc, char** argv) {
+  if (WantsMultiCompare(argc, argv)) return CompareMultiCommand(argc, argv);
   FlagParser p("hived-sim compare", "A B",
                "Prints two run summaries side by side: cluster figures, then per VC the mean\n"
                "and p95 queuing delay, the sharing anomaly and preemptions under each. A and B\n"
@@ -414,14 +476,25 @@ int CompareCommand(int argc, char** argv) {
   if (!a.ok()) return Fail(kCmd, a.status().message());
   absl::StatusOr<Summary> b = LoadSummary(args[1], nullptr);
   if (!b.ok()) return Fail(kCmd, b.status().message());
-  const std::string la = absl::StrCat("A=", a->info.policy);
-  const std::string lb = absl::StrCat("B=", b->info.policy);
-  std::string out = absl::StrFormat("A: %s (%s)\nB: %s (%s)\n\n", args[0], a->info.policy, args[1],
-                                    b->info.policy);
+  auto name = [](const Summary& s) {
+    return absl::StrCat(s.info.policy, s.info.opportunistic_overflow ? "+overflow" : "");
+  };
+  const std::string la = absl::StrCat("A=", name(*a));
+  const std::string lb = absl::StrCat("B=", name(*b));
+  std::string out =
+      absl::StrFormat("A: %s (%s)\nB: %s (%s)\n\n", args[0], name(*a), args[1], name(*b));
   out += absl::StrFormat("%-26s %14s %14s\n", "cluster", la, lb);
   auto pct = [](double v) { return FormatFixed(100 * v, 1) + "%"; };
+  out += absl::StrFormat("%-26s %14s %14s\n", "window utilisation", pct(a->window.utilisation),
+                         pct(b->window.utilisation));
+  out += absl::StrFormat("%-26s %14s %14s\n", "  useful (minus lost)",
+                         pct(a->window.useful_utilisation), pct(b->window.useful_utilisation));
   out +=
-      absl::StrFormat("%-26s %14s %14s\n", "utilisation", pct(a->utilisation), pct(b->utilisation));
+      absl::StrFormat("%-26s %14s %14s\n", "  lost GPU-hours",
+                      FormatFixed(a->window.lost_gpu_hours + a->window.failure_lost_gpu_hours, 1),
+                      FormatFixed(b->window.lost_gpu_hours + b->window.failure_lost_gpu_hours, 1));
+  out += absl::StrFormat("%-26s %14s %14s\n", "utilisation over the run", pct(a->utilisation),
+                         pct(b->utilisation));
   out += absl::StrFormat("%-26s %14s %14s\n", "allocation rate", pct(a->allocation_rate),
                          pct(b->allocation_rate));
   out += absl::StrFormat("%-26s %14s %14s\n", "fragmentation", pct(a->fragmentation),
@@ -439,6 +512,15 @@ int CompareCommand(int argc, char** argv) {
       absl::StrFormat("%-26s %14d %14d\n", "preemptions", a->all.preemptions, b->all.preemptions);
   out += absl::StrFormat("%-26s %14s %14s\n", "anomaly (h)", Opt(a->all.sharing_anomaly),
                          Opt(b->all.sharing_anomaly));
+  auto worst = [](const Summary& s) {
+    std::optional<double> w;
+    for (const GroupSummary& g : s.vcs) {
+      if (g.sharing_anomaly && (!w || *g.sharing_anomaly > *w)) w = g.sharing_anomaly;
+    }
+    return w;
+  };
+  out += absl::StrFormat("%-26s %14s %14s\n", "largest VC anomaly (h)", Opt(worst(*a)),
+                         Opt(worst(*b)));
   out +=
       absl::StrFormat("\n%-12s %7s | %9s %9s %9s %6s | %9s %9s %9s %6s\n", "vc", "jobs", "A-mean",
                       "A-p95", "A-anom", "A-pre", "B-mean", "B-p95", "B-anom", "B-pre");
@@ -465,7 +547,9 @@ int CompareCommand(int argc, char** argv) {
     out += absl::StrFormat("%-12s %7d | %s | %s\n", n.substr(0, 12),
                            ga ? ga->submitted : (gb ? gb->submitted : 0), cells(ga), cells(gb));
   }
-  out += "\nanomaly = mean queuing delay minus under the private baseline (hours; > 0 is worse)\n";
+  out +=
+      "\nanomaly = mean queuing delay minus under the private baseline (hours; > 0 = waits "
+      "longer than in a private cluster)\n";
   std::fputs(out.c_str(), stdout);
   return kExitOk;
 }

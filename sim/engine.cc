@@ -20,6 +20,8 @@ class ExpSampler {
   Time Next(double mean_seconds) {
     const double u = static_cast<double>(gen_() >> 11) * 0x1.0p-53;  // [0, 1)
     const double x = -mean_seconds * std::log1p(-u);
+    // Clamped before the conversion: a huge mean (e.g. --mtbf 1e308) must not overflow.
+    if (!(x < static_cast<double>(kMaxTime))) return kMaxTime;
     return std::max<Time>(1, static_cast<Time>(std::llround(x)));
   }
 
@@ -29,16 +31,60 @@ class ExpSampler {
 
 enum class Interruption { kPreemption, kFailure };
 
-class Replay {
+// GPUs a reserved job waits for: free now, and released at the running jobs' expected ends.
+// Returns when `need` GPUs are free (kMaxTime: never) and how many are free then.
+BackfillOracle::Reservation EarliestFree(std::vector<std::pair<Time, int64_t>>* releases,
+                                         int64_t free, int64_t need, Time now) {
+  std::sort(releases->begin(), releases->end());
+  BackfillOracle::Reservation r{now, free - need};
+  size_t i = 0;
+  while (free < need && i < releases->size()) {
+    r.shadow = (*releases)[i].first;
+    while (i < releases->size() && (*releases)[i].first == r.shadow)
+      free += (*releases)[i++].second;
+  }
+  if (free < need) return {kMaxTime, 0};
+  r.extra = free - need;
+  return r;
+}
+
+// GPUs free at `t` given the releases (sorted) and those free now.
+int64_t FreeAt(const std::vector<std::pair<Time, int64_t>>& releases, int64_t free, Time t) {
+  for (const auto& [end, gpus] : releases) {
+    if (end > t) break;
+    free += gpus;
+  }
+  return free;
+}
+
+class Replay : public BackfillOracle {
  public:
   Replay(const SpecInfo& info, ClusterBackend* backend, const EngineOptions& options)
       : info_(info), backend_(backend), options_(options), sampler_(options.seed) {}
 
   absl::StatusOr<EngineResult> Run(const Trace& trace, const std::vector<NodeEvent>& node_events);
 
+  // BackfillOracle, for `easy`.
+  Time Now() const override { return now_; }
+  Time Runtime(JobIndex job) const override {
+    return r_.records[static_cast<size_t>(job)].remaining;
+  }
+  int32_t Gpus(JobIndex job) const override { return r_.jobs[static_cast<size_t>(job)].gpus; }
+  Reservation Reserve(JobIndex head) const override;
+
  private:
   void Advance(Time t);
   TimelineRow Sample(Time t) const;
+  void ThinTimeline();
+  // Seconds of [a, b) inside the measurement window.
+  double InWindow(Time a, Time b) const {
+    const Time lo = std::max(a, window_start_);
+    const Time hi = std::min(b, window_end_);
+    return hi > lo ? static_cast<double>(hi - lo) : 0.0;
+  }
+  // Integrates VC `vc`'s usage up to now; then changes its running GPUs by `delta`.
+  void ChangeVcUsed(int32_t vc, int64_t delta);
+  void ServeOrder(std::vector<int32_t>* batch) const;
   absl::Status Handle(const Event& e);
   void Enqueue(JobIndex j);
   void MarkDirty(int32_t vc);
@@ -67,12 +113,34 @@ class Replay {
   std::vector<JobIndex> running_;
   std::vector<int32_t> running_pos_;
   int64_t queued_gpus_ = 0;
+  // GPUs of waiting jobs per VC: guaranteed (priority >= 0) and opportunistic.
+  std::vector<int64_t> queued_gpus_vc_;
+  std::vector<int64_t> queued_opp_gpus_vc_;
+  void ChangeQueued(const SimJob& job, int64_t sign) {
+    queued_gpus_ += sign * job.gpus;
+    auto& per_vc = job.priority < 0 ? queued_opp_gpus_vc_ : queued_gpus_vc_;
+    per_vc[static_cast<size_t>(job.vc)] += sign * job.gpus;
+  }
+  int64_t ReachableQueuedGpus(int64_t used) const;
   int64_t queued_total_ = 0;
   Time now_ = 0;
   Time last_time_ = 0;
   Time next_sample_ = 0;
   Time sample_interval_ = 1;
   Time last_submit_ = 0;
+  Time window_start_ = 0;
+  Time window_end_ = 0;
+  // Per VC: running GPUs, guarantee, when the usage was last integrated, and the lending
+  // integral at that time. Totals: borrowed beyond guarantees, idle guarantees, unreserved.
+  std::vector<int64_t> vc_used_;
+  std::vector<int64_t> vc_guarantee_;
+  std::vector<Time> vc_since_;
+  std::vector<double> vc_lent_mark_;
+  double lent_share_integral_ = 0;  // integral of (GPUs lent / idle guarantee) dt
+  int64_t used_total_ = 0;
+  int64_t borrowed_total_ = 0;
+  int64_t idle_guarantee_total_ = 0;
+  int64_t unreserved_ = 0;
   absl::Status error_;
   int64_t submitted_ = 0;
 };
@@ -102,6 +170,14 @@ TimelineRow Replay::Sample(Time t) const {
   return row;
 }
 
+void Replay::ThinTimeline() {
+  // Rows sit at start + k x interval; keeping even k doubles the interval.
+  size_t kept = 0;
+  for (size_t i = 0; i < r_.timeline.size(); i += 2) r_.timeline[kept++] = r_.timeline[i];
+  r_.timeline.resize(kept);
+  sample_interval_ = SaturatingAdd(sample_interval_, sample_interval_);
+}
+
 void Replay::Advance(Time t) {
   if (t > last_time_) {
     const double dt = static_cast<double>(t - last_time_);
@@ -110,13 +186,117 @@ void Replay::Advance(Time t) {
     r_.fragmented_gpu_seconds += static_cast<double>(backend_->fragmented_free_gpus()) * dt;
     r_.servable_gpu_seconds +=
         static_cast<double>(std::min(r_.total_gpus, used + queued_gpus_)) * dt;
+    r_.reachable_servable_gpu_seconds += static_cast<double>(used + ReachableQueuedGpus(used)) * dt;
+    const double in_window = InWindow(last_time_, t);
+    if (in_window > 0) {
+      r_.window_used_gpu_seconds += static_cast<double>(used_total_) * in_window;
+      const int64_t lent =
+          std::min(idle_guarantee_total_, std::max<int64_t>(0, borrowed_total_ - unreserved_));
+      if (lent > 0) {
+        lent_share_integral_ +=
+            static_cast<double>(lent) / static_cast<double>(idle_guarantee_total_) * in_window;
+      }
+    }
   }
   while (next_sample_ < t) {
     r_.timeline.push_back(Sample(next_sample_));
-    next_sample_ += sample_interval_;
+    if (r_.timeline.size() >= kMaxTimelineRows) ThinTimeline();
+    next_sample_ = SaturatingAdd(r_.timeline.back().time, sample_interval_);
   }
   last_time_ = std::max(last_time_, t);
   now_ = t;
+}
+
+int64_t Replay::ReachableQueuedGpus(int64_t used) const {
+  // What the waiting jobs could use now under the policy's rules, by GPU counts: a VC's
+  // guaranteed jobs its idle guarantee (pool policies: up to its maximum, anywhere idle;
+  // overflow: anywhere idle), opportunistic jobs any idle GPU (private: their own VC's).
+  const int64_t idle = std::max<int64_t>(0, r_.total_gpus - used);
+  if (idle == 0 || queued_gpus_ == 0) return 0;
+  const bool pool = backend_->ReleaseHelpsAllVcs();
+  const bool shares = backend_->SharesIdleCells();
+  int64_t reach = 0;
+  for (size_t v = 0; v < queued_gpus_vc_.size(); ++v) {
+    const int64_t q = queued_gpus_vc_[v];
+    const int64_t q_opp = queued_opp_gpus_vc_[v];
+    if (q == 0 && q_opp == 0) continue;
+    const int64_t max = pool ? backend_->VcMaxGpus(static_cast<int32_t>(v)) : -1;
+    const int64_t own = std::max<int64_t>(0, (max >= 0 ? max : vc_guarantee_[v]) - vc_used_[v]);
+    reach += (options_.opportunistic_overflow && shares) ? q : std::min(q, own);
+    reach += shares ? q_opp : std::min(q_opp, own);
+  }
+  return std::min(reach, idle);
+}
+
+void Replay::ChangeVcUsed(int32_t vc, int64_t delta) {
+  const size_t v = static_cast<size_t>(vc);
+  const int64_t used = vc_used_[v];
+  const int64_t g = vc_guarantee_[v];
+  const double dt = InWindow(vc_since_[v], now_);
+  VcUsage& u = r_.vc_usage[v];
+  u.used += static_cast<double>(used) * dt;
+  u.borrowed += static_cast<double>(std::max<int64_t>(0, used - g)) * dt;
+  u.lent += static_cast<double>(std::max<int64_t>(0, g - used)) *
+            (lent_share_integral_ - vc_lent_mark_[v]);
+  vc_since_[v] = now_;
+  vc_lent_mark_[v] = lent_share_integral_;
+  if (delta == 0) return;
+  borrowed_total_ -= std::max<int64_t>(0, used - g);
+  idle_guarantee_total_ -= std::max<int64_t>(0, g - used);
+  vc_used_[v] += delta;
+  used_total_ += delta;
+  borrowed_total_ += std::max<int64_t>(0, vc_used_[v] - g);
+  idle_guarantee_total_ += std::max<int64_t>(0, g - vc_used_[v]);
+}
+
+BackfillOracle::Reservation Replay::Reserve(JobIndex head) const {
+  const SimJob& job = r_.jobs[static_cast<size_t>(head)];
+  const size_t v = static_cast<size_t>(job.vc);
+  const int64_t max = backend_->VcMaxGpus(job.vc);
+  const int64_t cap = max >= 0 ? max : vc_guarantee_[v];
+  // The VC's own limit: its running jobs' GPUs come back at their expected ends.
+  std::vector<std::pair<Time, int64_t>> own;
+  std::vector<std::pair<Time, int64_t>> all;
+  const bool pool = backend_->ReleaseHelpsAllVcs();
+  for (JobIndex j : running_) {
+    const JobRecord& rec = r_.records[static_cast<size_t>(j)];
+    const SimJob& other = r_.jobs[static_cast<size_t>(j)];
+    const std::pair<Time, int64_t> release{SaturatingAdd(rec.last_start, rec.remaining),
+                                           other.gpus};
+    if (other.vc == job.vc) own.push_back(release);
+    if (pool) all.push_back(release);
+  }
+  Reservation r = EarliestFree(&own, cap - vc_used_[v], job.gpus, now_);
+  if (r.shadow <= now_) {
+    // Enough GPUs by count, yet it waits: they are fragmented (or the cluster's are). It
+    // is expected to fit at the next release; until then nothing may take GPUs it needs.
+    Time next = kMaxTime;
+    for (const auto& [end, gpus] : pool ? all : own) next = std::min(next, end);
+    return {next, 0};
+  }
+  if (!pool || r.shadow == kMaxTime) return r;
+  // A shared pool: the cluster's free GPUs limit too.
+  const int64_t free_now = backend_->total_gpus() - backend_->used_gpus();
+  const Reservation c = EarliestFree(&all, free_now, job.gpus, now_);
+  if (c.shadow == kMaxTime) return c;
+  r.shadow = std::max(r.shadow, c.shadow);
+  r.extra = std::min(FreeAt(own, cap - vc_used_[v], r.shadow), FreeAt(all, free_now, r.shadow)) -
+            job.gpus;
+  return r;
+}
+
+void Replay::ServeOrder(std::vector<int32_t>* batch) const {
+  std::sort(batch->begin(), batch->end());
+  if (!backend_->ServesLeastUsedFirst()) return;
+  // Least used first: running GPUs / guarantee ascending (a VC without a guarantee that runs
+  // anything comes last), ties in VC order. Cross-multiplied: exact, no floats; GPU counts
+  // are below 2^31 (a config has at most 2^20 cells), so the products fit.
+  auto less = [this](int32_t a, int32_t b) {
+    const size_t x = static_cast<size_t>(a);
+    const size_t y = static_cast<size_t>(b);
+    return vc_used_[x] * vc_guarantee_[y] < vc_used_[y] * vc_guarantee_[x];
+  };
+  std::stable_sort(batch->begin(), batch->end(), less);
 }
 
 void Replay::MarkDirty(int32_t vc) {
@@ -146,7 +326,7 @@ void Replay::Enqueue(JobIndex j) {
                                               j});
   ++waiting_[static_cast<size_t>(job.vc)];
   if (job.priority < 0) ++waiting_opp_[static_cast<size_t>(job.vc)];
-  queued_gpus_ += job.gpus;
+  ChangeQueued(job, +1);
   ++queued_total_;
   MarkDirty(job.vc);
 }
@@ -162,11 +342,12 @@ void Replay::Start(JobIndex j, bool opportunistic) {
   rec.nodes = backend_->JobNodes(j);
   --waiting_[static_cast<size_t>(job.vc)];
   if (job.priority < 0) --waiting_opp_[static_cast<size_t>(job.vc)];
-  queued_gpus_ -= job.gpus;
+  ChangeQueued(job, -1);
   --queued_total_;
   RunningAdd(j);
+  ChangeVcUsed(job.vc, job.gpus);
   Event finish;
-  finish.time = now_ + rec.remaining;
+  finish.time = SaturatingAdd(now_, rec.remaining);
   finish.kind = EventKind::kFinish;
   finish.job = j;
   finish.epoch = rec.epoch;
@@ -181,7 +362,13 @@ absl::Status Replay::Interrupt(JobIndex j, Interruption why) {
   }
   if (absl::Status s = backend_->Release(job); !s.ok()) return s;
   RunningRemove(j);
+  ChangeVcUsed(job.vc, -job.gpus);
   const Time ran = now_ - rec.last_start;
+  if (!options_.resume) {
+    const double lost = static_cast<double>(job.gpus) * InWindow(rec.last_start, now_);
+    (why == Interruption::kPreemption ? r_.window_lost_gpu_seconds
+                                      : r_.window_failure_lost_gpu_seconds) += lost;
+  }
   if (options_.resume) {
     // Resume from progress: only the remainder is left to run.
     rec.remaining = std::max<Time>(1, rec.remaining - ran);
@@ -202,7 +389,19 @@ absl::Status Replay::Interrupt(JobIndex j, Interruption why) {
 
 TryResult Replay::TryStart(JobIndex j) {
   if (!error_.ok()) return TryResult::kWaiting;
-  const SimJob& job = r_.jobs[static_cast<size_t>(j)];
+  SimJob& job = r_.jobs[static_cast<size_t>(j)];
+  JobRecord& record = r_.records[static_cast<size_t>(j)];
+  const Time delay = backend_->ReclaimAfter();
+  job.may_reclaim = delay >= 0 && now_ - record.submit >= delay;
+  if (delay >= 0 && !job.may_reclaim && !record.wake_pushed) {
+    // Try it again when the delay is over, whatever else happens by then.
+    record.wake_pushed = true;
+    Event wake;
+    wake.time = SaturatingAdd(record.submit, delay);
+    wake.kind = EventKind::kWake;
+    wake.job = j;
+    events_.Push(wake);
+  }
   absl::StatusOr<StartAttempt> a = backend_->TryStart(job, options_.opportunistic_overflow);
   if (!a.ok()) {
     error_ = a.status();
@@ -235,7 +434,7 @@ TryResult Replay::TryStart(JobIndex j) {
       rec.reason = a->reason.empty() ? "the scheduler says it can never be placed" : a->reason;
       --waiting_[static_cast<size_t>(job.vc)];
       if (job.priority < 0) --waiting_opp_[static_cast<size_t>(job.vc)];
-      queued_gpus_ -= job.gpus;
+      ChangeQueued(job, -1);
       --queued_total_;
       return TryResult::kRemoved;
     }
@@ -248,7 +447,7 @@ absl::Status Replay::SchedulePasses() {
   while (!dirty_list_.empty()) {
     batch.swap(dirty_list_);
     dirty_list_.clear();
-    std::sort(batch.begin(), batch.end());
+    ServeOrder(&batch);
     for (int32_t vc : batch) dirty_[static_cast<size_t>(vc)] = false;
     for (int32_t vc : batch) {
       queues_[static_cast<size_t>(vc)]->Pass([this](JobIndex j) { return TryStart(j); });
@@ -284,6 +483,7 @@ absl::Status Replay::Handle(const Event& e) {
       if (rec.state != JobState::kRunning || rec.epoch != e.epoch) return absl::OkStatus();
       if (absl::Status s = backend_->Release(r_.jobs[j]); !s.ok()) return s;
       RunningRemove(e.job);
+      ChangeVcUsed(r_.jobs[j].vc, -r_.jobs[j].gpus);
       rec.state = JobState::kCompleted;
       rec.end = now_;
       rec.remaining = 0;
@@ -306,12 +506,17 @@ absl::Status Replay::Handle(const Event& e) {
       }
       if (options_.mttr_hours > 0 && options_.mtbf_hours > 0) {
         Event up;
-        up.time = now_ + sampler_.Next(options_.mttr_hours * 3600.0);
+        up.time = SaturatingAdd(now_, sampler_.Next(options_.mttr_hours * 3600.0));
         up.kind = EventKind::kNodeUp;
         up.node = e.node;
         up.epoch = 1;  // drawn by the failure model
         events_.Push(up);
       }
+      return absl::OkStatus();
+    }
+    case EventKind::kWake: {
+      const size_t j = static_cast<size_t>(e.job);
+      if (r_.records[j].state == JobState::kQueued) MarkDirty(r_.jobs[j].vc);
       return absl::OkStatus();
     }
     case EventKind::kNodeUp: {
@@ -320,7 +525,7 @@ absl::Status Replay::Handle(const Event& e) {
         if (waiting_[v] > 0) MarkDirty(static_cast<int32_t>(v));
       }
       if (e.epoch == 1 && options_.mtbf_hours > 0) {
-        const Time next = now_ + sampler_.Next(options_.mtbf_hours * 3600.0);
+        const Time next = SaturatingAdd(now_, sampler_.Next(options_.mtbf_hours * 3600.0));
         if (next <= last_submit_) {
           Event down;
           down.time = next;
@@ -342,11 +547,26 @@ absl::StatusOr<EngineResult> Replay::Run(const Trace& trace,
   const size_t n = r_.jobs.size();
   r_.records.resize(n);
   r_.total_gpus = backend_->total_gpus();
+  r_.cluster_gpus = info_.TotalGpus();
   running_pos_.assign(n, -1);
   const size_t vcs = static_cast<size_t>(info_.vc_count());
-  for (size_t v = 0; v < vcs; ++v) queues_.push_back(MakeQueuePolicy(options_.queue));
+  vc_used_.assign(vcs, 0);
+  vc_since_.assign(vcs, 0);
+  vc_lent_mark_.assign(vcs, 0);
+  r_.vc_usage.assign(vcs, {});
+  unreserved_ = r_.cluster_gpus;
+  for (size_t v = 0; v < vcs; ++v) {
+    vc_guarantee_.push_back(info_.VcVirtualGpus(static_cast<int32_t>(v)));
+    unreserved_ -= vc_guarantee_.back();
+    idle_guarantee_total_ += vc_guarantee_.back();
+  }
+  unreserved_ = std::max<int64_t>(0, unreserved_);
+  r_.vc_guaranteed_gpus = vc_guarantee_;
+  for (size_t v = 0; v < vcs; ++v) queues_.push_back(MakeQueuePolicy(options_.queue, this));
   waiting_.assign(vcs, 0);
   waiting_opp_.assign(vcs, 0);
+  queued_gpus_vc_.assign(vcs, 0);
+  queued_opp_gpus_vc_.assign(vcs, 0);
   dirty_.assign(vcs, false);
 
   // Shapes: jobs with equal members, leaf type and priority are interchangeable.
@@ -377,24 +597,29 @@ absl::StatusOr<EngineResult> Replay::Run(const Trace& trace,
     events_.Push(e);
   }
   for (const NodeEvent& ne : node_events) {
+    // A physical node name also stands for its copies in the private clusters.
     auto it = node_ids.find(ne.node);
-    if (it == node_ids.end()) {
+    std::optional<std::vector<int32_t>> ids =
+        it != node_ids.end() ? std::vector<int32_t>{it->second} : backend_->NodesNamed(ne.node);
+    if (!ids) {
       return absl::InvalidArgumentError(
           absl::StrCat(ne.where.empty() ? absl::StrCat("node event ", ne.line) : ne.where,
                        ": unknown node '", ne.node, "' (not in the config)"));
     }
-    Event e;
-    e.time = ne.time;
-    e.kind = ne.up ? EventKind::kNodeUp : EventKind::kNodeDown;
-    e.node = it->second;
-    events_.Push(e);
+    for (int32_t id : *ids) {
+      Event e;
+      e.time = ne.time;
+      e.kind = ne.up ? EventKind::kNodeUp : EventKind::kNodeDown;
+      e.node = id;
+      events_.Push(e);
+    }
   }
   const Time first_submit = n > 0 ? trace.jobs.front().submit_time : 0;
   last_submit_ = n > 0 ? trace.jobs.back().submit_time : 0;
   if (options_.mtbf_hours > 0 && options_.mttr_hours > 0) {
     for (size_t i = 0; i < nodes.size(); ++i) {
       Event down;
-      down.time = first_submit + sampler_.Next(options_.mtbf_hours * 3600.0);
+      down.time = SaturatingAdd(first_submit, sampler_.Next(options_.mtbf_hours * 3600.0));
       if (down.time > last_submit_) continue;
       down.kind = EventKind::kNodeDown;
       down.node = static_cast<int32_t>(i);
@@ -405,13 +630,29 @@ absl::StatusOr<EngineResult> Replay::Run(const Trace& trace,
   r_.start = events_.empty() ? 0 : events_.Top().time;
   last_time_ = r_.start;
   next_sample_ = r_.start;
+  // The work's span: submissions, each job's end if it ran at once, node events.
+  Time longest = 0;
+  Time span_end = last_submit_;
+  for (const TraceJob& t : trace.jobs) longest = std::max(longest, t.duration);
+  span_end = SaturatingAdd(span_end, longest);
+  if (!node_events.empty()) span_end = std::max(span_end, node_events.back().time);
   sample_interval_ = options_.timeline_interval > 0
                          ? options_.timeline_interval
-                         : std::max<Time>(60, (last_submit_ - r_.start) / 2000);
+                         : std::max<Time>(60, (span_end - r_.start) / 2000);
+  window_start_ = options_.window_start >= 0 ? options_.window_start : first_submit;
+  window_end_ = options_.window_end >= 0 ? options_.window_end
+                                         : SaturatingAdd(last_submit_, std::max<Time>(1, longest));
+  for (Time& since : vc_since_) since = r_.start;
 
   int64_t since_check = 0;
   int64_t since_progress = 0;
   while (!events_.empty()) {
+    // A wake-up for a job that no longer waits is dropped before it can move the clock.
+    if (events_.Top().kind == EventKind::kWake &&
+        r_.records[static_cast<size_t>(events_.Top().job)].state != JobState::kQueued) {
+      events_.Pop();
+      continue;
+    }
     const Time t = events_.Top().time;
     if (options_.horizon >= 0 && t > options_.horizon) break;
     Advance(t);
@@ -437,6 +678,11 @@ absl::StatusOr<EngineResult> Replay::Run(const Trace& trace,
   r_.end = !events_.empty() ? std::max(last_time_, options_.horizon) : last_time_;
   Advance(r_.end);
   r_.timeline.push_back(Sample(r_.end));
+  for (int32_t v = 0; v < static_cast<int32_t>(vcs); ++v) ChangeVcUsed(v, 0);
+  // A horizon cuts the window: what follows it was not simulated.
+  if (!events_.empty()) window_end_ = std::min(window_end_, r_.end);
+  r_.window_start = window_start_;
+  r_.window_end = std::max(window_start_, window_end_);
   if (options_.check_invariants_every > 0) {
     if (absl::Status s = backend_->CheckInvariants(); !s.ok()) {
       return absl::InternalError(absl::StrCat("invariant check failed at the end: ", s.message()));
@@ -500,9 +746,11 @@ void ResolveJobs(const Trace& trace, const SpecInfo& info, std::vector<SimJob>* 
                                 largest);
         }
       }
-      if (reason.empty() && t.priority >= 0 && t.total_gpus > info.VcReservedGpus(vc)) {
+      // Pinned cells serve only jobs that name them, which trace rows cannot: a job larger
+      // than the VC's virtual cells can never run under hived or private.
+      if (reason.empty() && t.priority >= 0 && t.total_gpus > info.VcVirtualGpus(vc)) {
         reason = absl::StrCat("needs ", t.total_gpus, " GPUs but VC ", t.vc, " reserves only ",
-                              info.VcReservedGpus(vc));
+                              info.VcVirtualGpus(vc), " in virtual cells");
       }
       if (reason.empty() && t.total_gpus > info.TotalGpus()) {
         reason = absl::StrCat("needs ", t.total_gpus, " GPUs but the cluster has only ",

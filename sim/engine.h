@@ -16,6 +16,18 @@
 // time count as GPU-hours lost) or, with `resume`, from where it stopped. A node going down
 // kills the jobs on it the same way (counted as failures, not preemptions).
 //
+// Measurement: GPU-time is integrated over a fixed window (`window_start`, `window_end`;
+// default the trace's submit span plus its longest job), the same for every policy, with the
+// part of it later lost to preemption or failure apart. Per VC: used GPU-seconds, borrowed
+// (beyond its guarantee) and lent (its idle guarantee used by others' borrowing). Lending is
+// attributed pro rata: at each moment the borrowed GPUs beyond the cluster's unreserved
+// capacity are shared among the VCs with idle guarantee in proportion to their idle GPUs.
+//
+// Memory: O(jobs + nodes + VCs + kMaxTimelineRows); nothing grows with simulated time alone.
+// The timeline keeps at most `kMaxTimelineRows` rows: when it would exceed that, every other
+// row is dropped and the sampling interval doubles, so any span costs bounded rows and time.
+// Time sums saturate at `kMaxTime` instead of overflowing.
+//
 // Thread safety: not thread-safe; one engine per thread.
 #ifndef HIVED_SIM_ENGINE_H_
 #define HIVED_SIM_ENGINE_H_
@@ -33,13 +45,24 @@
 
 namespace hived::sim {
 
+// Saturation point for time sums (about 292 billion years: never reached by valid input).
+inline constexpr Time kMaxTime = INT64_MAX / 2;
+// a + b for b >= 0, saturating at kMaxTime.
+inline Time SaturatingAdd(Time a, Time b) { return b >= kMaxTime - a ? kMaxTime : a + b; }
+// Upper bound on timeline rows (between half of it and it once the run is long enough).
+inline constexpr size_t kMaxTimelineRows = 4096;
+
 struct EngineOptions {
   QueueKind queue = QueueKind::kFifo;
   bool resume = false;
   bool opportunistic_overflow = false;
   int64_t check_invariants_every = 0;  // events; 0 = never
-  Time timeline_interval = 0;          // 0 = automatic (about 2000 rows over the trace)
+  Time timeline_interval = 0;          // minimum seconds between rows; 0 = automatic
   Time horizon = -1;                   // stop at this time; -1 = run until every job is done
+  // Measurement window [window_start, window_end); -1 = the default (first submission;
+  // last submission + longest job). Clipped to the run's end when a horizon stops it.
+  Time window_start = -1;
+  Time window_end = -1;
   // Node failure model: exponential time between failures and to repair, per node, in
   // hours; 0 = off. Failures stop being drawn after the last submission.
   double mtbf_hours = 0;
@@ -75,6 +98,7 @@ struct JobRecord {
   int32_t preemptions = 0;
   int32_t failures = 0;                  // killed by a node going down
   int32_t epoch = 0;                     // starts so far
+  bool wake_pushed = false;              // a kWake event is queued for its reclaim delay
   bool opportunistic = false;            // the current or last run was opportunistic
   int64_t gpu_seconds_lost = 0;          // to preemptions (restart from zero)
   int64_t failure_gpu_seconds_lost = 0;  // to node failures
@@ -91,17 +115,35 @@ struct TimelineRow {
   std::vector<int64_t> queued_per_vc;
 };
 
+// GPU-seconds of one VC inside the measurement window.
+struct VcUsage {
+  double used = 0;      // by the VC's running jobs, opportunistic included
+  double borrowed = 0;  // beyond the VC's guarantee
+  double lent = 0;      // of its idle guarantee, used by others' borrowing (pro rata)
+};
+
 struct EngineResult {
   std::vector<SimJob> jobs;  // resolved jobs, trace order
   std::vector<JobRecord> records;
   std::vector<TimelineRow> timeline;
-  Time start = 0;  // first event
-  Time end = 0;    // last event (or the horizon)
-  int64_t total_gpus = 0;
+  Time start = 0;            // first event
+  Time end = 0;              // last event (or the horizon)
+  int64_t total_gpus = 0;    // the policy's GPUs (private: the VCs' clusters only)
+  int64_t cluster_gpus = 0;  // the physical cluster's GPUs: the window's denominator
+  Time window_start = 0;
+  Time window_end = 0;
+  double window_used_gpu_seconds = 0;
+  double window_lost_gpu_seconds = 0;          // of the used: runs later preempted
+  double window_failure_lost_gpu_seconds = 0;  // of the used: runs later killed by a failure
+  std::vector<VcUsage> vc_usage;               // by VC
+  std::vector<int64_t> vc_guaranteed_gpus;     // by VC: the GPUs of its virtual cells
   // Integrals over [start, end] in GPU-seconds.
   double used_gpu_seconds = 0;
   double fragmented_gpu_seconds = 0;
   double servable_gpu_seconds = 0;  // min(total, used + queued demand)
+  // used + what the waiting jobs could use under the policy's rules (a VC's waiting jobs
+  // cannot use other VCs' cells under hived or private).
+  double reachable_servable_gpu_seconds = 0;
   int64_t events = 0;
   int64_t schedule_calls = 0;
   int64_t node_down_events = 0;

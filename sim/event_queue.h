@@ -20,12 +20,13 @@
 
 namespace hived::sim {
 
-enum class EventKind : uint8_t { kSubmit, kFinish, kNodeDown, kNodeUp };
+// kWake: a waiting job may now reclaim its guarantee (yarn-cs's preemption delay).
+enum class EventKind : uint8_t { kSubmit, kFinish, kNodeDown, kNodeUp, kWake };
 
 struct Event {
   Time time = 0;
   EventKind kind = EventKind::kSubmit;
-  JobIndex job = -1;      // kSubmit, kFinish
+  JobIndex job = -1;      // kSubmit, kFinish, kWake
   int32_t node = -1;      // kNodeDown, kNodeUp
   int32_t epoch = 0;      // kFinish: the run it ends; stale when the job was preempted since
   uint64_t sequence = 0;  // set by Push

@@ -7,6 +7,7 @@
 #include "sim/commands.h"
 #include "sim/openb_config.h"
 #include "sim/openb_replay.h"
+#include "sim/planning_commands.h"
 #include "sim/scenario_runner.h"
 #include "sim/validate_command.h"
 
@@ -21,6 +22,10 @@ constexpr char kUsage[] =
     "  gen-trace               write a synthetic, Philly-shaped trace for a config\n"
     "  gen-cluster             write a generated cluster config (scale tests)\n"
     "  compare A B             two run summaries side by side, with the anomaly per VC\n"
+    "                          (--label L RUN... or SWEEP.csv: N runs, with charts)\n"
+    "  sweep                   a grid of replays in parallel (or --shard I/N); tidy CSV\n"
+    "  merge SHARD_DIR...      combine sweep shards into the unsharded result\n"
+    "  plan                    smallest VC reservation meeting a target, e.g. p95_wait<=1h\n"
     "  plot RUN...             charts comparing runs (anomaly, delay, utilisation)\n"
     "  validate CONFIG         check a cluster config; print its capacity table\n"
     "  scenario FILE...        run scenario files (what-if tests) against the scheduler\n"
@@ -51,6 +56,9 @@ int main(int argc, char** argv) {
   if (command == "fill") return hived::sim::FillCommand(argc - 1, argv + 1);
   if (command == "openb-replay") return hived::sim::OpenbReplayCommand(argc - 1, argv + 1);
   if (command == "openb-config") return hived::sim::OpenbConfigCommand(argc - 1, argv + 1);
+  if (command == "sweep") return hived::sim::SweepCommand(argc - 1, argv + 1);
+  if (command == "merge") return hived::sim::MergeCommand(argc - 1, argv + 1);
+  if (command == "plan") return hived::sim::PlanCommand(argc - 1, argv + 1);
   if (command == "plot") return hived::sim::PlotCommand(argc - 1, argv + 1);
   std::fprintf(stderr, "hived-sim: unknown command '%s'\n\n%s", command.c_str(), kUsage);
   return 2;

@@ -20,6 +20,30 @@ int64_t NearestRank(const std::vector<int64_t>& sorted, double p) {
   return sorted[rank - 1];
 }
 
+constexpr const char* kSizeLabels[] = {"1", "2-7", "8", "9-32", ">32"};
+constexpr size_t kSizeClasses = 5;
+size_t SizeClassOf(int32_t gpus) {
+  if (gpus <= 1) return 0;
+  if (gpus < 8) return 1;
+  if (gpus == 8) return 2;
+  if (gpus <= 32) return 3;
+  return 4;
+}
+
+void WriteOptional(JsonWriter* w, std::string_view key, const std::optional<double>& v) {
+  if (v) {
+    w->Double(key, *v);
+  } else {
+    w->Null(key);
+  }
+}
+
+std::optional<double> OptionalFromJson(const JsonValue& v, std::string_view key) {
+  const JsonValue* x = v.Find(key);
+  if (x && x->type == JsonValue::Type::kNumber) return x->number;
+  return std::nullopt;
+}
+
 void WriteStats(JsonWriter* w, std::string_view key, const Stats& s, bool full) {
   w->BeginObject(key);
   w->Int("count", s.count);
@@ -48,16 +72,40 @@ void WriteGroup(JsonWriter* w, const GroupSummary& g, std::string_view key) {
   w->Double("gpu_hours_lost", g.gpu_hours_lost);
   w->Int("failures", g.failures);
   w->Double("failure_gpu_hours_lost", g.failure_gpu_hours_lost);
-  if (g.baseline_mean_queuing_delay) {
-    w->Double("baseline_mean_queuing_delay", *g.baseline_mean_queuing_delay);
-  } else {
-    w->Null("baseline_mean_queuing_delay");
+  WriteOptional(w, "baseline_mean_queuing_delay", g.baseline_mean_queuing_delay);
+  WriteOptional(w, "sharing_anomaly", g.sharing_anomaly);
+  WriteOptional(w, "baseline_p95_queuing_delay", g.baseline_p95_queuing_delay);
+  WriteOptional(w, "sharing_anomaly_p95", g.sharing_anomaly_p95);
+  WriteOptional(w, "baseline_mean_jct", g.baseline_mean_jct);
+  WriteOptional(w, "sharing_anomaly_jct", g.sharing_anomaly_jct);
+  w->Int("guaranteed_gpus", g.guaranteed_gpus);
+  w->Int("measured", g.measured);
+  WriteStats(w, "queuing_delay_final", g.queuing_delay_final, true);
+  WriteStats(w, "censored_wait", g.censored_wait, true);
+  w->BeginArray("delay_by_size");
+  for (const SizeClass& c : g.by_size) {
+    w->BeginObject();
+    w->String("gpus", c.label);
+    w->Int("count", c.queuing_delay.count);
+    w->Double("mean", c.queuing_delay.mean);
+    w->Int("p95", c.queuing_delay.p95);
+    w->EndObject();
   }
-  if (g.sharing_anomaly) {
-    w->Double("sharing_anomaly", *g.sharing_anomaly);
-  } else {
-    w->Null("sharing_anomaly");
+  w->EndArray();
+  w->BeginArray("slo");
+  for (const SloShare& x : g.slo) {
+    w->BeginObject();
+    w->Int("seconds", x.seconds);
+    w->Int("jobs", x.jobs);
+    w->Int("met", x.met);
+    w->Double("share", x.share);
+    w->EndObject();
   }
+  w->EndArray();
+  w->Double("used_gpu_hours", g.used_gpu_hours);
+  w->Double("borrowed_gpu_hours", g.borrowed_gpu_hours);
+  w->Double("lent_gpu_hours", g.lent_gpu_hours);
+  w->Double("reservation_utilisation", g.reservation_utilisation);
   w->EndObject();
 }
 
@@ -88,13 +136,35 @@ GroupSummary GroupFromJson(const JsonValue& v) {
   g.gpu_hours_lost = v.NumberOr("gpu_hours_lost", 0);
   g.failures = static_cast<int64_t>(v.NumberOr("failures", 0));
   g.failure_gpu_hours_lost = v.NumberOr("failure_gpu_hours_lost", 0);
-  if (const JsonValue* b = v.Find("baseline_mean_queuing_delay");
-      b && b->type == JsonValue::Type::kNumber) {
-    g.baseline_mean_queuing_delay = b->number;
+  g.baseline_mean_queuing_delay = OptionalFromJson(v, "baseline_mean_queuing_delay");
+  g.sharing_anomaly = OptionalFromJson(v, "sharing_anomaly");
+  g.baseline_p95_queuing_delay = OptionalFromJson(v, "baseline_p95_queuing_delay");
+  g.sharing_anomaly_p95 = OptionalFromJson(v, "sharing_anomaly_p95");
+  g.baseline_mean_jct = OptionalFromJson(v, "baseline_mean_jct");
+  g.sharing_anomaly_jct = OptionalFromJson(v, "sharing_anomaly_jct");
+  g.guaranteed_gpus = static_cast<int64_t>(v.NumberOr("guaranteed_gpus", 0));
+  g.measured = static_cast<int64_t>(v.NumberOr("measured", 0));
+  g.queuing_delay_final = StatsFromJson(v.Find("queuing_delay_final"));
+  g.censored_wait = StatsFromJson(v.Find("censored_wait"));
+  if (const JsonValue* a = v.Find("delay_by_size"); a && a->type == JsonValue::Type::kArray) {
+    for (const JsonValue& c : a->array) {
+      SizeClass x;
+      x.label = c.StringOr("gpus", "");
+      x.queuing_delay = StatsFromJson(&c);
+      g.by_size.push_back(std::move(x));
+    }
   }
-  if (const JsonValue* a = v.Find("sharing_anomaly"); a && a->type == JsonValue::Type::kNumber) {
-    g.sharing_anomaly = a->number;
+  if (const JsonValue* a = v.Find("slo"); a && a->type == JsonValue::Type::kArray) {
+    for (const JsonValue& c : a->array) {
+      g.slo.push_back({static_cast<Time>(c.NumberOr("seconds", 0)),
+                       static_cast<int64_t>(c.NumberOr("jobs", 0)),
+                       static_cast<int64_t>(c.NumberOr("met", 0)), c.NumberOr("share", 0)});
+    }
   }
+  g.used_gpu_hours = v.NumberOr("used_gpu_hours", 0);
+  g.borrowed_gpu_hours = v.NumberOr("borrowed_gpu_hours", 0);
+  g.lent_gpu_hours = v.NumberOr("lent_gpu_hours", 0);
+  g.reservation_utilisation = v.NumberOr("reservation_utilisation", 0);
   return g;
 }
 
@@ -139,15 +209,39 @@ Summary Summarize(const EngineResult& result, const SpecInfo& info, const RunInf
   s.utilisation = result.used_gpu_seconds / capacity;
   s.allocation_rate =
       result.servable_gpu_seconds > 0 ? result.used_gpu_seconds / result.servable_gpu_seconds : 1.0;
+  s.reachable_allocation_rate =
+      result.reachable_servable_gpu_seconds > 0
+          ? result.used_gpu_seconds / result.reachable_servable_gpu_seconds
+          : 1.0;
   s.fragmentation = result.fragmented_gpu_seconds / capacity;
   s.mean_fragmented_free_gpus = result.fragmented_gpu_seconds / span;
   s.events = result.events;
   s.schedule_calls = result.schedule_calls;
   s.node_down_events = result.node_down_events;
+  WindowSummary& w = s.window;
+  w.start = result.window_start;
+  w.end = result.window_end;
+  w.cluster_gpus = result.cluster_gpus;
+  const double window = static_cast<double>(std::max<Time>(1, w.end - w.start));
+  const double window_capacity = static_cast<double>(std::max<int64_t>(1, w.cluster_gpus)) * window;
+  w.used_gpu_hours = result.window_used_gpu_seconds / 3600.0;
+  w.lost_gpu_hours = result.window_lost_gpu_seconds / 3600.0;
+  w.failure_lost_gpu_hours = result.window_failure_lost_gpu_seconds / 3600.0;
+  w.utilisation = result.window_used_gpu_seconds / window_capacity;
+  w.useful_utilisation = (result.window_used_gpu_seconds - result.window_lost_gpu_seconds -
+                          result.window_failure_lost_gpu_seconds) /
+                         window_capacity;
+  const Time measure_from = SaturatingAdd(w.start, std::max<Time>(0, run_info.warmup));
 
   const size_t vcs = static_cast<size_t>(info.vc_count());
   std::vector<GroupSummary> groups(vcs + 1);
   std::vector<std::vector<int64_t>> delays(vcs + 1);
+  std::vector<std::vector<int64_t>> finals(vcs + 1);
+  std::vector<std::vector<int64_t>> censored(vcs + 1);
+  std::vector<std::vector<std::vector<int64_t>>> by_size(
+      vcs + 1, std::vector<std::vector<int64_t>>(kSizeClasses));
+  const size_t slos = run_info.slo_seconds.size();
+  std::vector<std::vector<SloShare>> slo(vcs + 1, std::vector<SloShare>(slos));
   std::vector<std::vector<int64_t>> jcts(vcs + 1);
   std::vector<int64_t> lost(vcs + 1, 0);
   std::vector<int64_t> failure_lost(vcs + 1, 0);
@@ -155,6 +249,8 @@ Summary Summarize(const EngineResult& result, const SpecInfo& info, const RunInf
   for (size_t j = 0; j < result.jobs.size(); ++j) {
     const SimJob& job = result.jobs[j];
     const JobRecord& rec = result.records[j];
+    const bool measured =
+        rec.submit >= measure_from && rec.submit < w.end && rec.state != JobState::kRejected;
     // Jobs of VCs unknown to the config count under "all" only (they are rejected).
     const size_t own = job.vc >= 0 ? static_cast<size_t>(job.vc) : vcs;
     const size_t targets[2] = {own, vcs};
@@ -162,10 +258,28 @@ Summary Summarize(const EngineResult& result, const SpecInfo& info, const RunInf
       const size_t g = targets[k];
       GroupSummary& gs = groups[g];
       ++gs.submitted;
+      if (measured) {
+        ++gs.measured;
+        const int64_t wait = rec.first_start >= 0 ? rec.first_start - rec.submit
+                                                  : std::max<Time>(0, result.end - rec.submit);
+        if (rec.first_start >= 0) {
+          delays[g].push_back(wait);
+          finals[g].push_back(rec.last_start - rec.submit);
+          by_size[g][SizeClassOf(job.gpus)].push_back(wait);
+        } else {
+          censored[g].push_back(wait);
+        }
+        for (size_t i = 0; i < slos; ++i) {
+          SloShare& x = slo[g][i];
+          const bool met = rec.first_start >= 0 && wait <= run_info.slo_seconds[i];
+          if (rec.first_start >= 0 || wait > run_info.slo_seconds[i]) ++x.jobs;
+          if (met) ++x.met;
+        }
+        if (rec.state == JobState::kCompleted) jcts[g].push_back(rec.end - rec.submit);
+      }
       switch (rec.state) {
         case JobState::kCompleted:
           ++gs.completed;
-          jcts[g].push_back(rec.end - rec.submit);
           break;
         case JobState::kQueued:
         case JobState::kPending:
@@ -178,7 +292,6 @@ Summary Summarize(const EngineResult& result, const SpecInfo& info, const RunInf
           ++gs.rejected;
           break;
       }
-      if (rec.first_start >= 0) delays[g].push_back(rec.first_start - rec.submit);
       gs.preemptions += rec.preemptions;
       gs.failures += rec.failures;
       lost[g] += rec.gpu_seconds_lost;
@@ -191,7 +304,40 @@ Summary Summarize(const EngineResult& result, const SpecInfo& info, const RunInf
     gs.name = g < vcs ? info.vc_name(static_cast<int32_t>(g)) : "all";
     gs.reserved_gpus = g < vcs ? info.VcReservedGpus(static_cast<int32_t>(g)) : result.total_gpus;
     gs.queuing_delay = ComputeStats(&delays[g]);
+    gs.queuing_delay_final = ComputeStats(&finals[g]);
+    gs.censored_wait = ComputeStats(&censored[g]);
     gs.jct = ComputeStats(&jcts[g]);
+    for (size_t c = 0; c < kSizeClasses; ++c) {
+      gs.by_size.push_back({kSizeLabels[c], ComputeStats(&by_size[g][c])});
+    }
+    for (size_t i = 0; i < slos; ++i) {
+      SloShare& x = slo[g][i];
+      x.seconds = run_info.slo_seconds[i];
+      x.share = x.jobs > 0 ? static_cast<double>(x.met) / static_cast<double>(x.jobs) : 1.0;
+      gs.slo.push_back(x);
+    }
+    if (g < vcs && g < result.vc_usage.size()) {
+      const VcUsage& u = result.vc_usage[g];
+      gs.guaranteed_gpus = result.vc_guaranteed_gpus[g];
+      gs.used_gpu_hours = u.used / 3600.0;
+      gs.borrowed_gpu_hours = u.borrowed / 3600.0;
+      gs.lent_gpu_hours = u.lent / 3600.0;
+      gs.reservation_utilisation =
+          gs.guaranteed_gpus > 0
+              ? (u.used - u.borrowed) / (static_cast<double>(gs.guaranteed_gpus) * window)
+              : 0.0;
+    } else if (g == vcs) {
+      for (size_t v = 0; v < vcs && v < result.vc_usage.size(); ++v) {
+        gs.guaranteed_gpus += result.vc_guaranteed_gpus[v];
+        gs.used_gpu_hours += result.vc_usage[v].used / 3600.0;
+        gs.borrowed_gpu_hours += result.vc_usage[v].borrowed / 3600.0;
+        gs.lent_gpu_hours += result.vc_usage[v].lent / 3600.0;
+      }
+      gs.reservation_utilisation = gs.guaranteed_gpus > 0
+                                       ? (gs.used_gpu_hours - gs.borrowed_gpu_hours) * 3600.0 /
+                                             (static_cast<double>(gs.guaranteed_gpus) * window)
+                                       : 0.0;
+    }
     gs.gpu_hours_lost = static_cast<double>(lost[g]) / 3600.0;
     gs.failure_gpu_hours_lost = static_cast<double>(failure_lost[g]) / 3600.0;
     if (gs.submitted != gs.completed + gs.queued + gs.running + gs.rejected) {
@@ -218,9 +364,16 @@ Summary Summarize(const EngineResult& result, const SpecInfo& info, const RunInf
 
 void AddBaseline(const Summary& baseline, Summary* summary) {
   auto apply = [](const GroupSummary& b, GroupSummary* g) {
-    if (b.queuing_delay.count == 0 && g->queuing_delay.count == 0) return;
-    g->baseline_mean_queuing_delay = b.queuing_delay.mean;
-    g->sharing_anomaly = g->queuing_delay.mean - b.queuing_delay.mean;
+    if (b.queuing_delay.count > 0 || g->queuing_delay.count > 0) {
+      g->baseline_mean_queuing_delay = b.queuing_delay.mean;
+      g->sharing_anomaly = g->queuing_delay.mean - b.queuing_delay.mean;
+      g->baseline_p95_queuing_delay = static_cast<double>(b.queuing_delay.p95);
+      g->sharing_anomaly_p95 = static_cast<double>(g->queuing_delay.p95 - b.queuing_delay.p95);
+    }
+    if (b.jct.count > 0 || g->jct.count > 0) {
+      g->baseline_mean_jct = b.jct.mean;
+      g->sharing_anomaly_jct = g->jct.mean - b.jct.mean;
+    }
   };
   for (GroupSummary& g : summary->vcs) {
     for (const GroupSummary& b : baseline.vcs) {
@@ -244,6 +397,8 @@ std::string SummaryToJson(const Summary& s) {
   w.Bool("resume", s.info.resume);
   w.Bool("opportunistic_overflow", s.info.opportunistic_overflow);
   w.Int("skipped_rows", s.info.skipped_rows);
+  w.Double("load_scale", s.info.load_scale);
+  w.Int("warmup", s.info.warmup);
   w.EndObject();
   w.BeginObject("cluster");
   w.Int("total_gpus", s.total_gpus);
@@ -251,11 +406,22 @@ std::string SummaryToJson(const Summary& s) {
   w.Int("end", s.end);
   w.Double("utilisation", s.utilisation);
   w.Double("allocation_rate", s.allocation_rate);
+  w.Double("reachable_allocation_rate", s.reachable_allocation_rate);
   w.Double("fragmentation", s.fragmentation);
   w.Double("mean_fragmented_free_gpus", s.mean_fragmented_free_gpus);
   w.Int("events", s.events);
   w.Int("schedule_calls", s.schedule_calls);
   w.Int("node_down_events", s.node_down_events);
+  w.EndObject();
+  w.BeginObject("window");
+  w.Int("start", s.window.start);
+  w.Int("end", s.window.end);
+  w.Int("cluster_gpus", s.window.cluster_gpus);
+  w.Double("used_gpu_hours", s.window.used_gpu_hours);
+  w.Double("lost_gpu_hours", s.window.lost_gpu_hours);
+  w.Double("failure_lost_gpu_hours", s.window.failure_lost_gpu_hours);
+  w.Double("utilisation", s.window.utilisation);
+  w.Double("useful_utilisation", s.window.useful_utilisation);
   w.EndObject();
   w.BeginObject("accounting");
   w.Int("submitted", s.all.submitted);
@@ -292,6 +458,9 @@ absl::StatusOr<Summary> SummaryFromJson(const JsonValue& json) {
     s.info.queue = run->StringOr("queue", "");
     s.info.config = run->StringOr("config", "");
     s.info.trace = run->StringOr("trace", "");
+    const JsonValue* overflow = run->Find("opportunistic_overflow");
+    s.info.opportunistic_overflow =
+        overflow && overflow->type == JsonValue::Type::kBool && overflow->boolean;
   }
   if (const JsonValue* c = json.Find("cluster")) {
     s.total_gpus = static_cast<int64_t>(c->NumberOr("total_gpus", 0));
@@ -299,8 +468,19 @@ absl::StatusOr<Summary> SummaryFromJson(const JsonValue& json) {
     s.end = static_cast<Time>(c->NumberOr("end", 0));
     s.utilisation = c->NumberOr("utilisation", 0);
     s.allocation_rate = c->NumberOr("allocation_rate", 0);
+    s.reachable_allocation_rate = c->NumberOr("reachable_allocation_rate", 0);
     s.fragmentation = c->NumberOr("fragmentation", 0);
     s.schedule_calls = static_cast<int64_t>(c->NumberOr("schedule_calls", 0));
+  }
+  if (const JsonValue* c = json.Find("window")) {
+    s.window.start = static_cast<Time>(c->NumberOr("start", 0));
+    s.window.end = static_cast<Time>(c->NumberOr("end", 0));
+    s.window.cluster_gpus = static_cast<int64_t>(c->NumberOr("cluster_gpus", 0));
+    s.window.used_gpu_hours = c->NumberOr("used_gpu_hours", 0);
+    s.window.lost_gpu_hours = c->NumberOr("lost_gpu_hours", 0);
+    s.window.failure_lost_gpu_hours = c->NumberOr("failure_lost_gpu_hours", 0);
+    s.window.utilisation = c->NumberOr("utilisation", 0);
+    s.window.useful_utilisation = c->NumberOr("useful_utilisation", 0);
   }
   if (const JsonValue* a = json.Find("accounting")) {
     const JsonValue* b = a->Find("balanced");
@@ -364,11 +544,15 @@ std::string SummaryTable(const Summary& s) {
   std::string out = absl::StrFormat(
       "policy %s, queue %s: %d jobs (%d completed, %d queued, %d running, %d rejected)%s\n"
       "cluster: %d GPUs, utilisation %s%%, allocation rate %s%%, fragmentation %s%%, "
-      "%d scheduling decisions\n",
+      "%d scheduling decisions\n"
+      "window [%d, %d) s: utilisation %s%% of %d GPUs, useful %s%%, lost %s GPU-hours\n",
       s.info.policy, s.info.queue, s.all.submitted, s.all.completed, s.all.queued, s.all.running,
       s.all.rejected, s.accounting_ok ? "" : "  ACCOUNTING MISMATCH", s.total_gpus,
       FormatFixed(100 * s.utilisation, 1), FormatFixed(100 * s.allocation_rate, 1),
-      FormatFixed(100 * s.fragmentation, 1), s.schedule_calls);
+      FormatFixed(100 * s.fragmentation, 1), s.schedule_calls, s.window.start, s.window.end,
+      FormatFixed(100 * s.window.utilisation, 1), s.window.cluster_gpus,
+      FormatFixed(100 * s.window.useful_utilisation, 1),
+      FormatFixed(s.window.lost_gpu_hours + s.window.failure_lost_gpu_hours, 1));
   out += absl::StrFormat("%-12s %6s %7s %7s %5s %9s %9s %9s %9s %6s %9s\n", "vc", "gpus", "jobs",
                          "done", "rej", "wait-mean", "wait-p95", "wait-max", "jct-mean", "preem",
                          "anomaly");
@@ -382,6 +566,15 @@ std::string SummaryTable(const Summary& s) {
   };
   for (const GroupSummary& g : s.vcs) row(g);
   row(s.all);
+  if (s.all.sharing_anomaly) {
+    out += "anomaly = mean wait minus in a private cluster (> 0 = waits longer than private)\n";
+  }
+  if (s.all.censored_wait.count > 0) {
+    out += absl::StrFormat(
+        "%d jobs not started by the end (censored; not in the waits above): waited at least "
+        "%sh on average\n",
+        s.all.censored_wait.count, Hours(s.all.censored_wait.mean));
+  }
   if (!s.rejection_reasons.empty()) {
     out += "rejected jobs by reason:\n";
     for (size_t i = 0; i < s.rejection_reasons.size() && i < 5; ++i) {

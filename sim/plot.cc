@@ -14,7 +14,17 @@ namespace hived::sim {
 namespace {
 
 constexpr char kTerminal[] = "set terminal pngcairo size 1100,620 noenhanced font 'sans,11'\n";
-constexpr int kMaxCdfVcs = 8;
+// VCs per panel of the delay CDF; more VCs get more panels (small multiples), never dropped.
+constexpr size_t kCdfVcsPerPanel = 8;
+// Zero bars are a black line on a grey dashed zero axis; missing values ('-') leave a gap.
+constexpr char kBarStyle[] =
+    "set style data histograms\nset style histogram clustered gap 1\n"
+    "set style fill solid 0.8 border lt -1\nset boxwidth 0.9\nset grid ytics\n"
+    "set xtics rotate by -45\nset xlabel 'virtual cluster'\n"
+    "set xzeroaxis lt 1 lc rgb 'grey50' dt 2 lw 1\nset datafile missing '-'\n"
+    "set key outside right top vertical\n"
+    "set label 1 'a 0 is a black line on the axis; a gap is missing data (no baseline)' "
+    "at screen 0.01,0.02 font ',9'\n";
 
 std::string ShellQuote(const std::string& s) {
   std::string out = "'";
@@ -108,7 +118,7 @@ absl::Status PlotRun(const std::string& dir_name, const Summary& summary,
     if (absl::Status s = Render(dir, "utilisation", data, script); !s.ok()) return s;
   }
 
-  // 2. Queuing-delay CDF of the busiest VCs.
+  // 2. Queuing-delay CDF of every VC, busiest first, in panels of kCdfVcsPerPanel.
   {
     std::vector<std::vector<int64_t>> delays(static_cast<size_t>(info.vc_count()));
     for (size_t j = 0; j < result.jobs.size(); ++j) {
@@ -123,11 +133,22 @@ absl::Status PlotRun(const std::string& dir_name, const Summary& summary,
     std::stable_sort(order.begin(), order.end(), [&](int32_t a, int32_t b) {
       return delays[static_cast<size_t>(a)].size() > delays[static_cast<size_t>(b)].size();
     });
-    if (order.size() > static_cast<size_t>(kMaxCdfVcs)) order.resize(kMaxCdfVcs);
     std::string data;
     std::string plot;
     int index = 0;
+    const size_t panels =
+        std::max<size_t>(1, (order.size() + kCdfVcsPerPanel - 1) / kCdfVcsPerPanel);
     for (int32_t v : order) {
+      if (index > 0 && static_cast<size_t>(index) % kCdfVcsPerPanel == 0) {
+        absl::StrAppend(&plot, "\nset title 'VCs ", index + 1, "-",
+                        std::min(order.size(), static_cast<size_t>(index) + kCdfVcsPerPanel),
+                        "'\n");
+        plot += "plot ";
+      } else if (index > 0) {
+        plot += ", ";
+      } else {
+        plot += "plot ";
+      }
       std::vector<int64_t>& d = delays[static_cast<size_t>(v)];
       std::sort(d.begin(), d.end());
       absl::StrAppend(&data, "# ", info.vc_name(v), " (", d.size(), " jobs)\n");
@@ -141,8 +162,7 @@ absl::Status PlotRun(const std::string& dir_name, const Summary& summary,
       absl::StrAppend(&data,
                       FormatFixed(static_cast<double>(std::max<int64_t>(d.back(), 1)) / 3600.0, 5),
                       " 1.00000\n\n\n");
-      absl::StrAppend(&plot, index ? ", " : "plot ", "'delay_cdf.dat' index ", index,
-                      " using 1:2 with steps lw 2 title ",
+      absl::StrAppend(&plot, "'delay_cdf.dat' index ", index, " using 1:2 with steps lw 2 title ",
                       Label(absl::StrCat(info.vc_name(v), " (", d.size(), " jobs)")));
       ++index;
     }
@@ -150,11 +170,18 @@ absl::Status PlotRun(const std::string& dir_name, const Summary& summary,
       data = "0.001 1\n";
       plot = "plot 'delay_cdf.dat' using 1:2 with points title 'no job started'";
     }
+    const size_t rows = (panels + 1) / 2;
     const std::string script = absl::StrCat(
-        kTerminal, "set output 'delay_cdf.png'\n", "set title 'Queuing delay CDF per VC (", policy,
-        "; delays under 1 s drawn at 1 s)'\n",
-        "set xlabel 'queuing delay (hours, log scale)'\nset ylabel 'fraction of jobs'\n",
-        "set logscale x\nset yrange [0:1.02]\nset grid\nset key right bottom\n", plot, "\n");
+        "set terminal pngcairo size ", panels > 1 ? 1400 : 1100, ",", 520 * rows,
+        " noenhanced font 'sans,10'\n", "set output 'delay_cdf.png'\n",
+        panels > 1 ? absl::StrCat("set multiplot layout ", rows, ",2 title 'Queuing delay CDF ",
+                                  "per VC (", policy, "; started jobs; under 1 s drawn at 1 s)'\n",
+                                  "set title 'VCs 1-", kCdfVcsPerPanel, "'\n")
+                   : absl::StrCat("set title 'Queuing delay CDF per VC (", policy,
+                                  "; started jobs; under 1 s drawn at 1 s)'\n"),
+        "set xlabel 'queuing delay (hours, log scale)'\nset ylabel 'fraction of started jobs'\n",
+        "set logscale x\nset yrange [0:1.02]\nset grid\nset key outside right top vertical\n", plot,
+        "\n", panels > 1 ? "unset multiplot\n" : "");
     if (absl::Status s = Render(dir, "delay_cdf", data, script); !s.ok()) return s;
   }
 
@@ -163,21 +190,21 @@ absl::Status PlotRun(const std::string& dir_name, const Summary& summary,
     std::string data = "# vc anomaly_hours mean_delay_hours private_mean_delay_hours\n";
     bool any = false;
     for (const GroupSummary& g : summary.vcs) {
-      if (!g.sharing_anomaly) continue;
-      any = true;
-      absl::StrAppend(&data, Label(g.name), " ", FormatFixed(*g.sharing_anomaly / 3600.0, 4), " ",
+      if (g.sharing_anomaly) any = true;
+      auto hours = [](const std::optional<double>& v) {
+        return v ? FormatFixed(*v / 3600.0, 4) : std::string("-");
+      };
+      absl::StrAppend(&data, Label(g.name), " ", hours(g.sharing_anomaly), " ",
                       FormatFixed(g.queuing_delay.mean / 3600.0, 4), " ",
-                      FormatFixed(*g.baseline_mean_queuing_delay / 3600.0, 4), "\n");
+                      hours(g.baseline_mean_queuing_delay), "\n");
     }
-    if (!any) data += "\"(no baseline)\" 0 0 0\n";
+    if (!any && summary.vcs.empty()) data += "\"(no VC)\" - - -\n";
     const std::string script = absl::StrCat(
         kTerminal, "set output 'anomaly.png'\n", "set title 'Sharing anomaly per VC under ", policy,
-        ": mean queuing delay minus under private (hours; > 0 = worse than a private cluster)'\n",
-        "set style data histograms\nset style histogram clustered gap 1\n",
-        "set style fill solid 0.8 border -1\nset boxwidth 0.9\nset grid ytics\n",
-        "set xtics rotate by -45\nset ylabel 'hours'\nset xzeroaxis lw 2\n",
-        "plot 'anomaly.dat' using 2:xtic(1) title 'anomaly (", policy,
-        ")', '' using 3 title 'mean delay (", policy,
+        ": mean queuing delay minus under private (> 0 = waits longer than in a private "
+        "cluster)'\n",
+        kBarStyle, "set ylabel 'hours'\n", "plot 'anomaly.dat' using 2:xtic(1) title 'anomaly (",
+        policy, ")', '' using 3 title 'mean delay (", policy,
         ")', '' using 4 title 'mean delay (private)'\n");
     if (absl::Status s = Render(dir, "anomaly", data, script); !s.ok()) return s;
   }
@@ -220,31 +247,30 @@ absl::Status PlotRuns(const std::string& dir_name, const std::vector<PlotInput>&
     std::optional<double> base;
     for (const PlotInput& r : runs) {
       const GroupSummary* g = find(r.summary, vc);
-      const double a = g && g->sharing_anomaly ? *g->sharing_anomaly / 3600.0 : 0.0;
-      absl::StrAppend(&anomaly, " ", FormatFixed(a, 4));
-      absl::StrAppend(&delay, " ", FormatFixed(g ? g->queuing_delay.mean / 3600.0 : 0.0, 4));
+      absl::StrAppend(&anomaly, " ",
+                      g && g->sharing_anomaly ? FormatFixed(*g->sharing_anomaly / 3600.0, 4) : "-");
+      absl::StrAppend(&delay, " ", g ? FormatFixed(g->queuing_delay.mean / 3600.0, 4) : "-");
       if (g && g->baseline_mean_queuing_delay && !base) base = *g->baseline_mean_queuing_delay;
     }
-    absl::StrAppend(&delay, " ", FormatFixed(base ? *base / 3600.0 : 0.0, 4), "\n");
+    absl::StrAppend(&delay, " ", base ? FormatFixed(*base / 3600.0, 4) : "-", "\n");
     anomaly += "\n";
   }
-  const std::string common =
-      absl::StrCat("set style data histograms\nset style histogram clustered gap 1\n",
-                   "set style fill solid 0.8 border -1\nset boxwidth 0.9\nset grid ytics\n",
-                   "set xtics rotate by -45\nset ylabel 'hours'\nset xzeroaxis lw 2\nset key "
-                   "autotitle columnhead\n");
+  const std::string common = absl::StrCat(kBarStyle, "set key autotitle columnhead\n");
   {
     const std::string script = absl::StrCat(
         kTerminal, "set output 'anomaly_by_policy.png'\n",
-        "set title 'Sharing anomaly per VC: mean queuing delay minus under private (hours)'\n",
-        common, "plot for [i=2:", runs.size() + 1, "] 'anomaly_by_policy.dat' using i:xtic(1)\n");
+        "set title 'Sharing anomaly per VC: mean queuing delay minus under private (> 0 = "
+        "waits longer than in a private cluster)'\n",
+        common, "set ylabel 'anomaly (hours)'\n", "plot for [i=2:", runs.size() + 1,
+        "] 'anomaly_by_policy.dat' using i:xtic(1)\n");
     if (absl::Status s = Render(dir, "anomaly_by_policy", anomaly, script); !s.ok()) return s;
   }
   {
-    const std::string script = absl::StrCat(
-        kTerminal, "set output 'delay_by_policy.png'\n",
-        "set title 'Mean queuing delay per VC under each policy (hours)'\n", common,
-        "plot for [i=2:", runs.size() + 2, "] 'delay_by_policy.dat' using i:xtic(1)\n");
+    const std::string script =
+        absl::StrCat(kTerminal, "set output 'delay_by_policy.png'\n",
+                     "set title 'Mean queuing delay per VC under each policy'\n", common,
+                     "set ylabel 'mean queuing delay (hours)'\n", "plot for [i=2:", runs.size() + 2,
+                     "] 'delay_by_policy.dat' using i:xtic(1)\n");
     if (absl::Status s = Render(dir, "delay_by_policy", delay, script); !s.ok()) return s;
   }
   {

@@ -13,14 +13,18 @@ class PrivateBackend : public SchedulerBackend {
   PrivateBackend(const ClusterSpec& spec, int32_t job_count) : SchedulerBackend(spec, job_count) {}
 
   absl::Status Init() {
-    // The node list of the whole cluster, so node events and job placements share ids.
+    // Each VC's private cluster is hardware of its own, named `VC/node` (the node names of
+    // the cells it is built from), so failures hit each private cluster independently.
     absl::StatusOr<std::unique_ptr<Scheduler>> full = Scheduler::Create(info_.QuotaSpec());
     if (!full.ok()) return full.status();
-    SetNodes(**full);
+    for (const NodeStatus& n : (*full)->Nodes()) config_nodes_.push_back(n.name);
+    std::sort(config_nodes_.begin(), config_nodes_.end());
     total_gpus_ = 0;
     for (int32_t v = 0; v < info_.vc_count(); ++v) {
       total_gpus_ += info_.VcReservedGpus(v);
-      if (absl::Status s = AddDomain(info_.PrivateSpec(v)); !s.ok()) return s;
+      if (absl::Status s = AddDomain(info_.PrivateSpec(v), info_.vc_name(v) + "/"); !s.ok()) {
+        return s;
+      }
     }
     return absl::OkStatus();
   }

@@ -11,8 +11,9 @@ absl::StatusOr<QueueKind> ParseQueueKind(std::string_view name) {
   if (name == "fifo") return QueueKind::kFifo;
   if (name == "strict") return QueueKind::kStrict;
   if (name == "backfill") return QueueKind::kBackfill;
-  return absl::InvalidArgumentError(
-      absl::StrCat("unknown queue policy '", Av(name), "' (expected fifo, strict or backfill)"));
+  if (name == "easy") return QueueKind::kEasy;
+  return absl::InvalidArgumentError(absl::StrCat("unknown queue policy '", Av(name),
+                                                 "' (expected easy, fifo, strict or backfill)"));
 }
 
 std::string_view QueueKindName(QueueKind kind) {
@@ -23,6 +24,8 @@ std::string_view QueueKindName(QueueKind kind) {
       return "strict";
     case QueueKind::kBackfill:
       return "backfill";
+    case QueueKind::kEasy:
+      return "easy";
   }
   return "fifo";
 }
@@ -102,8 +105,41 @@ void BackfillQueuePolicy::Pass(TryFn try_start) {
   }
 }
 
-std::unique_ptr<QueuePolicy> MakeQueuePolicy(QueueKind kind) {
+void EasyQueuePolicy::Pass(TryFn try_start) {
+  std::vector<bool> blocked(buckets_.size(), false);
+  for (Priority p : Priorities()) {
+    bool reserved = false;
+    BackfillOracle::Reservation r;
+    while (true) {
+      const int b = Earliest(/*any_priority=*/false, p, blocked);
+      if (b < 0) break;
+      const JobIndex job = buckets_[static_cast<size_t>(b)].heap.top().second;
+      bool ends_before_shadow = false;
+      if (reserved) {
+        ends_before_shadow = oracle_->Now() + oracle_->Runtime(job) <= r.shadow;
+        if (!ends_before_shadow && oracle_->Gpus(job) > r.extra) {
+          blocked[static_cast<size_t>(b)] = true;  // it would delay the reserved job
+          continue;
+        }
+      }
+      const TryResult result = TryHead(b, try_start);
+      if (result == TryResult::kWaiting) {
+        blocked[static_cast<size_t>(b)] = true;
+        if (!reserved && p >= 0) {
+          r = oracle_->Reserve(job);
+          reserved = true;
+        }
+      } else if (result == TryResult::kStarted && reserved && !ends_before_shadow) {
+        r.extra -= oracle_->Gpus(job);
+      }
+    }
+  }
+}
+
+std::unique_ptr<QueuePolicy> MakeQueuePolicy(QueueKind kind, const BackfillOracle* oracle) {
   switch (kind) {
+    case QueueKind::kEasy:
+      return std::make_unique<EasyQueuePolicy>(oracle);
     case QueueKind::kStrict:
       return std::make_unique<StrictQueuePolicy>();
     case QueueKind::kBackfill:

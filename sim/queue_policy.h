@@ -14,7 +14,14 @@
 //             within a priority only the head may start, and a waiting head blocks only its
 //             priority (opportunistic jobs never block guaranteed ones, and vice versa).
 //   backfill  as fifo, but a job may start ahead of earlier waiting jobs of its priority when
-//             it fits now (earliest first among those that fit).
+//             it fits now (earliest first among those that fit). Big gangs can starve.
+//   easy      EASY backfilling: as backfill, but the first waiting job of each guaranteed
+//             priority gets a reservation — the earliest time enough GPUs free up for it,
+//             from the running jobs' expected ends (the trace's durations: an oracle) — and
+//             a later job starts only if it ends by then or fits in the GPUs spare at that
+//             time beyond the reserved job's. GPU counts, not topology, decide the estimate.
+//             Opportunistic lines (priority -1) backfill freely. Within a bucket of equal
+//             shape only its earliest job is tried per pass (as in backfill).
 //
 // Thread safety: not thread-safe; callers serialize.
 #ifndef HIVED_SIM_QUEUE_POLICY_H_
@@ -47,9 +54,25 @@ struct QueuedJob {
   JobIndex job = 0;
 };
 
-enum class QueueKind { kFifo, kStrict, kBackfill };
+enum class QueueKind { kFifo, kStrict, kBackfill, kEasy };
 absl::StatusOr<QueueKind> ParseQueueKind(std::string_view name);
 std::string_view QueueKindName(QueueKind kind);
+
+// What `easy` asks of the engine.
+class BackfillOracle {
+ public:
+  struct Reservation {
+    Time shadow = 0;    // when the reserved job is expected to start
+    int64_t extra = 0;  // GPUs spare at `shadow` beyond the reserved job's
+  };
+  virtual ~BackfillOracle() = default;
+  virtual Time Now() const = 0;
+  // Expected run time of a waiting job (the trace's duration or what is left of it).
+  virtual Time Runtime(JobIndex job) const = 0;
+  virtual int32_t Gpus(JobIndex job) const = 0;
+  // The reservation of waiting job `head`.
+  virtual Reservation Reserve(JobIndex head) const = 0;
+};
 
 class QueuePolicy {
  public:
@@ -94,7 +117,19 @@ class BackfillQueuePolicy : public QueuePolicy {
   void Pass(TryFn try_start) override;
 };
 
-std::unique_ptr<QueuePolicy> MakeQueuePolicy(QueueKind kind);
+class EasyQueuePolicy : public QueuePolicy {
+ public:
+  // `oracle` must outlive the policy.
+  explicit EasyQueuePolicy(const BackfillOracle* oracle) : oracle_(oracle) {}
+  void Pass(TryFn try_start) override;
+
+ private:
+  const BackfillOracle* oracle_;
+};
+
+// `oracle` is needed for kEasy only and must outlive the policy.
+std::unique_ptr<QueuePolicy> MakeQueuePolicy(QueueKind kind,
+                                             const BackfillOracle* oracle = nullptr);
 
 }  // namespace hived::sim
 

@@ -14,13 +14,20 @@ absl::StatusOr<std::unique_ptr<ClusterBackend>> MakeQuotaBackend(const ClusterSp
                                                                  int32_t job_count);
 absl::StatusOr<std::unique_ptr<ClusterBackend>> MakePrivateBackend(const ClusterSpec& spec,
                                                                    int32_t job_count);
+absl::StatusOr<std::unique_ptr<ClusterBackend>> MakeElasticBackend(PolicyKind kind,
+                                                                   const ClusterSpec& spec,
+                                                                   int32_t job_count,
+                                                                   const PolicyOptions& options);
 
 absl::StatusOr<PolicyKind> ParsePolicyKind(std::string_view name) {
   if (name == "hived") return PolicyKind::kHived;
   if (name == "quota") return PolicyKind::kQuota;
   if (name == "private") return PolicyKind::kPrivate;
+  if (name == "yarn-cs") return PolicyKind::kYarnCs;
+  if (name == "elastic-quota") return PolicyKind::kElasticQuota;
   return absl::InvalidArgumentError(
-      absl::StrCat("unknown policy '", Av(name), "' (expected hived, quota or private)"));
+      absl::StrCat("unknown policy '", Av(name),
+                   "' (expected hived, quota, private, yarn-cs or elastic-quota)"));
 }
 
 std::string_view PolicyKindName(PolicyKind kind) {
@@ -31,14 +38,21 @@ std::string_view PolicyKindName(PolicyKind kind) {
       return "quota";
     case PolicyKind::kPrivate:
       return "private";
+    case PolicyKind::kYarnCs:
+      return "yarn-cs";
+    case PolicyKind::kElasticQuota:
+      return "elastic-quota";
   }
   return "hived";
 }
 
-absl::StatusOr<std::unique_ptr<ClusterBackend>> MakeSchedulerBackend(PolicyKind kind,
-                                                                     const ClusterSpec& spec,
-                                                                     int32_t job_count) {
+absl::StatusOr<std::unique_ptr<ClusterBackend>> MakeSchedulerBackend(
+    PolicyKind kind, const ClusterSpec& spec, int32_t job_count,
+    const PolicyOptions& policy_options) {
   switch (kind) {
+    case PolicyKind::kYarnCs:
+    case PolicyKind::kElasticQuota:
+      return MakeElasticBackend(kind, spec, job_count, policy_options);
     case PolicyKind::kQuota:
       return MakeQuotaBackend(spec, job_count);
     case PolicyKind::kPrivate:
@@ -55,24 +69,46 @@ SchedulerBackend::SchedulerBackend(const ClusterSpec& spec, int32_t job_count)
       vc_guaranteed_used_(static_cast<size_t>(info_.vc_count()), 0),
       jobs_(static_cast<size_t>(std::max(job_count, 0))) {}
 
-void SchedulerBackend::SetNodes(const Scheduler& full) {
-  for (const NodeStatus& n : full.Nodes()) {
-    auto [it, inserted] = node_index_.try_emplace(n.name, static_cast<int32_t>(nodes_.size()));
-    if (inserted) {
-      nodes_.push_back(n.name);
-      node_capacity_.push_back(n.total_leaf_cells);
-    } else {
-      node_capacity_[static_cast<size_t>(it->second)] += n.total_leaf_cells;
-    }
+int32_t SchedulerBackend::AddNode(const std::string& name, const std::string& physical,
+                                  int32_t gpus) {
+  auto [it, inserted] = node_index_.try_emplace(name, static_cast<int32_t>(nodes_.size()));
+  if (inserted) {
+    nodes_.push_back(name);
+    physical_name_.push_back(physical);
+    node_capacity_.push_back(gpus);
+  } else {
+    node_capacity_[static_cast<size_t>(it->second)] += gpus;
   }
+  return it->second;
 }
 
-absl::Status SchedulerBackend::AddDomain(const ClusterSpec& spec) {
+void SchedulerBackend::SetNodes(const Scheduler& full) {
+  for (const NodeStatus& n : full.Nodes()) AddNode(n.name, n.name, n.total_leaf_cells);
+}
+
+std::optional<std::vector<int32_t>> SchedulerBackend::NodesNamed(std::string_view physical) const {
+  auto it = copies_.find(std::string(physical));
+  if (it != copies_.end()) return it->second;
+  if (std::binary_search(config_nodes_.begin(), config_nodes_.end(), physical)) {
+    return std::vector<int32_t>{};
+  }
+  return std::nullopt;
+}
+
+absl::Status SchedulerBackend::AddDomain(const ClusterSpec& spec, const std::string& prefix) {
   absl::StatusOr<std::unique_ptr<Scheduler>> s = Scheduler::Create(spec);
   if (!s.ok()) return s.status();
-  Domain d{std::move(*s), NodeUsage(node_capacity_), std::vector<bool>(nodes_.size(), false)};
+  if (!prefix.empty()) {
+    for (const NodeStatus& n : (*s)->Nodes()) {
+      const int32_t id = AddNode(prefix + n.name, n.name, n.total_leaf_cells);
+      std::vector<int32_t>& ids = copies_[n.name];
+      if (std::find(ids.begin(), ids.end(), id) == ids.end()) ids.push_back(id);
+    }
+  }
+  Domain d{std::move(*s), NodeUsage(node_capacity_), std::vector<bool>(nodes_.size(), false),
+           prefix};
   for (const NodeStatus& n : d.scheduler->Nodes()) {
-    auto it = node_index_.find(n.name);
+    auto it = node_index_.find(prefix + n.name);
     if (it == node_index_.end()) {
       return absl::InternalError(absl::StrCat("node ", n.name, " is not in the full cluster"));
     }
@@ -98,7 +134,7 @@ bool SchedulerBackend::MayFitGuaranteed(const SimJob& job) const {
   for (const auto& [q, gpus] : vc_used_by_priority_[static_cast<size_t>(job.vc)]) {
     if (q >= p) used += gpus;
   }
-  return info_.VcReservedGpus(job.vc) - used >= job.gpus;
+  return info_.VcVirtualGpus(job.vc) - used >= job.gpus;
 }
 
 absl::StatusOr<StartAttempt> SchedulerBackend::TryStart(const SimJob& job, bool allow_overflow) {
@@ -106,12 +142,13 @@ absl::StatusOr<StartAttempt> SchedulerBackend::TryStart(const SimJob& job, bool 
   if (job.priority >= 0 || !SupportsOverflow()) {
     // A guaranteed ask (private runs opportunistic jobs as guaranteed inside the VC).
     const bool opportunistic_job = job.priority < 0;
-    if (job.gpus > info_.VcReservedGpus(job.vc)) {
+    if (job.gpus > info_.VcVirtualGpus(job.vc)) {
       // Only reachable for private's opportunistic jobs: guaranteed ones this large are
       // rejected before they are queued.
       first.kind = StartAttempt::Kind::kInfeasible;
-      first.reason = absl::StrCat("needs ", job.gpus, " GPUs but VC ", info_.vc_name(job.vc),
-                                  " reserves only ", info_.VcReservedGpus(job.vc));
+      first.reason =
+          absl::StrCat("needs ", job.gpus, " GPUs but VC ", info_.vc_name(job.vc),
+                       " reserves only ", info_.VcVirtualGpus(job.vc), " in virtual cells");
       return first;
     }
     std::string why = opportunistic_job ? "" : Admit(job);
@@ -145,7 +182,9 @@ absl::Status SchedulerBackend::Attempt(const SimJob& job, bool opportunistic,
   GroupRequest req = MakeRequest(job, ask);
   Scheduler& scheduler = *domains_[static_cast<size_t>(ask.domain)].scheduler;
   ++schedule_calls_;
-  absl::StatusOr<ScheduleResult> r = scheduler.Schedule(req, Phase::kPreempting);
+  const bool may_preempt = opportunistic || MayPreempt(job);
+  absl::StatusOr<ScheduleResult> r =
+      scheduler.Schedule(req, may_preempt ? Phase::kPreempting : Phase::kFiltering);
   if (!r.ok()) {
     // A request the scheduler refuses as malformed (e.g. a leaf type the VC lacks) is the
     // job's fault: it is rejected, with the scheduler's words as the reason.
@@ -162,9 +201,18 @@ absl::Status SchedulerBackend::Attempt(const SimJob& job, bool opportunistic,
       absl::StatusOr<AllocateInfo> a = scheduler.Allocate(req, r->placement);
       if (!a.ok()) return a.status();
       attempt->kind = StartAttempt::Kind::kStarted;
-      return Record(job, ask.domain, attempt->opportunistic, r->placement);
+      JobRun& run = jobs_[static_cast<size_t>(job.index)];
+      run.domain = ask.domain;
+      run.opportunistic = attempt->opportunistic;
+      run.priority = ask.priority;
+      return Record(job, r->placement);
     }
     case Outcome::kPreempting: {
+      if (!may_preempt) {
+        attempt->kind = StartAttempt::Kind::kWaiting;
+        attempt->reason = "would preempt borrowers before the reclaim delay";
+        return absl::OkStatus();
+      }
       attempt->kind = StartAttempt::Kind::kPreempting;
       for (const std::string& v : r->victims) {
         JobIndex victim = -1;
@@ -178,6 +226,7 @@ absl::Status SchedulerBackend::Attempt(const SimJob& job, bool opportunistic,
       JobRun& run = jobs_[static_cast<size_t>(job.index)];
       run.domain = ask.domain;
       run.opportunistic = attempt->opportunistic;
+      run.priority = ask.priority;
       run.pending_request = std::make_unique<GroupRequest>(std::move(req));
       run.pending_placement = std::make_unique<Placement>(std::move(r->placement));
       return absl::OkStatus();
@@ -194,16 +243,13 @@ absl::Status SchedulerBackend::Attempt(const SimJob& job, bool opportunistic,
   return absl::InternalError("unknown schedule outcome");
 }
 
-absl::Status SchedulerBackend::Record(const SimJob& job, int32_t domain, bool opportunistic,
-                                      const Placement& placement) {
+absl::Status SchedulerBackend::Record(const SimJob& job, const Placement& placement) {
   JobRun& run = jobs_[static_cast<size_t>(job.index)];
-  Domain& d = domains_[static_cast<size_t>(domain)];
+  Domain& d = domains_[static_cast<size_t>(run.domain)];
   run.running = true;
-  run.opportunistic = opportunistic;
-  run.domain = domain;
   run.pods.clear();
   for (const PodPlacement& pod : placement.pods) {
-    auto it = node_index_.find(pod.node);
+    auto it = node_index_.find(d.prefix.empty() ? pod.node : d.prefix + pod.node);
     if (it == node_index_.end()) {
       return absl::InternalError(absl::StrCat("placement names unknown node ", pod.node));
     }
@@ -211,8 +257,8 @@ absl::Status SchedulerBackend::Record(const SimJob& job, int32_t domain, bool op
     run.pods.emplace_back(it->second, gpus);
     d.usage.Add(it->second, gpus);
   }
-  if (!opportunistic) {
-    const Priority p = AskFor(job, false).priority;
+  if (!run.opportunistic) {
+    const Priority p = run.priority;
     auto& by_priority = vc_used_by_priority_[static_cast<size_t>(job.vc)];
     auto it = std::find_if(by_priority.begin(), by_priority.end(),
                            [p](const auto& e) { return e.first == p; });
@@ -238,7 +284,7 @@ absl::Status SchedulerBackend::FinishPreemption(const SimJob& job) {
   Placement placement = std::move(*run.pending_placement);
   run.pending_request.reset();
   run.pending_placement.reset();
-  return Record(job, run.domain, run.opportunistic, placement);
+  return Record(job, placement);
 }
 
 absl::Status SchedulerBackend::Release(const SimJob& job) {
@@ -250,7 +296,7 @@ absl::Status SchedulerBackend::Release(const SimJob& job) {
   if (absl::Status s = d.scheduler->Release(std::to_string(job.index)); !s.ok()) return s;
   for (const auto& [node, gpus] : run.pods) d.usage.Remove(node, gpus);
   if (!run.opportunistic) {
-    const Priority p = AskFor(job, false).priority;
+    const Priority p = run.priority;
     for (auto& [q, gpus] : vc_used_by_priority_[static_cast<size_t>(job.vc)]) {
       if (q == p) gpus -= job.gpus;
     }
@@ -268,7 +314,8 @@ absl::Status SchedulerBackend::SetNodeHealthy(int32_t node, bool healthy) {
   }
   for (Domain& d : domains_) {
     if (!d.has_node[static_cast<size_t>(node)]) continue;
-    if (absl::Status s = d.scheduler->SetNodeHealthy(nodes_[static_cast<size_t>(node)], healthy);
+    if (absl::Status s =
+            d.scheduler->SetNodeHealthy(physical_name_[static_cast<size_t>(node)], healthy);
         !s.ok()) {
       return s;
     }

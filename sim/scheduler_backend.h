@@ -14,6 +14,20 @@
 //            1000) and opportunistic jobs run at priority 0 inside the VC, so they use only
 //            the VC's own idle cells and yield to its guaranteed jobs, as on a private cluster.
 //            `--opportunistic-overflow` has nothing to overflow into and is ignored.
+//   yarn-cs  YARN's Capacity Scheduler without preemption: the `quota` pool, but a VC may run
+//            guaranteed GPUs up to its maximum capacity (default: the whole cluster), not just
+//            its guarantee, whenever GPUs are idle. Nothing is taken back: an owner whose
+//            guarantee is lent waits for the borrowers to finish. Waiting VCs are served
+//            least-used first (used / guaranteed GPUs), as YARN orders its queues.
+//            With `reclaim_after` (YARN's preemption monitor) jobs are classed as in
+//            elastic-quota, but an owner preempts borrowers only once it has waited that long.
+//   elastic-quota  elastic quotas with reclaim (Kueue cohorts, scheduler-plugins
+//            ElasticQuota): the `quota` pool; a job that keeps its VC within its guarantee runs
+//            at pool priority 1, a job beyond it (a borrower, up to the maximum) at 0, so an
+//            owner's job within its guarantee preempts borrowers when it needs their GPUs.
+//            A job's class is fixed when it starts.
+// A VC's guarantee under the pool policies is the GPUs of its virtual cells: pinned cells
+// serve only jobs that name them, which no trace does, so they count for no policy.
 //
 // Group names are job indices in decimal, so victims map back to jobs without a table.
 //
@@ -34,15 +48,25 @@
 
 namespace hived::sim {
 
-enum class PolicyKind { kHived, kQuota, kPrivate };
+enum class PolicyKind { kHived, kQuota, kPrivate, kYarnCs, kElasticQuota };
 absl::StatusOr<PolicyKind> ParsePolicyKind(std::string_view name);
 std::string_view PolicyKindName(PolicyKind kind);
 
+// Knobs of the elastic pool policies (`yarn-cs`, `elastic-quota`).
+struct PolicyOptions {
+  // Maximum GPUs a VC's guaranteed jobs may hold, by VC index; missing or < 0 = the whole
+  // cluster. A VC's guarantee is never cut by a smaller maximum.
+  std::vector<int64_t> max_capacity;
+  // yarn-cs: YARN's preemption monitor. A job within its VC's guarantee that has waited this
+  // many seconds preempts borrowers (jobs beyond their VCs' guarantees); -1 = off.
+  Time reclaim_after = -1;
+};
+
 // Builds the backend for `kind`; `job_count` sizes per-job tables.
 // Errors: kInvalidArgument when a scheduler cannot be built from the (derived) spec.
-absl::StatusOr<std::unique_ptr<ClusterBackend>> MakeSchedulerBackend(PolicyKind kind,
-                                                                     const ClusterSpec& spec,
-                                                                     int32_t job_count);
+absl::StatusOr<std::unique_ptr<ClusterBackend>> MakeSchedulerBackend(
+    PolicyKind kind, const ClusterSpec& spec, int32_t job_count,
+    const PolicyOptions& policy_options = {});
 
 // The shared machinery: scheduler "domains" (one, or one per VC for `private`), node usage,
 // per-job placements, per-VC guaranteed usage. Subclasses say which domain, VC name and
@@ -61,6 +85,7 @@ class SchedulerBackend : public ClusterBackend {
   int64_t used_gpus() const override;
   int64_t fragmented_free_gpus() const override;
   int64_t schedule_calls() const override { return schedule_calls_; }
+  std::optional<std::vector<int32_t>> NodesNamed(std::string_view physical) const override;
 
  protected:
   // How a job is asked for in its domain.
@@ -70,8 +95,10 @@ class SchedulerBackend : public ClusterBackend {
     Priority priority = 0;
   };
   SchedulerBackend(const ClusterSpec& spec, int32_t job_count);
-  // Adds a domain built from `spec`; its nodes must be among `nodes_`.
-  absl::Status AddDomain(const ClusterSpec& spec);
+  // Adds a domain built from `spec`. With an empty `prefix` its nodes must be among
+  // `nodes_`; otherwise the domain has hardware of its own: its nodes join `nodes_` as
+  // `prefix` + name (private clusters fail independently of each other).
+  absl::Status AddDomain(const ClusterSpec& spec, const std::string& prefix = "");
   // Sets the global node list from a scheduler over the full physical cluster.
   void SetNodes(const Scheduler& full);
 
@@ -97,23 +124,33 @@ class SchedulerBackend : public ClusterBackend {
     std::unique_ptr<Scheduler> scheduler;
     NodeUsage usage;
     std::vector<bool> has_node;  // by global node index
+    std::string prefix;          // of its nodes' global names
   };
+  // Registers a node of `gpus` under `name` (adds the GPUs when known); returns its index.
+  int32_t AddNode(const std::string& name, const std::string& physical, int32_t gpus);
   struct JobRun {
     bool running = false;
     bool opportunistic = false;
     int32_t domain = 0;
+    Priority priority = 0;                          // asked for in the domain
     std::vector<std::pair<int32_t, int32_t>> pods;  // (node, GPUs)
     std::unique_ptr<GroupRequest> pending_request;  // kPreempting until FinishPreemption
     std::unique_ptr<Placement> pending_placement;
   };
   GroupRequest MakeRequest(const SimJob& job, const Ask& ask) const;
+  // Whether a guaranteed job may preempt now (else a placement needing victims waits).
+  virtual bool MayPreempt(const SimJob& /*job*/) const { return true; }
   // Schedules and, when placed, allocates. Fills `attempt`.
   absl::Status Attempt(const SimJob& job, bool opportunistic, StartAttempt* attempt);
-  absl::Status Record(const SimJob& job, int32_t domain, bool opportunistic,
-                      const Placement& placement);
+  absl::Status Record(const SimJob& job, const Placement& placement);
 
   std::vector<std::string> nodes_;
+  std::vector<std::string> physical_name_;  // by global node: the name its scheduler knows
   absl::flat_hash_map<std::string, int32_t> node_index_;
+  absl::flat_hash_map<std::string, std::vector<int32_t>> copies_;  // physical -> prefixed ids
+
+ protected:
+  std::vector<std::string> config_nodes_;  // sorted physical node names (private only)
   std::vector<int32_t> node_capacity_;
   std::vector<Domain> domains_;
   std::vector<JobRun> jobs_;

@@ -4,6 +4,7 @@
 find_package(nlohmann_json 3.11 REQUIRED)
 add_library(hived_simlib STATIC
   ${CMAKE_CURRENT_LIST_DIR}/commands.cc
+  ${CMAKE_CURRENT_LIST_DIR}/compare_multi.cc
   ${CMAKE_CURRENT_LIST_DIR}/csv.cc
   ${CMAKE_CURRENT_LIST_DIR}/engine.cc
   ${CMAKE_CURRENT_LIST_DIR}/fgd_frag.cc
@@ -23,12 +24,19 @@ add_library(hived_simlib STATIC
   ${CMAKE_CURRENT_LIST_DIR}/openb_config.cc
   ${CMAKE_CURRENT_LIST_DIR}/openb_reader.cc
   ${CMAKE_CURRENT_LIST_DIR}/openb_replay.cc
+  ${CMAKE_CURRENT_LIST_DIR}/plan.cc
   ${CMAKE_CURRENT_LIST_DIR}/private_backend.cc
   ${CMAKE_CURRENT_LIST_DIR}/queue_policy.cc
   ${CMAKE_CURRENT_LIST_DIR}/quota_backend.cc
+  ${CMAKE_CURRENT_LIST_DIR}/run_options.cc
   ${CMAKE_CURRENT_LIST_DIR}/scheduler_backend.cc
+  ${CMAKE_CURRENT_LIST_DIR}/spec_edit.cc
   ${CMAKE_CURRENT_LIST_DIR}/spec_info.cc
+  ${CMAKE_CURRENT_LIST_DIR}/sweep.cc
+  ${CMAKE_CURRENT_LIST_DIR}/sweep_command.cc
+  ${CMAKE_CURRENT_LIST_DIR}/sweep_runner.cc
   ${CMAKE_CURRENT_LIST_DIR}/trace_reader.cc
+  ${CMAKE_CURRENT_LIST_DIR}/trace_transform.cc
 )
 target_link_libraries(hived_simlib
   PUBLIC hived_sim_usage hived::hived absl::status absl::statusor absl::strings absl::str_format

@@ -164,7 +164,7 @@ TEST_CASE("Engine: accounts for every job, also when stopped early", "[sim][unit
   CHECK(s.vcs[1].submitted == 2);  // x1 counts only under "all"
   REQUIRE(s.rejection_reasons.size() == 2);
   CHECK(s.rejection_reasons[0].first == "VC 'NOPE' is not in the config");
-  CHECK(s.rejection_reasons[1].first == "needs 16 GPUs but VC B reserves only 8");
+  CHECK(s.rejection_reasons[1].first == "needs 16 GPUs but VC B reserves only 8 in virtual cells");
   // Utilisation: A 8 GPUs over [0,150], B 2 GPUs over [2,22] -> (1200 + 40) / (16 * 150).
   CHECK(s.utilisation == Approx(1240.0 / 2400.0));
 }

@@ -1,0 +1,85 @@
+// sim/trace_transform.h: what-if edits of a job trace, for `run`, `sweep` and `plan`.
+//
+// Applied in this order after the trace is read:
+//   1. `--only-vcs A,B`         keep only these VCs' jobs (names as in the trace);
+//   2. `--rename-vcs OLD=NEW,…` rename VCs; several OLD to one NEW merge them;
+//   3. `--add-tenant VC[:jobs=N,load=L,seed=S]`  add a synthetic tenant: `gen-trace`'s
+//      Philly-shaped jobs for VC (which must be in the config; `sweep --vc-cells` can add it),
+//      interleaved by submit time with the real jobs (ties: real jobs first); ids "VC-gN";
+//      the seed defaults to the run's `--seed`;
+//   4. `--vc-priority VC=P,…`   give every job of VC priority P (-1..1000);
+//   5. `--vc-opportunistic VC=F,…`  make a fraction F of VC's jobs opportunistic
+//      (priority -1): job k of the VC is chosen when a hash of (seed, VC, k) < F, so the
+//      choice is deterministic and independent of other VCs.
+// A VC named in 1, 4 or 5 that no job has (after the earlier steps) is an error naming the
+// VCs present; a trace left empty is an error.
+//
+// Example:
+//   TraceTransformFlags flags;
+//   RegisterTraceTransformFlags(&parser, &flags);           // before Parse
+//   absl::StatusOr<TraceTransforms> t = ParseTraceTransforms(flags);  // usage errors
+//   absl::Status s = ApplyTraceTransforms(*t, spec, seed, &trace);    // input errors
+//
+// Thread safety: stateless functions.
+#ifndef HIVED_SIM_TRACE_TRANSFORM_H_
+#define HIVED_SIM_TRACE_TRANSFORM_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "hived/cluster_spec.h"
+#include "sim/flags.h"
+#include "sim/job.h"
+
+namespace hived::sim {
+
+// The flags' raw text, as given.
+struct TraceTransformFlags {
+  std::string only_vcs;
+  std::string rename_vcs;
+  std::string add_tenant;
+  std::string vc_priority;
+  std::string vc_opportunistic;
+};
+
+struct TenantSpec {
+  std::string vc;
+  int64_t jobs = 2000;
+  double load = 0.8;
+  std::optional<uint64_t> seed;  // default: the run's seed
+};
+
+struct TraceTransforms {
+  std::vector<std::string> only_vcs;
+  std::vector<std::pair<std::string, std::string>> rename_vcs;
+  std::vector<TenantSpec> tenants;
+  std::vector<std::pair<std::string, Priority>> vc_priority;
+  std::vector<std::pair<std::string, double>> vc_opportunistic;
+  bool empty() const {
+    return only_vcs.empty() && rename_vcs.empty() && tenants.empty() && vc_priority.empty() &&
+           vc_opportunistic.empty();
+  }
+};
+
+// Adds the five flags to `parser`, writing into `flags`.
+void RegisterTraceTransformFlags(FlagParser* parser, TraceTransformFlags* flags);
+
+// Parses the flags' values. kInvalidArgument naming the flag and the bad item.
+absl::StatusOr<TraceTransforms> ParseTraceTransforms(const TraceTransformFlags& flags);
+
+// The flags back as command-line arguments ("--only-vcs=A,B", ...), for child runs.
+std::vector<std::string> TraceTransformArgs(const TraceTransformFlags& flags);
+
+// Applies `transforms` to `trace` in the documented order. `seed` is the run's seed.
+// Errors: kInvalidArgument for a VC no job has, a tenant VC not in `spec`, or an empty result.
+absl::Status ApplyTraceTransforms(const TraceTransforms& transforms, const ClusterSpec& spec,
+                                  uint64_t seed, Trace* trace);
+
+}  // namespace hived::sim
+
+#endif  // HIVED_SIM_TRACE_TRANSFORM_H_

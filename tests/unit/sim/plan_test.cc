@@ -1,0 +1,189 @@
+#include "sim/plan.h"
+
+#include <nlohmann/json.hpp>
+
+#include "absl/strings/match.h"
+#include "hived/config.h"
+#include "planning_test_util.h"
+#include "support/catch.h"
+
+namespace hived::sim {
+namespace {
+
+using testing::ReadAll;
+
+TEST_CASE("Plan: targets parse with units and comparison", "[sim][planning][unit]") {
+  absl::StatusOr<PlanTarget> t = ParsePlanTarget("p95_wait<=1h");
+  REQUIRE(t.ok());
+  CHECK(t->metric == "p95_wait");
+  CHECK(t->op == PlanTarget::Op::kLe);
+  CHECK(t->value == 3600);
+  CHECK(t->Meets(3600));
+  CHECK(!t->Meets(3601));
+  t = ParsePlanTarget("mean_wait < 30min");
+  REQUIRE(t.ok());
+  CHECK(t->value == 1800);
+  CHECK(!t->Meets(1800));
+  t = ParsePlanTarget("slo_attainment>=95%");
+  REQUIRE(t.ok());
+  CHECK(t->value == Approx(0.95));
+  CHECK(t->Meets(0.96));
+  t = ParsePlanTarget("anomaly<=90");
+  REQUIRE(t.ok());
+  CHECK(t->value == 90);
+  CHECK(ParsePlanTarget("p95_wait=1h").status().code() == absl::StatusCode::kInvalidArgument);
+  CHECK(!ParsePlanTarget("<=1h").ok());
+  CHECK(!ParsePlanTarget("p95_wait<=soon").ok());
+  CHECK(!ParsePlanTarget("p95_wait<=1y").ok());
+}
+
+TEST_CASE("Plan: k-section spreads the probes evenly inside the interval",
+          "[sim][planning][unit]") {
+  CHECK(NextProbeSizes(1, 2, 4).empty());
+  CHECK(NextProbeSizes(1, 9, 1) == std::vector<int64_t>{5});
+  CHECK(NextProbeSizes(0, 12, 3) == std::vector<int64_t>{3, 6, 9});
+  CHECK(NextProbeSizes(1, 4, 8) == std::vector<int64_t>{2, 3});
+}
+
+#ifdef HIVED_SIM_EXE
+using testing::RunSim;
+using testing::TempDir;
+
+const char kSmall[] =
+    "--config tests/testdata/planning/small.yaml --trace tests/testdata/planning/small-trace.csv";
+
+TEST_CASE("Plan: finds the size known by hand, and its config meets the target in `run`",
+          "[sim][planning][unit]") {
+  TempDir tmp("plan");
+  for (const char* jobs : {"1", "3"}) {
+    CAPTURE(jobs);
+    const std::string out = tmp / (std::string("p") + jobs);
+    const testing::SimResult r =
+        RunSim(std::string("plan ") + kSmall + " --vc a --target 'p95_wait<=1h' --jobs " + jobs +
+                   " --out " + out,
+               tmp / "log");
+    INFO(r.output);
+    REQUIRE(r.exit_code == 0);
+    // Six one-hour whole-node jobs at time 0: with 3 nodes the waits are 0,0,0,1,1,1 h
+    // (p95 = 1 h); with 2 nodes 0,0,1,1,2,2 h.
+    CHECK(absl::StrContains(r.output, "chosen: 3 cells (6 GPUs; now 1)"));
+    absl::StatusOr<ClusterSpec> sized = LoadClusterSpecFile(out + "/sized.yaml");
+    INFO(sized.status().ToString());
+    REQUIRE(sized.ok());
+    for (const VirtualClusterSpec& v : sized->virtual_clusters) {
+      CHECK(v.virtual_cells.at(0).cell_number == (v.name == "a" ? 3 : 1));
+    }
+    CHECK(ReadAll(out + "/report.csv").find("a,3,6,queuing_delay.p95,3600,0,1,1") !=
+          std::string::npos);
+  }
+  const std::string replay = tmp / "replay";
+  REQUIRE(RunSim("run --config " + (tmp / "p1/sized.yaml") +
+                     " --trace tests/testdata/planning/small-trace.csv --quiet --out " + replay,
+                 tmp / "log")
+              .exit_code == 0);
+  const nlohmann::json summary = nlohmann::json::parse(ReadAll(replay + "/summary.json"));
+  bool found = false;
+  for (const nlohmann::json& vc : summary["vcs"]) {
+    if (vc["name"] == "a") {
+      found = true;
+      CHECK(vc["queuing_delay"]["p95"].get<double>() <= 3600);
+    }
+  }
+  CHECK(found);
+}
+
+TEST_CASE("Plan: --all-vcs sizes every VC and the physical cluster", "[sim][planning][unit]") {
+  TempDir tmp("plan-all");
+  const testing::SimResult r = RunSim(
+      std::string("plan ") + kSmall + " --all-vcs --target 'p95_wait<=1h' --out " + (tmp / "p"),
+      tmp / "log");
+  INFO(r.output);
+  REQUIRE(r.exit_code == 0);
+  CHECK(absl::StrContains(r.output, "VC b:"));
+  // a needs 3 nodes and b 1: one rack of 4 nodes, as the config has.
+  CHECK(absl::StrContains(r.output, "RACK: 1 top-level cells (was 1): +0 (+0 nodes)"));
+  CHECK(LoadClusterSpecFile(tmp / "p/sized.yaml").ok());
+}
+
+TEST_CASE("Plan: says plainly when no size meets the target", "[sim][planning][unit]") {
+  TempDir tmp("plan-none");
+  {
+    std::ofstream t(tmp / "trace.csv");
+    t << ReadAll(std::string(HIVED_SOURCE_DIR) + "/tests/testdata/planning/small-trace.csv")
+      << "big,0,a,0,6,2,,60\n";  // 12 GPUs: more than a holds at --max 5 (10 GPUs)
+  }
+  const testing::SimResult r =
+      RunSim("plan --config tests/testdata/planning/small.yaml --trace " + (tmp / "trace.csv") +
+                 " --vc a --max 5 --target 'p95_wait<=1h' --out " + (tmp / "p"),
+             tmp / "log");
+  INFO(r.output);
+  CHECK(r.exit_code == 1);
+  CHECK(absl::StrContains(r.output, "NO size in [1, 5] meets p95_wait<=1h for VC a"));
+  CHECK(absl::StrContains(r.output, "the best reachable is"));
+  CHECK(absl::StrContains(r.output, "1 job(s) of a are rejected even at 5 cells"));
+}
+
+TEST_CASE("Plan: bad targets, VCs and metrics are usage errors", "[sim][planning][unit]") {
+  TempDir tmp("plan-bad");
+  const std::string base = std::string("plan ") + kSmall + " --out " + (tmp / "p");
+  CHECK(RunSim(base + " --vc a --target 'p95_wait=1h'", tmp / "log").exit_code == 2);
+  testing::SimResult r = RunSim(base + " --vc ghost --target 'p95_wait<=1h'", tmp / "log");
+  CHECK(r.exit_code == 2);
+  CHECK(absl::StrContains(r.output, "its VCs: a, b"));
+  r = RunSim(base + " --vc a --target 'happiness>=1'", tmp / "log");
+  CHECK(r.exit_code == 2);
+  CHECK(absl::StrContains(r.output, "available: "));
+  CHECK(absl::StrContains(r.output, "queuing_delay.p95"));
+  CHECK(RunSim(base + " --vc a --all-vcs --target 'p95_wait<=1h'", tmp / "log").exit_code == 2);
+  CHECK(RunSim(base + " --vc a --target 'p95_wait<=1h' --policy magic", tmp / "log").exit_code ==
+        2);
+  // A failing probe fails the plan with the probe's own error.
+  r = RunSim(base + " --vc a --target 'p95_wait<=1h' --only-vcs nope", tmp / "log");
+  CHECK(r.exit_code == 1);
+  CHECK(absl::StrContains(r.output, "no job of the trace has VC 'nope'"));
+}
+
+TEST_CASE("Compare: N labelled runs and a sweep CSV", "[sim][planning][unit]") {
+  TempDir tmp("compare");
+  for (const char* policy : {"hived", "quota", "private"}) {
+    REQUIRE(RunSim(std::string("run ") + kSmall + " --quiet --policy " + policy + " --out " +
+                       (tmp / policy),
+                   tmp / "log")
+                .exit_code == 0);
+  }
+  testing::SimResult r = RunSim("compare --label H " + (tmp / "hived") + " --label Q " +
+                                    (tmp / "quota") + " --label P " + (tmp / "private"),
+                                tmp / "log");
+  INFO(r.output);
+  REQUIRE(r.exit_code == 0);
+  CHECK(absl::StrContains(r.output, "[3] P"));
+  CHECK(absl::StrContains(r.output, "VC mean wait (h)"));
+  // Runs without the private baseline have no anomaly: that chart is left out, not an error.
+  REQUIRE(RunSim(std::string("run ") + kSmall + " --quiet --baseline none --out " + (tmp / "nb"),
+                 tmp / "log")
+              .exit_code == 0);
+  r = RunSim("compare --label x " + (tmp / "nb") + " --label y " + (tmp / "nb") + " --out " +
+                 (tmp / "charts"),
+             tmp / "log");
+  INFO(r.output);
+  CHECK(r.exit_code == 0);
+  CHECK(std::filesystem::exists(tmp / "charts/mean_wait_by_vc.png"));
+  CHECK(!std::filesystem::exists(tmp / "charts/anomaly_by_vc.png"));
+  REQUIRE(RunSim(std::string("sweep ") + kSmall + " --policy hived,quota --out " + (tmp / "s"),
+                 tmp / "log")
+              .exit_code == 0);
+  r = RunSim("compare " + (tmp / "s/sweep.csv"), tmp / "log");
+  INFO(r.output);
+  REQUIRE(r.exit_code == 0);
+  CHECK(absl::StrContains(r.output, "[2] policy=quota"));
+  r = RunSim("compare " + (tmp / "s/sweep.csv") + " --target 'p95_wait<=100h'", tmp / "log");
+  INFO(r.output);
+  REQUIRE(r.exit_code == 0);
+  CHECK(absl::StrContains(r.output, "cheapest meeting the target: policy=hived (4 reserved GPUs)"));
+  CHECK(RunSim("compare --label A " + (tmp / "hived") + " " + (tmp / "s/sweep.csv"), tmp / "log")
+            .exit_code == 2);
+}
+#endif
+
+}  // namespace
+}  // namespace hived::sim
