@@ -15,34 +15,44 @@ namespace hived {
 using cellalloc::BuddyState;
 using cellalloc::ChainInfo;
 
-absl::StatusOr<SchedulerImpl::Req> SchedulerImpl::ParseRequest(const GroupRequest& r) const {
-  Req req;
-  req.raw = &r;
-  req.needs.swap(needs_pool_);  // a buffer kept from the previous request
-  req.needs.clear();
+absl::Status ValidateRequest(const GroupRequest& r) {
   if (r.name.empty()) return absl::InvalidArgumentError("group name is empty");
-  auto it = vc_by_name_.find(r.vc);
-  if (it == vc_by_name_.end()) {
-    return absl::NotFoundError(absl::StrCat("VC ", r.vc, " does not exist"));
-  }
-  req.vc = it->second;
   if (r.priority < kOpportunisticPriority || r.priority > kMaxGuaranteedPriority) {
     return absl::InvalidArgumentError(absl::StrCat("group ", r.name, ": priority ", r.priority,
                                                    " is outside -1..", kMaxGuaranteedPriority));
   }
-  req.guaranteed = r.priority >= kMinGuaranteedPriority;
   if (r.members.empty()) {
     return absl::InvalidArgumentError(absl::StrCat("group ", r.name, " has no members"));
   }
+  int64_t pods = 0;
   for (const GroupMember& m : r.members) {
     if (m.pod_number <= 0 || m.leaf_cell_number <= 0) {
       return absl::InvalidArgumentError(
           absl::StrCat("group ", r.name, ": podNumber and leafCellNumber must be positive (got ",
                        m.pod_number, " x ", m.leaf_cell_number, ")"));
     }
-    if (m.pod_number > 1000000) {
-      return absl::InvalidArgumentError(absl::StrCat("group ", r.name, ": too many pods"));
+    pods += m.pod_number;  // int64: no overflow, members are few
+    if (pods > kMaxGroupPods) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "group ", r.name, ": too many pods (more than ", kMaxGroupPods, " in all members)"));
     }
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<SchedulerImpl::Req> SchedulerImpl::ParseRequest(const GroupRequest& r) const {
+  HIVED_RETURN_IF_ERROR(ValidateRequest(r));
+  Req req;
+  req.raw = &r;
+  req.needs.swap(needs_pool_);  // a buffer kept from the previous request
+  req.needs.clear();
+  auto it = vc_by_name_.find(r.vc);
+  if (it == vc_by_name_.end()) {
+    return absl::NotFoundError(absl::StrCat("VC ", r.vc, " does not exist"));
+  }
+  req.vc = it->second;
+  req.guaranteed = r.priority >= kMinGuaranteedPriority;
+  for (const GroupMember& m : r.members) {
     for (int32_t k = 0; k < m.pod_number; ++k) req.needs.push_back(m.leaf_cell_number);
   }
   std::sort(req.needs.begin(), req.needs.end());
@@ -430,7 +440,7 @@ SchedulerImpl::Attempt SchedulerImpl::TryGuaranteed(const Req& req, int32_t view
       lazy_done->push_back(u);
     }
   }
-  if (!MapPlacement(req, view.chain, leaves, &found_pleaves_)) {
+  if (!MapPlacement(view.chain, leaves, &found_pleaves_)) {
     for (size_t i = lazy_done->size(); i > lazy_mark; --i) {
       GroupId u = (*lazy_done)[i - 1];
       RevertDowngrade(u, groups_[u].priority);
@@ -590,61 +600,38 @@ bool SchedulerImpl::FindNodes(const View& view, const std::vector<int32_t>& need
   return true;
 }
 
-std::vector<int32_t> SchedulerImpl::FindNodesReference(const View& view,
-                                                       const std::vector<int32_t>& needs,
-                                                       Priority q, bool pass1) const {
-  // HiveD's algorithm verbatim: stable-sort every node, then the cursor greedy.
-  const internal::NodeIndex& ix = view.index;
-  std::vector<int32_t> order(static_cast<size_t>(ix.num_nodes()));
-  for (size_t i = 0; i < order.size(); ++i) order[i] = static_cast<int32_t>(i);
-  std::stable_sort(order.begin(), order.end(), [&](int32_t x, int32_t y) {
-    bool hx = ix.healthy(x), hy = ix.healthy(y);
-    if (hx != hy) return hx;
-    bool sx = NodeEligible(view, x), sy = NodeEligible(view, y);
-    if (sx != sy) return sx;
-    if (ix.key1(x) != ix.key1(y)) return ix.key1(x) > ix.key1(y);
-    return ix.key2(x) < ix.key2(y);
-  });
-  std::vector<int32_t> out(needs.size(), -1);
-  size_t cursor = 0;
-  int32_t picked = 0;
-  for (size_t k = 0; k < needs.size(); ++k) {
-    while (true) {
-      if (cursor >= order.size()) return {};
-      int32_t n = order[cursor];
-      if (NodeFree(view, n, q, pass1) - picked >= needs[k]) {
-        if (!ix.healthy(n) || !NodeEligible(view, n)) return {};
-        out[k] = n;
-        picked += needs[k];
-        break;
-      }
-      ++cursor;
-      picked = 0;
-    }
-  }
-  return out;
+const SchedulerImpl::View* SchedulerImpl::ViewForTesting(std::string_view vc,
+                                                         std::string_view chain) const {
+  ChainId ch = forest_->FindChain(chain);
+  if (ch.IsNil()) return nullptr;
+  if (vc.empty()) return &views_[ch.value()];
+  auto it = vc_by_name_.find(ToAbsl(vc));
+  if (it == vc_by_name_.end()) return nullptr;
+  int32_t id = vcs_[it->second.value()].chain_view[ch.value()];
+  return id < 0 ? nullptr : &views_[static_cast<size_t>(id)];
 }
 
 std::vector<int32_t> SchedulerImpl::FindNodesForTesting(std::string_view vc, std::string_view chain,
                                                         const std::vector<int32_t>& needs,
-                                                        Priority q, bool reference) const {
-  ChainId ch = forest_->FindChain(chain);
-  if (ch.IsNil()) return {};
-  const View* view = nullptr;
-  if (vc.empty()) {
-    view = &views_[ch.value()];
-  } else {
-    auto it = vc_by_name_.find(ToAbsl(vc));
-    if (it == vc_by_name_.end()) return {};
-    int32_t id = vcs_[it->second.value()].chain_view[ch.value()];
-    if (id < 0) return {};
-    view = &views_[static_cast<size_t>(id)];
-  }
-  bool pass1 = q == kOpportunisticPriority;
-  if (reference) return FindNodesReference(*view, needs, q, pass1);
+                                                        Priority q) const {
+  const View* view = ViewForTesting(vc, chain);
+  if (view == nullptr) return {};
   std::vector<int32_t> out;
   std::string reason;
-  if (!FindNodes(*view, needs, q, pass1, &out, &reason)) return {};
+  if (!FindNodes(*view, needs, q, q == kOpportunisticPriority, &out, &reason)) return {};
+  return out;
+}
+
+std::vector<SchedulerImpl::NodeForTesting> SchedulerImpl::ViewNodesForTesting(
+    std::string_view vc, std::string_view chain, Priority q) const {
+  const View* view = ViewForTesting(vc, chain);
+  if (view == nullptr) return {};
+  const internal::NodeIndex& ix = view->index;
+  std::vector<NodeForTesting> out;
+  for (int32_t n = 0; n < ix.num_nodes(); ++n) {
+    out.push_back({ix.healthy(n), ix.key1(n), ix.key2(n),
+                   NodeFree(*view, n, q, q == kOpportunisticPriority)});
+  }
   return out;
 }
 
@@ -750,295 +737,18 @@ void SchedulerImpl::ClearTaken() {
 }
 
 // ---------------------------------------------------------------------------------------
-// Binding on an overlay of the free lists.
+// Binding: the virtual cells a placement needs, planned on physical cells by cellalloc.
 
-void SchedulerImpl::MarkTaken(CellId p) {
-  if (p_taken_[p.value()]) return;
-  p_taken_[p.value()] = 1;
-  p_taken_touched_.push_back(p.value());
-  if (buddy_->state(p) == BuddyState::kFree)
-    ++taken_real_free_[static_cast<size_t>(forest_->level(p))];
-}
-
-namespace {}  // namespace
-
-bool SchedulerImpl::PUsable(CellId p) const {
-  if (p_bound_[p.value()] != kNilId || p_taken_[p.value()]) return false;
-  NodeId n = forest_->node(p);
-  if (!n.IsNil() && !buddy_->IsHealthy(p)) return false;
-  if (sugg_active_) {
-    if (!n.IsNil()) return node_suggested_[n.value()] != 0;
-    return p_suggested_[p.value()] > 0;
-  }
-  return true;
-}
-
-SchedulerImpl::CandList SchedulerImpl::SortedChildren(CellId p) const {
-  const cellalloc::CellForest& f = *forest_;
-  const size_t n = static_cast<size_t>(f.num_children(p));
-  // Sized once and written by index (no per-element push_back checks).
-  CandList out(n);
-  absl::InlinedVector<int32_t, 16> used(n);
-  size_t count = 0;
-  for (size_t k = 0; k < n; ++k) {
-    CellId c = f.child(p, static_cast<int32_t>(k));
-    if (!PUsable(c)) continue;
-    int32_t u = pusage_.UsedTotal(c);
-    // Insertion sort, stable: small fan-outs.
-    size_t i = count++;
-    while (i > 0 && used[i - 1] > u) {
-      out[i] = out[i - 1];
-      used[i] = used[i - 1];
-      --i;
-    }
-    out[i] = c;
-    used[i] = u;
-  }
-  out.resize(count);
-  return out;
-}
-
-bool SchedulerImpl::TryMatch(int32_t node, CellId p) {
-  const BindNode& bn = bind_nodes_[static_cast<size_t>(node)];
-  bool was = p_taken_[p.value()] != 0;
-  (void)was;
-  MarkTaken(p);
-  vmap_[bn.v] = p;
-  if (!bn.children.empty()) {
-    CandList cands = SortedChildren(p);
-    absl::InlinedVector<int32_t, 4> kids(bn.children.begin(), bn.children.end());
-    if (cands.size() < kids.size() || !MapCells(kids, cands, 0)) {
-      vmap_[bn.v] = CellId::Nil();
-      p_taken_[p.value()] = 0;
-      if (buddy_->state(p) == BuddyState::kFree)
-        --taken_real_free_[static_cast<size_t>(forest_->level(p))];
-      return false;
-    }
-  }
-  return true;
-}
-
-void SchedulerImpl::Unmatch(int32_t node) {
-  const BindNode& bn = bind_nodes_[static_cast<size_t>(node)];
-  for (int32_t c : bn.children) Unmatch(c);
-  CellId p = vmap_[bn.v];
-  if (p.IsNil()) return;
-  vmap_[bn.v] = CellId::Nil();
-  p_taken_[p.value()] = 0;
-  if (buddy_->state(p) == BuddyState::kFree)
-    --taken_real_free_[static_cast<size_t>(forest_->level(p))];
-}
-
-bool SchedulerImpl::MapCells(absl::Span<const int32_t> cells, absl::Span<const CellId> candidates,
-                             size_t i) {
-  if (i == cells.size()) return true;
-  for (CellId c : candidates) {
-    if (p_taken_[c.value()]) continue;
-    if (TryMatch(cells[i], c)) {
-      if (MapCells(cells, candidates, i + 1)) return true;
-      Unmatch(cells[i]);
-    }
-  }
-  return false;
-}
-
-bool SchedulerImpl::FreeNonEmpty(ChainId ch, CellLevel l) const {
-  size_t li = static_cast<size_t>(l);
-  for (CellId c : prepend_[li]) {
-    if (!p_taken_[c.value()]) return true;
-  }
-  for (CellId c = FirstFree(ch, l); !c.IsNil(); c = NextFree(c)) {
-    if (!p_taken_[c.value()]) return true;
-  }
-  for (CellId c : extra_[li]) {
-    if (!p_taken_[c.value()]) return true;
-  }
-  return false;
-}
-
-std::vector<CellId> SchedulerImpl::FreeCandidates(ChainId ch, CellLevel l) const {
-  std::vector<CellId> out;
-  size_t li = static_cast<size_t>(l);
-  for (CellId c : prepend_[li]) {
-    if (!p_taken_[c.value()]) out.push_back(c);
-  }
-  for (CellId c = FirstFree(ch, l); !c.IsNil(); c = NextFree(c)) {
-    if (!p_taken_[c.value()]) out.push_back(c);
-  }
-  for (CellId c : extra_[li]) {
-    if (!p_taken_[c.value()]) out.push_back(c);
-  }
-  return out;
-}
-
-bool SchedulerImpl::AllocAtLevel(ChainId ch, CellLevel l, int32_t node) {
-  const CellLevel target = v_[bind_nodes_[static_cast<size_t>(node)].v].level;
-  const cellalloc::CellForest& f = *forest_;
-  size_t li = static_cast<size_t>(l);
-  if (l == target) {
-    // Candidates in free-list order; HiveD stable-sorts the usable ones by opportunistic
-    // leaves, so the first usable one without any is tried first: stream until then.
-    std::vector<CellId> deferred;
-    auto consider = [&](CellId c) {
-      if (p_taken_[c.value()] || !PUsable(c)) return false;
-      if (pusage_.UsedTotal(c) == 0) return TryMatch(node, c);
-      deferred.push_back(c);
-      return false;
-    };
-    for (size_t i = 0; i < prepend_[li].size(); ++i) {
-      if (consider(prepend_[li][i])) return true;
-    }
-    for (CellId c = FirstFree(ch, l); !c.IsNil(); c = NextFree(c)) {
-      if (consider(c)) return true;
-    }
-    for (size_t i = 0; i < extra_[li].size(); ++i) {
-      if (consider(extra_[li][i])) return true;
-    }
-    std::stable_sort(deferred.begin(), deferred.end(), [&](CellId a, CellId b) {
-      return pusage_.UsedTotal(a) < pusage_.UsedTotal(b);
-    });
-    for (CellId c : deferred) {
-      if (TryMatch(node, c)) return true;
-    }
-    return false;
-  }
-  std::vector<CellId> cands = FreeCandidates(ch, l);
-  for (CellId x : cands) {
-    if (!PUsable(x)) continue;
-    MarkTaken(x);
-    std::vector<CellId>& lower = extra_[li - 1];
-    size_t mark = lower.size();
-    for (int32_t k = 0; k < f.num_children(x); ++k) lower.push_back(f.child(x, k));
-    if (AllocAtLevel(ch, l - 1, node)) return true;
-    lower.resize(mark);
-    p_taken_[x.value()] = 0;
-    if (buddy_->state(x) == BuddyState::kFree) --taken_real_free_[li];
-  }
-  return false;
-}
-
-bool SchedulerImpl::BuddyAllocRoot(ChainId ch, int32_t node) {
-  const CellLevel target = v_[bind_nodes_[static_cast<size_t>(node)].v].level;
-  const CellLevel top = forest_->chain_info(ch).top_level;
-  for (CellLevel l = target; l <= top; ++l) {
-    if (FreeNonEmpty(ch, l)) return AllocAtLevel(ch, l, node);
-  }
-  return false;
-}
-
-bool SchedulerImpl::SafeRelaxedAlloc(ChainId ch, int32_t node) {
-  // HiveD's safe relaxed buddy allocation: when no free cell of the level can be used (bad
-  // or non-suggested), take one out of a free higher-level cell, but only if that split
-  // leaves every VC's unbound cells obtainable. HiveD estimates that per level; this checks
-  // the exact top-down (joint) safety after the split, which HiveD's estimate can miss.
-  const cellalloc::CellForest& f = *forest_;
-  const ChainInfo& info = f.chain_info(ch);
-  const CellLevel target = v_[bind_nodes_[static_cast<size_t>(node)].v].level;
-  const CellLevel top = info.top_level;
-  std::vector<int64_t> freecnt(static_cast<size_t>(top) + 2, 0);
-  std::vector<int64_t> unbound(static_cast<size_t>(top) + 2, 0);
-  for (CellLevel i = 1; i <= top; ++i) {
-    size_t ii = static_cast<size_t>(i);
-    freecnt[ii] = static_cast<int64_t>(FreeCandidates(ch, i).size());
-    unbound[ii] = all_vc_free_[ch.value()][ii] - vcfree_delta_[ii];
-  }
-  auto safe_after_split = [&](CellLevel from) {
-    std::vector<int64_t> fr = freecnt;
-    std::vector<int64_t> ub = unbound;
-    fr[static_cast<size_t>(from)] -= 1;
-    for (CellLevel j = target; j < from; ++j) {
-      fr[static_cast<size_t>(j)] += info.child_count[static_cast<size_t>(j) + 1] - 1;
-    }
-    ub[static_cast<size_t>(target)] -= 1;
-    int64_t left = 0;
-    for (CellLevel j = top; j >= 1; --j) {
-      size_t jj = static_cast<size_t>(j);
-      if (j < top) left *= info.child_count[jj + 1];
-      left += fr[jj] - ub[jj];
-      if (left < 0) return false;
-    }
-    return true;
-  };
-  size_t ti = static_cast<size_t>(target);
-  const std::vector<CellId> saved_prepend = prepend_[ti];
-  std::vector<CellId> split_roots;  // the free cells split by this relaxed attempt
-  auto unsplit = [&]() {
-    for (CellId x : split_roots) {
-      p_taken_[x.value()] = 0;
-      if (buddy_->state(x) == BuddyState::kFree)
-        --taken_real_free_[static_cast<size_t>(f.level(x))];
-    }
-    prepend_[ti] = saved_prepend;
-  };
-  for (CellLevel i = target + 1; i <= top; ++i) {
-    if (freecnt[static_cast<size_t>(i)] == 0 || !safe_after_split(i)) continue;
-    std::vector<CellId> cands = FreeCandidates(ch, i);
-    std::vector<CellId> batch;
-    for (CellId x : cands) {
-      if (!PUsable(x)) continue;
-      MarkTaken(x);
-      split_roots.push_back(x);
-      // Descendants at the target level, depth-first.
-      std::vector<CellId> stack = {x};
-      while (!stack.empty()) {
-        CellId y = stack.back();
-        stack.pop_back();
-        if (f.level(y) == target) {
-          batch.push_back(y);
-          continue;
-        }
-        for (int32_t c = f.num_children(y) - 1; c >= 0; --c) stack.push_back(f.child(y, c));
-      }
-    }
-    batch.insert(batch.end(), prepend_[ti].begin(), prepend_[ti].end());
-    prepend_[ti] = std::move(batch);
-    if (AllocAtLevel(ch, target, node)) {
-      // Keep only the split the chosen cell needs, as the real buddy allocation will do:
-      // its ancestors up to the free cell are split and their other children become free.
-      CellId chosen = vmap_[bind_nodes_[static_cast<size_t>(node)].v];
-      unsplit();
-      bool from_split = false;
-      for (CellId a = f.parent(chosen); !a.IsNil() && !from_split; a = f.parent(a)) {
-        from_split = std::find(split_roots.begin(), split_roots.end(), a) != split_roots.end();
-      }
-      CellId child = chosen;
-      while (from_split) {
-        CellId a = f.parent(child);
-        MarkTaken(a);
-        for (int32_t c = 0; c < f.num_children(a); ++c) {
-          CellId sib = f.child(a, c);
-          if (sib != child) extra_[static_cast<size_t>(f.level(sib))].push_back(sib);
-        }
-        if (std::find(split_roots.begin(), split_roots.end(), a) != split_roots.end()) break;
-        child = a;
-      }
-      return true;
-    }
-  }
-  unsplit();
-  return false;
-}
-
-void SchedulerImpl::ClearOverlay(bool levels) {
-  for (uint32_t c : p_taken_touched_) p_taken_[c] = 0;
-  p_taken_touched_.clear();
-  std::fill(taken_real_free_.begin(), taken_real_free_.end(), 0);
-  if (levels) {
-    for (auto& e : extra_) e.clear();
-    for (auto& e : prepend_) e.clear();
-    std::fill(vcfree_delta_.begin(), vcfree_delta_.end(), 0);
-  }
-  for (VCellId v : vmap_touched_) {
-    vmap_[v] = CellId::Nil();
-    vslot_[v] = -1;
-  }
-  vmap_touched_.clear();
-  bind_nodes_.clear();
-}
-
-bool SchedulerImpl::MapPlacement(const Req& req, ChainId ch, const std::vector<VCellId>& vleaves,
+bool SchedulerImpl::MapPlacement(ChainId ch, const std::vector<VCellId>& vleaves,
                                  std::vector<CellId>* pleaves) {
-  (void)req;
+  cellalloc::PlanContext context;
+  context.bound = &p_bound_;
+  if (sugg_active_) {
+    context.node_suggested = &node_suggested_;
+    context.cell_suggested = &p_suggested_;
+  }
+  context.vc_unbound = &all_vc_free_[ch.value()];
+  planner_->Begin(ch, context);
   // Inline storage: a placement binds few roots and few cells under bound parents.
   absl::InlinedVector<int32_t, 8> pre_roots;
   absl::InlinedVector<std::pair<VCellId, absl::InlinedVector<int32_t, 4>>, 4> under_bound;
@@ -1048,18 +758,13 @@ bool SchedulerImpl::MapPlacement(const Req& req, ChainId ch, const std::vector<V
     VCellId x = leaf;
     while (true) {
       if (vslot_[x] >= 0) {
-        if (child_slot >= 0)
-          bind_nodes_[static_cast<size_t>(vslot_[x])].children.push_back(child_slot);
+        if (child_slot >= 0) planner_->AddChild(vslot_[x], child_slot);
         break;
       }
-      int32_t slot = static_cast<int32_t>(bind_nodes_.size());
-      // Built in place: moving a temporary's empty InlinedVector trips gcc's Release
-      // -Wmaybe-uninitialized (a false positive on its unused heap pointer).
-      bind_nodes_.emplace_back();
-      bind_nodes_.back().v = x;
+      const int32_t slot = planner_->AddNode(v_[x].level);
       vslot_[x] = slot;
-      vmap_touched_.push_back(x);
-      if (child_slot >= 0) bind_nodes_[static_cast<size_t>(slot)].children.push_back(child_slot);
+      vslot_touched_.push_back(x);
+      if (child_slot >= 0) planner_->AddChild(slot, child_slot);
       child_slot = slot;
       if (v_[x].is_root) {
         pre_roots.push_back(slot);
@@ -1083,17 +788,14 @@ bool SchedulerImpl::MapPlacement(const Req& req, ChainId ch, const std::vector<V
   }
   bool ok = true;
   for (int32_t slot : pre_roots) {
-    CellLevel l = v_[bind_nodes_[static_cast<size_t>(slot)].v].level;
-    if (!BuddyAllocRoot(ch, slot) && !SafeRelaxedAlloc(ch, slot)) {
+    if (!planner_->PlaceRoot(slot)) {
       ok = false;
       break;
     }
-    ++vcfree_delta_[static_cast<size_t>(l)];
   }
   if (ok) {
     for (auto& [parent, slots] : under_bound) {
-      CandList cands = SortedChildren(v_[parent].bound);
-      if (cands.size() < slots.size() || !MapCells(slots, cands, 0)) {
+      if (!planner_->PlaceUnder(v_[parent].bound, slots)) {
         ok = false;
         break;
       }
@@ -1104,13 +806,14 @@ bool SchedulerImpl::MapPlacement(const Req& req, ChainId ch, const std::vector<V
     pleaves->reserve(vleaves.size());
     for (VCellId leaf : vleaves) {
       CellId p = v_[leaf].bound;
-      if (p.IsNil()) p = vmap_[leaf];
+      if (p.IsNil()) p = planner_->cell(vslot_[leaf]);
       HIVED_CHECK(!p.IsNil()) << "unmapped virtual leaf " << VAddress(leaf);
       pleaves->push_back(p);
     }
   }
-  // The per-level lists and deltas are written only while binding preassigned roots.
-  ClearOverlay(/*levels=*/!pre_roots.empty());
+  planner_->Abandon();
+  for (VCellId v : vslot_touched_) vslot_[v] = -1;
+  vslot_touched_.clear();
   return ok;
 }
 

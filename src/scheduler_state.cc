@@ -171,30 +171,6 @@ void SchedulerImpl::BindLeafPath(VCellId v, CellId p) {
   }
 }
 
-void SchedulerImpl::SyncFree(CellId p) {
-  const cellalloc::CellForest& f = *forest_;
-  auto update = [&](CellId c) {
-    internal::IndexSet& set = free_set_[f.chain(c).value()][static_cast<size_t>(f.level(c))];
-    int32_t r = p_rank_[c.value()];
-    bool is_free = buddy_->state(c) == BuddyState::kFree;
-    if (is_free != set.Contains(r)) {
-      if (is_free) {
-        set.Insert(r);
-      } else {
-        set.Erase(r);
-      }
-    }
-  };
-  for (CellId x = p; !x.IsNil(); x = f.parent(x)) {
-    CellId parent = f.parent(x);
-    if (parent.IsNil()) {
-      update(x);
-    } else {
-      for (int32_t k = 0; k < f.num_children(parent); ++k) update(f.child(parent, k));
-    }
-  }
-}
-
 void SchedulerImpl::MarkDirty(ChainId ch) {
   if (std::find(dirty_chains_.begin(), dirty_chains_.end(), ch) == dirty_chains_.end()) {
     dirty_chains_.push_back(ch);
@@ -204,7 +180,6 @@ void SchedulerImpl::MarkDirty(ChainId ch) {
 void SchedulerImpl::AllocatePreassigned(VCellId root, CellId p) {
   HIVED_CHECK(buddy_->AllocateCell(p))
       << "physical cell " << forest_->address(p) << " is not available for " << VAddress(root);
-  SyncFree(p);
   BindCell(root, p);
   const VCell& r = v_[root];
   VcChainLevel& slot = vcs_[r.vc.value()].cl[r.chain.value()][static_cast<size_t>(r.level)];
@@ -218,7 +193,6 @@ void SchedulerImpl::ReleasePreassigned(VCellId root) {
   CellId p = v_[root].bound;
   UnbindCell(root);
   buddy_->Release(p);
-  SyncFree(p);
   const VCell& r = v_[root];
   VcChainLevel& slot = vcs_[r.vc.value()].cl[r.chain.value()][static_cast<size_t>(r.level)];
   ++slot.free;
@@ -256,7 +230,7 @@ CellId SchedulerImpl::FindBadFreeCell(ChainId ch, CellLevel l) const {
   const cellalloc::CellForest& f = *forest_;
   const CellLevel top = f.chain_info(ch).top_level;
   for (CellLevel k = l; k <= top; ++k) {
-    for (CellId c = FirstFree(ch, k); !c.IsNil(); c = NextFree(c)) {
+    for (CellId c = buddy_->FirstFree(ch, k); !c.IsNil(); c = buddy_->NextFree(c)) {
       if (buddy_->IsHealthy(c)) continue;
       CellId x = c;
       while (f.level(x) > l) {
@@ -481,11 +455,7 @@ absl::Status SchedulerImpl::ResolvePlacement(const GroupRequest& request,
   const cellalloc::CellForest& f = *forest_;
   // Pods must match the members exactly.
   std::vector<std::pair<int32_t, int32_t>> want;  // leaf number -> pods
-  for (const GroupMember& m : request.members) {
-    if (m.pod_number <= 0 || m.leaf_cell_number <= 0) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("group ", request.name, ": podNumber and leafCellNumber must be positive"));
-    }
+  for (const GroupMember& m : request.members) {  // validated by ValidateRequest
     auto it = std::find_if(want.begin(), want.end(),
                            [&](const auto& e) { return e.first == m.leaf_cell_number; });
     if (it == want.end()) {
@@ -494,8 +464,6 @@ absl::Status SchedulerImpl::ResolvePlacement(const GroupRequest& request,
       it->second += m.pod_number;
     }
   }
-  if (want.empty())
-    return absl::InvalidArgumentError(absl::StrCat("group ", request.name, " has no members"));
   for (const PodPlacement& pod : placement.pods) {
     auto it = std::find_if(want.begin(), want.end(),
                            [&](const auto& e) { return e.first == pod.leaf_cell_number; });
@@ -567,12 +535,7 @@ absl::StatusOr<AllocateInfo> SchedulerImpl::Allocate(const GroupRequest& request
     }
     return absl::AlreadyExistsError(absl::StrCat("group ", request.name, " is already running"));
   }
-  if (request.name.empty()) return absl::InvalidArgumentError("group name is empty");
-  if (request.priority < kOpportunisticPriority || request.priority > kMaxGuaranteedPriority) {
-    return absl::InvalidArgumentError(absl::StrCat("group ", request.name, ": priority ",
-                                                   request.priority, " is outside -1..",
-                                                   kMaxGuaranteedPriority));
-  }
+  HIVED_RETURN_IF_ERROR(ValidateRequest(request));
   std::vector<CellId> resolved;
   std::vector<const std::string*> types;
   std::string notes;

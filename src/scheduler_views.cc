@@ -457,15 +457,6 @@ absl::Status SchedulerImpl::CheckInvariants() const {
       }
     }
   }
-  // Free sets mirror the allocator.
-  for (size_t i = 0; i < n; ++i) {
-    CellId c(static_cast<uint32_t>(i));
-    bool in_set =
-        free_set_[f.chain(c).value()][static_cast<size_t>(f.level(c))].Contains(p_rank_[i]);
-    if (in_set != (buddy_->state(c) == BuddyState::kFree)) {
-      return fail("free set is stale at ", f.address(c));
-    }
-  }
   // Views.
   for (const View& view : views_) {
     for (int32_t i = 0; i < view.index.num_nodes(); ++i) {
