@@ -190,8 +190,8 @@ absl::Status SchedulerImpl::Build(const ClusterSpec& spec) {
       pinned_bindings.emplace_back(root, pc);
     }
   }
-  for (auto& [root, pc] : pinned_bindings) {
-    (void)pc;
+  for (const auto& binding : pinned_bindings) {
+    const VCellId root = binding.first;
     // Every cell of the subtree is pinned: ids of a subtree are contiguous from the root.
     VCellId end = root + 1;
     while (end < v_.size() && v_[end].root == root) ++end;

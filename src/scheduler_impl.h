@@ -55,13 +55,10 @@
 #include "hived/schedule_result.h"
 #include "hived/status_view.h"
 #include "hived/types.h"
+#include "src/group_table.h"
 #include "src/node_index.h"
 
 namespace hived {
-
-using VCellId = uint32_t;
-using GroupId = uint32_t;
-inline constexpr uint32_t kNilId = 0xffffffffu;
 
 // Abseil's string_view is not std::string_view in the Debian build.
 inline absl::string_view ToAbsl(std::string_view s) {
@@ -166,29 +163,6 @@ class SchedulerImpl {
     }
   };
 
-  enum class GState : uint8_t { kRunning, kPreempting, kBeingPreempted };
-
-  struct Group {
-    std::string name;
-    std::string vc_name;
-    VcId vc;
-    Priority priority = 0;  // requested
-    Priority running = 0;   // priority it runs at now
-    bool lazy = false;
-    bool alive = false;
-    GState state = GState::kRunning;
-    std::string pinned_id;
-    std::string leaf_type;
-    Placement placement;
-    ChainId chain;
-    std::vector<CellId> pleaves;         // placement order
-    std::vector<VCellId> vleaves;        // kNilId for opportunistic leaves
-    std::vector<VCellId> saved_vleaves;  // before a lazy downgrade (for its revert)
-    int32_t reserved_by_others = 0;
-    std::string preemptor;
-    std::string downgrade_reason;
-  };
-
   // A parsed request.
   struct Req {
     VcId vc;
@@ -199,11 +173,27 @@ class SchedulerImpl {
     bool has_suggested = false;
   };
 
-  // One chain's attempt. The successful one's leaves are in found_pleaves_ and
-  // found_vleaves_ (members, so their buffers are reused by every Schedule).
+  // What `Schedule` does with a new group: computed by `Decide`, which leaves no
+  // observable change (lazy downgrades are tried on the state to plan the binding, then
+  // undone), and applied by `Commit` in one step (nothing in the Filtering phase).
+  struct Decision {
+    bool found = false;
+    Outcome outcome = Outcome::kWaiting;  // when !found: kWaiting or kInfeasible
+    ReasonCode code = ReasonCode::kNone;
+    std::string reason;
+    ChainId chain;
+    std::vector<CellId> pleaves;       // the placement's leaves, pods in order
+    std::vector<VCellId> vleaves;      // their virtual leaves; kNilId when opportunistic
+    std::vector<GroupId> victims;      // groups using the leaves
+    std::vector<GroupId> overlapping;  // preempting groups reserving some of the leaves
+    std::vector<GroupId> lazy;         // groups to downgrade first, in order
+  };
+
+  // One chain's attempt; a successful one fills the Decision's leaves.
   struct Attempt {
     bool ok = false;
     bool infeasible = false;
+    ReasonCode code = ReasonCode::kNone;
     std::string reason;
   };
 
@@ -218,14 +208,18 @@ class SchedulerImpl {
   absl::StatusOr<ScheduleResult> ScheduleNew(const Req& req, Phase phase);
   absl::StatusOr<ScheduleResult> RecheckPreempting(GroupId g, const GroupRequest& request,
                                                    Phase phase);
-  Attempt TryGuaranteed(const Req& req, int32_t view_id, Phase phase,
-                        std::vector<GroupId>* lazy_done);
-  Attempt TryOpportunistic(const Req& req, ChainId ch);
-  std::string Infeasibility(const Req& req, const View& view) const;
+  void Decide(const Req& req, Decision* d);
+  absl::StatusOr<ScheduleResult> Commit(const Req& req, Phase phase, Decision* d);
+  Attempt TryGuaranteed(const Req& req, int32_t view_id, Decision* d);
+  Attempt TryOpportunistic(const Req& req, ChainId ch, Decision* d);
+  // Empty when the view can hold the request; else why not (kPodTooLarge, kGroupTooLarge).
+  std::string Infeasibility(const Req& req, const View& view, ReasonCode* code) const;
 
   // Placement inside a view.
+  // The greedy node choice (scheduler.h rules 3, 4); on failure the reason and its code
+  // (kNonSuggestedNode, kBadNode, kInsufficientCapacity).
   bool FindNodes(const View& view, const std::vector<int32_t>& needs, Priority q, bool pass1,
-                 std::vector<int32_t>* pod_node, std::string* reason) const;
+                 std::vector<int32_t>* pod_node, std::string* reason, ReasonCode* code) const;
   const View* ViewForTesting(std::string_view vc, std::string_view chain) const;
   bool NodeEligible(const View& view, int32_t pos) const;
   int32_t NodeFree(const View& view, int32_t pos, Priority q, bool pass1) const;
@@ -322,9 +316,7 @@ class SchedulerImpl {
       recover_types_;        // Allocate -> RecoverVirtual, per leaf (null: none)
   std::vector<View> views_;  // physical views: id == chain
 
-  std::vector<Group> groups_;
-  std::vector<GroupId> free_group_ids_;
-  absl::flat_hash_map<std::string, GroupId> group_by_name_;
+  GroupTable groups_;
   uint64_t epoch_ = 0;
   uint64_t binding_changes_ = 0;  // counts BindCell and UnbindCell calls
 
@@ -352,8 +344,7 @@ class SchedulerImpl {
   std::vector<int32_t> scratch_pod_node_;  // TryGuaranteed / TryOpportunistic
   std::vector<uint32_t> scratch_leaves_;
   mutable std::vector<int32_t> needs_pool_;  // Req::needs' buffer between requests
-  std::vector<CellId> found_pleaves_;        // the successful attempt's leaves
-  std::vector<VCellId> found_vleaves_;
+  Decision decision_;  // the last decision (its buffers are reused by every Schedule)
   std::vector<int32_t> taken_total_;  // per cell id (physical) and per vcell (virtual)
   std::vector<int32_t> taken_free_;
   std::vector<int32_t> vtaken_total_;
