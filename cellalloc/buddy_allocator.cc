@@ -255,13 +255,6 @@ int32_t BuddyAllocator::bad_free(ChainId ch, CellLevel level) const {
   return bad_free_[Slot(ch, level)];
 }
 
-bool BuddyAllocator::IsHealthy(CellId c) const { return !Bad(c.value()); }
-
-bool BuddyAllocator::IsNodeHealthy(NodeId n) const {
-  if (n.IsNil() || n.value() >= node_bad_.size()) return false;
-  return node_bad_[n.value()] == 0;
-}
-
 std::vector<CellId> BuddyAllocator::SetNodeHealthy(NodeId node, bool healthy) {
   std::vector<CellId> changed;
   if (node.IsNil() || node.value() >= node_bad_.size()) return changed;
@@ -359,13 +352,7 @@ absl::Status BuddyAllocator::CheckInvariants() const {
                                       : "child of a split cell is covered");
       }
     }
-    const bool listed_free = free_[SlotOf(c)].Contains(static_cast<int32_t>(rank_[c]));
-    if (s == BuddyState::kFree) {
-      ++free_cells;
-      if (!listed_free) return fail(c, 3, "free but not on its free list");
-    } else if (listed_free) {
-      return fail(c, 3, "on a free list but not free");
-    }
+    if (s == BuddyState::kFree) ++free_cells;
     available[c] =
         s == BuddyState::kFree || (s == BuddyState::kCovered && p != kNil && available[p] != 0);
     // Free children count and the buddy rule.
@@ -422,6 +409,7 @@ absl::Status BuddyAllocator::CheckInvariants() const {
         if (rank_[c] != static_cast<uint32_t>(r) || SlotOf(c) != slot) {
           return fail(c, 3, "rank table is corrupt");
         }
+        if (state_[c] != BuddyState::kFree) return fail(c, 3, "on a free list but not free");
         ++length;
       }
       if (length != free_count_[slot]) {

@@ -117,8 +117,10 @@ class BuddyAllocator {
   // Health. Nodes start healthy. Returns the cells whose health changed, lowest level first
   // (so callers can mirror bad cells into virtual clusters).
   std::vector<CellId> SetNodeHealthy(NodeId node, bool healthy);
-  bool IsHealthy(CellId c) const;
-  bool IsNodeHealthy(NodeId n) const;
+  bool IsHealthy(CellId c) const { return !Bad(c.value()); }
+  bool IsNodeHealthy(NodeId n) const {
+    return !n.IsNil() && n.value() < node_bad_.size() && node_bad_[n.value()] == 0;
+  }
 
   const CellForest& forest() const { return *forest_; }
 

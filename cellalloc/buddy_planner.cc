@@ -59,17 +59,6 @@ bool BuddyPlanner::IsIdle() const {
   return std::all_of(taken_.begin(), taken_.end(), [](uint8_t t) { return t == 0; });
 }
 
-bool BuddyPlanner::Usable(CellId p) const {
-  if ((*ctx_.bound)[p.value()] != PlanContext::kNotBound || taken_[p.value()]) return false;
-  const NodeId n = forest_->node(p);
-  if (!n.IsNil() && !alloc_->IsHealthy(p)) return false;
-  if (ctx_.node_suggested != nullptr) {
-    if (!n.IsNil()) return (*ctx_.node_suggested)[n.value()] != 0;
-    return (*ctx_.cell_suggested)[p.value()] > 0;
-  }
-  return true;
-}
-
 void BuddyPlanner::Take(CellId p) {
   if (taken_[p.value()]) return;
   taken_[p.value()] = 1;

@@ -103,7 +103,14 @@ class BuddyPlanner {
   };
   using CandList = absl::InlinedVector<CellId, 16>;
 
-  bool Usable(CellId p) const;
+  // Inline: the hottest test of planning (every candidate and child).
+  bool Usable(CellId p) const {
+    if ((*ctx_.bound)[p.value()] != PlanContext::kNotBound || taken_[p.value()]) return false;
+    const NodeId n = forest_->node(p);
+    if (n.IsNil()) return ctx_.node_suggested == nullptr || (*ctx_.cell_suggested)[p.value()] > 0;
+    if (!alloc_->IsNodeHealthy(n)) return false;
+    return ctx_.node_suggested == nullptr || (*ctx_.node_suggested)[n.value()] != 0;
+  }
   void Take(CellId p);
   void Untake(CellId p) { taken_[p.value()] = 0; }
   // Usable children of `p`, fewest used leaves first, stable.

@@ -22,7 +22,8 @@
 //     of lower priority), then per pod the lowest cell inside the node holding enough
 //     usable leaves.
 //  2. Lazy preemption: running lazily preemptible groups on the chosen virtual leaves are
-//     downgraded to opportunistic (undone if step 3 fails or in the Filtering phase).
+//     downgraded to opportunistic, so step 3 plans on the state they leave; `Decide`
+//     undoes them before it returns, and `Commit` applies them again (Preempting phase).
 //  3. Binding: unbound virtual cells on the leaves' paths are planned on physical cells by
 //     `cellalloc::BuddyPlanner` (buddy allocation on an overlay of the allocator's free
 //     lists, HiveD's candidate order, backtracking, the safe relaxed split); the plan is
@@ -30,6 +31,15 @@
 //  4. Victims: groups using the chosen physical leaves; reserving groups overlapping them
 //     are cancelled (Preempting phase).
 // Opportunistic groups run step 1 on the chain's physical nodes and skip 2 and 3.
+//
+// Components (each a section below and one source file; docs/architecture.md):
+//   request.cc    ValidateRequest (shared by Schedule and Allocate), ParseRequest;
+//   schedule.cc   Decide (a `Decision` value, no observable change) and Commit;
+//   placement.cc  node and leaf choice over the state (writes per-request scratch only);
+//   binding.cc    virtual clusters: binding, preassigned cells, safety, health, doomed;
+//   groups.cc     the group table's operations (`GroupTable` in group_table.h);
+//   recovery.cc   Allocate: cached decisions and re-derived bindings after a restart;
+//   scheduler_build.cc, scheduler_views.cc: construction, views and CheckInvariants.
 //
 // Thread safety: not thread-safe; callers serialize.
 #ifndef HIVED_SRC_SCHEDULER_IMPL_H_
