@@ -85,11 +85,8 @@ void BuddyAllocator::Split(uint32_t c, size_t slot) {
   const size_t below = slot - 1;
   const uint32_t first = forest_->first_child(CellId(c)).value();
   const uint32_t count = fanout_[slot];
-  IndexSet& set = free_[below];
-  for (uint32_t k = first; k < first + count; ++k) {
-    state_[k] = BuddyState::kFree;
-    set.Insert(static_cast<int32_t>(rank_[k]));
-  }
+  for (uint32_t k = first; k < first + count; ++k) state_[k] = BuddyState::kFree;
+  free_[below].InsertRange(static_cast<int32_t>(rank_[first]), static_cast<int32_t>(count));
   free_count_[below] += static_cast<int32_t>(count);
   free_children_[c] = count;
 }
@@ -199,10 +196,9 @@ void BuddyAllocator::Release(CellId cell) {
   while (p != kNil && free_children_[p] == fanout_[slot + 1]) {
     const uint32_t first = forest_->first_child(CellId(p)).value();
     const uint32_t count = fanout_[slot + 1];
-    for (uint32_t k = first; k < first + count; ++k) {
-      RemoveFree(k, slot, kNil);
-      state_[k] = BuddyState::kCovered;
-    }
+    for (uint32_t k = first; k < first + count; ++k) state_[k] = BuddyState::kCovered;
+    free_[slot].EraseRange(static_cast<int32_t>(rank_[first]), static_cast<int32_t>(count));
+    free_count_[slot] -= static_cast<int32_t>(count);
     free_children_[p] = 0;
     ++slot;
     const uint32_t grandparent = forest_->parent(CellId(p)).value();

@@ -1,5 +1,6 @@
 #include "cellalloc/index_set.h"
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <vector>
@@ -18,24 +19,52 @@ void IndexSet::Resize(int32_t n) {
   }
 }
 
-void IndexSet::Insert(int32_t i) {
-  size_t idx = static_cast<size_t>(i);
-  for (auto& level : levels_) {
-    uint64_t& w = level[idx >> 6];
-    bool was_empty = w == 0;
+void IndexSet::Mark(size_t level, size_t idx) {
+  for (; level < levels_.size(); ++level) {
+    uint64_t& w = levels_[level][idx >> 6];
+    const bool was_empty = w == 0;
     w |= uint64_t{1} << (idx & 63);
     if (!was_empty) return;
     idx >>= 6;
   }
 }
 
-void IndexSet::Erase(int32_t i) {
-  size_t idx = static_cast<size_t>(i);
-  for (auto& level : levels_) {
-    uint64_t& w = level[idx >> 6];
+void IndexSet::Unmark(size_t level, size_t idx) {
+  for (; level < levels_.size(); ++level) {
+    uint64_t& w = levels_[level][idx >> 6];
     w &= ~(uint64_t{1} << (idx & 63));
     if (w != 0) return;
     idx >>= 6;
+  }
+}
+
+void IndexSet::InsertRange(int32_t first, int32_t count) {
+  size_t i = static_cast<size_t>(first);
+  const size_t end = i + static_cast<size_t>(count);
+  std::vector<uint64_t>& words = levels_[0];
+  while (i < end) {
+    const size_t w = i >> 6;
+    const size_t bits = std::min<size_t>(64 - (i & 63), end - i);
+    const uint64_t mask = (bits == 64 ? ~uint64_t{0} : ((uint64_t{1} << bits) - 1)) << (i & 63);
+    const bool was_empty = words[w] == 0;
+    words[w] |= mask;
+    if (was_empty) Mark(1, w);
+    i += bits;
+  }
+}
+
+void IndexSet::EraseRange(int32_t first, int32_t count) {
+  size_t i = static_cast<size_t>(first);
+  const size_t end = i + static_cast<size_t>(count);
+  std::vector<uint64_t>& words = levels_[0];
+  while (i < end) {
+    const size_t w = i >> 6;
+    const size_t bits = std::min<size_t>(64 - (i & 63), end - i);
+    const uint64_t mask = (bits == 64 ? ~uint64_t{0} : ((uint64_t{1} << bits) - 1)) << (i & 63);
+    const bool was_set = words[w] != 0;
+    words[w] &= ~mask;
+    if (was_set && words[w] == 0) Unmark(1, w);
+    i += bits;
   }
 }
 

@@ -23,8 +23,11 @@ namespace hived::cellalloc {
 class IndexSet {
  public:
   void Resize(int32_t n);
-  void Insert(int32_t i);
-  void Erase(int32_t i);
+  void Insert(int32_t i) { Mark(0, static_cast<std::size_t>(i)); }
+  void Erase(int32_t i) { Unmark(0, static_cast<std::size_t>(i)); }
+  // Inserts (erases) first .. first + count - 1, a word at a time.
+  void InsertRange(int32_t first, int32_t count);
+  void EraseRange(int32_t first, int32_t count);
   bool Contains(int32_t i) const {
     return (levels_[0][static_cast<std::size_t>(i) >> 6] >> (i & 63)) & 1u;
   }
@@ -36,6 +39,9 @@ class IndexSet {
 
  private:
   int64_t Find(std::size_t level, int64_t from) const;
+  // Sets (clears) bit `idx` of `level` and the summary bits above that change.
+  void Mark(std::size_t level, std::size_t idx);
+  void Unmark(std::size_t level, std::size_t idx);
   int32_t size_ = 0;
   std::vector<std::vector<uint64_t>> levels_;
 };

@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <random>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -18,6 +19,7 @@
 #include "cellalloc/buddy_allocator.h"
 #include "cellalloc/buddy_planner.h"
 #include "cellalloc/cell_forest.h"
+#include "cellalloc/index_set.h"
 #include "cellalloc/priority_usage.h"
 #include "hived/cluster_spec.h"
 #include "support/catch.h"
@@ -483,6 +485,48 @@ TEST_CASE("BuddyPlanner property: plans match the buddy rules and the relaxed sp
     RunRandomPlans(DesignLiteSpec(), seed + 1000, &relaxed);
   }
   CHECK(relaxed > 0);  // the random states reach the relaxed split
+}
+
+// ---- IndexSet against std::set ---------------------------------------------------------
+
+TEST_CASE("IndexSet property: single and range updates and FindNext match std::set",
+          "[cellalloc][property]") {
+  for (int32_t n : {1, 63, 64, 65, 4097, 300000}) {
+    CAPTURE(n);
+    IndexSet set;
+    set.Resize(n);
+    std::set<int32_t> model;
+    std::mt19937_64 rng(static_cast<uint64_t>(n));
+    auto uniform = [&rng](int32_t lo, int32_t hi) {
+      return std::uniform_int_distribution<int32_t>(lo, hi)(rng);
+    };
+    for (int step = 0; step < 3000; ++step) {
+      const int32_t first = uniform(0, n - 1);
+      const int32_t count = uniform(1, std::min(n - first, 200));
+      switch (uniform(0, 3)) {
+        case 0:
+          set.Insert(first);
+          model.insert(first);
+          break;
+        case 1:
+          set.Erase(first);
+          model.erase(first);
+          break;
+        case 2:
+          set.InsertRange(first, count);
+          for (int32_t k = first; k < first + count; ++k) model.insert(k);
+          break;
+        default:
+          set.EraseRange(first, count);
+          for (int32_t k = first; k < first + count; ++k) model.erase(k);
+          break;
+      }
+      const int32_t from = uniform(0, n);
+      auto it = model.lower_bound(from);
+      REQUIRE(set.FindNext(from) == (it == model.end() ? -1 : *it));
+      REQUIRE(set.Contains(first) == (model.count(first) == 1));
+    }
+  }
 }
 
 }  // namespace
