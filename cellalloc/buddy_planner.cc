@@ -94,9 +94,9 @@ bool BuddyPlanner::Match(int32_t node, CellId p) {
   Take(p);
   nd.cell = p;
   if (!nd.children.empty()) {
-    const CandList cands = SortedChildren(p);
     const absl::InlinedVector<int32_t, 4> kids(nd.children.begin(), nd.children.end());
-    if (cands.size() < kids.size() || !MatchAll(kids, cands, 0)) {
+    const bool ok = kids.size() == 1 ? MatchOne(kids[0], p) : PlaceUnder(p, kids);
+    if (!ok) {
       nodes_[static_cast<size_t>(node)].cell = CellId::Nil();
       Untake(p);
       return false;
@@ -126,7 +126,33 @@ bool BuddyPlanner::MatchAll(absl::Span<const int32_t> nodes, absl::Span<const Ce
   return false;
 }
 
+bool BuddyPlanner::MatchOne(int32_t node, CellId parent) {
+  // The first candidate of SortedChildren's order, found in one pass: the first usable
+  // child without used leaves, else the first with the fewest.
+  CellId best;
+  int32_t best_used = 0;
+  const int32_t n = forest_->num_children(parent);
+  for (int32_t k = 0; k < n; ++k) {
+    const CellId c = forest_->child(parent, k);
+    if (!Usable(c)) continue;
+    const int32_t u = usage_->UsedTotal(c);
+    if (best.IsNil() || u < best_used) {
+      best = c;
+      best_used = u;
+      if (u == 0) break;
+    }
+  }
+  if (best.IsNil()) return false;
+  if (Match(node, best)) return true;
+  // The rest of the order (a failed Match leaves the overlay as it was).
+  for (CellId c : SortedChildren(parent)) {
+    if (c != best && Match(node, c)) return true;
+  }
+  return false;
+}
+
 bool BuddyPlanner::PlaceUnder(CellId parent, absl::Span<const int32_t> nodes) {
+  if (nodes.size() == 1) return MatchOne(nodes[0], parent);
   const CandList cands = SortedChildren(parent);
   return cands.size() >= nodes.size() && MatchAll(nodes, cands, 0);
 }

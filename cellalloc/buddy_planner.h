@@ -116,6 +116,9 @@ class BuddyPlanner {
   // Usable children of `p`, fewest used leaves first, stable.
   CandList SortedChildren(CellId p) const;
   bool Match(int32_t node, CellId p);
+  // Places one node on a child of `parent`: the same choice as MatchAll over
+  // SortedChildren(parent), without building the order unless the first choice fails.
+  bool MatchOne(int32_t node, CellId parent);
   void Unmatch(int32_t node);
   bool MatchAll(absl::Span<const int32_t> nodes, absl::Span<const CellId> candidates, size_t i);
   // Free-list candidates of level `l` on the overlay: relaxed-split cells, the allocator's
