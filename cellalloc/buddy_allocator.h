@@ -75,6 +75,7 @@
 
 #include "absl/status/status.h"
 #include "cellalloc/cell_forest.h"
+#include "cellalloc/ids.h"
 #include "cellalloc/index_set.h"
 #include "hived/types.h"
 

@@ -54,6 +54,7 @@
 #include "absl/types/span.h"
 #include "cellalloc/buddy_allocator.h"
 #include "cellalloc/cell_forest.h"
+#include "cellalloc/ids.h"
 #include "cellalloc/priority_usage.h"
 #include "hived/types.h"
 

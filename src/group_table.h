@@ -29,6 +29,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
+#include "cellalloc/ids.h"
 #include "hived/schedule_result.h"
 #include "hived/types.h"
 
