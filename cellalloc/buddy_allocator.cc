@@ -17,8 +17,7 @@ namespace hived::cellalloc {
 BuddyAllocator::BuddyAllocator(const CellForest* forest) : forest_(forest) {
   const size_t n = static_cast<size_t>(forest_->num_cells());
   state_.assign(n, BuddyState::kCovered);
-  prev_.assign(n, kNil);
-  next_.assign(n, kNil);
+  rank_.assign(n, 0);
   free_children_.assign(n, 0);
   bad_nodes_.assign(n, 0);
   node_bad_.assign(static_cast<size_t>(forest_->num_nodes()), 0);
@@ -35,8 +34,23 @@ BuddyAllocator::BuddyAllocator(const CellForest* forest) : forest_(forest) {
     }
     slots += width;
   }
-  head_.assign(slots, kNil);
-  tail_.assign(slots, kNil);
+  // Ranks: ids grow in config order within a chain and level (the forest is breadth-first
+  // with contiguous children), so a cell's rank is the number of smaller ids in its slot.
+  std::vector<std::vector<uint32_t>> by_slot(slots);
+  for (size_t c = 0; c < n; ++c) {
+    std::vector<uint32_t>& cells = by_slot[SlotOf(static_cast<uint32_t>(c))];
+    rank_[c] = static_cast<uint32_t>(cells.size());
+    cells.push_back(static_cast<uint32_t>(c));
+  }
+  slot_first_.assign(slots + 1, 0);
+  cell_at_.reserve(n);
+  free_.assign(slots, IndexSet());
+  for (size_t s = 0; s < slots; ++s) {
+    slot_first_[s] = cell_at_.size();
+    cell_at_.insert(cell_at_.end(), by_slot[s].begin(), by_slot[s].end());
+    free_[s].Resize(static_cast<int32_t>(by_slot[s].size()));
+  }
+  slot_first_[slots] = cell_at_.size();
   free_count_.assign(slots, 0);
   obtainable_.assign(slots, 0);
   bad_free_.assign(slots, 0);
@@ -53,34 +67,13 @@ BuddyAllocator::BuddyAllocator(const CellForest* forest) : forest_(forest) {
 
 void BuddyAllocator::PushFree(uint32_t c, size_t slot, uint32_t parent) {
   state_[c] = BuddyState::kFree;
-  const uint32_t tail = tail_[slot];
-  prev_[c] = tail;
-  next_[c] = kNil;
-  if (tail == kNil) {
-    head_[slot] = c;
-  } else {
-    next_[tail] = c;
-  }
-  tail_[slot] = c;
+  free_[slot].Insert(static_cast<int32_t>(rank_[c]));
   ++free_count_[slot];
   if (parent != kNil) ++free_children_[parent];
 }
 
 void BuddyAllocator::RemoveFree(uint32_t c, size_t slot, uint32_t parent) {
-  const uint32_t prev = prev_[c];
-  const uint32_t next = next_[c];
-  if (prev == kNil) {
-    head_[slot] = next;
-  } else {
-    next_[prev] = next;
-  }
-  if (next == kNil) {
-    tail_[slot] = prev;
-  } else {
-    prev_[next] = prev;
-  }
-  prev_[c] = kNil;
-  next_[c] = kNil;
+  free_[slot].Erase(static_cast<int32_t>(rank_[c]));
   --free_count_[slot];
   if (parent != kNil) --free_children_[parent];
 }
@@ -88,25 +81,12 @@ void BuddyAllocator::RemoveFree(uint32_t c, size_t slot, uint32_t parent) {
 void BuddyAllocator::Split(uint32_t c, size_t slot) {
   RemoveFree(c, slot, forest_->parent(CellId(c)).value());
   state_[c] = BuddyState::kSplit;
-  // Append the children, in order, to the list below as one block.
+  // The children (consecutive ids, hence consecutive ranks) become free below.
   const size_t below = slot - 1;
   const uint32_t first = forest_->first_child(CellId(c)).value();
   const uint32_t count = fanout_[slot];
-  const uint32_t last = first + count - 1;
-  for (uint32_t k = first; k <= last; ++k) {
-    state_[k] = BuddyState::kFree;
-    prev_[k] = k - 1;
-    next_[k] = k + 1;
-  }
-  const uint32_t tail = tail_[below];
-  prev_[first] = tail;
-  next_[last] = kNil;
-  if (tail == kNil) {
-    head_[below] = first;
-  } else {
-    next_[tail] = first;
-  }
-  tail_[below] = last;
+  for (uint32_t k = first; k < first + count; ++k) state_[k] = BuddyState::kFree;
+  free_[below].InsertRange(static_cast<int32_t>(rank_[first]), static_cast<int32_t>(count));
   free_count_[below] += static_cast<int32_t>(count);
   free_children_[c] = count;
 }
@@ -155,9 +135,9 @@ CellId BuddyAllocator::Allocate(ChainId ch, CellLevel level) {
   const size_t target_slot = Slot(ch, level);
   const size_t top_slot = Slot(ch, top);
   size_t slot = target_slot;
-  while (slot <= top_slot && head_[slot] == kNil) ++slot;
+  while (slot <= top_slot && free_count_[slot] == 0) ++slot;
   if (slot > top_slot) return CellId::Nil();
-  uint32_t c = head_[slot];
+  uint32_t c = CellAt(slot, free_[slot].FindNext(0));
   // Every cell on the split path (all but the allocated one) stops being available.
   while (slot > target_slot) {
     AddSingle(c, slot, -1);
@@ -216,10 +196,9 @@ void BuddyAllocator::Release(CellId cell) {
   while (p != kNil && free_children_[p] == fanout_[slot + 1]) {
     const uint32_t first = forest_->first_child(CellId(p)).value();
     const uint32_t count = fanout_[slot + 1];
-    for (uint32_t k = first; k < first + count; ++k) {
-      RemoveFree(k, slot, kNil);
-      state_[k] = BuddyState::kCovered;
-    }
+    for (uint32_t k = first; k < first + count; ++k) state_[k] = BuddyState::kCovered;
+    free_[slot].EraseRange(static_cast<int32_t>(rank_[first]), static_cast<int32_t>(count));
+    free_count_[slot] -= static_cast<int32_t>(count);
     free_children_[p] = 0;
     ++slot;
     const uint32_t grandparent = forest_->parent(CellId(p)).value();
@@ -243,13 +222,15 @@ bool BuddyAllocator::IsAvailable(CellId c) const {
 CellId BuddyAllocator::FirstFree(ChainId ch, CellLevel level) const {
   if (ch.IsNil() || ch.value() >= top_level_.size()) return CellId::Nil();
   if (level < 1 || level > top_level_[ch.value()]) return CellId::Nil();
-  const uint32_t c = head_[Slot(ch, level)];
-  return c == kNil ? CellId::Nil() : CellId(c);
+  const size_t slot = Slot(ch, level);
+  const int32_t r = free_[slot].FindNext(0);
+  return r < 0 ? CellId::Nil() : CellId(CellAt(slot, r));
 }
 
 CellId BuddyAllocator::NextFree(CellId c) const {
-  const uint32_t n = next_[c.value()];
-  return n == kNil ? CellId::Nil() : CellId(n);
+  const size_t slot = SlotOf(c.value());
+  const int32_t r = free_[slot].FindNext(static_cast<int32_t>(rank_[c.value()]) + 1);
+  return r < 0 ? CellId::Nil() : CellId(CellAt(slot, r));
 }
 
 int32_t BuddyAllocator::free_count(ChainId ch, CellLevel level) const {
@@ -268,13 +249,6 @@ int32_t BuddyAllocator::bad_free(ChainId ch, CellLevel level) const {
   if (ch.IsNil() || ch.value() >= top_level_.size()) return 0;
   if (level < 1 || level > top_level_[ch.value()]) return 0;
   return bad_free_[Slot(ch, level)];
-}
-
-bool BuddyAllocator::IsHealthy(CellId c) const { return !Bad(c.value()); }
-
-bool BuddyAllocator::IsNodeHealthy(NodeId n) const {
-  if (n.IsNil() || n.value() >= node_bad_.size()) return false;
-  return node_bad_[n.value()] == 0;
 }
 
 std::vector<CellId> BuddyAllocator::SetNodeHealthy(NodeId node, bool healthy) {
@@ -374,11 +348,7 @@ absl::Status BuddyAllocator::CheckInvariants() const {
                                       : "child of a split cell is covered");
       }
     }
-    if (s == BuddyState::kFree) {
-      ++free_cells;
-    } else if (prev_[c] != kNil || next_[c] != kNil) {
-      return fail(c, 3, "a cell that is not free has free-list links");
-    }
+    if (s == BuddyState::kFree) ++free_cells;
     available[c] =
         s == BuddyState::kFree || (s == BuddyState::kCovered && p != kNil && available[p] != 0);
     // Free children count and the buddy rule.
@@ -430,22 +400,13 @@ absl::Status BuddyAllocator::CheckInvariants() const {
     for (CellLevel l = 1; l <= top_level_[ch.value()]; ++l) {
       const size_t slot = Slot(ch, l);
       int32_t length = 0;
-      uint32_t prev = kNil;
-      for (uint32_t c = head_[slot]; c != kNil; c = next_[c]) {
-        if (c >= n || length > static_cast<int32_t>(n)) {
-          return fail(kNil, 3, absl::StrCat("free list of chain ", i, " level ", l, " is corrupt"));
+      for (int32_t r = free_[slot].FindNext(0); r >= 0; r = free_[slot].FindNext(r + 1)) {
+        const uint32_t c = CellAt(slot, r);
+        if (rank_[c] != static_cast<uint32_t>(r) || SlotOf(c) != slot) {
+          return fail(c, 3, "rank table is corrupt");
         }
         if (state_[c] != BuddyState::kFree) return fail(c, 3, "on a free list but not free");
-        if (forest_->chain(CellId(c)) != ch || forest_->level(CellId(c)) != l) {
-          return fail(c, 3, "on the free list of another chain or level");
-        }
-        if (prev_[c] != prev) return fail(c, 3, "asymmetric free-list links");
-        prev = c;
         ++length;
-      }
-      if (tail_[slot] != prev) {
-        return fail(kNil, 3,
-                    absl::StrCat("free list of chain ", i, " level ", l, " has a wrong tail"));
       }
       if (length != free_count_[slot]) {
         return fail(kNil, 3,
@@ -474,9 +435,11 @@ absl::Status BuddyAllocator::CheckInvariants() const {
 
 size_t BuddyAllocator::MemoryBytes() const {
   auto bytes = [](const auto& v) { return v.capacity() * sizeof(v[0]); };
-  return sizeof(*this) + bytes(state_) + bytes(prev_) + bytes(next_) + bytes(free_children_) +
-         bytes(bad_nodes_) + bytes(node_bad_) + bytes(level_base_) + bytes(top_level_) +
-         bytes(slot_level_) + bytes(fanout_) + bytes(head_) + bytes(tail_) + bytes(free_count_) +
+  size_t sets = 0;
+  for (const IndexSet& set : free_) sets += sizeof(set) + set.MemoryBytes();
+  return sizeof(*this) + bytes(state_) + bytes(rank_) + bytes(cell_at_) + bytes(slot_first_) +
+         sets + bytes(free_children_) + bytes(bad_nodes_) + bytes(node_bad_) + bytes(level_base_) +
+         bytes(top_level_) + bytes(slot_level_) + bytes(fanout_) + bytes(free_count_) +
          bytes(obtainable_) + bytes(bad_free_);
 }
 

@@ -25,9 +25,12 @@
 //     take them off their list and append their parent instead (merge), recursively
 //     upward. Merging eagerly restores the largest free cells, so the state after any
 //     sequence of calls depends only on which cells are used (up to list order).
-//  4. Free lists are intrusive doubly linked lists over per-cell links: insert and remove
-//     are O(1); order is insertion order (deterministic: the same calls give the same
-//     order). A per-cell count of free children makes "are all buddies free?" O(1).
+//  4. Free lists are kept in config order (the depth-first order of `physicalCells`, which
+//     is id order within a chain and level): per chain and level an `IndexSet` of the free
+//     cells' ranks, so insert, remove and "next free cell" cost O(log64 n) and every
+//     caller sees the same deterministic order whatever the history of calls. "First free
+//     cell" is the first in config order, as HiveD's scheduler sorts candidates. A per-cell
+//     count of free children makes "are all buddies free?" O(1).
 //  5. Counters change by O(levels) per split, merge or allocation (the number of level-l
 //     cells inside a cell is a per-chain constant), plus, only when the cell contains bad
 //     nodes, O(bad cells inside it). Allocate and Release therefore cost
@@ -56,13 +59,13 @@
 //      used or covered (inside a free or used ancestor); top-level cells are never covered
 //      and a split cell's children are never covered.
 //  (3) List/flag consistency: a cell is on a free list iff its state is kFree, on the list
-//      of its own chain and level; list links are symmetric; free_count matches the list
+//      of its own chain and level; the rank tables are inverse; free_count matches the list
 //      length; each cell's free-children count matches its children.
 //  (4) Counters: obtainable, bad_free equal their definitions recomputed from scratch.
 //  (5) Health: a cell is bad iff one of its leaves is on a bad node; bad-node counts
 //      match.
-//  (6) Releasing every used cell restores the initial state: only top-level cells free
-//      (the free lists hold the same cells; their order may differ).
+//  (6) Releasing every used cell restores the initial state: only top-level cells free,
+//      in the same (config) order.
 #ifndef HIVED_CELLALLOC_BUDDY_ALLOCATOR_H_
 #define HIVED_CELLALLOC_BUDDY_ALLOCATOR_H_
 
@@ -73,6 +76,7 @@
 #include "absl/status/status.h"
 #include "cellalloc/cell_forest.h"
 #include "cellalloc/ids.h"
+#include "cellalloc/index_set.h"
 #include "hived/types.h"
 
 namespace hived::cellalloc {
@@ -100,7 +104,7 @@ class BuddyAllocator {
   // Free, or covered by a free ancestor. O(levels).
   bool IsAvailable(CellId c) const;
 
-  // The free list of (ch, level), first to last. Calls `fn(CellId)` for each; stops early
+  // The free list of (ch, level), in config order. Calls `fn(CellId)` for each; stops early
   // when `fn` returns false. Safe only while the list is not modified.
   template <typename Fn>
   void ForEachFree(ChainId ch, CellLevel level, Fn&& fn) const;
@@ -114,8 +118,10 @@ class BuddyAllocator {
   // Health. Nodes start healthy. Returns the cells whose health changed, lowest level first
   // (so callers can mirror bad cells into virtual clusters).
   std::vector<CellId> SetNodeHealthy(NodeId node, bool healthy);
-  bool IsHealthy(CellId c) const;
-  bool IsNodeHealthy(NodeId n) const;
+  bool IsHealthy(CellId c) const { return !Bad(c.value()); }
+  bool IsNodeHealthy(NodeId n) const {
+    return !n.IsNil() && n.value() < node_bad_.size() && node_bad_[n.value()] == 0;
+  }
 
   const CellForest& forest() const { return *forest_; }
 
@@ -156,16 +162,18 @@ class BuddyAllocator {
     if (bad_node_count_ > 0 && Bad(c)) bad_free_[slot] += sign;
   }
   void AddBadSubtree(uint32_t c, size_t slot, int32_t sign);
+  uint32_t CellAt(size_t slot, int32_t rank) const {
+    return cell_at_[slot_first_[slot] + static_cast<size_t>(rank)];
+  }
   bool Bad(uint32_t c) const {
     const uint32_t n = forest_->node(CellId(c)).value();
     return n != kNil ? node_bad_[n] != 0 : bad_nodes_[c] != 0;
   }
 
   const CellForest* forest_;
-  // Per cell (struct of arrays): 17 bytes a cell.
+  // Per cell (struct of arrays): 17 bytes a cell, plus about 1/8 byte of free-list bits.
   std::vector<BuddyState> state_;
-  std::vector<uint32_t> prev_;  // free-list links; kNil at the ends
-  std::vector<uint32_t> next_;
+  std::vector<uint32_t> rank_;  // position among the cells of its chain and level (config order)
   std::vector<uint32_t> free_children_;  // children in state kFree
   std::vector<int32_t> bad_nodes_;       // above node level: bad node-level descendants
   std::vector<uint8_t> node_bad_;        // per node
@@ -176,8 +184,9 @@ class BuddyAllocator {
   // Per (chain, level) slot.
   std::vector<CellLevel> slot_level_;
   std::vector<uint32_t> fanout_;
-  std::vector<uint32_t> head_;
-  std::vector<uint32_t> tail_;
+  std::vector<IndexSet> free_;      // the free list: ranks of the free cells
+  std::vector<size_t> slot_first_;  // where the slot's cells start in cell_at_
+  std::vector<uint32_t> cell_at_;   // the slot's cells by rank
   std::vector<int32_t> free_count_;
   std::vector<int32_t> obtainable_;
   std::vector<int32_t> bad_free_;

@@ -16,6 +16,7 @@ PriorityUsage::PriorityUsage(std::vector<CellId> parents, std::vector<int32_t> l
     : parents_(std::move(parents)), leaf_counts_(std::move(leaf_counts)) {
   leaf_counts_.resize(parents_.size(), 1);
   entries_.resize(parents_.size());
+  used_total_.assign(parents_.size(), 0);
 }
 
 PriorityUsage PriorityUsage::ForForest(const CellForest& forest) {
@@ -31,7 +32,18 @@ PriorityUsage PriorityUsage::ForForest(const CellForest& forest) {
 }
 
 void PriorityUsage::Add(CellId c, Priority p, int32_t delta) {
+  used_total_[c.value()] += delta;
   Entries& list = entries_[c.value()];
+  // Fast paths for the common single-priority cell: no search, no element moves.
+  if (list.empty()) {
+    list.push_back(Entry{p, delta});
+    return;
+  }
+  if (list.size() == 1 && list.front().priority == p) {
+    list.front().count += delta;
+    if (list.front().count == 0) list.pop_back();
+    return;
+  }
   size_t i = 0;
   while (i < list.size() && list[i].priority > p) ++i;
   if (i < list.size() && list[i].priority == p) {
@@ -79,12 +91,6 @@ int32_t PriorityUsage::UsedAtOrAbove(CellId c, Priority p) const {
     if (e.priority < p) break;
     sum += e.count;
   }
-  return sum;
-}
-
-int32_t PriorityUsage::UsedTotal(CellId c) const {
-  int32_t sum = 0;
-  for (const Entry& e : entries_[c.value()]) sum += e.count;
   return sum;
 }
 
@@ -139,6 +145,11 @@ absl::Status PriorityUsage::CheckInvariants() const {
       return absl::InternalError(absl::StrCat("priority usage invariant (2) violated: cell ", c,
                                               " misses a priority its leaves use"));
     }
+    if (total != used_total_[c]) {
+      return absl::InternalError(absl::StrCat("priority usage invariant (4) violated: cell ", c,
+                                              " has total ", used_total_[c], ", counts sum to ",
+                                              total));
+    }
     if (total > leaf_counts_[c]) {
       return absl::InternalError(absl::StrCat("priority usage invariant (1) violated: cell ", c,
                                               " uses ", total, " leaves of ", leaf_counts_[c]));
@@ -154,7 +165,8 @@ absl::Status PriorityUsage::CheckInvariants() const {
 
 size_t PriorityUsage::MemoryBytes() const {
   size_t bytes = sizeof(*this) + parents_.capacity() * sizeof(CellId) +
-                 leaf_counts_.capacity() * sizeof(int32_t) + entries_.capacity() * sizeof(Entries);
+                 leaf_counts_.capacity() * sizeof(int32_t) + entries_.capacity() * sizeof(Entries) +
+                 used_total_.capacity() * sizeof(int32_t);
   for (const Entries& e : entries_) {
     if (e.capacity() > 1) bytes += e.capacity() * sizeof(Entry);
   }

@@ -16,6 +16,7 @@
 //  (1) For every cell, the sum of its counts equals the number of its used leaves.
 //  (2) A cell's count at priority p equals the sum of its children's counts at p.
 //  (3) priority(c) is the maximum priority used in c's subtree, kFreePriority when none.
+//  (4) UsedTotal(c), kept incrementally, equals the sum of c's counts.
 #ifndef HIVED_CELLALLOC_PRIORITY_USAGE_H_
 #define HIVED_CELLALLOC_PRIORITY_USAGE_H_
 
@@ -51,7 +52,9 @@ class PriorityUsage {
   int32_t UsedAt(CellId c, Priority p) const;         // leaves used at exactly p
   int32_t UsedAbove(CellId c, Priority p) const;      // leaves used at priorities > p
   int32_t UsedAtOrAbove(CellId c, Priority p) const;  // leaves used at priorities >= p
-  int32_t UsedTotal(CellId c) const;                  // leaves used at any priority
+  int32_t UsedTotal(CellId c) const {                 // leaves used at any priority, O(1)
+    return used_total_[c.value()];
+  }
   // Leaves a request of priority p may take: free ones plus those used below p.
   int32_t FreeLeavesFor(CellId c, Priority p) const;
   // Highest priority used in c's subtree; kFreePriority when nothing is used.
@@ -76,6 +79,7 @@ class PriorityUsage {
   std::vector<CellId> parents_;
   std::vector<int32_t> leaf_counts_;
   std::vector<Entries> entries_;
+  std::vector<int32_t> used_total_;  // per cell: the sum of its entries' counts
 };
 
 }  // namespace hived::cellalloc

@@ -4,64 +4,6 @@
 
 namespace hived::internal {
 
-void IndexSet::Resize(int32_t n) {
-  size_ = n;
-  levels_.clear();
-  size_t words = (static_cast<size_t>(n) + 63) / 64;
-  if (words == 0) words = 1;
-  levels_.emplace_back(words, 0);
-  while (words > 1) {
-    words = (words + 63) / 64;
-    levels_.emplace_back(words, 0);
-  }
-}
-
-void IndexSet::Insert(int32_t i) {
-  size_t idx = static_cast<size_t>(i);
-  for (auto& level : levels_) {
-    uint64_t& w = level[idx >> 6];
-    bool was_empty = w == 0;
-    w |= uint64_t{1} << (idx & 63);
-    if (!was_empty) return;
-    idx >>= 6;
-  }
-}
-
-void IndexSet::Erase(int32_t i) {
-  size_t idx = static_cast<size_t>(i);
-  for (auto& level : levels_) {
-    uint64_t& w = level[idx >> 6];
-    w &= ~(uint64_t{1} << (idx & 63));
-    if (w != 0) return;
-    idx >>= 6;
-  }
-}
-
-int64_t IndexSet::Find(size_t level, int64_t from) const {
-  const std::vector<uint64_t>& words = levels_[level];
-  size_t w = static_cast<size_t>(from) >> 6;
-  if (w >= words.size()) return -1;
-  uint64_t bits = words[w] & (~uint64_t{0} << (from & 63));
-  if (bits != 0) return static_cast<int64_t>(w * 64 + static_cast<size_t>(__builtin_ctzll(bits)));
-  if (level + 1 == levels_.size()) {
-    for (size_t k = w + 1; k < words.size(); ++k) {
-      if (words[k] != 0) {
-        return static_cast<int64_t>(k * 64 + static_cast<size_t>(__builtin_ctzll(words[k])));
-      }
-    }
-    return -1;
-  }
-  int64_t next_word = Find(level + 1, static_cast<int64_t>(w) + 1);
-  if (next_word < 0) return -1;
-  return next_word * 64 + __builtin_ctzll(words[static_cast<size_t>(next_word)]);
-}
-
-int32_t IndexSet::FindNext(int32_t from) const {
-  if (from >= size_ || levels_.empty()) return -1;
-  int64_t r = Find(0, from < 0 ? 0 : from);
-  return r >= size_ ? -1 : static_cast<int32_t>(r);
-}
-
 void NodeIndex::Init(const std::vector<int32_t>& totals, bool two_keys) {
   totals_ = totals;
   two_keys_ = two_keys;

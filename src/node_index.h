@@ -1,8 +1,5 @@
 // src/node_index.h: ordered sets of scheduling "nodes" for the greedy node choice.
 //
-// `IndexSet` is a set of small integers (a bitset with summary levels): insert, erase and
-// "smallest element >= i" cost O(log64 n).
-//
 // `NodeIndex` keeps the nodes of one cluster view (a VC's virtual nodes in one chain, a
 // pinned cell's nodes, or a chain's physical nodes) ordered the way HiveD's topology-aware
 // scheduler sorts them, without sorting per request:
@@ -20,25 +17,11 @@
 #include <cstdint>
 #include <vector>
 
+#include "cellalloc/index_set.h"
+
 namespace hived::internal {
 
-class IndexSet {
- public:
-  void Resize(int32_t n);
-  void Insert(int32_t i);
-  void Erase(int32_t i);
-  bool Contains(int32_t i) const {
-    return (levels_[0][static_cast<std::size_t>(i) >> 6] >> (i & 63)) & 1u;
-  }
-  // The smallest element >= from, or -1.
-  int32_t FindNext(int32_t from) const;
-  int32_t size() const { return size_; }
-
- private:
-  int64_t Find(std::size_t level, int64_t from) const;
-  int32_t size_ = 0;
-  std::vector<std::vector<uint64_t>> levels_;
-};
+using IndexSet = cellalloc::IndexSet;
 
 class NodeIndex {
  public:

@@ -89,12 +89,12 @@ absl::Status SchedulerImpl::Build(const ClusterSpec& spec) {
     }
     pusage_ = PriorityUsage(std::move(parents), std::move(leaves));
   }
+  planner_ = std::make_unique<cellalloc::BuddyPlanner>(buddy_.get(), &pusage_);
   p_bound_.assign(n, kNilId);
   p_user_.assign(n, kNilId);
   p_reserver_.assign(n, kNilId);
   p_nodecell_.assign(n, kNilId);
   p_view_pos_.assign(n, -1);
-  p_taken_.assign(n, 0);
   taken_total_.assign(n, 0);
   taken_free_.assign(n, 0);
   p_suggested_.assign(n, 0);
@@ -105,10 +105,6 @@ absl::Status SchedulerImpl::Build(const ClusterSpec& spec) {
   for (int32_t c = 0; c < num_chains; ++c) {
     max_level = std::max(max_level, f.chain_info(ChainId(static_cast<uint32_t>(c))).top_level);
   }
-  extra_.assign(static_cast<size_t>(max_level) + 2, {});
-  prepend_.assign(static_cast<size_t>(max_level) + 2, {});
-  taken_real_free_.assign(static_cast<size_t>(max_level) + 2, 0);
-  vcfree_delta_.assign(static_cast<size_t>(max_level) + 2, 0);
   all_vc_free_.assign(static_cast<size_t>(num_chains), {});
   doomed_count_.assign(static_cast<size_t>(num_chains), 0);
   for (int32_t c = 0; c < num_chains; ++c) {
@@ -194,8 +190,8 @@ absl::Status SchedulerImpl::Build(const ClusterSpec& spec) {
       pinned_bindings.emplace_back(root, pc);
     }
   }
-  for (auto& [root, pc] : pinned_bindings) {
-    (void)pc;
+  for (const auto& binding : pinned_bindings) {
+    const VCellId root = binding.first;
     // Every cell of the subtree is pinned: ids of a subtree are contiguous from the root.
     VCellId end = root + 1;
     while (end < v_.size() && v_[end].root == root) ++end;
@@ -213,7 +209,6 @@ absl::Status SchedulerImpl::Build(const ClusterSpec& spec) {
     vusage_ = PriorityUsage(std::move(parents), std::move(leaves));
     vtaken_total_.assign(vn, 0);
     vtaken_free_.assign(vn, 0);
-    vmap_.assign(vn, CellId::Nil());
     vslot_.assign(vn, -1);
   }
   for (Vc& v : vcs_) {
@@ -243,36 +238,6 @@ absl::Status SchedulerImpl::Build(const ClusterSpec& spec) {
   for (const std::string& type : forest_->leaf_types()) {
     for (ChainId ch : forest_->ChainsOfLeafType(type)) chains_by_leaf_type_.push_back(ch);
   }
-  // Config (depth-first) order of the cells of each chain and level.
-  p_rank_.assign(n, -1);
-  rank_cell_.assign(static_cast<size_t>(num_chains), {});
-  free_set_.assign(static_cast<size_t>(num_chains), {});
-  for (int32_t c = 0; c < num_chains; ++c) {
-    ChainId ch(static_cast<uint32_t>(c));
-    const ChainInfo& info = f.chain_info(ch);
-    auto& ranks = rank_cell_[static_cast<size_t>(c)];
-    ranks.assign(static_cast<size_t>(info.top_level) + 2, {});
-    std::vector<CellId> stack(info.top_cells.rbegin(), info.top_cells.rend());
-    while (!stack.empty()) {
-      CellId x = stack.back();
-      stack.pop_back();
-      auto& at = ranks[static_cast<size_t>(f.level(x))];
-      p_rank_[x.value()] = static_cast<int32_t>(at.size());
-      at.push_back(x);
-      for (int32_t k = f.num_children(x) - 1; k >= 0; --k) stack.push_back(f.child(x, k));
-    }
-    auto& sets = free_set_[static_cast<size_t>(c)];
-    sets.assign(ranks.size(), internal::IndexSet());
-    for (size_t l = 0; l < ranks.size(); ++l) {
-      sets[l].Resize(static_cast<int32_t>(ranks[l].size()));
-      for (size_t r = 0; r < ranks[l].size(); ++r) {
-        if (buddy_->state(ranks[l][r]) == cellalloc::BuddyState::kFree) {
-          sets[l].Insert(static_cast<int32_t>(r));
-        }
-      }
-    }
-  }
-
   // Pinned cells are bound for good.
   for (auto& [root, pc] : pinned_bindings) {
     if (!buddy_->AllocateCell(pc)) {
@@ -280,7 +245,6 @@ absl::Status SchedulerImpl::Build(const ClusterSpec& spec) {
           absl::StrCat("pinned cell ", f.pinned_id(pc),
                        " cannot be reserved (it overlaps another pinned cell)"));
     }
-    SyncFree(pc);
     BindCell(root, pc);
   }
   for (int32_t c = 0; c < num_chains; ++c) {

@@ -22,13 +22,24 @@
 //     of lower priority), then per pod the lowest cell inside the node holding enough
 //     usable leaves.
 //  2. Lazy preemption: running lazily preemptible groups on the chosen virtual leaves are
-//     downgraded to opportunistic (undone if step 3 fails or in the Filtering phase).
-//  3. Binding: unbound virtual cells on the leaves' paths are mapped to physical cells by
-//     buddy allocation emulated on an overlay of the real free lists (no copies), with
-//     HiveD's candidate order and backtracking, then the safe relaxed split.
+//     downgraded to opportunistic, so step 3 plans on the state they leave; `Decide`
+//     undoes them before it returns, and `Commit` applies them again (Preempting phase).
+//  3. Binding: unbound virtual cells on the leaves' paths are planned on physical cells by
+//     `cellalloc::BuddyPlanner` (buddy allocation on an overlay of the allocator's free
+//     lists, HiveD's candidate order, backtracking, the safe relaxed split); the plan is
+//     committed when the group is allocated (`AllocateCell` of the planned roots).
 //  4. Victims: groups using the chosen physical leaves; reserving groups overlapping them
 //     are cancelled (Preempting phase).
 // Opportunistic groups run step 1 on the chain's physical nodes and skip 2 and 3.
+//
+// Components (each a section below and one source file; docs/architecture.md):
+//   request.cc    ValidateRequest (shared by Schedule and Allocate), ParseRequest;
+//   schedule.cc   Decide (a `Decision` value, no observable change) and Commit;
+//   placement.cc  node and leaf choice over the state (writes per-request scratch only);
+//   binding.cc    virtual clusters: binding, preassigned cells, safety, health, doomed;
+//   groups.cc     the group table's operations (`GroupTable` in group_table.h);
+//   recovery.cc   Allocate: cached decisions and re-derived bindings after a restart;
+//   scheduler_build.cc, scheduler_views.cc: construction, views and CheckInvariants.
 //
 // Thread safety: not thread-safe; callers serialize.
 #ifndef HIVED_SRC_SCHEDULER_IMPL_H_
@@ -47,24 +58,28 @@
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
 #include "cellalloc/buddy_allocator.h"
+#include "cellalloc/buddy_planner.h"
 #include "cellalloc/cell_forest.h"
 #include "cellalloc/priority_usage.h"
 #include "hived/cluster_spec.h"
 #include "hived/schedule_result.h"
 #include "hived/status_view.h"
 #include "hived/types.h"
+#include "src/group_table.h"
 #include "src/node_index.h"
 
 namespace hived {
-
-using VCellId = uint32_t;
-using GroupId = uint32_t;
-inline constexpr uint32_t kNilId = 0xffffffffu;
 
 // Abseil's string_view is not std::string_view in the Debian build.
 inline absl::string_view ToAbsl(std::string_view s) {
   return absl::string_view(s.data(), s.size());
 }
+
+// The checks every request passes before `Schedule` or `Allocate` looks at it (the same
+// for both): a name, a priority in range, members with positive counts and at most
+// `kMaxGroupPods` pods in all. Decided in O(members), before anything is allocated per pod.
+// Errors: kInvalidArgument naming the group and the problem.
+absl::Status ValidateRequest(const GroupRequest& request);
 
 class SchedulerImpl {
  public:
@@ -86,12 +101,20 @@ class SchedulerImpl {
   const ClusterSpec& spec() const { return spec_; }
   absl::Status CheckInvariants() const;
 
-  // For tests: the HiveD reference node choice (a full stable sort of the view's nodes and
-  // the cursor greedy) compared with the indexed one on the current state.
-  // Returns the chosen view positions per pod (sorted needs) or an empty vector.
+  // For tests (no suggested nodes): the indexed node choice of a view (`vc` empty: the
+  // chain's physical view) as view positions per pod, empty when none; and what a
+  // reference implementation needs to decide it independently: per view position, its
+  // health, sort keys and usable leaves for priority `q`.
   std::vector<int32_t> FindNodesForTesting(std::string_view vc, std::string_view chain,
-                                           const std::vector<int32_t>& needs, Priority q,
-                                           bool reference) const;
+                                           const std::vector<int32_t>& needs, Priority q) const;
+  struct NodeForTesting {
+    bool healthy = true;
+    int32_t key1 = 0;
+    int32_t key2 = 0;
+    int32_t usable = 0;
+  };
+  std::vector<NodeForTesting> ViewNodesForTesting(std::string_view vc, std::string_view chain,
+                                                  Priority q) const;
 
  private:
   struct VCell {
@@ -150,29 +173,6 @@ class SchedulerImpl {
     }
   };
 
-  enum class GState : uint8_t { kRunning, kPreempting, kBeingPreempted };
-
-  struct Group {
-    std::string name;
-    std::string vc_name;
-    VcId vc;
-    Priority priority = 0;  // requested
-    Priority running = 0;   // priority it runs at now
-    bool lazy = false;
-    bool alive = false;
-    GState state = GState::kRunning;
-    std::string pinned_id;
-    std::string leaf_type;
-    Placement placement;
-    ChainId chain;
-    std::vector<CellId> pleaves;         // placement order
-    std::vector<VCellId> vleaves;        // kNilId for opportunistic leaves
-    std::vector<VCellId> saved_vleaves;  // before a lazy downgrade (for its revert)
-    int32_t reserved_by_others = 0;
-    std::string preemptor;
-    std::string downgrade_reason;
-  };
-
   // A parsed request.
   struct Req {
     VcId vc;
@@ -183,11 +183,27 @@ class SchedulerImpl {
     bool has_suggested = false;
   };
 
-  // One chain's attempt. The successful one's leaves are in found_pleaves_ and
-  // found_vleaves_ (members, so their buffers are reused by every Schedule).
+  // What `Schedule` does with a new group: computed by `Decide`, which leaves no
+  // observable change (lazy downgrades are tried on the state to plan the binding, then
+  // undone), and applied by `Commit` in one step (nothing in the Filtering phase).
+  struct Decision {
+    bool found = false;
+    Outcome outcome = Outcome::kWaiting;  // when !found: kWaiting or kInfeasible
+    ReasonCode code = ReasonCode::kNone;
+    std::string reason;
+    ChainId chain;
+    std::vector<CellId> pleaves;       // the placement's leaves, pods in order
+    std::vector<VCellId> vleaves;      // their virtual leaves; kNilId when opportunistic
+    std::vector<GroupId> victims;      // groups using the leaves
+    std::vector<GroupId> overlapping;  // preempting groups reserving some of the leaves
+    std::vector<GroupId> lazy;         // groups to downgrade first, in order
+  };
+
+  // One chain's attempt; a successful one fills the Decision's leaves.
   struct Attempt {
     bool ok = false;
     bool infeasible = false;
+    ReasonCode code = ReasonCode::kNone;
     std::string reason;
   };
 
@@ -202,60 +218,28 @@ class SchedulerImpl {
   absl::StatusOr<ScheduleResult> ScheduleNew(const Req& req, Phase phase);
   absl::StatusOr<ScheduleResult> RecheckPreempting(GroupId g, const GroupRequest& request,
                                                    Phase phase);
-  Attempt TryGuaranteed(const Req& req, int32_t view_id, Phase phase,
-                        std::vector<GroupId>* lazy_done);
-  Attempt TryOpportunistic(const Req& req, ChainId ch);
-  std::string Infeasibility(const Req& req, const View& view) const;
+  void Decide(const Req& req, Decision* d);
+  absl::StatusOr<ScheduleResult> Commit(const Req& req, Phase phase, Decision* d);
+  Attempt TryGuaranteed(const Req& req, int32_t view_id, Decision* d);
+  Attempt TryOpportunistic(const Req& req, ChainId ch, Decision* d);
+  // Empty when the view can hold the request; else why not (kPodTooLarge, kGroupTooLarge).
+  std::string Infeasibility(const Req& req, const View& view, ReasonCode* code) const;
 
   // Placement inside a view.
+  // The greedy node choice (scheduler.h rules 3, 4); on failure the reason and its code
+  // (kNonSuggestedNode, kBadNode, kInsufficientCapacity).
   bool FindNodes(const View& view, const std::vector<int32_t>& needs, Priority q, bool pass1,
-                 std::vector<int32_t>* pod_node, std::string* reason) const;
-  std::vector<int32_t> FindNodesReference(const View& view, const std::vector<int32_t>& needs,
-                                          Priority q, bool pass1) const;
+                 std::vector<int32_t>* pod_node, std::string* reason, ReasonCode* code) const;
+  const View* ViewForTesting(std::string_view vc, std::string_view chain) const;
   bool NodeEligible(const View& view, int32_t pos) const;
   int32_t NodeFree(const View& view, int32_t pos, Priority q, bool pass1) const;
   template <bool kPhysical>
   void ChooseLeaves(uint32_t node_cell, int32_t need, Priority q, std::vector<uint32_t>* out);
   void ClearTaken();
 
-  // Binding (virtual -> physical) on an overlay of the free lists.
-  bool MapPlacement(const Req& req, ChainId ch, const std::vector<VCellId>& vleaves,
-                    std::vector<CellId>* pleaves);
-  struct BindNode {
-    VCellId v = kNilId;
-    absl::InlinedVector<int32_t, 4> children;  // indices into bind_nodes_
-  };
-  bool PUsable(CellId p) const;
-  using CandList = absl::InlinedVector<CellId, 16>;
-  bool MapCells(absl::Span<const int32_t> cells, absl::Span<const CellId> candidates, size_t i);
-  bool TryMatch(int32_t node, CellId p);
-  void Unmatch(int32_t node);
-  // The usable children of `p` (all when `p` is Nil: `raw`), fewest opportunistic leaves
-  // first, stable.
-  CandList SortedChildren(CellId p) const;
-  bool BuddyAllocRoot(ChainId ch, int32_t node);
-  bool AllocAtLevel(ChainId ch, CellLevel l, int32_t node);
-  bool SafeRelaxedAlloc(ChainId ch, int32_t node);
-  bool FreeNonEmpty(ChainId ch, CellLevel l) const;
-  std::vector<CellId> FreeCandidates(ChainId ch, CellLevel l) const;
-  void MarkTaken(CellId p);
-  // Free cells in config order (the allocator's lists are in insertion order): mirrored
-  // after every allocator call, O(levels x fan-out).
-  void SyncFree(CellId p);
-  CellId FirstFree(ChainId ch, CellLevel l) const {
-    int32_t r = free_set_[ch.value()][static_cast<size_t>(l)].FindNext(0);
-    return r < 0 ? CellId::Nil()
-                 : rank_cell_[ch.value()][static_cast<size_t>(l)][static_cast<size_t>(r)];
-  }
-  CellId NextFree(CellId c) const {
-    const cellalloc::CellForest& f = *forest_;
-    size_t ch = f.chain(c).value(), l = static_cast<size_t>(f.level(c));
-    int32_t r = free_set_[ch][l].FindNext(p_rank_[c.value()] + 1);
-    return r < 0 ? CellId::Nil() : rank_cell_[ch][l][static_cast<size_t>(r)];
-  }
-  // Resets the overlay; `levels` also the per-level lists (extra_, prepend_,
-  // vcfree_delta_), which only the binding of preassigned roots writes.
-  void ClearOverlay(bool levels);
+  // Binding: plans the unbound virtual cells on `vleaves`' paths on physical cells with the
+  // cellalloc planner (nothing changes); the leaves' physical cells in `pleaves`.
+  bool MapPlacement(ChainId ch, const std::vector<VCellId>& vleaves, std::vector<CellId>* pleaves);
 
   // State changes.
   GroupId NewGroup(const GroupRequest& request, VcId vc);
@@ -320,6 +304,7 @@ class SchedulerImpl {
   ClusterSpec spec_;
   std::unique_ptr<cellalloc::CellForest> forest_;
   std::unique_ptr<cellalloc::BuddyAllocator> buddy_;
+  std::unique_ptr<cellalloc::BuddyPlanner> planner_;
   cellalloc::PriorityUsage pusage_;
   cellalloc::PriorityUsage vusage_;
 
@@ -329,9 +314,6 @@ class SchedulerImpl {
   std::vector<GroupId> p_reserver_;
   std::vector<uint32_t> p_nodecell_;  // the node-level cell at or above; kNilId above node
   std::vector<int32_t> p_view_pos_;   // node-level cells: position in the chain's view
-  std::vector<int32_t> p_rank_;       // config (depth-first) order within chain and level
-  std::vector<std::vector<std::vector<CellId>>> rank_cell_;  // [chain][level][rank]
-  std::vector<std::vector<internal::IndexSet>> free_set_;    // [chain][level]: free ranks
 
   std::vector<VCell> v_;
   std::vector<Vc> vcs_;
@@ -344,9 +326,7 @@ class SchedulerImpl {
       recover_types_;        // Allocate -> RecoverVirtual, per leaf (null: none)
   std::vector<View> views_;  // physical views: id == chain
 
-  std::vector<Group> groups_;
-  std::vector<GroupId> free_group_ids_;
-  absl::flat_hash_map<std::string, GroupId> group_by_name_;
+  GroupTable groups_;
   uint64_t epoch_ = 0;
   uint64_t binding_changes_ = 0;  // counts BindCell and UnbindCell calls
 
@@ -374,8 +354,7 @@ class SchedulerImpl {
   std::vector<int32_t> scratch_pod_node_;  // TryGuaranteed / TryOpportunistic
   std::vector<uint32_t> scratch_leaves_;
   mutable std::vector<int32_t> needs_pool_;  // Req::needs' buffer between requests
-  std::vector<CellId> found_pleaves_;        // the successful attempt's leaves
-  std::vector<VCellId> found_vleaves_;
+  Decision decision_;  // the last decision (its buffers are reused by every Schedule)
   std::vector<int32_t> taken_total_;  // per cell id (physical) and per vcell (virtual)
   std::vector<int32_t> taken_free_;
   std::vector<int32_t> vtaken_total_;
@@ -387,17 +366,8 @@ class SchedulerImpl {
   std::vector<uint32_t> sugg_touched_;
   std::vector<NodeId> sugg_nodes_;
   bool sugg_active_ = false;
-  // Binding overlay.
-  std::vector<uint8_t> p_taken_;
-  std::vector<uint32_t> p_taken_touched_;
-  std::vector<CellId> vmap_;  // per vcell: tentative physical binding
-  std::vector<VCellId> vmap_touched_;
-  std::vector<int32_t> vslot_;  // per vcell: index into bind_nodes_
-  std::vector<BindNode> bind_nodes_;
-  std::vector<std::vector<CellId>> extra_;    // per level: virtually split children
-  std::vector<std::vector<CellId>> prepend_;  // per level: safe-relaxed candidates
-  std::vector<int32_t> taken_real_free_;      // per level
-  std::vector<int32_t> vcfree_delta_;         // per level
+  std::vector<int32_t> vslot_;  // per vcell: its planner node during MapPlacement, else -1
+  std::vector<VCellId> vslot_touched_;
 };
 
 }  // namespace hived

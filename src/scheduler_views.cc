@@ -170,18 +170,18 @@ GroupStatus SchedulerImpl::GStatus(const Group& g) const {
 }
 
 GroupStatus SchedulerImpl::GetGroup(std::string_view name) const {
-  auto it = group_by_name_.find(ToAbsl(name));
-  if (it == group_by_name_.end()) {
+  const GroupId g = groups_.Find(name);
+  if (g == kNilId) {
     GroupStatus s;
     s.name = std::string(name);
     return s;
   }
-  return GStatus(groups_[it->second]);
+  return GStatus(groups_[g]);
 }
 
 std::vector<GroupStatus> SchedulerImpl::Groups() const {
   std::vector<GroupStatus> out;
-  for (const Group& g : groups_) {
+  for (const Group& g : groups_.slots()) {
     if (g.alive) out.push_back(GStatus(g));
   }
   std::sort(out.begin(), out.end(),
@@ -227,8 +227,8 @@ std::vector<VcUsage> SchedulerImpl::VcUsages() const {
           u.reserved_leaf_cells += f.type_info(v_[r].type).leaf_count;
         }
       }
-      for (size_t gi = 0; gi < groups_.size(); ++gi) {
-        const Group& g = groups_[gi];
+      for (size_t gi = 0; gi < groups_.slots().size(); ++gi) {
+        const Group& g = groups_.slots()[gi];
         if (!g.alive || g.vc_name != vc.name || g.state == GState::kPreempting) continue;
         for (CellId p : g.pleaves) {
           if (f.chain_info(f.chain(p)).leaf_type != type || p_user_[p.value()] != gi) continue;
@@ -299,16 +299,11 @@ absl::Status SchedulerImpl::CheckInvariants() const {
   const size_t n = static_cast<size_t>(f.num_cells());
   // (1) Leaves and groups.
   std::vector<int32_t> seen_user(n, 0), seen_reserver(n, 0);
-  for (size_t gi = 0; gi < groups_.size(); ++gi) {
-    const Group& g = groups_[gi];
+  HIVED_RETURN_IF_ERROR(groups_.CheckInvariants());
+  for (size_t gi = 0; gi < groups_.slots().size(); ++gi) {
+    const Group& g = groups_.slots()[gi];
     if (!g.alive) continue;
     GroupId id = static_cast<GroupId>(gi);
-    auto named = group_by_name_.find(g.name);
-    if (named == group_by_name_.end() || named->second != id) {
-      return fail("(1) group ", g.name, " is not indexed by name");
-    }
-    if (g.vleaves.size() != g.pleaves.size())
-      return fail("(1) group ", g.name, " leaf arrays differ");
     for (size_t i = 0; i < g.pleaves.size(); ++i) {
       CellId p = g.pleaves[i];
       if (f.level(p) != 1) return fail("(1) group ", g.name, " holds a non-leaf cell");
@@ -455,15 +450,6 @@ absl::Status SchedulerImpl::CheckInvariants() const {
         return fail("(3) joint safety broken at chain ", info.name, " level ", l,
                     ": the free cells cannot back the VCs' unbound cells");
       }
-    }
-  }
-  // Free sets mirror the allocator.
-  for (size_t i = 0; i < n; ++i) {
-    CellId c(static_cast<uint32_t>(i));
-    bool in_set =
-        free_set_[f.chain(c).value()][static_cast<size_t>(f.level(c))].Contains(p_rank_[i]);
-    if (in_set != (buddy_->state(c) == BuddyState::kFree)) {
-      return fail("free set is stale at ", f.address(c));
     }
   }
   // Views.

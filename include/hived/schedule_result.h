@@ -32,6 +32,10 @@ struct GroupMember {
   int32_t leaf_cell_number = 0;
 };
 
+// The most pods one request may ask for, summed over its members. A larger request is
+// kInvalidArgument, decided before anything is allocated per pod.
+inline constexpr int32_t kMaxGroupPods = 1000000;
+
 // A request to place a whole group. Field meanings follow HiveD's pod scheduling spec.
 struct GroupRequest {
   std::string name;              // unique among live groups
@@ -74,11 +78,29 @@ enum class Outcome {
   kInfeasible,  // can never be placed as asked (e.g. larger than the VC's cells); `reason`
 };
 
+// Why a group was not placed, as a code a program can branch on; `ScheduleResult::reason`
+// carries the located message for people. When several chains were tried, the code is the
+// first tried chain's (its message comes first in `reason`).
+enum class ReasonCode {
+  kNone,                  // kPlaced, or kPreempting in the Preempting phase
+  kInsufficientCapacity,  // no node (virtual or physical) has enough usable leaf cells
+  kBadNode,               // the next node that would fit is bad
+  kNonSuggestedNode,      // the next node that would fit is not among the suggested nodes
+  kBindingUnavailable,    // the VC's placement cannot be mapped to usable physical cells
+  kPodTooLarge,           // kInfeasible: a pod needs more leaf cells than any node has
+  kGroupTooLarge,         // kInfeasible: the group needs more leaf cells than the VC/chain
+  kNoChain,               // no chain of the requested leaf cell type could be tried
+  kReservationOverlap,    // Filtering: overlaps a Preempting group's reservation
+  kReservationBlocked,    // a Preempting group's reservation is on a bad/non-suggested node
+  kLazyDowngrade,         // Filtering, kPreempting: victims would be lazily downgraded
+};
+
 struct ScheduleResult {
   Outcome outcome = Outcome::kWaiting;
   Placement placement;               // kPlaced and kPreempting
   std::vector<std::string> victims;  // kPreempting: whole groups, sorted by name
-  std::string reason;                // kWaiting and kInfeasible
+  std::string reason;                // kWaiting and kInfeasible (and kLazyDowngrade)
+  ReasonCode code = ReasonCode::kNone;
 };
 
 // Lower-case names, as in scenario files and reports: "placed", "preempting", "waiting",

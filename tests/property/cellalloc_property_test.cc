@@ -11,12 +11,16 @@
 #include <algorithm>
 #include <cstdint>
 #include <random>
+#include <set>
 #include <string>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "cellalloc/buddy_allocator.h"
+#include "cellalloc/buddy_planner.h"
 #include "cellalloc/cell_forest.h"
+#include "cellalloc/index_set.h"
+#include "cellalloc/priority_usage.h"
 #include "hived/cluster_spec.h"
 #include "support/catch.h"
 #include "unit/cellalloc/test_specs.h"
@@ -318,6 +322,211 @@ TEST_CASE("BuddyAllocator property: chains sharing a leaf type match the referen
   const uint64_t seed = GENERATE(range(uint64_t{301}, uint64_t{321}));
   CAPTURE(seed);
   RunRandomOperations(SharedLeafSpec(), seed);
+}
+
+// ---- BuddyPlanner against a reference written from buddy_planner.h's rules --------------
+//
+// Random allocator states (cells held by the test, some of them "bound" by a caller, bad
+// nodes, random used leaves); then a plan for one root cell of a random level. The reference:
+//  - the lowest level L >= target with a free cell is split (rule 1): the first usable free
+//    cell of L in config order whose subtree yields a target cell, depth-first through
+//    usable children; at the target level, usable cells without used leaves first, then
+//    fewer used leaves (stable);
+//  - when that yields nothing, the planner may use the safe relaxed split (rule 3); its
+//    choice is then checked by its promise: after committing it, the chain's free cells
+//    still back every VC's unbound cells (the joint top-down count).
+// Invariants checked on every plan: the chosen cell has the target level and is usable,
+// `AllocateCell` accepts it (on a copy of the allocator), and the planner is idle after
+// `Abandon`.
+class PlannerReference {
+ public:
+  PlannerReference(const CellForest& f, const BuddyAllocator& a, const PriorityUsage& u,
+                   const std::vector<uint32_t>& bound)
+      : f_(f), a_(a), u_(u), bound_(bound) {}
+
+  bool Usable(CellId c) const {
+    if (bound_[c.value()] != PlanContext::kNotBound) return false;
+    return f_.node(c).IsNil() || a_.IsHealthy(c);
+  }
+
+  // The rule-1 choice, or Nil.
+  CellId Choose(ChainId ch, CellLevel target) const {
+    CellLevel l = target;
+    const CellLevel top = f_.chain_info(ch).top_level;
+    while (l <= top && a_.FirstFree(ch, l).IsNil()) ++l;
+    if (l > top) return CellId::Nil();
+    std::vector<CellId> cands;
+    a_.ForEachFree(ch, l, [&](CellId c) {
+      cands.push_back(c);
+      return true;
+    });
+    return Descend(cands, target);
+  }
+
+ private:
+  CellId Descend(const std::vector<CellId>& cands, CellLevel target) const {
+    if (cands.empty()) return CellId::Nil();
+    if (f_.level(cands.front()) == target) {
+      std::vector<CellId> usable;
+      for (CellId c : cands) {
+        if (Usable(c)) usable.push_back(c);
+      }
+      std::stable_sort(usable.begin(), usable.end(),
+                       [&](CellId x, CellId y) { return u_.UsedTotal(x) < u_.UsedTotal(y); });
+      return usable.empty() ? CellId::Nil() : usable.front();
+    }
+    for (CellId c : cands) {
+      if (!Usable(c)) continue;
+      std::vector<CellId> kids;
+      for (int32_t k = 0; k < f_.num_children(c); ++k) kids.push_back(f_.child(c, k));
+      const CellId got = Descend(kids, target);
+      if (!got.IsNil()) return got;
+    }
+    return CellId::Nil();
+  }
+
+  const CellForest& f_;
+  const BuddyAllocator& a_;
+  const PriorityUsage& u_;
+  const std::vector<uint32_t>& bound_;
+};
+
+// The chain's free cells back `unbound` (per level) jointly, counted top-down.
+bool JointlySafe(const CellForest& f, const BuddyAllocator& a, ChainId ch,
+                 const std::vector<int32_t>& unbound) {
+  const ChainInfo& info = f.chain_info(ch);
+  int64_t left = 0;
+  for (CellLevel j = info.top_level; j >= 1; --j) {
+    const size_t jj = static_cast<size_t>(j);
+    if (j < info.top_level) left *= info.child_count[jj + 1];
+    left += a.free_count(ch, j) - unbound[jj];
+    if (left < 0) return false;
+  }
+  return true;
+}
+
+void RunRandomPlans(const ClusterSpec& spec, uint64_t seed, int* relaxed_plans) {
+  absl::StatusOr<CellForest> built = CellForest::Build(spec);
+  REQUIRE(built.ok());
+  const CellForest& f = *built;
+  BuddyAllocator alloc(&f);
+  PriorityUsage usage = PriorityUsage::ForForest(f);
+  BuddyPlanner planner(&alloc, &usage);
+  std::vector<uint32_t> bound(static_cast<size_t>(f.num_cells()), PlanContext::kNotBound);
+  std::mt19937_64 rng(seed);
+  auto uniform = [&rng](int32_t lo, int32_t hi) {
+    return std::uniform_int_distribution<int32_t>(lo, hi)(rng);
+  };
+  std::vector<CellId> held;
+  for (int step = 0; step < 400; ++step) {
+    CAPTURE(step);
+    const int32_t op = uniform(0, 9);
+    if (op < 3) {  // hold a random available cell, sometimes marking its children bound
+      const CellId c(static_cast<uint32_t>(uniform(0, f.num_cells() - 1)));
+      if (alloc.AllocateCell(c)) {
+        held.push_back(c);
+        if (uniform(0, 1) == 0) bound[c.value()] = 1;
+      }
+    } else if (op < 5 && !held.empty()) {
+      const size_t i = static_cast<size_t>(uniform(0, static_cast<int32_t>(held.size()) - 1));
+      bound[held[i].value()] = PlanContext::kNotBound;
+      alloc.Release(held[i]);
+      held.erase(held.begin() + static_cast<std::ptrdiff_t>(i));
+    } else if (op < 6) {
+      const NodeId n(static_cast<uint32_t>(uniform(0, f.num_nodes() - 1)));
+      alloc.SetNodeHealthy(n, !alloc.IsNodeHealthy(n));
+    } else if (op < 7) {  // opportunistic use of a random leaf (any state)
+      const CellId leaf =
+          f.first_leaf(CellId(static_cast<uint32_t>(uniform(0, f.num_cells() - 1))));
+      usage.SetLeafPriority(
+          leaf, usage.LeafPriority(leaf) == kFreePriority ? kOpportunisticPriority : kFreePriority);
+    }
+    // Plan one root of a random level.
+    const ChainId ch(static_cast<uint32_t>(uniform(0, f.num_chains() - 1)));
+    const CellLevel target = uniform(1, f.chain_info(ch).top_level);
+    std::vector<int32_t> unbound(static_cast<size_t>(f.chain_info(ch).top_level) + 2, 0);
+    for (CellLevel l = 1; l <= f.chain_info(ch).top_level; ++l) {
+      unbound[static_cast<size_t>(l)] = uniform(0, 1);
+    }
+    PlanContext context;
+    context.bound = &bound;
+    context.vc_unbound = &unbound;
+    planner.Begin(ch, context);
+    const int32_t node = planner.AddNode(target);
+    const bool placed = planner.PlaceRoot(node);
+    const CellId got = planner.cell(node);
+    const CellId expect = PlannerReference(f, alloc, usage, bound).Choose(ch, target);
+    planner.Abandon();
+    REQUIRE(planner.IsIdle());
+    if (!expect.IsNil()) {
+      REQUIRE(placed);
+      CHECK(got == expect);
+    }
+    if (!placed) continue;
+    REQUIRE(f.level(got) == target);
+    REQUIRE(PlannerReference(f, alloc, usage, bound).Usable(got));
+    BuddyAllocator copy = alloc;
+    REQUIRE(copy.AllocateCell(got));
+    if (expect.IsNil()) {  // the safe relaxed split: its promise
+      ++*relaxed_plans;
+      std::vector<int32_t> after = unbound;
+      --after[static_cast<size_t>(target)];
+      CHECK(JointlySafe(f, copy, ch, after));
+    }
+  }
+}
+
+TEST_CASE("BuddyPlanner property: plans match the buddy rules and the relaxed split stays safe",
+          "[cellalloc][property]") {
+  int relaxed = 0;
+  for (uint64_t seed = 1; seed <= 30; ++seed) {
+    CAPTURE(seed);
+    RunRandomPlans(testing::RackSpec(2, 2), seed, &relaxed);
+    RunRandomPlans(DesignLiteSpec(), seed + 1000, &relaxed);
+  }
+  CHECK(relaxed > 0);  // the random states reach the relaxed split
+}
+
+// ---- IndexSet against std::set ---------------------------------------------------------
+
+TEST_CASE("IndexSet property: single and range updates and FindNext match std::set",
+          "[cellalloc][property]") {
+  for (int32_t n : {1, 63, 64, 65, 4097, 300000}) {
+    CAPTURE(n);
+    IndexSet set;
+    set.Resize(n);
+    std::set<int32_t> model;
+    std::mt19937_64 rng(static_cast<uint64_t>(n));
+    auto uniform = [&rng](int32_t lo, int32_t hi) {
+      return std::uniform_int_distribution<int32_t>(lo, hi)(rng);
+    };
+    for (int step = 0; step < 3000; ++step) {
+      const int32_t first = uniform(0, n - 1);
+      const int32_t count = uniform(1, std::min(n - first, 200));
+      switch (uniform(0, 3)) {
+        case 0:
+          set.Insert(first);
+          model.insert(first);
+          break;
+        case 1:
+          set.Erase(first);
+          model.erase(first);
+          break;
+        case 2:
+          set.InsertRange(first, count);
+          for (int32_t k = first; k < first + count; ++k) model.insert(k);
+          break;
+        default:
+          set.EraseRange(first, count);
+          for (int32_t k = first; k < first + count; ++k) model.erase(k);
+          break;
+      }
+      const int32_t from = uniform(0, n);
+      auto it = model.lower_bound(from);
+      REQUIRE(set.FindNext(from) == (it == model.end() ? -1 : *it));
+      REQUIRE(set.Contains(first) == (model.count(first) == 1));
+    }
+  }
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
 #include "cellalloc/buddy_allocator.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -171,7 +172,7 @@ TEST_CASE("BuddyAllocator: allocates a specific available cell", "[cellalloc][un
   }
 }
 
-TEST_CASE("BuddyAllocator: enumerates free cells in insertion order", "[cellalloc][unit]") {
+TEST_CASE("BuddyAllocator: enumerates free cells in config order", "[cellalloc][unit]") {
   CellForest forest = MustBuild(testing::FlatSpec(2, 3, 2));
   BuddyAllocator alloc(&forest);
   const ChainId ch(0);
@@ -186,6 +187,29 @@ TEST_CASE("BuddyAllocator: enumerates free cells in insertion order", "[cellallo
   int visited = 0;
   alloc.ForEachFree(ch, 2, [&](CellId) { return ++visited < 1; });
   CHECK(visited == 1);
+}
+
+TEST_CASE("BuddyAllocator: free lists stay in config order whatever the order of calls",
+          "[cellalloc][unit]") {
+  // Issue 9 step 1: the scheduler reads the allocator's lists directly, so their order
+  // must not depend on history (it used to be insertion order, mirrored in config order).
+  CellForest forest = MustBuild(testing::FlatSpec(2, 3, 2));
+  BuddyAllocator alloc(&forest);
+  const ChainId ch(0);
+  const CellId a = forest.child(CellId(0), 0);
+  const CellId b = forest.child(CellId(0), 2);
+  const CellId c = forest.child(CellId(1), 1);
+  REQUIRE(alloc.AllocateCell(b));
+  REQUIRE(alloc.AllocateCell(c));
+  REQUIRE(alloc.AllocateCell(a));
+  alloc.Release(c);  // released last in rack 1, merges rack 1 back
+  alloc.Release(a);
+  REQUIRE(alloc.AllocateCell(forest.child(CellId(1), 2)));
+  const std::vector<CellId> free = FreeList(alloc, ch, 2);
+  CHECK(std::is_sorted(free.begin(), free.end()));  // ids grow in config order per level
+  CHECK(free == std::vector<CellId>{forest.child(CellId(0), 0), forest.child(CellId(0), 1),
+                                    forest.child(CellId(1), 0), forest.child(CellId(1), 1)});
+  RequireValid(alloc);
 }
 
 TEST_CASE("BuddyAllocator: keeps chains apart", "[cellalloc][unit]") {

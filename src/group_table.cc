@@ -1,0 +1,77 @@
+#include "src/group_table.h"
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
+
+namespace hived {
+
+GroupId GroupTable::Find(std::string_view name) const {
+  auto it = by_name_.find(absl::string_view(name.data(), name.size()));
+  return it == by_name_.end() ? kNilId : it->second;
+}
+
+GroupId GroupTable::Add(const std::string& name) {
+  GroupId g;
+  if (!free_.empty()) {
+    g = free_.back();
+    free_.pop_back();
+  } else {
+    g = static_cast<GroupId>(groups_.size());
+    groups_.emplace_back();
+  }
+  groups_[g].name = name;
+  groups_[g].alive = true;
+  by_name_[name] = g;
+  return g;
+}
+
+void GroupTable::Remove(GroupId g) {
+  Group& grp = groups_[g];
+  by_name_.erase(grp.name);
+  grp.alive = false;
+  grp.pleaves.clear();
+  grp.vleaves.clear();
+  free_.push_back(g);
+}
+
+absl::Status GroupTable::CheckInvariants() const {
+  size_t live = 0;
+  for (GroupId g = 0; g < groups_.size(); ++g) {
+    const Group& grp = groups_[g];
+    if (!grp.alive) {
+      if (!grp.pleaves.empty() || !grp.vleaves.empty()) {
+        return absl::InternalError(absl::StrCat("(3) dead group slot ", g, " holds leaves"));
+      }
+      continue;
+    }
+    ++live;
+    if (Find(grp.name) != g) {
+      return absl::InternalError(absl::StrCat("(1) group ", grp.name, " is not indexed by name"));
+    }
+    if (grp.pleaves.size() != grp.vleaves.size()) {
+      return absl::InternalError(absl::StrCat("(3) group ", grp.name, " leaf arrays differ"));
+    }
+  }
+  if (by_name_.size() != live) {
+    return absl::InternalError(
+        absl::StrCat("(1) ", by_name_.size(), " names index ", live, " live groups"));
+  }
+  std::vector<GroupId> free = free_;
+  std::sort(free.begin(), free.end());
+  if (std::adjacent_find(free.begin(), free.end()) != free.end() ||
+      free.size() != groups_.size() - live) {
+    return absl::InternalError("(2) the free list does not hold exactly the dead slots");
+  }
+  for (GroupId g : free) {
+    if (g >= groups_.size() || groups_[g].alive) {
+      return absl::InternalError(absl::StrCat("(2) slot ", g, " is free but alive"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace hived

@@ -1,0 +1,90 @@
+// src/group_table.h: the scheduler's live groups, by dense id and by name.
+//
+// A group is a gang the scheduler knows: running (possibly lazily downgraded), Preempting
+// (holding a reservation) or being preempted. Ids are dense and recycled, so per-leaf
+// arrays (`p_user_`, `p_reserver_`, `VCell::user`) refer to groups by a 32-bit id; a
+// recycled slot keeps its strings' and vectors' capacity (no allocation per group in the
+// steady state).
+//
+// Invariants (CheckInvariants):
+//  (1) The name index maps exactly the live groups' names to their ids.
+//  (2) The free list holds exactly the dead slots, each once.
+//  (3) A dead slot holds no leaves; a live group's physical and virtual leaf arrays have
+//      the same length.
+//
+// Example:
+//   GroupTable groups;
+//   GroupId g = groups.Add("job-1");
+//   groups[g].priority = 3;
+//   groups.Remove(groups.Find("job-1"));
+//
+// Thread safety: not thread-safe; callers serialize.
+#ifndef HIVED_SRC_GROUP_TABLE_H_
+#define HIVED_SRC_GROUP_TABLE_H_
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/status.h"
+#include "cellalloc/ids.h"
+#include "hived/schedule_result.h"
+#include "hived/types.h"
+
+namespace hived {
+
+using VCellId = uint32_t;
+using GroupId = uint32_t;
+inline constexpr uint32_t kNilId = 0xffffffffu;
+
+enum class GState : uint8_t { kRunning, kPreempting, kBeingPreempted };
+
+struct Group {
+  std::string name;
+  std::string vc_name;
+  VcId vc;
+  Priority priority = 0;  // requested
+  Priority running = 0;   // priority it runs at now
+  bool lazy = false;
+  bool alive = false;
+  GState state = GState::kRunning;
+  std::string pinned_id;
+  std::string leaf_type;
+  Placement placement;
+  ChainId chain;
+  std::vector<CellId> pleaves;         // placement order
+  std::vector<VCellId> vleaves;        // kNilId for opportunistic leaves
+  std::vector<VCellId> saved_vleaves;  // before a lazy downgrade (for its revert)
+  int32_t reserved_by_others = 0;
+  std::string preemptor;
+  std::string downgrade_reason;
+};
+
+class GroupTable {
+ public:
+  // The live group named `name`, or kNilId.
+  GroupId Find(std::string_view name) const;
+  // A slot for a new live group named `name` (a recycled one first); its other fields
+  // are the caller's to set. REQUIRES: Find(name) == kNilId.
+  GroupId Add(const std::string& name);
+  // Ends group `g`: unindexed, not alive, no leaves, slot free for reuse.
+  void Remove(GroupId g);
+
+  Group& operator[](GroupId g) { return groups_[g]; }
+  const Group& operator[](GroupId g) const { return groups_[g]; }
+  // Every slot, live or dead (`alive`), in id order.
+  const std::vector<Group>& slots() const { return groups_; }
+
+  absl::Status CheckInvariants() const;
+
+ private:
+  std::vector<Group> groups_;
+  std::vector<GroupId> free_;
+  absl::flat_hash_map<std::string, GroupId> by_name_;
+};
+
+}  // namespace hived
+
+#endif  // HIVED_SRC_GROUP_TABLE_H_

@@ -1,0 +1,211 @@
+// The group table: creating and deleting groups, lazy downgrades, cancelling a
+// reservation, releasing; the Release, CancelPreemption and SetNodeHealthy calls.
+#include <algorithm>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "src/internal/check.h"
+#include "src/internal/status_macros.h"
+#include "src/scheduler_impl.h"
+
+namespace hived {
+
+using cellalloc::ChainInfo;
+
+// ---------------------------------------------------------------------------------------
+// Groups.
+
+GroupId SchedulerImpl::NewGroup(const GroupRequest& request, VcId vc) {
+  const GroupId g = groups_.Add(request.name);
+  Group& grp = groups_[g];
+  // Reset in place: keeps the strings' and vectors' capacity of a recycled slot.
+  grp.vc_name = request.vc;
+  grp.vc = vc;
+  grp.priority = request.priority;
+  grp.running = request.priority;
+  grp.lazy = request.lazy_preemption;
+  grp.state = GState::kRunning;
+  grp.pinned_id = request.pinned_cell_id;
+  grp.leaf_type = request.leaf_cell_type;
+  grp.chain = ChainId::Nil();
+  grp.pleaves.clear();
+  grp.vleaves.clear();
+  grp.saved_vleaves.clear();
+  grp.reserved_by_others = 0;
+  grp.preemptor.clear();
+  grp.downgrade_reason.clear();
+  return g;
+}
+
+void SchedulerImpl::DeleteGroup(GroupId g) { groups_.Remove(g); }
+
+void SchedulerImpl::DowngradeGroup(GroupId g, const std::string& preemptor,
+                                   const std::string& reason) {
+  Group& grp = groups_[g];
+  grp.saved_vleaves = grp.vleaves;
+  for (size_t i = 0; i < grp.pleaves.size(); ++i) {
+    VCellId v = grp.vleaves[i];
+    CellId p = grp.pleaves[i];
+    if (v != kNilId && v_[v].user == g) ReleaseVLeaf(v);
+    if (p_reserver_[p.value()] == kNilId) SetPLeaf(p, kOpportunisticPriority);
+    grp.vleaves[i] = kNilId;
+  }
+  grp.running = kOpportunisticPriority;
+  grp.preemptor = preemptor;
+  grp.downgrade_reason = reason;
+}
+
+void SchedulerImpl::RevertDowngrade(GroupId g, Priority priority) {
+  Group& grp = groups_[g];
+  for (size_t i = 0; i < grp.pleaves.size(); ++i) {
+    VCellId v = grp.saved_vleaves[i];
+    CellId p = grp.pleaves[i];
+    if (v != kNilId) {
+      BindLeafPath(v, p);
+      SetVLeaf(v, priority, g);
+    }
+    if (p_reserver_[p.value()] == kNilId) SetPLeaf(p, priority);
+  }
+  grp.vleaves = std::move(grp.saved_vleaves);
+  grp.saved_vleaves.clear();
+  grp.running = priority;
+  grp.preemptor.clear();
+  grp.downgrade_reason.clear();
+}
+
+void SchedulerImpl::CancelInternal(GroupId g) {
+  Group& pre = groups_[g];
+  for (size_t i = 0; i < pre.pleaves.size(); ++i) {
+    CellId p = pre.pleaves[i];
+    VCellId v = pre.vleaves[i];
+    if (p_reserver_[p.value()] != g) continue;
+    p_reserver_[p.value()] = kNilId;
+    GroupId u = p_user_[p.value()];
+    if (u != kNilId) {
+      Group& victim = groups_[u];
+      auto it = std::find(victim.pleaves.begin(), victim.pleaves.end(), p);
+      VCellId vv = victim.vleaves[static_cast<size_t>(it - victim.pleaves.begin())];
+      if (vv != kNilId && vv == v) {
+        SetVLeaf(v, victim.running, u);
+      } else if (v != kNilId && v_[v].user == g) {
+        ReleaseVLeaf(v);
+      }
+      SetPLeaf(p, victim.running);
+      if (--victim.reserved_by_others == 0 && victim.state == GState::kBeingPreempted) {
+        victim.state = GState::kRunning;
+        if (victim.running >= 0) victim.preemptor.clear();
+      } else if (victim.reserved_by_others > 0 && victim.preemptor == pre.name) {
+        // Still preempted by another group: name that one.
+        for (CellId q : victim.pleaves) {
+          GroupId r = p_reserver_[q.value()];
+          if (r != kNilId && r != g) {
+            victim.preemptor = groups_[r].name;
+            break;
+          }
+        }
+      }
+    } else {
+      SetPLeaf(p, kFreePriority);
+      if (v != kNilId && v_[v].user == g) ReleaseVLeaf(v);
+    }
+  }
+  DeleteGroup(g);
+}
+
+void SchedulerImpl::ReleaseInternal(GroupId g) {
+  Group& grp = groups_[g];
+  for (size_t i = 0; i < grp.pleaves.size(); ++i) {
+    CellId p = grp.pleaves[i];
+    VCellId v = grp.vleaves[i];
+    if (p_user_[p.value()] != g) continue;
+    p_user_[p.value()] = kNilId;
+    if (p_reserver_[p.value()] != kNilId) continue;  // Reserving -> Reserved
+    SetPLeaf(p, kFreePriority);
+    if (v != kNilId && v_[v].user == g) ReleaseVLeaf(v);
+  }
+  DeleteGroup(g);
+}
+
+absl::Status SchedulerImpl::Release(std::string_view name) {
+  const GroupId g = groups_.Find(name);
+  if (g == kNilId) {
+    return absl::NotFoundError(
+        absl::StrCat("group ", absl::string_view(name.data(), name.size()), " is not running"));
+  }
+  if (groups_[g].state == GState::kPreempting) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("group ", absl::string_view(name.data(), name.size()),
+                     " is preempting, not running; use CancelPreemption"));
+  }
+  ++epoch_;
+  ReleaseInternal(g);
+  Settle();
+  return absl::OkStatus();
+}
+
+absl::Status SchedulerImpl::CancelPreemption(std::string_view name) {
+  const GroupId g = groups_.Find(name);
+  if (g == kNilId) {
+    return absl::NotFoundError(
+        absl::StrCat("group ", absl::string_view(name.data(), name.size()), " is not known"));
+  }
+  if (groups_[g].state != GState::kPreempting) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("group ", absl::string_view(name.data(), name.size()), " is not preempting"));
+  }
+  ++epoch_;
+  CancelInternal(g);
+  Settle();
+  return absl::OkStatus();
+}
+
+absl::Status SchedulerImpl::SetNodeHealthy(std::string_view node, bool healthy) {
+  const cellalloc::CellForest& f = *forest_;
+  NodeId n = f.FindNode(node);
+  if (n.IsNil()) {
+    return absl::NotFoundError(absl::StrCat("node ", absl::string_view(node.data(), node.size()),
+                                            " is not in the cluster"));
+  }
+  std::vector<CellId> changed = buddy_->SetNodeHealthy(n, healthy);
+  if (changed.empty()) return absl::OkStatus();
+  ++epoch_;
+  for (CellId c : changed) {
+    if (f.is_node_level(c))
+      views_[f.chain(c).value()].index.SetHealthy(p_view_pos_[c.value()], healthy);
+    if (p_bound_[c.value()] != kNilId) UpdateVNodeHealth(p_bound_[c.value()]);
+  }
+  if (!healthy) {
+    // Bad cells inside bound regions get bound too, so the VC sees them.
+    for (auto it = changed.rbegin(); it != changed.rend(); ++it) {
+      CellId c = *it;
+      if (p_bound_[c.value()] != kNilId) continue;
+      const ChainInfo& info = f.chain_info(f.chain(c));
+      if (f.level(c) < info.node_level) continue;
+      CellId parent = f.parent(c);
+      if (parent.IsNil() || p_bound_[parent.value()] == kNilId) continue;
+      pending_bad_.push_back(p_bound_[parent.value()]);
+    }
+  } else {
+    for (CellId c : changed) {
+      VCellId v = p_bound_[c.value()];
+      if (v == kNilId || !v_[v].bad_bound) continue;
+      if (v_[v].doomed) continue;  // doomed roots are given back by RebalanceDoomed
+      if (!CanUnbind(v)) continue;
+      VCellId parent = v_[v].parent;
+      if (v_[v].is_root) {
+        ReleasePreassigned(v);
+      } else {
+        UnbindCell(v);
+        UnbindUp(parent);
+      }
+    }
+  }
+  for (CellId c : f.node_cells(n)) MarkDirty(f.chain(c));
+  Settle();
+  return absl::OkStatus();
+}
+
+}  // namespace hived

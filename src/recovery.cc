@@ -1,0 +1,386 @@
+// Allocate: resolving a placement (cached from Schedule, or by name after a restart),
+// re-deriving the virtual binding of recovered groups, and running a Preempting group.
+#include <algorithm>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "src/internal/check.h"
+#include "src/internal/status_macros.h"
+#include "src/scheduler_impl.h"
+
+namespace hived {
+
+using cellalloc::ChainInfo;
+
+// ---------------------------------------------------------------------------------------
+// Public mutations.
+
+absl::Status SchedulerImpl::ResolvePlacement(const GroupRequest& request,
+                                             const Placement& placement,
+                                             std::vector<CellId>* pleaves,
+                                             std::vector<const std::string*>* types,
+                                             std::string* notes) const {
+  const cellalloc::CellForest& f = *forest_;
+  // Pods must match the members exactly.
+  std::vector<std::pair<int32_t, int32_t>> want;  // leaf number -> pods
+  for (const GroupMember& m : request.members) {  // validated by ValidateRequest
+    auto it = std::find_if(want.begin(), want.end(),
+                           [&](const auto& e) { return e.first == m.leaf_cell_number; });
+    if (it == want.end()) {
+      want.emplace_back(m.leaf_cell_number, m.pod_number);
+    } else {
+      it->second += m.pod_number;
+    }
+  }
+  for (const PodPlacement& pod : placement.pods) {
+    auto it = std::find_if(want.begin(), want.end(),
+                           [&](const auto& e) { return e.first == pod.leaf_cell_number; });
+    if (it == want.end() || it->second == 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("group ", request.name,
+                       ": the placement's pods do not match the group's members (extra pod with ",
+                       pod.leaf_cell_number, " leaf cells on node ", pod.node, ")"));
+    }
+    --it->second;
+    if (static_cast<int32_t>(pod.leaf_cell_indices.size()) != pod.leaf_cell_number) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "group ", request.name, ": a pod on node ", pod.node, " lists ",
+          pod.leaf_cell_indices.size(), " leaf cell indices but needs ", pod.leaf_cell_number));
+    }
+    if (!pod.preassigned_cell_types.empty() &&
+        pod.preassigned_cell_types.size() != pod.leaf_cell_indices.size()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("group ", request.name, ": a pod on node ", pod.node,
+                       " has a different number of preassigned cell types and leaf cell indices"));
+    }
+  }
+  for (const auto& e : want) {
+    if (e.second != 0) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "group ", request.name, ": the placement's pods do not match the group's members (",
+          e.second, " pod(s) with ", e.first, " leaf cells missing)"));
+    }
+  }
+  ChainId chain = f.FindChain(placement.chain);
+  std::vector<std::string> ignored;
+  for (const PodPlacement& pod : placement.pods) {
+    NodeId n = f.FindNode(pod.node);
+    for (size_t i = 0; i < pod.leaf_cell_indices.size(); ++i) {
+      int32_t idx = pod.leaf_cell_indices[i];
+      CellId leaf;
+      if (!n.IsNil()) {
+        if (!chain.IsNil()) leaf = f.FindLeaf(chain, n, idx);
+        for (int32_t c = 0; leaf.IsNil() && c < f.num_chains(); ++c) {
+          leaf = f.FindLeaf(ChainId(static_cast<uint32_t>(c)), n, idx);
+        }
+      }
+      if (leaf.IsNil()) {
+        ignored.push_back(absl::StrCat(pod.node, ":", idx));
+        continue;
+      }
+      if (std::find(pleaves->begin(), pleaves->end(), leaf) != pleaves->end()) {
+        return absl::InvalidArgumentError(absl::StrCat("group ", request.name, ": leaf cell ", idx,
+                                                       " on node ", pod.node, " is listed twice"));
+      }
+      pleaves->push_back(leaf);
+      types->push_back(pod.preassigned_cell_types.empty() ? nullptr
+                                                          : &pod.preassigned_cell_types[i]);
+    }
+  }
+  if (!ignored.empty()) {
+    *notes =
+        absl::StrCat("leaf cells not in the cluster are ignored: ", absl::StrJoin(ignored, ", "));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<AllocateInfo> SchedulerImpl::Allocate(const GroupRequest& request,
+                                                     const Placement& placement) {
+  const GroupId existing = groups_.Find(request.name);
+  if (existing != kNilId) {
+    if (groups_[existing].state == GState::kPreempting) {
+      return AllocatePreempting(existing, placement);
+    }
+    return absl::AlreadyExistsError(absl::StrCat("group ", request.name, " is already running"));
+  }
+  HIVED_RETURN_IF_ERROR(ValidateRequest(request));
+  std::vector<CellId> resolved;
+  std::vector<const std::string*> types;
+  std::string notes;
+  const bool cached = ResolveCached(request, placement);
+  if (!cached) {
+    HIVED_RETURN_IF_ERROR(ResolvePlacement(request, placement, &resolved, &types, &notes));
+  }
+  // The cached decision's leaves are used in place (no copy); nothing below changes them.
+  const std::vector<CellId>& pleaves = cached ? cache_.pleaves : resolved;
+  for (CellId p : pleaves) {
+    GroupId u = p_user_[p.value()];
+    GroupId r = p_reserver_[p.value()];
+    if (u != kNilId || r != kNilId) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "group ", request.name, ": leaf cell ", forest_->leaf_index(p), " on node ",
+          forest_->node_name(forest_->node(p)), " is ", u != kNilId ? "used" : "reserved",
+          " by group ", groups_[u != kNilId ? u : r].name));
+    }
+  }
+  auto vc_it = vc_by_name_.find(request.vc);
+  VcId vc = vc_it == vc_by_name_.end() ? VcId::Nil() : vc_it->second;
+  ++epoch_;
+  GroupId g = NewGroup(request, vc);
+  Group& grp = groups_[g];
+  grp.placement = placement;
+  grp.chain = cached ? cache_.chain : forest_->FindChain(placement.chain);
+  if (grp.chain.IsNil() && !pleaves.empty()) grp.chain = forest_->chain(pleaves.front());
+  grp.pleaves = pleaves;
+  grp.vleaves.assign(pleaves.size(), kNilId);
+  AllocateInfo info;
+  std::string downgrade;
+  if (request.priority >= kMinGuaranteedPriority) {
+    if (vc.IsNil()) {
+      downgrade = absl::StrCat("VC ", request.vc, " does not exist");
+    } else if (cache_.name == request.name && cache_.epoch + 1 == epoch_ &&
+               (cached || cache_.pleaves == pleaves)) {
+      // The placement Schedule just returned: bind its virtual cells directly.
+      for (size_t i = 0; i < pleaves.size(); ++i) {
+        BindLeafPath(cache_.vleaves[i], pleaves[i]);
+        SetVLeaf(cache_.vleaves[i], request.priority, g);
+        grp.vleaves[i] = cache_.vleaves[i];
+      }
+    } else {
+      bool down = false;
+      Req req;
+      req.vc = vc;
+      req.raw = &request;
+      if (!request.pinned_cell_id.empty()) {
+        auto it = vcs_[vc.value()].pinned.find(request.pinned_cell_id);
+        if (it != vcs_[vc.value()].pinned.end()) req.pinned_root = it->second;
+      }
+      // Pass the preassigned types through the group's placement order.
+      grp.saved_vleaves.clear();
+      std::string reason;
+      {
+        // RecoverVirtual reads types from `types` via the group: stash them.
+        recover_types_ = std::move(types);
+        reason = RecoverVirtual(req, &grp, &down);
+        recover_types_.clear();
+      }
+      if (down) downgrade = reason;
+    }
+  }
+  cache_.epoch = ~uint64_t{0};
+  Priority prio = request.priority;
+  if (!downgrade.empty()) {
+    prio = kOpportunisticPriority;
+    grp.running = kOpportunisticPriority;
+    grp.downgrade_reason = downgrade;
+    info.downgraded = true;
+    info.reason = downgrade;
+  }
+  for (CellId p : pleaves) {
+    p_user_[p.value()] = g;
+    SetPLeaf(p, prio);
+  }
+  if (!notes.empty())
+    info.reason = info.reason.empty() ? notes : absl::StrCat(info.reason, "; ", notes);
+  Settle();
+  return info;
+}
+
+bool SchedulerImpl::ResolveCached(const GroupRequest& request, const Placement& placement) const {
+  if (cache_.epoch != epoch_ || cache_.name != request.name) return false;
+  const cellalloc::CellForest& f = *forest_;
+  const std::vector<int32_t>& needs = cache_.needs;
+  // The members: the same multiset of pod sizes as scheduled (`needs` is sorted).
+  size_t pods = 0;
+  for (const GroupMember& m : request.members) {
+    if (m.pod_number <= 0 || m.leaf_cell_number <= 0) return false;
+    pods += static_cast<size_t>(m.pod_number);
+    if (pods > needs.size()) return false;
+  }
+  if (pods != needs.size() || placement.pods.size() != pods) return false;
+  for (const GroupMember& m : request.members) {
+    size_t asked = 0;
+    for (const GroupMember& o : request.members) {
+      if (o.leaf_cell_number == m.leaf_cell_number) asked += static_cast<size_t>(o.pod_number);
+    }
+    auto range = std::equal_range(needs.begin(), needs.end(), m.leaf_cell_number);
+    if (static_cast<size_t>(range.second - range.first) != asked) return false;
+  }
+  if (placement.chain != f.chain_info(cache_.chain).name) return false;
+  // Pods in the scheduled order, on the scheduled nodes and devices. Device indices are
+  // unique per node and leaf type, so these are exactly the leaves ResolvePlacement finds.
+  size_t off = 0;
+  for (size_t k = 0; k < pods; ++k) {
+    const PodPlacement& pod = placement.pods[k];
+    const size_t n = static_cast<size_t>(needs[k]);
+    if (pod.leaf_cell_number != needs[k] || pod.leaf_cell_indices.size() != n) return false;
+    if (!pod.preassigned_cell_types.empty() && pod.preassigned_cell_types.size() != n) {
+      return false;
+    }
+    if (pod.node != f.node_name(f.node(cache_.pleaves[off]))) return false;
+    for (size_t i = 0; i < n; ++i, ++off) {
+      if (f.leaf_index(cache_.pleaves[off]) != pod.leaf_cell_indices[i]) return false;
+    }
+  }
+  return true;
+}
+
+std::string SchedulerImpl::RecoverVirtual(const Req& req, Group* grp, bool* downgraded) {
+  const cellalloc::CellForest& f = *forest_;
+  const GroupId g = groups_.Find(grp->name);
+  const Vc& vc = vcs_[req.vc.value()];
+  std::vector<VCellId> done;
+  std::string reason;
+  VCellId partial = kNilId;
+  for (size_t i = 0; i < grp->pleaves.size() && reason.empty(); ++i) {
+    CellId leaf = grp->pleaves[i];
+    if (recover_types_[i] == nullptr) {
+      reason = "the placement has no preassigned cell types";
+      break;
+    }
+    const std::string& tname = *recover_types_[i];
+    if (tname.empty()) {
+      reason = "the placement has opportunistic leaf cells";
+      break;
+    }
+    ChainId ch = f.chain(leaf);
+    const ChainInfo& info = f.chain_info(ch);
+    CellTypeId type = f.FindType(tname);
+    if (type.IsNil() || f.type_info(type).level > info.top_level ||
+        info.types[static_cast<size_t>(f.type_info(type).level)] != type) {
+      reason = absl::StrCat("cell type ", tname, " is not in chain ", info.name);
+      break;
+    }
+    CellLevel level = f.type_info(type).level;
+    CellId pre = leaf;
+    while (f.level(pre) < level) pre = f.parent(pre);
+    VCellId vpre = p_bound_[pre.value()];
+    if (vpre != kNilId) {
+      if (v_[vpre].vc != req.vc) {
+        reason = absl::StrCat("physical cell ", f.address(pre), " is bound to VC ",
+                              vcs_[v_[vpre].vc.value()].name);
+        break;
+      }
+      bool in_pinned = v_[vpre].pinned;
+      if (in_pinned != (req.pinned_root != kNilId) ||
+          (in_pinned && v_[vpre].root != req.pinned_root)) {
+        reason =
+            absl::StrCat("physical cell ", f.address(pre),
+                         in_pinned ? " is in another pinned cell" : " is not in the pinned cell");
+        break;
+      }
+    } else {
+      if (req.pinned_root != kNilId) {
+        reason = absl::StrCat("physical cell ", f.address(pre), " is not in pinned cell ",
+                              req.raw->pinned_cell_id);
+        break;
+      }
+      const VcChainLevel& slot = vc.cl[ch.value()][static_cast<size_t>(level)];
+      int32_t pos = slot.unbound.FindNext(0);
+      if (pos < 0) {
+        reason = absl::StrCat("VC ", vc.name, " has no unbound ", tname, " cell left in chain ",
+                              info.name);
+        break;
+      }
+      if (!buddy_->IsAvailable(pre)) {
+        reason = absl::StrCat("physical cell ", f.address(pre), " is not free for VC ", vc.name);
+        break;
+      }
+      vpre = slot.roots[static_cast<size_t>(pos)];
+      AllocatePreassigned(vpre, pre);
+      partial = vpre;
+      if (!SafetyOk(ch)) {
+        reason = absl::StrCat("binding ", f.address(pre), " to VC ", vc.name,
+                              " would break the safety of chain ", info.name);
+        break;
+      }
+    }
+    // Descend to the leaf.
+    VCellId v = vpre;
+    CellId p = pre;
+    while (v_[v].level > 1) {
+      CellId pc = leaf;
+      while (f.level(pc) < v_[v].level - 1) pc = f.parent(pc);
+      VCellId vc_child = p_bound_[pc.value()];
+      if (vc_child != kNilId) {
+        if (v_[vc_child].parent != v) {
+          reason = absl::StrCat("physical cell ", f.address(pc), " is bound elsewhere");
+          break;
+        }
+      } else {
+        for (int32_t j = 0; j < v_[v].num_children; ++j) {
+          VCellId c = v_[v].first_child + static_cast<VCellId>(j);
+          if (v_[c].bound.IsNil()) {
+            vc_child = c;
+            break;
+          }
+        }
+        if (vc_child == kNilId) {
+          reason = absl::StrCat("no free virtual cell under ", VAddress(v));
+          break;
+        }
+        BindCell(vc_child, pc);
+      }
+      partial = vc_child;
+      v = vc_child;
+      p = pc;
+    }
+    if (!reason.empty()) break;
+    if (v_[v].user != kNilId) {
+      reason = absl::StrCat("virtual cell ", VAddress(v), " is already used");
+      break;
+    }
+    SetVLeaf(v, req.raw->priority, g);
+    partial = kNilId;
+    done.push_back(v);
+    grp->vleaves[i] = v;
+  }
+  if (reason.empty()) return reason;
+  // Undo: release what this group bound.
+  if (partial != kNilId) UnbindUp(partial);
+  for (VCellId v : done) ReleaseVLeaf(v);
+  std::fill(grp->vleaves.begin(), grp->vleaves.end(), kNilId);
+  *downgraded = true;
+  return reason;
+}
+
+absl::StatusOr<AllocateInfo> SchedulerImpl::AllocatePreempting(GroupId g,
+                                                               const Placement& placement) {
+  Group& grp = groups_[g];
+  GroupRequest request;
+  request.name = grp.name;
+  for (const PodPlacement& pod : grp.placement.pods)
+    request.members.push_back({1, pod.leaf_cell_number});
+  std::vector<CellId> pleaves;
+  std::vector<const std::string*> types;
+  std::string notes;
+  HIVED_RETURN_IF_ERROR(ResolvePlacement(request, placement, &pleaves, &types, &notes));
+  if (pleaves != grp.pleaves) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("group ", grp.name, " is preempting for another placement; cancel it first"));
+  }
+  std::vector<std::string> still;
+  for (CellId p : grp.pleaves) {
+    GroupId u = p_user_[p.value()];
+    if (u != kNilId && std::find(still.begin(), still.end(), groups_[u].name) == still.end()) {
+      still.push_back(groups_[u].name);
+    }
+  }
+  if (!still.empty()) {
+    std::sort(still.begin(), still.end());
+    return absl::FailedPreconditionError(absl::StrCat(
+        "group ", grp.name, " still waits for its victims: ", absl::StrJoin(still, ", ")));
+  }
+  ++epoch_;
+  for (CellId p : grp.pleaves) {
+    p_user_[p.value()] = g;
+    p_reserver_[p.value()] = kNilId;
+  }
+  grp.state = GState::kRunning;
+  return AllocateInfo();
+}
+
+}  // namespace hived

@@ -1,0 +1,483 @@
+// Schedule: a decision computed without observable change (`Decide`), applied in one step
+// (`Commit`); a Preempting group's re-check; one chain's attempt; planning the binding.
+#include <algorithm>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "src/internal/check.h"
+#include "src/internal/status_macros.h"
+#include "src/scheduler_impl.h"
+
+namespace hived {
+
+absl::StatusOr<ScheduleResult> SchedulerImpl::Schedule(const GroupRequest& request, Phase phase) {
+  const GroupId existing = groups_.Find(request.name);
+  if (existing != kNilId) {
+    if (groups_[existing].state != GState::kPreempting) {
+      return absl::AlreadyExistsError(absl::StrCat("group ", request.name, " is already running"));
+    }
+    absl::StatusOr<ScheduleResult> result = RecheckPreempting(existing, request, phase);
+    Settle();
+    return result;
+  }
+  HIVED_ASSIGN_OR_RETURN(Req req, ParseRequest(request));
+  absl::StatusOr<ScheduleResult> result = ScheduleNew(req, phase);
+  needs_pool_.swap(req.needs);
+  Settle();
+  return result;
+}
+
+absl::StatusOr<ScheduleResult> SchedulerImpl::ScheduleNew(const Req& req, Phase phase) {
+  Decide(req, &decision_);
+  return Commit(req, phase, &decision_);
+}
+
+void SchedulerImpl::Decide(const Req& req, Decision* d) {
+  const GroupRequest& r = *req.raw;
+  const cellalloc::CellForest& f = *forest_;
+  // Suggested nodes: mark the nodes and every cell above them.
+  if (req.has_suggested) {
+    sugg_active_ = true;
+    for (const std::string& name : *r.suggested_nodes) {
+      NodeId n = f.FindNode(name);
+      if (n.IsNil() || node_suggested_[n.value()]) continue;
+      node_suggested_[n.value()] = 1;
+      sugg_nodes_.push_back(n);
+      for (CellId c : f.node_cells(n)) {
+        for (CellId x = c; !x.IsNil(); x = f.parent(x)) {
+          if (p_suggested_[x.value()]++ == 0) sugg_touched_.push_back(x.value());
+        }
+      }
+    }
+  }
+  struct Cleanup {
+    SchedulerImpl* s;
+    ~Cleanup() {
+      for (NodeId n : s->sugg_nodes_) s->node_suggested_[n.value()] = 0;
+      for (uint32_t c : s->sugg_touched_) s->p_suggested_[c] = 0;
+      s->sugg_nodes_.clear();
+      s->sugg_touched_.clear();
+      s->sugg_active_ = false;
+    }
+  } cleanup{this};
+
+  d->victims.clear();
+  d->overlapping.clear();
+  d->lazy.clear();
+  d->code = ReasonCode::kNone;
+  d->reason.clear();
+  std::vector<std::string> reasons;
+  ReasonCode first_code = ReasonCode::kNone;
+  bool all_infeasible = true;
+  auto try_view = [&](int32_t view_id) {
+    Attempt a = TryGuaranteed(req, view_id, d);
+    if (a.ok) {
+      d->chain = views_[static_cast<size_t>(view_id)].chain;
+      return true;
+    }
+    all_infeasible = all_infeasible && a.infeasible;
+    if (reasons.empty()) first_code = a.code;
+    reasons.push_back(std::move(a.reason));
+    return false;
+  };
+  auto try_chain = [&](ChainId ch) {
+    if (req.guaranteed) {
+      int32_t view = vcs_[req.vc.value()].chain_view[ch.value()];
+      if (view < 0) return false;
+      return try_view(view);
+    }
+    Attempt a = TryOpportunistic(req, ch, d);
+    if (a.ok) {
+      d->chain = ch;
+      return true;
+    }
+    all_infeasible = all_infeasible && a.infeasible;
+    if (reasons.empty()) first_code = a.code;
+    reasons.push_back(std::move(a.reason));
+    return false;
+  };
+  bool ok = false;
+  if (req.pinned_root != kNilId) {
+    ok = try_view(vcs_[req.vc.value()].pinned_view.at(r.pinned_cell_id));
+  } else if (!r.leaf_cell_type.empty()) {
+    for (ChainId ch : f.ChainsOfLeafType(r.leaf_cell_type)) {
+      if ((ok = try_chain(ch))) break;
+    }
+  } else {
+    for (ChainId ch : chains_by_leaf_type_) {
+      if ((ok = try_chain(ch))) break;
+    }
+  }
+
+  d->found = ok;
+  if (!ok) {
+    d->outcome = all_infeasible && !reasons.empty() ? Outcome::kInfeasible : Outcome::kWaiting;
+    d->reason = absl::StrJoin(reasons, "; ");
+    d->code = first_code;
+    if (d->reason.empty()) {
+      d->reason = "no chain of the requested leaf cell type";
+      d->code = ReasonCode::kNoChain;
+    }
+    return;
+  }
+  // Victims and overlapping preemptors (lazy downgrades keep a group on its physical leaves).
+  for (CellId p : d->pleaves) {
+    GroupId u = p_user_[p.value()];
+    GroupId rv = p_reserver_[p.value()];
+    if (u != kNilId && std::find(d->victims.begin(), d->victims.end(), u) == d->victims.end()) {
+      d->victims.push_back(u);
+    }
+    if (rv != kNilId &&
+        std::find(d->overlapping.begin(), d->overlapping.end(), rv) == d->overlapping.end()) {
+      d->overlapping.push_back(rv);
+    }
+  }
+  // The plan was made on the lazily downgraded state; undo the downgrades, latest first:
+  // deciding leaves the state as it was (Commit applies them again).
+  for (auto it = d->lazy.rbegin(); it != d->lazy.rend(); ++it) {
+    RevertDowngrade(*it, groups_[*it].priority);
+  }
+}
+
+absl::StatusOr<ScheduleResult> SchedulerImpl::Commit(const Req& req, Phase phase, Decision* d) {
+  const GroupRequest& r = *req.raw;
+  ScheduleResult result;
+  if (!d->found) {
+    result.outcome = d->outcome;
+    result.reason = std::move(d->reason);
+    result.code = d->code;
+    return result;
+  }
+  std::vector<GroupId>& victims = d->victims;
+  const std::vector<GroupId>& overlapping = d->overlapping;
+  const ChainId found_chain = d->chain;
+  FillPlacement(found_chain, req.needs, d->pleaves, d->vleaves, &result.placement);
+  if (phase == Phase::kFiltering) {
+    // Decide only. A placement that needs lazy downgrades is reported as a preemption
+    // whose victims include the groups that would be downgraded.
+    for (auto it = d->lazy.rbegin(); it != d->lazy.rend(); ++it) {
+      if (std::find(victims.begin(), victims.end(), *it) == victims.end()) victims.push_back(*it);
+    }
+    if (!d->lazy.empty()) {
+      result.reason = "lazily preemptible victims would be downgraded to opportunistic";
+      result.code = ReasonCode::kLazyDowngrade;
+    }
+    if (!overlapping.empty()) {
+      std::vector<std::string> names;
+      for (GroupId g : overlapping) names.push_back(groups_[g].name);
+      std::sort(names.begin(), names.end());
+      result.outcome = Outcome::kWaiting;
+      result.placement = Placement();
+      result.code = ReasonCode::kReservationOverlap;
+      result.reason = absl::StrCat("the placement overlaps the reservation of preempting group(s) ",
+                                   absl::StrJoin(names, ", "),
+                                   "; schedule in the Preempting phase to cancel them");
+      return result;
+    }
+    if (!victims.empty()) {
+      result.outcome = Outcome::kPreempting;
+      for (GroupId g : victims) result.victims.push_back(groups_[g].name);
+      std::sort(result.victims.begin(), result.victims.end());
+      return result;
+    }
+    result.outcome = Outcome::kPlaced;
+    if (d->lazy.empty()) {  // the virtual cells are valid only without the downgrades
+      CacheDecision(req, found_chain);
+    }
+    return result;
+  }
+  // The commit: lazy downgrades (in the order Decide planned them), cancelled overlapping
+  // reservations, then the placement or the new reservation.
+  for (GroupId u : d->lazy) {
+    DowngradeGroup(u, r.name, absl::StrCat("lazily preempted by group ", r.name));
+  }
+  if (!d->lazy.empty()) ++epoch_;
+  for (GroupId g : overlapping) CancelInternal(g);
+  if (!overlapping.empty()) {
+    victims.clear();
+    for (CellId p : d->pleaves) {
+      GroupId u = p_user_[p.value()];
+      if (u != kNilId && std::find(victims.begin(), victims.end(), u) == victims.end()) {
+        victims.push_back(u);
+      }
+    }
+  }
+  if (victims.empty()) {
+    result.outcome = Outcome::kPlaced;
+    CacheDecision(req, found_chain);
+    return result;
+  }
+  // Create the preempting group: reserve every leaf.
+  ++epoch_;
+  GroupId g = NewGroup(r, req.vc);
+  Group& grp = groups_[g];
+  grp.state = GState::kPreempting;
+  grp.running = r.priority;
+  grp.chain = found_chain;
+  grp.placement = result.placement;
+  grp.pleaves = d->pleaves;
+  grp.vleaves = d->vleaves;
+  for (size_t i = 0; i < d->pleaves.size(); ++i) {
+    CellId p = d->pleaves[i];
+    VCellId v = d->vleaves[i];
+    GroupId u = p_user_[p.value()];
+    if (u != kNilId) {
+      Group& victim = groups_[u];
+      victim.state = GState::kBeingPreempted;
+      victim.preemptor = r.name;
+      ++victim.reserved_by_others;
+    }
+    if (v != kNilId) {
+      BindLeafPath(v, p);
+      SetVLeaf(v, r.priority, g);
+    }
+    p_reserver_[p.value()] = g;
+    SetPLeaf(p, r.priority);
+  }
+  result.outcome = Outcome::kPreempting;
+  for (GroupId x : victims) result.victims.push_back(groups_[x].name);
+  std::sort(result.victims.begin(), result.victims.end());
+  return result;
+}
+
+void SchedulerImpl::CacheDecision(const Req& req, ChainId chain) {
+  cache_.name = req.raw->name;
+  cache_.epoch = epoch_;
+  cache_.chain = chain;
+  cache_.needs = req.needs;
+  cache_.pleaves.swap(decision_.pleaves);  // swaps keep both buffers' capacity
+  cache_.vleaves.swap(decision_.vleaves);
+}
+
+absl::StatusOr<ScheduleResult> SchedulerImpl::RecheckPreempting(GroupId g,
+                                                                const GroupRequest& request,
+                                                                Phase phase) {
+  Group& grp = groups_[g];
+  const cellalloc::CellForest& f = *forest_;
+  bool blocked = false;
+  std::string why;
+  for (CellId p : grp.pleaves) {
+    NodeId n = f.node(p);
+    if (!buddy_->IsNodeHealthy(n)) {
+      blocked = true;
+      why = absl::StrCat("node ", f.node_name(n), " is bad");
+      break;
+    }
+    if (request.suggested_nodes.has_value() &&
+        std::find(request.suggested_nodes->begin(), request.suggested_nodes->end(),
+                  f.node_name(n)) == request.suggested_nodes->end()) {
+      blocked = true;
+      why = absl::StrCat("node ", f.node_name(n), " is not suggested");
+      break;
+    }
+  }
+  if (blocked && phase == Phase::kPreempting) {
+    ++epoch_;
+    CancelInternal(g);
+    HIVED_ASSIGN_OR_RETURN(Req req, ParseRequest(request));
+    return ScheduleNew(req, phase);
+  }
+  ScheduleResult result;
+  result.placement = grp.placement;
+  for (CellId p : grp.pleaves) {
+    GroupId u = p_user_[p.value()];
+    if (u != kNilId && u != g) {
+      const std::string& name = groups_[u].name;
+      if (std::find(result.victims.begin(), result.victims.end(), name) == result.victims.end()) {
+        result.victims.push_back(name);
+      }
+    }
+  }
+  std::sort(result.victims.begin(), result.victims.end());
+  if (blocked) {
+    result.outcome = Outcome::kWaiting;
+    result.code = ReasonCode::kReservationBlocked;
+    result.reason =
+        absl::StrCat("the reservation of preempting group ", grp.name, " is blocked: ", why,
+                     "; schedule in the Preempting phase to re-place it");
+    return result;
+  }
+  result.outcome = result.victims.empty() ? Outcome::kPlaced : Outcome::kPreempting;
+  return result;
+}
+
+SchedulerImpl::Attempt SchedulerImpl::TryGuaranteed(const Req& req, int32_t view_id, Decision* d) {
+  std::vector<GroupId>* lazy_done = &d->lazy;
+  Attempt a;
+  const View& view = views_[static_cast<size_t>(view_id)];
+  std::string inf = Infeasibility(req, view, &a.code);
+  if (!inf.empty()) {
+    a.infeasible = true;
+    a.reason = std::move(inf);
+    return a;
+  }
+  const Priority p = req.raw->priority;
+  std::vector<int32_t>& pod_node = scratch_pod_node_;
+  Priority q = kOpportunisticPriority;
+  bool ok = FindNodes(view, req.needs, q, /*pass1=*/true, &pod_node, &a.reason, &a.code);
+  if (!ok && view.HasUsageBelow(p)) {
+    // Pass 2 explains the wait only when it names a node (bad, not suggested).
+    std::string reason2;
+    ReasonCode code2 = ReasonCode::kNone;
+    ok = FindNodes(view, req.needs, p, /*pass1=*/false, &pod_node, &reason2, &code2);
+    q = p;
+    if (!ok && code2 != ReasonCode::kInsufficientCapacity) {
+      a.reason = std::move(reason2);
+      a.code = code2;
+    }
+  }
+  if (!ok) return a;
+  std::vector<uint32_t>& leaves = scratch_leaves_;
+  leaves.clear();
+  for (size_t k = 0; k < req.needs.size(); ++k) {
+    ChooseLeaves<false>(view.nodes[static_cast<size_t>(pod_node[k])], req.needs[k], q, &leaves);
+  }
+  ClearTaken();
+  // Lazy preemption: downgrade lazily preemptible running groups on the chosen leaves.
+  size_t lazy_mark = lazy_done->size();
+  if (req.pinned_root == kNilId && q != kOpportunisticPriority) {
+    for (uint32_t v : leaves) {
+      CellId pc = v_[v].bound;
+      if (pc.IsNil()) continue;
+      GroupId u = p_user_[pc.value()];
+      if (u == kNilId) continue;
+      Group& victim = groups_[u];
+      if (!victim.lazy || victim.running < kMinGuaranteedPriority ||
+          victim.state != GState::kRunning) {
+        continue;
+      }
+      DowngradeGroup(u, req.raw->name, absl::StrCat("lazily preempted by group ", req.raw->name));
+      lazy_done->push_back(u);
+    }
+  }
+  if (!MapPlacement(view.chain, leaves, &d->pleaves)) {
+    for (size_t i = lazy_done->size(); i > lazy_mark; --i) {
+      GroupId u = (*lazy_done)[i - 1];
+      RevertDowngrade(u, groups_[u].priority);
+    }
+    lazy_done->resize(lazy_mark);
+    a.code = ReasonCode::kBindingUnavailable;
+    a.reason = absl::StrCat(
+        "VC ", vcs_[req.vc.value()].name, ", chain ", forest_->chain_info(view.chain).name,
+        ": mapping the virtual placement to physical cells would need at least one ",
+        sugg_active_ ? "bad or non-suggested" : "bad", " node");
+    return a;
+  }
+  a.ok = true;
+  d->vleaves.assign(leaves.begin(), leaves.end());
+  return a;
+}
+
+SchedulerImpl::Attempt SchedulerImpl::TryOpportunistic(const Req& req, ChainId ch, Decision* d) {
+  Attempt a;
+  const View& view = views_[ch.value()];
+  std::string inf = Infeasibility(req, view, &a.code);
+  if (!inf.empty()) {
+    a.infeasible = true;
+    a.reason = std::move(inf);
+    return a;
+  }
+  std::vector<int32_t>& pod_node = scratch_pod_node_;
+  if (!FindNodes(view, req.needs, kOpportunisticPriority, /*pass1=*/true, &pod_node, &a.reason,
+                 &a.code)) {
+    return a;
+  }
+  std::vector<uint32_t>& leaves = scratch_leaves_;
+  leaves.clear();
+  for (size_t k = 0; k < req.needs.size(); ++k) {
+    ChooseLeaves<true>(view.nodes[static_cast<size_t>(pod_node[k])], req.needs[k],
+                       kOpportunisticPriority, &leaves);
+  }
+  ClearTaken();
+  a.ok = true;
+  d->pleaves.clear();
+  for (uint32_t x : leaves) d->pleaves.push_back(CellId(x));
+  d->vleaves.assign(leaves.size(), kNilId);
+  return a;
+}
+
+// ---------------------------------------------------------------------------------------
+// Binding: the virtual cells a placement needs, planned on physical cells by cellalloc.
+
+bool SchedulerImpl::MapPlacement(ChainId ch, const std::vector<VCellId>& vleaves,
+                                 std::vector<CellId>* pleaves) {
+  cellalloc::PlanContext context;
+  context.bound = &p_bound_;
+  if (sugg_active_) {
+    context.node_suggested = &node_suggested_;
+    context.cell_suggested = &p_suggested_;
+  }
+  context.vc_unbound = &all_vc_free_[ch.value()];
+  planner_->Begin(ch, context);
+  // Inline storage: a placement binds few roots and few cells under bound parents.
+  absl::InlinedVector<int32_t, 8> pre_roots;
+  absl::InlinedVector<std::pair<VCellId, absl::InlinedVector<int32_t, 4>>, 4> under_bound;
+  for (VCellId leaf : vleaves) {
+    if (!v_[leaf].bound.IsNil()) continue;
+    int32_t child_slot = -1;
+    VCellId x = leaf;
+    while (true) {
+      if (vslot_[x] >= 0) {
+        if (child_slot >= 0) planner_->AddChild(vslot_[x], child_slot);
+        break;
+      }
+      const int32_t slot = planner_->AddNode(v_[x].level);
+      vslot_[x] = slot;
+      vslot_touched_.push_back(x);
+      if (child_slot >= 0) planner_->AddChild(slot, child_slot);
+      child_slot = slot;
+      if (v_[x].is_root) {
+        pre_roots.push_back(slot);
+        break;
+      }
+      VCellId parent = v_[x].parent;
+      if (!v_[parent].bound.IsNil()) {
+        auto it = std::find_if(under_bound.begin(), under_bound.end(),
+                               [&](const auto& e) { return e.first == parent; });
+        if (it == under_bound.end()) {
+          under_bound.emplace_back();
+          under_bound.back().first = parent;
+          under_bound.back().second.push_back(slot);
+        } else {
+          it->second.push_back(slot);
+        }
+        break;
+      }
+      x = parent;
+    }
+  }
+  bool ok = true;
+  for (int32_t slot : pre_roots) {
+    if (!planner_->PlaceRoot(slot)) {
+      ok = false;
+      break;
+    }
+  }
+  if (ok) {
+    for (auto& [parent, slots] : under_bound) {
+      if (!planner_->PlaceUnder(v_[parent].bound, slots)) {
+        ok = false;
+        break;
+      }
+    }
+  }
+  if (ok) {
+    pleaves->clear();
+    pleaves->reserve(vleaves.size());
+    for (VCellId leaf : vleaves) {
+      CellId p = v_[leaf].bound;
+      if (p.IsNil()) p = planner_->cell(vslot_[leaf]);
+      HIVED_CHECK(!p.IsNil()) << "unmapped virtual leaf " << VAddress(leaf);
+      pleaves->push_back(p);
+    }
+  }
+  planner_->Abandon();
+  for (VCellId v : vslot_touched_) vslot_[v] = -1;
+  vslot_touched_.clear();
+  return ok;
+}
+
+}  // namespace hived
