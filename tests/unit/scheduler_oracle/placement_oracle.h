@@ -22,8 +22,8 @@
 // The scheduler-like type `S` needs the public view methods of `hived::Scheduler`; tests of
 // internals pass `SchedulerImpl`, which has the same ones.
 //
-// Invariant checked by the callers: the oracle is asked only when no leaf is reserved
-// (Reserving/Reserved), where "used" and "free" are unambiguous in the views.
+// A leaf counts as used when the views give it a priority (a group runs on it, also while
+// it is being preempted); a reserved leaf nobody runs on is free, as in the rules.
 #ifndef HIVED_TESTS_UNIT_SCHEDULER_ORACLE_PLACEMENT_ORACLE_H_
 #define HIVED_TESTS_UNIT_SCHEDULER_ORACLE_PLACEMENT_ORACLE_H_
 
@@ -93,14 +93,6 @@ void Leaves(const Cell& c, std::vector<const Cell*>* out) {
   for (const Cell& k : c.children) Leaves(k, out);
 }
 
-// True when any leaf below `c` is reserved (the oracle then does not judge).
-template <typename Cell>
-bool AnyReserved(const Cell& c) {
-  if (c.state == CellState::kReserving || c.state == CellState::kReserved) return true;
-  return std::any_of(c.children.begin(), c.children.end(),
-                     [](const Cell& k) { return AnyReserved(k); });
-}
-
 // Counts a node's leaves. `q` is the request's priority; `pass1` counts only free leaves as
 // usable, otherwise leaves used below `q` count too (a physical view always uses pass 1).
 template <typename Cell>
@@ -109,7 +101,7 @@ void CountLeaves(const Cell& c, Priority q, bool pass1, Node* n) {
   Leaves(c, &leaves);
   for (const Cell* l : leaves) {
     ++n->total;
-    if (l->state == CellState::kFree) {
+    if (l->priority == kFreePriority) {  // unused (a reserved but unused leaf too)
       ++n->usable;
       continue;
     }
@@ -138,12 +130,10 @@ inline bool Suggested(const std::optional<std::vector<std::string>>& suggested,
 }
 
 // The nodes of a view. `vc` empty: the chain's physical nodes (only free leaves usable);
-// otherwise the VC's non-pinned virtual nodes of the chain. nullopt when a leaf of the view
-// is reserved.
+// otherwise the VC's non-pinned virtual nodes of the chain.
 template <typename S>
-std::optional<std::vector<Node>> BuildView(const S& s, const std::string& vc,
-                                           const std::string& chain, Priority q, bool pass1,
-                                           const std::optional<std::vector<std::string>>& sugg) {
+std::vector<Node> BuildView(const S& s, const std::string& vc, const std::string& chain, Priority q,
+                            bool pass1, const std::optional<std::vector<std::string>>& sugg) {
   const std::map<std::string, bool> health = NodeHealth(s);
   const std::vector<PhysicalCellStatus> physical = s.PhysicalCluster();
   std::vector<Node> out;
@@ -163,7 +153,6 @@ std::optional<std::vector<Node>> BuildView(const S& s, const std::string& vc,
       for (auto it = c->children.rbegin(); it != c->children.rend(); ++it) stack.push_back(&*it);
     }
     for (const PhysicalCellStatus* c : nodes) {
-      if (AnyReserved(*c)) return std::nullopt;
       Node n;
       n.name = NodeName(*c);
       n.physical_node = n.name;
@@ -205,7 +194,6 @@ std::optional<std::vector<Node>> BuildView(const S& s, const std::string& vc,
       for (auto it = c->children.rbegin(); it != c->children.rend(); ++it) stack.push_back(&*it);
     }
     for (const VirtualCellStatus* c : nodes) {
-      if (AnyReserved(*c)) return std::nullopt;
       Node n;
       n.name = c->address;
       CountLeaves(*c, q, pass1, &n);
@@ -285,7 +273,7 @@ inline std::vector<int32_t> ChooseFreeLeaves(const PhysicalCellStatus& node, int
     std::vector<int32_t> out;
     for (const PhysicalCellStatus* l : leaves) {
       int32_t d = index.at(l);
-      if (l->state == CellState::kFree && taken->count(d) == 0) out.push_back(d);
+      if (l->priority == kFreePriority && taken->count(d) == 0) out.push_back(d);
     }
     return out;
   };

@@ -154,30 +154,28 @@ class OracleRun {
     const bool opportunistic = r.priority == kOpportunisticPriority;
     const std::string vc = opportunistic ? "" : r.vc;
     auto nodes = oracle::BuildView(*s_, vc, chain_, r.priority, /*pass1=*/true, r.suggested_nodes);
-    if (!nodes) return;
     int32_t max_total = 0, all = 0, asked = 0;
     bool below = false;
-    for (const oracle::Node& n : *nodes) {
+    for (const oracle::Node& n : nodes) {
       max_total = std::max(max_total, n.total);
       all += n.total;
     }
     for (int32_t need : needs) asked += need;
     *infeasible = needs.back() > max_total || asked > all;
-    oracle::Choice c = oracle::ChooseNodes(*nodes, needs, opportunistic);
+    oracle::Choice c = oracle::ChooseNodes(nodes, needs, opportunistic);
     if (!opportunistic && c.failure != oracle::Failure::kNone) {
       auto pass2 =
           oracle::BuildView(*s_, vc, chain_, r.priority, /*pass1=*/false, r.suggested_nodes);
-      for (size_t i = 0; i < nodes->size(); ++i)
-        below = below || (*pass2)[i].usable > (*nodes)[i].usable;
+      for (size_t i = 0; i < nodes.size(); ++i) below = below || pass2[i].usable > nodes[i].usable;
       // "Leaves used below the request's priority" anywhere in the VC's view.
       if (below) {
         nodes = pass2;
-        c = oracle::ChooseNodes(*nodes, needs, false);
+        c = oracle::ChooseNodes(nodes, needs, false);
         if (c.failure == oracle::Failure::kNone) ++counters_.guaranteed_pass2;
       }
     }
     *expect = c;
-    *view = *nodes;
+    *view = nodes;
   }
 
   void Judge(const GroupRequest& r, const std::vector<int32_t>& needs, const ScheduleResult& res,
