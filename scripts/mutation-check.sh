@@ -21,6 +21,9 @@
 # or when the unmutated tree fails its own tests.
 set -euo pipefail
 
+# Everything runs inside main, which bash parses whole before running: editing this file
+# during a run cannot change the run.
+main() {
 root=$(cd "$(dirname "$0")/.." && pwd)
 list="$root/scripts/mutants.txt"
 keep=0
@@ -104,7 +107,8 @@ src="$work/hived"
   (cd "$root" && tar --null -T - -cf -) | tar -xf - -C "$src"
 build="$src/build/mutation"
 export CMAKE_CXX_COMPILER_LAUNCHER=${CMAKE_CXX_COMPILER_LAUNCHER:-$(command -v ccache || true)}
-export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$work} CCACHE_NOHASHDIR=1
+# Paths relative to the copy, as a dev build of the checkout is relative to it: cache hits.
+export CCACHE_BASEDIR=$work CCACHE_NOHASHDIR=1
 export HIVED_PROPERTY_SEEDS=${HIVED_PROPERTY_SEEDS:-3}
 cleanup() {
   if [[ $keep -eq 0 && -z "${HIVED_MUTATION_DIR:-}" ]]; then rm -rf "$work"; fi
@@ -124,9 +128,8 @@ targets=()
 for s in "${steps[@]}"; do IFS='|' read -r _ t _ <<<"$s"; targets+=("$t"); done
 
 echo "copy: $src"
-cmake -S "$src" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Debug \
-  -DCMAKE_CXX_FLAGS=-D_GLIBCXX_ASSERTIONS -DCMAKE_CXX_FLAGS_DEBUG="-g -Og" \
-  -DHIVED_BUILD_BENCHMARKS=OFF -DHIVED_SHARED_DIR="$work/shared" >"$work/configure.log" 2>&1 ||
+# The dev preset's flags (Debug, assertions, -Werror), so ccache reuses a dev build's objects.
+(cd "$src" && cmake --preset dev -B "$build" -DHIVED_BUILD_BENCHMARKS=OFF) >"$work/configure.log" 2>&1 ||
   { echo "configure failed: $work/configure.log" >&2; keep=1; exit 2; }
 
 # Runs every step; prints the first failing one ("" when all pass). 124 from timeout counts.
@@ -186,3 +189,6 @@ cmake --build "$build" -j2 --target "${targets[@]}" >"$work/build.log" 2>&1 || t
 echo "${#ids[@]} mutants: $((${#ids[@]} - survivors - broken)) killed, $survivors survived, $broken did not build"
 [[ $keep -eq 1 ]] && echo "kept: $work"
 [[ $survivors -eq 0 && $broken -eq 0 ]]
+}
+
+main "$@"
