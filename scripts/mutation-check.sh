@@ -6,9 +6,10 @@
 # itself), rebuilds incrementally, runs the relevant tests cheapest first and stops at the
 # first that fails ("killed"). A mutant no test notices "survived".
 #
-# Usage: scripts/mutation-check.sh [--list FILE] [--keep] [ID...]
+# Usage: scripts/mutation-check.sh [--list FILE] [--keep] [--all] [ID...]
 #   ID...    run only these mutants (default: all)
 #   --keep   keep the temporary copy and its build (printed at the end)
+#   --all    run every test step on each mutant and list all that kill it (slower)
 # Environment:
 #   HIVED_MUTATION_DIR    where the copy and its build go (default: a fresh mktemp -d);
 #                         reusing one makes the next run's baseline build incremental
@@ -27,12 +28,14 @@ main() {
 root=$(cd "$(dirname "$0")/.." && pwd)
 list="$root/scripts/mutants.txt"
 keep=0
+all=0
 only=()
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --list) list=$(realpath "$2"); shift 2 ;;
     --keep) keep=1; shift ;;
-    -h|--help) sed -n '2,22p' "$0"; exit 0 ;;
+    --all) all=1; shift ;;
+    -h|--help) sed -n '2,23p' "$0"; exit 0 ;;
     -*) echo "unknown option $1" >&2; exit 2 ;;
     *) only+=("$1"); shift ;;
   esac
@@ -103,8 +106,27 @@ mkdir -p "$work/hived"
 shared=${HIVED_SHARED_DIR:-$(realpath -m "$root/../shared")}
 [[ -e "$work/shared" || ! -d "$shared" ]] || ln -s "$shared" "$work/shared"
 src="$work/hived"
-(cd "$root" && git ls-files -co --exclude-standard -z) |
-  (cd "$root" && tar --null -T - -cf -) | tar -xf - -C "$src"
+# Copy what differs (with a fresh mtime, so a reused copy rebuilds exactly what changed).
+# Outside a git checkout (e.g. an exported release): every file but build/.
+list_files() {
+  if git -C "$root" rev-parse --show-toplevel >/dev/null 2>&1; then
+    (cd "$root" && git ls-files -co --exclude-standard -z)
+  else
+    (cd "$root" && find . -path ./build -prune -o -type f -print0)
+  fi
+}
+list_files | python3 -c '
+import filecmp, os, shutil, sys
+root, dest = sys.argv[1], sys.argv[2]
+for rel in sys.stdin.buffer.read().decode().split("\0"):
+    src, dst = os.path.join(root, rel), os.path.join(dest, rel)
+    if not rel or not os.path.isfile(src):
+        continue
+    if os.path.isfile(dst) and filecmp.cmp(src, dst, shallow=False):
+        continue
+    os.makedirs(os.path.dirname(dst), exist_ok=True)
+    shutil.copy(src, dst)
+' "$root" "$src"
 build="$src/build/mutation"
 export CMAKE_CXX_COMPILER_LAUNCHER=${CMAKE_CXX_COMPILER_LAUNCHER:-$(command -v ccache || true)}
 # Paths relative to the copy, as a dev build of the checkout is relative to it: cache hits.
@@ -124,26 +146,38 @@ steps=(
   "property_cellalloc|property_cellalloc|$build/tests/unit/cellalloc/property_cellalloc"
   "property_scheduler_api|property_scheduler_api|$build/tests/unit/scheduler_api/property_scheduler_api"
 )
-targets=()
-for s in "${steps[@]}"; do IFS='|' read -r _ t _ <<<"$s"; targets+=("$t"); done
 
 echo "copy: $src"
 # The dev preset's flags (Debug, assertions, -Werror), so ccache reuses a dev build's objects.
 (cd "$src" && cmake --preset dev -B "$build" -DHIVED_BUILD_BENCHMARKS=OFF) >"$work/configure.log" 2>&1 ||
   { echo "configure failed: $work/configure.log" >&2; keep=1; exit 2; }
 
-# Runs every step; prints the first failing one ("" when all pass). 124 from timeout counts.
+# Runs the steps; prints the failing ones (the first only, unless --all), "" when all pass.
+# A step that times out (10 minutes, e.g. a mutant that loops) fails.
 run_tests() {
-  local s name cmd
+  local s name cmd out=""
   for s in "${steps[@]}"; do
     IFS='|' read -r name _ cmd <<<"$s"
-    if ! (cd "$src" && timeout 600 bash -c "$cmd" >"$work/test.log" 2>&1); then
-      echo "$name"
-      return
+    if ! (cd "$src" && timeout 600 bash -c "$cmd" >"$work/test.log" 2>&1) 2>/dev/null; then
+      out="${out:+$out,}$name"
+      [[ $all -eq 1 ]] || break
     fi
   done
-  echo ""
+  echo "$out"
 }
+
+# A tree without some test target (an older checkout) runs the steps it has.
+known=$(ninja -C "$build" -t targets all 2>/dev/null | sed -n 's/^\([A-Za-z0-9_.-]*\): phony$/\1/p')
+kept_steps=() targets=()
+for s in "${steps[@]}"; do
+  IFS='|' read -r name t _ <<<"$s"
+  if grep -qxF "$t" <<<"$known"; then
+    kept_steps+=("$s") targets+=("$t")
+  else
+    echo "no target $t in this tree: step $name skipped"
+  fi
+done
+steps=("${kept_steps[@]}")
 
 echo "baseline build and tests (unmutated copy)..."
 if ! cmake --build "$build" -j2 --target "${targets[@]}" >"$work/build.log" 2>&1; then
@@ -167,7 +201,9 @@ open(path, "w", encoding="utf-8").write(text.replace(find, repl, 1))
 PY
   start=$(date +%s)
   if ! cmake --build "$build" -j2 --target "${targets[@]}" >"$work/build.log" 2>&1; then
-    result="NO-BUILD" note="does not compile: fix its replacement"
+    cp "$work/build.log" "$work/build-${ids[$i]}.log"
+    result="NO-BUILD" note="does not compile (fix its replacement): $work/build-${ids[$i]}.log"
+    keep=1
     broken=$((broken + 1))
   else
     failed=$(run_tests)
