@@ -146,10 +146,11 @@ void RandomRun(const Fixture& fx, uint32_t seed, int steps) {
       std::vector<int32_t> needs;
       for (int k = 0, n = 1 + pick(4); k < n; ++k) needs.push_back(1 << pick(3));
       std::sort(needs.begin(), needs.end());
+      const oracle::Snapshot snap = oracle::TakeSnapshot(*s);
       auto reference = [&](const std::string& vc, const std::string& chain, Priority q) {
         const bool pass1 = q == kOpportunisticPriority;
         oracle::Choice c = oracle::ChooseNodes(
-            oracle::BuildView(*s, vc, chain, q, pass1, std::nullopt), needs, vc.empty());
+            oracle::BuildView(*s, snap, vc, chain, q, pass1, std::nullopt), needs, vc.empty());
         return c.failure == oracle::Failure::kNone ? c.pod_node : std::vector<int32_t>();
       };
       for (const ChainLevelCapacity& c : s->Capacity()) {

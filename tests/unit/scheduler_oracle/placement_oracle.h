@@ -129,13 +129,30 @@ inline bool Suggested(const std::optional<std::vector<std::string>>& suggested,
   return std::find(suggested->begin(), suggested->end(), node) != suggested->end();
 }
 
+// What the views of the whole cluster say, read once for several views.
+struct Snapshot {
+  std::vector<PhysicalCellStatus> physical;
+  std::map<std::string, bool> health;          // by node name
+  std::map<std::string, std::string> node_of;  // physical cell address -> node name
+};
+
+template <typename S>
+Snapshot TakeSnapshot(const S& s) {
+  Snapshot snap;
+  snap.physical = s.PhysicalCluster();
+  snap.health = NodeHealth(s);
+  for (const PhysicalCellStatus& c : snap.physical) MapNodes(c, "", &snap.node_of);
+  return snap;
+}
+
 // The nodes of a view. `vc` empty: the chain's physical nodes (only free leaves usable);
 // otherwise the VC's non-pinned virtual nodes of the chain.
 template <typename S>
-std::vector<Node> BuildView(const S& s, const std::string& vc, const std::string& chain, Priority q,
-                            bool pass1, const std::optional<std::vector<std::string>>& sugg) {
-  const std::map<std::string, bool> health = NodeHealth(s);
-  const std::vector<PhysicalCellStatus> physical = s.PhysicalCluster();
+std::vector<Node> BuildView(const S& s, const Snapshot& snap, const std::string& vc,
+                            const std::string& chain, Priority q, bool pass1,
+                            const std::optional<std::vector<std::string>>& sugg) {
+  const std::map<std::string, bool>& health = snap.health;
+  const std::vector<PhysicalCellStatus>& physical = snap.physical;
   std::vector<Node> out;
   if (vc.empty()) {
     std::vector<const PhysicalCellStatus*> nodes;
@@ -163,8 +180,7 @@ std::vector<Node> BuildView(const S& s, const std::string& vc, const std::string
     }
     return out;
   }
-  std::map<std::string, std::string> node_of;
-  for (const PhysicalCellStatus& c : physical) MapNodes(c, "", &node_of);
+  const std::map<std::string, std::string>& node_of = snap.node_of;
   const ClusterSpec& spec = s.spec();
   const auto cluster = s.VirtualCluster(vc);
   if (!cluster.ok()) return out;
@@ -206,6 +222,12 @@ std::vector<Node> BuildView(const S& s, const std::string& vc, const std::string
     }
   }
   return out;
+}
+
+template <typename S>
+std::vector<Node> BuildView(const S& s, const std::string& vc, const std::string& chain, Priority q,
+                            bool pass1, const std::optional<std::vector<std::string>>& sugg) {
+  return BuildView(s, TakeSnapshot(s), vc, chain, q, pass1, sugg);
 }
 
 // Why a node choice failed.
