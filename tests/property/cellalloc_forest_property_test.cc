@@ -21,6 +21,7 @@
 #include "cellalloc/priority_usage.h"
 #include "hived/cluster_spec.h"
 #include "support/catch.h"
+#include "support/property_knobs.h"
 #include "unit/cellalloc/test_specs.h"
 
 namespace hived::cellalloc {
@@ -150,7 +151,8 @@ void Reference(const ClusterSpec& spec, const PhysicalCellSpec& cell, const std:
 
 TEST_CASE("CellForest property: random specs derive HiveD's addresses, nodes and indices",
           "[cellalloc][property]") {
-  const uint64_t seed = GENERATE(range(uint64_t{1}, uint64_t{201}));
+  const uint64_t seed = GENERATE(
+      range(::hived::testing::PropertyFirstSeed(1), ::hived::testing::PropertySeedEnd(1, 200)));
   CAPTURE(seed);
   const ClusterSpec spec = RandomSpec(seed).Make();
   absl::StatusOr<CellForest> forest = CellForest::Build(spec);
@@ -184,7 +186,8 @@ TEST_CASE("CellForest property: random specs derive HiveD's addresses, nodes and
 
 TEST_CASE("PriorityUsage property: counts match leaves recomputed from scratch",
           "[cellalloc][property]") {
-  const uint64_t seed = GENERATE(range(uint64_t{1}, uint64_t{21}));
+  const uint64_t seed = GENERATE(
+      range(::hived::testing::PropertyFirstSeed(1), ::hived::testing::PropertySeedEnd(1, 20)));
   CAPTURE(seed);
   absl::StatusOr<CellForest> forest = CellForest::Build(testing::RackSpec(1, 2));
   REQUIRE(forest.ok());
@@ -201,7 +204,7 @@ TEST_CASE("PriorityUsage property: counts match leaves recomputed from scratch",
   }
   std::map<uint32_t, Priority> leaf_priority;
   const std::vector<Priority> priorities = {kFreePriority, kFreePriority, -1, 0, 1, 5, 1000};
-  for (int step = 0; step < 2000; ++step) {
+  for (int64_t step = 0, steps = ::hived::testing::PropertySteps(2000); step < steps; ++step) {
     const CellId leaf =
         leaves[static_cast<size_t>(uniform(0, static_cast<int32_t>(leaves.size()) - 1))];
     const Priority p = priorities[static_cast<size_t>(uniform(0, 6))];

@@ -23,6 +23,7 @@
 #include "cellalloc/priority_usage.h"
 #include "hived/cluster_spec.h"
 #include "support/catch.h"
+#include "support/property_knobs.h"
 #include "unit/cellalloc/test_specs.h"
 
 namespace hived::cellalloc {
@@ -31,7 +32,7 @@ namespace {
 using testing::Cell;
 using testing::Top;
 
-constexpr int kSteps = 10000;
+const int kSteps = static_cast<int>(::hived::testing::PropertySteps(10000));
 
 class Model {
  public:
@@ -298,28 +299,32 @@ void RunRandomOperations(const ClusterSpec& spec, uint64_t seed) {
 
 TEST_CASE("BuddyAllocator property: deep binary racks match the reference model",
           "[cellalloc][property]") {
-  const uint64_t seed = GENERATE(range(uint64_t{1}, uint64_t{21}));
+  const uint64_t seed = GENERATE(
+      range(::hived::testing::PropertyFirstSeed(1), ::hived::testing::PropertySeedEnd(1, 20)));
   CAPTURE(seed);
   RunRandomOperations(testing::RackSpec(2, 2), seed);
 }
 
 TEST_CASE("BuddyAllocator property: fan-outs of 3 and 6 match the reference model",
           "[cellalloc][property]") {
-  const uint64_t seed = GENERATE(range(uint64_t{101}, uint64_t{121}));
+  const uint64_t seed = GENERATE(
+      range(::hived::testing::PropertyFirstSeed(101), ::hived::testing::PropertySeedEnd(101, 20)));
   CAPTURE(seed);
   RunRandomOperations(testing::FlatSpec(2, 3, 6), seed);
 }
 
 TEST_CASE("BuddyAllocator property: design.yaml's chains match the reference model",
           "[cellalloc][property]") {
-  const uint64_t seed = GENERATE(range(uint64_t{201}, uint64_t{221}));
+  const uint64_t seed = GENERATE(
+      range(::hived::testing::PropertyFirstSeed(201), ::hived::testing::PropertySeedEnd(201, 20)));
   CAPTURE(seed);
   RunRandomOperations(DesignLiteSpec(), seed);
 }
 
 TEST_CASE("BuddyAllocator property: chains sharing a leaf type match the reference model",
           "[cellalloc][property]") {
-  const uint64_t seed = GENERATE(range(uint64_t{301}, uint64_t{321}));
+  const uint64_t seed = GENERATE(
+      range(::hived::testing::PropertyFirstSeed(301), ::hived::testing::PropertySeedEnd(301, 20)));
   CAPTURE(seed);
   RunRandomOperations(SharedLeafSpec(), seed);
 }

@@ -27,6 +27,7 @@
 #include "hived/config.h"
 #include "hived/scheduler.h"
 #include "support/catch.h"
+#include "support/property_knobs.h"
 
 namespace {
 
@@ -513,10 +514,11 @@ void RunProperty(const std::string& config, bool optional) {
   absl::StatusOr<hived::ClusterSpec> spec = hived::LoadClusterSpecFile(config);
   INFO(spec.status().ToString());
   REQUIRE(spec.ok());
-  const uint64_t seed = static_cast<uint64_t>(GENERATE(range(1, 21)));
+  const uint64_t seed = GENERATE(
+      range(::hived::testing::PropertyFirstSeed(1), ::hived::testing::PropertySeedEnd(1, 20)));
   CAPTURE(config, seed);
   PropertyRun run(*spec, seed);
-  run.Run(5000);
+  run.Run(static_cast<int>(::hived::testing::PropertySteps(5000)));
   // The random walk must exercise what it checks.
   CHECK(run.counters().placed > 100);
   CHECK(run.counters().guarantee_checks > 20);

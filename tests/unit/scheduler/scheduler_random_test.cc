@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
@@ -13,6 +14,7 @@
 #include "src/scheduler_impl.h"
 #include "support/catch.h"
 #include "unit/scheduler/testdata.h"
+#include "unit/scheduler_oracle/placement_oracle.h"
 
 namespace hived {
 namespace {
@@ -174,22 +176,33 @@ void RandomRun(const Fixture& fx, uint32_t seed, int steps) {
       log.push_back("health " + n + (h ? " ok" : " bad"));
       REQUIRE(s->SetNodeHealthy(n, h).ok());
     } else {
-      // Indexed node choice == HiveD's full sort.
+      // Indexed node choice == the independent full sort of tests/unit/scheduler_oracle
+      // (public views only, no code shared with src/).
       std::vector<int32_t> needs;
       for (int k = 0, n = 1 + pick(4); k < n; ++k) needs.push_back(1 << pick(3));
       std::sort(needs.begin(), needs.end());
+      const oracle::Snapshot snap = oracle::TakeSnapshot(*s);
+      auto reference = [&](const std::string& vc, const std::string& chain, Priority q) {
+        const bool pass1 = q == kOpportunisticPriority;
+        oracle::Choice c = oracle::ChooseNodes(
+            oracle::BuildView(*s, snap, vc, chain, q, pass1, std::nullopt), needs, vc.empty());
+        return c.failure == oracle::Failure::kNone ? c.pod_node : std::vector<int32_t>();
+      };
       for (const ChainLevelCapacity& c : s->Capacity()) {
         if (c.level != 1) continue;
         for (const std::string& vc : fx.vcs) {
           for (Priority q : {kOpportunisticPriority, Priority{2}}) {
             auto a = s->FindNodesForTesting(vc, c.chain, needs, q);
-            auto b = ReferenceNodes(s->ViewNodesForTesting(vc, c.chain, q), needs);
-            CHECK(a == b);
+            CAPTURE(vc, c.chain, q);
+            CHECK(a == ReferenceNodes(s->ViewNodesForTesting(vc, c.chain, q), needs));
+            CHECK(a == reference(vc, c.chain, q));
           }
         }
         auto a = s->FindNodesForTesting("", c.chain, needs, kOpportunisticPriority);
-        auto b = ReferenceNodes(s->ViewNodesForTesting("", c.chain, kOpportunisticPriority), needs);
-        CHECK(a == b);
+        CAPTURE(c.chain);
+        CHECK(a ==
+              ReferenceNodes(s->ViewNodesForTesting("", c.chain, kOpportunisticPriority), needs));
+        CHECK(a == reference("", c.chain, kOpportunisticPriority));
       }
     }
     absl::Status st = s->CheckInvariants();

@@ -264,16 +264,26 @@ TEST_CASE("Scheduler: bad nodes are avoided and explained", "[scheduler][unit]")
   CHECK(p.pods[0].node != "n0");
   // Three healthy nodes of four back alpha (2) + beta (1): only gamma's switches would need
   // n0, so gamma sees a doomed bad cell once the others are bound.
-  Run(*s, Req("b", "alpha", 0, {{1, 4}}));
-  Run(*s, Req("c", "beta", 0, {{1, 4}}));
+  CHECK(Run(*s, Req("b", "alpha", 0, {{1, 4}})).pods[0].node != "n0");
+  CHECK(Run(*s, Req("c", "beta", 0, {{1, 4}})).pods[0].node != "n0");
   RequireOk(*s);
   auto r = s->Schedule(Req("d", "gamma", 0, {{1, 2}}), Phase::kPreempting);
   REQUIRE(r.ok());
   INFO(r->reason);
-  CHECK(r->outcome != Outcome::kInfeasible);
+  CHECK(r->outcome == Outcome::kWaiting);
+  CHECK(r->reason ==
+        "have to use at least one bad node n0 (virtual cell gamma/0) when scheduling in VC "
+        "gamma, chain G-RACK");
+  auto gamma = s->VirtualCluster("gamma");
+  REQUIRE(gamma.ok());
+  REQUIRE(!gamma->empty());
+  CHECK((*gamma)[0].address == "gamma/0");
+  CHECK((*gamma)[0].health == CellHealth::kBad);
   REQUIRE(s->SetNodeHealthy("n0", true).ok());
   RequireOk(*s);
-  for (const char* g : {"a", "b", "c"}) REQUIRE(s->Release(g).ok());
+  // Healthy again: gamma's cell is no longer bad and the same request is placed on n0.
+  CHECK(Run(*s, Req("d", "gamma", 0, {{1, 2}})).pods[0].node == "n0");
+  for (const char* g : {"a", "b", "c", "d"}) REQUIRE(s->Release(g).ok());
   RequireOk(*s);
 }
 

@@ -129,7 +129,7 @@ TEST_CASE("Engine: strict serves arrival order across priorities, fifo serves pr
   }
 }
 
-TEST_CASE("Engine: VCs queue independently; a job of one VC never waits for another's",
+TEST_CASE("Engine: VCs queue independently, a job of one VC never waits for another's",
           "[sim][unit]") {
   const Trace trace = MakeTrace(std::string(kHeader) +
                                 "a1,0,A,0,1,8,,100\n"

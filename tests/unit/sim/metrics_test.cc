@@ -82,7 +82,7 @@ TEST_CASE("GenerateTrace: seeded, Philly-shaped, only the config's VCs", "[sim][
   CHECK_FALSE(GenerateTrace(info, bad).ok());
 }
 
-TEST_CASE("Summary: JSON reads back; the anomaly is the mean delay minus private's",
+TEST_CASE("Summary: JSON reads back, the anomaly is the mean delay minus private's",
           "[sim][unit]") {
   Summary s;
   s.info.policy = "quota";

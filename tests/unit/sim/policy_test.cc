@@ -132,7 +132,7 @@ TEST_CASE("Policies: --opportunistic-overflow runs a VC's waiting jobs on idle c
   }
 }
 
-TEST_CASE("Policies: a node going down kills its jobs, which requeue; node up brings it back",
+TEST_CASE("Policies: a node going down kills its jobs, which requeue, node up brings it back",
           "[sim][unit]") {
   const ClusterSpec spec = testing::LoadSpec("sim/small.yaml");
   const Trace trace = testing::LoadTrace("traces/overflow.csv");

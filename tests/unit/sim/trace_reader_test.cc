@@ -153,7 +153,7 @@ TEST_CASE("TraceToCsv: writes the own format, which reads back to the same jobs"
 namespace hived::sim {
 namespace {
 
-TEST_CASE("PhillyTraceSource: reads the real Philly trace; philly.yaml can place every job",
+TEST_CASE("PhillyTraceSource: reads the real Philly trace, philly.yaml can place every job",
           "[sim][unit]") {
   const std::string path = std::string(HIVED_SHARED_DIR) + "/traces/philly/philly.csv";
   std::string text;
