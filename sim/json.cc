@@ -178,6 +178,7 @@ class ValueBuilder {
  public:
   using Json = nlohmann::json;
   static constexpr size_t kMaxDepth = 64;
+  static constexpr size_t kNoPosition = static_cast<size_t>(-1);
 
   JsonValue& root() { return root_; }
   const std::string& error() const { return error_; }
@@ -193,7 +194,6 @@ class ValueBuilder {
   bool number_integer(Json::number_integer_t value) { return Number(static_cast<double>(value)); }
   bool number_unsigned(Json::number_unsigned_t value) { return Number(static_cast<double>(value)); }
   bool number_float(Json::number_float_t value, const Json::string_t& /*text*/) {
-    if (!std::isfinite(value)) return Fail("number out of range");
     return Number(value);
   }
   bool string(Json::string_t& value) {
@@ -214,8 +214,15 @@ class ValueBuilder {
   bool parse_error(size_t position, const std::string& /*last_token*/,
                    const nlohmann::detail::exception& ex) {
     // "[json.exception.parse_error.101] parse error at line 1, column 2: syntax error ..."
+    // or "[json.exception.out_of_range.406] number overflow parsing '1e999'": our location
+    // replaces nlohmann's.
     std::string_view what = ex.what();
-    if (size_t colon = what.find(": "); colon != std::string_view::npos) {
+    if (size_t id_end = what.find("] ");
+        !what.empty() && what[0] == '[' && id_end != std::string_view::npos) {
+      what.remove_prefix(id_end + 2);
+    }
+    if (size_t colon = what.find(": ");
+        what.substr(0, 14) == "parse error at" && colon != std::string_view::npos) {
       what.remove_prefix(colon + 2);
     }
     error_ = std::string(what);
@@ -228,7 +235,25 @@ class ValueBuilder {
     error_ = std::string(message);
     return false;
   }
+  // Where the next value goes, e.g. "vcs[3].queuing_delay.p95" ("(top)" for the root).
+  std::string Path() const {
+    std::string out;
+    for (size_t i = 0; i < stack_.size(); ++i) {
+      const JsonValue* parent = stack_[i];
+      const bool last = i + 1 == stack_.size();
+      if (parent->type == JsonValue::Type::kArray) {
+        absl::StrAppend(&out, "[", last ? parent->array.size() : parent->array.size() - 1, "]");
+      } else {
+        absl::StrAppend(&out, out.empty() ? "" : ".", last ? key_ : parent->object.back().first);
+      }
+    }
+    return out.empty() ? "(top)" : out;
+  }
   bool Number(double value) {
+    // Numbers past 2^63 in magnitude could not be converted to the summary's integer fields.
+    if (!std::isfinite(value) || std::fabs(value) >= 0x1.0p63) {
+      return Fail(absl::StrCat("number at ", Path(), " is out of range (beyond +-2^63)"));
+    }
     JsonValue v;
     v.type = JsonValue::Type::kNumber;
     v.number = value;
@@ -269,7 +294,7 @@ class ValueBuilder {
                                    // innermost container grows
   std::string key_;
   std::string error_;
-  size_t error_position_ = 0;
+  size_t error_position_ = kNoPosition;
 };
 
 // The offset of the first '[' or '{' (outside strings) nested deeper than kMaxDepth.
@@ -304,7 +329,12 @@ absl::StatusOr<JsonValue> ParseJson(std::string_view text, std::string_view file
                                             /*strict=*/true, /*ignore_comments=*/false);
   if (ok) return std::move(builder.root());
   size_t position = builder.error_position();
-  if (builder.error() == "nesting too deep") position = DeepestOpening(text);
+  if (builder.error() == "nesting too deep") {
+    position = DeepestOpening(text);
+  } else if (position == ValueBuilder::kNoPosition) {
+    // Refused by the builder (a number out of range): located by its JSON path.
+    return absl::InvalidArgumentError(absl::StrCat(Av(file_name), ": ", builder.error()));
+  }
   int64_t line = 1;
   int64_t column = 1;
   for (size_t i = 0; i < position && i < text.size(); ++i) {

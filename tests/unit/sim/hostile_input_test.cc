@@ -216,7 +216,16 @@ TEST_CASE("The summary reader locates malformed, deep, non-UTF-8 and out-of-rang
   REQUIRE_FALSE(deep.ok());
   CHECK(Contains(Message(deep.status()), "deep.json:1:65: nesting too deep"));
   CHECK_FALSE(ParseJson("{\"a\": \"\xC3(\"}", "u.json").ok());
-  CHECK_FALSE(ParseJson("{\"a\": 1e999}", "n.json").ok());
+  CHECK(Message(ParseJson("{\"a\": 1e999}", "n.json").status()) ==
+        "n.json:1:11: number overflow parsing '1e999'");
+  CHECK(Message(ParseJson("{\"a\": 1e300}", "n.json").status()) ==
+        "n.json: number at a is out of range (beyond +-2^63)");
+  // Every number must convert to the summary's int64_t fields without overflow.
+  CHECK(Message(ParseJson("{\"vcs\": [{}, {\"q\": {\"p95\": -1e300}}]}", "n.json").status()) ==
+        "n.json: number at vcs[1].q.p95 is out of range (beyond +-2^63)");
+  CHECK_FALSE(ParseJson("[18446744073709551615]", "n.json").ok());
+  CHECK(ParseJson("[9223372036854775807, -9223372036854775808]", "n.json").ok() == false);
+  CHECK(ParseJson("[9223372036854774784, -9223372036854774784]", "n.json").ok());
   CHECK_FALSE(ParseJson("", "e.json").ok());
   CHECK_FALSE(ParseJson("{} {}", "two.json").ok());
   absl::StatusOr<JsonValue> ok = ParseJson("{\"a\": [1, -2.5, \"\\u00e9\", null, true]}", "ok");
