@@ -59,8 +59,8 @@ bool SameJobs(const Trace& a, const Trace& b) {
 }  // namespace hived::sim::fuzz
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  using namespace hived::sim;         // NOLINT(google-build-using-namespace): a test driver
-  using namespace hived::sim::fuzz;   // NOLINT(google-build-using-namespace)
+  using namespace hived::sim;        // NOLINT(google-build-using-namespace): a test driver
+  using namespace hived::sim::fuzz;  // NOLINT(google-build-using-namespace)
   const std::string_view text(reinterpret_cast<const char*>(data), size);
   absl::StatusOr<Trace> strict = MakeTraceSource(kFormat, {})->Parse(text, "fuzz.csv");
   TraceReadOptions skip_options;
