@@ -568,7 +568,19 @@ int PlotCommand(int argc, char** argv) {
     }
     runs.push_back(std::move(in));
   }
-  if (absl::Status s = PlotRuns(out, runs); !s.ok()) return Fail(kCmd, s.message());
+  // The charts are staged and renamed into place together: whole or absent.
+  std::vector<std::string> layout;
+  for (const char* chart : {"anomaly_by_policy", "delay_by_policy", "utilisation_by_policy"}) {
+    for (const char* ext : {".png", ".gp", ".dat", ".log"}) {
+      layout.push_back(absl::StrCat(chart, ext));
+    }
+  }
+  absl::StatusOr<std::unique_ptr<OutputDir>> outputs = OutputDir::Open(out, layout);
+  if (!outputs.ok()) return Fail(kCmd, outputs.status().message());
+  absl::StatusOr<std::filesystem::path> staged = (*outputs)->StageFolder("");
+  if (!staged.ok()) return Fail(kCmd, staged.status().message());
+  if (absl::Status s = PlotRuns(staged->string(), runs); !s.ok()) return Fail(kCmd, s.message());
+  if (absl::Status s = (*outputs)->Commit(); !s.ok()) return Fail(kCmd, s.message());
   std::fprintf(stderr, "wrote %s/{anomaly_by_policy,delay_by_policy,utilisation_by_policy}.png\n",
                out.c_str());
   return kExitOk;

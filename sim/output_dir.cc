@@ -33,6 +33,9 @@ std::vector<std::string> Subfolders(const std::vector<std::string>& layout) {
   return out;
 }
 
+// The base of a staged folder's temporary name: the subfolder, or "staging" for the top.
+std::string StagingBase(const std::string& folder) { return folder.empty() ? "staging" : folder; }
+
 bool StartsWith(std::string_view s, std::string_view prefix) {
   return s.substr(0, prefix.size()) == prefix;
 }
@@ -113,11 +116,13 @@ absl::StatusOr<std::unique_ptr<OutputDir>> OutputDir::Open(fs::path dir,
     }
   }
   // Stale staged folders (".plots.tmp-<pid>" of a killed run): their layout files, then them.
-  for (const std::string& folder : folders) {
+  std::vector<std::string> staging_folders = folders;
+  staging_folders.emplace_back();  // the top ("" -> ".staging.tmp-<pid>")
+  for (const std::string& folder : staging_folders) {
     std::vector<fs::path> stale;
     for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
       const std::string name = it->path().filename().string();
-      if (IsTemporaryOf(name, {folder}) && fs::is_directory(it->symlink_status(ec))) {
+      if (IsTemporaryOf(name, {StagingBase(folder)}) && fs::is_directory(it->symlink_status(ec))) {
         stale.push_back(it->path());
       }
     }
@@ -203,15 +208,15 @@ absl::Status OutputDir::Write(const std::string& relative, std::string_view text
 }
 
 absl::StatusOr<fs::path> OutputDir::StageFolder(const std::string& relative) {
-  if (!IsLayoutFolder(relative)) {
+  if (!relative.empty() && !IsLayoutFolder(relative)) {
     return absl::InvalidArgumentError(
         absl::StrCat(relative, " is not an output folder of this command"));
   }
-  const fs::path temp = dir_ / absl::StrCat(".", relative, suffix_);
+  const fs::path temp = dir_ / absl::StrCat(".", StagingBase(relative), suffix_);
   std::error_code ec;
   fs::create_directory(temp, ec);
   if (ec) return FsError("create", temp, ec);
-  staged_folders_.push_back({temp, dir_ / relative});
+  staged_folders_.push_back({temp, relative});
   return temp;
 }
 
@@ -219,11 +224,11 @@ absl::Status OutputDir::Commit() {
   std::vector<Staged> moves = staged_;
   std::error_code ec;
   for (const Staged& folder : staged_folders_) {
-    const fs::path relative = fs::relative(folder.final_path, dir_, ec);
+    const fs::path relative = folder.final_path;  // relative to dir_ for staged folders
     for (const std::string& name : NamesIn(layout_, relative)) {
       if (!fs::is_regular_file(folder.temp / name, ec)) continue;
       if (absl::Status s = EnsureParent((relative / name).string()); !s.ok()) return s;
-      moves.push_back({folder.temp / name, folder.final_path / name});
+      moves.push_back({folder.temp / name, dir_ / relative / name});
     }
   }
   std::vector<fs::path> done;

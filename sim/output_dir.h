@@ -10,7 +10,8 @@
 //
 // Invariants (tests/unit/sim/output_dir_test.cc):
 //   1. Only names of the layout, temporaries named ".<name>.tmp-<pid>" and staged folders
-//      ".<folder>.tmp-<pid>" are ever removed; a subfolder is removed only when it is empty.
+//      ".<folder>.tmp-<pid>" (".staging.tmp-<pid>" for the top) are ever removed; a subfolder
+//      is removed only when it is empty.
 //      A user's other files are never touched.
 //   2. After `Open`, no file of the layout is left from an earlier run.
 //   3. After a successful `Commit`, exactly the files written in this run are in place; after a
@@ -57,9 +58,9 @@ class OutputDir {
   // Errors: kInvalidArgument for a name outside the layout; kInternal when writing fails.
   absl::Status Write(const std::string& relative, std::string_view text);
 
-  // A temporary folder standing for the layout's subfolder `relative` (e.g. "plots"), for
-  // writers that make several files themselves. `Commit` moves the files of the layout found
-  // in it into place. Errors: as `Write`.
+  // A temporary folder standing for the layout's subfolder `relative` (e.g. "plots"; "" for
+  // the output folder itself), for writers that make several files themselves. `Commit` moves
+  // the files of the layout found in it into place. Errors: as `Write`.
   absl::StatusOr<std::filesystem::path> StageFolder(const std::string& relative);
 
   // Renames every staged output into place. On failure the ones already renamed are removed
@@ -83,8 +84,8 @@ class OutputDir {
     std::filesystem::path temp;
     std::filesystem::path final_path;
   };
-  std::vector<Staged> staged_;          // files, in write order
-  std::vector<Staged> staged_folders_;  // temporary folders and the subfolder they stand for
+  std::vector<Staged> staged_;                  // files, in write order
+  std::vector<Staged> staged_folders_;          // temporary folders; final_path relative to dir_
   std::vector<std::filesystem::path> created_;  // subfolders made by this run
   bool committed_ = false;
 };

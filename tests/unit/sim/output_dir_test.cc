@@ -94,6 +94,28 @@ TEST_CASE("OutputDir: a layout name taken by a folder is refused before anything
   CHECK(Listing(dir2.path()) == std::vector<std::string>{"sub", "sub/mine.txt"});
 }
 
+TEST_CASE("OutputDir: the output folder itself can be staged (plot's charts)", "[sim][unit]") {
+  ScratchDir dir("outdir");
+  WriteFile(dir / "chart.png", "old");
+  fs::create_directories(dir.path() / ".staging.tmp-1");  // a killed run's staging folder
+  WriteFile(dir / ".staging.tmp-1/chart.png", "killed");
+  WriteFile(dir / "keep.txt", "the user's");
+  {
+    absl::StatusOr<std::unique_ptr<OutputDir>> out =
+        OutputDir::Open(dir.path(), {"chart.png", "chart.gp"});
+    REQUIRE(out.ok());
+    CHECK(Listing(dir.path()) == std::vector<std::string>{"keep.txt"});
+    absl::StatusOr<fs::path> staged = (*out)->StageFolder("");
+    REQUIRE(staged.ok());
+    WriteFile((*staged / "chart.png").string(), "new");
+    WriteFile((*staged / "chart.gp").string(), "script");
+    WriteFile((*staged / "scratch.tmp").string(), "not in the layout: dropped");
+    REQUIRE((*out)->Commit().ok());
+  }
+  CHECK(Listing(dir.path()) == std::vector<std::string>{"chart.gp", "chart.png", "keep.txt"});
+  CHECK(ReadFile(dir / "chart.png") == "new");
+}
+
 int Run(const std::string& out, std::vector<std::string> extra = {},
         const std::string& trace = TestPath("traces/policies.csv")) {
   std::vector<std::string> args = {
