@@ -39,7 +39,7 @@ inline absl::string_view Av(std::string_view s) { return absl::string_view(s.dat
 inline constexpr int64_t kMaxTimeSeconds = 3'155'760'000;
 // Default byte limits per reader (overridable with --max-input-mb).
 inline constexpr int64_t kMiB = int64_t{1} << 20;
-inline constexpr int64_t kDefaultMaxTraceBytes = 64 * kMiB;
+inline constexpr int64_t kDefaultMaxTraceBytes = 16 * kMiB;  // ~630k minimal rows, ~0.5 GB in run
 inline constexpr int64_t kDefaultMaxNodeEventsBytes = 16 * kMiB;
 inline constexpr int64_t kDefaultMaxSummaryBytes = 16 * kMiB;
 // The longest line any reader accepts (CSV rows and JSON lines alike).
