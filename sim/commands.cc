@@ -456,11 +456,14 @@ absl::StatusOr<Summary> LoadSummary(const std::string& path, std::string* timeli
     return absl::InvalidArgumentError(absl::StrCat(file.string(), ": ", s.status().message()));
   if (timeline_csv) {
     const std::filesystem::path timeline = file.parent_path() / "timeline.csv";
-    if (!ReadInputFile(timeline.string(),
-                       {MaxInputBytes(max_input_mb, kDefaultMaxTraceBytes), "timeline"},
-                       timeline_csv)
-             .ok()) {
+    // A missing timeline only leaves its chart empty; an unreadable or oversized one fails.
+    absl::Status read = ReadInputFile(
+        timeline.string(), {MaxInputBytes(max_input_mb, kDefaultMaxTraceBytes), "timeline"},
+        timeline_csv);
+    if (absl::IsNotFound(read)) {
       timeline_csv->clear();
+    } else if (!read.ok()) {
+      return read;
     }
   }
   return s;
@@ -552,14 +555,19 @@ int PlotCommand(int argc, char** argv) {
                "sharing anomaly per VC per policy, the mean queuing delay per VC per policy\n"
                "(with the private baseline), and utilisation over time. Needs gnuplot.");
   p.String("out", &out, "DIR", "where to write the PNGs (default ./plots)");
+  int64_t max_input_mb = 0;
+  p.Int("max-input-mb", &max_input_mb, MaxInputHelp());
   std::vector<std::string> args;
   if (int code = p.Parse(argc, argv, &args); code >= 0) return code;
   if (args.empty()) return p.UsageError("needs at least one run");
+  if (std::string e = CheckRunLimits(0, 0, 0, -1, max_input_mb); !e.empty()) {
+    return p.UsageError(e);
+  }
   const char* kCmd = "hived-sim plot";
   std::vector<PlotInput> runs;
   for (const std::string& a : args) {
     PlotInput in;
-    absl::StatusOr<Summary> s = LoadSummary(a, &in.timeline_csv, /*max_input_mb=*/0);
+    absl::StatusOr<Summary> s = LoadSummary(a, &in.timeline_csv, max_input_mb);
     if (!s.ok()) return Fail(kCmd, s.status().message());
     in.summary = std::move(*s);
     in.label = in.summary.info.policy;

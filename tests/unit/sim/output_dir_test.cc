@@ -157,5 +157,26 @@ TEST_CASE("run --out --baseline none removes an earlier run's baseline-private/"
         std::vector<std::string>{"jobs.csv", "summary.json", "timeline.csv"});
 }
 
+TEST_CASE("compare and plot refuse hostile summaries with a located error", "[sim][unit]") {
+  ScratchDir dir("compare");
+  REQUIRE(Run(dir / "a") == 0);
+  const std::string good = dir / "a";
+  CHECK(RunArgs(CompareCommand, {"compare", good, good}) == 0);
+  WriteFile(dir / "deep.json", std::string(10000, '['));
+  WriteFile(dir / "huge.json",
+            "{\"schema\": \"hived-sim.summary/1\", \"overall\": "
+            "{\"submitted\": 1e300}}");
+  for (const std::string& bad :
+       {dir / "deep.json", dir / "huge.json", std::string("/dev/zero"), dir / "missing.json"}) {
+    CAPTURE(bad);
+    CHECK(RunArgs(CompareCommand, {"compare", good, bad}) == 1);
+  }
+  CHECK(RunArgs(CompareCommand, {"compare", good, good, "--max-input-mb", "-1"}) == 2);
+  // An oversized timeline fails plot instead of silently drawing an empty chart.
+  WriteFile(dir / "a/timeline.csv", std::string(2 * 1024 * 1024, '\n'));
+  CHECK(RunArgs(PlotCommand, {"plot", good, "--out", dir / "p", "--max-input-mb", "1"}) == 1);
+  CHECK_FALSE(fs::exists(dir.path() / "p" / "anomaly_by_policy.png"));
+}
+
 }  // namespace
 }  // namespace hived::sim
