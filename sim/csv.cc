@@ -237,7 +237,11 @@ std::string RowErrors::Locate(int32_t line, int32_t column) const {
 void RowErrors::Add(int32_t line, int32_t column, std::string_view message) {
   ++count_;
   if (first_.size() < kMaxListedErrors) {
-    first_.push_back(absl::StrCat(Locate(line, column), ": ", Av(message)));
+    // Messages quote the bad field, which may be a megabyte long: keep the list readable.
+    constexpr size_t kMaxMessage = 300;
+    const bool cut = message.size() > kMaxMessage;
+    first_.push_back(absl::StrCat(Locate(line, column), ": ", Av(message.substr(0, kMaxMessage)),
+                                  cut ? "... (cut)" : ""));
   }
 }
 

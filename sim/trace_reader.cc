@@ -47,9 +47,14 @@ HeaderColumns MapHeader(const std::vector<CsvField>& header,
   return h;
 }
 
+// "a, b, c"; past the first 20 names only a count.
 std::string JoinNames(const std::vector<std::string>& names) {
+  constexpr size_t kListed = 20;
   std::string out;
-  for (size_t i = 0; i < names.size(); ++i) absl::StrAppend(&out, i ? ", " : "", names[i]);
+  for (size_t i = 0; i < names.size() && i < kListed; ++i) {
+    absl::StrAppend(&out, i ? ", " : "", names[i]);
+  }
+  if (names.size() > kListed) absl::StrAppend(&out, " and ", names.size() - kListed, " more");
   return out;
 }
 

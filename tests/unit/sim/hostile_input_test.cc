@@ -190,6 +190,19 @@ TEST_CASE("Bad rows are listed up to a cap, then counted", "[sim][unit]") {
   CHECK(Contains(m, "... and 980 more bad rows"));
   CHECK(Contains(m, "1000 bad row(s)"));
   CHECK(std::count(m.begin(), m.end(), '\n') == static_cast<int64_t>(kMaxListedErrors) + 1);
+  // A megabyte-long bad field is quoted only in part.
+  absl::StatusOr<Trace> long_field =
+      Hived(absl::StrCat("j,", std::string(1000000, 'x'), ",A,0,1,1,,10\n"));
+  REQUIRE_FALSE(long_field.ok());
+  CHECK(Message(long_field.status()).size() < 1000);
+  CHECK(Contains(Message(long_field.status()), "... (cut)"));
+  // So are thousands of unknown header columns.
+  std::string header = "job_id,submit_time,vc,priority,pods,gpus_per_pod,gpu_type,duration";
+  for (int i = 0; i < 5000; ++i) absl::StrAppend(&header, ",extra", i);
+  absl::StatusOr<Trace> wide = HivedTraceSource({}).Parse(header + "\n", "w.csv");
+  REQUIRE(wide.ok());
+  REQUIRE(wide->warnings.size() == 1);
+  CHECK(Contains(wide->warnings[0], "extra19 and 4980 more"));
 }
 
 TEST_CASE("JSON output is valid UTF-8 whatever bytes names hold", "[sim][unit]") {
