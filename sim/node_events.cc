@@ -24,7 +24,7 @@ absl::StatusOr<std::vector<NodeEvent>> ParseNodeEvents(std::string_view text,
       header = true;
       if (f.size() < 3 || f[0].text != "time" || f[1].text != "node" || f[2].text != "state") {
         std::string hint;
-        for (const CsvField& field : f) absl::StrAppend(&hint, BlankHint(field.text));
+        for (size_t i = 0; i < f.size() && i < 3; ++i) absl::StrAppend(&hint, BlankHint(f[i].text));
         return absl::InvalidArgumentError(
             absl::StrCat(Av(file_name), ":", ln, ":1: expected the header time,node,state", hint));
       }

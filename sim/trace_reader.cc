@@ -141,7 +141,13 @@ absl::StatusOr<HeaderColumns> ReadHeader(LineReader* reader, std::string_view fi
   if (!h.missing.empty()) {
     std::string hints;
     for (const std::string& name : h.unknown) {
-      absl::StrAppend(&hints, BlankHint(name));
+      // Only columns that would be a missing one without their blanks.
+      const std::string hint = BlankHint(name);
+      for (const std::string& missing : h.missing) {
+        if (hint.find(absl::StrCat("'", missing, "'")) != std::string::npos) {
+          absl::StrAppend(&hints, hint);
+        }
+      }
     }
     return absl::InvalidArgumentError(
         absl::StrCat(Av(file_name), ":", header_line, ":1: header lacks column(s) ",

@@ -203,6 +203,13 @@ TEST_CASE("Bad rows are listed up to a cap, then counted", "[sim][unit]") {
   REQUIRE(wide.ok());
   REQUIRE(wide->warnings.size() == 1);
   CHECK(Contains(wide->warnings[0], "extra19 and 4980 more"));
+  // A header missing columns among thousands of padded ones hints only at the missing names.
+  std::string padded = "job_id, vc ";
+  for (int i = 0; i < 5000; ++i) absl::StrAppend(&padded, ", pad", i, " ");
+  absl::StatusOr<Trace> missing = HivedTraceSource({}).Parse(padded + "\n", "m.csv");
+  REQUIRE_FALSE(missing.ok());
+  CHECK(Contains(Message(missing.status()), "did you mean 'vc'?"));
+  CHECK(Message(missing.status()).size() < 1000);
 }
 
 TEST_CASE("JSON output is valid UTF-8 whatever bytes names hold", "[sim][unit]") {
