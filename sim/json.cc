@@ -179,6 +179,9 @@ class ValueBuilder {
   using Json = nlohmann::json;
   static constexpr size_t kMaxDepth = 64;
   static constexpr size_t kNoPosition = static_cast<size_t>(-1);
+  // A summary holds a few thousand values; this bounds the memory of any document (a
+  // `JsonValue` is about 100 bytes) independently of the byte limit.
+  static constexpr int64_t kMaxValues = 1'000'000;
 
   JsonValue& root() { return root_; }
   const std::string& error() const { return error_; }
@@ -261,6 +264,7 @@ class ValueBuilder {
   }
   // Places a finished value: as the root, an array element or an object member.
   JsonValue* Place(JsonValue&& v) {
+    ++values_;
     if (stack_.empty()) {
       root_ = std::move(v);
       return &root_;
@@ -273,12 +277,19 @@ class ValueBuilder {
     parent->object.emplace_back(std::move(key_), std::move(v));
     return &parent->object.back().second;
   }
+  bool TooMany() {
+    if (values_ < kMaxValues) return false;
+    Fail(absl::StrCat("more than ", kMaxValues, " values, at ", Path()));
+    return true;
+  }
   bool Put(JsonValue&& v) {
+    if (TooMany()) return false;
     Place(std::move(v));
     return true;
   }
   bool Open(JsonValue::Type type) {
     if (stack_.size() >= kMaxDepth) return Fail("nesting too deep");
+    if (TooMany()) return false;
     JsonValue v;
     v.type = type;
     stack_.push_back(Place(std::move(v)));
@@ -293,6 +304,7 @@ class ValueBuilder {
   std::vector<JsonValue*> stack_;  // open containers; pointers stay valid: only the
                                    // innermost container grows
   std::string key_;
+  int64_t values_ = 0;
   std::string error_;
   size_t error_position_ = kNoPosition;
 };
@@ -332,7 +344,7 @@ absl::StatusOr<JsonValue> ParseJson(std::string_view text, std::string_view file
   if (builder.error() == "nesting too deep") {
     position = DeepestOpening(text);
   } else if (position == ValueBuilder::kNoPosition) {
-    // Refused by the builder (a number out of range): located by its JSON path.
+    // Refused by the builder (a number out of range, too many values): located by its path.
     return absl::InvalidArgumentError(absl::StrCat(Av(file_name), ": ", builder.error()));
   }
   int64_t line = 1;

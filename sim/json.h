@@ -5,8 +5,9 @@
 // Invariants (checked in tests/unit/sim/hostile_input_test.cc and the summary fuzzer):
 //   1. The writer's output is valid UTF-8 JSON for any input strings: control characters are
 //      escaped and each byte of an invalid UTF-8 sequence becomes U+FFFD.
-//   2. The reader refuses invalid UTF-8, nesting deeper than 64 and non-finite numbers with a
-//      located error; it never recurses, so any bytes end in an error or a value.
+//   2. The reader refuses invalid UTF-8, nesting deeper than 64, more than 1,000,000 values
+//      and numbers beyond +-2^63 with a located error; it never recurses, so any bytes end in
+//      an error or a value of bounded size.
 //
 // Thread safety: plain values.
 #ifndef HIVED_SIM_JSON_H_

@@ -247,6 +247,11 @@ TEST_CASE("The summary reader locates malformed, deep, non-UTF-8 and out-of-rang
   CHECK(ParseJson("[9223372036854775807, -9223372036854775808]", "n.json").ok() == false);
   CHECK(ParseJson("[9223372036854774784, -9223372036854774784]", "n.json").ok());
   CHECK_FALSE(ParseJson("", "e.json").ok());
+  std::string many = "{\"a\": [0";
+  for (int i = 0; i < 1'000'000; ++i) many += ",0";
+  many += "]}";
+  CHECK(Message(ParseJson(many, "many.json").status()) ==
+        "many.json: more than 1000000 values, at a[999998]");
   CHECK_FALSE(ParseJson("{} {}", "two.json").ok());
   absl::StatusOr<JsonValue> ok = ParseJson("{\"a\": [1, -2.5, \"\\u00e9\", null, true]}", "ok");
   REQUIRE(ok.ok());
