@@ -229,6 +229,11 @@ int RunCommand(int argc, char** argv) {
   // not leave them looking current) and fails fast when it cannot be written.
   std::unique_ptr<OutputDir> outputs;
   if (!out_dir.empty()) {
+    if (absl::Status s =
+            OutputDir::CheckInputs(out_dir, RunLayout(), {config, trace_path, node_events_path});
+        !s.ok()) {
+      return p.UsageError(s.message());
+    }
     absl::StatusOr<std::unique_ptr<OutputDir>> opened = OutputDir::Open(out_dir, RunLayout());
     if (!opened.ok()) return Fail(kCmd, opened.status().message());
     outputs = std::move(*opened);

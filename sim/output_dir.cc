@@ -146,6 +146,22 @@ absl::StatusOr<std::unique_ptr<OutputDir>> OutputDir::Open(fs::path dir,
   return std::unique_ptr<OutputDir>(new OutputDir(std::move(dir), std::move(layout)));
 }
 
+absl::Status OutputDir::CheckInputs(const fs::path& dir, const std::vector<std::string>& layout,
+                                    const std::vector<std::string>& inputs) {
+  for (const std::string& input : inputs) {
+    std::error_code ec;
+    if (input.empty() || !fs::exists(input, ec)) continue;
+    for (const std::string& name : layout) {
+      if (fs::exists(dir / name, ec) && fs::equivalent(input, dir / name, ec) && !ec) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("the input ", input, " is ", (dir / name).string(),
+                         ", an output of this run; move it or choose another output folder"));
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
 OutputDir::~OutputDir() {
   if (committed_) return;
   std::error_code ec;

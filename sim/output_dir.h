@@ -50,6 +50,11 @@ class OutputDir {
   // the folder cannot be created or cleared.
   static absl::StatusOr<std::unique_ptr<OutputDir>> Open(std::filesystem::path dir,
                                                          std::vector<std::string> layout);
+  // kInvalidArgument when one of `inputs` (existing files the command reads) is a file of
+  // `layout` in `dir`, which `Open` would remove before it is read; OK otherwise.
+  static absl::Status CheckInputs(const std::filesystem::path& dir,
+                                  const std::vector<std::string>& layout,
+                                  const std::vector<std::string>& inputs);
   OutputDir(const OutputDir&) = delete;
   OutputDir& operator=(const OutputDir&) = delete;
   ~OutputDir();

@@ -148,6 +148,15 @@ TEST_CASE("run --out: a failed rerun leaves none of the previous run's files", "
   CHECK(Listing(dir.path()) == std::vector<std::string>{"bad.csv"});
 }
 
+TEST_CASE("run --out refuses to clear an output name that is one of its inputs", "[sim][unit]") {
+  ScratchDir dir("run");
+  const std::string trace = dir / "jobs.csv";
+  WriteFile(trace, ReadFile(TestPath("traces/policies.csv")));
+  CHECK(Run(dir.path().string(), {}, trace) == 2);
+  CHECK(ReadFile(trace) == ReadFile(TestPath("traces/policies.csv")));
+  CHECK(Listing(dir.path()) == std::vector<std::string>{"jobs.csv"});
+}
+
 TEST_CASE("run --out --baseline none removes an earlier run's baseline-private/", "[sim][unit]") {
   ScratchDir dir("run");
   REQUIRE(Run(dir.path().string()) == 0);
