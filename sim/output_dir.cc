@@ -154,8 +154,8 @@ absl::Status OutputDir::CheckInputs(const fs::path& dir, const std::vector<std::
     for (const std::string& name : layout) {
       if (fs::exists(dir / name, ec) && fs::equivalent(input, dir / name, ec) && !ec) {
         return absl::InvalidArgumentError(
-            absl::StrCat("the input ", input, " is ", (dir / name).string(),
-                         ", an output of this run; move it or choose another output folder"));
+            absl::StrCat("the input ", input, " would be replaced by the output ",
+                         (dir / name).string(), "; move it or choose another output folder"));
       }
     }
   }
