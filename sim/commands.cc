@@ -379,6 +379,9 @@ int GenTraceCommand(int argc, char** argv) {
   if (int code = p.Parse(argc, argv, &args); code >= 0) return code;
   if (!args.empty()) return p.UsageError(absl::StrCat("unexpected argument '", args[0], "'"));
   if (config.empty()) return p.UsageError("--config is required");
+  if (max_duration > kMaxTimeSeconds) {  // what the trace readers accept (README "Limits")
+    return p.UsageError(absl::StrCat("--max-duration must be at most ", kMaxTimeSeconds, " s"));
+  }
   o.seed = static_cast<uint64_t>(seed);
   o.max_duration = max_duration;
   o.median_duration = median;

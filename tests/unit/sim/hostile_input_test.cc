@@ -278,6 +278,9 @@ TEST_CASE("run refuses unusable --mtbf, --mttr, --timeline-interval, --horizon, 
   CHECK(run({"--horizon", "3155760001"}) == 2);
   CHECK(run({"--max-input-mb", "5000"}) == 2);
   CHECK(run({"--mtbf", "1000", "--mttr", "1", "--baseline", "none"}) == 0);
+  // gen-trace cannot write durations the readers would refuse.
+  CHECK(RunArgs(GenTraceCommand,
+                {"gen-trace", "--config", config, "--max-duration", "3155760001"}) == 2);
 }
 
 }  // namespace
