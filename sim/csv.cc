@@ -31,6 +31,12 @@ std::string_view TrimBlanks(std::string_view s) {
   return s;
 }
 
+// `s` without one pair of surrounding double quotes, as a spreadsheet export writes them.
+std::string_view Unquote(std::string_view s) {
+  if (s.size() >= 2 && s.front() == '"' && s.back() == '"') return s.substr(1, s.size() - 2);
+  return s;
+}
+
 }  // namespace
 
 absl::Status ReadInputFile(const std::string& path, InputLimit limit, std::string* out) {
@@ -203,6 +209,11 @@ std::optional<std::string> CheckName(std::string_view text, std::string_view wha
     return absl::StrCat(Av(what), " '", Av(text), "' has surrounding blanks: did you mean '",
                         Av(trimmed), "'?");
   }
+  if (const std::string_view unquoted = Unquote(text); unquoted.size() != text.size()) {
+    return absl::StrCat(Av(what), " '", Av(text),
+                        "' is quoted, but traces are plain CSV without quoting: did you mean '",
+                        Av(unquoted), "'?");
+  }
   for (size_t i = 0; i < text.size(); ++i) {
     const unsigned char c = static_cast<unsigned char>(text[i]);
     if (c < 0x20 || c == 0x7F) {
@@ -215,8 +226,11 @@ std::optional<std::string> CheckName(std::string_view text, std::string_view wha
 
 std::string BlankHint(std::string_view text) {
   const std::string_view trimmed = TrimBlanks(text);
-  if (trimmed.size() == text.size() || trimmed.empty()) return "";
-  return absl::StrCat(" (it has surrounding blanks: did you mean '", Av(trimmed), "'?)");
+  const std::string_view unquoted = Unquote(trimmed);
+  if (unquoted.size() == text.size() || unquoted.empty()) return "";
+  return absl::StrCat(" (it has surrounding ",
+                      unquoted.size() == trimmed.size() ? "blanks" : "quotes", ": did you mean '",
+                      Av(unquoted), "'?)");
 }
 
 std::optional<int64_t> ParseTime(std::string_view text, int64_t min) {

@@ -99,12 +99,14 @@ std::optional<double> ParseDouble(std::string_view text);
 std::optional<size_t> FindInvalidUtf8(std::string_view text);
 
 // Why `text` is not a usable name for `what` ("vc", "node", ...), or nullopt when it is:
-// empty, invalid UTF-8, control characters, surrounding blanks (with "did you mean ...?").
+// empty, invalid UTF-8, control characters, surrounding blanks or double quotes (with "did
+// you mean ...?").
 // `*offset` is set to the byte offset the problem is at.
 std::optional<std::string> CheckName(std::string_view text, std::string_view what, size_t* offset);
 
 // For number fields: " (it has surrounding blanks: did you mean 'X'?)" when trimming
-// blanks would leave something else; empty otherwise.
+// blanks (or "quotes" for one pair of double quotes) would leave something else; empty
+// otherwise.
 std::string BlankHint(std::string_view text);
 
 // Parses a time in 0..kMaxTimeSeconds (`min` lets durations require >= 1); nullopt otherwise.

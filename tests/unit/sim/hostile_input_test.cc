@@ -106,6 +106,15 @@ TEST_CASE("Fields with surrounding blanks are named with a suggestion", "[sim][u
       "job_id, submit_time,vc,priority,pods,gpus_per_pod,gpu_type,duration\n", "h.csv");
   REQUIRE_FALSE(header.ok());
   CHECK(Contains(Message(header.status()), "did you mean 'submit_time'?"));
+  absl::StatusOr<Trace> quoted = Hived("\"j\",\"7\",A,0,1,1,,10\n");
+  REQUIRE_FALSE(quoted.ok());
+  CHECK(Contains(Message(quoted.status()),
+                 "t.csv:2:1: job_id '\"j\"' is quoted, but traces are "
+                 "plain CSV without quoting: did you mean 'j'?"));
+  absl::StatusOr<Trace> quoted_number = Hived("j,\"7\",A,0,1,1,,10\n");
+  REQUIRE_FALSE(quoted_number.ok());
+  CHECK(
+      Contains(Message(quoted_number.status()), "(it has surrounding quotes: did you mean '7'?)"));
   absl::StatusOr<Trace> cluster = Philly("2017-10-09 07:01:55,10,1,1, vc1\n");
   REQUIRE_FALSE(cluster.ok());
   CHECK(Contains(Message(cluster.status()), "did you mean 'vc1'?"));
