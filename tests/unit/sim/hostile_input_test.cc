@@ -27,6 +27,13 @@ constexpr char kPhillyHeader[] = "timestamp,duration,num_gpus,gpu_time,cluster\n
 
 std::string Message(const absl::Status& s) { return std::string(s.message()); }
 
+// The error message of a result that must have failed.
+template <typename T>
+std::string ErrorOf(const absl::StatusOr<T>& result) {
+  REQUIRE_FALSE(result.ok());
+  return Message(result.status());
+}
+
 bool Contains(const std::string& text, std::string_view part) {
   return text.find(part) != std::string::npos;
 }
@@ -56,34 +63,26 @@ TEST_CASE("ParseInt: rejects values outside int64_t without undefined behaviour"
 
 TEST_CASE("Trace times beyond 100 years are located errors; at the limit they cannot overflow",
           "[sim][unit]") {
-  absl::StatusOr<Trace> far = Hived("j,3155760001,A,0,1,1,,10\n");
-  REQUIRE_FALSE(far.ok());
-  CHECK(Contains(Message(far.status()),
+  CHECK(Contains(ErrorOf(Hived("j,3155760001,A,0,1,1,,10\n")),
                  "t.csv:2:3: submit_time '3155760001' is not an integer "
                  "in 0..3155760000 (seconds, at most 100 years)"));
-  absl::StatusOr<Trace> digits = Hived("j,0,A,0,1,1,,99999999999999999999999\n");
-  REQUIRE_FALSE(digits.ok());
-  CHECK(Contains(Message(digits.status()), "t.csv:2:14: duration '99999999999999999999999'"));
+  CHECK(Contains(ErrorOf(Hived("j,0,A,0,1,1,,99999999999999999999999\n")),
+                 "t.csv:2:14: duration '99999999999999999999999'"));
   // Both at the limit: the end time fits easily.
   absl::StatusOr<Trace> edge = Hived("j,3155760000,A,0,1,1,,3155760000\n");
   REQUIRE(edge.ok());
   const TraceJob& job = edge->jobs.at(0);
   CHECK(job.submit_time + job.duration == 2 * kMaxTimeSeconds);
 
-  absl::StatusOr<Trace> long_philly = Philly("2017-10-09 07:01:55,1e10,1,1,vc\n");
-  REQUIRE_FALSE(long_philly.ok());
-  CHECK(Contains(Message(long_philly.status()), "p.csv:2:21: duration '1e10' is not a number"));
+  CHECK(Contains(ErrorOf(Philly("2017-10-09 07:01:55,1e10,1,1,vc\n")),
+                 "p.csv:2:21: duration '1e10' is not a number"));
   // Two timestamps 200 years apart: the later one is located.
-  absl::StatusOr<Trace> span =
-      Philly("1901-01-01 00:00:00,10,1,1,vc\n2101-01-01 00:00:00,10,1,1,vc\n");
-  REQUIRE_FALSE(span.ok());
-  CHECK(Contains(Message(span.status()), "p.csv:3:1: timestamp is more than 100 years"));
+  CHECK(Contains(ErrorOf(Philly("1901-01-01 00:00:00,10,1,1,vc\n2101-01-01 00:00:00,10,1,1,vc\n")),
+                 "p.csv:3:1: timestamp is more than 100 years"));
 }
 
 TEST_CASE("Philly timestamps must be real dates", "[sim][unit]") {
-  absl::StatusOr<Trace> feb31 = Philly("2017-02-31 00:00:00,10,1,1,vc\n");
-  REQUIRE_FALSE(feb31.ok());
-  CHECK(Contains(Message(feb31.status()),
+  CHECK(Contains(ErrorOf(Philly("2017-02-31 00:00:00,10,1,1,vc\n")),
                  "p.csv:2:1: timestamp '2017-02-31 00:00:00' is not a "
                  "real date"));
   CHECK_FALSE(Philly("2017-02-29 00:00:00,10,1,1,vc\n").ok());
@@ -115,9 +114,7 @@ TEST_CASE("Fields with surrounding blanks are named with a suggestion", "[sim][u
   REQUIRE_FALSE(quoted_number.ok());
   CHECK(
       Contains(Message(quoted_number.status()), "(it has surrounding quotes: did you mean '7'?)"));
-  absl::StatusOr<Trace> cluster = Philly("2017-10-09 07:01:55,10,1,1, vc1\n");
-  REQUIRE_FALSE(cluster.ok());
-  CHECK(Contains(Message(cluster.status()), "did you mean 'vc1'?"));
+  CHECK(Contains(ErrorOf(Philly("2017-10-09 07:01:55,10,1,1, vc1\n")), "did you mean 'vc1'?"));
 }
 
 TEST_CASE("Names must be valid UTF-8 without control characters", "[sim][unit]") {
@@ -145,10 +142,8 @@ TEST_CASE("A UTF-8 byte-order mark is accepted; UTF-16 is named", "[sim][unit]")
                    "bom.csv")
             .ok());
   CHECK(ParseNodeEvents("\xEF\xBB\xBFtime,node,state\n1,n0,down\n", "ev.csv").ok());
-  absl::StatusOr<Trace> utf16 =
-      HivedTraceSource({}).Parse(std::string("\xFF\xFEj\0o\0", 6), "u16.csv");
-  REQUIRE_FALSE(utf16.ok());
-  CHECK(Contains(Message(utf16.status()), "u16.csv:1:1: the file is UTF-16LE"));
+  CHECK(Contains(ErrorOf(HivedTraceSource({}).Parse(std::string("\xFF\xFEj\0o\0", 6), "u16.csv")),
+                 "u16.csv:1:1: the file is UTF-16LE"));
 }
 
 TEST_CASE("Node-event errors are located, bounded in time and do not suggest --skip-bad-rows",
@@ -173,9 +168,7 @@ TEST_CASE("Readers refuse files over their limit while reading, with the flag to
   WriteFile(dir / "big.csv", text);
   TraceReadOptions small;
   small.max_bytes = 64 * 1024;
-  absl::StatusOr<Trace> refused = ReadTraceFile(dir / "big.csv", TraceFormat::kHived, small);
-  REQUIRE_FALSE(refused.ok());
-  CHECK(Contains(Message(refused.status()),
+  CHECK(Contains(ErrorOf(ReadTraceFile(dir / "big.csv", TraceFormat::kHived, small)),
                  "the trace is larger than the limit of 65536 bytes (raise it with "
                  "--max-input-mb)"));
   CHECK(ReadTraceFile(dir / "big.csv", TraceFormat::kHived, {}).ok());
