@@ -12,11 +12,11 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "bench_topology.h"
 #include "cellalloc/buddy_allocator.h"
 #include "cellalloc/cell_forest.h"
 #include "cellalloc/priority_usage.h"
 #include "hived/cluster_spec.h"
-#include "tests/unit/cellalloc/test_specs.h"
 
 namespace hived::cellalloc {
 namespace {
@@ -24,7 +24,7 @@ namespace {
 ClusterSpec SpecForGpus(int64_t gpus) {
   const int racks = static_cast<int>(gpus / 64);
   const int dgx2_racks = racks / 8;
-  return testing::RackSpec(racks - dgx2_racks, 8, dgx2_racks);
+  return bench::RackSpec(racks - dgx2_racks, 8, dgx2_racks);
 }
 
 CellForest BuildOrDie(const ClusterSpec& spec) {

@@ -72,6 +72,7 @@
 
 #include "absl/status/status.h"
 #include "cellalloc/cell_forest.h"
+#include "cellalloc/ids.h"
 #include "hived/types.h"
 
 namespace hived::cellalloc {

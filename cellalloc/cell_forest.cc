@@ -13,53 +13,30 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
+#include "hierarchy/spec_analysis.h"
+#include "hived/config.h"
 
 namespace hived::cellalloc {
 namespace {
 
 constexpr uint32_t kNil = std::numeric_limits<uint32_t>::max();
-constexpr size_t kMaxTypes = std::numeric_limits<uint16_t>::max() - 1;
+constexpr int32_t kMaxTypes = std::numeric_limits<uint16_t>::max() - 1;
 
 absl::string_view ToAbsl(std::string_view s) { return absl::string_view(s.data(), s.size()); }
 
 std::string TypePath(size_t i) { return absl::StrCat("physicalCluster.cellTypes[", i, "]"); }
 
-absl::Status Invalid(std::string_view path, std::string_view message) {
-  return absl::InvalidArgumentError(absl::StrCat(ToAbsl(path), ": ", ToAbsl(message)));
+// The build trusts a spec the hierarchy accepted (`ValidateClusterSpec`); a spec that breaks
+// a rule anyway is a caller's bug, reported as kInternal naming the first problem found.
+absl::Status NotValidated(std::string_view path, std::string_view message) {
+  return absl::InternalError(absl::StrCat(
+      "spec not validated (run ValidateClusterSpec first): ", ToAbsl(path), ": ", ToAbsl(message)));
 }
 
 // The part after the last '/' (the whole string when there is none).
 std::string_view LastComponent(std::string_view address) {
   size_t slash = address.rfind('/');
   return slash == std::string_view::npos ? address : address.substr(slash + 1);
-}
-
-// Parses a non-negative decimal int32 with nothing else around it.
-bool ParseDeviceIndex(std::string_view s, int32_t* out) {
-  if (s.empty() || s.size() > 10) return false;
-  int64_t value = 0;
-  for (char ch : s) {
-    if (ch < '0' || ch > '9') return false;
-    value = value * 10 + (ch - '0');
-  }
-  if (value > std::numeric_limits<int32_t>::max()) return false;
-  *out = static_cast<int32_t>(value);
-  return true;
-}
-
-template <typename T>
-size_t VectorBytes(const std::vector<T>& v) {
-  return v.capacity() * sizeof(T);
-}
-
-size_t StringBytes(const std::string& s) {
-  // Heap storage only beyond the small-string buffer.
-  return s.capacity() > 15 ? s.capacity() + 1 : 0;
-}
-
-template <typename Map>
-size_t MapBytes(const Map& m) {
-  return m.bucket_count() * (sizeof(typename Map::value_type) + 1);
 }
 
 }  // namespace
@@ -79,91 +56,41 @@ class ForestBuilder {
   }
 
  private:
-  // Defined types in config order get ids 0..n-1; leaf types follow in order of mention.
+  // The types as the hierarchy derives them: defined types in config order get ids
+  // 0..n-1; leaf types follow in order of mention.
   absl::Status BuildTypes() {
-    const std::vector<CellTypeSpec>& specs = spec_.cell_types;
-    if (specs.size() > kMaxTypes / 2) {
-      return Invalid("physicalCluster.cellTypes",
-                     absl::StrCat("too many cell types (", specs.size(), ")"));
-    }
-    for (size_t i = 0; i < specs.size(); ++i) {
-      const CellTypeSpec& t = specs[i];
-      if (t.name.empty()) return Invalid(TypePath(i), "cell type has an empty name");
-      if (f_.type_by_name_.contains(t.name)) {
-        return Invalid(TypePath(i), absl::StrCat("duplicate cell type '", t.name, "'"));
-      }
-      if (t.child_cell_type.empty()) {
-        return Invalid(TypePath(i), absl::StrCat("cell type '", t.name,
-                                                 "' has no childCellType (a non-leaf type "
-                                                 "needs one; leaf types are not defined)"));
-      }
-      if (t.child_cell_number <= 0) {
-        return Invalid(TypePath(i), absl::StrCat("cell type '", t.name, "' has childCellNumber ",
-                                                 t.child_cell_number, "; it must be positive"));
-      }
-      CellTypeInfo info;
-      info.name = t.name;
-      info.child_count = t.child_cell_number;
-      info.is_node_level = t.is_node_level;
-      f_.type_by_name_.emplace(t.name, CellTypeId(static_cast<uint32_t>(i)));
-      f_.types_.push_back(std::move(info));
-    }
-    for (const CellTypeSpec& t : specs) {
-      if (!f_.type_by_name_.contains(t.child_cell_type)) {
-        CellTypeInfo leaf;
-        leaf.name = t.child_cell_type;
-        leaf.leaf_type = t.child_cell_type;
-        f_.type_by_name_.emplace(t.child_cell_type,
-                                 CellTypeId(static_cast<uint32_t>(f_.types_.size())));
-        f_.types_.push_back(std::move(leaf));
-        f_.leaf_types_.push_back(t.child_cell_type);
-      }
-    }
-    for (size_t i = 0; i < specs.size(); ++i) {
-      f_.types_[i].child = f_.type_by_name_.at(specs[i].child_cell_type);
-    }
-    // Resolve levels bottom-up along each type's child path, detecting cycles.
-    const size_t n = f_.types_.size();
-    std::vector<uint8_t> state(n, 0);  // 0 unseen, 1 on the current path, 2 done
+    std::vector<ConfigError> problems;
+    const hierarchy::TypeTable table =
+        hierarchy::AnalyzeCellTypes(spec_, &problems, /*max_levels=*/kMaxTypes);
+    if (!problems.empty()) return NotValidated(problems[0].yaml_path, problems[0].message);
+    const size_t n = table.types.size();
+    if (n > static_cast<size_t>(kMaxTypes))
+      return NotValidated("physicalCluster.cellTypes", "too many cell types");
     node_levels_.assign(n, 0);
     subtree_cells_.assign(n, 1);
-    for (size_t i = n - f_.leaf_types_.size(); i < n; ++i) state[i] = 2;
-    for (size_t start = 0; start < specs.size(); ++start) {
-      std::vector<size_t> path;
-      size_t t = start;
-      while (state[t] == 0) {
-        state[t] = 1;
-        path.push_back(t);
-        t = f_.types_[t].child.value();
+    for (size_t t = 0; t < n; ++t) {
+      const hierarchy::TypeInfo& type = table.types[t];
+      if (!type.usable) return NotValidated(TypePath(t), "the cell type is not well defined");
+      if (type.leaf_count > std::numeric_limits<int32_t>::max()) {
+        return NotValidated(TypePath(t),
+                            absl::StrCat("cell type '", type.name, "' has ", type.leaf_count,
+                                         " leaves, more than 2^31-1"));
       }
-      if (state[t] == 1) {
-        std::string cycle;
-        bool in_cycle = false;
-        for (size_t p : path) {
-          if (p == t) in_cycle = true;
-          if (in_cycle) absl::StrAppend(&cycle, f_.types_[p].name, " -> ");
-        }
-        absl::StrAppend(&cycle, f_.types_[t].name);
-        return Invalid(TypePath(t), absl::StrCat("cell types form a cycle: ", cycle));
-      }
-      for (size_t k = path.size(); k-- > 0;) {
-        CellTypeInfo& info = f_.types_[path[k]];
-        const size_t c = info.child.value();
-        const CellTypeInfo& child = f_.types_[c];
-        info.level = child.level + 1;
-        int64_t leaves = int64_t{child.leaf_count} * info.child_count;
-        if (leaves > std::numeric_limits<int32_t>::max()) {
-          return Invalid(TypePath(path[k]), absl::StrCat("cell type '", info.name, "' has ", leaves,
-                                                         " leaves, more than 2^31-1"));
-        }
-        info.leaf_count = static_cast<int32_t>(leaves);
-        info.above_node = node_levels_[c] > 0;
-        info.leaf_type = child.leaf_type;
-        node_levels_[path[k]] = node_levels_[c] + (info.is_node_level ? 1 : 0);
-        subtree_cells_[path[k]] =
-            std::min(CellForest::kMaxCells + 1, 1 + info.child_count * subtree_cells_[c]);
-        state[path[k]] = 2;
-      }
+      CellTypeInfo info;
+      info.name = type.name;
+      info.child =
+          type.child < 0 ? CellTypeId::Nil() : CellTypeId(static_cast<uint32_t>(type.child));
+      info.child_count = type.child_number;
+      info.level = type.level;
+      info.leaf_count = static_cast<int32_t>(type.leaf_count);
+      info.is_node_level = type.is_node_level;
+      info.above_node = type.child >= 0 && table.types[static_cast<size_t>(type.child)].has_node;
+      info.leaf_type = table.types[static_cast<size_t>(type.leaf)].name;
+      f_.type_by_name_.emplace(type.name, CellTypeId(static_cast<uint32_t>(t)));
+      f_.types_.push_back(std::move(info));
+      if (type.spec_index < 0) f_.leaf_types_.push_back(type.name);
+      node_levels_[t] = type.node_levels;
+      subtree_cells_[t] = std::min(CellForest::kMaxCells + 1, type.cell_count);
     }
     return absl::OkStatus();
   }
@@ -172,23 +99,23 @@ class ForestBuilder {
   absl::Status BuildChains() {
     const std::vector<PhysicalCellSpec>& tops = spec_.physical_cells;
     if (tops.size() > static_cast<size_t>(CellForest::kMaxCells)) {
-      return Invalid("physicalCluster.physicalCells", "too many physical cells");
+      return NotValidated("physicalCluster.physicalCells", "too many physical cells");
     }
     int64_t total = 0;
     for (size_t i = 0; i < tops.size(); ++i) {
       const std::string path = absl::StrCat("physicalCluster.physicalCells[", i, "]");
       const std::string& name = tops[i].cell_type;
-      if (name.empty()) return Invalid(path, "a top-level physical cell needs a cellType");
+      if (name.empty()) return NotValidated(path, "a top-level physical cell needs a cellType");
       auto it = f_.type_by_name_.find(name);
       if (it == f_.type_by_name_.end() || f_.types_[it->second.value()].child.IsNil()) {
-        return Invalid(path, absl::StrCat("physicalCells contains unknown cellType '", name,
-                                          "' (not defined in physicalCluster.cellTypes)"));
+        return NotValidated(path, absl::StrCat("physicalCells contains unknown cellType '", name,
+                                               "' (not defined in physicalCluster.cellTypes)"));
       }
       const size_t t = it->second.value();
       if (node_levels_[t] == 0) {
-        return Invalid(path, absl::StrCat("top cell must be node-level or above: no type on "
-                                          "the path from '",
-                                          name, "' down to its leaves has isNodeLevel"));
+        return NotValidated(path, absl::StrCat("top cell must be node-level or above: no type on "
+                                               "the path from '",
+                                               name, "' down to its leaves has isNodeLevel"));
       }
       if (node_levels_[t] > 1) {
         std::string nodes;
@@ -196,14 +123,14 @@ class ForestBuilder {
           if (f_.types_[u].is_node_level)
             absl::StrAppend(&nodes, nodes.empty() ? "" : ", ", f_.types_[u].name);
         }
-        return Invalid(path, absl::StrCat("cell type '", name, "' has ", node_levels_[t],
-                                          " node-level types below it (", nodes,
-                                          "); a chain needs exactly one"));
+        return NotValidated(path, absl::StrCat("cell type '", name, "' has ", node_levels_[t],
+                                               " node-level types below it (", nodes,
+                                               "); a chain needs exactly one"));
       }
       total += subtree_cells_[t];
       if (total > CellForest::kMaxCells) {
-        return Invalid(path, absl::StrCat("the physical cluster has more than ",
-                                          CellForest::kMaxCells, " cells"));
+        return NotValidated(path, absl::StrCat("the physical cluster has more than ",
+                                               CellForest::kMaxCells, " cells"));
       }
       auto [chain_it, inserted] =
           f_.chain_by_name_.emplace(name, ChainId(static_cast<uint32_t>(f_.chains_.size())));
@@ -265,17 +192,18 @@ class ForestBuilder {
       const CellId id(static_cast<uint32_t>(c));
       if (s != nullptr) {
         if (c >= tops.size() && !s->cell_type.empty() && s->cell_type != info.name) {
-          return Invalid(f_.SpecPath(id),
-                         absl::StrCat("cellType '", s->cell_type, "' does not match the type '",
-                                      info.name, "' its parent's childCellType implies"));
+          return NotValidated(
+              f_.SpecPath(id),
+              absl::StrCat("cellType '", s->cell_type, "' does not match the type '", info.name,
+                           "' its parent's childCellType implies"));
         }
         if (!s->cell_address.empty()) f_.explicit_address_.emplace(c, s->cell_address);
         if (!s->pinned_cell_id.empty()) {
           auto [it, inserted] = f_.pinned_by_id_.emplace(s->pinned_cell_id, id);
           if (!inserted) {
-            return Invalid(f_.SpecPath(id),
-                           absl::StrCat("duplicate pinnedCellId '", s->pinned_cell_id,
-                                        "' (first used at ", f_.SpecPath(it->second), ")"));
+            return NotValidated(f_.SpecPath(id),
+                                absl::StrCat("duplicate pinnedCellId '", s->pinned_cell_id,
+                                             "' (first used at ", f_.SpecPath(it->second), ")"));
           }
           f_.pinned_id_.emplace(c, s->pinned_cell_id);
         }
@@ -283,15 +211,15 @@ class ForestBuilder {
       if (info.child.IsNil()) {  // a leaf
         f_.first_child_[c] = kNil;
         if (s != nullptr && !s->cell_children.empty()) {
-          return Invalid(f_.SpecPath(id), absl::StrCat("cell of leaf type '", info.name,
-                                                       "' cannot have cellChildren"));
+          return NotValidated(f_.SpecPath(id), absl::StrCat("cell of leaf type '", info.name,
+                                                            "' cannot have cellChildren"));
         }
         const std::string own = OwnAddress(c);
         int32_t index = 0;
-        if (!ParseDeviceIndex(LastComponent(own), &index)) {
-          return Invalid(f_.SpecPath(id),
-                         absl::StrCat("leaf cell address '", own,
-                                      "' is not a device index (a non-negative integer)"));
+        if (!hierarchy::ParseDeviceIndex(LastComponent(own), &index)) {
+          return NotValidated(f_.SpecPath(id),
+                              absl::StrCat("leaf cell address '", own,
+                                           "' is not a device index (a non-negative integer)"));
         }
         f_.leaf_index_[c] = index;
         continue;
@@ -299,20 +227,20 @@ class ForestBuilder {
       const size_t n = static_cast<size_t>(info.child_count);
       const size_t given = s == nullptr ? 0 : s->cell_children.size();
       if (given != 0 && given != n) {
-        return Invalid(f_.SpecPath(id),
-                       absl::StrCat("cell of type '", info.name, "' lists ", given,
-                                    " cellChildren but childCellNumber is ", n, "; list all ", n,
-                                    " children or omit cellChildren"));
+        return NotValidated(f_.SpecPath(id),
+                            absl::StrCat("cell of type '", info.name, "' lists ", given,
+                                         " cellChildren but childCellNumber is ", n, "; list all ",
+                                         n, " children or omit cellChildren"));
       }
       f_.first_child_[c] = static_cast<uint32_t>(next);
-      const int64_t base = info.is_node_level ? 0 : default_index_[c];
       for (size_t k = 0; k < n; ++k) {
         const size_t child = next + k;
         f_.type_[child] = static_cast<uint16_t>(info.child.value());
         f_.chain_[child] = f_.chain_[c];
         f_.parent_[child] = static_cast<uint32_t>(c);
         spec_of_[child] = given == 0 ? nullptr : &s->cell_children[k];
-        default_index_[child] = base * static_cast<int64_t>(n) + static_cast<int64_t>(k);
+        default_index_[child] = hierarchy::DefaultChildIndex(
+            default_index_[c], info.is_node_level, info.child_count, static_cast<int64_t>(k));
       }
       next += n;
     }
@@ -347,8 +275,8 @@ class ForestBuilder {
       const std::string own = OwnAddress(c);
       const std::string name(LastComponent(own));
       if (name.empty()) {
-        return Invalid(f_.SpecPath(id), absl::StrCat("node-level cell address '", own,
-                                                     "' gives an empty node name"));
+        return NotValidated(f_.SpecPath(id), absl::StrCat("node-level cell address '", own,
+                                                          "' gives an empty node name"));
       }
       auto [it, inserted] =
           f_.node_by_name_.emplace(name, NodeId(static_cast<uint32_t>(f_.node_names_.size())));
@@ -359,7 +287,7 @@ class ForestBuilder {
       std::vector<CellId>& cells = f_.node_cells_[it->second.value()];
       for (CellId other : cells) {
         if (f_.chain_[other.value()] == f_.chain_[c]) {
-          return Invalid(
+          return NotValidated(
               f_.SpecPath(id),
               absl::StrCat("duplicate node name '", name, "' in chain '",
                            f_.chains_[f_.chain_[c]].name, "' (first at ", f_.SpecPath(other), ")"));
@@ -394,7 +322,7 @@ class ForestBuilder {
             std::get<1>(leaves[i]) == std::get<1>(leaves[i - 1])) {
           const CellId a(std::get<2>(leaves[i - 1]));
           const CellId b(std::get<2>(leaves[i]));
-          return Invalid(
+          return NotValidated(
               f_.SpecPath(b),
               absl::StrCat("duplicate device index ", std::get<1>(leaves[i]), " for leaf type '",
                            f_.types_[std::get<0>(leaves[i])].name, "' on node '", f_.node_names_[n],
@@ -447,7 +375,9 @@ int64_t CellForest::DefaultIndex(CellId c) const {
   for (size_t i = path.size(); i-- > 0;) {
     const uint32_t cell = path[i];
     const uint32_t p = parent_[cell];
-    index = index * types_[type_[p]].child_count + static_cast<int64_t>(cell - first_child_[p]);
+    index = hierarchy::DefaultChildIndex(index, types_[type_[p]].is_node_level,
+                                         types_[type_[p]].child_count,
+                                         static_cast<int64_t>(cell - first_child_[p]));
   }
   return index;
 }
@@ -527,82 +457,6 @@ CellId CellForest::FindLeaf(ChainId ch, NodeId node, int32_t index) const {
 CellId CellForest::FindPinned(std::string_view pinned_id) const {
   auto it = pinned_by_id_.find(ToAbsl(pinned_id));
   return it == pinned_by_id_.end() ? CellId::Nil() : it->second;
-}
-
-absl::Status CellForest::CheckInvariants() const {
-  const uint32_t n = static_cast<uint32_t>(num_cells());
-  auto fail = [&](uint32_t c, int invariant, std::string_view what) {
-    return absl::InternalError(absl::StrCat("cell forest invariant (", invariant,
-                                            ") violated at cell ", c, " (", SpecPath(CellId(c)),
-                                            "): ", ToAbsl(what)));
-  };
-  std::vector<int64_t> leaves(n, 0);
-  std::vector<uint32_t> first_leaf_of(n, 0);  // recomputed bottom-up, O(cells)
-  for (uint32_t c = n; c-- > 0;) {
-    const CellTypeInfo& info = types_[type_[c]];
-    if (info.child.IsNil()) {
-      if (info.level != 1 || first_child_[c] != kNil) return fail(c, 2, "leaf with children");
-      if (leaf_index_[c] < 0) return fail(c, 2, "leaf without a device index");
-      leaves[c] = 1;
-      first_leaf_of[c] = c;
-    } else {
-      const uint32_t first = first_child_[c];
-      if (first == kNil || first <= c || first + static_cast<uint32_t>(info.child_count) > n) {
-        return fail(c, 1, "children out of range");
-      }
-      for (uint32_t k = 0; k < static_cast<uint32_t>(info.child_count); ++k) {
-        const uint32_t child = first + k;
-        if (parent_[child] != c) return fail(child, 1, "parent link does not match");
-        if (types_[type_[child]].level != info.level - 1) return fail(child, 1, "bad level");
-        if (type_[child] != info.child.value()) return fail(child, 2, "bad child type");
-        if (chain_[child] != chain_[c]) return fail(child, 1, "chain differs from parent's");
-        // The children's leaf ranges follow each other without a gap.
-        if (k > 0 && first_leaf_of[child] !=
-                         first_leaf_of[child - 1] + static_cast<uint32_t>(leaves[child - 1])) {
-          return fail(c, 3, "leaves are not consecutive");
-        }
-        leaves[c] += leaves[child];
-      }
-      first_leaf_of[c] = first_leaf_of[first];
-    }
-    if (leaves[c] != info.leaf_count) return fail(c, 3, "leaf count mismatch");
-    if (first_leaf_of[c] + static_cast<uint32_t>(info.leaf_count) > n) {
-      return fail(c, 3, "leaf range out of bounds");
-    }
-    // (4): node ids along the path.
-    const uint32_t p = parent_[c];
-    const bool parent_at_or_below_node = p != kNil && node_[p] != kNil;
-    if (info.is_node_level) {
-      if (parent_at_or_below_node) return fail(c, 4, "two node levels on one path");
-      if (node_[c] == kNil || node_[c] >= node_names_.size()) return fail(c, 4, "no node id");
-    } else if (parent_at_or_below_node) {
-      if (node_[c] != node_[p]) return fail(c, 4, "node differs from parent's");
-    } else if (node_[c] != kNil) {
-      return fail(c, 4, "a cell above node level has a node");
-    }
-    if (info.child.IsNil() && node_[c] == kNil) return fail(c, 4, "no node level above leaf");
-  }
-  return absl::OkStatus();
-}
-
-size_t CellForest::MemoryBytes() const {
-  size_t bytes = sizeof(*this);
-  bytes += VectorBytes(type_) + VectorBytes(chain_) + VectorBytes(parent_) +
-           VectorBytes(first_child_) + VectorBytes(node_) + VectorBytes(leaf_index_);
-  bytes += MapBytes(explicit_address_) + MapBytes(pinned_id_);
-  for (const auto& [cell, s] : explicit_address_) bytes += StringBytes(s);
-  for (const auto& [cell, s] : pinned_id_) bytes += StringBytes(s);
-  bytes += VectorBytes(types_) + MapBytes(type_by_name_);
-  bytes += VectorBytes(chains_) + MapBytes(chain_by_name_);
-  for (const ChainInfo& ch : chains_) {
-    bytes += VectorBytes(ch.types) + VectorBytes(ch.child_count) + VectorBytes(ch.top_cells) +
-             VectorBytes(ch.cells_at_level);
-  }
-  bytes += VectorBytes(node_names_) + MapBytes(node_by_name_) + VectorBytes(node_cells_);
-  for (const std::string& s : node_names_) bytes += 2 * StringBytes(s);  // vector + map key
-  for (const std::vector<CellId>& v : node_cells_) bytes += VectorBytes(v);
-  bytes += MapBytes(pinned_by_id_) + MapBytes(chains_of_leaf_type_) + VectorBytes(leaf_types_);
-  return bytes;
 }
 
 }  // namespace hived::cellalloc

@@ -30,7 +30,7 @@
 // children or exactly `childCellNumber` of them. HiveD accepts fewer, silently giving the
 // cell fewer leaves than its type says, which breaks every count that assumes a type's
 // leaf count (VC capacity, safety, "a node has 8 GPUs"); no shipped HiveD config does it,
-// so Build rejects it with a located error instead.
+// so validation (`ValidateClusterSpec`) rejects it with a located error instead.
 //
 // Example:
 //   absl::StatusOr<CellForest> forest = CellForest::Build(spec);
@@ -58,6 +58,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "cellalloc/ids.h"
 #include "hived/cluster_spec.h"
 #include "hived/types.h"
 
@@ -94,14 +95,13 @@ class CellForest {
   // Largest forest Build accepts (a guard against specs that would exhaust memory).
   static constexpr int64_t kMaxCells = int64_t{1} << 26;
 
-  // Derives the forest. Errors (kInvalidArgument, naming the spec path such as
-  // "physicalCluster.physicalCells[2].cellChildren[0]" or "physicalCluster.cellTypes[3]"):
-  // unknown, unnamed, duplicate or cyclic cell types; a non-positive `childCellNumber`; a
-  // top cell below node level; a chain without exactly one node level; a child whose
-  // explicit `cellType` differs from its parent's child type; more or fewer children than
-  // `childCellNumber` (see above); children under a leaf; a leaf address that is not a
-  // non-negative integer; duplicate node names in one chain; duplicate device indices on
-  // one node for one leaf type; duplicate pinned ids; more than kMaxCells cells.
+  // Derives the forest, with the type table, default addresses and device indices of the
+  // hierarchy module (hierarchy/spec_analysis.h), the one place those rules live.
+  // REQUIRES: `spec` passed `ValidateClusterSpec` (Scheduler::Create validates once, before
+  // this). The build trusts it and keeps only defensive checks: a spec that breaks a rule
+  // anyway (unknown, duplicate or cyclic types, wrong children, bad leaf addresses, duplicate
+  // nodes, device indices or pinned ids, more than kMaxCells cells) gives kInternal naming
+  // the spec path, e.g. "physicalCluster.physicalCells[2].cellChildren[0]"; never a crash.
   static absl::StatusOr<CellForest> Build(const ClusterSpec& spec);
 
   // Cells.

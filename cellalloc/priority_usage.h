@@ -25,6 +25,7 @@
 
 #include "absl/container/inlined_vector.h"
 #include "absl/status/status.h"
+#include "cellalloc/ids.h"
 #include "hived/types.h"
 
 namespace hived::cellalloc {

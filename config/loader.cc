@@ -1,18 +1,17 @@
-// YAML -> ClusterSpec: the structural half of validation (keys, kinds, scalar types, required
-// keys), then the semantic rules of `AnalyzeClusterSpec`, whose errors get their file
-// positions here by looking their YAML paths up in the path -> mark map built while parsing.
-// This is the only file that touches yaml-cpp's parser; no exception leaves it.
-#include <yaml-cpp/anchor.h>
-#include <yaml-cpp/eventhandler.h>
+// YAML -> ClusterSpec (config/loader.h): the structural half of validation (keys, kinds,
+// scalar types, required keys), then the semantic rules of `AnalyzeClusterSpec`, whose errors
+// get their file positions here by looking their YAML paths up in the path -> mark map built
+// while parsing. The text is parsed by strict_yaml/ (limits, UTF-8, one document); no
+// exception leaves this file.
+#include "config/loader.h"
+
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
-#include <cctype>
 #include <cstdint>
 #include <exception>
-#include <fstream>
 #include <limits>
-#include <sstream>
+#include <optional>
 #include <string>
 #include <tuple>
 #include <unordered_map>
@@ -22,20 +21,22 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
-#include "config/spec_analysis.h"
+#include "hierarchy/spec_analysis.h"
 #include "hived/config.h"
+#include "strict_yaml/strict_yaml.h"
 
-namespace hived {
+namespace hived::config_internal {
 namespace {
 
-using config_internal::DidYouMean;
+using hierarchy::DidYouMean;
+using yaml_internal::IsPlain;
+using yaml_internal::KindName;
+using yaml_internal::Quote;
 
-// Bounds on the YAML itself: aliases can make a small file a huge tree. Each visited node
-// costs one unit plus one per 16 bytes of its YAML path (paths are kept for positions).
-constexpr int64_t kMaxYamlWork = int64_t{1} << 21;
-constexpr int32_t kMaxChildDepth = 64;
+// Bounds on the walk: aliases can make a small file a huge tree. Each visited node costs one
+// unit plus one per 16 bytes of its YAML path (paths are kept for positions), against
+// `ConfigLimits::max_yaml_nodes` (the parser's events were counted against it already).
 
 // Where each key of the schema belongs, for "misplaced key" hints.
 const std::vector<std::pair<std::string, std::string>>& KeyHomes() {
@@ -65,111 +66,7 @@ const std::vector<std::pair<std::string, std::string>>& KeyHomes() {
   return *homes;
 }
 
-const char* KindName(const YAML::Node& node) {
-  switch (node.Type()) {
-    case YAML::NodeType::Map:
-      return "a mapping";
-    case YAML::NodeType::Sequence:
-      return "a list";
-    case YAML::NodeType::Scalar:
-      return "a scalar";
-    case YAML::NodeType::Null:
-      return "null";
-    default:
-      return "nothing";
-  }
-}
-
-// True for a plain (unquoted) scalar; quoted scalars are strings in YAML.
-bool IsPlain(const YAML::Node& node) { return node.Tag() == "?"; }
-
-std::string Quote(const std::string& text) {
-  constexpr size_t kMax = 60;
-  if (text.size() <= kMax) return absl::StrCat("`", text, "`");
-  return absl::StrCat("`", text.substr(0, kMax), "...`");
-}
-
-class Loader {
- public:
-  explicit Loader(std::string file) : file_(std::move(file)) {}
-
-  ConfigLoadResult Load(std::string_view yaml);
-
- private:
-  // One key of a mapping, with its value.
-  struct Field {
-    std::string key;
-    YAML::Node key_node;
-    YAML::Node value;
-  };
-
-  void Error(const YAML::Mark& mark, const std::string& path, std::string message,
-             std::string hint = "") {
-    ConfigError error;
-    error.file = file_;
-    if (!mark.is_null()) {
-      error.line = mark.line + 1;
-      error.column = mark.column + 1;
-    }
-    error.yaml_path = path;
-    error.message = std::move(message);
-    error.hint = std::move(hint);
-    errors_.push_back(std::move(error));
-    if (!path.empty()) errored_paths_.insert(path);
-  }
-
-  void Note(const std::string& path, const YAML::Mark& mark) {
-    if (!mark.is_null()) marks_.emplace(path, mark);
-  }
-
-  // Counts a visited node; false (once reported) when the YAML is too large.
-  bool Visit(const YAML::Node& node, const std::string& path) {
-    work_ += 1 + static_cast<int64_t>(path.size() / 16);
-    if (work_ <= kMaxYamlWork) return true;
-    if (!too_large_) {
-      too_large_ = true;
-      Error(node.Mark(), path,
-            "the config is too large (too many YAML nodes, or aliases expanding to them)",
-            "expand fewer aliases or split the cluster");
-    }
-    return false;
-  }
-
-  // The keys of a mapping node, checked against `allowed`; unknown, misplaced, duplicate and
-  // non-scalar keys are reported. A null node is an empty mapping.
-  bool Fields(const YAML::Node& node, const std::string& path,
-              const std::vector<std::string>& allowed, std::vector<Field>* fields);
-  // Entries of a mapping whose keys are names (cell types, VCs).
-  bool NamedEntries(const YAML::Node& node, const std::string& path, std::vector<Field>* entries);
-  bool Sequence(const YAML::Node& node, const std::string& path, const char* what);
-
-  bool String(const YAML::Node& node, const std::string& path, std::string* out);
-  bool Int(const YAML::Node& node, const std::string& path, int64_t min, int64_t max, int64_t* out);
-  bool Bool(const YAML::Node& node, const std::string& path, bool* out);
-  void Required(const YAML::Node& map, const std::string& path, const std::vector<Field>& fields,
-                const char* key);
-
-  void ParseRoot(const YAML::Node& root);
-  void ParsePhysicalCluster(const YAML::Node& node, const std::string& path);
-  void ParseCellType(const Field& entry, const std::string& path);
-  void ParsePhysicalCell(const YAML::Node& node, const std::string& path, int32_t depth,
-                         PhysicalCellSpec* cell);
-  void ParseVirtualClusters(const YAML::Node& node, const std::string& path);
-  void ParseVirtualCluster(const Field& entry, const std::string& path);
-
-  // The mark of the node at `path`, or of its nearest recorded ancestor.
-  YAML::Mark Locate(std::string path) const;
-  bool Suppressed(const std::string& path) const;
-
-  std::string file_;
-  ClusterSpec spec_;
-  std::vector<ConfigError> errors_;
-  std::unordered_map<std::string, YAML::Mark> marks_;
-  std::unordered_set<std::string> errored_paths_;
-  int64_t work_ = 0;
-  bool too_large_ = false;
-  bool skip_semantic_ = false;  // the document is not a config at all
-};
+}  // namespace
 
 bool Loader::Fields(const YAML::Node& node, const std::string& path,
                     const std::vector<std::string>& allowed, std::vector<Field>* fields) {
@@ -276,49 +173,20 @@ bool Loader::Int(const YAML::Node& node, const std::string& path, int64_t min, i
                                        : KindName(node)));
     return false;
   }
-  const std::string& text = node.Scalar();
-  size_t i = 0;
-  bool negative = false;
-  if (i < text.size() && (text[i] == '+' || text[i] == '-')) negative = text[i++] == '-';
-  bool ok = i < text.size();
-  bool overflow = false;
-  int64_t value = 0;
-  for (; ok && i < text.size(); ++i) {
-    if (text[i] < '0' || text[i] > '9') {
-      ok = false;
-      break;
-    }
-    if (value > (std::numeric_limits<int64_t>::max() - 9) / 10) {
-      overflow = true;
-    } else {
-      value = value * 10 + (text[i] - '0');
-    }
-  }
-  if (!ok) {
-    Error(node.Mark(), path, absl::StrCat("expected an integer, got ", Quote(text)));
+  yaml_internal::Problem problem;
+  std::optional<int64_t> value = yaml_internal::ParseInteger(node.Scalar(), min, max, &problem);
+  if (!value) {
+    Error(node.Mark(), path, std::move(problem.message), std::move(problem.hint));
     return false;
   }
-  if (negative) value = -value;
-  if (overflow || value < min || value > max) {
-    Error(node.Mark(), path,
-          absl::StrCat("integer ", Quote(text), " is out of range [", min, ", ", max, "]"));
-    return false;
-  }
-  *out = value;
+  *out = *value;
   return true;
 }
 
 bool Loader::Bool(const YAML::Node& node, const std::string& path, bool* out) {
   if (node.IsScalar() && IsPlain(node)) {
-    std::string text = node.Scalar();
-    std::transform(text.begin(), text.end(), text.begin(),
-                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-    if (text == "true" || text == "yes" || text == "on" || text == "y") {
-      *out = true;
-      return true;
-    }
-    if (text == "false" || text == "no" || text == "off" || text == "n") {
-      *out = false;
+    if (std::optional<bool> value = yaml_internal::ParseBool(node.Scalar())) {
+      *out = *value;
       return true;
     }
   }
@@ -334,210 +202,6 @@ void Loader::Required(const YAML::Node& map, const std::string& path,
     if (f.key == key) return;
   }
   Error(map.Mark(), absl::StrCat(path, ".", key), absl::StrCat("missing required key `", key, "`"));
-}
-
-void Loader::ParseRoot(const YAML::Node& root) {
-  static const std::vector<std::string> kAllowed = {"physicalCluster",
-                                                    "virtualClusters",
-                                                    "kubeApiServerAddress",
-                                                    "kubeConfigFilePath",
-                                                    "webServerAddress",
-                                                    "forcePodBindThreshold",
-                                                    "waitingPodSchedulingBlockMilliSec",
-                                                    "quotaExcludeVCs"};
-  std::vector<Field> fields;
-  if (!root.IsMap()) {
-    skip_semantic_ = true;
-    Error(root.Mark(), "",
-          absl::StrCat("expected a mapping with `physicalCluster` and `virtualClusters`, got ",
-                       KindName(root)));
-    return;
-  }
-  Fields(root, "", kAllowed, &fields);
-  for (const Field& f : fields) {
-    const std::string& path = f.key;
-    if (f.key == "physicalCluster") {
-      ParsePhysicalCluster(f.value, path);
-    } else if (f.key == "virtualClusters") {
-      ParseVirtualClusters(f.value, path);
-    } else if (f.key == "forcePodBindThreshold") {
-      int64_t ignored = 0;
-      if (!f.value.IsNull()) {
-        Int(f.value, path, std::numeric_limits<int32_t>::min(), std::numeric_limits<int32_t>::max(),
-            &ignored);
-      }
-    } else if (f.key == "waitingPodSchedulingBlockMilliSec") {
-      int64_t ignored = 0;
-      if (!f.value.IsNull()) {
-        Int(f.value, path, std::numeric_limits<int64_t>::min() + 1,
-            std::numeric_limits<int64_t>::max(), &ignored);
-      }
-    } else if (f.key == "quotaExcludeVCs") {
-      if (Sequence(f.value, path, "VC names")) {
-        for (size_t i = 0; i < f.value.size(); ++i) {
-          std::string ignored;
-          String(f.value[i], absl::StrCat(path, "[", i, "]"), &ignored);
-        }
-      }
-    } else {  // the Kubernetes addresses: strings, ignored
-      std::string ignored;
-      String(f.value, path, &ignored);
-    }
-  }
-}
-
-void Loader::ParsePhysicalCluster(const YAML::Node& node, const std::string& path) {
-  static const std::vector<std::string> kAllowed = {"cellTypes", "physicalCells", "skuTypes"};
-  std::vector<Field> fields;
-  if (!Fields(node, path, kAllowed, &fields)) return;
-  for (const Field& f : fields) {
-    const std::string field_path = absl::StrCat(path, ".", f.key);
-    if (f.key == "cellTypes") {
-      std::vector<Field> entries;
-      NamedEntries(f.value, field_path, &entries);
-      for (const Field& entry : entries) {
-        ParseCellType(entry, absl::StrCat(field_path, ".", entry.key));
-      }
-    } else if (f.key == "physicalCells") {
-      if (!Sequence(f.value, field_path, "physical cells")) continue;
-      for (size_t i = 0; i < f.value.size() && !too_large_; ++i) {
-        const std::string item_path = absl::StrCat(field_path, "[", i, "]");
-        PhysicalCellSpec cell;
-        ParsePhysicalCell(f.value[i], item_path, 0, &cell);
-        spec_.physical_cells.push_back(std::move(cell));
-      }
-    } else if (f.key == "skuTypes") {
-      // OpenPAI's per-SKU resources; HiveD ignores them and so do we, but it is a mapping.
-      if (!f.value.IsNull() && !f.value.IsMap()) {
-        Error(f.value.Mark(), field_path,
-              absl::StrCat("expected a mapping, got ", KindName(f.value)));
-      }
-    }
-  }
-}
-
-void Loader::ParseCellType(const Field& entry, const std::string& path) {
-  static const std::vector<std::string> kAllowed = {"childCellType", "childCellNumber",
-                                                    "isNodeLevel"};
-  CellTypeSpec type;
-  type.name = entry.key;
-  std::vector<Field> fields;
-  if (Fields(entry.value, path, kAllowed, &fields)) {
-    for (const Field& f : fields) {
-      const std::string field_path = absl::StrCat(path, ".", f.key);
-      if (f.key == "childCellType") {
-        String(f.value, field_path, &type.child_cell_type);
-      } else if (f.key == "childCellNumber") {
-        int64_t number = 0;
-        if (Int(f.value, field_path, std::numeric_limits<int32_t>::min(),
-                std::numeric_limits<int32_t>::max(), &number)) {
-          type.child_cell_number = static_cast<int32_t>(number);
-        }
-      } else if (f.key == "isNodeLevel") {
-        Bool(f.value, field_path, &type.is_node_level);
-      }
-    }
-    Required(entry.key_node, path, fields, "childCellType");
-    Required(entry.key_node, path, fields, "childCellNumber");
-  }
-  spec_.cell_types.push_back(std::move(type));
-}
-
-void Loader::ParsePhysicalCell(const YAML::Node& node, const std::string& path, int32_t depth,
-                               PhysicalCellSpec* cell) {
-  static const std::vector<std::string> kAllowed = {"cellType", "cellAddress", "pinnedCellId",
-                                                    "cellChildren"};
-  if (!Visit(node, path)) return;
-  Note(path, node.Mark());
-  std::vector<Field> fields;
-  if (node.IsNull()) {
-    Error(node.Mark(), path, "a physical cell item is empty",
-          "write at least `cellAddress` or `cellType`, or remove the `-`");
-    return;
-  }
-  if (!Fields(node, path, kAllowed, &fields)) return;
-  for (const Field& f : fields) {
-    const std::string field_path = absl::StrCat(path, ".", f.key);
-    if (f.key == "cellType") {
-      String(f.value, field_path, &cell->cell_type);
-    } else if (f.key == "cellAddress") {
-      String(f.value, field_path, &cell->cell_address);
-    } else if (f.key == "pinnedCellId") {
-      String(f.value, field_path, &cell->pinned_cell_id);
-    } else if (f.key == "cellChildren") {
-      if (!Sequence(f.value, field_path, "child cells")) continue;  // null: generate them
-      if (depth >= kMaxChildDepth) {
-        Error(f.value.Mark(), field_path, "`cellChildren` are nested too deeply");
-        continue;
-      }
-      for (size_t i = 0; i < f.value.size() && !too_large_; ++i) {
-        PhysicalCellSpec child;
-        ParsePhysicalCell(f.value[i], absl::StrCat(field_path, "[", i, "]"), depth + 1, &child);
-        cell->cell_children.push_back(std::move(child));
-      }
-    }
-  }
-  if (depth == 0) Required(node, path, fields, "cellType");
-}
-
-void Loader::ParseVirtualClusters(const YAML::Node& node, const std::string& path) {
-  std::vector<Field> entries;
-  NamedEntries(node, path, &entries);
-  for (const Field& entry : entries) {
-    ParseVirtualCluster(entry, absl::StrCat(path, ".", entry.key));
-  }
-}
-
-void Loader::ParseVirtualCluster(const Field& entry, const std::string& path) {
-  static const std::vector<std::string> kAllowed = {"virtualCells", "pinnedCells"};
-  static const std::vector<std::string> kCellKeys = {"cellType", "cellNumber"};
-  static const std::vector<std::string> kPinKeys = {"pinnedCellId"};
-  VirtualClusterSpec vc;
-  vc.name = entry.key;
-  std::vector<Field> fields;
-  Fields(entry.value, path, kAllowed, &fields);
-  for (const Field& f : fields) {
-    const std::string field_path = absl::StrCat(path, ".", f.key);
-    const bool cells = f.key == "virtualCells";
-    if (!Sequence(f.value, field_path, cells ? "virtual cells" : "pinned cells")) continue;
-    for (size_t i = 0; i < f.value.size() && !too_large_; ++i) {
-      const YAML::Node item = f.value[i];
-      const std::string item_path = absl::StrCat(field_path, "[", i, "]");
-      if (!Visit(item, item_path)) break;
-      Note(item_path, item.Mark());
-      std::vector<Field> item_fields;
-      if (item.IsNull() || !Fields(item, item_path, cells ? kCellKeys : kPinKeys, &item_fields)) {
-        if (item.IsNull()) Error(item.Mark(), item_path, "empty list item");
-        continue;
-      }
-      if (cells) {
-        VirtualCellSpec cell;
-        for (const Field& g : item_fields) {
-          const std::string g_path = absl::StrCat(item_path, ".", g.key);
-          if (g.key == "cellType") {
-            String(g.value, g_path, &cell.cell_type);
-          } else {
-            int64_t number = 0;
-            if (Int(g.value, g_path, std::numeric_limits<int32_t>::min(),
-                    std::numeric_limits<int32_t>::max(), &number)) {
-              cell.cell_number = static_cast<int32_t>(number);
-            }
-          }
-        }
-        Required(item, item_path, item_fields, "cellType");
-        Required(item, item_path, item_fields, "cellNumber");
-        vc.virtual_cells.push_back(std::move(cell));
-      } else {
-        PinnedCellSpec pin;
-        for (const Field& g : item_fields) {
-          String(g.value, absl::StrCat(item_path, ".", g.key), &pin.pinned_cell_id);
-        }
-        Required(item, item_path, item_fields, "pinnedCellId");
-        vc.pinned_cells.push_back(std::move(pin));
-      }
-    }
-  }
-  spec_.virtual_clusters.push_back(std::move(vc));
 }
 
 YAML::Mark Loader::Locate(std::string path) const {
@@ -577,86 +241,24 @@ bool Loader::Suppressed(const std::string& path) const {
   }
 }
 
-// Finds a character YAML does not allow (C0 controls other than tab, LF and CR, and DEL).
-// yaml-cpp 0.7 does not reject them: a NUL makes `YAML::LoadAll` produce empty documents
-// forever (found by the fuzzer), so they are refused before the parser sees them.
-bool FindControlCharacter(std::string_view text, YAML::Mark* mark, unsigned char* found) {
-  int line = 0;
-  int column = 0;
-  for (size_t i = 0; i < text.size(); ++i) {
-    const auto c = static_cast<unsigned char>(text[i]);
-    if ((c < 0x20 && c != '\t' && c != '\n' && c != '\r') || c == 0x7f) {
-      mark->pos = static_cast<int>(std::min<size_t>(i, std::numeric_limits<int>::max()));
-      mark->line = line;
-      mark->column = column;
-      *found = c;
-      return true;
-    }
-    if (c == '\n') {
-      ++line;
-      column = 0;
-    } else {
-      ++column;
-    }
-  }
-  return false;
-}
-
-// Counts YAML documents, stopping at `limit`; the events themselves are not needed.
-class DocumentCounter : public YAML::EventHandler {
- public:
-  void OnDocumentStart(const YAML::Mark& mark) override { starts.push_back(mark); }
-  void OnDocumentEnd() override {}
-  void OnNull(const YAML::Mark&, YAML::anchor_t) override {}
-  void OnAlias(const YAML::Mark&, YAML::anchor_t) override {}
-  void OnScalar(const YAML::Mark&, const std::string&, YAML::anchor_t,
-                const std::string&) override {}
-  void OnSequenceStart(const YAML::Mark&, const std::string&, YAML::anchor_t,
-                       YAML::EmitterStyle::value) override {}
-  void OnSequenceEnd() override {}
-  void OnMapStart(const YAML::Mark&, const std::string&, YAML::anchor_t,
-                  YAML::EmitterStyle::value) override {}
-  void OnMapEnd() override {}
-
-  std::vector<YAML::Mark> starts;
-};
-
 ConfigLoadResult Loader::Load(std::string_view yaml) {
-  YAML::Mark bad_mark;
-  unsigned char bad = 0;
-  if (FindControlCharacter(yaml, &bad_mark, &bad)) {
+  yaml_internal::ParsedDocument doc = yaml_internal::ParseDocument(yaml, limits_.max_yaml_nodes);
+  if (doc.empty) {
     skip_semantic_ = true;
-    Error(bad_mark, "", absl::StrFormat("control character 0x%02x is not allowed in YAML", bad),
-          "save the file as plain UTF-8 text");
-  } else {
+    Error(YAML::Mark(), "", "the config is empty",
+          "a config needs `physicalCluster` (and usually `virtualClusters`)");
+  }
+  if (doc.problem) {
+    skip_semantic_ = skip_semantic_ || !doc.has_root;
+    Error(doc.problem->mark, "", doc.problem->message, doc.problem->hint);
+  }
+  if (doc.has_root) {
     try {
-      const std::string text(yaml);
-      YAML::Node root = YAML::Load(text);
-      // A second document is an error; the count stops there.
-      std::istringstream stream(text);
-      YAML::Parser parser(stream);
-      DocumentCounter counter;
-      int documents = 0;
-      while (documents < 2 && parser.HandleNextDocument(counter)) ++documents;
-      if (documents == 0) {
-        skip_semantic_ = true;
-        Error(YAML::Mark(), "", "the config is empty",
-              "a config needs `physicalCluster` (and usually `virtualClusters`)");
-      } else {
-        if (documents > 1) {
-          Error(counter.starts.size() > 1 ? counter.starts[1] : YAML::Mark(), "",
-                "the file holds more than one YAML document",
-                "remove the `---` separators; one file is one config");
-        }
-        Note("", root.Mark());
-        ParseRoot(root);
-      }
-    } catch (const YAML::Exception& e) {
+      Note("", doc.root.Mark());
+      ParseRoot(doc.root);
+    } catch (const YAML::Exception& e) {  // defensive: the accessors above do not throw
       skip_semantic_ = true;
       Error(e.mark, "", absl::StrCat("invalid YAML: ", e.msg));
-    } catch (const std::exception& e) {
-      skip_semantic_ = true;
-      Error(YAML::Mark(), "", absl::StrCat("cannot read the config: ", e.what()));
     }
   }
   if (!skip_semantic_ && !too_large_) {
@@ -667,7 +269,7 @@ ConfigLoadResult Loader::Load(std::string_view yaml) {
       error.file = file_;
       error.line = mark.line + 1;
       error.column = mark.column + 1;
-      errors_.push_back(std::move(error));
+      if (cap_.Admit()) errors_.push_back(std::move(error));
     }
   }
   for (ConfigError& error : errors_) {
@@ -679,17 +281,23 @@ ConfigLoadResult Loader::Load(std::string_view yaml) {
   std::stable_sort(errors_.begin(), errors_.end(), [](const ConfigError& a, const ConfigError& b) {
     return std::tie(a.line, a.column) < std::tie(b.line, b.column);
   });
+  if (cap_.dropped() > 0) {
+    errors_.push_back({file_, 1, 1, "", cap_.Summary(), "fix the errors above first"});
+  }
   ConfigLoadResult result;
   result.spec = std::move(spec_);
   result.errors = std::move(errors_);
   return result;
 }
 
-}  // namespace
+}  // namespace hived::config_internal
 
-ConfigLoadResult LoadClusterSpecDetailed(std::string_view yaml, std::string_view file_name) {
+namespace hived {
+
+ConfigLoadResult LoadClusterSpecDetailed(std::string_view yaml, std::string_view file_name,
+                                         const ConfigLimits& limits) {
   try {
-    return Loader(std::string(file_name)).Load(yaml);
+    return config_internal::Loader(std::string(file_name), limits).Load(yaml);
   } catch (const std::exception& e) {  // e.g. out of memory: still never throw
     ConfigLoadResult result;
     result.errors.push_back(
@@ -698,9 +306,13 @@ ConfigLoadResult LoadClusterSpecDetailed(std::string_view yaml, std::string_view
   }
 }
 
-absl::StatusOr<ClusterSpec> LoadClusterSpecString(std::string_view yaml,
-                                                  std::string_view file_name) {
-  ConfigLoadResult result = LoadClusterSpecDetailed(yaml, file_name);
+ConfigLoadResult LoadClusterSpecDetailed(std::string_view yaml, std::string_view file_name) {
+  return LoadClusterSpecDetailed(yaml, file_name, ConfigLimits());
+}
+
+absl::StatusOr<ClusterSpec> LoadClusterSpecString(std::string_view yaml, std::string_view file_name,
+                                                  const ConfigLimits& limits) {
+  ConfigLoadResult result = LoadClusterSpecDetailed(yaml, file_name, limits);
   if (result.ok()) return std::move(result.spec);
   std::vector<std::string> lines;
   lines.reserve(result.errors.size());
@@ -708,13 +320,21 @@ absl::StatusOr<ClusterSpec> LoadClusterSpecString(std::string_view yaml,
   return absl::InvalidArgumentError(absl::StrJoin(lines, "\n"));
 }
 
+absl::StatusOr<ClusterSpec> LoadClusterSpecString(std::string_view yaml,
+                                                  std::string_view file_name) {
+  return LoadClusterSpecString(yaml, file_name, ConfigLimits());
+}
+
+absl::StatusOr<ClusterSpec> LoadClusterSpecFile(const std::string& path,
+                                                const ConfigLimits& limits) {
+  absl::StatusOr<std::string> text =
+      yaml_internal::ReadFileLimited(path, limits.max_input_bytes, "config");
+  if (!text.ok()) return text.status();
+  return LoadClusterSpecString(*text, path, limits);
+}
+
 absl::StatusOr<ClusterSpec> LoadClusterSpecFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return absl::NotFoundError(absl::StrCat("cannot open config file `", path, "`"));
-  std::ostringstream contents;
-  contents << in.rdbuf();
-  if (in.bad()) return absl::NotFoundError(absl::StrCat("cannot read config file `", path, "`"));
-  return LoadClusterSpecString(contents.str(), path);
+  return LoadClusterSpecFile(path, ConfigLimits());
 }
 
 }  // namespace hived

@@ -1,10 +1,12 @@
 // `hived-sim scenario`: runs scenario files and reports a diff for each failure.
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <iostream>
 #include <string>
 #include <vector>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_join.h"
 #include "sim/scenario_runner.h"
 
@@ -12,7 +14,7 @@ namespace hived::sim {
 namespace {
 
 constexpr char kScenarioUsage[] =
-    "usage: hived-sim scenario FILE... [--json] [--skip-missing-config]\n"
+    "usage: hived-sim scenario FILE... [--json] [--skip-missing-config] [--max-input-bytes N]\n"
     "\n"
     "Runs scenario files (YAML; see the README, \"Scenario files\") against the scheduler.\n"
     "Each file names a cluster config (relative to the file) and steps with expectations.\n"
@@ -20,6 +22,8 @@ constexpr char kScenarioUsage[] =
     "  --json                 print every step's result as JSON on stdout (one object per\n"
     "                         file, in a list); failures still go to stderr\n"
     "  --skip-missing-config  skip (exit 77) a scenario whose config file does not exist\n"
+    "  --max-input-bytes N    refuse a scenario file larger than N bytes (default 16 MiB;\n"
+    "                         checked while reading)\n"
     "\n"
     "exit: 0 all passed, 1 an expectation failed, 2 usage or file errors, 77 all skipped\n";
 
@@ -39,6 +43,14 @@ int ScenarioCommand(int argc, char** argv) {
       json = true;
     } else if (arg == "--skip-missing-config") {
       options.skip_missing_config = true;
+    } else if (arg == "--max-input-bytes") {
+      int64_t bytes = 0;
+      if (i + 1 >= argc || !absl::SimpleAtoi(argv[i + 1], &bytes) || bytes <= 0) {
+        std::fprintf(stderr, "hived-sim scenario: --max-input-bytes needs a positive integer\n");
+        return 2;
+      }
+      options.limits.max_input_bytes = bytes;
+      ++i;
     } else if (arg.size() > 1 && arg[0] == '-') {
       std::fprintf(stderr, "hived-sim scenario: unknown option '%s'\n\n%s", arg.c_str(),
                    kScenarioUsage);

@@ -22,9 +22,9 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "hived/config.h"
-#include "hived/scenario.h"
 #include "hived/scheduler.h"
 #include "sim/json.h"
+#include "sim/scenario.h"
 
 namespace hived::sim {
 namespace {
@@ -90,20 +90,6 @@ bool SamePods(const std::vector<ExpectedPod>& a, const std::vector<ExpectedPod>&
     if (a[i].node != b[i].node || a[i].leaf_cells != b[i].leaf_cells) return false;
   }
   return true;
-}
-
-const char* OutcomeName(Outcome outcome) {
-  switch (outcome) {
-    case Outcome::kPlaced:
-      return "placed";
-    case Outcome::kPreempting:
-      return "preempting";
-    case Outcome::kWaiting:
-      return "waiting";
-    case Outcome::kInfeasible:
-      return "infeasible";
-  }
-  return "?";
 }
 
 ExpectedOutcome ToExpected(Outcome outcome) {
@@ -568,14 +554,14 @@ void Runner::RunStep(const ScenarioAction& action, StepOutcome* out) {
     const GroupStatus st = scheduler_->GetGroup(g->group);
     const std::vector<ExpectedPod> pods = ToPods(st.placement);
     out->json.Str("group", g->group)
-        .Str("state", ScenarioGroupStateName(st.state))
+        .Str("state", GroupStateName(st.state))
         .Int("priority", st.priority)
         .Str("preemptor", st.preemptor)
         .Str("downgradeReason", st.downgrade_reason)
         .Raw("placement", PodsJson(pods));
     if (g->state && *g->state != st.state) {
-      f.push_back(absl::StrCat("state: expected ", ScenarioGroupStateName(*g->state), ", got ",
-                               ScenarioGroupStateName(st.state)));
+      f.push_back(absl::StrCat("state: expected ", GroupStateName(*g->state), ", got ",
+                               GroupStateName(st.state)));
     }
     CheckEq("priority", g->priority, st.priority, &f);
     if (g->preemptor && *g->preemptor != st.preemptor) {
@@ -738,7 +724,7 @@ ScenarioReport RunScenario(const Scenario& scenario, const ScenarioRunOptions& o
 }
 
 ScenarioReport RunScenarioFile(const std::string& path, const ScenarioRunOptions& options) {
-  absl::StatusOr<Scenario> scenario = LoadScenarioFile(path);
+  absl::StatusOr<Scenario> scenario = LoadScenarioFile(path, options.limits);
   if (!scenario.ok()) {
     ScenarioReport report;
     report.file = path;

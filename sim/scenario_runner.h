@@ -1,4 +1,4 @@
-// sim/scenario_runner.h: runs scenario files (hived/scenario.h) against a `Scheduler`.
+// sim/scenario_runner.h: runs scenario files (sim/scenario.h) against a `Scheduler`.
 //
 // The runner loads the scenario's cluster config, drives a `hived::Scheduler` through the
 // steps, checks every expectation and `CheckInvariants()` after every step, and stops a
@@ -18,7 +18,7 @@
 #include <string>
 #include <vector>
 
-#include "hived/scenario.h"
+#include "sim/scenario.h"
 
 namespace hived::sim {
 
@@ -26,6 +26,8 @@ struct ScenarioRunOptions {
   // A scenario whose config file (or a restart's config file) does not exist is skipped
   // instead of being a file error. CTest uses it for scenarios on ../shared configs.
   bool skip_missing_config = false;
+  // Limits on reading each scenario file.
+  ScenarioLimits limits;
 };
 
 enum class ScenarioStatus {

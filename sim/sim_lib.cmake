@@ -24,9 +24,8 @@ add_library(hived_simlib STATIC
   ${CMAKE_CURRENT_LIST_DIR}/spec_info.cc
   ${CMAKE_CURRENT_LIST_DIR}/trace_reader.cc
 )
-target_include_directories(hived_simlib PUBLIC ${PROJECT_SOURCE_DIR})
 target_link_libraries(hived_simlib
-  PUBLIC hived::hived absl::status absl::statusor absl::strings absl::str_format
+  PUBLIC hived_sim_usage hived::hived absl::status absl::statusor absl::strings absl::str_format
          absl::flat_hash_map absl::flat_hash_set absl::function_ref
          nlohmann_json::nlohmann_json
   PRIVATE hived_warnings Threads::Threads)

@@ -25,26 +25,12 @@ void StripPins(PhysicalCellSpec* cell, const std::vector<std::string>& keep) {
   for (PhysicalCellSpec& c : cell->cell_children) StripPins(&c, keep);
 }
 
-bool FindPinnedIn(const PhysicalCellSpec& cell, const std::string& type, const std::string& id,
-                  const absl::flat_hash_map<std::string, const CellTypeSpec*>& types,
-                  std::string* found) {
-  if (cell.pinned_cell_id == id) {
-    *found = type;
-    return true;
-  }
-  auto it = types.find(type);
-  if (it == types.end()) return false;
-  for (const PhysicalCellSpec& c : cell.cell_children) {
-    const std::string& child_type = c.cell_type.empty() ? it->second->child_cell_type : c.cell_type;
-    if (FindPinnedIn(c, child_type, id, types, found)) return true;
-  }
-  return false;
-}
-
 }  // namespace
 
-SpecInfo::SpecInfo(const ClusterSpec& spec) : spec_(spec) {
-  for (const CellTypeSpec& t : spec_.cell_types) types_.emplace(t.name, &t);
+SpecInfo::SpecInfo(const ClusterSpec& spec) : spec_(spec), description_(DescribeCluster(spec)) {
+  for (size_t t = 0; t < description_.cell_types.size(); ++t) {
+    types_.emplace(description_.cell_types[t].name, t);
+  }
   for (const PhysicalCellSpec& top : spec_.physical_cells) {
     total_gpus_ += LeafCount(top.cell_type);
     if (std::none_of(chains_.begin(), chains_.end(),
@@ -76,37 +62,27 @@ SpecInfo::SpecInfo(const ClusterSpec& spec) : spec_(spec) {
   }
 }
 
+// Names not in the description are treated as leaf types (one leaf, their own leaf type);
+// a type that is not well defined has no leaves. The rules are the library's
+// (`hived::DescribeCluster`), not re-derived here.
+const CellTypeDescription* SpecInfo::FindType(const std::string& type) const {
+  auto it = types_.find(type);
+  return it == types_.end() ? nullptr : &description_.cell_types[it->second];
+}
+
 int64_t SpecInfo::LeafCount(const std::string& type) const {
-  int64_t count = 1;
-  std::string t = type;
-  for (int depth = 0; depth < 64; ++depth) {
-    auto it = types_.find(t);
-    if (it == types_.end()) return count;
-    count *= it->second->child_cell_number;
-    t = it->second->child_cell_type;
-  }
-  return 0;  // a cycle: the config loader reports it
+  const CellTypeDescription* t = FindType(type);
+  return t == nullptr ? 1 : t->leaf_cells;
 }
 
 std::string SpecInfo::LeafType(const std::string& type) const {
-  std::string t = type;
-  for (int depth = 0; depth < 64; ++depth) {
-    auto it = types_.find(t);
-    if (it == types_.end()) return t;
-    t = it->second->child_cell_type;
-  }
-  return t;
+  const CellTypeDescription* t = FindType(type);
+  return t == nullptr || t->leaf_cell_type.empty() ? type : t->leaf_cell_type;
 }
 
 int32_t SpecInfo::NodeGpus(const std::string& chain) const {
-  std::string t = chain;
-  for (int depth = 0; depth < 64; ++depth) {
-    auto it = types_.find(t);
-    if (it == types_.end()) return 0;
-    if (it->second->is_node_level) return static_cast<int32_t>(LeafCount(t));
-    t = it->second->child_cell_type;
-  }
-  return 0;
+  const CellTypeDescription* t = FindType(chain);
+  return t == nullptr ? 0 : static_cast<int32_t>(t->node_leaf_cells);
 }
 
 int32_t SpecInfo::VcIndex(const std::string& name) const {
@@ -132,12 +108,11 @@ int32_t SpecInfo::MaxNodeGpus(const std::string& leaf_type) const {
 }
 
 bool SpecInfo::FindPinned(const std::string& id, std::string* type, int* top) const {
-  for (size_t i = 0; i < spec_.physical_cells.size(); ++i) {
-    const PhysicalCellSpec& cell = spec_.physical_cells[i];
-    if (FindPinnedIn(cell, cell.cell_type, id, types_, type)) {
-      *top = static_cast<int>(i);
-      return true;
-    }
+  for (const PinnedCellDescription& pinned : description_.pinned_cells) {
+    if (pinned.pinned_cell_id != id) continue;
+    *type = pinned.cell_type;
+    *top = pinned.top_cell;
+    return true;
   }
   return false;
 }

@@ -1,6 +1,7 @@
-// sim/spec_info.h: facts the simulator derives from a `ClusterSpec` without a scheduler:
+// sim/spec_info.h: facts the simulator needs from a `ClusterSpec` without a scheduler:
 // leaf counts per cell type, node sizes per chain, each VC's reserved GPUs, and the specs
-// of the baseline policies (`quota`'s single pool VC, `private`'s one-VC clusters).
+// of the baseline policies (`quota`'s single pool VC, `private`'s one-VC clusters). The
+// hierarchy itself comes from the library (`hived::DescribeCluster`); nothing is re-derived.
 //
 // Thread safety: plain values after construction.
 #ifndef HIVED_SIM_SPEC_INFO_H_
@@ -11,6 +12,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "hived/cluster_info.h"
 #include "hived/cluster_spec.h"
 
 namespace hived::sim {
@@ -68,7 +70,11 @@ class SpecInfo {
   bool FindPinned(const std::string& id, std::string* type, int* top) const;
 
   ClusterSpec spec_;
-  absl::flat_hash_map<std::string, const CellTypeSpec*> types_;
+  ClusterDescription description_;
+  // Index into `description_.cell_types` (an index, so a copied SpecInfo stays valid).
+  absl::flat_hash_map<std::string, size_t> types_;
+  // The description of `type`, or null for a name the spec does not mention.
+  const CellTypeDescription* FindType(const std::string& type) const;
   std::vector<Chain> chains_;  // distinct top-level types, config order
   std::vector<Vc> vcs_;
   absl::flat_hash_map<std::string, int32_t> vc_index_;

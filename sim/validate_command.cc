@@ -1,18 +1,19 @@
-// `hived-sim validate`: see validate_command.h. Uses only the public API (hived/config.h).
+// `hived-sim validate`: see validate_command.h. Uses the public API (hived/config.h) and the
+// bounded file reader of strict_yaml/.
 #include "sim/validate_command.h"
 
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
-#include <fstream>
-#include <sstream>
 #include <string>
 #include <vector>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "hived/config.h"
 #include "sim/json.h"
+#include "strict_yaml/strict_yaml.h"
 
 namespace hived::sim {
 namespace {
@@ -27,6 +28,9 @@ constexpr char kUsage[] =
     "\n"
     "options:\n"
     "  --json     print the report (or the errors) as JSON on stdout\n"
+    "  --max-input-bytes N\n"
+    "             refuse a config file larger than N bytes (default 64 MiB; checked while\n"
+    "             reading)\n"
     "  -h, --help print this help\n"
     "\n"
     "exit status: 0 valid, 1 invalid or unreadable, 2 usage error\n";
@@ -119,6 +123,7 @@ std::string ReportText(const CapacityReport& report) {
 int ValidateCommand(int argc, char** argv) {
   std::string path;
   bool json = false;
+  ConfigLimits limits;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     if (arg == "-h" || arg == "--help") {
@@ -127,6 +132,13 @@ int ValidateCommand(int argc, char** argv) {
     }
     if (arg == "--json") {
       json = true;
+    } else if (arg == "--max-input-bytes") {
+      if (i + 1 >= argc || !absl::SimpleAtoi(argv[i + 1], &limits.max_input_bytes) ||
+          limits.max_input_bytes <= 0) {
+        std::fprintf(stderr, "hived-sim validate: --max-input-bytes needs a positive integer\n");
+        return 2;
+      }
+      ++i;
     } else if (!arg.empty() && arg[0] == '-') {
       std::fprintf(stderr, "hived-sim validate: unknown option '%s'\n\n%s", arg.c_str(), kUsage);
       return 2;
@@ -142,14 +154,14 @@ int ValidateCommand(int argc, char** argv) {
     std::fprintf(stderr, "hived-sim validate: missing CONFIG\n\n%s", kUsage);
     return 2;
   }
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream contents;
-  if (in) contents << in.rdbuf();
-  if (!in || in.bad()) {
-    std::fprintf(stderr, "hived-sim validate: cannot read '%s'\n", path.c_str());
+  absl::StatusOr<std::string> contents =
+      yaml_internal::ReadFileLimited(path, limits.max_input_bytes, "config");
+  if (!contents.ok()) {
+    std::fprintf(stderr, "hived-sim validate: cannot read '%s': %s\n", path.c_str(),
+                 std::string(contents.status().message()).c_str());
     return 1;
   }
-  const ConfigLoadResult result = LoadClusterSpecDetailed(contents.str(), path);
+  const ConfigLoadResult result = LoadClusterSpecDetailed(*contents, path, limits);
   if (json) {
     std::string out = absl::StrCat("{\n  \"file\": ", JsonQuote(path),
                                    ",\n  \"valid\": ", result.ok() ? "true" : "false",

@@ -16,7 +16,8 @@
 // `childCellType`; leaf addresses are device indices (0..2^31-1); addresses contain no `/`;
 // type names contain no `.`; every VC cell path is checked level by level; pinned ids are
 // unique and claimed once; a cluster holds at most 2^20 cells (all levels), a hierarchy at
-// most 32 levels, and a file at most 2^19 YAML nodes. Several parents may share one child
+// most 32 levels; integers have no leading zeros (HiveD's Go reader takes `010` as octal 8);
+// the text is UTF-8, one YAML document, within `ConfigLimits`. Several parents may share one child
 // type (HiveD's design config does), since each chain is a path down from its top type.
 //
 // Example:
@@ -52,7 +53,16 @@ struct HIVED_EXPORT ConfigError {
   std::string ToString() const;
 };
 
-// The outcome of loading: a spec when there are no errors, and every error found.
+// Limits on one config, so that any input ends quickly with a located error. The defaults
+// are generous for real clusters (HiveD's configs are a few KB); raise them for larger ones.
+struct ConfigLimits {
+  int64_t max_input_bytes = int64_t{64} << 20;  // file size, checked while reading
+  int64_t max_yaml_nodes = int64_t{1} << 21;    // YAML nodes, counted before the tree is built
+  int32_t max_errors = 100;  // located errors kept; the rest are counted in a last line
+};
+
+// The outcome of loading: a spec when there are no errors, and the errors found (at most
+// `ConfigLimits::max_errors` of them, then one line counting the rest).
 struct ConfigLoadResult {
   ClusterSpec spec;
   std::vector<ConfigError> errors;
@@ -62,10 +72,20 @@ struct ConfigLoadResult {
 // Loads and validates a config. Never throws, never aborts.
 HIVED_EXPORT ConfigLoadResult LoadClusterSpecDetailed(std::string_view yaml,
                                                       std::string_view file_name);
-// As above; kInvalidArgument with every error, one per line, when the config is bad.
+HIVED_EXPORT ConfigLoadResult LoadClusterSpecDetailed(std::string_view yaml,
+                                                      std::string_view file_name,
+                                                      const ConfigLimits& limits);
+// As above; kInvalidArgument with the errors, one per line, when the config is bad (also
+// when the file is larger than `max_input_bytes`: reading stops there); kNotFound when the
+// file cannot be read.
 HIVED_EXPORT absl::StatusOr<ClusterSpec> LoadClusterSpecFile(const std::string& path);
+HIVED_EXPORT absl::StatusOr<ClusterSpec> LoadClusterSpecFile(const std::string& path,
+                                                             const ConfigLimits& limits);
 HIVED_EXPORT absl::StatusOr<ClusterSpec> LoadClusterSpecString(
     std::string_view yaml, std::string_view file_name = "<string>");
+HIVED_EXPORT absl::StatusOr<ClusterSpec> LoadClusterSpecString(std::string_view yaml,
+                                                               std::string_view file_name,
+                                                               const ConfigLimits& limits);
 
 // Validates a spec built in code (or loaded): every rule the loader applies after parsing.
 // Errors carry the YAML path but no file position.

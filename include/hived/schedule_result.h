@@ -18,6 +18,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -79,6 +80,29 @@ struct ScheduleResult {
   std::vector<std::string> victims;  // kPreempting: whole groups, sorted by name
   std::string reason;                // kWaiting and kInfeasible
 };
+
+// Lower-case names, as in scenario files and reports: "placed", "preempting", "waiting",
+// "infeasible". `absl::StrCat`/`absl::StrFormat("%v")` (Abseil 2023+) and `<<` use them.
+constexpr const char* OutcomeName(Outcome outcome) {
+  switch (outcome) {
+    case Outcome::kPlaced:
+      return "placed";
+    case Outcome::kPreempting:
+      return "preempting";
+    case Outcome::kWaiting:
+      return "waiting";
+    case Outcome::kInfeasible:
+      return "infeasible";
+  }
+  return "unknown";
+}
+template <typename Sink>
+void AbslStringify(Sink& sink, Outcome outcome) {
+  sink.Append(OutcomeName(outcome));
+}
+inline std::ostream& operator<<(std::ostream& os, Outcome outcome) {
+  return os << OutcomeName(outcome);
+}
 
 }  // namespace hived
 

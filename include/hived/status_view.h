@@ -10,6 +10,7 @@
 #define HIVED_STATUS_VIEW_H_
 
 #include <cstdint>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -101,6 +102,53 @@ struct NodeStatus {
   int32_t free_leaf_cells = 0;  // unused by any group (opportunistic included)
   bool healthy = true;
 };
+
+// Lower-case names, as in scenario files and reports. `absl::StrCat`/`absl::StrFormat("%v")`
+// (Abseil 2023+) and `<<` use them.
+// GroupState: "absent", "allocated", "opportunistic", "preempting", "being-preempted".
+constexpr const char* GroupStateName(GroupState state) {
+  switch (state) {
+    case GroupState::kAbsent:
+      return "absent";
+    case GroupState::kAllocated:
+      return "allocated";
+    case GroupState::kOpportunistic:
+      return "opportunistic";
+    case GroupState::kPreempting:
+      return "preempting";
+    case GroupState::kBeingPreempted:
+      return "being-preempted";
+  }
+  return "unknown";
+}
+// CellState: "free", "used", "reserving", "reserved".
+constexpr const char* CellStateName(CellState state) {
+  switch (state) {
+    case CellState::kFree:
+      return "free";
+    case CellState::kUsed:
+      return "used";
+    case CellState::kReserving:
+      return "reserving";
+    case CellState::kReserved:
+      return "reserved";
+  }
+  return "unknown";
+}
+template <typename Sink>
+void AbslStringify(Sink& sink, GroupState state) {
+  sink.Append(GroupStateName(state));
+}
+template <typename Sink>
+void AbslStringify(Sink& sink, CellState state) {
+  sink.Append(CellStateName(state));
+}
+inline std::ostream& operator<<(std::ostream& os, GroupState state) {
+  return os << GroupStateName(state);
+}
+inline std::ostream& operator<<(std::ostream& os, CellState state) {
+  return os << CellStateName(state);
+}
 
 }  // namespace hived
 

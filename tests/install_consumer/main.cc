@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <memory>
 
+#include "hived/cluster_info.h"
 #include "hived/config.h"
 #include "hived/scheduler.h"
 #include "hived/version.h"
@@ -34,6 +35,13 @@ int main() {
     std::fprintf(stderr, "config: %s\n", std::string(spec.status().message()).c_str());
     return 1;
   }
+  // 3 nodes of 2 x 2 K80s in one chain, as the library derives it.
+  const hived::ClusterDescription cluster = hived::DescribeCluster(*spec);
+  if (cluster.chains.size() != 1 || cluster.total_leaf_cells != 12) {
+    std::fprintf(stderr, "describe: %zu chains, %lld leaf cells\n", cluster.chains.size(),
+                 static_cast<long long>(cluster.total_leaf_cells));
+    return 1;
+  }
   absl::StatusOr<std::unique_ptr<hived::Scheduler>> scheduler = hived::Scheduler::Create(*spec);
   if (!scheduler.ok()) {
     std::fprintf(stderr, "create: %s\n", std::string(scheduler.status().message()).c_str());
@@ -46,6 +54,7 @@ int main() {
   absl::StatusOr<hived::ScheduleResult> result =
       (*scheduler)->Schedule(job, hived::Phase::kPreempting);
   if (!result.ok() || result->outcome != hived::Outcome::kPlaced) return 1;
+  std::printf("job-1: %s\n", hived::OutcomeName(result->outcome));
   for (const hived::PodPlacement& pod : result->placement.pods) {
     std::printf("pod on %s:", pod.node.c_str());
     for (int32_t index : pod.leaf_cell_indices) std::printf(" %d", index);

@@ -1,5 +1,6 @@
 #include <string>
 
+#include "cellalloc/ids.h"
 #include "hived/config.h"
 #include "hived/types.h"
 #include "hived/version.h"

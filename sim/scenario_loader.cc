@@ -1,12 +1,11 @@
-// Loads scenario files (hived/scenario.h). Like the cluster config loader, it is strict:
-// unknown keys, wrong types and missing required keys are errors, each reported with
-// file:line:col, and every problem in the file is reported at once.
+// Loads scenario files (sim/scenario.h). Like the cluster config loader, and on the same
+// strict YAML reading (strict_yaml/), it is strict: unknown keys, wrong types and missing
+// required keys are errors, each reported with file:line:col, and every problem in the file
+// is reported at once (up to `ScenarioLimits::max_errors`).
 #include <cstdint>
 #include <filesystem>
-#include <fstream>
 #include <optional>
 #include <set>
-#include <sstream>
 #include <string>
 #include <utility>
 #include <vector>
@@ -16,16 +15,18 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "hived/scenario.h"
+#include "sim/scenario.h"
+#include "strict_yaml/strict_yaml.h"
 #include "yaml-cpp/yaml.h"
 
-namespace hived {
+namespace hived::sim {
 namespace {
 
 // Collects located errors while walking one scenario document.
 class ScenarioParser {
  public:
-  explicit ScenarioParser(std::string file) : file_(std::move(file)) {}
+  ScenarioParser(std::string file, const ScenarioLimits& limits)
+      : file_(std::move(file)), limits_(limits), cap_(limits.max_errors) {}
 
   absl::StatusOr<Scenario> Parse(std::string_view yaml);
 
@@ -48,7 +49,7 @@ class ScenarioParser {
   }
 
   void Error(const YAML::Node& node, const std::string& path, const std::string& message) {
-    errors_.push_back(absl::StrCat(At(node), ": ", path, ": ", message));
+    if (cap_.Admit()) errors_.push_back(absl::StrCat(At(node), ": ", path, ": ", message));
   }
 
   // Reports keys of `map` that are not in `known`, and duplicated keys.
@@ -88,16 +89,19 @@ class ScenarioParser {
     return node.Scalar();
   }
 
+  // Integers may be quoted; a leading zero ("010") is refused as ambiguous (octal in YAML 1.1).
   std::optional<int64_t> Int(const YAML::Node& node, const std::string& path, int64_t min,
                              int64_t max) {
-    int64_t value = 0;
-    if (!node.IsScalar() || !YAML::convert<int64_t>::decode(node, value)) {
+    if (!node.IsScalar()) {
       Error(node, path, "must be an integer");
       return std::nullopt;
     }
-    if (value < min || value > max) {
-      Error(node, path, absl::StrCat("must be in ", min, "..", max, ", got ", value));
-      return std::nullopt;
+    yaml_internal::Problem problem;
+    std::optional<int64_t> value = yaml_internal::ParseInteger(node.Scalar(), min, max, &problem);
+    if (!value) {
+      Error(node, path,
+            problem.hint.empty() ? problem.message
+                                 : absl::StrCat(problem.message, " (", problem.hint, ")"));
     }
     return value;
   }
@@ -110,11 +114,9 @@ class ScenarioParser {
   }
 
   std::optional<bool> Bool(const YAML::Node& node, const std::string& path) {
-    bool value = false;
-    if (!node.IsScalar() || !YAML::convert<bool>::decode(node, value)) {
-      Error(node, path, "must be true or false");
-      return std::nullopt;
-    }
+    std::optional<bool> value;
+    if (node.IsScalar()) value = yaml_internal::ParseBool(node.Scalar());
+    if (!value) Error(node, path, "must be true or false");
     return value;
   }
 
@@ -154,6 +156,8 @@ class ScenarioParser {
   std::string Resolve(const std::string& relative) const;
 
   std::string file_;
+  ScenarioLimits limits_;
+  yaml_internal::ErrorCap cap_;
   std::vector<std::string> errors_;
 };
 
@@ -299,6 +303,7 @@ std::optional<GroupRequest> ScenarioParser::Request(const YAML::Node& node, cons
           "must be a list of {podNumber, leafCellNumber}");
   } else {
     const YAML::Node members = node["members"];
+    int64_t total_pods = 0;
     for (std::size_t i = 0; i < members.size(); ++i) {
       const std::string p = absl::StrCat(path, ".members[", i, "]");
       if (!IsMap(members[i], p)) continue;
@@ -316,6 +321,12 @@ std::optional<GroupRequest> ScenarioParser::Request(const YAML::Node& node, cons
         m.leaf_cell_number = *v;
       }
       req.members.push_back(m);
+      if (m.pod_number > 0) total_pods += m.pod_number;
+    }
+    if (total_pods > limits_.max_pods_per_request) {
+      Error(members, absl::StrCat(path, ".members"),
+            absl::StrCat("the group asks for ", total_pods, " pods in total; at most ",
+                         limits_.max_pods_per_request, " are allowed"));
     }
   }
   if (node["suggestedNodes"]) {
@@ -605,15 +616,16 @@ std::optional<ScenarioAction> ScenarioParser::Step(const YAML::Node& node,
 }
 
 absl::StatusOr<Scenario> ScenarioParser::Parse(std::string_view yaml) {
-  YAML::Node loaded;
-  try {
-    loaded = YAML::Load(std::string(yaml));
-  } catch (const YAML::Exception& e) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(file_, ":", e.mark.line + 1, ":", e.mark.column + 1, ": ", e.msg));
+  yaml_internal::ParsedDocument doc = yaml_internal::ParseDocument(yaml, limits_.max_yaml_nodes);
+  if (doc.problem) {
+    const YAML::Mark& mark = doc.problem->mark;
+    errors_.push_back(absl::StrCat(file_, ":", mark.line + 1, ":", mark.column + 1, ": ",
+                                   doc.problem->message, doc.problem->hint.empty() ? "" : " (",
+                                   doc.problem->hint, doc.problem->hint.empty() ? "" : ")"));
+    if (!doc.has_root) return absl::InvalidArgumentError(errors_.front());
   }
   // Only const access below: a non-const operator[] may add keys to the document.
-  const YAML::Node root = loaded;
+  const YAML::Node root = doc.root;
   Scenario scenario;
   scenario.file = file_;
   if (!root.IsMap()) {
@@ -652,22 +664,23 @@ absl::StatusOr<Scenario> ScenarioParser::Parse(std::string_view yaml) {
     errors_.push_back(
         absl::StrCat(file_, ":", e.mark.line + 1, ":", e.mark.column + 1, ": ", e.msg));
   }
+  if (cap_.dropped() > 0) errors_.push_back(absl::StrCat(file_, ": ", cap_.Summary()));
   if (!errors_.empty()) return absl::InvalidArgumentError(absl::StrJoin(errors_, "\n"));
   return scenario;
 }
 
 }  // namespace
 
-absl::StatusOr<Scenario> LoadScenarioString(std::string_view yaml, std::string_view file_name) {
-  return ScenarioParser(std::string(file_name)).Parse(yaml);
+absl::StatusOr<Scenario> LoadScenarioString(std::string_view yaml, std::string_view file_name,
+                                            const ScenarioLimits& limits) {
+  return ScenarioParser(std::string(file_name), limits).Parse(yaml);
 }
 
-absl::StatusOr<Scenario> LoadScenarioFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return absl::NotFoundError(absl::StrCat(path, ": cannot read the scenario file"));
-  std::ostringstream text;
-  text << in.rdbuf();
-  return LoadScenarioString(text.str(), path);
+absl::StatusOr<Scenario> LoadScenarioFile(const std::string& path, const ScenarioLimits& limits) {
+  absl::StatusOr<std::string> text =
+      yaml_internal::ReadFileLimited(path, limits.max_input_bytes, "scenario");
+  if (!text.ok()) return text.status();
+  return LoadScenarioString(*text, path, limits);
 }
 
 const char* ExpectedOutcomeName(ExpectedOutcome outcome) {
@@ -686,20 +699,4 @@ const char* ExpectedOutcomeName(ExpectedOutcome outcome) {
   return "?";
 }
 
-const char* ScenarioGroupStateName(GroupState state) {
-  switch (state) {
-    case GroupState::kAbsent:
-      return "absent";
-    case GroupState::kAllocated:
-      return "allocated";
-    case GroupState::kOpportunistic:
-      return "opportunistic";
-    case GroupState::kPreempting:
-      return "preempting";
-    case GroupState::kBeingPreempted:
-      return "being-preempted";
-  }
-  return "?";
-}
-
-}  // namespace hived
+}  // namespace hived::sim

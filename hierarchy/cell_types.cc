@@ -1,29 +1,24 @@
 // The cell-type graph: which types are leaves, their levels, node levels and counts.
 //
 // Types are vertices and `childCellType` links are edges, parent -> child. Every defined type
-// has exactly one child type, so the graph is a forest (an in-forest rooted at the leaf
-// types) exactly when it has no cycle. Several parents may share a child type: HiveD's own
-// design config puts `DGX2-V100-NODE` under both `2-DGX2-V100-NODE` and `3-DGX2-V100-NODE`,
-// and the chains stay separate because a chain is a path down from its top type. Boost.Graph
-// finds the cycles (strong components) and orders the other types leaves-first (topological
-// sort), which is the order in which levels and counts are computed.
+// has exactly one child type (a functional graph), so the graph is a forest (an in-forest
+// rooted at the leaf types) exactly when it has no cycle. Several parents may share a child
+// type: HiveD's own design config puts `DGX2-V100-NODE` under both `2-DGX2-V100-NODE` and
+// `3-DGX2-V100-NODE`, and the chains stay separate because a chain is a path down from its
+// top type. One walk down from each type finds the cycles and resolves every other type
+// after its child (leaves first), which is the order in which levels and counts are computed.
 #include <algorithm>
-#include <boost/graph/adjacency_list.hpp>
-#include <boost/graph/strong_components.hpp>
-#include <boost/graph/topological_sort.hpp>
 #include <cctype>
-#include <iterator>
+#include <limits>
 #include <string>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "config/spec_analysis.h"
+#include "hierarchy/spec_analysis.h"
 
-namespace hived::config_internal {
+namespace hived::hierarchy {
 namespace {
-
-using Graph = boost::adjacency_list<boost::vecS, boost::vecS, boost::directedS>;
 
 std::string TypePath(const std::string& name) {
   return absl::StrCat("physicalCluster.cellTypes.", name);
@@ -49,6 +44,61 @@ int64_t SatMul(int64_t a, int64_t b) {
 
 int64_t SatAdd(int64_t a, int64_t b) { return std::min(kSaturated, a + b); }
 
+size_t Utf8SequenceLength(std::string_view text, size_t i) {
+  const auto byte = [&](size_t k) { return static_cast<unsigned char>(text[k]); };
+  const unsigned char c = byte(i);
+  if (c < 0x80) return 1;
+  size_t length = 0;
+  uint32_t lo = 0x80;  // the allowed range of the second byte (no overlongs, surrogates)
+  uint32_t hi = 0xbf;
+  if (c >= 0xc2 && c <= 0xdf) {
+    length = 2;
+  } else if (c >= 0xe0 && c <= 0xef) {
+    length = 3;
+    if (c == 0xe0) lo = 0xa0;
+    if (c == 0xed) hi = 0x9f;
+  } else if (c >= 0xf0 && c <= 0xf4) {
+    length = 4;
+    if (c == 0xf0) lo = 0x90;
+    if (c == 0xf4) hi = 0x8f;
+  } else {
+    return 0;
+  }
+  if (i + length > text.size()) return 0;
+  if (byte(i + 1) < lo || byte(i + 1) > hi) return 0;
+  for (size_t k = 2; k < length; ++k) {
+    if (byte(i + k) < 0x80 || byte(i + k) > 0xbf) return 0;
+  }
+  return length;
+}
+
+bool IsValidUtf8(std::string_view text) {
+  for (size_t i = 0; i < text.size();) {
+    const size_t length = Utf8SequenceLength(text, i);
+    if (length == 0) return false;
+    i += length;
+  }
+  return true;
+}
+
+bool ParseDeviceIndex(std::string_view text, int32_t* out) {
+  if (text.empty() || text.size() > 10) return false;
+  int64_t value = 0;
+  for (char c : text) {
+    if (c < '0' || c > '9') return false;
+    value = value * 10 + (c - '0');
+  }
+  if (value > std::numeric_limits<int32_t>::max()) return false;
+  *out = static_cast<int32_t>(value);
+  return true;
+}
+
+int64_t DefaultChildIndex(int64_t parent_index, bool parent_is_node_level, int32_t child_number,
+                          int64_t k) {
+  const int64_t base = parent_is_node_level ? 0 : parent_index;
+  return SatAdd(SatMul(base, child_number), k);
+}
+
 int32_t TypeTable::Find(const std::string& name) const {
   auto it = index.find(name);
   return it == index.end() ? -1 : it->second;
@@ -63,7 +113,8 @@ std::vector<int32_t> TypeTable::PathDown(int32_t t) const {
   return path;
 }
 
-TypeTable AnalyzeCellTypes(const ClusterSpec& spec, std::vector<ConfigError>* errors) {
+TypeTable AnalyzeCellTypes(const ClusterSpec& spec, std::vector<ConfigError>* errors,
+                           int32_t max_levels) {
   TypeTable table;
   // Defined types first, in config order; a second definition of a name is an error.
   for (size_t i = 0; i < spec.cell_types.size(); ++i) {
@@ -77,6 +128,9 @@ TypeTable AnalyzeCellTypes(const ClusterSpec& spec, std::vector<ConfigError>* er
       Report(errors, path, absl::StrCat("cell type `", ct.name, "` is defined twice"),
              "give each cell type one definition");
       continue;
+    }
+    if (!IsValidUtf8(ct.name) || !IsValidUtf8(ct.child_cell_type)) {
+      Report(errors, path, "the cell type's names are not valid UTF-8", "names must be UTF-8 text");
     }
     if (ct.name.find('.') != std::string::npos) {
       Report(errors, path, absl::StrCat("cell type name `", ct.name, "` contains `.`"),
@@ -122,28 +176,40 @@ TypeTable AnalyzeCellTypes(const ClusterSpec& spec, std::vector<ConfigError>* er
     table.types[t].child = child;
   }
 
-  // Cycles: a strong component with more than one type, or a type that is its own child.
+  // Cycles and a leaves-first order: walk down from each type until a type already seen.
+  // Reaching a type on the current walk closes a cycle (the walk's part from that type).
   const size_t n = table.types.size();
-  Graph graph(n);
-  for (size_t t = 0; t < n; ++t) {
-    if (table.types[t].child >= 0) {
-      boost::add_edge(t, static_cast<size_t>(table.types[t].child), graph);
+  std::vector<int> cycle_of(n, -1);  // cycle number of the types on a cycle
+  std::vector<uint8_t> state(n, 0);  // 0 unseen, 1 on the current walk, 2 done
+  std::vector<size_t> order;         // children before parents, cycles left out
+  order.reserve(n);
+  int cycles = 0;
+  for (size_t start = 0; start < n; ++start) {
+    std::vector<size_t> walk;
+    size_t t = start;
+    while (state[t] == 0) {
+      state[t] = 1;
+      walk.push_back(t);
+      const int32_t child = table.types[t].child;
+      if (child < 0) break;
+      t = static_cast<size_t>(child);
+    }
+    if (state[t] == 1 && table.types[t].child >= 0) {  // `t` is on the walk: a cycle from it
+      for (size_t k = static_cast<size_t>(std::find(walk.begin(), walk.end(), t) - walk.begin());
+           k < walk.size(); ++k) {
+        cycle_of[walk[k]] = cycles;
+      }
+      ++cycles;
+    }
+    for (size_t k = walk.size(); k-- > 0;) {
+      state[walk[k]] = 2;
+      if (cycle_of[walk[k]] < 0) order.push_back(walk[k]);
     }
   }
-  std::vector<int> component(n);
-  const int components = boost::strong_components(
-      graph,
-      boost::make_iterator_property_map(component.begin(), boost::get(boost::vertex_index, graph)));
-  std::vector<int> component_size(static_cast<size_t>(components), 0);
-  for (size_t t = 0; t < n; ++t) ++component_size[static_cast<size_t>(component[t])];
-  std::vector<bool> cyclic(n, false);
-  std::vector<bool> cycle_reported(static_cast<size_t>(components), false);
+  std::vector<bool> cycle_reported(static_cast<size_t>(cycles), false);
   for (size_t t = 0; t < n; ++t) {
-    const int c = component[t];
-    const bool self_loop = table.types[t].child == static_cast<int32_t>(t);
-    if (component_size[static_cast<size_t>(c)] < 2 && !self_loop) continue;
-    cyclic[t] = true;
-    if (cycle_reported[static_cast<size_t>(c)]) continue;
+    const int c = cycle_of[t];
+    if (c < 0 || cycle_reported[static_cast<size_t>(c)]) continue;
     cycle_reported[static_cast<size_t>(c)] = true;
     // `t` is the cycle's first type in config order: name the loop from there.
     std::vector<std::string> names = {table.types[t].name};
@@ -157,20 +223,9 @@ TypeTable AnalyzeCellTypes(const ClusterSpec& spec, std::vector<ConfigError>* er
            "cell types must form a forest: follow `childCellType` down to a leaf type");
   }
 
-  // Levels and counts, leaves first: a topological order of the graph without the cycles.
-  Graph acyclic(n);
-  for (size_t t = 0; t < n; ++t) {
-    const int32_t c = table.types[t].child;
-    if (c >= 0 && !cyclic[t] && !cyclic[static_cast<size_t>(c)]) {
-      boost::add_edge(t, static_cast<size_t>(c), acyclic);
-    }
-  }
-  std::vector<size_t> order;
-  order.reserve(n);
-  boost::topological_sort(acyclic, std::back_inserter(order));  // children before parents
+  // Levels and counts, leaves first.
   for (size_t t : order) {
     TypeInfo& info = table.types[t];
-    if (cyclic[t]) continue;
     if (info.spec_index < 0) {  // a leaf type
       info.usable = true;
       info.level = 1;
@@ -182,11 +237,11 @@ TypeTable AnalyzeCellTypes(const ClusterSpec& spec, std::vector<ConfigError>* er
     if (info.child < 0 || info.child_number <= 0) continue;
     const TypeInfo& child = table.types[static_cast<size_t>(info.child)];
     if (!child.usable) continue;
-    if (child.level >= kMaxLevels) {
-      if (child.level == kMaxLevels) {
+    if (child.level >= max_levels) {
+      if (child.level == max_levels) {
         Report(errors, TypePath(info.name),
                absl::StrCat("cell type `", info.name, "` would be level ", child.level + 1,
-                            "; at most ", kMaxLevels, " levels are supported"));
+                            "; at most ", max_levels, " levels are supported"));
       }
       continue;
     }
@@ -239,4 +294,4 @@ std::string DidYouMean(std::string_view name, const std::vector<std::string>& ca
   return absl::StrCat("did you mean `", *best, "`?");
 }
 
-}  // namespace hived::config_internal
+}  // namespace hived::hierarchy

@@ -4,7 +4,7 @@
 // parent index reset to 0 at a node-level cell; a node's name is its own address (explicit or
 // default); a leaf's device index is its own address parsed as an integer. Generated subtrees
 // are not materialised: below node level their device indices form a contiguous range.
-#include "config/spec_analysis.h"
+#include "hierarchy/spec_analysis.h"
 
 #include <algorithm>
 #include <cstdint>
@@ -16,116 +16,15 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "hierarchy/analyzer.h"
 #include "hived/config.h"
 
-namespace hived::config_internal {
+namespace hived::hierarchy {
 namespace {
 
 constexpr int32_t kMaxNesting = 64;  // `cellChildren` nesting, well above kMaxLevels
 
-// Parses a device index: decimal digits only, within int32.
-bool ParseDeviceIndex(const std::string& text, int64_t* out) {
-  if (text.empty() || text.size() > 10) return false;
-  int64_t value = 0;
-  for (char c : text) {
-    if (c < '0' || c > '9') return false;
-    value = value * 10 + (c - '0');
-  }
-  if (value > std::numeric_limits<int32_t>::max()) return false;
-  *out = value;
-  return true;
-}
-
-class Analyzer {
- public:
-  Analyzer(const ClusterSpec& spec, std::vector<ConfigError>* errors)
-      : spec_(spec), errors_(errors) {}
-
-  Analysis Run();
-
- private:
-  struct Chain {
-    int32_t type = -1;
-    int32_t top_cells = 0;
-    std::unordered_map<std::string, int32_t> nodes;  // node name -> origin
-  };
-  // Device indices claimed on one node for one leaf type.
-  struct DeviceRange {
-    int64_t lo = 0;
-    int64_t hi = 0;  // exclusive
-    int32_t origin = 0;
-  };
-  struct DeviceKey {
-    std::string node;
-    int32_t leaf_type = -1;
-    std::vector<DeviceRange> ranges;
-  };
-  struct Pinned {
-    int32_t chain = -1;
-    int32_t type = -1;
-    std::string path;
-    int32_t claimed_by = -1;  // VC index
-    std::string claim_path;
-  };
-  struct Demand {  // one VC's cells at one chain level
-    int32_t vc = -1;
-    int32_t chain = -1;
-    int32_t level = 0;
-    int64_t count = 0;
-    std::string path;
-  };
-
-  void Report(std::string path, std::string message, std::string hint = "") {
-    if (errors_ == nullptr) return;
-    ConfigError error;
-    error.yaml_path = std::move(path);
-    error.message = std::move(message);
-    error.hint = std::move(hint);
-    errors_->push_back(std::move(error));
-  }
-
-  int32_t AddOrigin(std::string path) {
-    origins_.push_back(std::move(path));
-    return static_cast<int32_t>(origins_.size() - 1);
-  }
-
-  void CheckTopLevelCells();
-  void WalkCell(const PhysicalCellSpec& cell, int32_t type, const std::string& path, int32_t chain,
-                int64_t default_index, const std::string* node, bool in_pinned, int32_t depth);
-  void WalkGeneratedAboveNode(int32_t type, int64_t default_index, int32_t chain, int32_t origin);
-  // Records a node of a chain; false (and reported) when the chain has it already.
-  bool AddNode(int32_t chain, const std::string& name, const std::string& path, int32_t origin,
-               bool generated);
-  void AddDevices(const std::string& node, int32_t leaf_type, int64_t lo, int64_t hi,
-                  int32_t origin);
-  void CheckDevices();
-  void CheckVirtualClusters();
-  void ResolveVirtualCell(int32_t vc, const VirtualCellSpec& cell, const std::string& path);
-  void ComputeCapacity();
-  std::vector<std::string> ChainNames() const;
-  // True when some physical cells were not checked (their errors are reported already).
-  bool PhysicalCellsIncomplete() const {
-    return spec_.physical_cells.empty() || skipped_top_cells_ > 0 || !generate_;
-  }
-
-  const ClusterSpec& spec_;
-  std::vector<ConfigError>* errors_;
-  TypeTable types_;
-  std::vector<Chain> chains_;
-  std::unordered_map<int32_t, int32_t> chain_of_type_;  // lookup only
-  // Types of top-level cells rejected by an error already reported: references to them
-  // (VC paths, pinned ids inside them) would only repeat that error.
-  std::unordered_map<int32_t, bool> broken_top_types_;  // lookup only
-  int32_t skipped_top_cells_ = 0;
-  bool generate_ = true;  // false when the cluster is too large to enumerate
-  std::vector<std::string> origins_;
-  std::vector<DeviceKey> devices_;
-  std::unordered_map<std::string, size_t> device_index_;  // node + '\n' + leaf -> devices_
-  std::vector<std::string> pinned_order_;
-  std::unordered_map<std::string, Pinned> pinned_;
-  std::vector<Demand> demands_;
-  CapacityReport capacity_;
-};
+}  // namespace
 
 Analysis Analyzer::Run() {
   types_ = AnalyzeCellTypes(spec_, errors_);
@@ -296,6 +195,10 @@ void Analyzer::WalkCell(const PhysicalCellSpec& cell, int32_t type, const std::s
            "a child's type is its parent's `childCellType`; omit `cellType` below the top");
   }
   const bool explicit_address = !cell.cell_address.empty();
+  if (!IsValidUtf8(cell.cell_address) || !IsValidUtf8(cell.pinned_cell_id)) {
+    Report(path, "the cell's `cellAddress` or `pinnedCellId` is not valid UTF-8",
+           "names must be UTF-8 text");
+  }
   if (explicit_address && cell.cell_address.find('/') != std::string::npos) {
     Report(absl::StrCat(path, ".cellAddress"),
            absl::StrCat("`cellAddress: ", cell.cell_address, "` contains `/`"),
@@ -337,11 +240,15 @@ void Analyzer::WalkCell(const PhysicalCellSpec& cell, int32_t type, const std::s
              "a leaf cell is one device");
     }
     int64_t index = default_index;
-    if (explicit_address && !ParseDeviceIndex(cell.cell_address, &index)) {
-      Report(absl::StrCat(path, ".cellAddress"),
-             absl::StrCat("leaf `cellAddress: ", cell.cell_address, "` is not a device index"),
-             "a leaf's address is its device index, an integer from 0 to 2147483647");
-      return;
+    if (explicit_address) {
+      int32_t parsed = 0;
+      if (!ParseDeviceIndex(cell.cell_address, &parsed)) {
+        Report(absl::StrCat(path, ".cellAddress"),
+               absl::StrCat("leaf `cellAddress: ", cell.cell_address, "` is not a device index"),
+               "a leaf's address is its device index, an integer from 0 to 2147483647");
+        return;
+      }
+      index = parsed;
     }
     if (node != nullptr) AddDevices(*node, type, index, index + 1, AddOrigin(address_path));
     return;
@@ -376,7 +283,8 @@ void Analyzer::WalkCell(const PhysicalCellSpec& cell, int32_t type, const std::s
     } else {
       const int32_t origin = AddOrigin(absl::StrCat(path, " (generated children)"));
       for (int32_t k = 0; k < info.child_number; ++k) {
-        WalkGeneratedAboveNode(info.child, base * info.child_number + k, chain, origin);
+        WalkGeneratedAboveNode(info.child, DefaultChildIndex(base, false, info.child_number, k),
+                               chain, origin);
       }
     }
     return;
@@ -387,8 +295,9 @@ void Analyzer::WalkCell(const PhysicalCellSpec& cell, int32_t type, const std::s
   }
   for (size_t k = 0; k < cell.cell_children.size(); ++k) {
     WalkCell(cell.cell_children[k], info.child, absl::StrCat(path, ".cellChildren[", k, "]"), chain,
-             SatAdd(SatMul(base, info.child_number), static_cast<int64_t>(k)), node_here,
-             pinned_here, depth + 1);
+             DefaultChildIndex(default_index, info.is_node_level, info.child_number,
+                               static_cast<int64_t>(k)),
+             node_here, pinned_here, depth + 1);
   }
 }
 
@@ -421,217 +330,8 @@ void Analyzer::CheckDevices() {
   }
 }
 
-void Analyzer::ResolveVirtualCell(int32_t vc, const VirtualCellSpec& cell,
-                                  const std::string& path) {
-  const std::string type_path = absl::StrCat(path, ".cellType");
-  if (cell.cell_number <= 0) {
-    Report(absl::StrCat(path, ".cellNumber"),
-           absl::StrCat("`cellNumber` must be at least 1, got ", cell.cell_number));
-  }
-  if (cell.cell_type.empty()) {
-    Report(type_path, "a virtual cell needs a `cellType`",
-           "write the path from a chain down, e.g. `RACK.NODE`");
-    return;
-  }
-  std::vector<std::string> parts;
-  size_t start = 0;
-  while (true) {
-    const size_t dot = cell.cell_type.find('.', start);
-    parts.push_back(
-        cell.cell_type.substr(start, dot == std::string::npos ? std::string::npos : dot - start));
-    if (dot == std::string::npos) break;
-    start = dot + 1;
-  }
-  for (const std::string& part : parts) {
-    if (part.empty()) {
-      Report(type_path, absl::StrCat("`", cell.cell_type, "` has an empty component"),
-             "write the path as `CHAIN.TYPE.TYPE`, without leading, trailing or double dots");
-      return;
-    }
-  }
-  const int32_t top = types_.Find(parts[0]);
-  const auto chain_it = chain_of_type_.find(top);
-  if (top >= 0 &&
-      (!types_.types[static_cast<size_t>(top)].usable || broken_top_types_.count(top) > 0 ||
-       (chain_it == chain_of_type_.end() && PhysicalCellsIncomplete()))) {
-    return;  // the type's or the physical cells' own error explains this path
-  }
-  if (chain_it == chain_of_type_.end()) {
-    std::vector<std::string> chain_names = ChainNames();
-    std::string hint = DidYouMean(parts[0], chain_names);
-    if (hint.empty() && !chain_names.empty()) {
-      hint = absl::StrCat("chains are the types of top-level physical cells: ",
-                          absl::StrJoin(chain_names, ", "));
-    }
-    Report(type_path,
-           top < 0 ? absl::StrCat("unknown chain `", parts[0], "`: no such cell type")
-                   : absl::StrCat("`", parts[0],
-                                  "` is not a chain: no top-level physical cell has this type"),
-           hint);
-    return;
-  }
-  int32_t t = top;
-  for (size_t i = 1; i < parts.size(); ++i) {
-    const TypeInfo& parent = types_.types[static_cast<size_t>(t)];
-    const int32_t next = types_.Find(parts[i]);
-    if (parent.child < 0) {
-      Report(type_path,
-             absl::StrCat("`", parent.name, "` is a leaf cell type; `", parts[i],
-                          "` cannot be below it"),
-             absl::StrCat("end the path at `", parent.name, "`"));
-      return;
-    }
-    if (next != parent.child) {
-      const std::string& child_name = types_.types[static_cast<size_t>(parent.child)].name;
-      std::string hint = DidYouMean(parts[i], {child_name});
-      if (hint.empty())
-        hint = absl::StrCat("the child type of `", parent.name, "` is `", child_name, "`");
-      Report(type_path,
-             absl::StrCat(next < 0 ? "unknown cell type `" : "`", parts[i],
-                          next < 0 ? "` in the path" : "` is not the child type of `",
-                          next < 0 ? "" : parent.name, next < 0 ? "" : "`"),
-             hint);
-      return;
-    }
-    t = next;
-  }
-  if (cell.cell_number <= 0) return;
-  Demand demand;
-  demand.vc = vc;
-  demand.chain = chain_it->second;
-  demand.level = types_.types[static_cast<size_t>(t)].level;
-  demand.count = cell.cell_number;
-  demand.path = absl::StrCat(path, ".cellNumber");
-  demands_.push_back(std::move(demand));
-}
-
-void Analyzer::CheckVirtualClusters() {
-  std::unordered_map<std::string, size_t> vc_seen;
-  for (size_t v = 0; v < spec_.virtual_clusters.size(); ++v) {
-    const VirtualClusterSpec& vc = spec_.virtual_clusters[v];
-    capacity_.vc_names.push_back(vc.name);
-    const std::string path = absl::StrCat("virtualClusters.", vc.name);
-    if (vc.name.empty()) {
-      Report("virtualClusters", "a virtual cluster has an empty name");
-    } else if (!vc_seen.emplace(vc.name, v).second) {
-      Report(path, absl::StrCat("virtual cluster `", vc.name, "` is defined twice"),
-             "give each virtual cluster one entry");
-    }
-    for (size_t j = 0; j < vc.virtual_cells.size(); ++j) {
-      ResolveVirtualCell(static_cast<int32_t>(v), vc.virtual_cells[j],
-                         absl::StrCat(path, ".virtualCells[", j, "]"));
-    }
-    for (size_t j = 0; j < vc.pinned_cells.size(); ++j) {
-      const std::string& id = vc.pinned_cells[j].pinned_cell_id;
-      const std::string pin_path = absl::StrCat(path, ".pinnedCells[", j, "].pinnedCellId");
-      if (id.empty()) {
-        Report(pin_path, "a pinned cell needs a `pinnedCellId`");
-        continue;
-      }
-      auto it = pinned_.find(id);
-      if (it == pinned_.end() && PhysicalCellsIncomplete()) continue;
-      if (it == pinned_.end()) {
-        Report(pin_path, absl::StrCat("unknown `pinnedCellId: ", id, "`"),
-               DidYouMean(id, pinned_order_).empty()
-                   ? "pin a cell in `physicalCells` with this `pinnedCellId`"
-                   : DidYouMean(id, pinned_order_));
-        continue;
-      }
-      Pinned& pinned = it->second;
-      if (pinned.claimed_by >= 0) {
-        Report(pin_path,
-               absl::StrCat("pinned cell `", id, "` is already claimed by VC `",
-                            spec_.virtual_clusters[static_cast<size_t>(pinned.claimed_by)].name,
-                            "` (at ", pinned.claim_path, ")"),
-               "a pinned cell belongs to one VC, once");
-        continue;
-      }
-      pinned.claimed_by = static_cast<int32_t>(v);
-      pinned.claim_path = pin_path;
-      Demand demand;
-      demand.vc = static_cast<int32_t>(v);
-      demand.chain = pinned.chain;
-      demand.level = types_.types[static_cast<size_t>(pinned.type)].level;
-      demand.count = 1;
-      demand.path = pin_path;
-      demands_.push_back(std::move(demand));
-    }
-  }
-}
-
-void Analyzer::ComputeCapacity() {
-  const size_t vcs = spec_.virtual_clusters.size();
-  for (size_t c = 0; c < chains_.size(); ++c) {
-    const Chain& chain = chains_[c];
-    const std::vector<int32_t> path = types_.PathDown(chain.type);
-    ChainCapacity report;
-    report.chain = types_.types[static_cast<size_t>(chain.type)].name;
-    report.leaf_cell_type = types_.types[static_cast<size_t>(path.back())].name;
-    report.top_cells = chain.top_cells;
-    int64_t physical = chain.top_cells;
-    int64_t available = chain.top_cells;
-    bool failed = false;
-    for (size_t i = 0; i < path.size(); ++i) {
-      const TypeInfo& info = types_.types[static_cast<size_t>(path[i])];
-      CapacityLevel level;
-      level.level = info.level;
-      level.cell_type = info.name;
-      level.is_node_level = info.is_node_level;
-      level.physical_cells = physical;
-      level.available_cells = available;
-      level.reserved.assign(vcs, 0);
-      const Demand* last = nullptr;
-      for (const Demand& d : demands_) {
-        if (d.chain != static_cast<int32_t>(c) || d.level != info.level) continue;
-        level.reserved[static_cast<size_t>(d.vc)] =
-            SatAdd(level.reserved[static_cast<size_t>(d.vc)], d.count);
-        level.total_reserved = SatAdd(level.total_reserved, d.count);
-        last = &d;
-      }
-      level.slack = available - level.total_reserved;
-      if (level.slack < 0 && !failed) {
-        failed = true;  // like HiveD, one error per chain: lower levels follow from it
-        std::vector<std::string> askers;
-        for (size_t v = 0; v < vcs; ++v) {
-          if (level.reserved[v] > 0) {
-            askers.push_back(
-                absl::StrCat("`", spec_.virtual_clusters[v].name, "` asks ", level.reserved[v]));
-          }
-        }
-        Report(last->path,
-               absl::StrCat("insufficient physical cells in chain `", report.chain, "` at level ",
-                            info.level, " (`", info.name, "`): ", level.total_reserved, " needed, ",
-                            available, " available (", absl::StrJoin(askers, ", "), ")"),
-               "lower these VCs' `cellNumber`s or add physical cells; cells reserved at "
-               "higher levels of the chain are not available here");
-      }
-      report.levels.push_back(std::move(level));
-      const int64_t left = std::max<int64_t>(0, available - report.levels.back().total_reserved);
-      available = SatMul(left, info.child_number);
-      physical = SatMul(physical, info.child_number);
-    }
-    capacity_.chains.push_back(std::move(report));
-  }
-}
-
-}  // namespace
-
 Analysis AnalyzeClusterSpec(const ClusterSpec& spec, std::vector<ConfigError>* errors) {
   return Analyzer(spec, errors).Run();
 }
 
-}  // namespace hived::config_internal
-
-namespace hived {
-
-std::vector<ConfigError> ValidateClusterSpec(const ClusterSpec& spec) {
-  std::vector<ConfigError> errors;
-  config_internal::AnalyzeClusterSpec(spec, &errors);
-  return errors;
-}
-
-CapacityReport ComputeCapacityReport(const ClusterSpec& spec) {
-  return config_internal::AnalyzeClusterSpec(spec, nullptr).capacity;
-}
-
-}  // namespace hived
+}  // namespace hived::hierarchy

@@ -1,14 +1,23 @@
-// config/spec_analysis.h: the one implementation of every semantic rule on a `ClusterSpec`.
+// hierarchy/spec_analysis.h: HiveD's cell hierarchy, derived once from a `ClusterSpec`.
 //
-// `AnalyzeClusterSpec` derives what the cell forest will derive (leaf types, levels, chains,
-// node names, device indices, pinned cells, VC demands) without building the forest, checks
-// every rule on the way and computes the capacity table. `ValidateClusterSpec` and
-// `ComputeCapacityReport` (hived/config.h) are thin wrappers; the YAML loader runs it after
-// parsing and attaches file positions to the errors by their YAML paths.
+// The bottom module of the library: it depends only on Abseil and the public plain data
+// (hived/cluster_spec.h, and hived/config.h for `ConfigError` and the capacity table). Every
+// rule that derives the hierarchy lives here and nowhere else:
+//   - the type table (`AnalyzeCellTypes`): leaf types, levels, node levels, leaf counts;
+//   - default addresses (`DefaultChildIndex`) and device indices (`ParseDeviceIndex`);
+//   - the semantic checks and the capacity table (`AnalyzeClusterSpec`): chains, node names,
+//     device indices, pinned cells, VC demands, without building the forest.
+// Users: config/ (`ValidateClusterSpec`, `ComputeCapacityReport`, the YAML loader, which
+// attaches file positions to the errors by their YAML paths), cellalloc/ (the forest build,
+// which trusts a spec this module accepted) and `hived::DescribeCluster` (for sim/).
+//
+// Invariants: (1) a spec without errors from `AnalyzeClusterSpec` has every type `usable`,
+// exactly one node level per chain, unique nodes per chain and device indices per node, and
+// at most `kMaxPhysicalCells` cells; (2) counts saturate at `kSaturated`, never overflow.
 //
 // Not thread-safe per call object; the functions keep no global state.
-#ifndef HIVED_CONFIG_SPEC_ANALYSIS_H_
-#define HIVED_CONFIG_SPEC_ANALYSIS_H_
+#ifndef HIVED_HIERARCHY_SPEC_ANALYSIS_H_
+#define HIVED_HIERARCHY_SPEC_ANALYSIS_H_
 
 #include <cstdint>
 #include <string>
@@ -19,7 +28,7 @@
 #include "hived/cluster_spec.h"
 #include "hived/config.h"
 
-namespace hived::config_internal {
+namespace hived::hierarchy {
 
 // Bounds that keep validation (and the forest built after it) small and fast on any input.
 inline constexpr int64_t kMaxPhysicalCells = int64_t{1} << 20;  // cells of all levels
@@ -56,8 +65,27 @@ struct TypeTable {
   std::vector<int32_t> PathDown(int32_t t) const;
 };
 
+// Length of the valid UTF-8 sequence starting at `text[i]`, or 0 when it is not one (bad
+// lead or continuation bytes, overlong forms, surrogates, beyond U+10FFFF).
+size_t Utf8SequenceLength(std::string_view text, size_t i);
+// True when all of `text` is valid UTF-8. Names (types, addresses, pinned ids, VCs) must be.
+bool IsValidUtf8(std::string_view text);
+
+// A leaf's device index: its address, decimal digits only, within int32.
+bool ParseDeviceIndex(std::string_view text, int32_t* out);
+
+// HiveD's default address of child `k` of a cell (`inferPhysicalCellSpec`): a top-level
+// cell's default is its index in `physicalCells`; a child's is
+// `parent_index * childCellNumber + k`, with the parent index reset to 0 at a node-level
+// cell (so device indices restart on each node). Saturates at `kSaturated`.
+int64_t DefaultChildIndex(int64_t parent_index, bool parent_is_node_level, int32_t child_number,
+                          int64_t k);
+
 // Builds the type table and checks the cell-type rules (names, child numbers, cycles, depth).
-TypeTable AnalyzeCellTypes(const ClusterSpec& spec, std::vector<ConfigError>* errors);
+// `max_levels` bounds the hierarchy (validation uses `kMaxLevels`; the forest, which also
+// serves specs built in code, allows deeper ones).
+TypeTable AnalyzeCellTypes(const ClusterSpec& spec, std::vector<ConfigError>* errors,
+                           int32_t max_levels = kMaxLevels);
 
 // Everything the rules derive from a spec.
 struct Analysis {
@@ -74,6 +102,6 @@ size_t EditDistance(std::string_view a, std::string_view b);
 // "did you mean `x`?" for the closest candidate within a small distance of `name`, else "".
 std::string DidYouMean(std::string_view name, const std::vector<std::string>& candidates);
 
-}  // namespace hived::config_internal
+}  // namespace hived::hierarchy
 
-#endif  // HIVED_CONFIG_SPEC_ANALYSIS_H_
+#endif  // HIVED_HIERARCHY_SPEC_ANALYSIS_H_

@@ -1,4 +1,5 @@
-// hived/scenario.h: what-if scenarios for the scheduler, as plain data.
+// sim/scenario.h: what-if scenarios for the scheduler, as plain data (the simulator's test
+// language; not part of the library's API).
 //
 // A scenario names a cluster config and lists steps: schedule a group (and check the
 // result), allocate, release, cancel, flip node health, restart from the running groups'
@@ -8,13 +9,13 @@
 // absent means "not checked".
 //
 // Example:
-//   absl::StatusOr<hived::Scenario> scenario = hived::LoadScenarioFile("t.yaml");
+//   absl::StatusOr<hived::sim::Scenario> scenario = hived::sim::LoadScenarioFile("t.yaml");
 //   if (!scenario.ok()) { std::cerr << scenario.status().message() << "\n"; return 2; }
-//   for (const hived::ScenarioStep& step : scenario->steps) Run(step);
+//   for (const hived::sim::ScenarioStep& step : scenario->steps) Run(step);
 //
 // Thread safety: plain values; the loader has no shared state.
-#ifndef HIVED_SCENARIO_H_
-#define HIVED_SCENARIO_H_
+#ifndef HIVED_SIM_SCENARIO_H_
+#define HIVED_SIM_SCENARIO_H_
 
 #include <cstdint>
 #include <optional>
@@ -25,12 +26,11 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "hived/export.h"
 #include "hived/schedule_result.h"
 #include "hived/status_view.h"
 #include "hived/types.h"
 
-namespace hived {
+namespace hived::sim {
 
 // Where a step (or key) was written: 1-based line and column.
 struct ScenarioLocation {
@@ -187,16 +187,25 @@ struct Scenario {
   std::vector<ScenarioStep> steps;
 };
 
+// Limits on one scenario file, so that any input ends quickly with a located error.
+struct ScenarioLimits {
+  int64_t max_input_bytes = int64_t{16} << 20;  // file size, checked while reading
+  int64_t max_yaml_nodes = int64_t{1} << 20;    // YAML nodes, counted before the tree is built
+  int32_t max_errors = 100;                     // located errors kept; the rest are counted
+  int64_t max_pods_per_request = 100000;        // sum of `podNumber` over a group's members
+};
+
 // Loads a scenario. kNotFound when the file cannot be read; kInvalidArgument naming
-// "file:line:col: what is wrong" for every bad key or value (all problems at once).
-HIVED_EXPORT absl::StatusOr<Scenario> LoadScenarioFile(const std::string& path);
-HIVED_EXPORT absl::StatusOr<Scenario> LoadScenarioString(std::string_view yaml,
-                                                         std::string_view file_name);
+// "file:line:col: what is wrong" for every bad key or value (all problems at once, up to
+// `max_errors`), and for a file beyond the limits.
+absl::StatusOr<Scenario> LoadScenarioFile(const std::string& path,
+                                          const ScenarioLimits& limits = {});
+absl::StatusOr<Scenario> LoadScenarioString(std::string_view yaml, std::string_view file_name,
+                                            const ScenarioLimits& limits = {});
 
-// Names used in the YAML form, for messages: "placed", "allocated", "being-preempted", ...
-HIVED_EXPORT const char* ExpectedOutcomeName(ExpectedOutcome outcome);
-HIVED_EXPORT const char* ScenarioGroupStateName(GroupState state);
+// The name used in the YAML form, for messages: "placed", ..., "error".
+const char* ExpectedOutcomeName(ExpectedOutcome outcome);
 
-}  // namespace hived
+}  // namespace hived::sim
 
-#endif  // HIVED_SCENARIO_H_
+#endif  // HIVED_SIM_SCENARIO_H_

@@ -1,0 +1,36 @@
+# libFuzzer targets: clang only, on request (-DHIVED_BUILD_FUZZERS=ON). Each compiles the
+# sources of the modules it exercises again with coverage instrumentation (the module
+# objects are not instrumented), against the same include roots as the modules themselves.
+if(NOT CMAKE_CXX_COMPILER_ID MATCHES "Clang")
+  message(FATAL_ERROR "HIVED_BUILD_FUZZERS needs clang (-DCMAKE_CXX_COMPILER=clang++)")
+endif()
+set(HIVED_FUZZ_FLAGS -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all)
+
+# hived_add_fuzzer(NAME <name> SOURCE <file> MODULES <module>... [SOURCES <more>...]
+#                  [USAGE <targets>...])
+function(hived_add_fuzzer)
+  cmake_parse_arguments(ARG "" "NAME;SOURCE" "MODULES;SOURCES;USAGE" ${ARGN})
+  hived_module_sources(sources ${ARG_MODULES})
+  add_executable(${ARG_NAME} ${PROJECT_SOURCE_DIR}/tests/fuzz/${ARG_SOURCE} ${sources}
+                 ${ARG_SOURCES})
+  set(usage "")
+  foreach(module IN LISTS ARG_MODULES)
+    list(APPEND usage hived_${module}_usage)
+  endforeach()
+  target_include_directories(${ARG_NAME} PRIVATE ${PROJECT_SOURCE_DIR}/tests)
+  target_compile_definitions(${ARG_NAME} PRIVATE hived_hived_EXPORTS)
+  target_compile_options(${ARG_NAME} PRIVATE ${HIVED_FUZZ_FLAGS})
+  target_link_options(${ARG_NAME} PRIVATE ${HIVED_FUZZ_FLAGS})
+  target_link_libraries(${ARG_NAME} PRIVATE ${usage} ${ARG_USAGE} hived_warnings)
+  # Where .ci/run expects them: build/fuzz/fuzz/<name>.
+  set_target_properties(${ARG_NAME} PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${PROJECT_BINARY_DIR}/fuzz)
+endfunction()
+
+# The config loader: any bytes give a located error list or a spec that round-trips.
+hived_add_fuzzer(NAME config_fuzz SOURCE config_fuzz.cc MODULES config hierarchy strict_yaml)
+
+# The scenario loader (sim/): any bytes give located errors or a scenario, within the limits.
+if(HIVED_BUILD_SIM)
+  hived_add_fuzzer(NAME scenario_fuzz SOURCE scenario_fuzz.cc MODULES strict_yaml hierarchy
+                   SOURCES ${PROJECT_SOURCE_DIR}/sim/scenario_loader.cc USAGE hived_sim_usage)
+endif()
