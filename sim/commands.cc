@@ -19,6 +19,8 @@
 #include "sim/gen_trace.h"
 #include "sim/json.h"
 #include "sim/metrics.h"
+#include "sim/node_events.h"
+#include "sim/output_dir.h"
 #include "sim/planning_commands.h"
 #include "sim/plot.h"
 #include "sim/run_options.h"
@@ -80,6 +82,57 @@ class ProgressBar {
   std::chrono::steady_clock::time_point last_;
 };
 
+// Everything `run --out DIR` may write (OutputDir clears these names of an earlier run).
+std::vector<std::string> RunLayout() {
+  std::vector<std::string> layout;
+  for (const char* folder : {"", "baseline-private/"}) {
+    for (const char* file : {"summary.json", "jobs.csv", "timeline.csv"}) {
+      layout.push_back(absl::StrCat(folder, file));
+    }
+  }
+  for (const char* chart : {"utilisation", "delay_cdf", "anomaly"}) {
+    for (const char* ext : {".png", ".gp", ".dat", ".log"}) {
+      layout.push_back(absl::StrCat("plots/", chart, ext));
+    }
+  }
+  return layout;
+}
+
+std::string MaxInputHelp() {
+  return absl::StrCat("largest input file, MB (default: trace ", kDefaultMaxTraceBytes / kMiB,
+                      ", node events ", kDefaultMaxNodeEventsBytes / kMiB, ", summary ",
+                      kDefaultMaxSummaryBytes / kMiB, ")");
+}
+
+// --max-input-mb (0 = the reader's default) in bytes.
+int64_t MaxInputBytes(int64_t max_input_mb, int64_t default_bytes) {
+  return max_input_mb > 0 ? max_input_mb * kMiB : default_bytes;
+}
+
+// The ranges of run's numeric flags (README "Limits"); an error message or "".
+std::string CheckRunLimits(double mtbf, double mttr, int64_t timeline_interval, int64_t horizon,
+                           int64_t max_input_mb) {
+  const double max_hours = static_cast<double>(kMaxTimeSeconds) / 3600.0;
+  constexpr double kMinHours = 1.0 / 60;  // one minute: shorter gives a failure storm
+  for (const auto& [name, hours] :
+       {std::pair<const char*, double>{"--mtbf", mtbf}, {"--mttr", mttr}}) {
+    if (hours != 0 && (hours < kMinHours || hours > max_hours)) {
+      return absl::StrCat(name, " must be between ", FormatFixed(kMinHours, 4), " and ",
+                          FormatFixed(max_hours, 0), " hours (1 minute .. 100 years)");
+    }
+  }
+  if (timeline_interval > kMaxTimeSeconds) {
+    return absl::StrCat("--timeline-interval must be at most ", kMaxTimeSeconds, " s (100 years)");
+  }
+  if (horizon < -1 || horizon > kMaxTimeSeconds) {
+    return absl::StrCat("--horizon must be -1 (none) or 0..", kMaxTimeSeconds, " s (100 years)");
+  }
+  if (max_input_mb < 0 || max_input_mb > 1024) {
+    return "--max-input-mb must be 1..1024 (0 = the defaults)";
+  }
+  return "";
+}
+
 struct Replayed {
   EngineResult result;
   Summary summary;
@@ -120,7 +173,7 @@ int RunCommand(int argc, char** argv) {
                                   queue_name = "fifo", node_events_path, baseline = "private",
                                   window_text, slo_text, max_capacity_text;
   int64_t seed = 1, check_every = 0, horizon = -1, timeline_interval = 0, warmup = 0,
-          reclaim_after = -1;
+          reclaim_after = -1, max_input_mb = 0;
   double mtbf = 0, mttr = 0, load_scale = 1;
   bool resume = false, overflow = false, skip_bad = false, plot = false, quiet = false;
   FlagParser p("hived-sim run", "--config FILE --trace FILE [options]",
@@ -163,6 +216,7 @@ int RunCommand(int argc, char** argv) {
         "starting seconds between timeline.csv rows (default auto; at most 4096 rows, "
         "the interval doubles as needed)");
   p.Bool("skip-bad-rows", &skip_bad, "skip bad trace rows (reported) instead of failing");
+  p.Int("max-input-mb", &max_input_mb, MaxInputHelp());
   p.Bool("plot", &plot, "draw PNG charts into OUT/plots with gnuplot (needs --out)");
   p.Bool("quiet", &quiet, "no progress bar or timing on stderr");
   TraceTransformFlags transform_flags;
@@ -185,6 +239,10 @@ int RunCommand(int argc, char** argv) {
   }
   if ((mtbf > 0) != (mttr > 0) || mtbf < 0 || mttr < 0) {
     return p.UsageError("--mtbf and --mttr go together and must be positive");
+  }
+  if (std::string e = CheckRunLimits(mtbf, mttr, timeline_interval, horizon, max_input_mb);
+      !e.empty()) {
+    return p.UsageError(e);
   }
   if (plot && out_dir.empty()) return p.UsageError("--plot needs --out");
   if (check_every < 0 || timeline_interval < 0 || warmup < 0) {
@@ -210,6 +268,19 @@ int RunCommand(int argc, char** argv) {
     return p.UsageError("--max-capacity applies to yarn-cs and elastic-quota only");
   }
   const char* kCmd = "hived-sim run";
+  // The output folder is opened first: it clears an earlier run's outputs (a failed run must
+  // not leave them looking current) and fails fast when it cannot be written.
+  std::unique_ptr<OutputDir> outputs;
+  if (!out_dir.empty()) {
+    if (absl::Status s =
+            OutputDir::CheckInputs(out_dir, RunLayout(), {config, trace_path, node_events_path});
+        !s.ok()) {
+      return p.UsageError(s.message());
+    }
+    absl::StatusOr<std::unique_ptr<OutputDir>> opened = OutputDir::Open(out_dir, RunLayout());
+    if (!opened.ok()) return Fail(kCmd, opened.status().message());
+    outputs = std::move(*opened);
+  }
 
   const auto wall_start = std::chrono::steady_clock::now();
   absl::StatusOr<ClusterSpec> spec = LoadClusterSpecFile(config);
@@ -222,7 +293,8 @@ int RunCommand(int argc, char** argv) {
     if (!m.ok()) return p.UsageError(m.status().message());
     policy_options.max_capacity = std::move(*m);
   }
-  absl::StatusOr<Trace> trace = ReadTraceFile(trace_path, *fmt, {skip_bad});
+  absl::StatusOr<Trace> trace = ReadTraceFile(
+      trace_path, *fmt, {skip_bad, MaxInputBytes(max_input_mb, kDefaultMaxTraceBytes)});
   if (!trace.ok()) return Fail(kCmd, trace.status().message());
   if (absl::Status s = ScaleLoad(load_scale, &*trace); !s.ok()) return p.UsageError(s.message());
   for (const std::string& w : trace->warnings) std::fprintf(stderr, "warning: %s\n", w.c_str());
@@ -233,11 +305,8 @@ int RunCommand(int argc, char** argv) {
   }
   std::vector<NodeEvent> node_events;
   if (!node_events_path.empty()) {
-    std::string text;
-    if (absl::Status s = ReadFileToString(node_events_path, &text); !s.ok()) {
-      return Fail(kCmd, s.message());
-    }
-    absl::StatusOr<std::vector<NodeEvent>> ev = ParseNodeEvents(text, node_events_path);
+    absl::StatusOr<std::vector<NodeEvent>> ev = ReadNodeEventsFile(
+        node_events_path, MaxInputBytes(max_input_mb, kDefaultMaxNodeEventsBytes));
     if (!ev.ok()) return Fail(kCmd, ev.status().message());
     node_events = std::move(*ev);
   }
@@ -295,37 +364,33 @@ int RunCommand(int argc, char** argv) {
 
   std::fputs(SummaryTable(main->summary).c_str(), stdout);
   std::fflush(stdout);
-  if (!out_dir.empty()) {
-    const std::filesystem::path dir(out_dir);
-    std::error_code ec;
-    std::filesystem::create_directories(dir, ec);
-    if (ec) return Fail(kCmd, absl::StrCat("cannot create ", out_dir, ": ", ec.message()));
+  if (outputs) {
+    // Staged by `outputs` and renamed into place together below: whole or absent.
     const std::vector<std::string>& nodes = main->nodes;
-    for (absl::Status s : {WriteTextFile(dir / "summary.json", SummaryToJson(main->summary)),
-                           WriteTextFile(dir / "jobs.csv", JobsCsv(main->result, *trace, nodes)),
-                           WriteTextFile(dir / "timeline.csv", TimelineCsv(main->result, info))}) {
+    for (absl::Status s : {outputs->Write("summary.json", SummaryToJson(main->summary)),
+                           outputs->Write("jobs.csv", JobsCsv(main->result, *trace, nodes)),
+                           outputs->Write("timeline.csv", TimelineCsv(main->result, info))}) {
       if (!s.ok()) return Fail(kCmd, s.message());
     }
     if (with_baseline) {
-      std::filesystem::create_directories(dir / "baseline-private", ec);
-      if (ec) return Fail(kCmd, absl::StrCat("cannot create baseline folder: ", ec.message()));
       base->summary.all.sharing_anomaly.reset();
       for (absl::Status s :
-           {WriteTextFile(dir / "baseline-private" / "summary.json", SummaryToJson(base->summary)),
-            WriteTextFile(dir / "baseline-private" / "jobs.csv",
-                          JobsCsv(base->result, *trace, base->nodes)),
-            WriteTextFile(dir / "baseline-private" / "timeline.csv",
-                          TimelineCsv(base->result, info))}) {
+           {outputs->Write("baseline-private/summary.json", SummaryToJson(base->summary)),
+            outputs->Write("baseline-private/jobs.csv", JobsCsv(base->result, *trace, base->nodes)),
+            outputs->Write("baseline-private/timeline.csv", TimelineCsv(base->result, info))}) {
         if (!s.ok()) return Fail(kCmd, s.message());
       }
     }
     if (plot) {
-      if (absl::Status s = PlotRun((dir / "plots").string(), main->summary, main->result, info,
+      absl::StatusOr<std::filesystem::path> plots = outputs->StageFolder("plots");
+      if (!plots.ok()) return Fail(kCmd, plots.status().message());
+      if (absl::Status s = PlotRun(plots->string(), main->summary, main->result, info,
                                    with_baseline ? &base->result : nullptr);
           !s.ok()) {
         return Fail(kCmd, s.message());
       }
     }
+    if (absl::Status s = outputs->Commit(); !s.ok()) return Fail(kCmd, s.message());
     if (!quiet)
       std::fprintf(stderr, "wrote %s/{summary.json,jobs.csv,timeline.csv}%s%s\n", out_dir.c_str(),
                    with_baseline ? ", baseline-private/" : "", plot ? ", plots/" : "");
@@ -375,6 +440,9 @@ int GenTraceCommand(int argc, char** argv) {
   if (int code = p.Parse(argc, argv, &args); code >= 0) return code;
   if (!args.empty()) return p.UsageError(absl::StrCat("unexpected argument '", args[0], "'"));
   if (config.empty()) return p.UsageError("--config is required");
+  if (max_duration > kMaxTimeSeconds) {  // what the trace readers accept (README "Limits")
+    return p.UsageError(absl::StrCat("--max-duration must be at most ", kMaxTimeSeconds, " s"));
+  }
   o.seed = static_cast<uint64_t>(seed);
   o.max_duration = max_duration;
   o.median_duration = median;
@@ -439,12 +507,17 @@ int GenClusterCommand(int argc, char** argv) {
 
 namespace {
 
-// Loads DIR/summary.json, or the file itself.
-absl::StatusOr<Summary> LoadSummary(const std::string& path, std::string* timeline_csv) {
+// Loads DIR/summary.json, or the file itself, at most `max_input_mb` (0 = default) big.
+absl::StatusOr<Summary> LoadSummary(const std::string& path, std::string* timeline_csv,
+                                    int64_t max_input_mb) {
   std::filesystem::path file(path);
   if (std::filesystem::is_directory(file)) file /= "summary.json";
   std::string text;
-  if (absl::Status s = ReadFileToString(file.string(), &text); !s.ok()) return s;
+  if (absl::Status s = ReadInputFile(
+          file.string(), {MaxInputBytes(max_input_mb, kDefaultMaxSummaryBytes), "summary"}, &text);
+      !s.ok()) {
+    return s;
+  }
   absl::StatusOr<JsonValue> json = ParseJson(text, file.string());
   if (!json.ok()) return json.status();
   absl::StatusOr<Summary> s = SummaryFromJson(*json);
@@ -452,7 +525,15 @@ absl::StatusOr<Summary> LoadSummary(const std::string& path, std::string* timeli
     return absl::InvalidArgumentError(absl::StrCat(file.string(), ": ", s.status().message()));
   if (timeline_csv) {
     const std::filesystem::path timeline = file.parent_path() / "timeline.csv";
-    if (!ReadFileToString(timeline.string(), timeline_csv).ok()) timeline_csv->clear();
+    // A missing timeline only leaves its chart empty; an unreadable or oversized one fails.
+    absl::Status read = ReadInputFile(
+        timeline.string(), {MaxInputBytes(max_input_mb, kDefaultMaxTraceBytes), "timeline"},
+        timeline_csv);
+    if (absl::IsNotFound(read)) {
+      timeline_csv->clear();
+    } else if (!read.ok()) {
+      return read;
+    }
   }
   return s;
 }
@@ -468,13 +549,18 @@ int CompareCommand(int argc, char** argv) {
                "Prints two run summaries side by side: cluster figures, then per VC the mean\n"
                "and p95 queuing delay, the sharing anomaly and preemptions under each. A and B\n"
                "are summary.json files or the --out folders of two runs. Times in hours.");
+  int64_t max_input_mb = 0;
+  p.Int("max-input-mb", &max_input_mb, MaxInputHelp());
   std::vector<std::string> args;
   if (int code = p.Parse(argc, argv, &args); code >= 0) return code;
   if (args.size() != 2) return p.UsageError("needs exactly two summaries (A B)");
+  if (std::string e = CheckRunLimits(0, 0, 0, -1, max_input_mb); !e.empty()) {
+    return p.UsageError(e);
+  }
   const char* kCmd = "hived-sim compare";
-  absl::StatusOr<Summary> a = LoadSummary(args[0], nullptr);
+  absl::StatusOr<Summary> a = LoadSummary(args[0], nullptr, max_input_mb);
   if (!a.ok()) return Fail(kCmd, a.status().message());
-  absl::StatusOr<Summary> b = LoadSummary(args[1], nullptr);
+  absl::StatusOr<Summary> b = LoadSummary(args[1], nullptr, max_input_mb);
   if (!b.ok()) return Fail(kCmd, b.status().message());
   auto name = [](const Summary& s) {
     return absl::StrCat(s.info.policy, s.info.opportunistic_overflow ? "+overflow" : "");
@@ -561,14 +647,19 @@ int PlotCommand(int argc, char** argv) {
                "sharing anomaly per VC per policy, the mean queuing delay per VC per policy\n"
                "(with the private baseline), and utilisation over time. Needs gnuplot.");
   p.String("out", &out, "DIR", "where to write the PNGs (default ./plots)");
+  int64_t max_input_mb = 0;
+  p.Int("max-input-mb", &max_input_mb, MaxInputHelp());
   std::vector<std::string> args;
   if (int code = p.Parse(argc, argv, &args); code >= 0) return code;
   if (args.empty()) return p.UsageError("needs at least one run");
+  if (std::string e = CheckRunLimits(0, 0, 0, -1, max_input_mb); !e.empty()) {
+    return p.UsageError(e);
+  }
   const char* kCmd = "hived-sim plot";
   std::vector<PlotInput> runs;
   for (const std::string& a : args) {
     PlotInput in;
-    absl::StatusOr<Summary> s = LoadSummary(a, &in.timeline_csv);
+    absl::StatusOr<Summary> s = LoadSummary(a, &in.timeline_csv, max_input_mb);
     if (!s.ok()) return Fail(kCmd, s.status().message());
     in.summary = std::move(*s);
     in.label = in.summary.info.policy;
@@ -577,7 +668,19 @@ int PlotCommand(int argc, char** argv) {
     }
     runs.push_back(std::move(in));
   }
-  if (absl::Status s = PlotRuns(out, runs); !s.ok()) return Fail(kCmd, s.message());
+  // The charts are staged and renamed into place together: whole or absent.
+  std::vector<std::string> layout;
+  for (const char* chart : {"anomaly_by_policy", "delay_by_policy", "utilisation_by_policy"}) {
+    for (const char* ext : {".png", ".gp", ".dat", ".log"}) {
+      layout.push_back(absl::StrCat(chart, ext));
+    }
+  }
+  absl::StatusOr<std::unique_ptr<OutputDir>> outputs = OutputDir::Open(out, layout);
+  if (!outputs.ok()) return Fail(kCmd, outputs.status().message());
+  absl::StatusOr<std::filesystem::path> staged = (*outputs)->StageFolder("");
+  if (!staged.ok()) return Fail(kCmd, staged.status().message());
+  if (absl::Status s = PlotRuns(staged->string(), runs); !s.ok()) return Fail(kCmd, s.message());
+  if (absl::Status s = (*outputs)->Commit(); !s.ok()) return Fail(kCmd, s.message());
   std::fprintf(stderr, "wrote %s/{anomaly_by_policy,delay_by_policy,utilisation_by_policy}.png\n",
                out.c_str());
   return kExitOk;

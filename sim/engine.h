@@ -40,6 +40,7 @@
 #include "absl/status/statusor.h"
 #include "sim/cluster_backend.h"
 #include "sim/job.h"
+#include "sim/node_events.h"
 #include "sim/queue_policy.h"
 #include "sim/spec_info.h"
 
@@ -70,20 +71,6 @@ struct EngineOptions {
   uint64_t seed = 1;
   std::function<void(double fraction)> progress;  // called now and then; may be empty
 };
-
-// One line of a node-events file: at `time`, `node` goes down or comes up.
-struct NodeEvent {
-  Time time = 0;
-  std::string node;
-  bool up = false;
-  int32_t line = 0;   // in the file, for errors
-  std::string where;  // "file:line:column" of the node name, for errors
-};
-
-// Parses a node-events CSV: header `time,node,state`, state `down` or `up`, time in the
-// trace's seconds. Errors name file:line:column.
-absl::StatusOr<std::vector<NodeEvent>> ParseNodeEvents(std::string_view text,
-                                                       std::string_view file_name);
 
 enum class JobState : uint8_t { kPending, kQueued, kRunning, kCompleted, kRejected };
 std::string_view JobStateName(JobState state);

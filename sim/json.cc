@@ -6,13 +6,45 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "nlohmann/json.hpp"
 #include "sim/csv.h"
 
 namespace hived::sim {
 
+namespace {
+
+// The length of the UTF-8 sequence a lead byte starts (1 for ASCII, 0 for a byte that cannot
+// start one).
+size_t Utf8Length(unsigned char lead) {
+  if (lead < 0x80) return 1;
+  if ((lead & 0xE0) == 0xC0) return 2;
+  if ((lead & 0xF0) == 0xE0) return 3;
+  if ((lead & 0xF8) == 0xF0) return 4;
+  return 0;
+}
+
+}  // namespace
+
 std::string JsonQuote(std::string_view s) {
   std::string out = "\"";
-  for (char c : s) {
+  size_t i = 0;
+  while (i < s.size()) {
+    const char c = s[i];
+    const unsigned char u = static_cast<unsigned char>(c);
+    if (u >= 0x80) {
+      // Valid UTF-8 is copied; every byte of an invalid sequence becomes U+FFFD, so the
+      // output is valid UTF-8 JSON whatever the input names held.
+      const size_t length = Utf8Length(u);
+      if (length > 0 && i + length <= s.size() && !FindInvalidUtf8(s.substr(i, length))) {
+        out.append(s.substr(i, length));
+        i += length;
+      } else {
+        out += "\\ufffd";
+        ++i;
+      }
+      continue;
+    }
+    ++i;
     switch (c) {
       case '"':
         out += "\\\"";
@@ -30,8 +62,8 @@ std::string JsonQuote(std::string_view s) {
         out += "\\r";
         break;
       default:
-        if (static_cast<unsigned char>(c) < 0x20) {
-          out += absl::StrFormat("\\u%04x", static_cast<int>(c));
+        if (u < 0x20 || u == 0x7F) {
+          out += absl::StrFormat("\\u%04x", static_cast<int>(u));
         } else {
           out += c;
         }
@@ -140,181 +172,194 @@ std::string JsonValue::StringOr(std::string_view key, std::string_view fallback)
 
 namespace {
 
-class Parser {
+// Builds a `JsonValue` from nlohmann's SAX events, refusing documents nested deeper than
+// `kMaxDepth` before they can cost memory or stack.
+class ValueBuilder {
  public:
-  Parser(std::string_view text, std::string_view file) : text_(text), file_(file) {}
+  using Json = nlohmann::json;
+  static constexpr size_t kMaxDepth = 64;
+  static constexpr size_t kNoPosition = static_cast<size_t>(-1);
+  // A summary holds a few thousand values; this bounds the memory of any document (a
+  // `JsonValue` is about 100 bytes) independently of the byte limit.
+  static constexpr int64_t kMaxValues = 1'000'000;
 
-  absl::StatusOr<JsonValue> Parse() {
+  JsonValue& root() { return root_; }
+  const std::string& error() const { return error_; }
+  size_t error_position() const { return error_position_; }
+
+  bool null() { return Put(JsonValue()); }
+  bool boolean(bool value) {
     JsonValue v;
-    if (!Value(&v, 0)) return Error();
-    SkipSpace();
-    if (pos_ != text_.size()) {
-      message_ = "trailing characters after the JSON value";
-      return Error();
+    v.type = JsonValue::Type::kBool;
+    v.boolean = value;
+    return Put(std::move(v));
+  }
+  bool number_integer(Json::number_integer_t value) { return Number(static_cast<double>(value)); }
+  bool number_unsigned(Json::number_unsigned_t value) { return Number(static_cast<double>(value)); }
+  bool number_float(Json::number_float_t value, const Json::string_t& /*text*/) {
+    return Number(value);
+  }
+  bool string(Json::string_t& value) {
+    JsonValue v;
+    v.type = JsonValue::Type::kString;
+    v.string = std::move(value);
+    return Put(std::move(v));
+  }
+  bool binary(Json::binary_t& /*value*/) { return Fail("binary values are not JSON"); }
+  bool start_object(size_t /*elements*/) { return Open(JsonValue::Type::kObject); }
+  bool key(Json::string_t& value) {
+    key_ = std::move(value);
+    return true;
+  }
+  bool end_object() { return Close(); }
+  bool start_array(size_t /*elements*/) { return Open(JsonValue::Type::kArray); }
+  bool end_array() { return Close(); }
+  bool parse_error(size_t position, const std::string& /*last_token*/,
+                   const nlohmann::detail::exception& ex) {
+    // "[json.exception.parse_error.101] parse error at line 1, column 2: syntax error ..."
+    // or "[json.exception.out_of_range.406] number overflow parsing '1e999'": our location
+    // replaces nlohmann's.
+    std::string_view what = ex.what();
+    if (size_t id_end = what.find("] ");
+        !what.empty() && what[0] == '[' && id_end != std::string_view::npos) {
+      what.remove_prefix(id_end + 2);
     }
-    return v;
+    if (size_t colon = what.find(": ");
+        what.substr(0, 14) == "parse error at" && colon != std::string_view::npos) {
+      what.remove_prefix(colon + 2);
+    }
+    error_ = std::string(what);
+    error_position_ = position > 0 ? position - 1 : 0;
+    return false;
   }
 
  private:
-  absl::Status Error() const {
-    int line = 1;
-    int column = 1;
-    for (size_t i = 0; i < err_pos_ && i < text_.size(); ++i) {
-      if (text_[i] == '\n') {
-        ++line;
-        column = 1;
-      } else {
-        ++column;
-      }
-    }
-    return absl::InvalidArgumentError(
-        absl::StrCat(Av(file_), ":", line, ":", column, ": ", message_));
-  }
   bool Fail(std::string_view message) {
-    if (message_.empty()) {
-      message_ = std::string(message);
-      err_pos_ = pos_;
-    }
+    error_ = std::string(message);
     return false;
   }
-  void SkipSpace() {
-    while (pos_ < text_.size() && (text_[pos_] == ' ' || text_[pos_] == '\n' ||
-                                   text_[pos_] == '\t' || text_[pos_] == '\r')) {
-      ++pos_;
-    }
-  }
-  bool Literal(std::string_view word) {
-    if (text_.substr(pos_, word.size()) != word) return Fail("invalid literal");
-    pos_ += word.size();
-    return true;
-  }
-  bool String(std::string* out) {
-    ++pos_;  // opening quote
-    while (pos_ < text_.size() && text_[pos_] != '"') {
-      char c = text_[pos_++];
-      if (c == '\\') {
-        if (pos_ >= text_.size()) return Fail("unterminated string");
-        char e = text_[pos_++];
-        switch (e) {
-          case 'n':
-            *out += '\n';
-            break;
-          case 't':
-            *out += '\t';
-            break;
-          case 'r':
-            *out += '\r';
-            break;
-          case 'u':
-            if (pos_ + 4 > text_.size()) return Fail("bad \\u escape");
-            *out += '?';  // summaries only escape control characters
-            pos_ += 4;
-            break;
-          default:
-            *out += e;
-        }
+  // Where the next value goes, e.g. "vcs[3].queuing_delay.p95" ("(top)" for the root).
+  std::string Path() const {
+    std::string out;
+    for (size_t i = 0; i < stack_.size(); ++i) {
+      const JsonValue* parent = stack_[i];
+      const bool last = i + 1 == stack_.size();
+      if (parent->type == JsonValue::Type::kArray) {
+        absl::StrAppend(&out, "[", last ? parent->array.size() : parent->array.size() - 1, "]");
       } else {
-        *out += c;
+        absl::StrAppend(&out, out.empty() ? "" : ".", last ? key_ : parent->object.back().first);
       }
     }
-    if (pos_ >= text_.size()) return Fail("unterminated string");
-    ++pos_;
+    return out.empty() ? "(top)" : out;
+  }
+  bool Number(double value) {
+    // Numbers past 2^63 in magnitude could not be converted to the summary's integer fields.
+    if (!std::isfinite(value) || std::fabs(value) >= 0x1.0p63) {
+      return Fail(absl::StrCat("number at ", Path(), " is out of range (beyond +-2^63)"));
+    }
+    JsonValue v;
+    v.type = JsonValue::Type::kNumber;
+    v.number = value;
+    return Put(std::move(v));
+  }
+  // Places a finished value: as the root, an array element or an object member.
+  JsonValue* Place(JsonValue&& v) {
+    ++values_;
+    if (stack_.empty()) {
+      root_ = std::move(v);
+      return &root_;
+    }
+    JsonValue* parent = stack_.back();
+    if (parent->type == JsonValue::Type::kArray) {
+      parent->array.push_back(std::move(v));
+      return &parent->array.back();
+    }
+    parent->object.emplace_back(std::move(key_), std::move(v));
+    return &parent->object.back().second;
+  }
+  bool TooMany() {
+    if (values_ < kMaxValues) return false;
+    Fail(absl::StrCat("more than ", kMaxValues, " values, at ", Path()));
     return true;
   }
-  bool Value(JsonValue* v, int depth) {
-    if (depth > 64) return Fail("nesting too deep");
-    SkipSpace();
-    if (pos_ >= text_.size()) return Fail("unexpected end of input");
-    const char c = text_[pos_];
-    if (c == '{') {
-      v->type = JsonValue::Type::kObject;
-      ++pos_;
-      SkipSpace();
-      if (pos_ < text_.size() && text_[pos_] == '}') {
-        ++pos_;
-        return true;
-      }
-      while (true) {
-        SkipSpace();
-        if (pos_ >= text_.size() || text_[pos_] != '"') return Fail("expected a key string");
-        std::string key;
-        if (!String(&key)) return false;
-        SkipSpace();
-        if (pos_ >= text_.size() || text_[pos_] != ':') return Fail("expected ':'");
-        ++pos_;
-        JsonValue member;
-        if (!Value(&member, depth + 1)) return false;
-        v->object.emplace_back(std::move(key), std::move(member));
-        SkipSpace();
-        if (pos_ < text_.size() && text_[pos_] == ',') {
-          ++pos_;
-          continue;
-        }
-        if (pos_ < text_.size() && text_[pos_] == '}') {
-          ++pos_;
-          return true;
-        }
-        return Fail("expected ',' or '}'");
-      }
-    }
-    if (c == '[') {
-      v->type = JsonValue::Type::kArray;
-      ++pos_;
-      SkipSpace();
-      if (pos_ < text_.size() && text_[pos_] == ']') {
-        ++pos_;
-        return true;
-      }
-      while (true) {
-        JsonValue element;
-        if (!Value(&element, depth + 1)) return false;
-        v->array.push_back(std::move(element));
-        SkipSpace();
-        if (pos_ < text_.size() && text_[pos_] == ',') {
-          ++pos_;
-          continue;
-        }
-        if (pos_ < text_.size() && text_[pos_] == ']') {
-          ++pos_;
-          return true;
-        }
-        return Fail("expected ',' or ']'");
-      }
-    }
-    if (c == '"') {
-      v->type = JsonValue::Type::kString;
-      return String(&v->string);
-    }
-    if (c == 't' || c == 'f') {
-      v->type = JsonValue::Type::kBool;
-      v->boolean = c == 't';
-      return Literal(c == 't' ? "true" : "false");
-    }
-    if (c == 'n') return Literal("null");
-    size_t end = pos_;
-    while (end < text_.size() &&
-           std::string_view("+-0123456789.eE").find(text_[end]) != std::string_view::npos) {
-      ++end;
-    }
-    auto number = ParseDouble(text_.substr(pos_, end - pos_));
-    if (end == pos_ || !number) return Fail("invalid value");
-    v->type = JsonValue::Type::kNumber;
-    v->number = *number;
-    pos_ = end;
+  bool Put(JsonValue&& v) {
+    if (TooMany()) return false;
+    Place(std::move(v));
+    return true;
+  }
+  bool Open(JsonValue::Type type) {
+    if (stack_.size() >= kMaxDepth) return Fail("nesting too deep");
+    if (TooMany()) return false;
+    JsonValue v;
+    v.type = type;
+    stack_.push_back(Place(std::move(v)));
+    return true;
+  }
+  bool Close() {
+    stack_.pop_back();
     return true;
   }
 
-  std::string_view text_;
-  std::string_view file_;
-  size_t pos_ = 0;
-  size_t err_pos_ = 0;
-  std::string message_;
+  JsonValue root_;
+  std::vector<JsonValue*> stack_;  // open containers; pointers stay valid: only the
+                                   // innermost container grows
+  std::string key_;
+  int64_t values_ = 0;
+  std::string error_;
+  size_t error_position_ = kNoPosition;
 };
+
+// The offset of the first '[' or '{' (outside strings) nested deeper than kMaxDepth.
+size_t DeepestOpening(std::string_view text) {
+  size_t depth = 0;
+  bool in_string = false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (in_string) {
+      if (c == '\\') {
+        ++i;
+      } else if (c == '"') {
+        in_string = false;
+      }
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      if (++depth > ValueBuilder::kMaxDepth) return i;
+    } else if (c == ']' || c == '}') {
+      if (depth > 0) --depth;
+    }
+  }
+  return 0;
+}
 
 }  // namespace
 
 absl::StatusOr<JsonValue> ParseJson(std::string_view text, std::string_view file_name) {
-  return Parser(text, file_name).Parse();
+  ValueBuilder builder;
+  const bool ok = nlohmann::json::sax_parse(text.begin(), text.end(), &builder,
+                                            nlohmann::json::input_format_t::json,
+                                            /*strict=*/true, /*ignore_comments=*/false);
+  if (ok) return std::move(builder.root());
+  size_t position = builder.error_position();
+  if (builder.error() == "nesting too deep") {
+    position = DeepestOpening(text);
+  } else if (position == ValueBuilder::kNoPosition) {
+    // Refused by the builder (a number out of range, too many values): located by its path.
+    return absl::InvalidArgumentError(absl::StrCat(Av(file_name), ": ", builder.error()));
+  }
+  int64_t line = 1;
+  int64_t column = 1;
+  for (size_t i = 0; i < position && i < text.size(); ++i) {
+    if (text[i] == '\n') {
+      ++line;
+      column = 1;
+    } else {
+      ++column;
+    }
+  }
+  return absl::InvalidArgumentError(
+      absl::StrCat(Av(file_name), ":", line, ":", column, ": ",
+                   builder.error().empty() ? "invalid JSON" : builder.error()));
 }
 
 }  // namespace hived::sim

@@ -1,5 +1,13 @@
 // sim/json.h: a tiny JSON writer with fixed formatting (byte-identical output for equal
-// input) and a small parser for reading summaries back (`hived-sim compare`, `plot`).
+// input) and a reader for summaries (`hived-sim compare`, `plot`) built on nlohmann-json's
+// SAX parser.
+//
+// Invariants (checked in tests/unit/sim/hostile_input_test.cc and the summary fuzzer):
+//   1. The writer's output is valid UTF-8 JSON for any input strings: control characters are
+//      escaped and each byte of an invalid UTF-8 sequence becomes U+FFFD.
+//   2. The reader refuses invalid UTF-8, nesting deeper than 64, more than 1,000,000 values
+//      and numbers beyond +-2^63 with a located error; it never recurses, so any bytes end in
+//      an error or a value of bounded size.
 //
 // Thread safety: plain values.
 #ifndef HIVED_SIM_JSON_H_
@@ -41,6 +49,7 @@ class JsonWriter {
   std::vector<bool> first_;  // per open container: no element written yet
 };
 
+// `s` as a JSON string literal (invariant 1).
 std::string JsonQuote(std::string_view s);
 // Fixed 3-decimal formatting, "-0.000" normalised to "0.000".
 std::string FormatFixed(double value, int decimals = 3);

@@ -20,11 +20,13 @@ add_library(hived_simlib STATIC
   ${CMAKE_CURRENT_LIST_DIR}/hived_backend.cc
   ${CMAKE_CURRENT_LIST_DIR}/json.cc
   ${CMAKE_CURRENT_LIST_DIR}/metrics.cc
+  ${CMAKE_CURRENT_LIST_DIR}/node_events.cc
   ${CMAKE_CURRENT_LIST_DIR}/node_usage.cc
   ${CMAKE_CURRENT_LIST_DIR}/openb_config.cc
   ${CMAKE_CURRENT_LIST_DIR}/openb_reader.cc
   ${CMAKE_CURRENT_LIST_DIR}/openb_replay.cc
   ${CMAKE_CURRENT_LIST_DIR}/plan.cc
+  ${CMAKE_CURRENT_LIST_DIR}/output_dir.cc
   ${CMAKE_CURRENT_LIST_DIR}/private_backend.cc
   ${CMAKE_CURRENT_LIST_DIR}/queue_policy.cc
   ${CMAKE_CURRENT_LIST_DIR}/quota_backend.cc

@@ -1,9 +1,10 @@
 #include "sim/trace_reader.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
-#include <fstream>
-#include <sstream>
+#include <optional>
+#include <utility>
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
@@ -46,9 +47,14 @@ HeaderColumns MapHeader(const std::vector<CsvField>& header,
   return h;
 }
 
+// "a, b, c"; past the first 20 names only a count.
 std::string JoinNames(const std::vector<std::string>& names) {
+  constexpr size_t kListed = 20;
   std::string out;
-  for (size_t i = 0; i < names.size(); ++i) absl::StrAppend(&out, i ? ", " : "", names[i]);
+  for (size_t i = 0; i < names.size() && i < kListed; ++i) {
+    absl::StrAppend(&out, i ? ", " : "", names[i]);
+  }
+  if (names.size() > kListed) absl::StrAppend(&out, " and ", names.size() - kListed, " more");
   return out;
 }
 
@@ -58,6 +64,15 @@ bool NextNonBlank(LineReader* reader, std::string_view* line, bool comments) {
   while (reader->Next(line)) {
     if (!IsBlank(*line) && !(comments && (*line)[0] == '#')) return true;
   }
+  return false;
+}
+
+// Checks a name field (job id, VC, GPU type); records a located error when it is unusable.
+bool CheckNameField(const CsvField& field, std::string_view what, int32_t line, RowErrors* errors) {
+  size_t offset = 0;
+  std::optional<std::string> problem = CheckName(field.text, what, &offset);
+  if (!problem) return true;
+  errors->Add(line, field.column + static_cast<int32_t>(offset), *problem);
   return false;
 }
 
@@ -77,7 +92,18 @@ int64_t DaysFromCivil(int64_t y, int64_t m, int64_t d) {
   return era * 146097 + doe - 719468;
 }
 
-// "YYYY-MM-DD HH:MM:SS" -> seconds since the epoch; nullopt when malformed.
+// Philly timestamps are read for years 1900..2199 only (the real trace is from 2017).
+constexpr int64_t kMinYear = 1900;
+constexpr int64_t kMaxYear = 2199;
+
+int64_t DaysInMonth(int64_t y, int64_t m) {
+  static constexpr int64_t kDays[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+  const bool leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+  return m == 2 && leap ? 29 : kDays[m - 1];
+}
+
+// "YYYY-MM-DD HH:MM:SS" -> seconds since the epoch; nullopt when malformed or not a real
+// date (2017-02-31 is refused, not read as March 3).
 std::optional<int64_t> ParseTimestamp(std::string_view s) {
   if (s.size() != 19 || s[4] != '-' || s[7] != '-' || s[10] != ' ' || s[13] != ':' ||
       s[16] != ':') {
@@ -89,8 +115,9 @@ std::optional<int64_t> ParseTimestamp(std::string_view s) {
   auto h = ParseInt(s.substr(11, 2));
   auto mi = ParseInt(s.substr(14, 2));
   auto se = ParseInt(s.substr(17, 2));
-  if (!y || !mo || !d || !h || !mi || !se || *y < 0 || *mo < 1 || *mo > 12 || *d < 1 || *d > 31 ||
-      *h < 0 || *h > 23 || *mi < 0 || *mi > 59 || *se < 0 || *se > 60) {
+  if (!y || !mo || !d || !h || !mi || !se || *y < kMinYear || *y > kMaxYear || *mo < 1 ||
+      *mo > 12 || *d < 1 || *d > DaysInMonth(*y, *mo) || *h < 0 || *h > 23 || *mi < 0 || *mi > 59 ||
+      *se < 0 || *se > 60) {
     return std::nullopt;
   }
   return DaysFromCivil(*y, *mo, *d) * 86400 + *h * 3600 + *mi * 60 + *se;
@@ -105,15 +132,26 @@ absl::StatusOr<HeaderColumns> ReadHeader(LineReader* reader, std::string_view fi
                                          bool comments, std::string_view expected, Trace* trace,
                                          size_t* needed) {
   std::string_view line;
+  if (absl::Status s = CheckUtf8Start(reader->text(), file_name); !s.ok()) return s;
   if (!NextNonBlank(reader, &line, comments)) {
     return absl::InvalidArgumentError(absl::StrCat(Av(file_name), ":1:1: empty trace: no header"));
   }
   const int32_t header_line = reader->line_number();
   HeaderColumns h = MapHeader(SplitCsvLine(line), wanted, known_ignored);
   if (!h.missing.empty()) {
+    std::string hints;
+    for (const std::string& name : h.unknown) {
+      // Only columns that would be a missing one without their blanks.
+      const std::string hint = BlankHint(name);
+      for (const std::string& missing : h.missing) {
+        if (hint.find(absl::StrCat("'", missing, "'")) != std::string::npos) {
+          absl::StrAppend(&hints, hint);
+        }
+      }
+    }
     return absl::InvalidArgumentError(
         absl::StrCat(Av(file_name), ":", header_line, ":1: header lacks column(s) ",
-                     JoinNames(h.missing), " (expected ", Av(expected), ")"));
+                     JoinNames(h.missing), " (expected ", Av(expected), ")", hints));
   }
   if (!h.unknown.empty()) {
     trace->warnings.push_back(absl::StrCat(Av(file_name), ":", header_line,
@@ -177,38 +215,35 @@ absl::StatusOr<Trace> HivedTraceSource::Parse(std::string_view text,
     auto bad = [&](const CsvField& field, std::string_view what) {
       errors.Add(ln, field.column, what);
     };
-    if (id.text.empty()) {
-      bad(id, "job_id is empty");
+    if (!CheckNameField(id, "job_id", ln, &errors)) continue;
+    auto t = ParseTime(submit.text);
+    if (!t) {
+      bad(submit, TimeError("submit_time", submit.text));
       continue;
     }
-    auto t = ParseInt(submit.text);
-    if (!t || *t < 0) {
-      bad(submit, absl::StrCat("submit_time '", Av(submit.text),
-                               "' is not a non-negative integer (seconds)"));
-      continue;
-    }
-    if (vc.text.empty()) {
-      bad(vc, "vc is empty");
-      continue;
-    }
+    if (!CheckNameField(vc, "vc", ln, &errors)) continue;
     auto p = ParseInt(prio.text);
     if (!p || *p < kOpportunisticPriority || *p > kMaxGuaranteedPriority) {
-      bad(prio, absl::StrCat("priority '", Av(prio.text), "' is not an integer in -1..1000"));
+      bad(prio, absl::StrCat("priority '", Av(prio.text), "' is not an integer in -1..1000",
+                             BlankHint(prio.text)));
       continue;
     }
     auto np = ParseInt(pods.text);
     if (!np || *np < 1 || *np > 100000) {
-      bad(pods, absl::StrCat("pods '", Av(pods.text), "' is not an integer in 1..100000"));
+      bad(pods, absl::StrCat("pods '", Av(pods.text), "' is not an integer in 1..100000",
+                             BlankHint(pods.text)));
       continue;
     }
     auto g = ParseInt(gpp.text);
     if (!g || *g < 1 || *g > 100000) {
-      bad(gpp, absl::StrCat("gpus_per_pod '", Av(gpp.text), "' is not an integer in 1..100000"));
+      bad(gpp, absl::StrCat("gpus_per_pod '", Av(gpp.text), "' is not an integer in 1..100000",
+                            BlankHint(gpp.text)));
       continue;
     }
-    auto d = ParseInt(dur.text);
-    if (!d || *d < 1) {
-      bad(dur, absl::StrCat("duration '", Av(dur.text), "' is not a positive integer (seconds)"));
+    if (!type.text.empty() && !CheckNameField(type, "gpu_type", ln, &errors)) continue;
+    auto d = ParseTime(dur.text, /*min=*/1);
+    if (!d) {
+      bad(dur, TimeError("duration", dur.text, /*min=*/1));
       continue;
     }
     if (*np * *g > 10000000) {
@@ -252,6 +287,8 @@ absl::StatusOr<Trace> PhillyTraceSource::Parse(std::string_view text,
   const HeaderColumns& h = *header;
   std::string_view line;
   RowErrors errors(file_name, options_.skip_bad_rows);
+  std::optional<int64_t> first_time;              // the earliest timestamp: time 0
+  std::vector<std::pair<int32_t, int32_t>> rows;  // per job: line and timestamp column
   while (reader.Next(&line)) {
     if (IsBlank(line)) continue;
     const int32_t ln = reader.line_number();
@@ -264,25 +301,28 @@ absl::StatusOr<Trace> PhillyTraceSource::Parse(std::string_view text,
     auto t = ParseTimestamp(ts.text);
     if (!t) {
       errors.Add(ln, ts.column,
-                 absl::StrCat("timestamp '", Av(ts.text), "' is not YYYY-MM-DD HH:MM:SS"));
+                 absl::StrCat("timestamp '", Av(ts.text),
+                              "' is not a real date and time YYYY-MM-DD HH:MM:SS in years ",
+                              kMinYear, "..", kMaxYear, BlankHint(ts.text)));
       continue;
     }
     auto d = ParseDouble(dur.text);
-    if (!d || *d <= 0 || *d > 1e10) {
+    if (!d || *d <= 0 || *d > static_cast<double>(kMaxTimeSeconds)) {
       errors.Add(ln, dur.column,
-                 absl::StrCat("duration '", Av(dur.text), "' is not a positive number of seconds"));
+                 absl::StrCat("duration '", Av(dur.text), "' is not a number of seconds in (0, ",
+                              kMaxTimeSeconds, "] (at most 100 years)", BlankHint(dur.text)));
       continue;
     }
     auto g = ParseInt(gpus.text);
     if (!g || *g < 1 || *g > 1000000) {
       errors.Add(ln, gpus.column,
-                 absl::StrCat("num_gpus '", Av(gpus.text), "' is not an integer in 1..1000000"));
+                 absl::StrCat("num_gpus '", Av(gpus.text), "' is not an integer in 1..1000000",
+                              BlankHint(gpus.text)));
       continue;
     }
-    if (cluster.text.empty()) {
-      errors.Add(ln, cluster.column, "cluster (the VC) is empty");
-      continue;
-    }
+    if (!CheckNameField(cluster, "cluster (the VC)", ln, &errors)) continue;
+    if (!first_time || *t < *first_time) first_time = *t;
+    rows.push_back({ln, ts.column});
     TraceJob job;
     job.id = absl::StrCat("L", ln);
     job.submit_time = *t;
@@ -294,14 +334,28 @@ absl::StatusOr<Trace> PhillyTraceSource::Parse(std::string_view text,
     job.duration = static_cast<Time>(std::ceil(*d));
     trace.jobs.push_back(std::move(job));
   }
+  // Times count from the earliest submission; none may then lie beyond the time limit.
+  // Rows failing this are bad rows like any other (skipped with --skip-bad-rows).
+  if (first_time) {
+    std::vector<TraceJob> kept;
+    kept.reserve(trace.jobs.size());
+    for (size_t i = 0; i < trace.jobs.size(); ++i) {
+      TraceJob& job = trace.jobs[i];
+      job.submit_time -= *first_time;
+      if (job.submit_time > kMaxTimeSeconds) {
+        errors.Add(rows[i].first, rows[i].second,
+                   absl::StrCat("timestamp is more than 100 years (", kMaxTimeSeconds,
+                                " s) after the earliest one"));
+        continue;
+      }
+      kept.push_back(std::move(job));
+    }
+    trace.jobs = std::move(kept);
+  }
   if (absl::Status s = errors.ToStatus(); !s.ok()) return s;
   trace.skipped_rows = errors.count();
   for (std::string& w : errors.SkipWarnings()) trace.warnings.push_back(std::move(w));
   SortBySubmitTime(&trace.jobs);
-  if (!trace.jobs.empty()) {
-    const Time origin = trace.jobs.front().submit_time;
-    for (TraceJob& job : trace.jobs) job.submit_time -= origin;
-  }
   return trace;
 }
 
@@ -311,18 +365,15 @@ std::unique_ptr<TraceSource> MakeTraceSource(TraceFormat format, TraceReadOption
 }
 
 absl::Status ReadFileToString(const std::string& path, std::string* out) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return absl::NotFoundError(absl::StrCat(path, ": cannot open file"));
-  std::ostringstream buffer;
-  buffer << in.rdbuf();
-  *out = std::move(buffer).str();
-  return absl::OkStatus();
+  return ReadInputFile(path, {kDefaultMaxTraceBytes, "file"}, out);
 }
 
 absl::StatusOr<Trace> ReadTraceFile(const std::string& path, TraceFormat format,
                                     TraceReadOptions options) {
   std::string text;
-  if (absl::Status s = ReadFileToString(path, &text); !s.ok()) return s;
+  if (absl::Status s = ReadInputFile(path, {options.max_bytes, "trace"}, &text); !s.ok()) {
+    return s;
+  }
   return MakeTraceSource(format, options)->Parse(text, path);
 }
 

@@ -11,6 +11,10 @@
 //     timestamps converted to seconds since the earliest submission.
 // Both return jobs sorted stably by submit time. Every bad row is an error
 // "file:line:column: message"; with `skip_bad_rows` bad rows are skipped and counted.
+// Input checks (sim/csv.h): a UTF-8 byte-order mark is skipped, UTF-16/32 is refused; names
+// (job_id, vc, gpu_type, cluster) are valid UTF-8 without control characters or surrounding
+// blanks ("did you mean 'prod'?"); submit times and durations lie in 0..`kMaxTimeSeconds`
+// (100 years), so submit + duration never overflows; Philly timestamps are real dates.
 //
 // Example:
 //   absl::StatusOr<Trace> trace = ReadTraceFile("t.csv", TraceFormat::kHived, {});
@@ -24,6 +28,7 @@
 #include <string_view>
 
 #include "absl/status/statusor.h"
+#include "sim/csv.h"
 #include "sim/job.h"
 
 namespace hived::sim {
@@ -35,6 +40,7 @@ absl::StatusOr<TraceFormat> ParseTraceFormat(std::string_view name);
 
 struct TraceReadOptions {
   bool skip_bad_rows = false;
+  int64_t max_bytes = kDefaultMaxTraceBytes;  // ReadTraceFile refuses larger files
 };
 
 // A trace format reader.
@@ -67,7 +73,8 @@ class PhillyTraceSource : public TraceSource {
 
 std::unique_ptr<TraceSource> MakeTraceSource(TraceFormat format, TraceReadOptions options);
 
-// Reads and parses a file. kNotFound when it cannot be opened.
+// Reads (bounded by `options.max_bytes`, see `ReadInputFile`) and parses a file. kNotFound
+// when it cannot be opened.
 absl::StatusOr<Trace> ReadTraceFile(const std::string& path, TraceFormat format,
                                     TraceReadOptions options);
 
@@ -75,7 +82,8 @@ absl::StatusOr<Trace> ReadTraceFile(const std::string& path, TraceFormat format,
 // written as one pod of `total_gpus`.
 std::string TraceToCsv(const Trace& trace);
 
-// Reads a whole file into `out`. kNotFound when it cannot be opened.
+// Reads a whole file into `out`, at most `kDefaultMaxTraceBytes` (see `ReadInputFile`).
+// kNotFound when it cannot be opened.
 absl::Status ReadFileToString(const std::string& path, std::string* out);
 
 }  // namespace hived::sim
