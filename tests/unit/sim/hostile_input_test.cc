@@ -61,7 +61,7 @@ TEST_CASE("ParseInt: rejects values outside int64_t without undefined behaviour"
   CHECK_FALSE(ParseInt(" 5").has_value());
 }
 
-TEST_CASE("Trace times beyond 100 years are located errors; at the limit they cannot overflow",
+TEST_CASE("Trace times beyond 100 years are located errors, and at the limit they cannot overflow",
           "[sim][unit]") {
   CHECK(Contains(ErrorOf(Hived("j,3155760001,A,0,1,1,,10\n")),
                  "t.csv:2:3: submit_time '3155760001' is not an integer "
@@ -132,7 +132,7 @@ TEST_CASE("Names must be valid UTF-8 without control characters", "[sim][unit]")
   CHECK_FALSE(FindInvalidUtf8("\xF0\x9F\x98\x80").has_value());
 }
 
-TEST_CASE("A UTF-8 byte-order mark is accepted; UTF-16 is named", "[sim][unit]") {
+TEST_CASE("A UTF-8 byte-order mark is accepted and UTF-16 is named", "[sim][unit]") {
   absl::StatusOr<Trace> bom = HivedTraceSource({}).Parse(
       absl::StrCat("\xEF\xBB\xBF", kHivedHeader, "j,0,A,0,1,1,,10\n"), "bom.csv");
   REQUIRE(bom.ok());
