@@ -38,14 +38,25 @@ void IndexSet::Unmark(size_t level, size_t idx) {
   }
 }
 
+namespace {
+
+// The bits of word `i >> 6` covering [i, end) (at most the rest of that word); `*bits` gets
+// their count.
+uint64_t WordMask(size_t i, size_t end, size_t* bits) {
+  *bits = std::min<size_t>(64 - (i & 63), end - i);
+  return (*bits == 64 ? ~uint64_t{0} : ((uint64_t{1} << *bits) - 1)) << (i & 63);
+}
+
+}  // namespace
+
 void IndexSet::InsertRange(int32_t first, int32_t count) {
   size_t i = static_cast<size_t>(first);
   const size_t end = i + static_cast<size_t>(count);
   std::vector<uint64_t>& words = levels_[0];
   while (i < end) {
     const size_t w = i >> 6;
-    const size_t bits = std::min<size_t>(64 - (i & 63), end - i);
-    const uint64_t mask = (bits == 64 ? ~uint64_t{0} : ((uint64_t{1} << bits) - 1)) << (i & 63);
+    size_t bits;
+    const uint64_t mask = WordMask(i, end, &bits);
     const bool was_empty = words[w] == 0;
     words[w] |= mask;
     if (was_empty) Mark(1, w);
@@ -59,8 +70,8 @@ void IndexSet::EraseRange(int32_t first, int32_t count) {
   std::vector<uint64_t>& words = levels_[0];
   while (i < end) {
     const size_t w = i >> 6;
-    const size_t bits = std::min<size_t>(64 - (i & 63), end - i);
-    const uint64_t mask = (bits == 64 ? ~uint64_t{0} : ((uint64_t{1} << bits) - 1)) << (i & 63);
+    size_t bits;
+    const uint64_t mask = WordMask(i, end, &bits);
     const bool was_set = words[w] != 0;
     words[w] &= ~mask;
     if (was_set && words[w] == 0) Unmark(1, w);
