@@ -1,6 +1,6 @@
 // Benchmarks of the public Scheduler API (issue 5, "Benchmarks").
 //
-//  - The reference workload on ../shared/bench-configs/gen-1000-nodes.yaml (1,000 nodes x
+//  - The reference workload on tests/testdata/bench-configs/gen-1000-nodes.yaml (1,000 nodes x
 //    8 GPUs, 4 VCs): VCs take turns by job index, each job Schedule + Allocate, a VC that
 //    first waits is skipped, until all four are full; then everything is released.
 //    w1: 1-GPU guaranteed jobs; w2: a seeded size mix with gangs; w3: 1-GPU opportunistic.
@@ -51,11 +51,11 @@ int64_t Ns(Clock::time_point a, Clock::time_point b) {
 
 const std::string& ReferenceConfigPath() {
   static const std::string path =
-      std::string(HIVED_SHARED_DIR) + "/bench-configs/gen-1000-nodes.yaml";
+      std::string(HIVED_SOURCE_DIR) + "/tests/testdata/bench-configs/gen-1000-nodes.yaml";
   return path;
 }
 
-// The reference cluster, parsed once; nullptr when ../shared is absent or the file is bad.
+// The reference cluster (vendored from ../shared), parsed once; nullptr when the file is bad.
 const hived::ClusterSpec* ReferenceSpec() {
   static const std::unique_ptr<hived::ClusterSpec> spec = [] {
     std::unique_ptr<hived::ClusterSpec> out;

@@ -20,7 +20,16 @@
 //   if (result.ok() && result->outcome == hived::Outcome::kPlaced)
 //     (void)(*scheduler)->Allocate(req, result->placement);
 //
-// Thread safety: not thread-safe; callers serialize. Different schedulers share nothing.
+// Thread safety: a Scheduler is safe to share between threads. An internal reader/writer
+// lock makes every call atomic: the views (the const methods: GetGroup, Groups,
+// PhysicalCluster, VirtualCluster, VcUsages, Capacity, Nodes, CheckInvariants) take it
+// shared and run concurrently with each other; the mutations (Schedule in either phase,
+// Allocate, Release, CancelPreemption, SetNodeHealthy) take it exclusively, so a view sees
+// the state between two mutations, never half of one. A waiting mutation holds off new
+// views, so status polls cannot starve scheduling. `spec()` needs no lock (immutable).
+// A sequence of calls is not atomic: another thread may act between a thread's Schedule
+// and its Allocate (Allocate then checks the placement against the state it finds).
+// Results are copies the caller owns. Different schedulers share nothing.
 //
 // Placement rules (what `Schedule` decides; deterministic, ties by config order)
 // ------------------------------------------------------------------------------
@@ -159,6 +168,8 @@ class HIVED_EXPORT Scheduler {
 
  private:
   explicit Scheduler(std::unique_ptr<SchedulerImpl> impl);
+  class Lock;  // the reader/writer lock of "Thread safety" (src/scheduler.cc)
+  std::unique_ptr<Lock> lock_;
   std::unique_ptr<SchedulerImpl> impl_;
 };
 
