@@ -12,13 +12,28 @@
 //   kAlreadyExists     a group name that is already live
 //   kFailedPrecondition a call that does not fit the group's state
 //
-// Example:
+// Unknown names: a name the config defines (a VC, node, chain, leaf type, pinned cell)
+// that the config does not have is a caller's mistake, kNotFound, in views (VirtualCluster)
+// as in mutations (SetNodeHealthy). Groups come and go, so a view of a group that is not
+// live is not an error: GetGroup returns its name with state kAbsent. Mutations of a group
+// that is not live (Release, CancelPreemption) are kNotFound.
+//
+// Example (C++17; compiled by tests/unit/scheduler_api/header_example_test.cc):
 //   auto spec = hived::LoadClusterSpecFile("cluster.yaml");
+//   if (!spec.ok()) return spec.status();
 //   auto scheduler = hived::Scheduler::Create(*spec);
-//   hived::GroupRequest req{.name = "g1", .vc = "VC1", .members = {{1, 8}}};
+//   if (!scheduler.ok()) return scheduler.status();
+//   hived::GroupRequest req;
+//   req.name = "g1";
+//   req.vc = "VC1";
+//   req.members = {{/*pod_number=*/1, /*leaf_cell_number=*/8}};
 //   auto result = (*scheduler)->Schedule(req, hived::Phase::kPreempting);
-//   if (result.ok() && result->outcome == hived::Outcome::kPlaced)
-//     (void)(*scheduler)->Allocate(req, result->placement);
+//   if (!result.ok()) return result.status();
+//   if (result->outcome == hived::Outcome::kPlaced) {
+//     auto info = (*scheduler)->Allocate(req, result->placement);
+//     if (!info.ok()) return info.status();
+//     if (info->downgraded) std::cerr << "g1 runs opportunistically: " << info->reason;
+//   }
 //
 // Thread safety: a Scheduler is safe to share between threads. An internal reader/writer
 // lock makes every call atomic: the views (the const methods: GetGroup, Groups,

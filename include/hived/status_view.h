@@ -135,6 +135,23 @@ constexpr const char* CellStateName(CellState state) {
   }
   return "unknown";
 }
+// CellHealth: "healthy", "bad".
+constexpr const char* CellHealthName(CellHealth health) {
+  switch (health) {
+    case CellHealth::kHealthy:
+      return "healthy";
+    case CellHealth::kBad:
+      return "bad";
+  }
+  return "unknown";
+}
+template <typename Sink>
+void AbslStringify(Sink& sink, CellHealth health) {
+  sink.Append(CellHealthName(health));
+}
+inline std::ostream& operator<<(std::ostream& os, CellHealth health) {
+  return os << CellHealthName(health);
+}
 template <typename Sink>
 void AbslStringify(Sink& sink, GroupState state) {
   sink.Append(GroupStateName(state));
