@@ -99,3 +99,52 @@ void BM_ViewCapacity(benchmark::State& state) {
 BENCHMARK(BM_ViewCapacity)->Unit(benchmark::kMicrosecond);
 
 }  // namespace
+
+// ---- Filtered views and summaries --------------------------------------------------------
+
+namespace {
+
+void BM_ViewGetNode(benchmark::State& state) {
+  RunView(state, [](const hived::Scheduler& s) {
+    return static_cast<int64_t>(s.GetNode("r700n3")->size());
+  });
+}
+BENCHMARK(BM_ViewGetNode)->Unit(benchmark::kMicrosecond);
+
+void BM_ViewPhysicalNode(benchmark::State& state) {
+  RunView(state, [](const hived::Scheduler& s) { return CountCells(*s.PhysicalNode("r700n3")); });
+}
+BENCHMARK(BM_ViewPhysicalNode)->Unit(benchmark::kMicrosecond);
+
+void BM_ViewChainSummaries(benchmark::State& state) {
+  RunView(state, [](const hived::Scheduler& s) {
+    return static_cast<int64_t>(s.ChainSummaries()[0].leaves.used);
+  });
+}
+BENCHMARK(BM_ViewChainSummaries)->Unit(benchmark::kMicrosecond);
+
+void BM_ViewVcSummaries(benchmark::State& state) {
+  RunView(state,
+          [](const hived::Scheduler& s) { return static_cast<int64_t>(s.VcSummaries().size()); });
+}
+BENCHMARK(BM_ViewVcSummaries)->Unit(benchmark::kMicrosecond);
+
+void BM_ViewGetVcSummary(benchmark::State& state) {
+  RunView(state, [](const hived::Scheduler& s) {
+    return static_cast<int64_t>((*s.GetVcSummary("vc7"))[0].leaves.used);
+  });
+}
+BENCHMARK(BM_ViewGetVcSummary)->Unit(benchmark::kMicrosecond);
+
+}  // namespace
+
+namespace {
+
+void BM_ViewPhysicalClusterAsTable(benchmark::State& state) {
+  RunView(state, [](const hived::Scheduler& s) {
+    return static_cast<int64_t>(s.PhysicalClusterAsTable().rows.size());
+  });
+}
+BENCHMARK(BM_ViewPhysicalClusterAsTable)->Unit(benchmark::kMillisecond);
+
+}  // namespace

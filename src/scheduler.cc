@@ -124,6 +124,10 @@ std::vector<PhysicalCellStatus> Scheduler::PhysicalCluster() const {
   Lock::Shared hold(*lock_);
   return impl_->PhysicalCluster();
 }
+PhysicalClusterTable Scheduler::PhysicalClusterAsTable() const {
+  Lock::Shared hold(*lock_);
+  return impl_->PhysicalClusterAsTable();
+}
 absl::StatusOr<std::vector<VirtualCellStatus>> Scheduler::VirtualCluster(
     std::string_view vc) const {
   Lock::Shared hold(*lock_);
@@ -140,6 +144,36 @@ std::vector<ChainLevelCapacity> Scheduler::Capacity() const {
 std::vector<NodeStatus> Scheduler::Nodes() const {
   Lock::Shared hold(*lock_);
   return impl_->Nodes();
+}
+absl::StatusOr<std::vector<NodeStatus>> Scheduler::GetNode(std::string_view node) const {
+  Lock::Shared hold(*lock_);
+  return impl_->GetNode(node);
+}
+absl::StatusOr<std::vector<PhysicalCellStatus>> Scheduler::PhysicalNode(
+    std::string_view node) const {
+  Lock::Shared hold(*lock_);
+  return impl_->PhysicalNode(node);
+}
+absl::StatusOr<std::vector<PhysicalCellStatus>> Scheduler::PhysicalChain(
+    std::string_view chain) const {
+  Lock::Shared hold(*lock_);
+  return impl_->PhysicalChain(chain);
+}
+std::vector<ChainSummary> Scheduler::ChainSummaries() const {
+  Lock::Shared hold(*lock_);
+  return impl_->ChainSummaries();
+}
+absl::StatusOr<ChainSummary> Scheduler::GetChainSummary(std::string_view chain) const {
+  Lock::Shared hold(*lock_);
+  return impl_->GetChainSummary(chain);
+}
+std::vector<VcSummary> Scheduler::VcSummaries() const {
+  Lock::Shared hold(*lock_);
+  return impl_->VcSummaries();
+}
+absl::StatusOr<std::vector<VcSummary>> Scheduler::GetVcSummary(std::string_view vc) const {
+  Lock::Shared hold(*lock_);
+  return impl_->GetVcSummary(vc);
 }
 absl::Status Scheduler::CheckInvariants() const {
   Lock::Shared hold(*lock_);

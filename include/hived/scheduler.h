@@ -171,10 +171,25 @@ class HIVED_EXPORT Scheduler {
   GroupStatus GetGroup(std::string_view group) const;  // state kAbsent when unknown
   std::vector<GroupStatus> Groups() const;             // sorted by name
   std::vector<PhysicalCellStatus> PhysicalCluster() const;
+  PhysicalClusterTable PhysicalClusterAsTable() const;  // the same, flat and ~10x cheaper
   absl::StatusOr<std::vector<VirtualCellStatus>> VirtualCluster(std::string_view vc) const;
   std::vector<VcUsage> VcUsages() const;             // in config order
   std::vector<ChainLevelCapacity> Capacity() const;  // per chain and level
   std::vector<NodeStatus> Nodes() const;             // in config order
+
+  // Filtered views and summary counters, for status pages, metrics and node caches. They
+  // cost what they return, not a copy of the cluster: microseconds at 100k GPUs
+  // (bench/views_bench.cc); summaries scan the live groups once. Unknown names: kNotFound.
+  // One NodeStatus / cell tree per chain the node is in (usually one).
+  absl::StatusOr<std::vector<NodeStatus>> GetNode(std::string_view node) const;
+  absl::StatusOr<std::vector<PhysicalCellStatus>> PhysicalNode(std::string_view node) const;
+  // The chain's top-level cells (the whole-cluster view of one chain).
+  absl::StatusOr<std::vector<PhysicalCellStatus>> PhysicalChain(std::string_view chain) const;
+  std::vector<ChainSummary> ChainSummaries() const;  // per chain, config order
+  absl::StatusOr<ChainSummary> GetChainSummary(std::string_view chain) const;
+  // Per VC (config order) and chain (config order) where the VC has cells or runs groups.
+  std::vector<VcSummary> VcSummaries() const;
+  absl::StatusOr<std::vector<VcSummary>> GetVcSummary(std::string_view vc) const;
   const ClusterSpec& spec() const;
 
   // Checks the invariants listed in design.md (and the allocator's own); returns the first
