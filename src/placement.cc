@@ -19,11 +19,11 @@ using cellalloc::ChainInfo;
 // Node choice.
 
 bool SchedulerImpl::NodeEligible(const View& view, int32_t pos) const {
-  if (!sugg_active_) return true;
+  if (!suggested_.active()) return true;
   uint32_t cell = view.nodes[static_cast<size_t>(pos)];
   CellId pc = view.physical ? CellId(cell) : v_[cell].bound;
   if (pc.IsNil()) return true;  // an unbound virtual node counts as suggested
-  return node_suggested_[forest_->node(pc).value()] != 0;
+  return suggested_.Allows(forest_->node(pc));
 }
 
 int32_t SchedulerImpl::NodeFree(const View& view, int32_t pos, Priority q, bool pass1) const {
@@ -77,7 +77,7 @@ bool SchedulerImpl::FindNodes(const View& view, const std::vector<int32_t>& need
                                              f.chain_info(view.chain).name)
                               : absl::StrCat(" when scheduling in VC ", vcs_[view.vc.value()].name,
                                              ", chain ", f.chain_info(view.chain).name);
-      if (sugg_active_) {
+      if (suggested_.active()) {
         for (int32_t bb = 0; bb < nb; ++bb) {
           for (int32_t n = ix.NextInBucket(bb, 0); n >= 0; n = ix.NextInBucket(bb, n + 1)) {
             if (!NodeEligible(view, n) && NodeFree(view, n, q, pass1) >= need) {
@@ -178,9 +178,7 @@ void SchedulerImpl::ChooseLeaves(uint32_t node_cell, int32_t need, Priority q,
                                  std::vector<uint32_t>* out) {
   const cellalloc::CellForest& f = *forest_;
   const cellalloc::PriorityUsage& u = kPhysical ? pusage_ : vusage_;
-  std::vector<int32_t>& taken_total = kPhysical ? taken_total_ : vtaken_total_;
-  std::vector<int32_t>& taken_free = kPhysical ? taken_free_ : vtaken_free_;
-  std::vector<uint32_t>& touched = kPhysical ? taken_touched_ : vtaken_touched_;
+  TakenLeaves& taken = kPhysical ? ptaken_ : vtaken_;
   auto level = [&](uint32_t c) -> CellLevel {
     if constexpr (kPhysical) return f.level(CellId(c));
     return v_[c].level;
@@ -197,9 +195,9 @@ void SchedulerImpl::ChooseLeaves(uint32_t node_cell, int32_t need, Priority q,
     if constexpr (kPhysical) return f.parent(CellId(c)).value();
     return v_[c].parent;
   };
-  auto usable = [&](uint32_t c) { return u.FreeLeavesFor(CellId(c), q) - taken_total[c]; };
+  auto usable = [&](uint32_t c) { return u.FreeLeavesFor(CellId(c), q) - taken.total(c); };
   auto free_count = [&](uint32_t c) {
-    return u.leaf_count(CellId(c)) - u.UsedTotal(CellId(c)) - taken_free[c];
+    return u.leaf_count(CellId(c)) - u.UsedTotal(CellId(c)) - taken.free(c);
   };
   // The lowest cell with enough usable leaves; ties: more free (not preempting) leaves up to
   // `need`, then depth-first child order.
@@ -231,11 +229,7 @@ void SchedulerImpl::ChooseLeaves(uint32_t node_cell, int32_t need, Priority q,
   auto take = [&](uint32_t leaf, bool is_free) {
     out->push_back(leaf);
     ++got;
-    for (uint32_t x = leaf;; x = parent(x)) {
-      if (taken_total[x]++ == 0 && taken_free[x] == 0) touched.push_back(x);
-      if (is_free) ++taken_free[x];
-      if (x == node_cell) break;
-    }
+    taken.Take(leaf, is_free, node_cell, parent);
   };
   for (int pass = 0; pass < 2 && got < need; ++pass) {
     stack.clear();
@@ -244,7 +238,7 @@ void SchedulerImpl::ChooseLeaves(uint32_t node_cell, int32_t need, Priority q,
       uint32_t c = stack.back();
       stack.pop_back();
       if (level(c) == 1) {
-        if (taken_total[c] > 0) continue;
+        if (taken.total(c) > 0) continue;
         Priority pr = u.LeafPriority(CellId(c));
         bool is_free = pr == kFreePriority;
         if (pass == 0 ? is_free : (!is_free && pr < q)) take(c, is_free);
@@ -265,10 +259,8 @@ template void SchedulerImpl::ChooseLeaves<false>(uint32_t, int32_t, Priority,
                                                  std::vector<uint32_t>*);
 
 void SchedulerImpl::ClearTaken() {
-  for (uint32_t c : taken_touched_) taken_total_[c] = taken_free_[c] = 0;
-  for (uint32_t c : vtaken_touched_) vtaken_total_[c] = vtaken_free_[c] = 0;
-  taken_touched_.clear();
-  vtaken_touched_.clear();
+  ptaken_.Clear();
+  vtaken_.Clear();
 }
 
 }  // namespace hived

@@ -95,10 +95,8 @@ absl::Status SchedulerImpl::Build(const ClusterSpec& spec) {
   p_reserver_.assign(n, kNilId);
   p_nodecell_.assign(n, kNilId);
   p_view_pos_.assign(n, -1);
-  taken_total_.assign(n, 0);
-  taken_free_.assign(n, 0);
-  p_suggested_.assign(n, 0);
-  node_suggested_.assign(static_cast<size_t>(f.num_nodes()), 0);
+  ptaken_.Reset(n);
+  suggested_ = SuggestedNodes(forest_.get());
 
   const int32_t num_chains = f.num_chains();
   CellLevel max_level = 1;
@@ -207,8 +205,7 @@ absl::Status SchedulerImpl::Build(const ClusterSpec& spec) {
       leaves[i] = f.type_info(v_[i].type).leaf_count;
     }
     vusage_ = PriorityUsage(std::move(parents), std::move(leaves));
-    vtaken_total_.assign(vn, 0);
-    vtaken_free_.assign(vn, 0);
+    vtaken_.Reset(vn);
     vslot_.assign(vn, -1);
   }
   for (Vc& v : vcs_) {

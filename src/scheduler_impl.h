@@ -65,8 +65,11 @@
 #include "hived/schedule_result.h"
 #include "hived/status_view.h"
 #include "hived/types.h"
+#include "src/decision_cache.h"
 #include "src/group_table.h"
 #include "src/node_index.h"
+#include "src/suggested_nodes.h"
+#include "src/taken_leaves.h"
 
 namespace hived {
 
@@ -331,21 +334,9 @@ class SchedulerImpl {
   uint64_t binding_changes_ = 0;  // counts BindCell and UnbindCell calls
 
   // Last Schedule result, so Allocate can bind the scheduled virtual cells directly.
-  struct Cache {
-    std::string name;
-    uint64_t epoch = ~uint64_t{0};
-    ChainId chain;
-    std::vector<int32_t> needs;  // per pod, as in the placement
-    std::vector<CellId> pleaves;
-    std::vector<VCellId> vleaves;
-  } cache_;
-  // Sets the cache from a kPlaced decision.
+  DecisionCache cache_;
+  // Stores a kPlaced decision (`decision_`'s leaves) in the cache.
   void CacheDecision(const Req& req, ChainId chain);
-  // Resolves `placement` without name lookups when it is exactly the cached decision (same
-  // members, pods, chain, nodes and devices) and nothing changed since; false otherwise
-  // (then ResolvePlacement decides, with its errors).
-  // The cached leaves are then `cache_.pleaves`.
-  bool ResolveCached(const GroupRequest& request, const Placement& placement) const;
 
   // Every chain, leaf types in config order, each type's chains in config order.
   std::vector<ChainId> chains_by_leaf_type_;
@@ -354,18 +345,10 @@ class SchedulerImpl {
   std::vector<int32_t> scratch_pod_node_;  // TryGuaranteed / TryOpportunistic
   std::vector<uint32_t> scratch_leaves_;
   mutable std::vector<int32_t> needs_pool_;  // Req::needs' buffer between requests
-  Decision decision_;  // the last decision (its buffers are reused by every Schedule)
-  std::vector<int32_t> taken_total_;  // per cell id (physical) and per vcell (virtual)
-  std::vector<int32_t> taken_free_;
-  std::vector<int32_t> vtaken_total_;
-  std::vector<int32_t> vtaken_free_;
-  std::vector<uint32_t> taken_touched_;
-  std::vector<uint32_t> vtaken_touched_;
-  std::vector<uint8_t> node_suggested_;  // per NodeId
-  std::vector<int32_t> p_suggested_;     // per physical cell: suggested nodes below
-  std::vector<uint32_t> sugg_touched_;
-  std::vector<NodeId> sugg_nodes_;
-  bool sugg_active_ = false;
+  Decision decision_;           // the last decision (its buffers are reused by every Schedule)
+  TakenLeaves ptaken_;          // leaf choice: leaves taken per physical cell
+  TakenLeaves vtaken_;          // and per virtual cell
+  SuggestedNodes suggested_;    // the current request's suggested nodes (placement filter)
   std::vector<int32_t> vslot_;  // per vcell: its planner node during MapPlacement, else -1
   std::vector<VCellId> vslot_touched_;
 };
