@@ -39,11 +39,11 @@ void SchedulerImpl::Decide(const Req& req, Decision* d) {
   const GroupRequest& r = *req.raw;
   const cellalloc::CellForest& f = *forest_;
   // Suggested nodes: marked for this request only.
-  if (req.has_suggested) suggested_.Mark(*r.suggested_nodes);
+  if (req.has_suggested) placer_.suggested().Mark(*r.suggested_nodes);
   struct Cleanup {
     SuggestedNodes* s;
     ~Cleanup() { s->Clear(); }
-  } cleanup{&suggested_};
+  } cleanup{&placer_.suggested()};
 
   d->victims.clear();
   d->overlapping.clear();
@@ -309,9 +309,10 @@ SchedulerImpl::Attempt SchedulerImpl::TryGuaranteed(const Req& req, int32_t view
   std::vector<uint32_t>& leaves = scratch_leaves_;
   leaves.clear();
   for (size_t k = 0; k < req.needs.size(); ++k) {
-    ChooseLeaves<false>(view.nodes[static_cast<size_t>(pod_node[k])], req.needs[k], q, &leaves);
+    placer_.ChooseLeaves<false>(view.nodes[static_cast<size_t>(pod_node[k])], req.needs[k], q,
+                                &leaves);
   }
-  ClearTaken();
+  placer_.ClearTaken();
   // Lazy preemption: downgrade lazily preemptible running groups on the chosen leaves.
   size_t lazy_mark = lazy_done->size();
   if (req.pinned_root == kNilId && q != kOpportunisticPriority) {
@@ -339,7 +340,7 @@ SchedulerImpl::Attempt SchedulerImpl::TryGuaranteed(const Req& req, int32_t view
     a.reason = absl::StrCat(
         "VC ", vcs_[req.vc.value()].name, ", chain ", forest_->chain_info(view.chain).name,
         ": mapping the virtual placement to physical cells would need at least one ",
-        suggested_.active() ? "bad or non-suggested" : "bad", " node");
+        placer_.suggested().active() ? "bad or non-suggested" : "bad", " node");
     return a;
   }
   a.ok = true;
@@ -364,10 +365,10 @@ SchedulerImpl::Attempt SchedulerImpl::TryOpportunistic(const Req& req, ChainId c
   std::vector<uint32_t>& leaves = scratch_leaves_;
   leaves.clear();
   for (size_t k = 0; k < req.needs.size(); ++k) {
-    ChooseLeaves<true>(view.nodes[static_cast<size_t>(pod_node[k])], req.needs[k],
-                       kOpportunisticPriority, &leaves);
+    placer_.ChooseLeaves<true>(view.nodes[static_cast<size_t>(pod_node[k])], req.needs[k],
+                               kOpportunisticPriority, &leaves);
   }
-  ClearTaken();
+  placer_.ClearTaken();
   a.ok = true;
   d->pleaves.clear();
   for (uint32_t x : leaves) d->pleaves.push_back(CellId(x));
@@ -382,7 +383,7 @@ bool SchedulerImpl::MapPlacement(ChainId ch, const std::vector<VCellId>& vleaves
                                  std::vector<CellId>* pleaves) {
   cellalloc::PlanContext context;
   context.bound = &p_bound_;
-  suggested_.FillPlanContext(&context);
+  placer_.suggested().FillPlanContext(&context);
   context.vc_unbound = &all_vc_free_[ch.value()];
   planner_->Begin(ch, context);
   // Inline storage: a placement binds few roots and few cells under bound parents.

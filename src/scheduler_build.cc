@@ -95,8 +95,6 @@ absl::Status SchedulerImpl::Build(const ClusterSpec& spec) {
   p_reserver_.assign(n, kNilId);
   p_nodecell_.assign(n, kNilId);
   p_view_pos_.assign(n, -1);
-  ptaken_.Reset(n);
-  suggested_ = SuggestedNodes(forest_.get());
 
   const int32_t num_chains = f.num_chains();
   CellLevel max_level = 1;
@@ -205,7 +203,7 @@ absl::Status SchedulerImpl::Build(const ClusterSpec& spec) {
       leaves[i] = f.type_info(v_[i].type).leaf_count;
     }
     vusage_ = PriorityUsage(std::move(parents), std::move(leaves));
-    vtaken_.Reset(vn);
+    placer_ = Placer(forest_.get(), &v_, &pusage_, &vusage_);
     vslot_.assign(vn, -1);
   }
   for (Vc& v : vcs_) {

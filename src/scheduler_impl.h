@@ -38,8 +38,11 @@
 //   placement.cc  node and leaf choice over the state (writes per-request scratch only);
 //   binding.cc    virtual clusters: binding, preassigned cells, safety, health, doomed;
 //   groups.cc     the group table's operations (`GroupTable` in group_table.h);
-//   recovery.cc   Allocate: cached decisions and re-derived bindings after a restart;
+//   recovery.cc   Allocate: the DecisionCache entry, or re-derived bindings after a restart;
 //   scheduler_build.cc, scheduler_views.cc: construction, views and CheckInvariants.
+// Components with private state (own headers and invariants): GroupTable, SuggestedNodes
+// (the request's node filter), TakenLeaves (leaf-choice scratch), DecisionCache (the
+// kPlaced decision for the next Allocate), NodeIndex (a view's node order).
 //
 // Thread safety: not thread-safe; callers serialize.
 #ifndef HIVED_SRC_SCHEDULER_IMPL_H_
@@ -65,11 +68,11 @@
 #include "hived/schedule_result.h"
 #include "hived/status_view.h"
 #include "hived/types.h"
+#include "src/cluster_state.h"
 #include "src/decision_cache.h"
 #include "src/group_table.h"
 #include "src/node_index.h"
-#include "src/suggested_nodes.h"
-#include "src/taken_leaves.h"
+#include "src/placer.h"
 
 namespace hived {
 
@@ -120,28 +123,7 @@ class SchedulerImpl {
                                                   Priority q) const;
 
  private:
-  struct VCell {
-    VcId vc;
-    ChainId chain;
-    CellLevel level = 0;
-    VCellId parent = kNilId;
-    VCellId first_child = kNilId;
-    int32_t num_children = 0;
-    VCellId root = kNilId;  // the preassigned (or pinned) cell containing it
-    int32_t index = 0;      // address component
-    CellId bound;           // physical cell, Nil when unbound
-    GroupId user = kNilId;  // leaves: the group holding it
-    int32_t view = -1;      // view nodes: the view and position
-    int32_t view_pos = -1;
-    VCellId view_node = kNilId;  // leaves: the view node containing it
-    int32_t bound_children = 0;
-    CellTypeId type;
-    bool pinned = false;     // inside a pinned cell
-    bool bad_bound = false;  // bound because its physical cell is bad
-    bool doomed = false;     // a root bound to a bad cell for the doomed-cell rule
-    bool is_root = false;
-    int32_t slot_pos = -1;  // roots: position in VcChainLevel::roots
-  };
+  using VCell = state::VCell;
 
   // Per VC, chain and level: the VC's preassigned (non-pinned) cells.
   struct VcChainLevel {
@@ -162,19 +144,7 @@ class SchedulerImpl {
     absl::flat_hash_map<std::string, int32_t> pinned_view;
   };
 
-  struct View {
-    VcId vc;  // Nil for a physical view
-    ChainId chain;
-    bool physical = false;
-    std::vector<uint32_t> nodes;  // vcell ids or physical cell ids
-    internal::NodeIndex index;
-    int32_t total_leaves = 0;
-    // Leaves used per priority (virtual views), sorted by priority.
-    std::vector<std::pair<Priority, int32_t>> histogram;
-    bool HasUsageBelow(Priority p) const {
-      return !histogram.empty() && histogram.front().first < p;
-    }
-  };
+  using View = state::View;
 
   // A parsed request.
   struct Req {
@@ -228,17 +198,12 @@ class SchedulerImpl {
   // Empty when the view can hold the request; else why not (kPodTooLarge, kGroupTooLarge).
   std::string Infeasibility(const Req& req, const View& view, ReasonCode* code) const;
 
-  // Placement inside a view.
+  // Placement inside a view: `placer_` decides; this supplies the names its reasons use.
   // The greedy node choice (scheduler.h rules 3, 4); on failure the reason and its code
   // (kNonSuggestedNode, kBadNode, kInsufficientCapacity).
   bool FindNodes(const View& view, const std::vector<int32_t>& needs, Priority q, bool pass1,
                  std::vector<int32_t>* pod_node, std::string* reason, ReasonCode* code) const;
   const View* ViewForTesting(std::string_view vc, std::string_view chain) const;
-  bool NodeEligible(const View& view, int32_t pos) const;
-  int32_t NodeFree(const View& view, int32_t pos, Priority q, bool pass1) const;
-  template <bool kPhysical>
-  void ChooseLeaves(uint32_t node_cell, int32_t need, Priority q, std::vector<uint32_t>* out);
-  void ClearTaken();
 
   // Binding: plans the unbound virtual cells on `vleaves`' paths on physical cells with the
   // cellalloc planner (nothing changes); the leaves' physical cells in `pleaves`.
@@ -346,9 +311,7 @@ class SchedulerImpl {
   std::vector<uint32_t> scratch_leaves_;
   mutable std::vector<int32_t> needs_pool_;  // Req::needs' buffer between requests
   Decision decision_;           // the last decision (its buffers are reused by every Schedule)
-  TakenLeaves ptaken_;          // leaf choice: leaves taken per physical cell
-  TakenLeaves vtaken_;          // and per virtual cell
-  SuggestedNodes suggested_;    // the current request's suggested nodes (placement filter)
+  Placer placer_;               // node and leaf choice; its scratch is empty between calls
   std::vector<int32_t> vslot_;  // per vcell: its planner node during MapPlacement, else -1
   std::vector<VCellId> vslot_touched_;
 };

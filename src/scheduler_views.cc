@@ -302,9 +302,7 @@ absl::Status SchedulerImpl::CheckInvariants() const {
   HIVED_RETURN_IF_ERROR(groups_.CheckInvariants());
   // Per-request scratch is empty between calls; the cached decision is well formed.
   HIVED_RETURN_IF_ERROR(cache_.CheckInvariants());
-  HIVED_RETURN_IF_ERROR(suggested_.CheckInvariants());
-  if (suggested_.active()) return fail("suggested nodes still marked between calls");
-  if (!ptaken_.IsClear() || !vtaken_.IsClear()) return fail("leaf choice scratch not cleared");
+  HIVED_RETURN_IF_ERROR(placer_.CheckInvariants());
   for (size_t gi = 0; gi < groups_.slots().size(); ++gi) {
     const Group& g = groups_.slots()[gi];
     if (!g.alive) continue;
