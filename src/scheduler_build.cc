@@ -102,7 +102,7 @@ absl::Status SchedulerImpl::Build(const ClusterSpec& spec) {
     max_level = std::max(max_level, f.chain_info(ChainId(static_cast<uint32_t>(c))).top_level);
   }
   all_vc_free_.assign(static_cast<size_t>(num_chains), {});
-  doomed_count_.assign(static_cast<size_t>(num_chains), 0);
+  health_ = Health(forest_.get(), buddy_.get());
   for (int32_t c = 0; c < num_chains; ++c) {
     all_vc_free_[static_cast<size_t>(c)].assign(
         static_cast<size_t>(f.chain_info(ChainId(static_cast<uint32_t>(c))).top_level) + 2, 0);

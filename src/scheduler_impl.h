@@ -35,14 +35,15 @@
 // Components (each a section below and one source file; docs/architecture.md):
 //   request.cc    ValidateRequest (shared by Schedule and Allocate), ParseRequest;
 //   schedule.cc   Decide (a `Decision` value, no observable change) and Commit;
-//   placement.cc  node and leaf choice over the state (writes per-request scratch only);
+//   placement.cc  the Placer: node and leaf choice over const state;
 //   binding.cc    virtual clusters: binding, preassigned cells, safety, health, doomed;
 //   groups.cc     the group table's operations (`GroupTable` in group_table.h);
 //   recovery.cc   Allocate: the DecisionCache entry, or re-derived bindings after a restart;
 //   scheduler_build.cc, scheduler_views.cc: construction, views and CheckInvariants.
-// Components with private state (own headers and invariants): GroupTable, SuggestedNodes
-// (the request's node filter), TakenLeaves (leaf-choice scratch), DecisionCache (the
-// kPlaced decision for the next Allocate), NodeIndex (a view's node order).
+// Components with private state (own headers and invariants): GroupTable, Placer (node
+// and leaf choice over const state, owning SuggestedNodes and TakenLeaves), Health
+// (doomed counts, deferred health work), DecisionCache (the kPlaced decision for the
+// next Allocate), NodeIndex (a view's node order). Shared records: cluster_state.h.
 //
 // Thread safety: not thread-safe; callers serialize.
 #ifndef HIVED_SRC_SCHEDULER_IMPL_H_
@@ -71,6 +72,7 @@
 #include "src/cluster_state.h"
 #include "src/decision_cache.h"
 #include "src/group_table.h"
+#include "src/health.h"
 #include "src/node_index.h"
 #include "src/placer.h"
 
@@ -230,13 +232,10 @@ class SchedulerImpl {
   void UpdatePNodeKey(CellId node_cell);
   void UpdateVNodeHealth(VCellId v);
   void RebalanceDoomed(ChainId ch);
-  CellId FindBadFreeCell(ChainId ch, CellLevel l) const;
-  bool ChainHasBadOrDoomed(ChainId ch) const;
   std::string RecoverVirtual(const Req& req, Group* group, bool* downgraded);
   bool SafetyOk(ChainId ch) const;
   bool CanUnbind(VCellId v) const;
   void UnbindSubtree(VCellId v);
-  void MarkDirty(ChainId ch);
   void FlushDoomed();
   // Binds bad children of cells bound during the current operation; runs once every leaf
   // of the operation is bound, so it never takes a virtual cell a placement needs.
@@ -287,9 +286,7 @@ class SchedulerImpl {
   std::vector<Vc> vcs_;
   absl::flat_hash_map<std::string, VcId> vc_by_name_;
   std::vector<std::vector<int32_t>> all_vc_free_;  // [chain][level]
-  std::vector<int32_t> doomed_count_;              // per chain
-  std::vector<ChainId> dirty_chains_;
-  std::vector<VCellId> pending_bad_;
+  Health health_;                                  // doomed counts and deferred health work
   std::vector<const std::string*>
       recover_types_;        // Allocate -> RecoverVirtual, per leaf (null: none)
   std::vector<View> views_;  // physical views: id == chain
