@@ -6,9 +6,8 @@
 #include <vector>
 
 #include "cellalloc/cell_forest.h"
-#include "hived/config.h"
 #include "support/catch.h"
-#include "unit/scheduler/testdata.h"
+#include "unit/scheduler/design_forest.h"
 
 namespace hived {
 namespace {
@@ -22,11 +21,7 @@ struct Fixture {
 };
 
 Fixture Make() {
-  absl::StatusOr<ClusterSpec> spec = LoadClusterSpecString(testdata::kDesignYaml);
-  REQUIRE(spec.ok());
-  absl::StatusOr<cellalloc::CellForest> forest = cellalloc::CellForest::Build(*spec);
-  REQUIRE(forest.ok());
-  Fixture x{*std::move(forest), ChainId(0), {}, {}, {}};
+  Fixture x{testdata::DesignForest(), ChainId(0), {}, {}, {}};
   const cellalloc::CellForest& f = x.forest;
   // The first node cell with at least 3 leaves.
   NodeId n(0);

@@ -7,20 +7,13 @@
 
 #include "cellalloc/buddy_allocator.h"
 #include "cellalloc/cell_forest.h"
-#include "hived/config.h"
 #include "support/catch.h"
-#include "unit/scheduler/testdata.h"
+#include "unit/scheduler/design_forest.h"
 
 namespace hived {
 namespace {
 
-cellalloc::CellForest DesignForest() {
-  absl::StatusOr<ClusterSpec> spec = LoadClusterSpecString(testdata::kDesignYaml);
-  REQUIRE(spec.ok());
-  absl::StatusOr<cellalloc::CellForest> forest = cellalloc::CellForest::Build(*spec);
-  REQUIRE(forest.ok());
-  return *std::move(forest);
-}
+using testdata::DesignForest;
 
 TEST_CASE("Health: dirty chains are listed once, in marking order, and handed over",
           "[scheduler][unit]") {

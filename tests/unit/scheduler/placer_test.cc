@@ -9,9 +9,8 @@
 
 #include "cellalloc/cell_forest.h"
 #include "cellalloc/priority_usage.h"
-#include "hived/config.h"
 #include "support/catch.h"
-#include "unit/scheduler/testdata.h"
+#include "unit/scheduler/design_forest.h"
 
 namespace hived {
 namespace {
@@ -24,11 +23,7 @@ struct World {
 };
 
 World MakeWorld() {
-  absl::StatusOr<ClusterSpec> spec = LoadClusterSpecString(testdata::kDesignYaml);
-  REQUIRE(spec.ok());
-  absl::StatusOr<cellalloc::CellForest> forest = cellalloc::CellForest::Build(*spec);
-  REQUIRE(forest.ok());
-  World w{*std::move(forest), {}, {}, {}};
+  World w{testdata::DesignForest(), {}, {}, {}};
   const size_t n = static_cast<size_t>(w.forest.num_cells());
   std::vector<CellId> parents(n);
   std::vector<int32_t> leaves(n);

@@ -6,20 +6,13 @@
 #include <vector>
 
 #include "cellalloc/cell_forest.h"
-#include "hived/config.h"
 #include "support/catch.h"
-#include "unit/scheduler/testdata.h"
+#include "unit/scheduler/design_forest.h"
 
 namespace hived {
 namespace {
 
-cellalloc::CellForest DesignForest() {
-  absl::StatusOr<ClusterSpec> spec = LoadClusterSpecString(testdata::kDesignYaml);
-  REQUIRE(spec.ok());
-  absl::StatusOr<cellalloc::CellForest> forest = cellalloc::CellForest::Build(*spec);
-  REQUIRE(forest.ok());
-  return *std::move(forest);
-}
+using testdata::DesignForest;
 
 TEST_CASE("SuggestedNodes: counts each suggested node once in every cell above it",
           "[scheduler][unit]") {
@@ -48,7 +41,8 @@ TEST_CASE("SuggestedNodes: counts each suggested node once in every cell above i
 
   s.Clear();
   REQUIRE(s.CheckInvariants().ok());
-  for (int32_t c = 0; c < f.num_cells(); ++c) CHECK(s.cell_count(CellId(c)) == 0);
+  for (int32_t c = 0; c < f.num_cells(); ++c)
+    CHECK(s.cell_count(CellId(static_cast<uint32_t>(c))) == 0);
   cellalloc::PlanContext unfiltered;
   s.FillPlanContext(&unfiltered);
   CHECK(unfiltered.node_suggested == nullptr);
