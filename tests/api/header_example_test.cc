@@ -41,6 +41,37 @@ absl::Status HeaderExample() {
   return absl::OkStatus();
 }
 
+hived::ClusterSpec SpecExample() {
+  // [snippet: cluster_spec.h example]
+  hived::ClusterSpec spec;
+  spec.cell_types = {{"K80-2GPU", "K80", 2, false},
+                     {"K80-NODE", "K80-2GPU", 2, true},
+                     {"3-K80-NODE", "K80-NODE", 3, false}};
+  hived::PhysicalCellSpec rack;
+  rack.cell_type = "3-K80-NODE";
+  for (const char* node : {"10.151.41.20", "10.151.41.21", "10.151.41.22"}) {
+    hived::PhysicalCellSpec cell;
+    cell.cell_address = node;
+    rack.cell_children.push_back(cell);
+  }
+  rack.cell_children[1].pinned_cell_id = "VC2-K80";
+  spec.physical_cells = {rack};
+  spec.virtual_clusters = {{"VC1", {{"3-K80-NODE.K80-NODE", 1}}, {}},
+                           {"VC2", {{"3-K80-NODE.K80-NODE", 1}}, {{"VC2-K80"}}}};
+  // [end snippet]
+  return spec;
+}
+
+TEST_CASE("hived/cluster_spec.h: the header example is HiveD's basic config, in C++17",
+          "[api][unit]") {
+  const ClusterSpec spec = SpecExample();
+  CHECK(ValidateClusterSpec(spec).empty());
+  absl::StatusOr<ClusterSpec> basic = LoadClusterSpecFile(
+      std::string(HIVED_SOURCE_DIR) + "/tests/testdata/hived-configs/basic.yaml");
+  REQUIRE(basic.ok());
+  CHECK(ClusterSpecToYaml(spec) == ClusterSpecToYaml(*basic));
+}
+
 constexpr char kCluster[] = R"(physicalCluster:
   cellTypes:
     NODE: {childCellType: GPU, childCellNumber: 8, isNodeLevel: true}

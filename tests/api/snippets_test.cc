@@ -64,8 +64,8 @@ std::string Diff(const std::vector<std::string>& want, const std::vector<std::st
   return out;
 }
 
-TEST_CASE("Snippets: the hived/scheduler.h example is the compiled one", "[api][unit]") {
-  const std::vector<std::string> header = ReadLines("include/hived/scheduler.h");
+void CheckHeaderExample(const std::string& header_file, const std::string& region) {
+  const std::vector<std::string> header = ReadLines(header_file);
   auto start = std::find_if(header.begin(), header.end(),
                             [](const std::string& l) { return l.rfind("// Example", 0) == 0; });
   REQUIRE(start != header.end());
@@ -73,10 +73,14 @@ TEST_CASE("Snippets: the hived/scheduler.h example is the compiled one", "[api][
   for (auto it = start + 1; it != header.end() && it->rfind("//   ", 0) == 0; ++it) {
     shown.push_back(it->substr(5));
   }
-  const std::vector<std::string> compiled =
-      Region("tests/api/header_example_test.cc", "scheduler.h example");
+  const std::vector<std::string> compiled = Region("tests/api/header_example_test.cc", region);
   INFO(Diff(compiled, shown));
   CHECK(shown == compiled);
+}
+
+TEST_CASE("Snippets: the header examples are the compiled ones", "[api][unit]") {
+  CheckHeaderExample("include/hived/scheduler.h", "scheduler.h example");
+  CheckHeaderExample("include/hived/cluster_spec.h", "cluster_spec.h example");
 }
 
 TEST_CASE("Snippets: docs/integration.md quotes the example manager verbatim", "[api][unit]") {
