@@ -171,7 +171,7 @@ absl::StatusOr<Replayed> Replay(PolicyKind policy, const ClusterSpec& spec, cons
 int RunCommand(int argc, char** argv) {
   std::string config, trace_path, format = "hived", policy_name = "hived", out_dir,
                                   queue_name = "fifo", node_events_path, baseline = "private",
-                                  window_text, slo_text, max_capacity_text;
+                                  window_text, slo_text, max_capacity_text, placement_name = "pack";
   int64_t seed = 1, check_every = 0, horizon = -1, timeline_interval = 0, warmup = 0,
           reclaim_after = -1, max_input_mb = 0;
   double mtbf = 0, mttr = 0, load_scale = 1;
@@ -189,6 +189,9 @@ int RunCommand(int argc, char** argv) {
            "elastic-quota reclaims them by preemption");
   p.String("max-capacity", &max_capacity_text, "F|VC=GPUS,...",
            "yarn-cs/elastic-quota: a VC's maximum GPUs (default the whole cluster)");
+  p.String("placement", &placement_name, "pack|first-fit|spread",
+           "quota/yarn-cs/elastic-quota node choice: HiveD's packing (default), the first node "
+           "with room, or the least used node (YARN's multi-node placement)");
   p.Int("reclaim-after", &reclaim_after,
         "yarn-cs: YARN's preemption monitor; an owner within its guarantee preempts borrowers "
         "after waiting this many seconds (default off)");
@@ -260,6 +263,12 @@ int RunCommand(int argc, char** argv) {
     if (!v.ok()) return p.UsageError(v.status().message());
     slo = std::move(*v);
   }
+  absl::StatusOr<NodePlacement> placement = ParseNodePlacement(placement_name);
+  if (!placement.ok()) return p.UsageError(placement.status().message());
+  if (*placement != NodePlacement::kPack && *policy != PolicyKind::kQuota &&
+      *policy != PolicyKind::kYarnCs && *policy != PolicyKind::kElasticQuota) {
+    return p.UsageError("--placement applies to quota, yarn-cs and elastic-quota only");
+  }
   if (reclaim_after >= 0 && *policy != PolicyKind::kYarnCs) {
     return p.UsageError("--reclaim-after applies to yarn-cs only");
   }
@@ -288,6 +297,7 @@ int RunCommand(int argc, char** argv) {
   const SpecInfo info(*spec);
   PolicyOptions policy_options;
   policy_options.reclaim_after = reclaim_after;
+  policy_options.placement = *placement;
   if (!max_capacity_text.empty()) {
     absl::StatusOr<std::vector<int64_t>> m = ParseMaxCapacity(max_capacity_text, info);
     if (!m.ok()) return p.UsageError(m.status().message());
@@ -303,6 +313,14 @@ int RunCommand(int argc, char** argv) {
       !s.ok()) {
     return Fail(kCmd, absl::StrCat(trace_path, ": ", s.message()));
   }
+  const size_t warned = trace->warnings.size();
+  if (absl::Status s = CheckPinnedCells(info, skip_bad, &*trace); !s.ok()) {
+    return Fail(kCmd, s.message());
+  }
+  for (size_t i = warned; i < trace->warnings.size(); ++i) {
+    std::fprintf(stderr, "warning: %s\n", trace->warnings[i].c_str());
+  }
+  policy_options.named_pinned_cells = NamedPinnedCells(*trace);
   std::vector<NodeEvent> node_events;
   if (!node_events_path.empty()) {
     absl::StatusOr<std::vector<NodeEvent>> ev = ReadNodeEventsFile(

@@ -260,4 +260,39 @@ absl::Status ApplyTraceTransforms(const TraceTransforms& t, const ClusterSpec& s
   return absl::OkStatus();
 }
 
+absl::Status CheckPinnedCells(const SpecInfo& info, bool skip_bad_rows, Trace* trace) {
+  RowErrors errors(trace->file.empty() ? "trace" : trace->file, skip_bad_rows);
+  std::vector<TraceJob>& jobs = trace->jobs;
+  std::vector<bool> bad(jobs.size(), false);
+  for (size_t i = 0; i < jobs.size(); ++i) {
+    const TraceJob& j = jobs[i];
+    const int32_t vc = info.VcIndex(j.vc);
+    // A job of a VC the config lacks is rejected at submission for that reason.
+    if (j.pinned_cell.empty() || vc < 0) continue;
+    std::string why;
+    const int32_t owner = info.PinnedVc(j.pinned_cell);
+    if (info.PinnedGpus(j.pinned_cell) == 0) {
+      why = absl::StrCat("pinned cell '", j.pinned_cell, "' is not in the config");
+    } else if (owner != vc) {
+      why = absl::StrCat("pinned cell '", j.pinned_cell, "' belongs to ",
+                         owner < 0 ? "no VC" : absl::StrCat("VC ", info.vc_name(owner)),
+                         ", not to the job's VC ", j.vc);
+    }
+    if (why.empty()) continue;
+    errors.Add(j.line, j.pinned_column, why);
+    bad[i] = true;
+  }
+  if (absl::Status s = errors.ToStatus(); !s.ok()) return s;
+  if (errors.empty()) return absl::OkStatus();
+  size_t kept = 0;
+  for (size_t i = 0; i < jobs.size(); ++i) {
+    if (!bad[i]) jobs[kept++] = std::move(jobs[i]);
+  }
+  jobs.resize(kept);
+  trace->skipped_rows += errors.count();
+  for (std::string& w : errors.SkipWarnings()) trace->warnings.push_back(std::move(w));
+  if (jobs.empty()) return absl::InvalidArgumentError("every trace row names a bad pinned cell");
+  return absl::OkStatus();
+}
+
 }  // namespace hived::sim

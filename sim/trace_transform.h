@@ -35,6 +35,7 @@
 #include "hived/cluster_spec.h"
 #include "sim/flags.h"
 #include "sim/job.h"
+#include "sim/spec_info.h"
 
 namespace hived::sim {
 
@@ -79,6 +80,13 @@ std::vector<std::string> TraceTransformArgs(const TraceTransformFlags& flags);
 // Errors: kInvalidArgument for a VC no job has, a tenant VC not in `spec`, or an empty result.
 absl::Status ApplyTraceTransforms(const TraceTransforms& transforms, const ClusterSpec& spec,
                                   uint64_t seed, Trace* trace);
+
+// Checks the pinned cells the trace's jobs name against the config: each must be a pinned
+// cell of the job's own VC (jobs of a VC the config lacks are left to be rejected). Errors:
+// kInvalidArgument "file:line:column: pinned cell 'X' is not in the config" / "... belongs
+// to VC A, not to the job's VC B" for every bad row (the first 20, then a count); with
+// `skip_bad_rows` those rows are dropped and counted in `skipped_rows` instead.
+absl::Status CheckPinnedCells(const SpecInfo& info, bool skip_bad_rows, Trace* trace);
 
 }  // namespace hived::sim
 
