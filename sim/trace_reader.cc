@@ -195,6 +195,7 @@ absl::StatusOr<Trace> HivedTraceSource::Parse(std::string_view text,
   enum { kId, kSubmit, kVc, kPriority, kPods, kGpusPerPod, kGpuType, kDuration };
   LineReader reader(text);
   Trace trace;
+  trace.file = std::string(file_name);
   size_t needed = 0;
   absl::StatusOr<HeaderColumns> header = ReadHeader(
       &reader, file_name, kWanted, {"pinned_cell"}, /*comments=*/true,
@@ -296,6 +297,7 @@ absl::StatusOr<Trace> PhillyTraceSource::Parse(std::string_view text,
   enum { kTimestamp, kDuration, kGpus, kCluster };
   LineReader reader(text);
   Trace trace;
+  trace.file = std::string(file_name);
   size_t needed = 0;
   absl::StatusOr<HeaderColumns> header =
       ReadHeader(&reader, file_name, kWanted, {"gpu_time"}, /*comments=*/false,
@@ -391,9 +393,7 @@ absl::StatusOr<Trace> ReadTraceFile(const std::string& path, TraceFormat format,
   if (absl::Status s = ReadInputFile(path, {options.max_bytes, "trace"}, &text); !s.ok()) {
     return s;
   }
-  absl::StatusOr<Trace> trace = MakeTraceSource(format, options)->Parse(text, path);
-  if (trace.ok()) trace->file = path;
-  return trace;
+  return MakeTraceSource(format, options)->Parse(text, path);
 }
 
 std::string TraceToCsv(const Trace& trace) {

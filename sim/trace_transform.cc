@@ -286,7 +286,9 @@ absl::Status CheckPinnedCells(const SpecInfo& info, bool skip_bad_rows, Trace* t
   if (errors.empty()) return absl::OkStatus();
   size_t kept = 0;
   for (size_t i = 0; i < jobs.size(); ++i) {
-    if (!bad[i]) jobs[kept++] = std::move(jobs[i]);
+    if (bad[i]) continue;
+    if (kept != i) jobs[kept] = std::move(jobs[i]);
+    ++kept;
   }
   jobs.resize(kept);
   trace->skipped_rows += errors.count();
