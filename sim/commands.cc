@@ -294,6 +294,9 @@ int RunCommand(int argc, char** argv) {
   const auto wall_start = std::chrono::steady_clock::now();
   absl::StatusOr<ClusterSpec> spec = LoadClusterSpecFile(config);
   if (!spec.ok()) return Fail(kCmd, spec.status().message());
+  if (absl::Status s = ApplyVcMoves(*transforms, &*spec); !s.ok()) {
+    return Fail(kCmd, absl::StrCat(config, ": ", s.message()));
+  }
   const SpecInfo info(*spec);
   PolicyOptions policy_options;
   policy_options.reclaim_after = reclaim_after;
