@@ -84,7 +84,7 @@ TEST_CASE("MoveVc: the same GPUs in whole cells of the target type, cells added 
   }
 }
 
-TEST_CASE("--move-vc: the VC's typed jobs ask for the new type and run there",
+TEST_CASE("MoveVc in the trace: the VC's typed jobs ask for the new type and run there",
           "[sim][planning][unit]") {
   ClusterSpec spec = testing::LoadSpec("sim/two-chains.yaml");
   const TraceTransforms moves = Moves("old=A100");
