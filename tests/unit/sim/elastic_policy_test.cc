@@ -20,13 +20,7 @@ struct Outcome {
   Trace trace;
   EngineResult result;
   Summary summary;
-  const JobRecord& Job(const std::string& id) const {
-    for (size_t j = 0; j < trace.jobs.size(); ++j) {
-      if (trace.jobs[j].id == id) return result.records[j];
-    }
-    FAIL("no job " << id);
-    return result.records.front();
-  }
+  const JobRecord& Job(const std::string& id) const { return testing::JobById(trace, result, id); }
 };
 
 std::unique_ptr<Outcome> Run(PolicyKind policy, const std::string& config, Trace trace,

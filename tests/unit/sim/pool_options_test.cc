@@ -25,13 +25,7 @@ Trace Parse(const std::string& csv) {
 struct Outcome {
   Trace trace;
   EngineResult result;
-  const JobRecord& Job(const std::string& id) const {
-    for (size_t j = 0; j < trace.jobs.size(); ++j) {
-      if (trace.jobs[j].id == id) return result.records[j];
-    }
-    FAIL("no job " << id);
-    return result.records.front();
-  }
+  const JobRecord& Job(const std::string& id) const { return testing::JobById(trace, result, id); }
 };
 
 // Replays `trace` as `run` does: pinned cells checked, the named ones passed to the policy.
