@@ -104,7 +104,8 @@ class PoolBackend : public SchedulerBackend {
       vc_pinned_used_[static_cast<size_t>(job.vc)] -= job.gpus;
     }
     if (h.borrower) borrowers_.erase({h.start, job.index});
-    h.counted = h.borrower = false;
+    if (h.opportunistic) opportunistic_.erase(job.index);
+    h.counted = h.borrower = h.opportunistic = false;
     return absl::OkStatus();
   }
 
@@ -170,11 +171,13 @@ class PoolBackend : public SchedulerBackend {
   std::optional<std::vector<std::string>> SuggestNodes(const SimJob& job,
                                                        const Ask& ask) const override {
     if (ask.priority < 0 || held_[static_cast<size_t>(job.index)].unsteered) return std::nullopt;
+    const bool may_reclaim = Reclaims() && ask.priority > 0 && MayPreempt(job);
+    if (!may_reclaim && placement_ == NodePlacement::kPack) return std::nullopt;
     std::vector<int32_t> avail = FreeGpus();
     std::vector<bool> usable(avail.size(), true);
     std::vector<int32_t> chosen;
     const bool fits_free = PlacePods(job, avail, usable, NodePlacement::kFirstFit, &chosen);
-    if (!fits_free && Reclaims() && ask.priority > 0 && MayPreempt(job)) {
+    if (!fits_free && may_reclaim) {
       return Steer(YoungestFirst(job, std::move(avail)));
     }
     if (placement_ == NodePlacement::kPack || !fits_free) return std::nullopt;
@@ -184,8 +187,9 @@ class PoolBackend : public SchedulerBackend {
 
  private:
   struct Held {
-    bool counted = false;   // running guaranteed: in pin_used_ when pinned
-    bool borrower = false;  // running guaranteed at pool priority 0 while reclaim is on
+    bool counted = false;        // running guaranteed: in pin_used_ when pinned
+    bool borrower = false;       // running guaranteed at pool priority 0 while reclaim is on
+    bool opportunistic = false;  // running at priority -1
     bool unsteered = false;
     bool pending_opportunistic = false;
     Priority pending_asked = 0;
@@ -202,8 +206,12 @@ class PoolBackend : public SchedulerBackend {
   }
 
   void OnStart(const SimJob& job, bool opportunistic, Priority asked) {
-    if (opportunistic) return;
     Held& h = held_[static_cast<size_t>(job.index)];
+    if (opportunistic) {
+      h.opportunistic = true;
+      opportunistic_.insert(job.index);
+      return;
+    }
     h.counted = true;
     h.start = ++starts_;
     if (!job.pinned_cell.empty()) {
@@ -280,9 +288,8 @@ class PoolBackend : public SchedulerBackend {
   // when even every borrower is not enough (the library then reports why it waits).
   std::vector<int32_t> YoungestFirst(const SimJob& job, std::vector<int32_t> avail) const {
     // Opportunistic GPUs are preemptible by any guaranteed job: count them as available.
-    for (size_t j = 0; j < jobs_.size(); ++j) {
-      if (!jobs_[j].running || !jobs_[j].opportunistic) continue;
-      for (const auto& [node, gpus] : jobs_[j].pods) {
+    for (JobIndex j : opportunistic_) {
+      for (const auto& [node, gpus] : jobs_[static_cast<size_t>(j)].pods) {
         if (healthy_[static_cast<size_t>(node)]) avail[static_cast<size_t>(node)] += gpus;
       }
     }
@@ -293,14 +300,23 @@ class PoolBackend : public SchedulerBackend {
       }
     }
     std::vector<bool> usable(avail.size());
+    int64_t usable_gpus = 0;  // available on usable nodes
+    for (size_t n = 0; n < usable.size(); ++n) {
+      usable[n] = untaken[n] == 0;
+      if (usable[n]) usable_gpus += avail[n];
+    }
     std::vector<int32_t> nodes;
     for (auto it = borrowers_.rbegin(); it != borrowers_.rend(); ++it) {
+      bool opened = false;  // a node became usable: only then can the answer change
       for (const auto& [node, gpus] : jobs_[static_cast<size_t>(it->second)].pods) {
         const size_t n = static_cast<size_t>(node);
-        --untaken[n];
         if (healthy_[n]) avail[n] += gpus;
+        if (--untaken[n] == 0) {
+          usable[n] = opened = true;
+          usable_gpus += avail[n];
+        }
       }
-      for (size_t n = 0; n < usable.size(); ++n) usable[n] = untaken[n] == 0;
+      if (!opened || usable_gpus < job.gpus) continue;
       if (PlacePods(job, avail, usable, NodePlacement::kFirstFit, &nodes)) {
         nodes.clear();
         for (size_t n = 0; n < usable.size(); ++n) {
@@ -328,6 +344,7 @@ class PoolBackend : public SchedulerBackend {
   absl::flat_hash_map<std::string, int64_t> pin_used_;  // lookups only, never iterated
   std::vector<Held> held_;                              // by job
   std::set<std::pair<int64_t, JobIndex>> borrowers_;    // (start sequence, job), oldest first
+  std::set<JobIndex> opportunistic_;                    // running opportunistic jobs
   int64_t starts_ = 0;
   std::vector<std::string> node_type_;  // leaf type by node index
   std::vector<bool> healthy_;
