@@ -244,7 +244,7 @@ class PoolBackend : public SchedulerBackend {
                  std::vector<int32_t>* nodes) const {
     std::vector<int32_t> pods;
     for (const GroupMember& m : job.members)
-      pods.insert(pods.end(), m.pod_number, m.leaf_cell_number);
+      pods.insert(pods.end(), static_cast<size_t>(m.pod_number), m.leaf_cell_number);
     std::sort(pods.begin(), pods.end(), std::greater<>());
     std::vector<std::string> types;
     if (!job.gpu_type.empty()) types.push_back(job.gpu_type);
