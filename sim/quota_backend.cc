@@ -60,8 +60,12 @@ class PoolBackend : public SchedulerBackend {
     absl::StatusOr<std::unique_ptr<Scheduler>> full = Scheduler::Create(pool);
     if (!full.ok()) return full.status();
     SetNodes(**full);
-    for (const NodeStatus& n : (*full)->Nodes()) node_type_.push_back(n.leaf_cell_type);
-    healthy_.assign(node_type_.size(), true);
+    for (const NodeStatus& n : (*full)->Nodes()) {
+      auto it = std::find(types_.begin(), types_.end(), n.leaf_cell_type);
+      node_type_.push_back(static_cast<int32_t>(it - types_.begin()));
+      if (it == types_.end()) types_.push_back(n.leaf_cell_type);
+    }
+    healthy_.assign(node_type_.size(), 1);
     total_gpus_ = info_.TotalGpus();
     return AddDomain(pool);
   }
@@ -111,7 +115,7 @@ class PoolBackend : public SchedulerBackend {
 
   absl::Status SetNodeHealthy(int32_t node, bool healthy) override {
     if (absl::Status s = SchedulerBackend::SetNodeHealthy(node, healthy); !s.ok()) return s;
-    healthy_[static_cast<size_t>(node)] = healthy;
+    healthy_[static_cast<size_t>(node)] = healthy ? 1 : 0;
     return absl::OkStatus();
   }
 
@@ -174,7 +178,7 @@ class PoolBackend : public SchedulerBackend {
     const bool may_reclaim = Reclaims() && ask.priority > 0 && MayPreempt(job);
     if (!may_reclaim && placement_ == NodePlacement::kPack) return std::nullopt;
     std::vector<int32_t> avail = FreeGpus();
-    std::vector<bool> usable(avail.size(), true);
+    const std::vector<char> usable(avail.size(), 1);
     std::vector<int32_t> chosen;
     const bool fits_free = PlacePods(job, avail, usable, NodePlacement::kFirstFit, &chosen);
     if (!fits_free && may_reclaim) {
@@ -240,20 +244,18 @@ class PoolBackend : public SchedulerBackend {
   // config order with room, `kSpread` the one with the most free GPUs. Fills `nodes`
   // (ascending, distinct); false when the pods do not fit.
   bool PlacePods(const SimJob& job, const std::vector<int32_t>& avail,
-                 const std::vector<bool>& usable, NodePlacement how,
+                 const std::vector<char>& usable, NodePlacement how,
                  std::vector<int32_t>* nodes) const {
     std::vector<int32_t> pods;
     for (const GroupMember& m : job.members)
       pods.insert(pods.end(), static_cast<size_t>(m.pod_number), m.leaf_cell_number);
     std::sort(pods.begin(), pods.end(), std::greater<>());
-    std::vector<std::string> types;
-    if (!job.gpu_type.empty()) types.push_back(job.gpu_type);
-    for (const std::string& t : node_type_) {
-      if (job.gpu_type.empty() && std::find(types.begin(), types.end(), t) == types.end()) {
-        types.push_back(t);
-      }
+    std::vector<int32_t> types;  // the job's leaf type, or every type in node order
+    for (size_t t = 0; t < types_.size(); ++t) {
+      if (job.gpu_type.empty() || types_[t] == job.gpu_type)
+        types.push_back(static_cast<int32_t>(t));
     }
-    for (const std::string& type : types) {
+    for (int32_t type : types) {
       std::vector<int32_t> left = avail;
       nodes->clear();
       bool ok = true;
@@ -299,10 +301,10 @@ class PoolBackend : public SchedulerBackend {
         ++untaken[static_cast<size_t>(node)];
       }
     }
-    std::vector<bool> usable(avail.size());
+    std::vector<char> usable(avail.size());
     int64_t usable_gpus = 0;  // available on usable nodes
     for (size_t n = 0; n < usable.size(); ++n) {
-      usable[n] = untaken[n] == 0;
+      usable[n] = untaken[n] == 0 ? 1 : 0;
       if (usable[n]) usable_gpus += avail[n];
     }
     std::vector<int32_t> nodes;
@@ -312,7 +314,8 @@ class PoolBackend : public SchedulerBackend {
         const size_t n = static_cast<size_t>(node);
         if (healthy_[n]) avail[n] += gpus;
         if (--untaken[n] == 0) {
-          usable[n] = opened = true;
+          usable[n] = 1;
+          opened = true;
           usable_gpus += avail[n];
         }
       }
@@ -346,9 +349,10 @@ class PoolBackend : public SchedulerBackend {
   std::set<std::pair<int64_t, JobIndex>> borrowers_;    // (start sequence, job), oldest first
   std::set<JobIndex> opportunistic_;                    // running opportunistic jobs
   int64_t starts_ = 0;
-  std::vector<std::string> node_type_;  // leaf type by node index
-  std::vector<bool> healthy_;
-  mutable bool steered_ = false;  // the last request carried a suggestion
+  std::vector<std::string> types_;  // leaf types, in node order of first appearance
+  std::vector<int32_t> node_type_;  // index into types_, by node
+  std::vector<char> healthy_;       // by node (char: cheaper to index than vector<bool>)
+  mutable bool steered_ = false;    // the last request carried a suggestion
 };
 
 }  // namespace
