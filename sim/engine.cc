@@ -109,6 +109,7 @@ class Replay : public BackfillOracle {
   std::vector<int64_t> waiting_opp_;  // per VC: waiting jobs of priority -1
   std::vector<bool> dirty_;
   std::vector<int32_t> dirty_list_;
+  std::vector<int32_t> batch_;      // SchedulePasses' VCs, kept for its capacity
   std::vector<JobIndex> deferred_;  // requeued during a pass
   std::vector<JobIndex> running_;
   std::vector<int32_t> running_pos_;
@@ -443,7 +444,7 @@ TryResult Replay::TryStart(JobIndex j) {
 }
 
 absl::Status Replay::SchedulePasses() {
-  std::vector<int32_t> batch;
+  std::vector<int32_t>& batch = batch_;
   while (!dirty_list_.empty()) {
     batch.swap(dirty_list_);
     dirty_list_.clear();
@@ -585,16 +586,12 @@ absl::StatusOr<EngineResult> Replay::Run(const Trace& trace,
   const std::vector<std::string>& nodes = backend_->nodes();
   for (size_t i = 0; i < nodes.size(); ++i) node_ids.emplace(nodes[i], static_cast<int32_t>(i));
 
-  events_.Reserve(n + node_events.size() + nodes.size() + 16);
+  events_.Reserve(n, node_events.size() + nodes.size() + 16);
   for (size_t j = 0; j < n; ++j) {
     JobRecord& rec = r_.records[j];
     rec.submit = trace.jobs[j].submit_time;
     rec.remaining = trace.jobs[j].duration;
-    Event e;
-    e.time = rec.submit;
-    e.kind = EventKind::kSubmit;
-    e.job = static_cast<JobIndex>(j);
-    events_.Push(e);
+    events_.PushArrival(rec.submit, static_cast<JobIndex>(j));
   }
   for (const NodeEvent& ne : node_events) {
     // A physical node name also stands for its copies in the private clusters.

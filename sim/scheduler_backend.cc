@@ -105,23 +105,29 @@ absl::Status SchedulerBackend::AddDomain(const ClusterSpec& spec, const std::str
       if (std::find(ids.begin(), ids.end(), id) == ids.end()) ids.push_back(id);
     }
   }
-  Domain d{std::move(*s), NodeUsage(node_capacity_), std::vector<bool>(nodes_.size(), false),
-           prefix};
+  Domain d{std::move(*s),
+           NodeUsage(node_capacity_),
+           std::vector<bool>(nodes_.size(), false),
+           prefix,
+           {}};
   for (const NodeStatus& n : d.scheduler->Nodes()) {
     auto it = node_index_.find(prefix + n.name);
     if (it == node_index_.end()) {
       return absl::InternalError(absl::StrCat("node ", n.name, " is not in the full cluster"));
     }
     d.has_node[static_cast<size_t>(it->second)] = true;
+    d.global_index.emplace(n.name, it->second);
   }
   domains_.push_back(std::move(d));
   return absl::OkStatus();
 }
 
-GroupRequest SchedulerBackend::MakeRequest(const SimJob& job, const Ask& ask) const {
-  GroupRequest req;
-  req.name = std::to_string(job.index);
-  req.vc = ask.vc;
+const GroupRequest& SchedulerBackend::MakeRequest(const SimJob& job, const Ask& ask) {
+  GroupRequest& req = request_;
+  char digits[24];
+  const auto [end, ec] = std::to_chars(digits, digits + sizeof(digits), job.index);
+  req.name.assign(digits, ec == std::errc() ? end : digits);
+  req.vc.assign(ask.vc.data(), ask.vc.size());
   req.priority = ask.priority;
   req.leaf_cell_type = job.gpu_type;
   req.members = job.members;
@@ -179,7 +185,7 @@ absl::StatusOr<StartAttempt> SchedulerBackend::TryStart(const SimJob& job, bool 
 absl::Status SchedulerBackend::Attempt(const SimJob& job, bool opportunistic,
                                        StartAttempt* attempt) {
   const Ask ask = AskFor(job, opportunistic);
-  GroupRequest req = MakeRequest(job, ask);
+  const GroupRequest& req = MakeRequest(job, ask);
   Scheduler& scheduler = *domains_[static_cast<size_t>(ask.domain)].scheduler;
   ++schedule_calls_;
   const bool may_preempt = opportunistic || MayPreempt(job);
@@ -227,7 +233,7 @@ absl::Status SchedulerBackend::Attempt(const SimJob& job, bool opportunistic,
       run.domain = ask.domain;
       run.opportunistic = attempt->opportunistic;
       run.priority = ask.priority;
-      run.pending_request = std::make_unique<GroupRequest>(std::move(req));
+      run.pending_request = std::make_unique<GroupRequest>(req);
       run.pending_placement = std::make_unique<Placement>(std::move(r->placement));
       return absl::OkStatus();
     }
@@ -249,8 +255,8 @@ absl::Status SchedulerBackend::Record(const SimJob& job, const Placement& placem
   run.running = true;
   run.pods.clear();
   for (const PodPlacement& pod : placement.pods) {
-    auto it = node_index_.find(d.prefix.empty() ? pod.node : d.prefix + pod.node);
-    if (it == node_index_.end()) {
+    auto it = d.global_index.find(pod.node);
+    if (it == d.global_index.end()) {
       return absl::InternalError(absl::StrCat("placement names unknown node ", pod.node));
     }
     const int32_t gpus = static_cast<int32_t>(pod.leaf_cell_indices.size());

@@ -37,6 +37,7 @@
 
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
@@ -91,7 +92,7 @@ class SchedulerBackend : public ClusterBackend {
   // How a job is asked for in its domain.
   struct Ask {
     int32_t domain = 0;
-    std::string vc;
+    std::string_view vc;  // into storage that outlives the backend's calls (info_, a constant)
     Priority priority = 0;
   };
   SchedulerBackend(const ClusterSpec& spec, int32_t job_count);
@@ -125,6 +126,8 @@ class SchedulerBackend : public ClusterBackend {
     NodeUsage usage;
     std::vector<bool> has_node;  // by global node index
     std::string prefix;          // of its nodes' global names
+    // The scheduler's node names -> global node index (saves prefixing names per placement).
+    absl::flat_hash_map<std::string, int32_t> global_index;
   };
   // Registers a node of `gpus` under `name` (adds the GPUs when known); returns its index.
   int32_t AddNode(const std::string& name, const std::string& physical, int32_t gpus);
@@ -137,13 +140,15 @@ class SchedulerBackend : public ClusterBackend {
     std::unique_ptr<GroupRequest> pending_request;  // kPreempting until FinishPreemption
     std::unique_ptr<Placement> pending_placement;
   };
-  GroupRequest MakeRequest(const SimJob& job, const Ask& ask) const;
+  // Fills `request_` (reusing its strings' and members' capacity) for `job` asked as `ask`.
+  const GroupRequest& MakeRequest(const SimJob& job, const Ask& ask);
   // Whether a guaranteed job may preempt now (else a placement needing victims waits).
   virtual bool MayPreempt(const SimJob& /*job*/) const { return true; }
   // Schedules and, when placed, allocates. Fills `attempt`.
   absl::Status Attempt(const SimJob& job, bool opportunistic, StartAttempt* attempt);
   absl::Status Record(const SimJob& job, const Placement& placement);
 
+  GroupRequest request_;  // MakeRequest's scratch: one request at a time
   std::vector<std::string> nodes_;
   std::vector<std::string> physical_name_;  // by global node: the name its scheduler knows
   absl::flat_hash_map<std::string, int32_t> node_index_;
