@@ -77,15 +77,20 @@ absl::Status ReadInputFile(const std::string& path, InputLimit limit, std::strin
 
 std::vector<CsvField> SplitCsvLine(std::string_view line) {
   std::vector<CsvField> fields;
+  SplitCsvLine(line, &fields);
+  return fields;
+}
+
+void SplitCsvLine(std::string_view line, std::vector<CsvField>* fields) {
+  fields->clear();
   size_t start = 0;
   while (true) {
     size_t comma = line.find(',', start);
     size_t end = comma == std::string_view::npos ? line.size() : comma;
-    fields.push_back({line.substr(start, end - start), static_cast<int32_t>(start + 1)});
+    fields->push_back({line.substr(start, end - start), static_cast<int32_t>(start + 1)});
     if (comma == std::string_view::npos) break;
     start = comma + 1;
   }
-  return fields;
 }
 
 LineReader::LineReader(std::string_view text) : text_(text) {

@@ -493,34 +493,67 @@ absl::StatusOr<Summary> SummaryFromJson(const JsonValue& json) {
   return s;
 }
 
+namespace {
+
+// Appends `s` as a CSV field (quoted as CsvQuote does), without a temporary when plain.
+void AppendCsvField(std::string* out, std::string_view s) {
+  if (s.find_first_of(",\"\n") == std::string_view::npos) {
+    out->append(s);
+  } else {
+    out->append(CsvQuote(s));
+  }
+}
+
+// Appends `v` when `present`; an empty field otherwise.
+void AppendIf(std::string* out, bool present, int64_t v) {
+  if (present) absl::StrAppend(out, v);
+}
+
+}  // namespace
+
 std::string JobsCsv(const EngineResult& result, const Trace& trace,
                     const std::vector<std::string>& nodes) {
   std::string out =
       "job_id,vc,priority,gpus,pods,submit,first_start,end,queuing_delay,jct,state,"
       "preemptions,failures,gpu_hours_lost,opportunistic,nodes,reason\n";
+  // Rows are written in place (no per-row temporaries): this runs once per job.
+  out.reserve(result.jobs.size() * 96 + out.size());
   for (size_t j = 0; j < result.jobs.size(); ++j) {
     const SimJob& job = result.jobs[j];
     const JobRecord& rec = result.records[j];
     const TraceJob& t = trace.jobs[j];
-    std::string pods;
-    for (const GroupMember& m : job.members) {
-      absl::StrAppend(&pods, pods.empty() ? "" : "+", m.pod_number, "x", m.leaf_cell_number);
+    AppendCsvField(&out, t.id);
+    out += ',';
+    AppendCsvField(&out, t.vc);
+    absl::StrAppend(&out, ",", job.priority, ",", job.gpus, ",");
+    for (size_t m = 0; m < job.members.size(); ++m) {
+      absl::StrAppend(&out, m == 0 ? "" : "+", job.members[m].pod_number, "x",
+                      job.members[m].leaf_cell_number);
     }
-    std::string where;
-    for (int32_t n : rec.nodes) {
-      absl::StrAppend(&where, where.empty() ? "" : ";", nodes[static_cast<size_t>(n)]);
+    absl::StrAppend(&out, ",", rec.submit, ",");
+    AppendIf(&out, rec.first_start >= 0, rec.first_start);
+    out += ',';
+    AppendIf(&out, rec.end >= 0, rec.end);
+    out += ',';
+    AppendIf(&out, rec.first_start >= 0, rec.first_start - rec.submit);
+    out += ',';
+    AppendIf(&out, rec.end >= 0, rec.end - rec.submit);
+    absl::StrAppend(&out, ",", Av(JobStateName(rec.state)), ",", rec.preemptions, ",", rec.failures,
+                    ",");
+    const int64_t lost = rec.gpu_seconds_lost + rec.failure_gpu_seconds_lost;
+    if (lost == 0) {
+      out += "0.000";  // what FormatFixed writes for 0, without formatting
+    } else {
+      out += FormatFixed(static_cast<double>(lost) / 3600.0);
     }
-    const std::string& vc = t.vc;
-    absl::StrAppend(
-        &out, CsvQuote(t.id), ",", CsvQuote(vc), ",", job.priority, ",", job.gpus, ",", pods, ",",
-        rec.submit, ",", rec.first_start >= 0 ? absl::StrCat(rec.first_start) : "", ",",
-        rec.end >= 0 ? absl::StrCat(rec.end) : "", ",",
-        rec.first_start >= 0 ? absl::StrCat(rec.first_start - rec.submit) : "", ",",
-        rec.end >= 0 ? absl::StrCat(rec.end - rec.submit) : "", ",", Av(JobStateName(rec.state)),
-        ",", rec.preemptions, ",", rec.failures, ",",
-        FormatFixed(static_cast<double>(rec.gpu_seconds_lost + rec.failure_gpu_seconds_lost) /
-                    3600.0),
-        ",", rec.opportunistic ? 1 : 0, ",", where, ",", CsvQuote(rec.reason), "\n");
+    absl::StrAppend(&out, ",", rec.opportunistic ? 1 : 0, ",");
+    for (size_t n = 0; n < rec.nodes.size(); ++n) {
+      if (n > 0) out += ';';
+      out += nodes[static_cast<size_t>(rec.nodes[n])];
+    }
+    out += ',';
+    AppendCsvField(&out, rec.reason);
+    out += '\n';
   }
   return out;
 }

@@ -174,9 +174,16 @@ absl::StatusOr<HeaderColumns> ReadHeader(LineReader* reader, std::string_view fi
 
 // Splits a data row; records an error and returns false when it has fewer than `needed`
 // fields.
+// About the number of rows of `text`, to reserve the jobs once: its lines, but no more than
+// a valid row of at least 16 bytes allows (a file of blank lines reserves little).
+size_t EstimatedRows(std::string_view text) {
+  const size_t lines = static_cast<size_t>(std::count(text.begin(), text.end(), '\n')) + 1;
+  return std::min(lines, text.size() / 16 + 1);
+}
+
 bool SplitRow(std::string_view line, int32_t line_number, size_t needed, RowErrors* errors,
               std::vector<CsvField>* fields) {
-  *fields = SplitCsvLine(line);
+  SplitCsvLine(line, fields);
   if (fields->size() >= needed) return true;
   errors->Add(line_number, static_cast<int32_t>(line.size()) + 1,
               absl::StrCat("expected at least ", needed, " columns, found ", fields->size()));
@@ -208,10 +215,13 @@ absl::StatusOr<Trace> HivedTraceSource::Parse(std::string_view text,
   std::string_view line;
   RowErrors errors(file_name, options_.skip_bad_rows);
   absl::flat_hash_set<std::string> ids;
+  std::vector<CsvField> f;  // one row's fields; reused
+  const size_t rows = EstimatedRows(text);
+  trace.jobs.reserve(rows);
+  ids.reserve(rows);
   while (reader.Next(&line)) {
     if (IsBlank(line) || line[0] == '#') continue;
     const int32_t ln = reader.line_number();
-    std::vector<CsvField> f;
     if (!SplitRow(line, ln, needed, &errors, &f)) continue;
     const CsvField& id = f[h.index[kId]];
     const CsvField& submit = f[h.index[kSubmit]];
@@ -299,10 +309,11 @@ absl::StatusOr<Trace> PhillyTraceSource::Parse(std::string_view text,
   RowErrors errors(file_name, options_.skip_bad_rows);
   std::optional<int64_t> first_time;              // the earliest timestamp: time 0
   std::vector<std::pair<int32_t, int32_t>> rows;  // per job: line and timestamp column
+  std::vector<CsvField> f;                        // one row's fields; reused
+  trace.jobs.reserve(EstimatedRows(text));
   while (reader.Next(&line)) {
     if (IsBlank(line)) continue;
     const int32_t ln = reader.line_number();
-    std::vector<CsvField> f;
     if (!SplitRow(line, ln, needed, &errors, &f)) continue;
     const CsvField& ts = f[h.index[kTimestamp]];
     const CsvField& dur = f[h.index[kDuration]];
@@ -347,8 +358,7 @@ absl::StatusOr<Trace> PhillyTraceSource::Parse(std::string_view text,
   // Times count from the earliest submission; none may then lie beyond the time limit.
   // Rows failing this are bad rows like any other (skipped with --skip-bad-rows).
   if (first_time) {
-    std::vector<TraceJob> kept;
-    kept.reserve(trace.jobs.size());
+    size_t kept = 0;  // compacted in place
     for (size_t i = 0; i < trace.jobs.size(); ++i) {
       TraceJob& job = trace.jobs[i];
       job.submit_time -= *first_time;
@@ -358,9 +368,10 @@ absl::StatusOr<Trace> PhillyTraceSource::Parse(std::string_view text,
                                 " s) after the earliest one"));
         continue;
       }
-      kept.push_back(std::move(job));
+      if (kept != i) trace.jobs[kept] = std::move(job);
+      ++kept;
     }
-    trace.jobs = std::move(kept);
+    trace.jobs.resize(kept);
   }
   if (absl::Status s = errors.ToStatus(); !s.ok()) return s;
   trace.skipped_rows = errors.count();
