@@ -18,6 +18,7 @@
 #include <string_view>
 #include <vector>
 
+#include "absl/container/inlined_vector.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "hived/schedule_result.h"
@@ -31,7 +32,8 @@ struct SimJob {
   int32_t vc = 0;  // index of the VC in config order; -1 when unknown (rejected job)
   Priority priority = 0;
   int32_t gpus = 0;
-  std::vector<GroupMember> members;
+  // Inline up to two members (a gang of full nodes plus a remainder): no allocation per job.
+  absl::InlinedVector<GroupMember, 2> members;
   std::string gpu_type;
   // Set by the engine before each `TryStart`: the job has waited at least the policy's
   // `ReclaimAfter()`, so it may preempt borrowers (yarn-cs with its preemption monitor).

@@ -102,8 +102,7 @@ class Replay : public BackfillOracle {
   ExpSampler sampler_;
   EngineResult r_;
   EventQueue events_;
-  std::vector<uint64_t> shape_;
-  std::vector<std::string> reject_;
+  std::vector<int32_t> shape_;
   std::vector<std::unique_ptr<QueuePolicy>> queues_;
   std::vector<int64_t> waiting_;      // per VC
   std::vector<int64_t> waiting_opp_;  // per VC: waiting jobs of priority -1
@@ -322,9 +321,8 @@ void Replay::Enqueue(JobIndex j) {
   const SimJob& job = r_.jobs[static_cast<size_t>(j)];
   JobRecord& rec = r_.records[static_cast<size_t>(j)];
   rec.state = JobState::kQueued;
-  queues_[static_cast<size_t>(job.vc)]->Push({static_cast<uint64_t>(j), job.priority,
-                                              static_cast<int32_t>(shape_[static_cast<size_t>(j)]),
-                                              j});
+  queues_[static_cast<size_t>(job.vc)]->Push(
+      {static_cast<uint64_t>(j), job.priority, shape_[static_cast<size_t>(j)], j});
   ++waiting_[static_cast<size_t>(job.vc)];
   if (job.priority < 0) ++waiting_opp_[static_cast<size_t>(job.vc)];
   ChangeQueued(job, +1);
@@ -340,7 +338,8 @@ void Replay::Start(JobIndex j, bool opportunistic) {
   rec.last_start = now_;
   rec.opportunistic = opportunistic;
   ++rec.epoch;
-  rec.nodes = backend_->JobNodes(j);
+  const std::vector<int32_t> nodes = backend_->JobNodes(j);
+  rec.nodes.assign(nodes.begin(), nodes.end());
   --waiting_[static_cast<size_t>(job.vc)];
   if (job.priority < 0) --waiting_opp_[static_cast<size_t>(job.vc)];
   ChangeQueued(job, -1);
@@ -470,9 +469,9 @@ absl::Status Replay::Handle(const Event& e) {
     case EventKind::kSubmit: {
       ++submitted_;
       const size_t j = static_cast<size_t>(e.job);
-      if (!reject_[j].empty()) {
+      // A reason before the job ran: ResolveJobs found it can never run.
+      if (!r_.records[j].reason.empty()) {
         r_.records[j].state = JobState::kRejected;
-        r_.records[j].reason = reject_[j];
         return absl::OkStatus();
       }
       Enqueue(e.job);
@@ -496,7 +495,7 @@ absl::Status Replay::Handle(const Event& e) {
       if (absl::Status s = backend_->SetNodeHealthy(e.node, false); !s.ok()) return s;
       std::vector<JobIndex> killed;
       for (JobIndex j : running_) {
-        const std::vector<int32_t>& nodes = r_.records[static_cast<size_t>(j)].nodes;
+        const auto& nodes = r_.records[static_cast<size_t>(j)].nodes;
         if (std::binary_search(nodes.begin(), nodes.end(), e.node)) killed.push_back(j);
       }
       std::sort(killed.begin(), killed.end());
@@ -544,9 +543,13 @@ absl::Status Replay::Handle(const Event& e) {
 
 absl::StatusOr<EngineResult> Replay::Run(const Trace& trace,
                                          const std::vector<NodeEvent>& node_events) {
-  ResolveJobs(trace, info_, &r_.jobs, &reject_);
-  const size_t n = r_.jobs.size();
-  r_.records.resize(n);
+  const size_t n = trace.jobs.size();
+  {
+    std::vector<std::string> reject;
+    ResolveJobs(trace, info_, &r_.jobs, &reject);
+    r_.records.resize(n);
+    for (size_t j = 0; j < n; ++j) r_.records[j].reason = std::move(reject[j]);
+  }
   r_.total_gpus = backend_->total_gpus();
   r_.cluster_gpus = info_.TotalGpus();
   running_pos_.assign(n, -1);
@@ -571,14 +574,18 @@ absl::StatusOr<EngineResult> Replay::Run(const Trace& trace,
   dirty_.assign(vcs, false);
 
   // Shapes: jobs with equal members, leaf type and priority are interchangeable.
-  absl::flat_hash_map<std::string, uint64_t> shapes;
+  absl::flat_hash_map<std::string, int32_t> shapes;
   shape_.resize(n);
+  std::string key;  // reused: a new key is copied only when the shape is new
   for (size_t j = 0; j < n; ++j) {
     const SimJob& job = r_.jobs[j];
-    std::string key = absl::StrCat(job.priority, "/", job.gpu_type);
+    key.clear();
+    absl::StrAppend(&key, job.priority, "/", job.gpu_type);
     for (const GroupMember& m : job.members)
       absl::StrAppend(&key, "/", m.pod_number, "x", m.leaf_cell_number);
-    shape_[j] = shapes.try_emplace(key, shapes.size()).first->second;
+    auto it = shapes.find(key);
+    if (it == shapes.end()) it = shapes.emplace(key, static_cast<int32_t>(shapes.size())).first;
+    shape_[j] = it->second;
   }
 
   // Node names -> ids, for node events.
@@ -733,7 +740,8 @@ void ResolveJobs(const Trace& trace, const SpecInfo& info, std::vector<SimJob>* 
           reason = absl::StrCat("VC ", t.vc, " has no nodes",
                                 t.gpu_type.empty() ? "" : " of type " + t.gpu_type);
         } else {
-          job.members = SplitIntoPods(t.total_gpus, node);
+          const std::vector<GroupMember> pods = SplitIntoPods(t.total_gpus, node);
+          job.members.assign(pods.begin(), pods.end());
         }
       } else {
         job.members = {{t.pods, t.gpus_per_pod}};

@@ -262,11 +262,13 @@ Summary Summarize(const EngineResult& result, const SpecInfo& info, const RunInf
         ++gs.measured;
         const int64_t wait = rec.first_start >= 0 ? rec.first_start - rec.submit
                                                   : std::max<Time>(0, result.end - rec.submit);
-        if (rec.first_start >= 0) {
+        // Samples go to the job's own VC only; "all" gathers the VCs' samples below (measured
+        // jobs always have a VC), so each sample is stored once.
+        if (g == own && rec.first_start >= 0) {
           delays[g].push_back(wait);
           finals[g].push_back(rec.last_start - rec.submit);
           by_size[g][SizeClassOf(job.gpus)].push_back(wait);
-        } else {
+        } else if (g == own) {
           censored[g].push_back(wait);
         }
         for (size_t i = 0; i < slos; ++i) {
@@ -275,7 +277,9 @@ Summary Summarize(const EngineResult& result, const SpecInfo& info, const RunInf
           if (rec.first_start >= 0 || wait > run_info.slo_seconds[i]) ++x.jobs;
           if (met) ++x.met;
         }
-        if (rec.state == JobState::kCompleted) jcts[g].push_back(rec.end - rec.submit);
+        if (g == own && rec.state == JobState::kCompleted) {
+          jcts[g].push_back(rec.end - rec.submit);
+        }
       }
       switch (rec.state) {
         case JobState::kCompleted:
@@ -301,6 +305,27 @@ Summary Summarize(const EngineResult& result, const SpecInfo& info, const RunInf
   }
   for (size_t g = 0; g <= vcs; ++g) {
     GroupSummary& gs = groups[g];
+    if (g == vcs) {
+      // "all": every VC's samples (sorted by ComputeStats already; the order does not matter,
+      // as ComputeStats sorts). Each VC's vector is freed as it is gathered.
+      auto gather = [&](auto&& pick) {
+        std::vector<int64_t>& all = pick(vcs);
+        size_t total = all.size();
+        for (size_t v = 0; v < vcs; ++v) total += pick(v).size();
+        all.reserve(total);
+        for (size_t v = 0; v < vcs; ++v) {
+          all.insert(all.end(), pick(v).begin(), pick(v).end());
+          std::vector<int64_t>().swap(pick(v));
+        }
+      };
+      gather([&](size_t v) -> std::vector<int64_t>& { return delays[v]; });
+      gather([&](size_t v) -> std::vector<int64_t>& { return finals[v]; });
+      gather([&](size_t v) -> std::vector<int64_t>& { return censored[v]; });
+      gather([&](size_t v) -> std::vector<int64_t>& { return jcts[v]; });
+      for (size_t c = 0; c < kSizeClasses; ++c) {
+        gather([&](size_t v) -> std::vector<int64_t>& { return by_size[v][c]; });
+      }
+    }
     gs.name = g < vcs ? info.vc_name(static_cast<int32_t>(g)) : "all";
     gs.reserved_gpus = g < vcs ? info.VcReservedGpus(static_cast<int32_t>(g)) : result.total_gpus;
     gs.queuing_delay = ComputeStats(&delays[g]);

@@ -130,7 +130,7 @@ const GroupRequest& SchedulerBackend::MakeRequest(const SimJob& job, const Ask& 
   req.vc.assign(ask.vc.data(), ask.vc.size());
   req.priority = ask.priority;
   req.leaf_cell_type = job.gpu_type;
-  req.members = job.members;
+  req.members.assign(job.members.begin(), job.members.end());
   return req;
 }
 
@@ -233,8 +233,7 @@ absl::Status SchedulerBackend::Attempt(const SimJob& job, bool opportunistic,
       run.domain = ask.domain;
       run.opportunistic = attempt->opportunistic;
       run.priority = ask.priority;
-      run.pending_request = std::make_unique<GroupRequest>(req);
-      run.pending_placement = std::make_unique<Placement>(std::move(r->placement));
+      run.pending = std::make_unique<PendingStart>(PendingStart{req, std::move(r->placement)});
       return absl::OkStatus();
     }
     case Outcome::kWaiting:
@@ -281,16 +280,14 @@ absl::Status SchedulerBackend::Record(const SimJob& job, const Placement& placem
 
 absl::Status SchedulerBackend::FinishPreemption(const SimJob& job) {
   JobRun& run = jobs_[static_cast<size_t>(job.index)];
-  if (!run.pending_request) {
+  if (!run.pending) {
     return absl::FailedPreconditionError(absl::StrCat("job ", job.index, " is not preempting"));
   }
   Scheduler& scheduler = *domains_[static_cast<size_t>(run.domain)].scheduler;
-  absl::StatusOr<AllocateInfo> a = scheduler.Allocate(*run.pending_request, *run.pending_placement);
+  absl::StatusOr<AllocateInfo> a = scheduler.Allocate(run.pending->request, run.pending->placement);
   if (!a.ok()) return a.status();
-  Placement placement = std::move(*run.pending_placement);
-  run.pending_request.reset();
-  run.pending_placement.reset();
-  return Record(job, placement);
+  const std::unique_ptr<PendingStart> pending = std::move(run.pending);
+  return Record(job, pending->placement);
 }
 
 absl::Status SchedulerBackend::Release(const SimJob& job) {

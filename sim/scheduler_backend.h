@@ -41,6 +41,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/inlined_vector.h"
 #include "absl/status/statusor.h"
 #include "hived/cluster_spec.h"
 #include "hived/scheduler.h"
@@ -131,14 +132,19 @@ class SchedulerBackend : public ClusterBackend {
   };
   // Registers a node of `gpus` under `name` (adds the GPUs when known); returns its index.
   int32_t AddNode(const std::string& name, const std::string& physical, int32_t gpus);
+  // A start waiting for its victims to go (kPreempting until FinishPreemption).
+  struct PendingStart {
+    GroupRequest request;
+    Placement placement;
+  };
   struct JobRun {
     bool running = false;
     bool opportunistic = false;
     int32_t domain = 0;
-    Priority priority = 0;                          // asked for in the domain
-    std::vector<std::pair<int32_t, int32_t>> pods;  // (node, GPUs)
-    std::unique_ptr<GroupRequest> pending_request;  // kPreempting until FinishPreemption
-    std::unique_ptr<Placement> pending_placement;
+    Priority priority = 0;  // asked for in the domain
+    // (node, GPUs) per pod; inline up to two: no allocation per run.
+    absl::InlinedVector<std::pair<int32_t, int32_t>, 2> pods;
+    std::unique_ptr<PendingStart> pending;
   };
   // Fills `request_` (reusing its strings' and members' capacity) for `job` asked as `ask`.
   const GroupRequest& MakeRequest(const SimJob& job, const Ask& ask);
