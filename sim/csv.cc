@@ -152,13 +152,20 @@ std::optional<double> ParseDouble(std::string_view text) {
       return std::nullopt;
     }
   }
-  std::string copy(text);
+  // Plain digits (Philly's durations): an integer below 2^53 converts exactly, so this is
+  // the value strtod would return, without its locale and buffer work.
+  if (text.size() <= 15 && text.find_first_not_of("0123456789") == std::string_view::npos) {
+    int64_t whole = 0;
+    std::from_chars(text.data(), text.data() + text.size(), whole);
+    return static_cast<double>(whole);
+  }
+  char copy[65];  // NUL-terminated for strtod; the size was checked above
+  text.copy(copy, text.size());
+  copy[text.size()] = '\0';
   char* end = nullptr;
   errno = 0;
-  double value = std::strtod(copy.c_str(), &end);
-  if (end != copy.c_str() + copy.size() || errno != 0 || !std::isfinite(value)) {
-    return std::nullopt;
-  }
+  double value = std::strtod(copy, &end);
+  if (end != copy + text.size() || errno != 0 || !std::isfinite(value)) return std::nullopt;
   return value;
 }
 

@@ -13,11 +13,10 @@ namespace {
 
 constexpr char kSchema[] = "hived-sim.summary/1";
 
-int64_t NearestRank(const std::vector<int64_t>& sorted, double p) {
-  if (sorted.empty()) return 0;
-  size_t rank = static_cast<size_t>(std::ceil(p / 100.0 * static_cast<double>(sorted.size())));
-  rank = std::clamp<size_t>(rank, 1, sorted.size());
-  return sorted[rank - 1];
+// The 0-based index of the nearest-rank p-th percentile among `n` > 0 sorted values.
+size_t NearestRankIndex(size_t n, double p) {
+  const size_t rank = static_cast<size_t>(std::ceil(p / 100.0 * static_cast<double>(n)));
+  return std::clamp<size_t>(rank, 1, n) - 1;
 }
 
 constexpr const char* kSizeLabels[] = {"1", "2-7", "8", "9-32", ">32"};
@@ -185,16 +184,29 @@ std::string Hours(double seconds) { return FormatFixed(seconds / 3600.0, 2); }
 
 Stats ComputeStats(std::vector<int64_t>* values) {
   Stats s;
-  std::sort(values->begin(), values->end());
   s.count = static_cast<int64_t>(values->size());
   if (values->empty()) return s;
+  // Exact, so independent of the order: a long double holds integers below 2^64 exactly
+  // (x86-64), and samples are at most 100 years (~2^32 s) each.
   long double sum = 0;
   for (int64_t v : *values) sum += v;
   s.mean = static_cast<double>(sum / static_cast<long double>(values->size()));
-  s.p50 = NearestRank(*values, 50);
-  s.p95 = NearestRank(*values, 95);
-  s.p99 = NearestRank(*values, 99);
-  s.max = values->back();
+  // Selection instead of a sort, O(n): each percentile is selected among the values above
+  // the previous one (ranks ascend).
+  const size_t n = values->size();
+  const auto first = values->begin();
+  size_t from = 0;
+  auto select = [&](double p) {
+    const size_t i = NearestRankIndex(n, p);
+    std::nth_element(first + static_cast<std::ptrdiff_t>(from),
+                     first + static_cast<std::ptrdiff_t>(i), values->end());
+    from = i;
+    return (*values)[i];
+  };
+  s.p50 = select(50);
+  s.p95 = select(95);
+  s.p99 = select(99);
+  s.max = *std::max_element(first + static_cast<std::ptrdiff_t>(from), values->end());
   return s;
 }
 
@@ -306,8 +318,8 @@ Summary Summarize(const EngineResult& result, const SpecInfo& info, const RunInf
   for (size_t g = 0; g <= vcs; ++g) {
     GroupSummary& gs = groups[g];
     if (g == vcs) {
-      // "all": every VC's samples (sorted by ComputeStats already; the order does not matter,
-      // as ComputeStats sorts). Each VC's vector is freed as it is gathered.
+      // "all": every VC's samples, in any order (ComputeStats does not depend on it). Each
+      // VC's vector is freed as it is gathered.
       auto gather = [&](auto&& pick) {
         std::vector<int64_t>& all = pick(vcs);
         size_t total = all.size();
