@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <limits>
 #include <memory>
 
 #include "absl/strings/str_cat.h"
@@ -152,12 +153,17 @@ std::optional<double> ParseDouble(std::string_view text) {
       return std::nullopt;
     }
   }
-  // Plain digits (Philly's durations): an integer below 2^53 converts exactly, so this is
-  // the value strtod would return, without its locale and buffer work.
-  if (text.size() <= 15 && text.find_first_not_of("0123456789") == std::string_view::npos) {
-    int64_t whole = 0;
-    std::from_chars(text.data(), text.data() + text.size(), whole);
-    return static_cast<double>(whole);
+  // std::from_chars is correctly rounded like glibc's strtod, so where it reads the whole
+  // field to a normal number (or an exact zero) the value is strtod's, without the copy and
+  // locale work. Anything else (a leading '+', overflow, underflow, which strtod flags with
+  // ERANGE) goes to strtod as before.
+  double fast = 0;
+  const auto [fast_end, fast_ec] = std::from_chars(text.data(), text.data() + text.size(), fast);
+  if (fast_ec == std::errc() && fast_end == text.data() + text.size() && std::isfinite(fast)) {
+    const bool exact_zero =
+        fast == 0 && text.substr(0, text.find_first_of("eE")).find_first_of("123456789") ==
+                         std::string_view::npos;
+    if (exact_zero || std::fabs(fast) >= std::numeric_limits<double>::min()) return fast;
   }
   char copy[65];  // NUL-terminated for strtod; the size was checked above
   text.copy(copy, text.size());
