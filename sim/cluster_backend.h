@@ -27,6 +27,9 @@
 namespace hived::sim {
 
 // A job resolved against the config: what a backend needs to place it.
+// A run's nodes, sorted and unique; inline up to four (no allocation for most runs).
+using NodeList = absl::InlinedVector<int32_t, 4>;
+
 struct SimJob {
   JobIndex index = 0;
   int32_t vc = 0;  // index of the VC in config order; -1 when unknown (rejected job)
@@ -87,7 +90,7 @@ class ClusterBackend {
   virtual absl::Status Release(const SimJob& job) = 0;
   virtual absl::Status SetNodeHealthy(int32_t node, bool healthy) = 0;
   // Nodes a running job uses, ascending, without duplicates.
-  virtual std::vector<int32_t> JobNodes(JobIndex job) const = 0;
+  virtual NodeList JobNodes(JobIndex job) const = 0;
   // True when a release by one VC can let another VC's guaranteed job start (quota's shared
   // pool); false when guaranteed capacity is per VC (hived, private).
   virtual bool ReleaseHelpsAllVcs() const = 0;

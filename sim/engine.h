@@ -37,7 +37,6 @@
 #include <string>
 #include <vector>
 
-#include "absl/container/inlined_vector.h"
 #include "absl/status/statusor.h"
 #include "sim/cluster_backend.h"
 #include "sim/job.h"
@@ -84,14 +83,14 @@ struct JobRecord {
   Time end = -1;
   Time remaining = 0;  // seconds still to run
   int32_t preemptions = 0;
-  int32_t failures = 0;                   // killed by a node going down
-  int32_t epoch = 0;                      // starts so far
-  bool wake_pushed = false;               // a kWake event is queued for its reclaim delay
-  bool opportunistic = false;             // the current or last run was opportunistic
-  int64_t gpu_seconds_lost = 0;           // to preemptions (restart from zero)
-  int64_t failure_gpu_seconds_lost = 0;   // to node failures
-  std::string reason;                     // why rejected
-  absl::InlinedVector<int32_t, 4> nodes;  // nodes of the current or last run (inline up to 4)
+  int32_t failures = 0;                  // killed by a node going down
+  int32_t epoch = 0;                     // starts so far
+  bool wake_pushed = false;              // a kWake event is queued for its reclaim delay
+  bool opportunistic = false;            // the current or last run was opportunistic
+  int64_t gpu_seconds_lost = 0;          // to preemptions (restart from zero)
+  int64_t failure_gpu_seconds_lost = 0;  // to node failures
+  std::string reason;                    // why rejected
+  NodeList nodes;                        // nodes of the current or last run
 };
 
 struct TimelineRow {

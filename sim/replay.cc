@@ -74,8 +74,7 @@ void Replay::Start(JobIndex j, bool opportunistic) {
   rec.last_start = now_;
   rec.opportunistic = opportunistic;
   ++rec.epoch;
-  const std::vector<int32_t> nodes = backend_->JobNodes(j);
-  rec.nodes.assign(nodes.begin(), nodes.end());
+  rec.nodes = backend_->JobNodes(j);
   --waiting_[static_cast<size_t>(job.vc)];
   if (job.priority < 0) --waiting_opp_[static_cast<size_t>(job.vc)];
   ChangeQueued(job, -1);
@@ -186,6 +185,9 @@ absl::Status Replay::SchedulePasses() {
     ServeOrder(&batch);
     for (int32_t vc : batch) dirty_[static_cast<size_t>(vc)] = false;
     for (int32_t vc : batch) {
+      // A pass over an empty queue does nothing (a VC is marked on its own releases whether
+      // or not it has waiting jobs): skip it.
+      if (waiting_[static_cast<size_t>(vc)] == 0) continue;
       queues_[static_cast<size_t>(vc)]->Pass([this](JobIndex j) { return TryStart(j); });
       if (!error_.ok()) return error_;
       // Victims go back to their queues after the pass, at their original places.

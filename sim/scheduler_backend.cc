@@ -326,8 +326,8 @@ absl::Status SchedulerBackend::SetNodeHealthy(int32_t node, bool healthy) {
   return absl::OkStatus();
 }
 
-std::vector<int32_t> SchedulerBackend::JobNodes(JobIndex job) const {
-  std::vector<int32_t> out;
+NodeList SchedulerBackend::JobNodes(JobIndex job) const {
+  NodeList out;
   for (const auto& pod : jobs_[static_cast<size_t>(job)].pods) out.push_back(pod.first);
   std::sort(out.begin(), out.end());
   out.erase(std::unique(out.begin(), out.end()), out.end());

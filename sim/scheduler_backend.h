@@ -79,7 +79,7 @@ class SchedulerBackend : public ClusterBackend {
   absl::Status FinishPreemption(const SimJob& job) override;
   absl::Status Release(const SimJob& job) override;
   absl::Status SetNodeHealthy(int32_t node, bool healthy) override;
-  std::vector<int32_t> JobNodes(JobIndex job) const override;
+  NodeList JobNodes(JobIndex job) const override;
   absl::Status CheckInvariants() const override;
   const std::vector<std::string>& nodes() const override { return nodes_; }
   bool SharesIdleCells() const override { return SupportsOverflow(); }
