@@ -28,6 +28,11 @@
 // row is dropped and the sampling interval doubles, so any span costs bounded rows and time.
 // Time sums saturate at `kMaxTime` instead of overflowing.
 //
+// Cost per event: the submissions wait in a sorted lane, the event heap holds only finishes,
+// node events and wake-ups (about the running jobs); a run's nodes and a gang's members are
+// stored inline. The replay itself is sim/replay.h (event loop in sim/replay.cc, measurement
+// in sim/replay_measure.cc).
+//
 // Thread safety: not thread-safe; one engine per thread.
 #ifndef HIVED_SIM_ENGINE_H_
 #define HIVED_SIM_ENGINE_H_
