@@ -145,7 +145,7 @@ TEST_CASE("ComputeStats: nearest-rank percentiles", "[sim][unit]") {
 TEST_CASE("ComputeStats: selection gives the sorted nearest ranks on any input", "[sim][unit]") {
   // Against the definition on a sorted copy: duplicates, tiny sizes, any order.
   std::mt19937_64 gen(7);
-  for (size_t n : {1, 2, 3, 19, 20, 21, 99, 100, 101, 1000, 4097}) {
+  for (size_t n : std::vector<size_t>{1, 2, 3, 19, 20, 21, 99, 100, 101, 1000, 4097}) {
     std::vector<int64_t> v(n);
     for (int64_t& x : v) x = static_cast<int64_t>(gen() % (n < 50 ? 5 : 100000));
     std::vector<int64_t> sorted = v;
