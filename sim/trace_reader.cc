@@ -175,10 +175,11 @@ absl::StatusOr<HeaderColumns> ReadHeader(LineReader* reader, std::string_view fi
 // Splits a data row; records an error and returns false when it has fewer than `needed`
 // fields.
 // About the number of rows of `text`, to reserve the jobs once: its lines, but no more than
-// a valid row of at least 16 bytes allows (a file of blank lines reserves little).
+// rows of at least 16 bytes allow (a file of blank lines reserves little), and at most 2^20
+// (beyond that, the vector grows as rows come).
 size_t EstimatedRows(std::string_view text) {
   const size_t lines = static_cast<size_t>(std::count(text.begin(), text.end(), '\n')) + 1;
-  return std::min(lines, text.size() / 16 + 1);
+  return std::min({lines, text.size() / 16 + 1, size_t{1} << 20});
 }
 
 bool SplitRow(std::string_view line, int32_t line_number, size_t needed, RowErrors* errors,
