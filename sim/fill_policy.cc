@@ -6,6 +6,8 @@
 #include <limits>
 #include <utility>
 
+#include "sim/fill_hived.h"
+
 namespace hived::sim {
 namespace {
 
@@ -291,6 +293,8 @@ std::optional<FillPolicyKind> ParseFillPolicy(std::string_view name) {
 
 std::string_view FillPolicyName(FillPolicyKind kind) {
   switch (kind) {
+    case FillPolicyKind::kHived:
+      return "hived";
     case FillPolicyKind::kBestFit:
       return "best-fit";
     case FillPolicyKind::kGpuPacking:
@@ -312,6 +316,9 @@ std::string_view FillPolicyName(FillPolicyKind kind) {
 std::unique_ptr<FillPolicy> MakeFillPolicy(FillPolicyKind kind, FillPolicyContext context,
                                            int32_t node_count) {
   switch (kind) {
+    case FillPolicyKind::kHived:
+      return MakeHivedFillPolicy(*context.workload, context.typical_coverage, context.model_count,
+                                 context.shape_count, node_count);
     case FillPolicyKind::kBestFit:
       return std::make_unique<BestFitPolicy>();
     case FillPolicyKind::kGpuPacking:

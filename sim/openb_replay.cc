@@ -40,7 +40,10 @@ class Replay {
         frag_(TypicalPods(pods_, options.typical_coverage),
               static_cast<int32_t>(nodes.models.size())),
         rng_(options.seed),
-        policy_(MakeFillPolicy(options.policy, {&rng_, &frag_, shapes_}, cluster_.node_count())),
+        policy_(MakeFillPolicy(options.policy,
+                               {&rng_, &frag_, shapes_, &pods_, options.typical_coverage,
+                                static_cast<int32_t>(nodes.models.size())},
+                               cluster_.node_count())),
         placement_(pods_.size()),
         node_frag_(static_cast<size_t>(cluster_.node_count())),
         step_(options.sample_seconds) {
@@ -255,15 +258,16 @@ int OpenbReplayCommand(int argc, char** argv) {
       "--nodes NODES.csv --pods PODS.csv [--policy P] [--seed S] --out DIR",
       "Replays an openb pod list in time: pods arrive at their creation time, run as long\n"
       "as they ran in the trace and leave; a pod that fits nowhere waits (a Pending pod\n"
-      "until its deletion). Placement by a fill policy (default fgd). Writes\n"
+      "until its deletion). Placement by a fill policy (default hived). Writes\n"
       "DIR/summary.json and DIR/timeline.csv (hourly allocation ratio, fragmentation,\n"
       "running and waiting pods).");
-  std::string nodes_path, pods_path, policy_name = "fgd", out_dir;
+  std::string nodes_path, pods_path, policy_name = "hived", out_dir;
   int64_t seed = 42, step = 3600;
   p.String("nodes", &nodes_path, "PATH", "openb node list");
   p.String("pods", &pods_path, "PATH", "openb pod list with times (11 columns)");
   p.String("policy", &policy_name, "P",
-           "fgd (default), fgd-exact, best-fit, gpu-packing, gpu-clustering, dot-product, random");
+           "hived (default), fgd, fgd-exact, best-fit, gpu-packing, gpu-clustering, dot-product, "
+           "random");
   p.Int("seed", &seed, "seed of the random policy (default 42)");
   p.Int("sample-seconds", &step, "timeline step in seconds (default 3600)");
   bool skip_bad_rows = false;

@@ -32,7 +32,7 @@
 namespace hived::sim {
 
 struct OpenbReplayOptions {
-  FillPolicyKind policy = FillPolicyKind::kFgd;
+  FillPolicyKind policy = FillPolicyKind::kHived;
   uint64_t seed = 42;              // for `random`
   double typical_coverage = 0.95;  // FGD's typical pods, from the whole pod list
   int64_t sample_seconds = 3600;   // timeline step

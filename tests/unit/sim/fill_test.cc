@@ -407,8 +407,8 @@ TEST_CASE("hived-sim fill: writes summary.json and curve.csv, and bad input exit
 
   const std::string out = (dir / "bad").string();
   CHECK(Fill({"--nodes", nodes, "--pods", pods, "--format", "philly", "--out", out}) == kExitUsage);
-  CHECK(Fill({"--nodes", nodes, "--pods", pods, "--format", "openb", "--policy", "hived", "--out",
-              out}) == kExitUsage);
+  CHECK(Fill({"--nodes", nodes, "--pods", pods, "--format", "openb", "--policy", "first-fit",
+              "--out", out}) == kExitUsage);
   CHECK(Fill({"--nodes", nodes, "--pods", pods, "--format", "openb", "--seeds", "9..3", "--out",
               out}) == kExitUsage);
   CHECK(Fill({"--nodes", nodes, "--pods", pods, "--format", "openb", "--seed", "1", "--seeds",
