@@ -33,6 +33,7 @@ add_library(hived_simlib STATIC
   ${CMAKE_CURRENT_LIST_DIR}/quota_backend.cc
   ${CMAKE_CURRENT_LIST_DIR}/run_options.cc
   ${CMAKE_CURRENT_LIST_DIR}/scheduler_backend.cc
+  ${CMAKE_CURRENT_LIST_DIR}/sharing_model.cc
   ${CMAKE_CURRENT_LIST_DIR}/spec_edit.cc
   ${CMAKE_CURRENT_LIST_DIR}/spec_info.cc
   ${CMAKE_CURRENT_LIST_DIR}/sweep.cc
