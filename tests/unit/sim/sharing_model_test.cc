@@ -2,12 +2,20 @@
 // hand, and the replay's progress under them (two pods on one GPU, a neighbour leaving).
 #include "sim/sharing_model.h"
 
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
 #include <string>
 #include <vector>
 
 #include "sim/fill_cluster.h"
+#include "sim/flags.h"
 #include "sim/openb_replay.h"
 #include "support/catch.h"
+#include "unit/sim/sim_test_util.h"
 
 namespace hived::sim {
 namespace {
@@ -187,6 +195,55 @@ TEST_CASE("ReplayOpenb --sharing: a neighbour arriving mid-run slows a running p
   CHECK(p.runs[1].slowdown == 0);  // Pending: not measured
   CHECK(p.runs[0].end == 105);
   CHECK(p.slowdown_pods == 1);
+}
+
+// Runs `hived-sim openb-replay ARGS...`; returns the exit code.
+int ReplayCommand(std::vector<std::string> args) {
+  args.insert(args.begin(), "openb-replay");
+  std::vector<char*> argv;
+  for (std::string& a : args) argv.push_back(a.data());
+  return OpenbReplayCommand(static_cast<int>(argv.size()), argv.data());
+}
+
+TEST_CASE(
+    "hived-sim openb-replay --sharing: writes the sharing figures and pods.csv; bad "
+    "parameters exit with usage",
+    "[sim][sharing][unit]") {
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / ("hived_sharing_test_" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  const std::string nodes = testing::TestPath("openb/nodes.csv");
+  const std::string pods = testing::TestPath("openb/pods.csv");
+  REQUIRE(ReplayCommand({"--nodes", nodes, "--pods", pods, "--sharing", "time-slice", "--quantum",
+                         "10", "--out", (dir / "ok").string()}) == kExitOk);
+  std::ifstream in(dir / "ok" / "summary.json");
+  std::stringstream text;
+  text << in.rdbuf();
+  const nlohmann::json summary = nlohmann::json::parse(text.str());
+  CHECK(summary["policy"] == "hived");
+  CHECK(summary["sharing"]["mode"] == "time-slice");
+  CHECK(summary["sharing"]["quantum_s"] == 10.0);
+  CHECK(summary["sharing"]["slowdown"]["mean"].get<double>() >= 1.0);
+  CHECK(summary["sharing"]["gpu_sharing_degree"]["max"].get<int>() >= 1);
+  std::ifstream csv(dir / "ok" / "pods.csv");
+  std::string header;
+  std::getline(csv, header);
+  CHECK(header == "name,placed,node,start,end,wait,work,runtime,slowdown,max_sharing_degree");
+
+  const std::string out = (dir / "bad").string();
+  for (const std::vector<std::string>& bad : {std::vector<std::string>{"--sharing", "gang"},
+                                              {"--sharing", "time-slice", "--switch-cost", "30"},
+                                              {"--quantum", "0"},
+                                              {"--uvm-slowdown", "1"},
+                                              {"--mps-interference", "-1"},
+                                              {"--tgs-production-slowdown", "nan"}}) {
+    std::vector<std::string> args = {"--nodes", nodes, "--pods", pods, "--out", out};
+    args.insert(args.end(), bad.begin(), bad.end());
+    INFO(bad[0]);
+    CHECK(ReplayCommand(args) == kExitUsage);
+  }
+  CHECK_FALSE(std::filesystem::exists(out));
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace
