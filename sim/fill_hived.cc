@@ -169,39 +169,23 @@ class HivedPolicy : public FillPolicy {
   Entry Score(const FillCluster& c, int32_t n, const FillPod& pod) {
     const FillCluster::Node& nd = c.node(n);
     const double before = StrandedBefore(c, n);
-    std::array<int32_t, kMaxGpusPerNode> after{};
-    std::copy(c.gpu_left(n), c.gpu_left(n) + nd.gpus, after.begin());
     const int64_t cpu_after = nd.cpu_left - pod.cpu_milli;
     const int64_t memory_after = nd.memory_left - pod.memory_mib;
-    auto change = [&] {
-      return measure_.Of(nd.model, cpu_after, memory_after, after.data(), nd.gpus) - before;
-    };
     Entry e;
-    if (!pod.IsSharing()) {
-      e.gpus = pod.num_gpu == 0 ? 0 : c.FirstFreeGpus(n, pod);
-      for (int32_t i = 0; i < nd.gpus; ++i) {
-        if (e.gpus >> i & 1U) after[static_cast<size_t>(i)] -= pod.gpu_milli;
-      }
-      e.change = change();
-      return e;
-    }
     e.change = std::numeric_limits<double>::infinity();
-    int32_t tightest = kMilliPerGpu + 1;
-    for (int32_t i = 0; i < nd.gpus; ++i) {
-      const int32_t left = after[static_cast<size_t>(i)];
-      if (left < pod.gpu_milli) continue;
-      bool tried = false;  // an earlier GPU with the same free milli scores the same
-      for (int32_t j = 0; j < i && !tried; ++j) tried = c.gpu_left(n)[j] == left;
-      if (tried) continue;
-      after[static_cast<size_t>(i)] = left - pod.gpu_milli;
-      const double s = change();
-      after[static_cast<size_t>(i)] = left;
+    int32_t tightest = kMilliPerGpu + 1;  // free milli left on the chosen GPU (sharing pods)
+    c.ForEachGpuChoice(n, pod, [&](uint64_t gpus, const int32_t* after) {
+      const double s = measure_.Of(nd.model, cpu_after, memory_after, after, nd.gpus) - before;
+      int32_t left = 0;
+      for (int32_t i = 0; i < nd.gpus && pod.IsSharing(); ++i) {
+        if (gpus >> i & 1U) left = after[i];
+      }
       if (s < e.change || (s == e.change && left < tightest)) {
         e.change = s;
-        e.gpus = uint64_t{1} << i;
+        e.gpus = gpus;
         tightest = left;
       }
-    }
+    });
     return e;
   }
 

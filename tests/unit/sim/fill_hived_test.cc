@@ -1,5 +1,6 @@
 // hived's own placement of GPU shares in the fill model (sim/fill_hived.h): the stranded
-// measure by hand, the choices where it differs from FGD, and the openb default trace.
+// measure by hand (its bounds: fill_test.cc), the choices where it differs from FGD, and the openb
+// default trace.
 #include "sim/fill_hived.h"
 
 #include <memory>
@@ -18,22 +19,10 @@
 namespace hived::sim {
 namespace {
 
-OpenbNodeList Nodes(const std::string& rows) {
-  absl::StatusOr<OpenbNodeList> nodes =
-      ParseOpenbNodes("sn,cpu_milli,memory_mib,gpu,model\n" + rows, "nodes.csv");
-  INFO(nodes.status().ToString());
-  REQUIRE(nodes.ok());
-  return *nodes;
-}
+OpenbNodeList Nodes(const std::string& rows) { return testing::MakeOpenbNodes(rows); }
 
 FillPod Pod(int64_t cpu, int32_t num_gpu, int32_t milli, int64_t memory = 0) {
-  FillPod p;
-  p.cpu_milli = cpu;
-  p.memory_mib = memory;
-  p.num_gpu = num_gpu;
-  p.gpu_milli = milli;
-  p.model_mask = ~uint64_t{0};
-  return p;
+  return testing::MakeFillPod(cpu, num_gpu, milli, memory);
 }
 
 // The choice of `kind` for `pod` on `c`, with `workload` as the pods that arrive (hived's
@@ -81,40 +70,6 @@ TEST_CASE("StrandedMeasure: a hand-computed node", "[sim][fill][hived][unit]") {
   // A workload without GPU demand has no resource part.
   const StrandedMeasure cpu_only({Pod(4000, 0, 0, 4000)}, 1.0, 1);
   CHECK(cpu_only.Of(0, 0, 0, gpus, 4) == 0);
-}
-
-TEST_CASE("StrandedMeasure: each part stays within the node's free milli",
-          "[sim][fill][hived][unit]") {
-  std::mt19937_64 rng(static_cast<uint64_t>(GENERATE(1, 2, 3)));
-  const int32_t shares[] = {0, 50, 230, 470, 810, 1000};
-  std::vector<FillPod> workload;
-  for (int i = 0; i < 300; ++i) {
-    const int32_t share = shares[UniformIndex(rng, 6)];
-    const int32_t count =
-        share == 1000 ? static_cast<int32_t>(1 + UniformIndex(rng, 4)) : share > 0;
-    FillPod p = Pod(static_cast<int64_t>(UniformIndex(rng, 16)) * 1000, count, share,
-                    static_cast<int64_t>(UniformIndex(rng, 64)) * 1024);
-    p.model_mask = UniformIndex(rng, 3) == 0 ? 0b01 : ~uint64_t{0};
-    workload.push_back(p);
-  }
-  const StrandedMeasure m(workload, 0.95, 2);
-  for (int i = 0; i < 500; ++i) {
-    int32_t gpus[8];
-    int64_t free = 0;
-    for (int32_t& g : gpus) {
-      g = static_cast<int32_t>(UniformIndex(rng, 1001));
-      free += g;
-    }
-    const int32_t model = static_cast<int32_t>(UniformIndex(rng, 2));
-    const int64_t cpu = static_cast<int64_t>(UniformIndex(rng, 20)) * 1000;
-    const int64_t memory = static_cast<int64_t>(UniformIndex(rng, 256)) * 1024;
-    const double shape = m.ShapePart(model, cpu, memory, gpus, 8);
-    const double all = m.Of(model, cpu, memory, gpus, 8);
-    REQUIRE(shape >= -1e-9);
-    REQUIRE(shape <= static_cast<double>(free) + 1e-6);
-    REQUIRE(all - shape >= -1e-9);
-    REQUIRE(all - shape <= static_cast<double>(free) + 1e-6);
-  }
 }
 
 TEST_CASE("hived: a GPU-heavy pod goes where CPU would strand GPUs, where FGD sees a tie",

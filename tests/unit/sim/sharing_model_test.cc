@@ -15,6 +15,7 @@
 #include "sim/flags.h"
 #include "sim/openb_replay.h"
 #include "support/catch.h"
+#include "unit/sim/openb_test_util.h"
 #include "unit/sim/sim_test_util.h"
 
 namespace hived::sim {
@@ -92,26 +93,11 @@ TEST_CASE("SharingRequestMilli and the parameters' ranges", "[sim][sharing][unit
   CHECK_FALSE(ParseSharingMode("gang").has_value());
 }
 
-constexpr char kPodHeader[] =
-    "name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,creation_time,"
-    "deletion_time,scheduled_time\n";
-
 // Replays `rows` on one node with one GPU under `mode`.
 OpenbReplayResult Replay(const std::string& rows, SharingMode mode) {
-  absl::StatusOr<OpenbNodeList> nodes =
-      ParseOpenbNodes("sn,cpu_milli,memory_mib,gpu,model\nn,8000,1000,1,T4\n", "nodes.csv");
-  REQUIRE(nodes.ok());
-  absl::StatusOr<OpenbPodList> list = ParseOpenbPods(kPodHeader + rows, "pods.csv");
-  INFO(list.status().ToString());
-  REQUIRE(list.ok());
-  absl::StatusOr<std::vector<FillPod>> pods = MakeFillPods(*list, *nodes);
-  REQUIRE(pods.ok());
   OpenbReplayOptions options;
   options.sharing = mode;
-  absl::StatusOr<OpenbReplayResult> r = ReplayOpenb(*nodes, *list, *pods, options);
-  INFO(r.status().ToString());
-  REQUIRE(r.ok());
-  return *r;
+  return testing::ReplayOnOneGpu(rows, options);
 }
 
 TEST_CASE("ReplayOpenb --sharing: two pods on one GPU, a neighbour leaving mid-run",
