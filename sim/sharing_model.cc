@@ -13,16 +13,16 @@ constexpr int32_t kMilli = 1000;
 // Max-min fair shares of `capacity` for the demands of `tenants[idx]`: each gets its demand
 // if the ones smaller than it leave room, else an equal split of what is left. Writes
 // min(1, share / demand) to `speeds[idx]`.
-void WaterFill(const std::vector<GpuTenant>& tenants, std::vector<int32_t> idx, double capacity,
+void WaterFill(const std::vector<GpuTenant>& tenants, std::vector<size_t> idx, double capacity,
                std::vector<double>* speeds) {
   std::stable_sort(idx.begin(), idx.end(),
-                   [&](int32_t a, int32_t b) { return tenants[a].demand < tenants[b].demand; });
+                   [&](size_t a, size_t b) { return tenants[a].demand < tenants[b].demand; });
   double left = std::max(capacity, 0.0);
   for (size_t k = 0; k < idx.size(); ++k) {
-    const double demand = tenants[static_cast<size_t>(idx[k])].demand;
+    const double demand = tenants[idx[k]].demand;
     const double share = std::min(demand, left / static_cast<double>(idx.size() - k));
     left -= share;
-    (*speeds)[static_cast<size_t>(idx[k])] = std::min(1.0, share / demand);
+    (*speeds)[idx[k]] = std::min(1.0, share / demand);
   }
 }
 
@@ -82,8 +82,8 @@ void SharingRates(SharingMode mode, const SharingParams& params,
                   const std::vector<GpuTenant>& tenants, std::vector<double>* speeds) {
   const size_t n = tenants.size();
   speeds->assign(n, 1.0);
-  std::vector<int32_t> all(n);
-  std::iota(all.begin(), all.end(), 0);
+  std::vector<size_t> all(n);
+  std::iota(all.begin(), all.end(), size_t{0});
   switch (mode) {
     case SharingMode::kIdeal:
     case SharingMode::kExclusive:
@@ -104,11 +104,11 @@ void SharingRates(SharingMode mode, const SharingParams& params,
       return;
     }
     case SharingMode::kTgs: {
-      std::vector<int32_t> opportunistic;
+      std::vector<size_t> opportunistic;
       double production = 0;
       for (size_t i = 0; i < n; ++i) {
         if (tenants[i].opportunistic) {
-          opportunistic.push_back(static_cast<int32_t>(i));
+          opportunistic.push_back(i);
         } else {
           production += tenants[i].demand;
         }
