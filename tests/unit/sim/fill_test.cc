@@ -114,7 +114,7 @@ TEST_CASE("FragMeasure: a hand-computed node", "[sim][fill][unit]") {
 }
 
 TEST_CASE(
-    "FragMeasure and StrandedMeasure: weights sum to 1; each part of a node's measure stays "
+    "FragMeasure and StrandedMeasure: weights sum to 1, and each part of a node's measure stays "
     "within its free milli",
     "[sim][fill][unit]") {
   std::mt19937_64 rng(static_cast<uint64_t>(GENERATE(1, 2, 3, 4, 5)));

@@ -192,7 +192,7 @@ int ReplayCommand(std::vector<std::string> args) {
 }
 
 TEST_CASE(
-    "hived-sim openb-replay --sharing: writes the sharing figures and pods.csv; bad "
+    "hived-sim openb-replay --sharing: writes the sharing figures and pods.csv, and bad "
     "parameters exit with usage",
     "[sim][sharing][unit]") {
   const std::filesystem::path dir =
