@@ -183,6 +183,51 @@ TEST_CASE("ReplayOpenb --sharing: a neighbour arriving mid-run slows a running p
   CHECK(p.slowdown_pods == 1);
 }
 
+TEST_CASE("ReplayOpenb --sharing: the default openb pod list under every mode",
+          "[sim][sharing][unit]") {
+  const std::optional<FillInputs> in = testing::LoadPublishedOpenb("default");
+  if (!in) return;
+  for (SharingMode mode : kAllSharingModes) {
+    INFO(SharingModeName(mode));
+    OpenbReplayOptions options;
+    options.sharing = mode;
+    absl::StatusOr<OpenbReplayResult> r = ReplayOpenb(in->nodes, in->pods, in->fill_pods, options);
+    REQUIRE(r.ok());
+    CHECK(r->placed + r->never_placed == 8152);
+    CHECK(r->slowdown_pods > 6000);
+    CHECK(r->mean_slowdown >= 1.0);
+    CHECK(r->mean_degree >= 1.0);
+    int64_t measured = 0;
+    for (size_t i = 0; i < r->runs.size(); ++i) {
+      const OpenbPodRun& run = r->runs[i];
+      if (run.slowdown > 0) {
+        ++measured;
+        REQUIRE(run.slowdown >= 1.0);  // a pod never runs faster than its trace runtime
+        REQUIRE(run.max_degree >= (in->fill_pods[i].num_gpu > 0 ? 1 : 0));
+      }
+    }
+    CHECK(measured >= r->slowdown_pods);  // CPU-only pods are measured but not summarised
+    switch (mode) {
+      case SharingMode::kIdeal:
+      case SharingMode::kMig:
+        CHECK(r->max_slowdown == 1.0);
+        break;
+      case SharingMode::kExclusive:
+        CHECK(r->max_slowdown == 1.0);
+        CHECK(r->max_degree == 1);
+        break;
+      case SharingMode::kTimeSlice:  // every GPU pod pays for unified memory
+        CHECK(r->slowed_pods == r->slowdown_pods);
+        break;
+      case SharingMode::kMps:
+      case SharingMode::kTgs:
+        CHECK(r->slowed_pods > 0);
+        CHECK(r->slowed_pods < r->slowdown_pods);
+        break;
+    }
+  }
+}
+
 // Runs `hived-sim openb-replay ARGS...`; returns the exit code.
 int ReplayCommand(std::vector<std::string> args) {
   args.insert(args.begin(), "openb-replay");
