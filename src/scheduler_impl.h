@@ -106,6 +106,14 @@ class SchedulerImpl {
   std::vector<VcUsage> VcUsages() const;
   std::vector<ChainLevelCapacity> Capacity() const;
   std::vector<NodeStatus> Nodes() const;
+  PhysicalClusterTable PhysicalClusterAsTable() const;
+  absl::StatusOr<std::vector<NodeStatus>> GetNode(std::string_view node) const;
+  absl::StatusOr<std::vector<PhysicalCellStatus>> PhysicalNode(std::string_view node) const;
+  absl::StatusOr<std::vector<PhysicalCellStatus>> PhysicalChain(std::string_view chain) const;
+  std::vector<ChainSummary> ChainSummaries() const;
+  absl::StatusOr<ChainSummary> GetChainSummary(std::string_view chain) const;
+  std::vector<VcSummary> VcSummaries() const;
+  absl::StatusOr<std::vector<VcSummary>> GetVcSummary(std::string_view vc) const;
   const ClusterSpec& spec() const { return spec_; }
   absl::Status CheckInvariants() const;
 
@@ -263,6 +271,29 @@ class SchedulerImpl {
   CellState VState(VCellId v) const;
   PhysicalCellStatus PStatus(CellId c) const;
   VirtualCellStatus VStatus(VCellId v) const;
+  // Fill `s` for a cell at `address`; the parent's bound cell and its address let the
+  // bound cell's address be extended instead of rebuilt (Nil / "" when none).
+  void FillPStatus(CellId c, std::string address, VCellId parent_v, const std::string& parent_vaddr,
+                   PhysicalCellStatus* s) const;
+  void FillVStatus(VCellId v, std::string address, CellId parent_p, const std::string& parent_paddr,
+                   VirtualCellStatus* s) const;
+  NodeStatus NStatus(NodeId n, CellId node_cell) const;
+  // Appends cell `c` and its subtree to `t`; `default_index` is c's default address index.
+  void AppendPRows(CellId c, int32_t parent_row, int64_t default_index,
+                   const std::vector<uint8_t>& explicit_levels, PhysicalClusterTable* t) const;
+  absl::StatusOr<NodeId> FindNodeOrError(std::string_view node) const;
+  absl::StatusOr<ChainId> FindChainOrError(std::string_view chain) const;
+  // Summaries (scheduler_views.cc): counts from the groups, [chain] and [vc * chains + chain].
+  struct GroupTally {
+    std::vector<int32_t> reserved_free;
+    std::vector<int32_t> vc_reserved;
+    std::vector<int32_t> vc_opportunistic;
+  };
+  GroupTally TallyGroups() const;
+  ChainSummary ChainSummaryOf(ChainId ch, const GroupTally& tally) const;
+  std::vector<int32_t> VcBadLeaves() const;  // [vc * chains + chain]
+  void AppendVcSummaries(size_t vc, const GroupTally& tally, const std::vector<int32_t>& bad,
+                         std::vector<VcSummary>* out) const;
   GroupStatus GStatus(const Group& g) const;
   const cellalloc::PriorityUsage& Usage(const View& v) const {
     return v.physical ? pusage_ : vusage_;
