@@ -94,7 +94,8 @@ bool BuddyPlanner::Match(int32_t node, CellId p) {
   Take(p);
   nd.cell = p;
   if (!nd.children.empty()) {
-    const absl::InlinedVector<int32_t, 4> kids(nd.children.begin(), nd.children.end());
+    // `nodes_` does not grow while placing, so the span stays valid through the recursion.
+    const absl::Span<const int32_t> kids(nd.children);
     const bool ok = kids.size() == 1 ? MatchOne(kids[0], p) : PlaceUnder(p, kids);
     if (!ok) {
       nodes_[static_cast<size_t>(node)].cell = CellId::Nil();

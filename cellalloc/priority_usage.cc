@@ -111,56 +111,14 @@ void PriorityUsage::SetLeafPriority(CellId leaf, Priority priority) {
   }
 }
 
-template <typename Fn>
-void PriorityUsage::ForEachEntry(CellId c, Fn&& fn) const {
-  const CellUsage& u = cells_[c.value()];
-  if (u.top_count == 0 || !fn(u.top, u.top_count) || u.rest == kNoRest) return;
+int32_t PriorityUsage::UsedBetweenSlow(const CellUsage& u, Priority lo, Priority hi) const {
+  int32_t sum = u.top >= lo && u.top <= hi ? u.top_count : 0;
   for (const Entry& e : rest_[u.rest]) {
-    if (!fn(e.priority, e.count)) return;
+    if (e.priority < lo) break;
+    if (e.priority <= hi) sum += e.count;
   }
-}
-
-Priority PriorityUsage::LeafPriority(CellId leaf) const { return MaxPriority(leaf); }
-
-int32_t PriorityUsage::UsedAt(CellId c, Priority p) const {
-  int32_t at = 0;
-  ForEachEntry(c, [&](Priority q, int32_t count) {
-    if (q == p) at = count;
-    return q > p;
-  });
-  return at;
-}
-
-int32_t PriorityUsage::UsedAbove(CellId c, Priority p) const {
-  int32_t sum = 0;
-  ForEachEntry(c, [&](Priority q, int32_t count) {
-    if (q <= p) return false;
-    sum += count;
-    return true;
-  });
   return sum;
 }
-
-int32_t PriorityUsage::UsedAtOrAbove(CellId c, Priority p) const {
-  int32_t sum = 0;
-  ForEachEntry(c, [&](Priority q, int32_t count) {
-    if (q < p) return false;
-    sum += count;
-    return true;
-  });
-  return sum;
-}
-
-int32_t PriorityUsage::FreeLeavesFor(CellId c, Priority p) const {
-  return leaf_counts_[c.value()] - UsedAtOrAbove(c, p);
-}
-
-Priority PriorityUsage::MaxPriority(CellId c) const {
-  const CellUsage& u = cells_[c.value()];
-  return u.top_count == 0 ? kFreePriority : u.top;
-}
-
-int32_t PriorityUsage::leaf_count(CellId c) const { return leaf_counts_[c.value()]; }
 
 absl::Status PriorityUsage::CheckInvariants() const {
   const size_t n = parents_.size();

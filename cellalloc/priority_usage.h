@@ -29,6 +29,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <vector>
 
 #include "absl/container/inlined_vector.h"
@@ -54,19 +55,28 @@ class PriorityUsage {
   // Sets the priority a leaf is used at; kFreePriority frees it. Updates every ancestor.
   // Cost O(levels x distinct priorities in the path). REQUIRES: `leaf` is a leaf.
   void SetLeafPriority(CellId leaf, Priority priority);
-  Priority LeafPriority(CellId leaf) const;
+  Priority LeafPriority(CellId leaf) const { return MaxPriority(leaf); }
 
-  int32_t UsedAt(CellId c, Priority p) const;         // leaves used at exactly p
-  int32_t UsedAbove(CellId c, Priority p) const;      // leaves used at priorities > p
-  int32_t UsedAtOrAbove(CellId c, Priority p) const;  // leaves used at priorities >= p
-  int32_t UsedTotal(CellId c) const {                 // leaves used at any priority, O(1)
+  // Leaves used at exactly p, at priorities > p, at priorities >= p. O(1) for a cell that
+  // sees one priority, else O(distinct priorities).
+  int32_t UsedAt(CellId c, Priority p) const { return UsedBetween(c, p, p); }
+  int32_t UsedAbove(CellId c, Priority p) const {
+    return p == kMaxPriority ? 0 : UsedBetween(c, p + 1, kMaxPriority);
+  }
+  int32_t UsedAtOrAbove(CellId c, Priority p) const { return UsedBetween(c, p, kMaxPriority); }
+  int32_t UsedTotal(CellId c) const {  // leaves used at any priority, O(1)
     return cells_[c.value()].total;
   }
   // Leaves a request of priority p may take: free ones plus those used below p.
-  int32_t FreeLeavesFor(CellId c, Priority p) const;
+  int32_t FreeLeavesFor(CellId c, Priority p) const {
+    return leaf_counts_[c.value()] - UsedAtOrAbove(c, p);
+  }
   // Highest priority used in c's subtree; kFreePriority when nothing is used.
-  Priority MaxPriority(CellId c) const;
-  int32_t leaf_count(CellId c) const;
+  Priority MaxPriority(CellId c) const {
+    const CellUsage& u = cells_[c.value()];
+    return u.top_count == 0 ? kFreePriority : u.top;
+  }
+  int32_t leaf_count(CellId c) const { return leaf_counts_[c.value()]; }
 
   absl::Status CheckInvariants() const;
 
@@ -98,10 +108,14 @@ class PriorityUsage {
   void ReleaseRest(CellUsage& u);
   // The cell's (priority, count) list, highest first.
   Entries ListOf(const CellUsage& u) const;
-  // Calls fn(priority, count) for each priority used in c's subtree, highest first; stops
-  // when fn returns false.
-  template <typename Fn>
-  void ForEachEntry(CellId c, Fn&& fn) const;
+  static constexpr Priority kMaxPriority = std::numeric_limits<Priority>::max();
+  // Leaves of c used at priorities lo..hi (inclusive); the side list only when c has one.
+  int32_t UsedBetween(CellId c, Priority lo, Priority hi) const {
+    const CellUsage& u = cells_[c.value()];
+    if (u.rest == kNoRest) return u.top >= lo && u.top <= hi ? u.top_count : 0;
+    return UsedBetweenSlow(u, lo, hi);
+  }
+  int32_t UsedBetweenSlow(const CellUsage& u, Priority lo, Priority hi) const;
 
   std::vector<CellId> parents_;
   std::vector<int32_t> leaf_counts_;
