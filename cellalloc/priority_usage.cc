@@ -31,19 +31,25 @@ PriorityUsage PriorityUsage::ForForest(const CellForest& forest) {
   return PriorityUsage(std::move(parents), std::move(leaf_counts));
 }
 
-inline void PriorityUsage::Add(CellUsage& u, Priority p, int32_t delta) {
-  u.total += delta;
-  // The highest priority's count changes and stays positive, or it is the only priority.
-  if (u.top_count != 0 && u.top == p && (u.top_count + delta > 0 || u.rest == kNoRest)) {
-    u.top_count += delta;
-    return;
-  }
-  if (u.top_count == 0) {  // nothing used yet (so no side list): delta > 0
+inline void PriorityUsage::Increment(CellUsage& u, Priority p) {
+  ++u.total;
+  // p is the highest priority, or the cell is unused (then it has no side list).
+  if (u.top == p || u.top_count == 0) {
     u.top = p;
-    u.top_count = delta;
+    ++u.top_count;
     return;
   }
-  AddSlow(u, p, delta);
+  AddSlow(u, p, +1);
+}
+
+inline void PriorityUsage::Decrement(CellUsage& u, Priority p) {
+  --u.total;
+  // p stays the highest priority, or it was the only one.
+  if (u.top == p && (u.top_count > 1 || u.rest == kNoRest)) {
+    --u.top_count;
+    return;
+  }
+  AddSlow(u, p, -1);
 }
 
 PriorityUsage::Entries PriorityUsage::ListOf(const CellUsage& u) const {
@@ -104,10 +110,16 @@ void PriorityUsage::SetLeafPriority(CellId leaf, Priority priority) {
   if (old == priority) return;
   CellUsage* cells = cells_.data();
   const CellId* parents = parents_.data();
-  for (CellId c = leaf; !c.IsNil(); c = parents[c.value()]) {
-    CellUsage& u = cells[c.value()];
-    if (old != kFreePriority) Add(u, old, -1);
-    if (priority != kFreePriority) Add(u, priority, +1);
+  // One loop per kind of change, so the walk up does no per-level test of the kind.
+  if (old == kFreePriority) {
+    for (CellId c = leaf; !c.IsNil(); c = parents[c.value()]) Increment(cells[c.value()], priority);
+  } else if (priority == kFreePriority) {
+    for (CellId c = leaf; !c.IsNil(); c = parents[c.value()]) Decrement(cells[c.value()], old);
+  } else {
+    for (CellId c = leaf; !c.IsNil(); c = parents[c.value()]) {
+      Decrement(cells[c.value()], old);
+      Increment(cells[c.value()], priority);
+    }
   }
 }
 

@@ -100,9 +100,12 @@ class PriorityUsage {
   };
   using Entries = absl::InlinedVector<Entry, 4>;
 
-  // Adds `delta` leaves at priority `p` to cell c: inline for the common cases (an empty
-  // cell, or one that sees only `p`), `AddSlow` otherwise.
-  void Add(CellUsage& u, Priority p, int32_t delta);
+  // One more (one fewer) leaf of the cell used at priority p: inline for the common cases
+  // (an unused cell, or p its highest priority), `AddSlow` otherwise.
+  void Increment(CellUsage& u, Priority p);
+  void Decrement(CellUsage& u, Priority p);
+  // Adds `delta` (+1 or -1) leaves at p to a cell's lists, in the cases the inline paths
+  // leave: p is not the highest priority, or its count drops to 0 over a side list.
   void AddSlow(CellUsage& u, Priority p, int32_t delta);
   // Returns u's emptied side list to the free list.
   void ReleaseRest(CellUsage& u);
