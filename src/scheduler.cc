@@ -13,6 +13,15 @@ absl::StatusOr<std::unique_ptr<Scheduler>> Scheduler::Create(const ClusterSpec& 
   return std::unique_ptr<Scheduler>(new Scheduler(std::move(impl)));
 }
 
+absl::StatusOr<std::unique_ptr<Scheduler>> Scheduler::Restore(const ClusterSpec& spec,
+                                                              std::string_view state,
+                                                              RestoreReport* report) {
+  HIVED_ASSIGN_OR_RETURN(std::unique_ptr<SchedulerImpl> impl,
+                         SchedulerImpl::Restore(spec, state, report));
+  return std::unique_ptr<Scheduler>(new Scheduler(std::move(impl)));
+}
+absl::StatusOr<std::string> Scheduler::SaveState() const { return impl_->SaveState(); }
+
 Scheduler::Scheduler(std::unique_ptr<SchedulerImpl> impl) : impl_(std::move(impl)) {}
 Scheduler::~Scheduler() = default;
 

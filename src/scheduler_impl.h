@@ -63,12 +63,17 @@
 #include "cellalloc/priority_usage.h"
 #include "hived/cluster_spec.h"
 #include "hived/schedule_result.h"
+#include "hived/state.h"
 #include "hived/status_view.h"
 #include "hived/types.h"
 #include "src/group_table.h"
 #include "src/node_index.h"
 
 namespace hived {
+
+namespace internal {
+struct SavedState;  // persistence_json.h
+}  // namespace internal
 
 // Abseil's string_view is not std::string_view in the Debian build.
 inline absl::string_view ToAbsl(std::string_view s) {
@@ -100,6 +105,13 @@ class SchedulerImpl {
   std::vector<NodeStatus> Nodes() const;
   const ClusterSpec& spec() const { return spec_; }
   absl::Status CheckInvariants() const;
+
+  // Persistence (persistence.cc, docs/state-format.md): every running group's record, and a
+  // scheduler rebuilt from them through `Allocate`'s recovery path.
+  std::string SaveState() const;
+  static absl::StatusOr<std::unique_ptr<SchedulerImpl>> Restore(const ClusterSpec& spec,
+                                                                std::string_view state,
+                                                                RestoreReport* report);
 
   // For tests (no suggested nodes): the indexed node choice of a view (`vc` empty: the
   // chain's physical view) as view positions per pod, empty when none; and what a
@@ -282,6 +294,22 @@ class SchedulerImpl {
     if (binding_changes_ != before) ++epoch_;
   }
   absl::StatusOr<AllocateInfo> AllocatePreempting(GroupId g, const Placement& placement);
+  // Persistence: a running group's record; replaying one record (`Allocate` preferring the
+  // record's virtual leaves, keeping a recorded downgrade), with the number of its leaves
+  // the cluster no longer has; the virtual cell at an address ("VC1/0/3"), kNilId if none;
+  // the ancestor at `level` of the virtual leaf preferred for leaf `i`, kNilId if none.
+  GroupRecord Record(const Group& g) const;
+  absl::StatusOr<AllocateInfo> RestoreGroup(const GroupRecord& rec, int32_t* ignored_leaves);
+  VCellId FindVirtualCell(std::string_view address) const;
+  VCellId RecoverHint(size_t i, CellLevel level) const;
+  // A fingerprint of the physical cells and the VCs' cells: saved bindings apply only to
+  // the same structure. The bindings history decided (not implied by the groups), and
+  // restoring them (invalid entries are skipped and noted in `report`).
+  std::string ConfigFingerprint() const;
+  void SaveBindings(internal::SavedState* state) const;
+  // False when the cluster structure changed (nothing restored). Doomed marks come last.
+  bool RestoreBindings(const internal::SavedState& state, RestoreReport* report);
+  void RestoreDoomed(const internal::SavedState& state, RestoreReport* report);
   absl::Status ResolvePlacement(const GroupRequest& request, const Placement& placement,
                                 std::vector<CellId>* pleaves,
                                 std::vector<const std::string*>* types, std::string* notes) const;
@@ -324,6 +352,7 @@ class SchedulerImpl {
   std::vector<VCellId> pending_bad_;
   std::vector<const std::string*>
       recover_types_;        // Allocate -> RecoverVirtual, per leaf (null: none)
+  std::vector<VCellId> recover_hints_;  // RestoreGroup -> RecoverVirtual: leaves to prefer
   std::vector<View> views_;  // physical views: id == chain
 
   GroupTable groups_;

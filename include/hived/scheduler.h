@@ -104,6 +104,7 @@
 #include "hived/cluster_spec.h"
 #include "hived/export.h"
 #include "hived/schedule_result.h"
+#include "hived/state.h"
 #include "hived/status_view.h"
 #include "hived/types.h"
 
@@ -116,6 +117,25 @@ class HIVED_EXPORT Scheduler {
   // Validates `spec` (the same checks as `ValidateClusterSpec`) and builds the scheduler.
   // Every node starts healthy. Errors: kInvalidArgument naming the first problems.
   static absl::StatusOr<std::unique_ptr<Scheduler>> Create(const ClusterSpec& spec);
+
+  // Persistence (docs/state-format.md). `SaveState` returns a versioned JSON document: the
+  // bad nodes and every running group's `GroupRecord` (request as asked, placement, how it
+  // runs, its virtual leaf cells), sorted by name. Preempting groups are not persisted (as
+  // in HiveD): after `Restore` the manager schedules them again; their victims are saved as
+  // running. `Restore` builds a scheduler for `spec` and replays every record through
+  // `Allocate`'s recovery path (rule 8), binding the recorded virtual cells when they are
+  // still free, then marks the saved bad nodes bad. With the same spec the restored
+  // scheduler decides every further call exactly as the saved one, and its `SaveState` is
+  // byte-identical to `state`. With a changed spec the recovery rules apply per group;
+  // `report` (optional) says per group whether it was kept, kept partially (leaf cells the
+  // cluster no longer has), downgraded to opportunistic, or dropped, and why.
+  // Errors (kInvalidArgument, naming the JSON path or line and column): malformed JSON, a
+  // document of another schema or version, a malformed record, a duplicate group; an
+  // invalid spec as for `Create`.
+  absl::StatusOr<std::string> SaveState() const;
+  static absl::StatusOr<std::unique_ptr<Scheduler>> Restore(const ClusterSpec& spec,
+                                                            std::string_view state,
+                                                            RestoreReport* report = nullptr);
 
   ~Scheduler();
   Scheduler(const Scheduler&) = delete;
