@@ -99,8 +99,10 @@ void SchedulerImpl::SaveBindings(internal::SavedState* state) const {
   for (VCellId v = 0; v < v_.size(); ++v) {
     const VCell& c = v_[v];
     // Cells with usage are on a running (or preempting) group's path: its record binds
-    // them. Pinned roots are bound at construction.
-    if (c.bound.IsNil() || (c.is_root && c.pinned) || vusage_.UsedTotal(CellId(v)) > 0) continue;
+    // them (listed still when bound as bad: that mark decides whether they unbind).
+    // Pinned roots are bound at construction.
+    if (c.bound.IsNil() || (c.is_root && c.pinned)) continue;
+    if (vusage_.UsedTotal(CellId(v)) > 0 && !c.bad_bound) continue;
     state->bindings.push_back({VAddress(v), f.address(c.bound), c.bad_bound});
   }
   for (const Vc& vc : vcs_) {
@@ -131,6 +133,10 @@ bool SchedulerImpl::RestoreBindings(const internal::SavedState& state, RestoreRe
     const VCellId v = FindVirtualCell(b.virtual_cell);
     auto p_it = by_address.find(b.physical_cell);
     std::string problem;
+    if (v != kNilId && p_it != by_address.end() && v_[v].bound == p_it->second) {
+      v_[v].bad_bound = b.bad;  // bound by a group's record
+      continue;
+    }
     if (v == kNilId) {
       problem = absl::StrCat("no virtual cell ", b.virtual_cell);
     } else if (p_it == by_address.end()) {
