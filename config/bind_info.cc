@@ -85,8 +85,7 @@ class AnnotationReader {
     return v.Scalar();
   }
 
-  std::optional<int32_t> Int(const YAML::Node& v, const std::string& at, int64_t min,
-                             int64_t max) {
+  std::optional<int32_t> Int(const YAML::Node& v, const std::string& at, int64_t min, int64_t max) {
     if (!v.IsScalar()) {
       Fail(v.Mark(), at, absl::StrCat("expected an integer, got ", yaml_internal::KindName(v)));
       return std::nullopt;
@@ -233,11 +232,10 @@ absl::Status ReadBindInfo(std::string_view text, GroupRecord* rec) {
     rec->request.members.push_back(member);
   }
   if (!r.ok()) return r.status();
-  std::stable_sort(
-      rec->placement.pods.begin(), rec->placement.pods.end(),
-      [](const PodPlacement& a, const PodPlacement& b) {
-        return a.leaf_cell_number < b.leaf_cell_number;
-      });
+  std::stable_sort(rec->placement.pods.begin(), rec->placement.pods.end(),
+                   [](const PodPlacement& a, const PodPlacement& b) {
+                     return a.leaf_cell_number < b.leaf_cell_number;
+                   });
   return absl::OkStatus();
 }
 
@@ -290,9 +288,9 @@ absl::Status ReadSchedulingSpec(std::string_view text, GroupRecord* rec) {
     }
     std::optional<int32_t> pods =
         r.IntMember(members[i], path, {"podNumber"}, 1, kMaxGroupPods, std::nullopt);
-    std::optional<int32_t> leaves = r.IntMember(members[i], path, {"leafCellNumber", "gpuNumber"},
-                                                1, std::numeric_limits<int32_t>::max(),
-                                                std::nullopt);
+    std::optional<int32_t> leaves =
+        r.IntMember(members[i], path, {"leafCellNumber", "gpuNumber"}, 1,
+                    std::numeric_limits<int32_t>::max(), std::nullopt);
     if (!r.ok()) return r.status();
     want[*leaves] += *pods;
   }
@@ -317,7 +315,7 @@ absl::StatusOr<GroupRecord> ImportHivedBindInfo(std::string_view bind_info_yaml,
     if (!s.ok()) return s;
   }
   rec.state = rec.request.priority >= kMinGuaranteedPriority ? GroupState::kAllocated
-                                                              : GroupState::kOpportunistic;
+                                                             : GroupState::kOpportunistic;
   return rec;
 }
 

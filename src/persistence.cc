@@ -31,8 +31,8 @@ GroupRecord SchedulerImpl::Record(const Group& g) const {
   rec.placement = g.placement;
   // A group being preempted is saved as running: its preemptor's reservation is not
   // persisted (the manager schedules the preemptor again after the restart).
-  rec.state = g.running >= kMinGuaranteedPriority ? GroupState::kAllocated
-                                                  : GroupState::kOpportunistic;
+  rec.state =
+      g.running >= kMinGuaranteedPriority ? GroupState::kAllocated : GroupState::kOpportunistic;
   if (g.running < kMinGuaranteedPriority && g.priority >= kMinGuaranteedPriority) {
     rec.downgrade_reason = g.downgrade_reason;
     rec.preemptor = g.preemptor;
@@ -41,8 +41,8 @@ GroupRecord SchedulerImpl::Record(const Group& g) const {
   // recovery ignored leaves the cluster no longer has).
   size_t leaves = 0;
   for (const PodPlacement& pod : g.placement.pods) leaves += pod.leaf_cell_indices.size();
-  const bool any = std::any_of(g.vleaves.begin(), g.vleaves.end(),
-                               [](VCellId v) { return v != kNilId; });
+  const bool any =
+      std::any_of(g.vleaves.begin(), g.vleaves.end(), [](VCellId v) { return v != kNilId; });
   if (any && g.vleaves.size() == leaves) {
     for (VCellId v : g.vleaves) rec.virtual_leaf_cells.push_back(v == kNilId ? "" : VAddress(v));
   }
@@ -60,10 +60,9 @@ std::string SchedulerImpl::SaveState() const {
     // Preempting groups are not persisted (as in HiveD): the manager schedules them again.
     if (g.alive && g.state != GState::kPreempting) state.groups.push_back(Record(g));
   }
-  std::sort(state.groups.begin(), state.groups.end(),
-            [](const GroupRecord& a, const GroupRecord& b) {
-              return a.request.name < b.request.name;
-            });
+  std::sort(
+      state.groups.begin(), state.groups.end(),
+      [](const GroupRecord& a, const GroupRecord& b) { return a.request.name < b.request.name; });
   state.config = ConfigFingerprint();
   SaveBindings(&state);
   return internal::SavedStateToJson(state);
@@ -159,8 +158,8 @@ bool SchedulerImpl::RestoreBindings(const internal::SavedState& state, RestoreRe
       AllocatePreassigned(v, p);
       if (!SafetyOk(v_[v].chain)) {
         ReleasePreassigned(v);
-        report->notes.push_back(absl::StrCat(
-            "$.bindings[", i, "]: binding it would break the VCs' safety; skipped"));
+        report->notes.push_back(
+            absl::StrCat("$.bindings[", i, "]: binding it would break the VCs' safety; skipped"));
         continue;
       }
     } else {
@@ -175,7 +174,8 @@ void SchedulerImpl::RestoreDoomed(const internal::SavedState& state, RestoreRepo
   // Marking the nodes bad bound bad cells inside bound regions to free virtual children;
   // the saved bindings say which ones history bound: undo the others (children first).
   absl::flat_hash_set<VCellId> saved;
-  for (const internal::SavedBinding& b : state.bindings) saved.insert(FindVirtualCell(b.virtual_cell));
+  for (const internal::SavedBinding& b : state.bindings)
+    saved.insert(FindVirtualCell(b.virtual_cell));
   for (VCellId v = static_cast<VCellId>(v_.size()); v-- > 0;) {
     const VCell& c = v_[v];
     if (c.bound.IsNil() || c.is_root || !c.bad_bound || c.bound_children > 0 ||
@@ -198,6 +198,18 @@ void SchedulerImpl::RestoreDoomed(const internal::SavedState& state, RestoreRepo
     slot.doomed.push_back(r);
     ++doomed_count_[v_[r].chain.value()];
   }
+}
+
+absl::StatusOr<GroupRecord> SchedulerImpl::GetGroupRecord(std::string_view name) const {
+  const GroupId g = groups_.Find(name);
+  if (g == kNilId) {
+    return absl::NotFoundError(absl::StrCat("group ", ToAbsl(name), " is not known"));
+  }
+  if (groups_[g].state == GState::kPreempting) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("group ", ToAbsl(name), " is preempting, not running: it has no record"));
+  }
+  return Record(groups_[g]);
 }
 
 VCellId SchedulerImpl::FindVirtualCell(std::string_view address) const {
@@ -236,8 +248,8 @@ absl::StatusOr<AllocateInfo> SchedulerImpl::RestoreGroup(const GroupRecord& rec,
                                                          int32_t* ignored_leaves) {
   GroupRequest request = rec.request;
   // A recorded downgrade is kept: the group runs opportunistically, as it did.
-  const bool was_downgraded = rec.state == GroupState::kOpportunistic &&
-                              rec.request.priority >= kMinGuaranteedPriority;
+  const bool was_downgraded =
+      rec.state == GroupState::kOpportunistic && rec.request.priority >= kMinGuaranteedPriority;
   if (was_downgraded) request.priority = kOpportunisticPriority;
   recover_hints_.clear();
   for (const std::string& address : rec.virtual_leaf_cells) {

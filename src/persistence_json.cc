@@ -180,8 +180,8 @@ class Reader {
   }
 
   // The member `key` of object `j`; null when absent and not `required`.
-  static absl::StatusOr<const Json*> Member(const Json& j, const std::string& path,
-                                            const char* key, bool required) {
+  static absl::StatusOr<const Json*> Member(const Json& j, const std::string& path, const char* key,
+                                            bool required) {
     auto it = j.find(key);
     if (it == j.end()) {
       if (required) return Error(absl::StrCat(path, ".", key), "missing");
@@ -190,8 +190,8 @@ class Reader {
     return &*it;
   }
 
-  static absl::Status String(const Json& j, const std::string& path, const char* key,
-                             bool required, std::string* out) {
+  static absl::Status String(const Json& j, const std::string& path, const char* key, bool required,
+                             std::string* out) {
     HIVED_ASSIGN_OR_RETURN(const Json* v, Member(j, path, key, required));
     if (v == nullptr) return absl::OkStatus();
     if (!v->is_string()) {
@@ -237,8 +237,8 @@ class Reader {
     return Int(*v, absl::StrCat(path, ".", key), min, max, out);
   }
 
-  static absl::Status Array(const Json& j, const std::string& path, const char* key,
-                            bool required, const Json** out) {
+  static absl::Status Array(const Json& j, const std::string& path, const char* key, bool required,
+                            const Json** out) {
     HIVED_ASSIGN_OR_RETURN(*out, Member(j, path, key, required));
     if (*out != nullptr && !(*out)->is_array()) {
       return Error(absl::StrCat(path, ".", key),
@@ -266,16 +266,15 @@ class Reader {
 
 absl::Status PodFromJson(const Json& j, const std::string& path, PodPlacement* pod) {
   HIVED_RETURN_IF_ERROR(Reader::Object(j, path, {kLeafNumber, kNode, kIndices, kTypes}));
-  HIVED_RETURN_IF_ERROR(Reader::IntMember(j, path, kLeafNumber, 1,
-                                          std::numeric_limits<int32_t>::max(),
-                                          &pod->leaf_cell_number));
+  HIVED_RETURN_IF_ERROR(Reader::IntMember(
+      j, path, kLeafNumber, 1, std::numeric_limits<int32_t>::max(), &pod->leaf_cell_number));
   HIVED_RETURN_IF_ERROR(Reader::String(j, path, kNode, /*required=*/true, &pod->node));
   const Json* indices = nullptr;
   HIVED_RETURN_IF_ERROR(Reader::Array(j, path, kIndices, /*required=*/true, &indices));
   if (static_cast<int64_t>(indices->size()) != pod->leaf_cell_number) {
-    return Reader::Error(absl::StrCat(path, ".", kIndices),
-                         absl::StrCat(indices->size(), " indices for ", pod->leaf_cell_number,
-                                      " leaf cells"));
+    return Reader::Error(
+        absl::StrCat(path, ".", kIndices),
+        absl::StrCat(indices->size(), " indices for ", pod->leaf_cell_number, " leaf cells"));
   }
   for (size_t i = 0; i < indices->size(); ++i) {
     int32_t idx = 0;
@@ -294,9 +293,10 @@ absl::Status PodFromJson(const Json& j, const std::string& path, PodPlacement* p
 }
 
 absl::Status RecordFromJson(const Json& j, const std::string& path, GroupRecord* rec) {
-  HIVED_RETURN_IF_ERROR(Reader::Object(j, path,
-                                       {kName, kVc, kPriority, kLeafType, kPinned, kLazy, kMembers,
-                                        kState, kDowngradeReason, kPreemptor, kPlacement, kVirtual}));
+  HIVED_RETURN_IF_ERROR(
+      Reader::Object(j, path,
+                     {kName, kVc, kPriority, kLeafType, kPinned, kLazy, kMembers, kState,
+                      kDowngradeReason, kPreemptor, kPlacement, kVirtual}));
   GroupRequest& r = rec->request;
   HIVED_RETURN_IF_ERROR(Reader::String(j, path, kName, /*required=*/true, &r.name));
   if (r.name.empty()) return Reader::Error(absl::StrCat(path, ".", kName), "empty group name");
@@ -317,9 +317,8 @@ absl::Status RecordFromJson(const Json& j, const std::string& path, GroupRecord*
     GroupMember member;
     HIVED_RETURN_IF_ERROR(
         Reader::IntMember(m, mpath, kPodNumber, 1, kMaxGroupPods, &member.pod_number));
-    HIVED_RETURN_IF_ERROR(Reader::IntMember(m, mpath, kLeafNumber, 1,
-                                            std::numeric_limits<int32_t>::max(),
-                                            &member.leaf_cell_number));
+    HIVED_RETURN_IF_ERROR(Reader::IntMember(
+        m, mpath, kLeafNumber, 1, std::numeric_limits<int32_t>::max(), &member.leaf_cell_number));
     pods += member.pod_number;
     if (pods > kMaxGroupPods) {
       return Reader::Error(mpath, absl::StrCat("more than ", kMaxGroupPods, " pods in all"));
@@ -376,8 +375,8 @@ std::string SavedStateToJson(const SavedState& state) {
   std::string out = absl::StrCat(
       "{", Json(kSchema).dump(), ":", Json(kStateSchema).dump(), ",", Json(kVersion).dump(), ":",
       kStateVersion, ",", Json(kConfig).dump(), ":", Json(state.config).dump(), ",",
-      Json(kBadNodes).dump(), ":", StringArray(state.bad_nodes).dump(), ",",
-      Json(kDoomed).dump(), ":", StringArray(state.doomed).dump(), ",", Json(kGroups).dump(), ":[");
+      Json(kBadNodes).dump(), ":", StringArray(state.bad_nodes).dump(), ",", Json(kDoomed).dump(),
+      ":", StringArray(state.doomed).dump(), ",", Json(kGroups).dump(), ":[");
   for (size_t i = 0; i < state.groups.size(); ++i) {
     absl::StrAppend(&out, i == 0 ? "\n" : ",\n", RecordToJson(state.groups[i]).dump());
   }
@@ -408,7 +407,8 @@ absl::StatusOr<SavedState> SavedStateFromJson(std::string_view text) {
                                           std::numeric_limits<int32_t>::max(), &version));
   if (version != kStateVersion) {
     return Reader::Error(absl::StrCat(root, ".", kVersion),
-                         absl::StrCat("version ", version, " is not readable by this library (it "
+                         absl::StrCat("version ", version,
+                                      " is not readable by this library (it "
                                       "reads version ",
                                       kStateVersion, " only)"));
   }

@@ -282,8 +282,8 @@ std::string SchedulerImpl::RecoverVirtual(const Req& req, Group* grp, bool* down
       int32_t pos = slot.unbound.FindNext(0);
       // Restore: the recorded preassigned cell when it is still an unbound one of this slot.
       const VCellId hinted = RecoverHint(i, level);
-      if (hinted != kNilId && v_[hinted].is_root && !v_[hinted].pinned &&
-          v_[hinted].vc == req.vc && v_[hinted].chain == ch && v_[hinted].bound.IsNil()) {
+      if (hinted != kNilId && v_[hinted].is_root && !v_[hinted].pinned && v_[hinted].vc == req.vc &&
+          v_[hinted].chain == ch && v_[hinted].bound.IsNil()) {
         pos = v_[hinted].slot_pos;
       }
       if (pos < 0) {

@@ -21,6 +21,13 @@ absl::StatusOr<std::unique_ptr<Scheduler>> Scheduler::Restore(const ClusterSpec&
   return std::unique_ptr<Scheduler>(new Scheduler(std::move(impl)));
 }
 absl::StatusOr<std::string> Scheduler::SaveState() const { return impl_->SaveState(); }
+absl::StatusOr<GroupRecord> Scheduler::GetGroupRecord(std::string_view group) const {
+  return impl_->GetGroupRecord(group);
+}
+absl::StatusOr<AllocateInfo> Scheduler::AllocateRecord(const GroupRecord& record) {
+  int32_t ignored = 0;
+  return impl_->RestoreGroup(record, &ignored);
+}
 
 Scheduler::Scheduler(std::unique_ptr<SchedulerImpl> impl) : impl_(std::move(impl)) {}
 Scheduler::~Scheduler() = default;

@@ -109,6 +109,9 @@ class SchedulerImpl {
   // Persistence (persistence.cc, docs/state-format.md): every running group's record, and a
   // scheduler rebuilt from them through `Allocate`'s recovery path.
   std::string SaveState() const;
+  absl::StatusOr<GroupRecord> GetGroupRecord(std::string_view group) const;
+  // `Allocate` of a record; `ignored_leaves`: its leaves the cluster no longer has.
+  absl::StatusOr<AllocateInfo> RestoreGroup(const GroupRecord& rec, int32_t* ignored_leaves);
   static absl::StatusOr<std::unique_ptr<SchedulerImpl>> Restore(const ClusterSpec& spec,
                                                                 std::string_view state,
                                                                 RestoreReport* report);
@@ -299,7 +302,6 @@ class SchedulerImpl {
   // the cluster no longer has; the virtual cell at an address ("VC1/0/3"), kNilId if none;
   // the ancestor at `level` of the virtual leaf preferred for leaf `i`, kNilId if none.
   GroupRecord Record(const Group& g) const;
-  absl::StatusOr<AllocateInfo> RestoreGroup(const GroupRecord& rec, int32_t* ignored_leaves);
   VCellId FindVirtualCell(std::string_view address) const;
   VCellId RecoverHint(size_t i, CellLevel level) const;
   // A fingerprint of the physical cells and the VCs' cells: saved bindings apply only to
@@ -307,7 +309,9 @@ class SchedulerImpl {
   // restoring them (invalid entries are skipped and noted in `report`).
   std::string ConfigFingerprint() const;
   void SaveBindings(internal::SavedState* state) const;
-  // False when the cluster structure changed (nothing restored). Doomed marks come last.
+  // RestoreBindings: false when the cluster structure changed (nothing restored).
+  // RestoreDoomed, after the bad nodes are marked: undoes mirror bindings of bad cells that
+  // marking made beyond the saved ones, then sets the doomed marks in the saved order.
   bool RestoreBindings(const internal::SavedState& state, RestoreReport* report);
   void RestoreDoomed(const internal::SavedState& state, RestoreReport* report);
   absl::Status ResolvePlacement(const GroupRequest& request, const Placement& placement,
@@ -351,9 +355,9 @@ class SchedulerImpl {
   std::vector<ChainId> dirty_chains_;
   std::vector<VCellId> pending_bad_;
   std::vector<const std::string*>
-      recover_types_;        // Allocate -> RecoverVirtual, per leaf (null: none)
+      recover_types_;                   // Allocate -> RecoverVirtual, per leaf (null: none)
   std::vector<VCellId> recover_hints_;  // RestoreGroup -> RecoverVirtual: leaves to prefer
-  std::vector<View> views_;  // physical views: id == chain
+  std::vector<View> views_;             // physical views: id == chain
 
   GroupTable groups_;
   uint64_t epoch_ = 0;

@@ -87,7 +87,7 @@ struct RestoreReport {
     RestoreOutcome outcome = RestoreOutcome::kKept;
     std::string reason;  // empty for kKept
   };
-  std::vector<Group> groups;              // in the document's order
+  std::vector<Group> groups;               // in the document's order
   std::vector<std::string> unknown_nodes;  // bad nodes the cluster no longer has
   // Saved virtual bindings not restored, and why ("$.bindings[2]: ..."; a changed cluster
   // structure skips them all: recovery then re-derives the virtual cells).

@@ -48,9 +48,9 @@ std::string PlacementText(const hived::Placement& p) {
 
 std::string Text(const absl::StatusOr<hived::ScheduleResult>& r) {
   if (!r.ok()) return r.status().ToString();
-  return absl::StrCat(hived::OutcomeName(r->outcome), " ", PlacementText(r->placement), " v=",
-                      absl::StrJoin(r->victims, ","), " r=", r->reason, " c=",
-                      static_cast<int>(r->code));
+  return absl::StrCat(hived::OutcomeName(r->outcome), " ", PlacementText(r->placement),
+                      " v=", absl::StrJoin(r->victims, ","), " r=", r->reason,
+                      " c=", static_cast<int>(r->code));
 }
 
 std::string Text(const absl::StatusOr<hived::AllocateInfo>& r) {
@@ -179,8 +179,8 @@ class Lockstep {
   GroupRequest RandomRequest() {
     GroupRequest r;
     r.name = absl::StrCat("g", next_++);
-    const auto& vc = spec_.virtual_clusters[static_cast<size_t>(Pick(
-        static_cast<int>(spec_.virtual_clusters.size())))];
+    const auto& vc = spec_.virtual_clusters[static_cast<size_t>(
+        Pick(static_cast<int>(spec_.virtual_clusters.size())))];
     r.vc = vc.name;
     static constexpr int kPriorities[] = {-1, 0, 0, 1, 2, 5};
     r.priority = kPriorities[Pick(6)];
@@ -213,7 +213,8 @@ class Lockstep {
     auto ra = a_->Schedule(r, phase);
     auto rb = b_->Schedule(r, phase);
     absl::StrAppend(&log_.back(), "schedule ", r.name, " ", r.vc, " p", r.priority,
-                    phase == Phase::kFiltering ? " filtering" : " preempting", ": ", Text(ra), "; ");
+                    phase == Phase::kFiltering ? " filtering" : " preempting", ": ", Text(ra),
+                    "; ");
     CAPTURE(r.name);
     REQUIRE(Text(ra) == Text(rb));
     if (!ra.ok()) return;
@@ -235,35 +236,35 @@ class Lockstep {
     ScheduleOn(r, Pick(4) == 0 ? Phase::kFiltering : Phase::kPreempting);
   }
 
-  std::vector<std::string> Names(bool preempting) const {
-    std::vector<std::string> out;
+  // A random live group that is (or is not) Preempting; empty when there is none.
+  std::string PickGroup(bool preempting) {
+    std::vector<std::string> names;
     for (const auto& g : a_->Groups()) {
-      if ((g.state == GroupState::kPreempting) == preempting) out.push_back(g.name);
+      if ((g.state == GroupState::kPreempting) == preempting) names.push_back(g.name);
     }
-    return out;
+    return names.empty() ? std::string()
+                         : names[static_cast<size_t>(Pick(static_cast<int>(names.size())))];
   }
 
   void ReleaseSome() {
-    std::vector<std::string> names = Names(false);
-    if (names.empty()) return;
-    const std::string& name = names[static_cast<size_t>(Pick(static_cast<int>(names.size())))];
+    const std::string name = PickGroup(/*preempting=*/false);
+    if (name.empty()) return;
     absl::StrAppend(&log_.back(), "release ", name);
     REQUIRE(a_->Release(name).ToString() == b_->Release(name).ToString());
   }
 
   void CancelSome() {
-    std::vector<std::string> names = Names(true);
-    if (names.empty()) return;
-    const std::string& name = names[static_cast<size_t>(Pick(static_cast<int>(names.size())))];
+    const std::string name = PickGroup(/*preempting=*/true);
+    if (name.empty()) return;
     absl::StrAppend(&log_.back(), "cancel ", name);
     REQUIRE(a_->CancelPreemption(name).ToString() == b_->CancelPreemption(name).ToString());
   }
 
   void RecheckPreempting() {
-    std::vector<std::string> names = Names(true);
-    if (names.empty()) return;
-    const std::string& name = names[static_cast<size_t>(Pick(static_cast<int>(names.size())))];
-    ScheduleOn(requests_[name], Pick(3) == 0 ? Phase::kFiltering : Phase::kPreempting);
+    const std::string name = PickGroup(/*preempting=*/true);
+    if (!name.empty()) {
+      ScheduleOn(requests_[name], Pick(3) == 0 ? Phase::kFiltering : Phase::kPreempting);
+    }
   }
 
   void FlipNode() {
@@ -277,7 +278,8 @@ class Lockstep {
   // Recovery-mode Allocate: an old placement of a group that is gone (under a new name).
   void AllocateStale() {
     if (placements_.empty()) return;
-    auto [r, placement] = placements_[static_cast<size_t>(Pick(static_cast<int>(placements_.size())))];
+    auto [r, placement] =
+        placements_[static_cast<size_t>(Pick(static_cast<int>(placements_.size())))];
     r.name = absl::StrCat("g", next_++, "-stale");
     r.suggested_nodes.reset();
     auto ia = a_->Allocate(r, placement);

@@ -103,8 +103,7 @@ affinityGroupBindInfo:
     - ""
 )";
 
-TEST_CASE("ImportHivedBindInfo: reads HiveD's annotations into a record",
-          "[persistence][unit]") {
+TEST_CASE("ImportHivedBindInfo: reads HiveD's annotations into a record", "[persistence][unit]") {
   auto rec = hived::ImportHivedBindInfo(kBindInfo, kSpec);
   REQUIRE(rec.ok());
   CHECK(rec->request.name == "default/train-42");
@@ -142,9 +141,9 @@ TEST_CASE("ImportHivedBindInfo: reads HiveD's annotations into a record",
   REQUIRE(vc1->size() == 1);
   CHECK_THAT((*vc1)[0].physical_cell, Catch::EndsWith("10.151.41.20"));
 
-  auto opp = hived::ImportHivedBindInfo(
-      kOpportunisticBindInfo,
-      "virtualCluster: VC2\npriority: -1\nleafCellNumber: 1\naffinityGroup:\n  name: default/opp\n");
+  auto opp = hived::ImportHivedBindInfo(kOpportunisticBindInfo,
+                                        "virtualCluster: VC2\npriority: -1\nleafCellNumber: "
+                                        "1\naffinityGroup:\n  name: default/opp\n");
   REQUIRE(opp.ok());
   CHECK(opp->state == hived::GroupState::kOpportunistic);
   info = (*s)->Allocate(opp->request, opp->placement);
@@ -168,8 +167,8 @@ TEST_CASE("ImportHivedBindInfo: reads HiveD's annotations into a record",
 
 TEST_CASE("ImportHivedBindInfo: legacy keys and a bind info without a spec",
           "[persistence][unit]") {
-  const std::string legacy = absl::StrReplaceAll(
-      kBindInfo, {{"physicalLeafCellIndices", "physicalGpuIndices"}});
+  const std::string legacy =
+      absl::StrReplaceAll(kBindInfo, {{"physicalLeafCellIndices", "physicalGpuIndices"}});
   auto rec = hived::ImportHivedBindInfo(legacy);
   REQUIRE(rec.ok());
   CHECK(rec->request.name.empty());
@@ -182,8 +181,7 @@ TEST_CASE("ImportHivedBindInfo: legacy keys and a bind info without a spec",
   CHECK(rec2->request.leaf_cell_type == "K80");
 }
 
-TEST_CASE("ImportHivedBindInfo: malformed annotations are located errors",
-          "[persistence][unit]") {
+TEST_CASE("ImportHivedBindInfo: malformed annotations are located errors", "[persistence][unit]") {
   struct Case {
     std::string bind_info;
     std::string spec;
@@ -210,14 +208,16 @@ TEST_CASE("ImportHivedBindInfo: malformed annotations are located errors",
        "the member's first pod has 1"},
       {absl::StrReplaceAll(kBindInfo, {{"    - 2\n", "    - 2\n    - 4\n"}}), "",
        "affinityGroupBindInfo[1].podPlacements[0].preassignedCellTypes: expected a list of 2"},
-      {absl::StrReplaceAll(kOpportunisticBindInfo, {{"physicalNode: 10.151.41.22", "physicalNod: x"}}),
+      {absl::StrReplaceAll(kOpportunisticBindInfo,
+                           {{"physicalNode: 10.151.41.22", "physicalNod: x"}}),
        "", "affinityGroupBindInfo[0].podPlacements[0].physicalNode: missing"},
       {absl::StrReplaceAll(kOpportunisticBindInfo, {{"cellChain: 3-K80-NODE\n", ""}}), "",
        "pod-bind-info:1:1: cellChain: missing"},
       {kBindInfo, "priority: 10\n", "pod-scheduling-spec:1:1: virtualCluster: missing"},
       {kBindInfo, absl::StrReplaceAll(kSpec, {{"priority: 10", "priority: 1001"}}),
        "pod-scheduling-spec:2:11: priority:"},
-      {kBindInfo, absl::StrReplaceAll(kSpec, {{"lazyPreemptionEnable: true", "lazyPreemptionEnable: maybe"}}),
+      {kBindInfo,
+       absl::StrReplaceAll(kSpec, {{"lazyPreemptionEnable: true", "lazyPreemptionEnable: maybe"}}),
        "pod-scheduling-spec:5:23: lazyPreemptionEnable: expected true or false"},
       {kBindInfo, absl::StrReplaceAll(kSpec, {{"  - podNumber: 2", "  - podNumber: 3"}}),
        "affinityGroup.members: do not match the pods of pod-bind-info"},

@@ -1,5 +1,7 @@
 // Persistence (issue 12 items 1 and 2): GroupRecord JSON, SaveState / Restore with the
 // per-group report, the full request in GroupStatus, and bad input (located errors).
+#include <fstream>
+#include <iterator>
 #include <memory>
 #include <string>
 #include <vector>
@@ -25,9 +27,12 @@ using hived::Scheduler;
 
 // 2 racks x 4 nodes x 8 GPUs; v1 a rack, v2 two nodes, v3 a pinned node + a socket, v4 a
 // socket (tests/testdata/sched-two-racks-4vc.yaml).
+std::string TwoRacksPath() {
+  return std::string(HIVED_SOURCE_DIR) + "/tests/testdata/sched-two-racks-4vc.yaml";
+}
+
 hived::ClusterSpec TwoRacks() {
-  auto spec =
-      hived::LoadClusterSpecFile(std::string(HIVED_SOURCE_DIR) + "/tests/testdata/sched-two-racks-4vc.yaml");
+  auto spec = hived::LoadClusterSpecFile(TwoRacksPath());
   REQUIRE(spec.ok());
   return *spec;
 }
@@ -132,7 +137,8 @@ TEST_CASE("GroupRecord: bad JSON is a located error", "[persistence][unit]") {
        "$.state: expected allocated or opportunistic, got preempting"},
       {absl::StrReplaceAll(good, {{"\"v3/1/0\",", ""}}),
        "$.virtualLeafCells: 3 virtual cells for 4 leaf cells"},
-      {absl::StrReplaceAll(good, {{"\"members\":[", "\"members\":[{\"podNumber\":0,\"leafCellNumber\":1},"}}),
+      {absl::StrReplaceAll(
+           good, {{"\"members\":[", "\"members\":[{\"podNumber\":0,\"leafCellNumber\":1},"}}),
        "$.members[0].podNumber: integer out of range 1..1000000"},
       {absl::StrReplaceAll(good, {{"\"name\":\"job-7\"", "\"name\":\"\""}}), "$.name: empty"},
   };
@@ -145,8 +151,7 @@ TEST_CASE("GroupRecord: bad JSON is a located error", "[persistence][unit]") {
   }
 }
 
-TEST_CASE("GroupStatus: carries the full request, also after a downgrade",
-          "[persistence][unit]") {
+TEST_CASE("GroupStatus: carries the full request, also after a downgrade", "[persistence][unit]") {
   auto s = Scheduler::Create(TwoRacks());
   REQUIRE(s.ok());
   GroupRequest low = Req("low", "v2", 1, 2, 8);
@@ -223,13 +228,14 @@ TEST_CASE("SaveState / Restore: the restored scheduler is the same scheduler",
     REQUIRE(b.ok());
     std::vector<std::string> bound_a, bound_b;
     std::function<void(const std::vector<hived::VirtualCellStatus>&, std::vector<std::string>*)>
-        walk = [&](const std::vector<hived::VirtualCellStatus>& cells, std::vector<std::string>* out) {
-          for (const auto& c : cells) {
-            out->push_back(absl::StrCat(c.address, "=", c.physical_cell, ":",
-                                        hived::CellStateName(c.state), ":", c.priority));
-            walk(c.children, out);
-          }
-        };
+        walk =
+            [&](const std::vector<hived::VirtualCellStatus>& cells, std::vector<std::string>* out) {
+              for (const auto& c : cells) {
+                out->push_back(absl::StrCat(c.address, "=", c.physical_cell, ":",
+                                            hived::CellStateName(c.state), ":", c.priority));
+                walk(c.children, out);
+              }
+            };
     walk(*a, &bound_a);
     walk(*b, &bound_b);
     CHECK(bound_a == bound_b);
@@ -245,7 +251,7 @@ TEST_CASE("SaveState / Restore: the restored scheduler is the same scheduler",
   CHECK(ra->placement.pods[0].node == rb->placement.pods[0].node);
 }
 
-TEST_CASE("SaveState: preempting groups are not persisted; their victims are saved running",
+TEST_CASE("SaveState: preempting groups are not persisted, their victims are saved running",
           "[persistence][unit]") {
   const hived::ClusterSpec spec = TwoRacks();
   auto s = Scheduler::Create(spec);
@@ -268,6 +274,26 @@ TEST_CASE("SaveState: preempting groups are not persisted; their victims are sav
   REQUIRE(again.ok());
   CHECK(again->outcome == Outcome::kPreempting);
   CHECK(again->victims == std::vector<std::string>{"low"});
+}
+
+// Regression (found by the persistence property test): an opportunistic victim kept naming
+// its preemptor after the preemption was cancelled, although only a lazily downgraded group
+// names one while it is not being preempted (GroupStatus::preemptor).
+TEST_CASE("CancelPreemption: an opportunistic victim no longer names the preemptor",
+          "[persistence][regression]") {
+  auto s = Scheduler::Create(TwoRacks());
+  REQUIRE(s.ok());
+  // Fill the cluster's nodes with opportunistic work, so a guaranteed group must preempt.
+  for (int i = 0; i < 8; ++i) Run(**s, Req(absl::StrCat("opp", i), "v4", -1, 1, 8));
+  auto res = (*s)->Schedule(Req("high", "v1", 0, 1, 8), Phase::kPreempting);
+  REQUIRE(res.ok());
+  REQUIRE(res->outcome == Outcome::kPreempting);
+  REQUIRE(res->victims.size() == 1);
+  const std::string victim = res->victims[0];
+  CHECK((*s)->GetGroup(victim).preemptor == "high");
+  REQUIRE((*s)->CancelPreemption("high").ok());
+  CHECK((*s)->GetGroup(victim).state == GroupState::kOpportunistic);
+  CHECK((*s)->GetGroup(victim).preemptor.empty());
 }
 
 TEST_CASE("Restore: a recorded downgrade is kept with its reason and original priority",
@@ -310,9 +336,10 @@ TEST_CASE("Restore: bad documents are located errors", "[persistence][unit]") {
   CHECK_THAT(ErrorOf(spec, absl::StrReplaceAll(state, {{"\"name\":\"b\"", "\"name\":\"a\""}})),
              Catch::Contains("$.groups[1].name: duplicate group a (also at $.groups[0])"));
   const std::string node_a = (*s)->GetGroup("a").placement.pods[0].node;
-  CHECK_THAT(ErrorOf(spec, absl::StrReplaceAll(state, {{absl::StrCat("\"physicalNode\":\"", node_a, "\""),
-                                                         "\"physicalNode\":7"}})),
-             Catch::Contains("$.groups[0].placement.pods[0].physicalNode: expected a string, got number"));
+  CHECK_THAT(
+      ErrorOf(spec, absl::StrReplaceAll(state, {{absl::StrCat("\"physicalNode\":\"", node_a, "\""),
+                                                 "\"physicalNode\":7"}})),
+      Catch::Contains("$.groups[0].placement.pods[0].physicalNode: expected a string, got number"));
   CHECK_THAT(ErrorOf(spec, "{\"schema\":\"hived.scheduler-state\",\"version\":1}"),
              Catch::Contains("$.groups: missing"));
   CHECK_THAT(ErrorOf(spec, "null"), Catch::Contains("$: expected an object, got null"));
@@ -355,9 +382,9 @@ TEST_CASE("Restore: a changed cluster or corrupted records give a per-group repo
 
   // Two records on the same leaves: the second is dropped, with the reason; nothing lost
   // silently.
-  const std::string clash =
-      absl::StrReplaceAll(state, {{absl::StrCat("\"physicalNode\":\"", c.placement.pods[0].node, "\""),
-                                   absl::StrCat("\"physicalNode\":\"", b.placement.pods[0].node, "\"")}});
+  const std::string clash = absl::StrReplaceAll(
+      state, {{absl::StrCat("\"physicalNode\":\"", c.placement.pods[0].node, "\""),
+               absl::StrCat("\"physicalNode\":\"", b.placement.pods[0].node, "\"")}});
   report = RestoreReport();
   r = Scheduler::Restore(spec, clash, &report);
   REQUIRE(r.ok());
@@ -370,7 +397,8 @@ TEST_CASE("Restore: a changed cluster or corrupted records give a per-group repo
   // A bad node the cluster no longer has is reported; an unknown virtual cell is ignored
   // (recovery picks one, as for HiveD's records).
   REQUIRE((*s)->SetNodeHealthy("r1n3", false).ok());
-  std::string odd = absl::StrReplaceAll(Save(**s), {{"\"r1n3\"", "\"r9n9\""}, {"\"v1/0/", "\"v1/7/"}});
+  std::string odd =
+      absl::StrReplaceAll(Save(**s), {{"\"r1n3\"", "\"r9n9\""}, {"\"v1/0/", "\"v1/7/"}});
   report = RestoreReport();
   r = Scheduler::Restore(spec, odd, &report);
   REQUIRE(r.ok());
@@ -378,12 +406,98 @@ TEST_CASE("Restore: a changed cluster or corrupted records give a per-group repo
   for (const auto& g : report.groups) CHECK(g.outcome == RestoreOutcome::kKept);
 }
 
+TEST_CASE("Restore: saved bindings apply only to the same cluster structure",
+          "[persistence][unit]") {
+  const hived::ClusterSpec spec = TwoRacks();
+  auto s = Scheduler::Create(spec);
+  REQUIRE(s.ok());
+  // A group in v3's pinned node binds cells there that stay bound after it ends.
+  GroupRequest pinned = Req("pinned", "v3", 0, 1, 2);
+  pinned.pinned_cell_id = "v3-pin";
+  Run(**s, pinned);
+  Run(**s, Req("a", "v1", 0, 1, 8));
+  REQUIRE((*s)->Release("pinned").ok());
+  const std::string state = Save(**s);
+  REQUIRE(absl::StrContains(state, R"({"virtualCell":"v3/1/)"));
+
+  // A corrupted binding is skipped with its path; the rest is restored.
+  RestoreReport report;
+  auto r = Scheduler::Restore(
+      spec,
+      absl::StrReplaceAll(state, {{R"({"virtualCell":"v3/1/0",)", R"({"virtualCell":"v3/9/0",)"}}),
+      &report);
+  REQUIRE(r.ok());
+  REQUIRE((*r)->CheckInvariants().ok());
+  REQUIRE_FALSE(report.notes.empty());
+  CHECK_THAT(report.notes[0],
+             Catch::Matches(R"(\$\.bindings\[\d+\]: no virtual cell v3/9/0; skipped)"));
+
+  // Another structure (a node renamed): the bindings are skipped, the groups recovered.
+  std::ifstream in(TwoRacksPath());
+  const std::string yaml((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  auto renamed = hived::LoadClusterSpecString(absl::StrReplaceAll(yaml, {{"r1n3", "r1n9"}}));
+  REQUIRE(renamed.ok());
+  report = RestoreReport();
+  r = Scheduler::Restore(*renamed, state, &report);
+  REQUIRE(r.ok());
+  REQUIRE((*r)->CheckInvariants().ok());
+  REQUIRE(report.notes.size() == 1);
+  CHECK_THAT(report.notes[0], Catch::StartsWith("$.config: the cluster's cells or VCs changed"));
+  REQUIRE(report.groups.size() == 1);
+  CHECK(report.groups[0].outcome == RestoreOutcome::kKept);
+  CHECK((*r)->GetGroup("a").state == GroupState::kAllocated);
+}
+
+TEST_CASE("GetGroupRecord / AllocateRecord: per-job records keep the virtual cells",
+          "[persistence][unit]") {
+  const hived::ClusterSpec spec = TwoRacks();
+  auto s = Scheduler::Create(spec);
+  REQUIRE(s.ok());
+  // b runs on v2's second virtual node: HiveD's rule alone would bind v2's first one.
+  Run(**s, Req("a", "v2", 0, 1, 8));
+  Run(**s, Req("b", "v2", 0, 1, 8));
+  REQUIRE((*s)->Release("a").ok());
+  auto record = (*s)->GetGroupRecord("b");
+  REQUIRE(record.ok());
+  REQUIRE(record->virtual_leaf_cells.size() == 8);
+  CHECK(record->virtual_leaf_cells[0].rfind("v2/1/", 0) == 0);
+  auto json = hived::GroupRecordFromJson(hived::GroupRecordToJson(*record));
+  REQUIRE(json.ok());
+
+  auto with = Scheduler::Create(spec);
+  auto without = Scheduler::Create(spec);
+  REQUIRE(with.ok());
+  REQUIRE(without.ok());
+  auto info = (*with)->AllocateRecord(*json);
+  REQUIRE(info.ok());
+  CHECK_FALSE(info->downgraded);
+  REQUIRE((*without)->Allocate(json->request, json->placement).ok());
+  auto bound = [](const Scheduler& x) {
+    auto cells = x.VirtualCluster("v2");
+    REQUIRE(cells.ok());
+    return (*cells)[0].physical_cell + "|" + (*cells)[1].physical_cell;
+  };
+  CHECK(bound(**with) == bound(**s));
+  CHECK(bound(**without) != bound(**s));
+  CHECK(hived::GroupRecordToJson(*(*with)->GetGroupRecord("b")) ==
+        hived::GroupRecordToJson(*record));
+
+  CHECK((*s)->GetGroupRecord("nobody").status().code() == absl::StatusCode::kNotFound);
+  auto res = (*s)->Schedule(Req("high", "v2", 5, 2, 8), Phase::kPreempting);
+  REQUIRE(res.ok());
+  REQUIRE(res->outcome == Outcome::kPreempting);
+  CHECK((*s)->GetGroupRecord("high").status().code() == absl::StatusCode::kFailedPrecondition);
+}
+
 TEST_CASE("Restore: an empty scheduler round-trips", "[persistence][unit]") {
   const hived::ClusterSpec spec = TwoRacks();
   auto s = Scheduler::Create(spec);
   REQUIRE(s.ok());
   const std::string state = Save(**s);
-  CHECK_THAT(state, Catch::Matches(R"(\{"schema":"hived.scheduler-state","version":1,"config":"[0-9a-f]{16}","badNodes":\[\],"doomedCells":\[\],"groups":\[\],"bindings":\[\]\}\n)"));
+  CHECK_THAT(
+      state,
+      Catch::Matches(
+          R"(\{"schema":"hived.scheduler-state","version":1,"config":"[0-9a-f]{16}","badNodes":\[\],"doomedCells":\[\],"groups":\[\],"bindings":\[\]\}\n)"));
   auto r = Scheduler::Restore(spec, state);
   REQUIRE(r.ok());
   CHECK(Save(**r) == state);
