@@ -123,13 +123,15 @@ class HIVED_EXPORT Scheduler {
   // leaf cells) sorted by name, the bad nodes, and the virtual bindings history decided
   // (pinned, bad and doomed cells). Preempting groups are not persisted (as in HiveD): after
   // `Restore` the manager schedules them again; their victims are saved as running.
+  //
   // `Restore` builds a scheduler for `spec`, replays every record through `Allocate`'s
   // recovery path (rule 8; the recorded virtual cells first), restores the saved bindings,
-  // then marks the bad nodes. With the same spec the restored scheduler decides every
-  // further call exactly as the saved one, and its `SaveState` is byte-identical to
-  // `state`. With a changed spec the recovery rules apply per group; `report` (optional)
-  // says per group whether it was kept, kept partially (leaf cells the cluster no longer
-  // has), downgraded to opportunistic, or dropped, and why.
+  // then marks the bad nodes. With the same spec (and no group Preempting at save time) the
+  // restored scheduler decides every further call exactly as the saved one, and its
+  // `SaveState` is byte-identical to `state`. With a changed spec the recovery rules apply
+  // per group; `report` (optional) says per group whether it was kept, kept partially (leaf
+  // cells the cluster no longer has), downgraded to opportunistic, or dropped, and why.
+  //
   // Errors (kInvalidArgument, naming the JSON path or line and column): malformed JSON, a
   // document of another schema or version, a malformed record, a duplicate group; an
   // invalid spec as for `Create`.
