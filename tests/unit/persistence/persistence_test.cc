@@ -5,6 +5,7 @@
 #include <memory>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/match.h"
@@ -38,6 +39,12 @@ hived::ClusterSpec TwoRacks() {
   return *spec;
 }
 
+std::unique_ptr<Scheduler> New(const hived::ClusterSpec& spec) {
+  auto s = Scheduler::Create(spec);
+  REQUIRE(s.ok());
+  return std::move(*s);
+}
+
 GroupRequest Req(const std::string& name, const std::string& vc, int priority, int pods,
                  int leaves) {
   GroupRequest r;
@@ -48,12 +55,27 @@ GroupRequest Req(const std::string& name, const std::string& vc, int priority, i
   return r;
 }
 
+// A group in v3's pinned node.
+GroupRequest PinnedReq(int priority, int pods, int leaves) {
+  GroupRequest r = Req("pinned", "v3", priority, pods, leaves);
+  r.pinned_cell_id = "v3-pin";
+  return r;
+}
+
 // Schedules and allocates; REQUIREs kPlaced.
 void Run(Scheduler& s, const GroupRequest& r) {
   auto res = s.Schedule(r, Phase::kPreempting);
   REQUIRE(res.ok());
   REQUIRE(res->outcome == Outcome::kPlaced);
   REQUIRE(s.Allocate(r, res->placement).ok());
+}
+
+// Two whole nodes of v2, the first released: `b` runs on v2's second virtual node, where
+// HiveD's recovery rule alone (without the recorded virtual cells) would bind the first.
+void RunOnSecondNode(Scheduler& s) {
+  Run(s, Req("a", "v2", 0, 1, 8));
+  Run(s, Req("b", "v2", 0, 1, 8));
+  REQUIRE(s.Release("a").ok());
 }
 
 std::string Save(const Scheduler& s) {
@@ -153,18 +175,16 @@ TEST_CASE("GroupRecord: bad JSON is a located error", "[persistence][unit]") {
 }
 
 TEST_CASE("GroupStatus: carries the full request, also after a downgrade", "[persistence][unit]") {
-  auto s = Scheduler::Create(TwoRacks());
-  REQUIRE(s.ok());
+  std::unique_ptr<Scheduler> s = New(TwoRacks());
   GroupRequest low = Req("low", "v2", 1, 2, 8);
   low.lazy_preemption = true;
   low.leaf_cell_type = "GPU";
-  Run(**s, low);
-  GroupRequest pinned = Req("pinned", "v3", 0, 1, 4);
-  pinned.pinned_cell_id = "v3-pin";
+  Run(*s, low);
+  GroupRequest pinned = PinnedReq(0, 1, 4);
   pinned.members.push_back({2, 1});
-  Run(**s, pinned);
+  Run(*s, pinned);
 
-  hived::GroupStatus st = (*s)->GetGroup("pinned");
+  hived::GroupStatus st = s->GetGroup("pinned");
   CHECK(st.request.name == "pinned");
   CHECK(st.request.vc == "v3");
   CHECK(st.request.pinned_cell_id == "v3-pin");
@@ -174,9 +194,9 @@ TEST_CASE("GroupStatus: carries the full request, also after a downgrade", "[per
 
   // A higher-priority group of v2 lazily preempts `low`: it runs at -1, asked for 1.
   GroupRequest high = Req("high", "v2", 2, 1, 8);
-  auto res = (*s)->Schedule(high, Phase::kPreempting);
+  auto res = s->Schedule(high, Phase::kPreempting);
   REQUIRE(res.ok());
-  st = (*s)->GetGroup("low");
+  st = s->GetGroup("low");
   CHECK(st.state == GroupState::kOpportunistic);
   CHECK(st.priority == hived::kOpportunisticPriority);
   CHECK(st.request.priority == 1);
@@ -184,30 +204,24 @@ TEST_CASE("GroupStatus: carries the full request, also after a downgrade", "[per
   CHECK(st.request.leaf_cell_type == "GPU");
   CHECK_FALSE(st.downgrade_reason.empty());
 
-  CHECK((*s)->GetGroup("nobody").request.name == "nobody");
-  CHECK((*s)->GetGroup("nobody").state == GroupState::kAbsent);
+  CHECK(s->GetGroup("nobody").request.name == "nobody");
+  CHECK(s->GetGroup("nobody").state == GroupState::kAbsent);
 }
 
 TEST_CASE("SaveState / Restore: the restored scheduler is the same scheduler",
           "[persistence][unit]") {
   const hived::ClusterSpec spec = TwoRacks();
-  auto s = Scheduler::Create(spec);
-  REQUIRE(s.ok());
-  // Two whole nodes of v2, the first released: the remaining group runs on v2's second
-  // virtual node. Recovery without the recorded virtual cells would bind v2's first one.
-  Run(**s, Req("a", "v2", 0, 1, 8));
-  Run(**s, Req("b", "v2", 0, 1, 8));
-  REQUIRE((*s)->Release("a").ok());
+  std::unique_ptr<Scheduler> s = New(spec);
+  RunOnSecondNode(*s);
   GroupRequest lazy = Req("lazy", "v1", 0, 1, 2);
   lazy.lazy_preemption = true;
-  Run(**s, lazy);
-  Run(**s, Req("opp", "v4", -1, 1, 1));
-  GroupRequest pinned = Req("pinned", "v3", 3, 1, 2);
-  pinned.pinned_cell_id = "v3-pin";
-  Run(**s, pinned);
-  REQUIRE((*s)->SetNodeHealthy("r1n3", false).ok());
+  Run(*s, lazy);
+  Run(*s, Req("opp", "v4", -1, 1, 1));
+  GroupRequest pinned = PinnedReq(3, 1, 2);
+  Run(*s, pinned);
+  REQUIRE(s->SetNodeHealthy("r1n3", false).ok());
 
-  const std::string state = Save(**s);
+  const std::string state = Save(*s);
   CHECK(absl::StartsWith(state, R"({"schema":"hived.scheduler-state","version":1,"config":")"));
   CHECK(absl::StrContains(state, R"("badNodes":["r1n3"],"doomedCells":[],"groups":[)"));
   RestoreReport report;
@@ -223,7 +237,7 @@ TEST_CASE("SaveState / Restore: the restored scheduler is the same scheduler",
   CHECK(report.groups[0].name == "b");
   CHECK(report.groups[0].path == "$.groups[0]");
   for (const char* vc : {"v1", "v2", "v3", "v4"}) {
-    auto a = (*s)->VirtualCluster(vc);
+    auto a = s->VirtualCluster(vc);
     auto b = (*r)->VirtualCluster(vc);
     REQUIRE(a.ok());
     REQUIRE(b.ok());
@@ -243,7 +257,7 @@ TEST_CASE("SaveState / Restore: the restored scheduler is the same scheduler",
   }
   // The same next decision on both.
   const GroupRequest next = Req("next", "v2", 0, 1, 8);
-  auto ra = (*s)->Schedule(next, Phase::kFiltering);
+  auto ra = s->Schedule(next, Phase::kFiltering);
   auto rb = (*r)->Schedule(next, Phase::kFiltering);
   REQUIRE(ra.ok());
   REQUIRE(rb.ok());
@@ -255,14 +269,13 @@ TEST_CASE("SaveState / Restore: the restored scheduler is the same scheduler",
 TEST_CASE("SaveState: preempting groups are not persisted, their victims are saved running",
           "[persistence][unit]") {
   const hived::ClusterSpec spec = TwoRacks();
-  auto s = Scheduler::Create(spec);
-  REQUIRE(s.ok());
-  Run(**s, Req("low", "v2", 0, 2, 8));
-  auto res = (*s)->Schedule(Req("high", "v2", 5, 1, 8), Phase::kPreempting);
+  std::unique_ptr<Scheduler> s = New(spec);
+  Run(*s, Req("low", "v2", 0, 2, 8));
+  auto res = s->Schedule(Req("high", "v2", 5, 1, 8), Phase::kPreempting);
   REQUIRE(res.ok());
   REQUIRE(res->outcome == Outcome::kPreempting);
-  CHECK((*s)->GetGroup("low").state == GroupState::kBeingPreempted);
-  const std::string state = Save(**s);
+  CHECK(s->GetGroup("low").state == GroupState::kBeingPreempted);
+  const std::string state = Save(*s);
   CHECK_FALSE(absl::StrContains(state, "\"high\""));
   CHECK(absl::StrContains(state, R"("name":"low","virtualCluster":"v2","priority":0,)"));
   CHECK(absl::StrContains(state, R"("state":"allocated")"));
@@ -282,32 +295,30 @@ TEST_CASE("SaveState: preempting groups are not persisted, their victims are sav
 // names one while it is not being preempted (GroupStatus::preemptor).
 TEST_CASE("CancelPreemption: an opportunistic victim no longer names the preemptor",
           "[persistence][regression]") {
-  auto s = Scheduler::Create(TwoRacks());
-  REQUIRE(s.ok());
+  std::unique_ptr<Scheduler> s = New(TwoRacks());
   // Fill the cluster's nodes with opportunistic work, so a guaranteed group must preempt.
-  for (int i = 0; i < 8; ++i) Run(**s, Req(absl::StrCat("opp", i), "v4", -1, 1, 8));
-  auto res = (*s)->Schedule(Req("high", "v1", 0, 1, 8), Phase::kPreempting);
+  for (int i = 0; i < 8; ++i) Run(*s, Req(absl::StrCat("opp", i), "v4", -1, 1, 8));
+  auto res = s->Schedule(Req("high", "v1", 0, 1, 8), Phase::kPreempting);
   REQUIRE(res.ok());
   REQUIRE(res->outcome == Outcome::kPreempting);
   REQUIRE(res->victims.size() == 1);
   const std::string victim = res->victims[0];
-  CHECK((*s)->GetGroup(victim).preemptor == "high");
-  REQUIRE((*s)->CancelPreemption("high").ok());
-  CHECK((*s)->GetGroup(victim).state == GroupState::kOpportunistic);
-  CHECK((*s)->GetGroup(victim).preemptor.empty());
+  CHECK(s->GetGroup(victim).preemptor == "high");
+  REQUIRE(s->CancelPreemption("high").ok());
+  CHECK(s->GetGroup(victim).state == GroupState::kOpportunistic);
+  CHECK(s->GetGroup(victim).preemptor.empty());
 }
 
 TEST_CASE("Restore: a recorded downgrade is kept with its reason and original priority",
           "[persistence][unit]") {
   const hived::ClusterSpec spec = TwoRacks();
-  auto s = Scheduler::Create(spec);
-  REQUIRE(s.ok());
+  std::unique_ptr<Scheduler> s = New(spec);
   GroupRequest low = Req("low", "v2", 1, 2, 8);
   low.lazy_preemption = true;
-  Run(**s, low);
-  auto res = (*s)->Schedule(Req("high", "v2", 2, 1, 8), Phase::kPreempting);
+  Run(*s, low);
+  auto res = s->Schedule(Req("high", "v2", 2, 1, 8), Phase::kPreempting);
   REQUIRE(res.ok());
-  const std::string state = Save(**s);
+  const std::string state = Save(*s);
   RestoreReport report;
   auto r = Scheduler::Restore(spec, state, &report);
   REQUIRE(r.ok());
@@ -315,18 +326,17 @@ TEST_CASE("Restore: a recorded downgrade is kept with its reason and original pr
   const hived::GroupStatus st = (*r)->GetGroup("low");
   CHECK(st.state == GroupState::kOpportunistic);
   CHECK(st.request.priority == 1);
-  CHECK(st.downgrade_reason == (*s)->GetGroup("low").downgrade_reason);
+  CHECK(st.downgrade_reason == s->GetGroup("low").downgrade_reason);
   REQUIRE(report.groups.size() == 1);
   CHECK(report.groups[0].outcome == RestoreOutcome::kKept);  // it ran opportunistic before
 }
 
 TEST_CASE("Restore: bad documents are located errors", "[persistence][unit]") {
   const hived::ClusterSpec spec = TwoRacks();
-  auto s = Scheduler::Create(spec);
-  REQUIRE(s.ok());
-  Run(**s, Req("a", "v1", 0, 1, 8));
-  Run(**s, Req("b", "v1", 0, 1, 8));
-  const std::string state = Save(**s);
+  std::unique_ptr<Scheduler> s = New(spec);
+  Run(*s, Req("a", "v1", 0, 1, 8));
+  Run(*s, Req("b", "v1", 0, 1, 8));
+  const std::string state = Save(*s);
 
   CHECK_THAT(ErrorOf(spec, absl::StrReplaceAll(state, {{"\"version\":1", "\"version\":2"}})),
              Catch::Contains("$.version: version 2 is not readable"));
@@ -336,7 +346,7 @@ TEST_CASE("Restore: bad documents are located errors", "[persistence][unit]") {
              Catch::Contains("saved state: malformed JSON at line 2"));
   CHECK_THAT(ErrorOf(spec, absl::StrReplaceAll(state, {{"\"name\":\"b\"", "\"name\":\"a\""}})),
              Catch::Contains("$.groups[1].name: duplicate group a (also at $.groups[0])"));
-  const std::string node_a = (*s)->GetGroup("a").placement.pods[0].node;
+  const std::string node_a = s->GetGroup("a").placement.pods[0].node;
   CHECK_THAT(
       ErrorOf(spec, absl::StrReplaceAll(state, {{absl::StrCat("\"physicalNode\":\"", node_a, "\""),
                                                  "\"physicalNode\":7"}})),
@@ -349,16 +359,15 @@ TEST_CASE("Restore: bad documents are located errors", "[persistence][unit]") {
 TEST_CASE("Restore: a changed cluster or corrupted records give a per-group report",
           "[persistence][unit]") {
   const hived::ClusterSpec spec = TwoRacks();
-  auto s = Scheduler::Create(spec);
-  REQUIRE(s.ok());
-  Run(**s, Req("a", "v1", 0, 1, 8));
-  Run(**s, Req("b", "v2", 0, 1, 8));
-  Run(**s, Req("c", "v1", 0, 1, 4));
-  Run(**s, Req("d", "v4", -1, 1, 1));
-  const std::string state = Save(**s);
-  const hived::GroupStatus a = (*s)->GetGroup("a");
-  const hived::GroupStatus b = (*s)->GetGroup("b");
-  const hived::GroupStatus c = (*s)->GetGroup("c");
+  std::unique_ptr<Scheduler> s = New(spec);
+  Run(*s, Req("a", "v1", 0, 1, 8));
+  Run(*s, Req("b", "v2", 0, 1, 8));
+  Run(*s, Req("c", "v1", 0, 1, 4));
+  Run(*s, Req("d", "v4", -1, 1, 1));
+  const std::string state = Save(*s);
+  const hived::GroupStatus a = s->GetGroup("a");
+  const hived::GroupStatus b = s->GetGroup("b");
+  const hived::GroupStatus c = s->GetGroup("c");
 
   // a: its node no longer exists; b: its VC no longer exists; c: a corrupted leaf index
   // lands on a's leaves... rather on d's leaf; d: kept.
@@ -397,9 +406,9 @@ TEST_CASE("Restore: a changed cluster or corrupted records give a per-group repo
 
   // A bad node the cluster no longer has is reported; an unknown virtual cell is ignored
   // (recovery picks one, as for HiveD's records).
-  REQUIRE((*s)->SetNodeHealthy("r1n3", false).ok());
+  REQUIRE(s->SetNodeHealthy("r1n3", false).ok());
   std::string odd =
-      absl::StrReplaceAll(Save(**s), {{"\"r1n3\"", "\"r9n9\""}, {"\"v1/0/", "\"v1/7/"}});
+      absl::StrReplaceAll(Save(*s), {{"\"r1n3\"", "\"r9n9\""}, {"\"v1/0/", "\"v1/7/"}});
   report = RestoreReport();
   r = Scheduler::Restore(spec, odd, &report);
   REQUIRE(r.ok());
@@ -410,15 +419,13 @@ TEST_CASE("Restore: a changed cluster or corrupted records give a per-group repo
 TEST_CASE("Restore: saved bindings apply only to the same cluster structure",
           "[persistence][unit]") {
   const hived::ClusterSpec spec = TwoRacks();
-  auto s = Scheduler::Create(spec);
-  REQUIRE(s.ok());
+  std::unique_ptr<Scheduler> s = New(spec);
   // A group in v3's pinned node binds cells there that stay bound after it ends.
-  GroupRequest pinned = Req("pinned", "v3", 0, 1, 2);
-  pinned.pinned_cell_id = "v3-pin";
-  Run(**s, pinned);
-  Run(**s, Req("a", "v1", 0, 1, 8));
-  REQUIRE((*s)->Release("pinned").ok());
-  const std::string state = Save(**s);
+  GroupRequest pinned = PinnedReq(0, 1, 2);
+  Run(*s, pinned);
+  Run(*s, Req("a", "v1", 0, 1, 8));
+  REQUIRE(s->Release("pinned").ok());
+  const std::string state = Save(*s);
   REQUIRE(absl::StrContains(state, R"({"virtualCell":"v3/1/)"));
 
   // A corrupted binding is skipped with its path; the rest is restored.
@@ -452,13 +459,9 @@ TEST_CASE("Restore: saved bindings apply only to the same cluster structure",
 TEST_CASE("GetGroupRecord / AllocateRecord: per-job records keep the virtual cells",
           "[persistence][unit]") {
   const hived::ClusterSpec spec = TwoRacks();
-  auto s = Scheduler::Create(spec);
-  REQUIRE(s.ok());
-  // b runs on v2's second virtual node: HiveD's rule alone would bind v2's first one.
-  Run(**s, Req("a", "v2", 0, 1, 8));
-  Run(**s, Req("b", "v2", 0, 1, 8));
-  REQUIRE((*s)->Release("a").ok());
-  auto record = (*s)->GetGroupRecord("b");
+  std::unique_ptr<Scheduler> s = New(spec);
+  RunOnSecondNode(*s);
+  auto record = s->GetGroupRecord("b");
   REQUIRE(record.ok());
   REQUIRE(record->virtual_leaf_cells.size() == 8);
   CHECK(record->virtual_leaf_cells[0].rfind("v2/1/", 0) == 0);
@@ -478,16 +481,16 @@ TEST_CASE("GetGroupRecord / AllocateRecord: per-job records keep the virtual cel
     REQUIRE(cells.ok());
     return (*cells)[0].physical_cell + "|" + (*cells)[1].physical_cell;
   };
-  CHECK(bound(**with) == bound(**s));
-  CHECK(bound(**without) != bound(**s));
+  CHECK(bound(**with) == bound(*s));
+  CHECK(bound(**without) != bound(*s));
   CHECK(hived::GroupRecordToJson(*(*with)->GetGroupRecord("b")) ==
         hived::GroupRecordToJson(*record));
 
-  CHECK((*s)->GetGroupRecord("nobody").status().code() == absl::StatusCode::kNotFound);
-  auto res = (*s)->Schedule(Req("high", "v2", 5, 2, 8), Phase::kPreempting);
+  CHECK(s->GetGroupRecord("nobody").status().code() == absl::StatusCode::kNotFound);
+  auto res = s->Schedule(Req("high", "v2", 5, 2, 8), Phase::kPreempting);
   REQUIRE(res.ok());
   REQUIRE(res->outcome == Outcome::kPreempting);
-  CHECK((*s)->GetGroupRecord("high").status().code() == absl::StatusCode::kFailedPrecondition);
+  CHECK(s->GetGroupRecord("high").status().code() == absl::StatusCode::kFailedPrecondition);
 }
 
 // Hostile input: a rich saved state (pinned bindings, bad nodes, doomed cells, a lazily
@@ -496,22 +499,20 @@ TEST_CASE("GetGroupRecord / AllocateRecord: per-job records keep the virtual cel
 TEST_CASE("Restore: mutated documents never crash and never break an invariant",
           "[persistence][unit]") {
   const hived::ClusterSpec spec = TwoRacks();
-  auto s = Scheduler::Create(spec);
-  REQUIRE(s.ok());
-  GroupRequest pinned = Req("pinned", "v3", 0, 1, 2);
-  pinned.pinned_cell_id = "v3-pin";
-  Run(**s, pinned);
+  std::unique_ptr<Scheduler> s = New(spec);
+  GroupRequest pinned = PinnedReq(0, 1, 2);
+  Run(*s, pinned);
   GroupRequest lazy = Req("lazy", "v2", 1, 1, 8);
   lazy.lazy_preemption = true;
-  Run(**s, lazy);
-  Run(**s, Req("a", "v1", 0, 2, 4));
-  Run(**s, Req("o", "v4", -1, 1, 2));
-  REQUIRE((*s)->Schedule(Req("high", "v2", 2, 2, 8), Phase::kPreempting).ok());
-  REQUIRE((*s)->Release("pinned").ok());
+  Run(*s, lazy);
+  Run(*s, Req("a", "v1", 0, 2, 4));
+  Run(*s, Req("o", "v4", -1, 1, 2));
+  REQUIRE(s->Schedule(Req("high", "v2", 2, 2, 8), Phase::kPreempting).ok());
+  REQUIRE(s->Release("pinned").ok());
   for (const char* node : {"r0n0", "r0n1", "r1n2", "r1n3"}) {
-    REQUIRE((*s)->SetNodeHealthy(node, false).ok());
+    REQUIRE(s->SetNodeHealthy(node, false).ok());
   }
-  const std::string state = Save(**s);
+  const std::string state = Save(*s);
   REQUIRE(absl::StrContains(state, "\"bad\":true"));
   {
     // `high` was Preempting: its reservation is not persisted, so v2's cells it held are
@@ -561,9 +562,8 @@ TEST_CASE("Restore: mutated documents never crash and never break an invariant",
 
 TEST_CASE("Restore: an empty scheduler round-trips", "[persistence][unit]") {
   const hived::ClusterSpec spec = TwoRacks();
-  auto s = Scheduler::Create(spec);
-  REQUIRE(s.ok());
-  const std::string state = Save(**s);
+  std::unique_ptr<Scheduler> s = New(spec);
+  const std::string state = Save(*s);
   CHECK_THAT(
       state,
       Catch::Matches(
