@@ -324,15 +324,15 @@ void RunConfig(const std::string& path, int64_t default_steps) {
 
 TEST_CASE("Persistence: a restored scheduler decides every further call as the saved one",
           "[persistence][property]") {
-  RunConfig(std::string(HIVED_SOURCE_DIR) + "/tests/testdata/sched-two-racks-4vc.yaml", 1500);
+  RunConfig(std::string(HIVED_SOURCE_DIR) + "/tests/testdata/sched-two-racks-4vc.yaml", 1000);
 }
 
 TEST_CASE("Persistence: restore fidelity on two leaf types", "[persistence][property]") {
-  RunConfig(std::string(HIVED_SOURCE_DIR) + "/tests/testdata/sched-hetero-2types.yaml", 1000);
+  RunConfig(std::string(HIVED_SOURCE_DIR) + "/tests/testdata/sched-hetero-2types.yaml", 800);
 }
 
 TEST_CASE("Persistence: restore fidelity on HiveD's design config", "[persistence][property]") {
-  RunConfig(std::string(HIVED_SOURCE_DIR) + "/tests/unit/persistence/hived-design.yaml", 1000);
+  RunConfig(std::string(HIVED_SOURCE_DIR) + "/tests/unit/persistence/hived-design.yaml", 800);
 }
 
 }  // namespace
