@@ -22,6 +22,10 @@ using Json = nlohmann::ordered_json;
 
 absl::string_view Sv(std::string_view s) { return absl::string_view(s.data(), s.size()); }
 
+// Compact JSON. Strings that are not valid UTF-8 (a group name from a caller, say) get
+// U+FFFD for each bad byte instead of an exception.
+std::string Dump(const Json& j) { return j.dump(-1, ' ', false, Json::error_handler_t::replace); }
+
 // Key names: HiveD's where HiveD has the concept (pod-scheduling-spec, pod-bind-info).
 constexpr const char* kName = "name";
 constexpr const char* kVc = "virtualCluster";
@@ -372,20 +376,20 @@ absl::Status RecordFromJson(const Json& j, const std::string& path, GroupRecord*
 
 std::string SavedStateToJson(const SavedState& state) {
   // The header on one line, then one group per line: valid JSON that diffs well.
-  std::string out = absl::StrCat(
-      "{", Json(kSchema).dump(), ":", Json(kStateSchema).dump(), ",", Json(kVersion).dump(), ":",
-      kStateVersion, ",", Json(kConfig).dump(), ":", Json(state.config).dump(), ",",
-      Json(kBadNodes).dump(), ":", StringArray(state.bad_nodes).dump(), ",", Json(kDoomed).dump(),
-      ":", StringArray(state.doomed).dump(), ",", Json(kGroups).dump(), ":[");
+  std::string out = absl::StrCat("{", Dump(Json(kSchema)), ":", Dump(Json(kStateSchema)), ",",
+                                 Dump(Json(kVersion)), ":", kStateVersion, ",", Dump(Json(kConfig)),
+                                 ":", Dump(Json(state.config)), ",", Dump(Json(kBadNodes)), ":",
+                                 Dump(StringArray(state.bad_nodes)), ",", Dump(Json(kDoomed)), ":",
+                                 Dump(StringArray(state.doomed)), ",", Dump(Json(kGroups)), ":[");
   for (size_t i = 0; i < state.groups.size(); ++i) {
-    absl::StrAppend(&out, i == 0 ? "\n" : ",\n", RecordToJson(state.groups[i]).dump());
+    absl::StrAppend(&out, i == 0 ? "\n" : ",\n", Dump(RecordToJson(state.groups[i])));
   }
-  absl::StrAppend(&out, state.groups.empty() ? "]," : "\n],", Json(kBindings).dump(), ":[");
+  absl::StrAppend(&out, state.groups.empty() ? "]," : "\n],", Dump(Json(kBindings)), ":[");
   for (size_t i = 0; i < state.bindings.size(); ++i) {
     const SavedBinding& b = state.bindings[i];
     Json j = Json{{kVirtualCell, b.virtual_cell}, {kPhysicalCell, b.physical_cell}};
     if (b.bad) j[kBad] = true;
-    absl::StrAppend(&out, i == 0 ? "\n" : ",\n", j.dump());
+    absl::StrAppend(&out, i == 0 ? "\n" : ",\n", Dump(j));
   }
   absl::StrAppend(&out, state.bindings.empty() ? "]}\n" : "\n]}\n");
   return out;
@@ -451,7 +455,7 @@ absl::StatusOr<SavedState> SavedStateFromJson(std::string_view text) {
 }  // namespace internal
 
 std::string GroupRecordToJson(const GroupRecord& record) {
-  return internal::RecordToJson(record).dump();
+  return internal::Dump(internal::RecordToJson(record));
 }
 
 absl::StatusOr<GroupRecord> GroupRecordFromJson(std::string_view json) {

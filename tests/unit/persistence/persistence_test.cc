@@ -560,6 +560,21 @@ TEST_CASE("Restore: mutated documents never crash and never break an invariant",
   CHECK(accepted > 50);  // not vacuous: many mutations still parse
 }
 
+// Regression: nlohmann-json throws on strings that are not UTF-8 when writing; a caller's
+// group name must not make SaveState throw.
+TEST_CASE("SaveState: names that are not UTF-8 are written with U+FFFD", "[persistence][unit]") {
+  const hived::ClusterSpec spec = TwoRacks();
+  std::unique_ptr<Scheduler> s = New(spec);
+  Run(*s, Req("job\xff", "v1", 0, 1, 1));
+  const std::string state = Save(*s);
+  CHECK(absl::StrContains(state, "\"name\":\"job\xef\xbf\xbd\""));
+  auto r = Scheduler::Restore(spec, state);
+  REQUIRE(r.ok());
+  CHECK(r.value()->GetGroup("job\xef\xbf\xbd").state == GroupState::kAllocated);
+  CHECK(absl::StrContains(hived::GroupRecordToJson(*s->GetGroupRecord("job\xff")),
+                          "job\xef\xbf\xbd"));
+}
+
 TEST_CASE("Restore: an empty scheduler round-trips", "[persistence][unit]") {
   const hived::ClusterSpec spec = TwoRacks();
   std::unique_ptr<Scheduler> s = New(spec);
