@@ -4,10 +4,11 @@
 // JSON format, its version and compatibility rule are in docs/state-format.md.
 //
 // Example (a manager that persists per job, like HiveD's per-pod annotation):
-//   hived::GroupRecord record = ...;  // from Scheduler::GetGroup(name).request / .placement
-//   std::string json = hived::GroupRecordToJson(record);
+//   absl::StatusOr<hived::GroupRecord> record = scheduler.GetGroupRecord("job-1");
+//   std::string json = hived::GroupRecordToJson(*record);  // store it with the job
+//   // ... after a restart ...
 //   absl::StatusOr<hived::GroupRecord> back = hived::GroupRecordFromJson(json);
-//   if (back.ok()) (void)scheduler.Allocate(back->request, back->placement);
+//   if (back.ok()) (void)restarted.AllocateRecord(*back);
 //
 // Invariants of a record read by `GroupRecordFromJson` (checked; errors name the JSON path):
 //  (1) `request` passes the same checks as `Schedule` (name, priority range, members).
@@ -48,8 +49,8 @@ struct GroupRecord {
   std::string preemptor;  // the group whose lazy preemption downgraded it, if any
   // Per leaf of the placement (pods in order, then leaves): the VC's virtual leaf cell it
   // runs on ("VC1/0/1/3"), empty for an opportunistic leaf. Optional (HiveD's record has
-  // none): when present, `Scheduler::Restore` binds exactly these virtual cells if they are
-  // still free, so the restored scheduler decides exactly as the saved one did.
+  // none): when present, `Scheduler::Restore` and `AllocateRecord` bind these virtual cells
+  // when they are still free; otherwise recovery re-derives them (HiveD's rule).
   std::vector<std::string> virtual_leaf_cells;
 };
 
