@@ -9,7 +9,9 @@
 //  - after every further call both return the same result (outcome, placement, victims,
 //    reason, code, errors, allocate info) and show the same state (`SaveState`, groups,
 //    virtual clusters, capacity, usage, nodes);
-//  - `CheckInvariants` holds on both.
+//  - `CheckInvariants` holds on both;
+//  - restored into the spec without its last VC (sometimes), every group is reported, the
+//    removed VC's guaranteed groups run downgraded and every other group is kept.
 // Runs on a small cluster and on HiveD's design config (vendored).
 #include <algorithm>
 #include <cstdint>
@@ -171,7 +173,36 @@ class Lockstep {
     (into_a ? a_ : b_) = std::move(*restored);
     absl::StrAppend(&log_.back(), "restore ", into_a ? "a" : "b");
     ++restores_;
+    if (Pick(4) == 0) RestoreWithoutLastVc(state);
   }
+
+  // The same state restored into the spec without its last VC (a reconfiguration): every
+  // group is reported, the removed VC's guaranteed groups run downgraded, the others are
+  // kept, nothing is dropped, and the invariants hold.
+  void RestoreWithoutLastVc(const std::string& state) {
+    hived::ClusterSpec smaller = spec_;
+    const std::string gone = smaller.virtual_clusters.back().name;
+    smaller.virtual_clusters.pop_back();
+    hived::RestoreReport report;
+    auto restored = Scheduler::Restore(smaller, state, &report);
+    REQUIRE(restored.ok());
+    REQUIRE((*restored)->CheckInvariants().ok());
+    const std::vector<hived::GroupStatus> before = a_->Groups();
+    REQUIRE(report.groups.size() == before.size());
+    for (size_t i = 0; i < before.size(); ++i) {
+      const hived::GroupStatus& g = before[i];
+      CAPTURE(g.name, report.groups[i].reason);
+      REQUIRE(report.groups[i].name == g.name);
+      const bool downgrade = g.vc == gone && g.state == GroupState::kAllocated;
+      REQUIRE(report.groups[i].outcome ==
+              (downgrade ? hived::RestoreOutcome::kDowngraded : hived::RestoreOutcome::kKept));
+      REQUIRE((*restored)->GetGroup(g.name).state ==
+              (downgrade ? GroupState::kOpportunistic : g.state));
+    }
+    ++reconfigured_;
+  }
+
+  int64_t reconfigured() const { return reconfigured_; }
 
  private:
   int Pick(int n) { return static_cast<int>(rng_() % static_cast<uint64_t>(n)); }
@@ -300,6 +331,7 @@ class Lockstep {
   std::vector<std::string> log_;  // the last calls, for failure messages
   int64_t next_ = 0;
   int64_t restores_ = 0;
+  int64_t reconfigured_ = 0;
   int64_t placed_ = 0;
 };
 
@@ -319,6 +351,7 @@ void RunConfig(const std::string& path, int64_t default_steps) {
     // Not vacuous: groups ran and restores happened.
     CHECK(run.placed() > steps / 20);
     CHECK(run.restores() > steps / 50);
+    CHECK(run.reconfigured() > 0);
   }
 }
 
