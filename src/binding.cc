@@ -85,14 +85,13 @@ void SchedulerImpl::BindCell(VCellId v, CellId p) {
   UpdateVNodeHealth(v);
   if (!buddy_->IsHealthy(p) &&
       forest_->level(p) > forest_->chain_info(forest_->chain(p)).node_level) {
-    pending_bad_.push_back(v);
+    health_.NoteBadBound(v);
   }
 }
 
 void SchedulerImpl::FlushBadChildren() {
-  while (!pending_bad_.empty()) {
-    VCellId v = pending_bad_.back();
-    pending_bad_.pop_back();
+  VCellId v = kNilId;
+  while (health_.PopBadBound(&v)) {
     if (!v_[v].bound.IsNil()) BindBadChildren(v, v_[v].bound);
   }
 }
@@ -138,7 +137,7 @@ void SchedulerImpl::UnbindUp(VCellId v) {
   // A doomed root is given back by RebalanceDoomed (once healed or no longer needed).
   for (VCellId x = v; x != kNilId; x = v_[x].parent) {
     if (v_[x].doomed) {
-      MarkDirty(v_[x].chain);
+      health_.MarkDirty(v_[x].chain);
       break;
     }
   }
@@ -171,12 +170,6 @@ void SchedulerImpl::BindLeafPath(VCellId v, CellId p) {
   }
 }
 
-void SchedulerImpl::MarkDirty(ChainId ch) {
-  if (std::find(dirty_chains_.begin(), dirty_chains_.end(), ch) == dirty_chains_.end()) {
-    dirty_chains_.push_back(ch);
-  }
-}
-
 void SchedulerImpl::AllocatePreassigned(VCellId root, CellId p) {
   HIVED_CHECK(buddy_->AllocateCell(p))
       << "physical cell " << forest_->address(p) << " is not available for " << VAddress(root);
@@ -186,7 +179,7 @@ void SchedulerImpl::AllocatePreassigned(VCellId root, CellId p) {
   --slot.free;
   slot.unbound.Erase(r.slot_pos);
   --all_vc_free_[r.chain.value()][static_cast<size_t>(r.level)];
-  if (ChainHasBadOrDoomed(r.chain)) MarkDirty(r.chain);
+  if (health_.ChainHasBadOrDoomed(r.chain)) health_.MarkDirty(r.chain);
 }
 
 void SchedulerImpl::ReleasePreassigned(VCellId root) {
@@ -198,7 +191,7 @@ void SchedulerImpl::ReleasePreassigned(VCellId root) {
   ++slot.free;
   slot.unbound.Insert(r.slot_pos);
   ++all_vc_free_[r.chain.value()][static_cast<size_t>(r.level)];
-  if (ChainHasBadOrDoomed(r.chain)) MarkDirty(r.chain);
+  if (health_.ChainHasBadOrDoomed(r.chain)) health_.MarkDirty(r.chain);
 }
 
 void SchedulerImpl::ReleaseVLeaf(VCellId v) {
@@ -215,40 +208,7 @@ bool SchedulerImpl::SafetyOk(ChainId ch) const {
 }
 
 // ---------------------------------------------------------------------------------------
-// Doomed bad cells.
-
-bool SchedulerImpl::ChainHasBadOrDoomed(ChainId ch) const {
-  if (doomed_count_[ch.value()] > 0) return true;
-  const ChainInfo& info = forest_->chain_info(ch);
-  for (CellLevel l = 1; l <= info.top_level; ++l) {
-    if (buddy_->bad_free(ch, l) > 0) return true;
-  }
-  return false;
-}
-
-CellId SchedulerImpl::FindBadFreeCell(ChainId ch, CellLevel l) const {
-  const cellalloc::CellForest& f = *forest_;
-  const CellLevel top = f.chain_info(ch).top_level;
-  for (CellLevel k = l; k <= top; ++k) {
-    for (CellId c = buddy_->FirstFree(ch, k); !c.IsNil(); c = buddy_->NextFree(c)) {
-      if (buddy_->IsHealthy(c)) continue;
-      CellId x = c;
-      while (f.level(x) > l) {
-        CellId next;
-        for (int32_t j = 0; j < f.num_children(x); ++j) {
-          if (!buddy_->IsHealthy(f.child(x, j))) {
-            next = f.child(x, j);
-            break;
-          }
-        }
-        if (next.IsNil()) break;
-        x = next;
-      }
-      if (f.level(x) == l) return x;
-    }
-  }
-  return CellId::Nil();
-}
+// Doomed bad cells (the counts and the search for a bad cell: `health_`).
 
 void SchedulerImpl::UnbindSubtree(VCellId v) {
   for (int32_t j = 0; j < v_[v].num_children; ++j) {
@@ -270,21 +230,21 @@ void SchedulerImpl::RebalanceDoomed(ChainId ch) {
         VCellId root = slot.doomed[i - 1];
         if (!buddy_->IsHealthy(v_[root].bound) || vusage_.UsedTotal(CellId(root)) > 0) continue;
         slot.doomed.erase(slot.doomed.begin() + static_cast<std::ptrdiff_t>(i - 1));
-        --doomed_count_[ch.value()];
+        health_.RemoveDoomed(ch);
         v_[root].doomed = false;
         UnbindSubtree(root);
         ReleasePreassigned(root);
       }
       // Bind doomed cells while the VC's unbound cells cannot all be backed by healthy ones.
       while (slot.free > buddy_->obtainable(ch, l) - buddy_->bad_free(ch, l)) {
-        CellId pc = FindBadFreeCell(ch, l);
+        CellId pc = health_.FindBadFreeCell(ch, l);
         int32_t pos = slot.unbound.FindNext(0);
         if (pc.IsNil() || pos < 0) break;
         VCellId root = slot.roots[static_cast<size_t>(pos)];
         v_[root].doomed = true;
         v_[root].bad_bound = true;
         slot.doomed.push_back(root);
-        ++doomed_count_[ch.value()];
+        health_.AddDoomed(ch);
         AllocatePreassigned(root, pc);
       }
       // Give doomed cells back while healthy cells suffice again.
@@ -295,7 +255,7 @@ void SchedulerImpl::RebalanceDoomed(ChainId ch) {
         if (it == slot.doomed.rend()) break;
         VCellId root = *it;
         slot.doomed.erase(std::next(it).base());
-        --doomed_count_[ch.value()];
+        health_.RemoveDoomed(ch);
         v_[root].doomed = false;
         UnbindSubtree(root);
         ReleasePreassigned(root);
@@ -306,12 +266,10 @@ void SchedulerImpl::RebalanceDoomed(ChainId ch) {
 
 void SchedulerImpl::FlushDoomed() {
   // Rebalancing may dirty chains again; iterate until quiet (bounded by the chains).
-  for (int round = 0; round < 4 && !dirty_chains_.empty(); ++round) {
-    std::vector<ChainId> chains;
-    chains.swap(dirty_chains_);
-    for (ChainId ch : chains) RebalanceDoomed(ch);
+  for (int round = 0; round < 4 && health_.HasDirty(); ++round) {
+    for (ChainId ch : health_.TakeDirty()) RebalanceDoomed(ch);
   }
-  dirty_chains_.clear();
+  health_.DropDirty();
 }
 
 }  // namespace hived

@@ -188,7 +188,7 @@ absl::Status SchedulerImpl::SetNodeHealthy(std::string_view node, bool healthy) 
       if (f.level(c) < info.node_level) continue;
       CellId parent = f.parent(c);
       if (parent.IsNil() || p_bound_[parent.value()] == kNilId) continue;
-      pending_bad_.push_back(p_bound_[parent.value()]);
+      health_.NoteBadBound(p_bound_[parent.value()]);
     }
   } else {
     for (CellId c : changed) {
@@ -205,7 +205,7 @@ absl::Status SchedulerImpl::SetNodeHealthy(std::string_view node, bool healthy) 
       }
     }
   }
-  for (CellId c : f.node_cells(n)) MarkDirty(f.chain(c));
+  for (CellId c : f.node_cells(n)) health_.MarkDirty(f.chain(c));
   Settle();
   return absl::OkStatus();
 }

@@ -1,5 +1,5 @@
-// Placement inside a view: the greedy node choice and the leaf choice inside a node
-// (scheduler.h rules 3-5). Reads the state; writes only per-request scratch.
+// Placer (src/placer.h): the greedy node choice and the leaf choice inside a node
+// (scheduler.h rules 3-5), over const state; and SchedulerImpl's placement test hooks.
 #include <algorithm>
 #include <string>
 #include <utility>
@@ -9,32 +9,49 @@
 #include "absl/strings/str_join.h"
 #include "src/internal/check.h"
 #include "src/internal/status_macros.h"
+#include "src/placer.h"
 #include "src/scheduler_impl.h"
 
 namespace hived {
 
 using cellalloc::ChainInfo;
 
+Placer::Placer(const cellalloc::CellForest* forest, const std::vector<state::VCell>* vcells,
+               const cellalloc::PriorityUsage* pusage, const cellalloc::PriorityUsage* vusage)
+    : forest_(forest), v_(vcells), pusage_(pusage), vusage_(vusage), suggested_(forest) {
+  ptaken_.Reset(static_cast<size_t>(forest->num_cells()));
+  vtaken_.Reset(vcells->size());
+}
+
+absl::Status Placer::CheckInvariants() const {
+  HIVED_RETURN_IF_ERROR(suggested_.CheckInvariants());
+  if (suggested_.active()) return absl::InternalError("(1) suggested nodes marked between calls");
+  if (!ptaken_.IsClear() || !vtaken_.IsClear()) {
+    return absl::InternalError("(1) leaves still counted as taken between calls");
+  }
+  return absl::OkStatus();
+}
+
 // ---------------------------------------------------------------------------------------
 // Node choice.
 
-bool SchedulerImpl::NodeEligible(const View& view, int32_t pos) const {
-  if (!sugg_active_) return true;
+bool Placer::NodeEligible(const state::View& view, int32_t pos) const {
+  if (!suggested_.active()) return true;
   uint32_t cell = view.nodes[static_cast<size_t>(pos)];
-  CellId pc = view.physical ? CellId(cell) : v_[cell].bound;
+  CellId pc = view.physical ? CellId(cell) : (*v_)[cell].bound;
   if (pc.IsNil()) return true;  // an unbound virtual node counts as suggested
-  return node_suggested_[forest_->node(pc).value()] != 0;
+  return suggested_.Allows(forest_->node(pc));
 }
 
-int32_t SchedulerImpl::NodeFree(const View& view, int32_t pos, Priority q, bool pass1) const {
+int32_t Placer::NodeFree(const state::View& view, int32_t pos, Priority q, bool pass1) const {
   const internal::NodeIndex& ix = view.index;
   if (pass1) return ix.total(pos) - ix.key1(pos) - ix.key2(pos);
   return Usage(view).FreeLeavesFor(CellId(view.nodes[static_cast<size_t>(pos)]), q);
 }
 
-bool SchedulerImpl::FindNodes(const View& view, const std::vector<int32_t>& needs, Priority q,
-                              bool pass1, std::vector<int32_t>* pod_node, std::string* reason,
-                              ReasonCode* code) const {
+bool Placer::FindNodes(const state::View& view, const std::vector<int32_t>& needs, Priority q,
+                       bool pass1, std::vector<int32_t>* pod_node, std::string* reason,
+                       ReasonCode* code, const Names& names) const {
   const internal::NodeIndex& ix = view.index;
   pod_node->assign(needs.size(), -1);
   int32_t cur = -1, cur_bucket = 0, picked = 0;
@@ -67,17 +84,17 @@ bool SchedulerImpl::FindNodes(const View& view, const std::vector<int32_t>& need
       auto describe = [&](int32_t n) {
         uint32_t cell = view.nodes[static_cast<size_t>(n)];
         if (view.physical) return f.node_name(f.node(CellId(cell)));
-        CellId pc = v_[cell].bound;
-        return pc.IsNil()
-                   ? VAddress(cell)
-                   : absl::StrCat(f.node_name(f.node(pc)), " (virtual cell ", VAddress(cell), ")");
+        CellId pc = (*v_)[cell].bound;
+        return pc.IsNil() ? names.vaddress(cell)
+                          : absl::StrCat(f.node_name(f.node(pc)), " (virtual cell ",
+                                         names.vaddress(cell), ")");
       };
       std::string where = view.physical
                               ? absl::StrCat(" when scheduling in physical cluster, chain ",
                                              f.chain_info(view.chain).name)
-                              : absl::StrCat(" when scheduling in VC ", vcs_[view.vc.value()].name,
+                              : absl::StrCat(" when scheduling in VC ", ToAbsl(names.vc),
                                              ", chain ", f.chain_info(view.chain).name);
-      if (sugg_active_) {
+      if (suggested_.active()) {
         for (int32_t bb = 0; bb < nb; ++bb) {
           for (int32_t n = ix.NextInBucket(bb, 0); n >= 0; n = ix.NextInBucket(bb, n + 1)) {
             if (!NodeEligible(view, n) && NodeFree(view, n, q, pass1) >= need) {
@@ -134,72 +151,35 @@ bool SchedulerImpl::FindNodes(const View& view, const std::vector<int32_t>& need
   return true;
 }
 
-const SchedulerImpl::View* SchedulerImpl::ViewForTesting(std::string_view vc,
-                                                         std::string_view chain) const {
-  ChainId ch = forest_->FindChain(chain);
-  if (ch.IsNil()) return nullptr;
-  if (vc.empty()) return &views_[ch.value()];
-  auto it = vc_by_name_.find(ToAbsl(vc));
-  if (it == vc_by_name_.end()) return nullptr;
-  int32_t id = vcs_[it->second.value()].chain_view[ch.value()];
-  return id < 0 ? nullptr : &views_[static_cast<size_t>(id)];
-}
-
-std::vector<int32_t> SchedulerImpl::FindNodesForTesting(std::string_view vc, std::string_view chain,
-                                                        const std::vector<int32_t>& needs,
-                                                        Priority q) const {
-  const View* view = ViewForTesting(vc, chain);
-  if (view == nullptr) return {};
-  std::vector<int32_t> out;
-  std::string reason;
-  ReasonCode code = ReasonCode::kNone;
-  if (!FindNodes(*view, needs, q, q == kOpportunisticPriority, &out, &reason, &code)) return {};
-  return out;
-}
-
-std::vector<SchedulerImpl::NodeForTesting> SchedulerImpl::ViewNodesForTesting(
-    std::string_view vc, std::string_view chain, Priority q) const {
-  const View* view = ViewForTesting(vc, chain);
-  if (view == nullptr) return {};
-  const internal::NodeIndex& ix = view->index;
-  std::vector<NodeForTesting> out;
-  for (int32_t n = 0; n < ix.num_nodes(); ++n) {
-    out.push_back({ix.healthy(n), ix.key1(n), ix.key2(n),
-                   NodeFree(*view, n, q, q == kOpportunisticPriority)});
-  }
-  return out;
-}
-
 // ---------------------------------------------------------------------------------------
 // Leaf choice inside a node.
 
 template <bool kPhysical>
-void SchedulerImpl::ChooseLeaves(uint32_t node_cell, int32_t need, Priority q,
-                                 std::vector<uint32_t>* out) {
+void Placer::ChooseLeaves(uint32_t node_cell, int32_t need, Priority q,
+                          std::vector<uint32_t>* out) {
   const cellalloc::CellForest& f = *forest_;
-  const cellalloc::PriorityUsage& u = kPhysical ? pusage_ : vusage_;
-  std::vector<int32_t>& taken_total = kPhysical ? taken_total_ : vtaken_total_;
-  std::vector<int32_t>& taken_free = kPhysical ? taken_free_ : vtaken_free_;
-  std::vector<uint32_t>& touched = kPhysical ? taken_touched_ : vtaken_touched_;
+  const std::vector<state::VCell>& cells = *v_;
+  const cellalloc::PriorityUsage& u = kPhysical ? *pusage_ : *vusage_;
+  TakenLeaves& taken = kPhysical ? ptaken_ : vtaken_;
   auto level = [&](uint32_t c) -> CellLevel {
     if constexpr (kPhysical) return f.level(CellId(c));
-    return v_[c].level;
+    return cells[c].level;
   };
   auto nchildren = [&](uint32_t c) -> int32_t {
     if constexpr (kPhysical) return f.num_children(CellId(c));
-    return v_[c].num_children;
+    return cells[c].num_children;
   };
   auto child = [&](uint32_t c, int32_t k) -> uint32_t {
     if constexpr (kPhysical) return f.child(CellId(c), k).value();
-    return v_[c].first_child + static_cast<uint32_t>(k);
+    return cells[c].first_child + static_cast<uint32_t>(k);
   };
   auto parent = [&](uint32_t c) -> uint32_t {
     if constexpr (kPhysical) return f.parent(CellId(c)).value();
-    return v_[c].parent;
+    return cells[c].parent;
   };
-  auto usable = [&](uint32_t c) { return u.FreeLeavesFor(CellId(c), q) - taken_total[c]; };
+  auto usable = [&](uint32_t c) { return u.FreeLeavesFor(CellId(c), q) - taken.total(c); };
   auto free_count = [&](uint32_t c) {
-    return u.leaf_count(CellId(c)) - u.UsedTotal(CellId(c)) - taken_free[c];
+    return u.leaf_count(CellId(c)) - u.UsedTotal(CellId(c)) - taken.free(c);
   };
   // The lowest cell with enough usable leaves; ties: more free (not preempting) leaves up to
   // `need`, then depth-first child order.
@@ -231,11 +211,7 @@ void SchedulerImpl::ChooseLeaves(uint32_t node_cell, int32_t need, Priority q,
   auto take = [&](uint32_t leaf, bool is_free) {
     out->push_back(leaf);
     ++got;
-    for (uint32_t x = leaf;; x = parent(x)) {
-      if (taken_total[x]++ == 0 && taken_free[x] == 0) touched.push_back(x);
-      if (is_free) ++taken_free[x];
-      if (x == node_cell) break;
-    }
+    taken.Take(leaf, is_free, node_cell, parent);
   };
   for (int pass = 0; pass < 2 && got < need; ++pass) {
     stack.clear();
@@ -244,7 +220,7 @@ void SchedulerImpl::ChooseLeaves(uint32_t node_cell, int32_t need, Priority q,
       uint32_t c = stack.back();
       stack.pop_back();
       if (level(c) == 1) {
-        if (taken_total[c] > 0) continue;
+        if (taken.total(c) > 0) continue;
         Priority pr = u.LeafPriority(CellId(c));
         bool is_free = pr == kFreePriority;
         if (pass == 0 ? is_free : (!is_free && pr < q)) take(c, is_free);
@@ -259,16 +235,54 @@ void SchedulerImpl::ChooseLeaves(uint32_t node_cell, int32_t need, Priority q,
   HIVED_CHECK(got == need) << "leaf choice found " << got << " of " << need;
 }
 
-template void SchedulerImpl::ChooseLeaves<true>(uint32_t, int32_t, Priority,
-                                                std::vector<uint32_t>*);
-template void SchedulerImpl::ChooseLeaves<false>(uint32_t, int32_t, Priority,
-                                                 std::vector<uint32_t>*);
+template void Placer::ChooseLeaves<true>(uint32_t, int32_t, Priority, std::vector<uint32_t>*);
+template void Placer::ChooseLeaves<false>(uint32_t, int32_t, Priority, std::vector<uint32_t>*);
 
-void SchedulerImpl::ClearTaken() {
-  for (uint32_t c : taken_touched_) taken_total_[c] = taken_free_[c] = 0;
-  for (uint32_t c : vtaken_touched_) vtaken_total_[c] = vtaken_free_[c] = 0;
-  taken_touched_.clear();
-  vtaken_touched_.clear();
+// ---------------------------------------------------------------------------------------
+// SchedulerImpl: the node choice with the scheduler's names, and test hooks.
+
+bool SchedulerImpl::FindNodes(const View& view, const std::vector<int32_t>& needs, Priority q,
+                              bool pass1, std::vector<int32_t>* pod_node, std::string* reason,
+                              ReasonCode* code) const {
+  const std::string_view vc = view.physical ? std::string_view() : vcs_[view.vc.value()].name;
+  return placer_.FindNodes(view, needs, q, pass1, pod_node, reason, code,
+                           Placer::Names{[this](uint32_t v) { return VAddress(v); }, vc});
+}
+
+const SchedulerImpl::View* SchedulerImpl::ViewForTesting(std::string_view vc,
+                                                         std::string_view chain) const {
+  ChainId ch = forest_->FindChain(chain);
+  if (ch.IsNil()) return nullptr;
+  if (vc.empty()) return &views_[ch.value()];
+  auto it = vc_by_name_.find(ToAbsl(vc));
+  if (it == vc_by_name_.end()) return nullptr;
+  int32_t id = vcs_[it->second.value()].chain_view[ch.value()];
+  return id < 0 ? nullptr : &views_[static_cast<size_t>(id)];
+}
+
+std::vector<int32_t> SchedulerImpl::FindNodesForTesting(std::string_view vc, std::string_view chain,
+                                                        const std::vector<int32_t>& needs,
+                                                        Priority q) const {
+  const View* view = ViewForTesting(vc, chain);
+  if (view == nullptr) return {};
+  std::vector<int32_t> out;
+  std::string reason;
+  ReasonCode code = ReasonCode::kNone;
+  if (!FindNodes(*view, needs, q, q == kOpportunisticPriority, &out, &reason, &code)) return {};
+  return out;
+}
+
+std::vector<SchedulerImpl::NodeForTesting> SchedulerImpl::ViewNodesForTesting(
+    std::string_view vc, std::string_view chain, Priority q) const {
+  const View* view = ViewForTesting(vc, chain);
+  if (view == nullptr) return {};
+  const internal::NodeIndex& ix = view->index;
+  std::vector<NodeForTesting> out;
+  for (int32_t n = 0; n < ix.num_nodes(); ++n) {
+    out.push_back({ix.healthy(n), ix.key1(n), ix.key2(n),
+                   placer_.NodeFree(*view, n, q, q == kOpportunisticPriority)});
+  }
+  return out;
 }
 
 }  // namespace hived

@@ -110,12 +110,12 @@ absl::StatusOr<AllocateInfo> SchedulerImpl::Allocate(const GroupRequest& request
   std::vector<CellId> resolved;
   std::vector<const std::string*> types;
   std::string notes;
-  const bool cached = ResolveCached(request, placement);
+  const bool cached = cache_.Matches(request, placement, *forest_, epoch_);
   if (!cached) {
     HIVED_RETURN_IF_ERROR(ResolvePlacement(request, placement, &resolved, &types, &notes));
   }
   // The cached decision's leaves are used in place (no copy); nothing below changes them.
-  const std::vector<CellId>& pleaves = cached ? cache_.pleaves : resolved;
+  const std::vector<CellId>& pleaves = cached ? cache_.pleaves() : resolved;
   for (CellId p : pleaves) {
     GroupId u = p_user_[p.value()];
     GroupId r = p_reserver_[p.value()];
@@ -132,7 +132,7 @@ absl::StatusOr<AllocateInfo> SchedulerImpl::Allocate(const GroupRequest& request
   GroupId g = NewGroup(request, vc);
   Group& grp = groups_[g];
   grp.placement = placement;
-  grp.chain = cached ? cache_.chain : forest_->FindChain(placement.chain);
+  grp.chain = cached ? cache_.chain() : forest_->FindChain(placement.chain);
   if (grp.chain.IsNil() && !pleaves.empty()) grp.chain = forest_->chain(pleaves.front());
   grp.pleaves = pleaves;
   grp.vleaves.assign(pleaves.size(), kNilId);
@@ -141,13 +141,13 @@ absl::StatusOr<AllocateInfo> SchedulerImpl::Allocate(const GroupRequest& request
   if (request.priority >= kMinGuaranteedPriority) {
     if (vc.IsNil()) {
       downgrade = absl::StrCat("VC ", request.vc, " does not exist");
-    } else if (cache_.name == request.name && cache_.epoch + 1 == epoch_ &&
-               (cached || cache_.pleaves == pleaves)) {
+    } else if (cache_.StoredBefore(request.name, epoch_, pleaves)) {
       // The placement Schedule just returned: bind its virtual cells directly.
+      const std::vector<VCellId>& vleaves = cache_.vleaves();
       for (size_t i = 0; i < pleaves.size(); ++i) {
-        BindLeafPath(cache_.vleaves[i], pleaves[i]);
-        SetVLeaf(cache_.vleaves[i], request.priority, g);
-        grp.vleaves[i] = cache_.vleaves[i];
+        BindLeafPath(vleaves[i], pleaves[i]);
+        SetVLeaf(vleaves[i], request.priority, g);
+        grp.vleaves[i] = vleaves[i];
       }
     } else {
       bool down = false;
@@ -170,7 +170,7 @@ absl::StatusOr<AllocateInfo> SchedulerImpl::Allocate(const GroupRequest& request
       if (down) downgrade = reason;
     }
   }
-  cache_.epoch = ~uint64_t{0};
+  cache_.Invalidate();
   Priority prio = request.priority;
   if (!downgrade.empty()) {
     prio = kOpportunisticPriority;
@@ -187,45 +187,6 @@ absl::StatusOr<AllocateInfo> SchedulerImpl::Allocate(const GroupRequest& request
     info.reason = info.reason.empty() ? notes : absl::StrCat(info.reason, "; ", notes);
   Settle();
   return info;
-}
-
-bool SchedulerImpl::ResolveCached(const GroupRequest& request, const Placement& placement) const {
-  if (cache_.epoch != epoch_ || cache_.name != request.name) return false;
-  const cellalloc::CellForest& f = *forest_;
-  const std::vector<int32_t>& needs = cache_.needs;
-  // The members: the same multiset of pod sizes as scheduled (`needs` is sorted).
-  size_t pods = 0;
-  for (const GroupMember& m : request.members) {
-    if (m.pod_number <= 0 || m.leaf_cell_number <= 0) return false;
-    pods += static_cast<size_t>(m.pod_number);
-    if (pods > needs.size()) return false;
-  }
-  if (pods != needs.size() || placement.pods.size() != pods) return false;
-  for (const GroupMember& m : request.members) {
-    size_t asked = 0;
-    for (const GroupMember& o : request.members) {
-      if (o.leaf_cell_number == m.leaf_cell_number) asked += static_cast<size_t>(o.pod_number);
-    }
-    auto range = std::equal_range(needs.begin(), needs.end(), m.leaf_cell_number);
-    if (static_cast<size_t>(range.second - range.first) != asked) return false;
-  }
-  if (placement.chain != f.chain_info(cache_.chain).name) return false;
-  // Pods in the scheduled order, on the scheduled nodes and devices. Device indices are
-  // unique per node and leaf type, so these are exactly the leaves ResolvePlacement finds.
-  size_t off = 0;
-  for (size_t k = 0; k < pods; ++k) {
-    const PodPlacement& pod = placement.pods[k];
-    const size_t n = static_cast<size_t>(needs[k]);
-    if (pod.leaf_cell_number != needs[k] || pod.leaf_cell_indices.size() != n) return false;
-    if (!pod.preassigned_cell_types.empty() && pod.preassigned_cell_types.size() != n) {
-      return false;
-    }
-    if (pod.node != f.node_name(f.node(cache_.pleaves[off]))) return false;
-    for (size_t i = 0; i < n; ++i, ++off) {
-      if (f.leaf_index(cache_.pleaves[off]) != pod.leaf_cell_indices[i]) return false;
-    }
-  }
-  return true;
 }
 
 std::string SchedulerImpl::RecoverVirtual(const Req& req, Group* grp, bool* downgraded) {

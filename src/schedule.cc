@@ -38,31 +38,12 @@ absl::StatusOr<ScheduleResult> SchedulerImpl::ScheduleNew(const Req& req, Phase 
 void SchedulerImpl::Decide(const Req& req, Decision* d) {
   const GroupRequest& r = *req.raw;
   const cellalloc::CellForest& f = *forest_;
-  // Suggested nodes: mark the nodes and every cell above them.
-  if (req.has_suggested) {
-    sugg_active_ = true;
-    for (const std::string& name : *r.suggested_nodes) {
-      NodeId n = f.FindNode(name);
-      if (n.IsNil() || node_suggested_[n.value()]) continue;
-      node_suggested_[n.value()] = 1;
-      sugg_nodes_.push_back(n);
-      for (CellId c : f.node_cells(n)) {
-        for (CellId x = c; !x.IsNil(); x = f.parent(x)) {
-          if (p_suggested_[x.value()]++ == 0) sugg_touched_.push_back(x.value());
-        }
-      }
-    }
-  }
+  // Suggested nodes: marked for this request only.
+  if (req.has_suggested) placer_.suggested().Mark(*r.suggested_nodes);
   struct Cleanup {
-    SchedulerImpl* s;
-    ~Cleanup() {
-      for (NodeId n : s->sugg_nodes_) s->node_suggested_[n.value()] = 0;
-      for (uint32_t c : s->sugg_touched_) s->p_suggested_[c] = 0;
-      s->sugg_nodes_.clear();
-      s->sugg_touched_.clear();
-      s->sugg_active_ = false;
-    }
-  } cleanup{this};
+    SuggestedNodes* s;
+    ~Cleanup() { s->Clear(); }
+  } cleanup{&placer_.suggested()};
 
   d->victims.clear();
   d->overlapping.clear();
@@ -244,12 +225,7 @@ absl::StatusOr<ScheduleResult> SchedulerImpl::Commit(const Req& req, Phase phase
 }
 
 void SchedulerImpl::CacheDecision(const Req& req, ChainId chain) {
-  cache_.name = req.raw->name;
-  cache_.epoch = epoch_;
-  cache_.chain = chain;
-  cache_.needs = req.needs;
-  cache_.pleaves.swap(decision_.pleaves);  // swaps keep both buffers' capacity
-  cache_.vleaves.swap(decision_.vleaves);
+  cache_.Store(req.raw->name, epoch_, chain, req.needs, &decision_.pleaves, &decision_.vleaves);
 }
 
 absl::StatusOr<ScheduleResult> SchedulerImpl::RecheckPreempting(GroupId g,
@@ -333,9 +309,10 @@ SchedulerImpl::Attempt SchedulerImpl::TryGuaranteed(const Req& req, int32_t view
   std::vector<uint32_t>& leaves = scratch_leaves_;
   leaves.clear();
   for (size_t k = 0; k < req.needs.size(); ++k) {
-    ChooseLeaves<false>(view.nodes[static_cast<size_t>(pod_node[k])], req.needs[k], q, &leaves);
+    placer_.ChooseLeaves<false>(view.nodes[static_cast<size_t>(pod_node[k])], req.needs[k], q,
+                                &leaves);
   }
-  ClearTaken();
+  placer_.ClearTaken();
   // Lazy preemption: downgrade lazily preemptible running groups on the chosen leaves.
   size_t lazy_mark = lazy_done->size();
   if (req.pinned_root == kNilId && q != kOpportunisticPriority) {
@@ -363,7 +340,7 @@ SchedulerImpl::Attempt SchedulerImpl::TryGuaranteed(const Req& req, int32_t view
     a.reason = absl::StrCat(
         "VC ", vcs_[req.vc.value()].name, ", chain ", forest_->chain_info(view.chain).name,
         ": mapping the virtual placement to physical cells would need at least one ",
-        sugg_active_ ? "bad or non-suggested" : "bad", " node");
+        placer_.suggested().active() ? "bad or non-suggested" : "bad", " node");
     return a;
   }
   a.ok = true;
@@ -388,10 +365,10 @@ SchedulerImpl::Attempt SchedulerImpl::TryOpportunistic(const Req& req, ChainId c
   std::vector<uint32_t>& leaves = scratch_leaves_;
   leaves.clear();
   for (size_t k = 0; k < req.needs.size(); ++k) {
-    ChooseLeaves<true>(view.nodes[static_cast<size_t>(pod_node[k])], req.needs[k],
-                       kOpportunisticPriority, &leaves);
+    placer_.ChooseLeaves<true>(view.nodes[static_cast<size_t>(pod_node[k])], req.needs[k],
+                               kOpportunisticPriority, &leaves);
   }
-  ClearTaken();
+  placer_.ClearTaken();
   a.ok = true;
   d->pleaves.clear();
   for (uint32_t x : leaves) d->pleaves.push_back(CellId(x));
@@ -406,10 +383,7 @@ bool SchedulerImpl::MapPlacement(ChainId ch, const std::vector<VCellId>& vleaves
                                  std::vector<CellId>* pleaves) {
   cellalloc::PlanContext context;
   context.bound = &p_bound_;
-  if (sugg_active_) {
-    context.node_suggested = &node_suggested_;
-    context.cell_suggested = &p_suggested_;
-  }
+  placer_.suggested().FillPlanContext(&context);
   context.vc_unbound = &all_vc_free_[ch.value()];
   planner_->Begin(ch, context);
   // Inline storage: a placement binds few roots and few cells under bound parents.

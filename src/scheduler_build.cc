@@ -95,10 +95,6 @@ absl::Status SchedulerImpl::Build(const ClusterSpec& spec) {
   p_reserver_.assign(n, kNilId);
   p_nodecell_.assign(n, kNilId);
   p_view_pos_.assign(n, -1);
-  taken_total_.assign(n, 0);
-  taken_free_.assign(n, 0);
-  p_suggested_.assign(n, 0);
-  node_suggested_.assign(static_cast<size_t>(f.num_nodes()), 0);
 
   const int32_t num_chains = f.num_chains();
   CellLevel max_level = 1;
@@ -106,7 +102,7 @@ absl::Status SchedulerImpl::Build(const ClusterSpec& spec) {
     max_level = std::max(max_level, f.chain_info(ChainId(static_cast<uint32_t>(c))).top_level);
   }
   all_vc_free_.assign(static_cast<size_t>(num_chains), {});
-  doomed_count_.assign(static_cast<size_t>(num_chains), 0);
+  health_ = Health(forest_.get(), buddy_.get());
   for (int32_t c = 0; c < num_chains; ++c) {
     all_vc_free_[static_cast<size_t>(c)].assign(
         static_cast<size_t>(f.chain_info(ChainId(static_cast<uint32_t>(c))).top_level) + 2, 0);
@@ -207,8 +203,7 @@ absl::Status SchedulerImpl::Build(const ClusterSpec& spec) {
       leaves[i] = f.type_info(v_[i].type).leaf_count;
     }
     vusage_ = PriorityUsage(std::move(parents), std::move(leaves));
-    vtaken_total_.assign(vn, 0);
-    vtaken_free_.assign(vn, 0);
+    placer_ = Placer(forest_.get(), &v_, &pusage_, &vusage_);
     vslot_.assign(vn, -1);
   }
   for (Vc& v : vcs_) {

@@ -35,11 +35,15 @@
 // Components (each a section below and one source file; docs/architecture.md):
 //   request.cc    ValidateRequest (shared by Schedule and Allocate), ParseRequest;
 //   schedule.cc   Decide (a `Decision` value, no observable change) and Commit;
-//   placement.cc  node and leaf choice over the state (writes per-request scratch only);
+//   placement.cc  the Placer: node and leaf choice over const state;
 //   binding.cc    virtual clusters: binding, preassigned cells, safety, health, doomed;
 //   groups.cc     the group table's operations (`GroupTable` in group_table.h);
-//   recovery.cc   Allocate: cached decisions and re-derived bindings after a restart;
+//   recovery.cc   Allocate: the DecisionCache entry, or re-derived bindings after a restart;
 //   scheduler_build.cc, scheduler_views.cc: construction, views and CheckInvariants.
+// Components with private state (own headers and invariants): GroupTable, Placer (node
+// and leaf choice over const state, owning SuggestedNodes and TakenLeaves), Health
+// (doomed counts, deferred health work), DecisionCache (the kPlaced decision for the
+// next Allocate), NodeIndex (a view's node order). Shared records: cluster_state.h.
 //
 // Thread safety: not thread-safe; callers serialize.
 #ifndef HIVED_SRC_SCHEDULER_IMPL_H_
@@ -66,8 +70,12 @@
 #include "hived/state.h"
 #include "hived/status_view.h"
 #include "hived/types.h"
+#include "src/cluster_state.h"
+#include "src/decision_cache.h"
 #include "src/group_table.h"
+#include "src/health.h"
 #include "src/node_index.h"
+#include "src/placer.h"
 
 namespace hived {
 
@@ -132,28 +140,7 @@ class SchedulerImpl {
                                                   Priority q) const;
 
  private:
-  struct VCell {
-    VcId vc;
-    ChainId chain;
-    CellLevel level = 0;
-    VCellId parent = kNilId;
-    VCellId first_child = kNilId;
-    int32_t num_children = 0;
-    VCellId root = kNilId;  // the preassigned (or pinned) cell containing it
-    int32_t index = 0;      // address component
-    CellId bound;           // physical cell, Nil when unbound
-    GroupId user = kNilId;  // leaves: the group holding it
-    int32_t view = -1;      // view nodes: the view and position
-    int32_t view_pos = -1;
-    VCellId view_node = kNilId;  // leaves: the view node containing it
-    int32_t bound_children = 0;
-    CellTypeId type;
-    bool pinned = false;     // inside a pinned cell
-    bool bad_bound = false;  // bound because its physical cell is bad
-    bool doomed = false;     // a root bound to a bad cell for the doomed-cell rule
-    bool is_root = false;
-    int32_t slot_pos = -1;  // roots: position in VcChainLevel::roots
-  };
+  using VCell = state::VCell;
 
   // Per VC, chain and level: the VC's preassigned (non-pinned) cells.
   struct VcChainLevel {
@@ -174,19 +161,7 @@ class SchedulerImpl {
     absl::flat_hash_map<std::string, int32_t> pinned_view;
   };
 
-  struct View {
-    VcId vc;  // Nil for a physical view
-    ChainId chain;
-    bool physical = false;
-    std::vector<uint32_t> nodes;  // vcell ids or physical cell ids
-    internal::NodeIndex index;
-    int32_t total_leaves = 0;
-    // Leaves used per priority (virtual views), sorted by priority.
-    std::vector<std::pair<Priority, int32_t>> histogram;
-    bool HasUsageBelow(Priority p) const {
-      return !histogram.empty() && histogram.front().first < p;
-    }
-  };
+  using View = state::View;
 
   // A parsed request.
   struct Req {
@@ -240,17 +215,12 @@ class SchedulerImpl {
   // Empty when the view can hold the request; else why not (kPodTooLarge, kGroupTooLarge).
   std::string Infeasibility(const Req& req, const View& view, ReasonCode* code) const;
 
-  // Placement inside a view.
+  // Placement inside a view: `placer_` decides; this supplies the names its reasons use.
   // The greedy node choice (scheduler.h rules 3, 4); on failure the reason and its code
   // (kNonSuggestedNode, kBadNode, kInsufficientCapacity).
   bool FindNodes(const View& view, const std::vector<int32_t>& needs, Priority q, bool pass1,
                  std::vector<int32_t>* pod_node, std::string* reason, ReasonCode* code) const;
   const View* ViewForTesting(std::string_view vc, std::string_view chain) const;
-  bool NodeEligible(const View& view, int32_t pos) const;
-  int32_t NodeFree(const View& view, int32_t pos, Priority q, bool pass1) const;
-  template <bool kPhysical>
-  void ChooseLeaves(uint32_t node_cell, int32_t need, Priority q, std::vector<uint32_t>* out);
-  void ClearTaken();
 
   // Binding: plans the unbound virtual cells on `vleaves`' paths on physical cells with the
   // cellalloc planner (nothing changes); the leaves' physical cells in `pleaves`.
@@ -277,13 +247,10 @@ class SchedulerImpl {
   void UpdatePNodeKey(CellId node_cell);
   void UpdateVNodeHealth(VCellId v);
   void RebalanceDoomed(ChainId ch);
-  CellId FindBadFreeCell(ChainId ch, CellLevel l) const;
-  bool ChainHasBadOrDoomed(ChainId ch) const;
   std::string RecoverVirtual(const Req& req, Group* group, bool* downgraded);
   bool SafetyOk(ChainId ch) const;
   bool CanUnbind(VCellId v) const;
   void UnbindSubtree(VCellId v);
-  void MarkDirty(ChainId ch);
   void FlushDoomed();
   // Binds bad children of cells bound during the current operation; runs once every leaf
   // of the operation is bound, so it never takes a virtual cell a placement needs.
@@ -351,9 +318,7 @@ class SchedulerImpl {
   std::vector<Vc> vcs_;
   absl::flat_hash_map<std::string, VcId> vc_by_name_;
   std::vector<std::vector<int32_t>> all_vc_free_;  // [chain][level]
-  std::vector<int32_t> doomed_count_;              // per chain
-  std::vector<ChainId> dirty_chains_;
-  std::vector<VCellId> pending_bad_;
+  Health health_;                                  // doomed counts and deferred health work
   std::vector<const std::string*>
       recover_types_;                   // Allocate -> RecoverVirtual, per leaf (null: none)
   std::vector<VCellId> recover_hints_;  // RestoreGroup -> RecoverVirtual: leaves to prefer
@@ -364,21 +329,9 @@ class SchedulerImpl {
   uint64_t binding_changes_ = 0;  // counts BindCell and UnbindCell calls
 
   // Last Schedule result, so Allocate can bind the scheduled virtual cells directly.
-  struct Cache {
-    std::string name;
-    uint64_t epoch = ~uint64_t{0};
-    ChainId chain;
-    std::vector<int32_t> needs;  // per pod, as in the placement
-    std::vector<CellId> pleaves;
-    std::vector<VCellId> vleaves;
-  } cache_;
-  // Sets the cache from a kPlaced decision.
+  DecisionCache cache_;
+  // Stores a kPlaced decision (`decision_`'s leaves) in the cache.
   void CacheDecision(const Req& req, ChainId chain);
-  // Resolves `placement` without name lookups when it is exactly the cached decision (same
-  // members, pods, chain, nodes and devices) and nothing changed since; false otherwise
-  // (then ResolvePlacement decides, with its errors).
-  // The cached leaves are then `cache_.pleaves`.
-  bool ResolveCached(const GroupRequest& request, const Placement& placement) const;
 
   // Every chain, leaf types in config order, each type's chains in config order.
   std::vector<ChainId> chains_by_leaf_type_;
@@ -387,18 +340,8 @@ class SchedulerImpl {
   std::vector<int32_t> scratch_pod_node_;  // TryGuaranteed / TryOpportunistic
   std::vector<uint32_t> scratch_leaves_;
   mutable std::vector<int32_t> needs_pool_;  // Req::needs' buffer between requests
-  Decision decision_;  // the last decision (its buffers are reused by every Schedule)
-  std::vector<int32_t> taken_total_;  // per cell id (physical) and per vcell (virtual)
-  std::vector<int32_t> taken_free_;
-  std::vector<int32_t> vtaken_total_;
-  std::vector<int32_t> vtaken_free_;
-  std::vector<uint32_t> taken_touched_;
-  std::vector<uint32_t> vtaken_touched_;
-  std::vector<uint8_t> node_suggested_;  // per NodeId
-  std::vector<int32_t> p_suggested_;     // per physical cell: suggested nodes below
-  std::vector<uint32_t> sugg_touched_;
-  std::vector<NodeId> sugg_nodes_;
-  bool sugg_active_ = false;
+  Decision decision_;           // the last decision (its buffers are reused by every Schedule)
+  Placer placer_;               // node and leaf choice; its scratch is empty between calls
   std::vector<int32_t> vslot_;  // per vcell: its planner node during MapPlacement, else -1
   std::vector<VCellId> vslot_touched_;
 };

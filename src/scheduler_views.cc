@@ -308,6 +308,12 @@ absl::Status SchedulerImpl::CheckInvariants() const {
   // (1) Leaves and groups.
   std::vector<int32_t> seen_user(n, 0), seen_reserver(n, 0);
   HIVED_RETURN_IF_ERROR(groups_.CheckInvariants());
+  // Per-request scratch is empty between calls; the cached decision is well formed.
+  HIVED_RETURN_IF_ERROR(cache_.CheckInvariants());
+  HIVED_RETURN_IF_ERROR(placer_.CheckInvariants());
+  std::vector<int32_t> doomed(static_cast<size_t>(f.num_chains()), 0);
+  for (const VCell& c : v_) doomed[c.chain.value()] += c.doomed ? 1 : 0;
+  HIVED_RETURN_IF_ERROR(health_.CheckInvariants(doomed));
   for (size_t gi = 0; gi < groups_.slots().size(); ++gi) {
     const Group& g = groups_.slots()[gi];
     if (!g.alive) continue;
