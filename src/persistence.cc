@@ -196,7 +196,7 @@ void SchedulerImpl::RestoreDoomed(const internal::SavedState& state, RestoreRepo
     v_[r].doomed = true;
     v_[r].bad_bound = true;
     slot.doomed.push_back(r);
-    ++doomed_count_[v_[r].chain.value()];
+    health_.AddDoomed(v_[r].chain);
   }
 }
 

@@ -575,6 +575,31 @@ TEST_CASE("SaveState: names that are not UTF-8 are written with U+FFFD", "[persi
                           "job\xef\xbf\xbd"));
 }
 
+// The issue's example: a corrupted persisted placement (leaf index 99) must not shrink the
+// job silently.
+TEST_CASE("Restore: a leaf index the node does not have is reported", "[persistence][unit]") {
+  const hived::ClusterSpec spec = TwoRacks();
+  std::unique_ptr<Scheduler> s = New(spec);
+  Run(*s, Req("job", "v1", 0, 1, 2));
+  const hived::GroupStatus job = s->GetGroup("job");
+  const std::string state = Save(*s);
+  const std::string indices = absl::StrCat("[", job.placement.pods[0].leaf_cell_indices[0], ",",
+                                           job.placement.pods[0].leaf_cell_indices[1], "]");
+  REQUIRE(absl::StrContains(state, indices));
+  RestoreReport report;
+  auto r = Scheduler::Restore(
+      spec,
+      absl::StrReplaceAll(
+          state,
+          {{indices, absl::StrCat("[", job.placement.pods[0].leaf_cell_indices[0], ",99]")}}),
+      &report);
+  REQUIRE(r.ok());
+  REQUIRE(report.groups.size() == 1);
+  CHECK(report.groups[0].outcome == RestoreOutcome::kPartial);
+  CHECK_THAT(report.groups[0].reason, Catch::Contains(job.placement.pods[0].node + ":99"));
+  REQUIRE(r.value()->CheckInvariants().ok());
+}
+
 TEST_CASE("Restore: an empty scheduler round-trips", "[persistence][unit]") {
   const hived::ClusterSpec spec = TwoRacks();
   std::unique_ptr<Scheduler> s = New(spec);
