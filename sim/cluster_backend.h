@@ -33,6 +33,7 @@ struct SimJob {
   int32_t gpus = 0;
   std::vector<GroupMember> members;
   std::string gpu_type;
+  std::string pinned_cell;  // HiveD's pinnedCellId; empty = the VC's virtual cells
   // Set by the engine before each `TryStart`: the job has waited at least the policy's
   // `ReclaimAfter()`, so it may preempt borrowers (yarn-cs with its preemption monitor).
   bool may_reclaim = false;
@@ -56,6 +57,8 @@ class NodeUsage {
   void Remove(int32_t node, int32_t gpus);
   int64_t used() const { return used_total_; }
   int64_t capacity() const { return capacity_total_; }
+  int32_t used_on(int32_t node) const { return used_[static_cast<size_t>(node)]; }
+  int32_t capacity_of(int32_t node) const { return capacity_[static_cast<size_t>(node)]; }
   // Free GPUs on partly used nodes: they cannot host a full-node pod.
   int64_t fragmented_free() const { return fragmented_free_; }
 

@@ -555,10 +555,10 @@ absl::StatusOr<EngineResult> Replay::Run(const Trace& trace,
   vc_lent_mark_.assign(vcs, 0);
   r_.vc_usage.assign(vcs, {});
   unreserved_ = r_.cluster_gpus;
+  vc_guarantee_ = info_.VcGuarantees(NamedPinnedCells(trace));  // pinned cells jobs name count
   for (size_t v = 0; v < vcs; ++v) {
-    vc_guarantee_.push_back(info_.VcVirtualGpus(static_cast<int32_t>(v)));
-    unreserved_ -= vc_guarantee_.back();
-    idle_guarantee_total_ += vc_guarantee_.back();
+    unreserved_ -= vc_guarantee_[v];
+    idle_guarantee_total_ += vc_guarantee_[v];
   }
   unreserved_ = std::max<int64_t>(0, unreserved_);
   r_.vc_guaranteed_gpus = vc_guarantee_;
@@ -574,7 +574,7 @@ absl::StatusOr<EngineResult> Replay::Run(const Trace& trace,
   shape_.resize(n);
   for (size_t j = 0; j < n; ++j) {
     const SimJob& job = r_.jobs[j];
-    std::string key = absl::StrCat(job.priority, "/", job.gpu_type);
+    std::string key = absl::StrCat(job.priority, "/", job.gpu_type, "/", job.pinned_cell);
     for (const GroupMember& m : job.members)
       absl::StrAppend(&key, "/", m.pod_number, "x", m.leaf_cell_number);
     shape_[j] = shapes.try_emplace(key, shapes.size()).first->second;
@@ -724,6 +724,7 @@ void ResolveJobs(const Trace& trace, const SpecInfo& info, std::vector<SimJob>* 
     job.priority = t.priority;
     job.gpus = t.total_gpus;
     job.gpu_type = t.gpu_type;
+    job.pinned_cell = t.pinned_cell;
     std::string reason;
     const int32_t vc = info.VcIndex(t.vc);
     job.vc = vc;  // -1 for a VC the config lacks: the job is rejected at submission
@@ -746,9 +747,14 @@ void ResolveJobs(const Trace& trace, const SpecInfo& info, std::vector<SimJob>* 
                                 largest);
         }
       }
-      // Pinned cells serve only jobs that name them, which trace rows cannot: a job larger
-      // than the VC's virtual cells can never run under hived or private.
-      if (reason.empty() && t.priority >= 0 && t.total_gpus > info.VcVirtualGpus(vc)) {
+      // Pinned cells serve only the jobs that name them: a job larger than its pinned cell,
+      // or than the VC's virtual cells, can never run under hived or private.
+      if (reason.empty() && t.priority >= 0 && !t.pinned_cell.empty() &&
+          t.total_gpus > info.PinnedGpus(t.pinned_cell)) {
+        reason = absl::StrCat("needs ", t.total_gpus, " GPUs but pinned cell ", t.pinned_cell,
+                              " has only ", info.PinnedGpus(t.pinned_cell));
+      } else if (reason.empty() && t.priority >= 0 && t.pinned_cell.empty() &&
+                 t.total_gpus > info.VcVirtualGpus(vc)) {
         reason = absl::StrCat("needs ", t.total_gpus, " GPUs but VC ", t.vc, " reserves only ",
                               info.VcVirtualGpus(vc), " in virtual cells");
       }

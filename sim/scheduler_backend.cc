@@ -10,8 +10,6 @@ namespace hived::sim {
 
 absl::StatusOr<std::unique_ptr<ClusterBackend>> MakeHivedBackend(const ClusterSpec& spec,
                                                                  int32_t job_count);
-absl::StatusOr<std::unique_ptr<ClusterBackend>> MakeQuotaBackend(const ClusterSpec& spec,
-                                                                 int32_t job_count);
 absl::StatusOr<std::unique_ptr<ClusterBackend>> MakePrivateBackend(const ClusterSpec& spec,
                                                                    int32_t job_count);
 absl::StatusOr<std::unique_ptr<ClusterBackend>> MakeElasticBackend(PolicyKind kind,
@@ -50,11 +48,10 @@ absl::StatusOr<std::unique_ptr<ClusterBackend>> MakeSchedulerBackend(
     PolicyKind kind, const ClusterSpec& spec, int32_t job_count,
     const PolicyOptions& policy_options) {
   switch (kind) {
+    case PolicyKind::kQuota:
     case PolicyKind::kYarnCs:
     case PolicyKind::kElasticQuota:
       return MakeElasticBackend(kind, spec, job_count, policy_options);
-    case PolicyKind::kQuota:
-      return MakeQuotaBackend(spec, job_count);
     case PolicyKind::kPrivate:
       return MakePrivateBackend(spec, job_count);
     case PolicyKind::kHived:
@@ -124,7 +121,9 @@ GroupRequest SchedulerBackend::MakeRequest(const SimJob& job, const Ask& ask) co
   req.vc = ask.vc;
   req.priority = ask.priority;
   req.leaf_cell_type = job.gpu_type;
+  if (KeepsPinnedCells()) req.pinned_cell_id = job.pinned_cell;
   req.members = job.members;
+  req.suggested_nodes = SuggestNodes(job, ask);
   return req;
 }
 
@@ -134,7 +133,8 @@ bool SchedulerBackend::MayFitGuaranteed(const SimJob& job) const {
   for (const auto& [q, gpus] : vc_used_by_priority_[static_cast<size_t>(job.vc)]) {
     if (q >= p) used += gpus;
   }
-  return info_.VcVirtualGpus(job.vc) - used >= job.gpus;
+  // Reserved GPUs (pinned cells too): a pinned job's usage is not in the virtual cells.
+  return info_.VcReservedGpus(job.vc) - used >= job.gpus;
 }
 
 absl::StatusOr<StartAttempt> SchedulerBackend::TryStart(const SimJob& job, bool allow_overflow) {
@@ -142,7 +142,7 @@ absl::StatusOr<StartAttempt> SchedulerBackend::TryStart(const SimJob& job, bool 
   if (job.priority >= 0 || !SupportsOverflow()) {
     // A guaranteed ask (private runs opportunistic jobs as guaranteed inside the VC).
     const bool opportunistic_job = job.priority < 0;
-    if (job.gpus > info_.VcVirtualGpus(job.vc)) {
+    if (job.pinned_cell.empty() && job.gpus > info_.VcVirtualGpus(job.vc)) {
       // Only reachable for private's opportunistic jobs: guaranteed ones this large are
       // rejected before they are queued.
       first.kind = StartAttempt::Kind::kInfeasible;

@@ -26,8 +26,11 @@
 //            at pool priority 1, a job beyond it (a borrower, up to the maximum) at 0, so an
 //            owner's job within its guarantee preempts borrowers when it needs their GPUs.
 //            A job's class is fixed when it starts.
-// A VC's guarantee under the pool policies is the GPUs of its virtual cells: pinned cells
-// serve only jobs that name them, which no trace does, so they count for no policy.
+// A VC's guarantee under the pool policies is the GPUs of its virtual cells plus those of
+// its pinned cells some trace job names (a trace row's `pinned_cell`); a pinned job runs
+// under hived and private in its pinned cell, under the pool policies anywhere in the pool
+// but within its pinned cell's GPUs (pinned jobs never borrow). Unnamed pinned cells serve
+// no trace job, so they count for no policy.
 //
 // Group names are job indices in decimal, so victims map back to jobs without a table.
 //
@@ -36,6 +39,7 @@
 #define HIVED_SIM_SCHEDULER_BACKEND_H_
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -52,6 +56,13 @@ enum class PolicyKind { kHived, kQuota, kPrivate, kYarnCs, kElasticQuota };
 absl::StatusOr<PolicyKind> ParsePolicyKind(std::string_view name);
 std::string_view PolicyKindName(PolicyKind kind);
 
+// Node choice of the pool policies (`--placement`): `pack` is HiveD's topology-aware packing
+// (the library's own order: most used nodes first); `first-fit` puts each pod, largest
+// first, on the first node in config order with room; `spread` on the node with the most
+// free GPUs (YARN's multi-node placement, `ResourceUsageMultiNodeLookupPolicy`).
+enum class NodePlacement { kPack, kFirstFit, kSpread };
+absl::StatusOr<NodePlacement> ParseNodePlacement(std::string_view name);
+
 // Knobs of the elastic pool policies (`yarn-cs`, `elastic-quota`).
 struct PolicyOptions {
   // Maximum GPUs a VC's guaranteed jobs may hold, by VC index; missing or < 0 = the whole
@@ -60,6 +71,10 @@ struct PolicyOptions {
   // yarn-cs: YARN's preemption monitor. A job within its VC's guarantee that has waited this
   // many seconds preempts borrowers (jobs beyond their VCs' guarantees); -1 = off.
   Time reclaim_after = -1;
+  // The pinned cells the trace's jobs name (`NamedPinnedCells`): they count in their VCs'
+  // guarantees (`SpecInfo::VcGuarantees`); a pinned job is capped at its pinned cell.
+  std::vector<std::string> named_pinned_cells;
+  NodePlacement placement = NodePlacement::kPack;  // pool policies only
 };
 
 // Builds the backend for `kind`; `job_count` sizes per-job tables.
@@ -105,6 +120,13 @@ class SchedulerBackend : public ClusterBackend {
   virtual Ask AskFor(const SimJob& job, bool opportunistic) const = 0;
   // A guaranteed job's admission beyond what the scheduler checks (quota); "" = admitted.
   virtual std::string Admit(const SimJob& /*job*/) const { return ""; }
+  // Nodes to suggest for a request (`GroupRequest::suggested_nodes`); nullopt = every node.
+  virtual std::optional<std::vector<std::string>> SuggestNodes(const SimJob& /*job*/,
+                                                               const Ask& /*ask*/) const {
+    return std::nullopt;
+  }
+  // Whether jobs ask for their pinned cell (false for the pool, whose spec has no pins).
+  virtual bool KeepsPinnedCells() const { return true; }
   // Whether an overflow attempt makes sense for this policy.
   virtual bool SupportsOverflow() const { return true; }
   // A cheap necessary condition for a guaranteed attempt, to skip hopeless `Schedule`

@@ -18,6 +18,7 @@ constexpr size_t kMissing = static_cast<size_t>(-1);
 // Column positions found in a header line; kMissing when absent.
 struct HeaderColumns {
   std::vector<size_t> index;         // per wanted name
+  std::vector<size_t> optional;      // per optional (known, not required) name
   std::vector<std::string> unknown;  // extra columns
   std::vector<std::string> missing;  // wanted names not found
 };
@@ -27,6 +28,7 @@ HeaderColumns MapHeader(const std::vector<CsvField>& header,
                         const std::vector<std::string_view>& known_ignored) {
   HeaderColumns h;
   h.index.assign(wanted.size(), kMissing);
+  h.optional.assign(known_ignored.size(), kMissing);
   for (size_t c = 0; c < header.size(); ++c) {
     std::string_view name = header[c].text;
     bool found = false;
@@ -36,9 +38,13 @@ HeaderColumns MapHeader(const std::vector<CsvField>& header,
         found = true;
       }
     }
-    if (!found &&
-        std::find(known_ignored.begin(), known_ignored.end(), name) == known_ignored.end()) {
+    if (found) continue;
+    auto known = std::find(known_ignored.begin(), known_ignored.end(), name);
+    if (known == known_ignored.end()) {
       h.unknown.emplace_back(name);
+    } else if (size_t k = static_cast<size_t>(known - known_ignored.begin());
+               h.optional[k] == kMissing) {
+      h.optional[k] = c;
     }
   }
   for (size_t w = 0; w < wanted.size(); ++w) {
@@ -124,8 +130,8 @@ std::optional<int64_t> ParseTimestamp(std::string_view s) {
 }
 
 // Reads the header line: maps the `wanted` columns (others in `known_ignored` are silently
-// accepted), fails naming the missing ones, and warns once about unknown extra columns.
-// Sets `*needed` to the number of fields a row must have.
+// accepted, their positions in `optional`), fails naming the missing ones, and warns once about
+// unknown extra columns. Sets `*needed` to the number of fields a row must have.
 absl::StatusOr<HeaderColumns> ReadHeader(LineReader* reader, std::string_view file_name,
                                          const std::vector<std::string_view>& wanted,
                                          const std::vector<std::string_view>& known_ignored,
@@ -189,9 +195,10 @@ absl::StatusOr<Trace> HivedTraceSource::Parse(std::string_view text,
   enum { kId, kSubmit, kVc, kPriority, kPods, kGpusPerPod, kGpuType, kDuration };
   LineReader reader(text);
   Trace trace;
+  trace.file = std::string(file_name);
   size_t needed = 0;
   absl::StatusOr<HeaderColumns> header = ReadHeader(
-      &reader, file_name, kWanted, {}, /*comments=*/true,
+      &reader, file_name, kWanted, {"pinned_cell"}, /*comments=*/true,
       "job_id,submit_time,vc,priority,pods,gpus_per_pod,gpu_type,duration", &trace, &needed);
   if (!header.ok()) return header.status();
   const HeaderColumns& h = *header;
@@ -211,6 +218,9 @@ absl::StatusOr<Trace> HivedTraceSource::Parse(std::string_view text,
     const CsvField& gpp = f[h.index[kGpusPerPod]];
     const CsvField& type = f[h.index[kGpuType]];
     const CsvField& dur = f[h.index[kDuration]];
+    // The optional pinned_cell column; a short row simply has none.
+    const size_t pin_at = h.optional[0];
+    const CsvField* pin = pin_at < f.size() ? &f[pin_at] : nullptr;
     TraceJob job;
     auto bad = [&](const CsvField& field, std::string_view what) {
       errors.Add(ln, field.column, what);
@@ -241,6 +251,9 @@ absl::StatusOr<Trace> HivedTraceSource::Parse(std::string_view text,
       continue;
     }
     if (!type.text.empty() && !CheckNameField(type, "gpu_type", ln, &errors)) continue;
+    if (pin != nullptr && !pin->text.empty() && !CheckNameField(*pin, "pinned_cell", ln, &errors)) {
+      continue;
+    }
     auto d = ParseTime(dur.text, /*min=*/1);
     if (!d) {
       bad(dur, TimeError("duration", dur.text, /*min=*/1));
@@ -263,6 +276,11 @@ absl::StatusOr<Trace> HivedTraceSource::Parse(std::string_view text,
     job.total_gpus = job.pods * job.gpus_per_pod;
     job.gpu_type = std::string(type.text);
     job.duration = *d;
+    job.line = ln;
+    if (pin != nullptr) {
+      job.pinned_cell = std::string(pin->text);
+      job.pinned_column = pin->column;
+    }
     trace.jobs.push_back(std::move(job));
   }
   if (absl::Status s = errors.ToStatus(); !s.ok()) return s;
@@ -279,6 +297,7 @@ absl::StatusOr<Trace> PhillyTraceSource::Parse(std::string_view text,
   enum { kTimestamp, kDuration, kGpus, kCluster };
   LineReader reader(text);
   Trace trace;
+  trace.file = std::string(file_name);
   size_t needed = 0;
   absl::StatusOr<HeaderColumns> header =
       ReadHeader(&reader, file_name, kWanted, {"gpu_time"}, /*comments=*/false,
@@ -378,13 +397,30 @@ absl::StatusOr<Trace> ReadTraceFile(const std::string& path, TraceFormat format,
 }
 
 std::string TraceToCsv(const Trace& trace) {
-  std::string out = "job_id,submit_time,vc,priority,pods,gpus_per_pod,gpu_type,duration\n";
+  // The pinned_cell column only when a job names a pinned cell, so pin-free traces keep the
+  // eight-column format.
+  const bool pins = std::any_of(trace.jobs.begin(), trace.jobs.end(),
+                                [](const TraceJob& j) { return !j.pinned_cell.empty(); });
+  std::string out = "job_id,submit_time,vc,priority,pods,gpus_per_pod,gpu_type,duration";
+  out += pins ? ",pinned_cell\n" : "\n";
   for (const TraceJob& j : trace.jobs) {
     const int32_t pods = j.pods == 0 ? 1 : j.pods;
     const int32_t gpp = j.pods == 0 ? j.total_gpus : j.gpus_per_pod;
     absl::StrAppend(&out, j.id, ",", j.submit_time, ",", j.vc, ",", j.priority, ",", pods, ",", gpp,
-                    ",", j.gpu_type, ",", j.duration, "\n");
+                    ",", j.gpu_type, ",", j.duration);
+    if (pins) absl::StrAppend(&out, ",", j.pinned_cell);
+    out += "\n";
   }
+  return out;
+}
+
+std::vector<std::string> NamedPinnedCells(const Trace& trace) {
+  std::vector<std::string> out;
+  for (const TraceJob& j : trace.jobs) {
+    if (!j.pinned_cell.empty()) out.push_back(j.pinned_cell);
+  }
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
   return out;
 }
 
