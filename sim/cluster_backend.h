@@ -18,6 +18,7 @@
 #include <string_view>
 #include <vector>
 
+#include "absl/container/inlined_vector.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "hived/schedule_result.h"
@@ -26,12 +27,16 @@
 namespace hived::sim {
 
 // A job resolved against the config: what a backend needs to place it.
+// A run's nodes, sorted and unique; inline up to four (no allocation for most runs).
+using NodeList = absl::InlinedVector<int32_t, 4>;
+
 struct SimJob {
   JobIndex index = 0;
   int32_t vc = 0;  // index of the VC in config order; -1 when unknown (rejected job)
   Priority priority = 0;
   int32_t gpus = 0;
-  std::vector<GroupMember> members;
+  // Inline up to two members (a gang of full nodes plus a remainder): no allocation per job.
+  absl::InlinedVector<GroupMember, 2> members;
   std::string gpu_type;
   std::string pinned_cell;  // HiveD's pinnedCellId; empty = the VC's virtual cells
   // Set by the engine before each `TryStart`: the job has waited at least the policy's
@@ -88,7 +93,7 @@ class ClusterBackend {
   virtual absl::Status Release(const SimJob& job) = 0;
   virtual absl::Status SetNodeHealthy(int32_t node, bool healthy) = 0;
   // Nodes a running job uses, ascending, without duplicates.
-  virtual std::vector<int32_t> JobNodes(JobIndex job) const = 0;
+  virtual NodeList JobNodes(JobIndex job) const = 0;
   // True when a release by one VC can let another VC's guaranteed job start (quota's shared
   // pool); false when guaranteed capacity is per VC (hived, private).
   virtual bool ReleaseHelpsAllVcs() const = 0;

@@ -41,9 +41,11 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/inlined_vector.h"
 #include "absl/status/statusor.h"
 #include "hived/cluster_spec.h"
 #include "hived/scheduler.h"
@@ -92,7 +94,7 @@ class SchedulerBackend : public ClusterBackend {
   absl::Status FinishPreemption(const SimJob& job) override;
   absl::Status Release(const SimJob& job) override;
   absl::Status SetNodeHealthy(int32_t node, bool healthy) override;
-  std::vector<int32_t> JobNodes(JobIndex job) const override;
+  NodeList JobNodes(JobIndex job) const override;
   absl::Status CheckInvariants() const override;
   const std::vector<std::string>& nodes() const override { return nodes_; }
   bool SharesIdleCells() const override { return SupportsOverflow(); }
@@ -106,7 +108,7 @@ class SchedulerBackend : public ClusterBackend {
   // How a job is asked for in its domain.
   struct Ask {
     int32_t domain = 0;
-    std::string vc;
+    std::string_view vc;  // into storage that outlives the backend's calls (info_, a constant)
     Priority priority = 0;
   };
   SchedulerBackend(const ClusterSpec& spec, int32_t job_count);
@@ -147,25 +149,34 @@ class SchedulerBackend : public ClusterBackend {
     NodeUsage usage;
     std::vector<bool> has_node;  // by global node index
     std::string prefix;          // of its nodes' global names
+    // The scheduler's node names -> global node index (saves prefixing names per placement).
+    absl::flat_hash_map<std::string, int32_t> global_index;
   };
   // Registers a node of `gpus` under `name` (adds the GPUs when known); returns its index.
   int32_t AddNode(const std::string& name, const std::string& physical, int32_t gpus);
+  // A start waiting for its victims to go (kPreempting until FinishPreemption).
+  struct PendingStart {
+    GroupRequest request;
+    Placement placement;
+  };
   struct JobRun {
     bool running = false;
     bool opportunistic = false;
     int32_t domain = 0;
-    Priority priority = 0;                          // asked for in the domain
-    std::vector<std::pair<int32_t, int32_t>> pods;  // (node, GPUs)
-    std::unique_ptr<GroupRequest> pending_request;  // kPreempting until FinishPreemption
-    std::unique_ptr<Placement> pending_placement;
+    Priority priority = 0;  // asked for in the domain
+    // (node, GPUs) per pod; inline up to two: no allocation per run.
+    absl::InlinedVector<std::pair<int32_t, int32_t>, 2> pods;
+    std::unique_ptr<PendingStart> pending;
   };
-  GroupRequest MakeRequest(const SimJob& job, const Ask& ask) const;
+  // Fills `request_` (reusing its strings' and members' capacity) for `job` asked as `ask`.
+  const GroupRequest& MakeRequest(const SimJob& job, const Ask& ask);
   // Whether a guaranteed job may preempt now (else a placement needing victims waits).
   virtual bool MayPreempt(const SimJob& /*job*/) const { return true; }
   // Schedules and, when placed, allocates. Fills `attempt`.
   absl::Status Attempt(const SimJob& job, bool opportunistic, StartAttempt* attempt);
   absl::Status Record(const SimJob& job, const Placement& placement);
 
+  GroupRequest request_;  // MakeRequest's scratch: one request at a time
   std::vector<std::string> nodes_;
   std::vector<std::string> physical_name_;  // by global node: the name its scheduler knows
   absl::flat_hash_map<std::string, int32_t> node_index_;

@@ -11,6 +11,7 @@ add_library(hived_simlib STATIC
   ${CMAKE_CURRENT_LIST_DIR}/fill_cluster.cc
   ${CMAKE_CURRENT_LIST_DIR}/fill_command.cc
   ${CMAKE_CURRENT_LIST_DIR}/fill_experiment.cc
+  ${CMAKE_CURRENT_LIST_DIR}/fill_hived.cc
   ${CMAKE_CURRENT_LIST_DIR}/fill_policy.cc
   ${CMAKE_CURRENT_LIST_DIR}/flags.cc
   ${CMAKE_CURRENT_LIST_DIR}/plot.cc
@@ -30,9 +31,12 @@ add_library(hived_simlib STATIC
   ${CMAKE_CURRENT_LIST_DIR}/private_backend.cc
   ${CMAKE_CURRENT_LIST_DIR}/queue_policy.cc
   ${CMAKE_CURRENT_LIST_DIR}/quota_backend.cc
+  ${CMAKE_CURRENT_LIST_DIR}/replay.cc
+  ${CMAKE_CURRENT_LIST_DIR}/replay_measure.cc
   ${CMAKE_CURRENT_LIST_DIR}/run_command.cc
   ${CMAKE_CURRENT_LIST_DIR}/run_options.cc
   ${CMAKE_CURRENT_LIST_DIR}/scheduler_backend.cc
+  ${CMAKE_CURRENT_LIST_DIR}/sharing_model.cc
   ${CMAKE_CURRENT_LIST_DIR}/spec_edit.cc
   ${CMAKE_CURRENT_LIST_DIR}/spec_info.cc
   ${CMAKE_CURRENT_LIST_DIR}/sweep.cc

@@ -76,9 +76,9 @@ TEST_CASE("Pinned trace jobs: the pinned cell serves them under every policy", "
   }
   SECTION("hived places pinned jobs on the pinned node") {
     auto o = Run(PolicyKind::kHived, "sim/pinned.yaml", Parse(kPinnedTrace));
-    CHECK(o->Job("p1").nodes == std::vector<int32_t>{2});
-    CHECK(o->Job("p2").nodes == std::vector<int32_t>{2});
-    CHECK(o->Job("u1").nodes != std::vector<int32_t>{2});
+    CHECK(o->Job("p1").nodes == NodeList{2});
+    CHECK(o->Job("p2").nodes == NodeList{2});
+    CHECK(o->Job("u1").nodes != NodeList{2});
   }
   SECTION("yarn-cs: unpinned jobs borrow B's idle node; pinned jobs never borrow") {
     auto o = Run(PolicyKind::kYarnCs, "sim/pinned.yaml", Parse(kPinnedTrace));
@@ -183,17 +183,17 @@ TEST_CASE("Pool placement: pack, first-fit and spread choose different nodes", "
     INFO(PolicyKindName(policy));
     SECTION("first-fit: j1, j2 share n0; j3 on n1, j4 on n2, all at once") {
       auto o = RunPlacement(policy, NodePlacement::kFirstFit);
-      CHECK(o->Job("j1").nodes == std::vector<int32_t>{0});
-      CHECK(o->Job("j2").nodes == std::vector<int32_t>{0});
-      CHECK(o->Job("j3").nodes == std::vector<int32_t>{1});
-      CHECK(o->Job("j4").nodes == std::vector<int32_t>{2});
+      CHECK(o->Job("j1").nodes == NodeList{0});
+      CHECK(o->Job("j2").nodes == NodeList{0});
+      CHECK(o->Job("j3").nodes == NodeList{1});
+      CHECK(o->Job("j4").nodes == NodeList{2});
       CHECK(o->Job("j4").first_start == 3);
     }
     SECTION("spread: j1 on n0, j2 on the emptiest n1, j3 on n2; j4 waits for j1 and j2") {
       auto o = RunPlacement(policy, NodePlacement::kSpread);
-      CHECK(o->Job("j1").nodes == std::vector<int32_t>{0});
-      CHECK(o->Job("j2").nodes == std::vector<int32_t>{1});
-      CHECK(o->Job("j3").nodes == std::vector<int32_t>{2});
+      CHECK(o->Job("j1").nodes == NodeList{0});
+      CHECK(o->Job("j2").nodes == NodeList{1});
+      CHECK(o->Job("j3").nodes == NodeList{2});
       // n0 and n1 each have 4 free GPUs: no node for 8 until j1 ends at 1000.
       CHECK(o->Job("j4").first_start == 1000);
     }
