@@ -85,6 +85,28 @@ absl::StatusOr<std::unique_ptr<Scheduler>> Scheduler::Create(const ClusterSpec& 
 
 Scheduler::Scheduler(std::unique_ptr<SchedulerImpl> impl)
     : lock_(std::make_unique<Lock>()), impl_(std::move(impl)) {}
+
+// Restore builds a new scheduler that no other thread can see yet: no lock.
+absl::StatusOr<std::unique_ptr<Scheduler>> Scheduler::Restore(const ClusterSpec& spec,
+                                                              std::string_view state,
+                                                              RestoreReport* report) {
+  HIVED_ASSIGN_OR_RETURN(std::unique_ptr<SchedulerImpl> impl,
+                         SchedulerImpl::Restore(spec, state, report));
+  return std::unique_ptr<Scheduler>(new Scheduler(std::move(impl)));
+}
+absl::StatusOr<std::string> Scheduler::SaveState() const {
+  Lock::Shared hold(*lock_);
+  return impl_->SaveState();
+}
+absl::StatusOr<GroupRecord> Scheduler::GetGroupRecord(std::string_view group) const {
+  Lock::Shared hold(*lock_);
+  return impl_->GetGroupRecord(group);
+}
+absl::StatusOr<AllocateInfo> Scheduler::AllocateRecord(const GroupRecord& record) {
+  Lock::Exclusive hold(*lock_);
+  int32_t ignored = 0;
+  return impl_->RestoreGroup(record, &ignored);
+}
 Scheduler::~Scheduler() = default;
 
 // Mutations: exclusive. `Schedule` is one even in the Filtering phase, which changes no

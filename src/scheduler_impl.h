@@ -67,6 +67,7 @@
 #include "cellalloc/priority_usage.h"
 #include "hived/cluster_spec.h"
 #include "hived/schedule_result.h"
+#include "hived/state.h"
 #include "hived/status_view.h"
 #include "hived/types.h"
 #include "src/cluster_state.h"
@@ -77,6 +78,10 @@
 #include "src/placer.h"
 
 namespace hived {
+
+namespace internal {
+struct SavedState;  // persistence_json.h
+}  // namespace internal
 
 // Abseil's string_view is not std::string_view in the Debian build.
 inline absl::string_view ToAbsl(std::string_view s) {
@@ -116,6 +121,16 @@ class SchedulerImpl {
   absl::StatusOr<std::vector<VcSummary>> GetVcSummary(std::string_view vc) const;
   const ClusterSpec& spec() const { return spec_; }
   absl::Status CheckInvariants() const;
+
+  // Persistence (persistence.cc, docs/state-format.md): every running group's record, and a
+  // scheduler rebuilt from them through `Allocate`'s recovery path.
+  std::string SaveState() const;
+  absl::StatusOr<GroupRecord> GetGroupRecord(std::string_view group) const;
+  // `Allocate` of a record; `ignored_leaves`: its leaves the cluster no longer has.
+  absl::StatusOr<AllocateInfo> RestoreGroup(const GroupRecord& rec, int32_t* ignored_leaves);
+  static absl::StatusOr<std::unique_ptr<SchedulerImpl>> Restore(const ClusterSpec& spec,
+                                                                std::string_view state,
+                                                                RestoreReport* report);
 
   // For tests (no suggested nodes): the indexed node choice of a view (`vc` empty: the
   // chain's physical view) as view positions per pod, empty when none; and what a
@@ -257,6 +272,23 @@ class SchedulerImpl {
     if (binding_changes_ != before) ++epoch_;
   }
   absl::StatusOr<AllocateInfo> AllocatePreempting(GroupId g, const Placement& placement);
+  // Persistence: a running group's record; replaying one record (`Allocate` preferring the
+  // record's virtual leaves, keeping a recorded downgrade), with the number of its leaves
+  // the cluster no longer has; the virtual cell at an address ("VC1/0/3"), kNilId if none;
+  // the ancestor at `level` of the virtual leaf preferred for leaf `i`, kNilId if none.
+  GroupRecord Record(const Group& g) const;
+  VCellId FindVirtualCell(std::string_view address) const;
+  VCellId RecoverHint(size_t i, CellLevel level) const;
+  // A fingerprint of the physical cells and the VCs' cells: saved bindings apply only to
+  // the same structure. The bindings history decided (not implied by the groups), and
+  // restoring them (invalid entries are skipped and noted in `report`).
+  std::string ConfigFingerprint() const;
+  void SaveBindings(internal::SavedState* state) const;
+  // RestoreBindings: false when the cluster structure changed (nothing restored).
+  // RestoreDoomed, after the bad nodes are marked: undoes mirror bindings of bad cells that
+  // marking made beyond the saved ones, then sets the doomed marks in the saved order.
+  bool RestoreBindings(const internal::SavedState& state, RestoreReport* report);
+  void RestoreDoomed(const internal::SavedState& state, RestoreReport* report);
   absl::Status ResolvePlacement(const GroupRequest& request, const Placement& placement,
                                 std::vector<CellId>* pleaves,
                                 std::vector<const std::string*>* types, std::string* notes) const;
@@ -319,8 +351,9 @@ class SchedulerImpl {
   std::vector<std::vector<int32_t>> all_vc_free_;  // [chain][level]
   Health health_;                                  // doomed counts and deferred health work
   std::vector<const std::string*>
-      recover_types_;        // Allocate -> RecoverVirtual, per leaf (null: none)
-  std::vector<View> views_;  // physical views: id == chain
+      recover_types_;                   // Allocate -> RecoverVirtual, per leaf (null: none)
+  std::vector<VCellId> recover_hints_;  // RestoreGroup -> RecoverVirtual: leaves to prefer
+  std::vector<View> views_;             // physical views: id == chain
 
   GroupTable groups_;
   uint64_t epoch_ = 0;

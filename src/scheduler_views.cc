@@ -215,6 +215,13 @@ GroupStatus SchedulerImpl::GStatus(const Group& g) const {
       break;
   }
   s.priority = g.running;
+  s.request.name = g.name;
+  s.request.vc = g.vc_name;
+  s.request.priority = g.priority;
+  s.request.leaf_cell_type = g.leaf_type;
+  s.request.pinned_cell_id = g.pinned_id;
+  s.request.lazy_preemption = g.lazy;
+  s.request.members = g.members;
   s.placement = g.placement;
   s.preemptor = g.preemptor;
   s.downgrade_reason = g.downgrade_reason;
@@ -226,6 +233,7 @@ GroupStatus SchedulerImpl::GetGroup(std::string_view name) const {
   if (g == kNilId) {
     GroupStatus s;
     s.name = std::string(name);
+    s.request.name = s.name;
     return s;
   }
   return GStatus(groups_[g]);

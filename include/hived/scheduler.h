@@ -128,6 +128,7 @@
 #include "hived/cluster_spec.h"
 #include "hived/export.h"
 #include "hived/schedule_result.h"
+#include "hived/state.h"
 #include "hived/status_view.h"
 #include "hived/types.h"
 
@@ -140,6 +141,39 @@ class HIVED_EXPORT Scheduler {
   // Validates `spec` (the same checks as `ValidateClusterSpec`) and builds the scheduler.
   // Every node starts healthy. Errors: kInvalidArgument naming the first problems.
   static absl::StatusOr<std::unique_ptr<Scheduler>> Create(const ClusterSpec& spec);
+
+  // Persistence (docs/state-format.md). `SaveState` returns a versioned JSON document: every
+  // running group's `GroupRecord` (request as asked, placement, how it runs, its virtual
+  // leaf cells) sorted by name, the bad nodes, and the virtual bindings history decided
+  // (pinned, bad and doomed cells). Preempting groups are not persisted (as in HiveD): after
+  // `Restore` the manager schedules them again; their victims are saved as running.
+  //
+  // `Restore` builds a scheduler for `spec`, replays every record through `Allocate`'s
+  // recovery path (rule 8; the recorded virtual cells first), restores the saved bindings,
+  // then marks the bad nodes. With the same spec (and no group Preempting at save time) the
+  // restored scheduler decides every further call exactly as the saved one, and its
+  // `SaveState` is byte-identical to `state`. With a changed spec the recovery rules apply
+  // per group; `report` (optional) says per group whether it was kept, kept partially (leaf
+  // cells the cluster no longer has), downgraded to opportunistic, or dropped, and why.
+  //
+  // Errors (kInvalidArgument, naming the JSON path or line and column): malformed JSON, a
+  // document of another schema or version, a malformed record, a duplicate group; an
+  // invalid spec as for `Create`.
+  absl::StatusOr<std::string> SaveState() const;
+  static absl::StatusOr<std::unique_ptr<Scheduler>> Restore(const ClusterSpec& spec,
+                                                            std::string_view state,
+                                                            RestoreReport* report = nullptr);
+
+  // Per-job persistence: the record of one running group (as in `SaveState`), and replaying
+  // one record after a restart (`Allocate` preferring the recorded virtual cells, keeping a
+  // recorded downgrade). A manager that persists per job saves `GetGroupRecord(name)` after
+  // `Allocate` and calls `AllocateRecord` for each record when it restarts (bad nodes first
+  // or last, as it knows them). Unlike `Restore`, bindings that history decided (pinned,
+  // bad, doomed cells) are re-derived, as in HiveD's recovery.
+  // Errors: GetGroupRecord: kNotFound for an unknown group, kFailedPrecondition for a
+  // Preempting one; AllocateRecord: as `Allocate`.
+  absl::StatusOr<GroupRecord> GetGroupRecord(std::string_view group) const;
+  absl::StatusOr<AllocateInfo> AllocateRecord(const GroupRecord& record);
 
   ~Scheduler();
   Scheduler(const Scheduler&) = delete;

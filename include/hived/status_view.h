@@ -35,7 +35,10 @@ struct GroupStatus {
   std::string name;
   std::string vc;
   GroupState state = GroupState::kAbsent;
-  Priority priority = 0;  // the priority it runs at now
+  Priority priority = 0;  // the priority it runs at now (-1 once downgraded)
+  // The request as asked (`request.priority` is the original priority, also after a
+  // downgrade; `suggested_nodes` is not kept). For kAbsent only `request.name` is set.
+  GroupRequest request;
   Placement placement;
   std::string preemptor;         // for kBeingPreempted, or a lazily downgraded group
   std::string downgrade_reason;  // why a guaranteed group runs opportunistically
