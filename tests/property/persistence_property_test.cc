@@ -365,7 +365,7 @@ TEST_CASE("Persistence: restore fidelity on two leaf types", "[persistence][prop
 }
 
 TEST_CASE("Persistence: restore fidelity on HiveD's design config", "[persistence][property]") {
-  RunConfig(std::string(HIVED_SOURCE_DIR) + "/tests/unit/persistence/hived-design.yaml", 800);
+  RunConfig(std::string(HIVED_SOURCE_DIR) + "/tests/testdata/hived-configs/design.yaml", 800);
 }
 
 }  // namespace

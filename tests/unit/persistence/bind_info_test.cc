@@ -9,44 +9,11 @@
 #include "hived/scheduler.h"
 #include "hived/state.h"
 #include "support/catch.h"
+#include "support/testdata.h"
 
 namespace {
 
 using hived::GroupRecord;
-
-// HiveD's example/config/basic/hivedscheduler.yaml.
-constexpr const char* kBasicConfig = R"(kubeApiServerAddress: http://10.151.41.15:8080
-physicalCluster:
-  cellTypes:
-    K80-2GPU:
-      childCellType: K80
-      childCellNumber: 2
-    K80-NODE:
-      childCellType: K80-2GPU
-      childCellNumber: 2
-      isNodeLevel: true
-    3-K80-NODE:
-      childCellType: K80-NODE
-      childCellNumber: 3
-  physicalCells:
-  - cellType: 3-K80-NODE
-    cellChildren:
-    - cellAddress: 10.151.41.20
-    - cellAddress: 10.151.41.21
-      pinnedCellId: VC2-K80
-    - cellAddress: 10.151.41.22
-virtualClusters:
-  VC1:
-    virtualCells:
-    - cellType: 3-K80-NODE.K80-NODE
-      cellNumber: 1
-  VC2:
-    virtualCells:
-    - cellType: 3-K80-NODE.K80-NODE
-      cellNumber: 1
-    pinnedCells:
-    - pinnedCellId: VC2-K80
-)";
 
 // The third pod of a gang of one 2-GPU pod and two 1-GPU pods in VC1 (its K80-NODE).
 constexpr const char* kBindInfo = R"(node: 10.151.41.20
@@ -128,7 +95,7 @@ TEST_CASE("ImportHivedBindInfo: reads HiveD's annotations into a record", "[pers
   CHECK(rec->virtual_leaf_cells.empty());
 
   // Moving both groups over: HiveD's recovery rule binds VC1's K80-NODE to 10.151.41.20.
-  auto spec = hived::LoadClusterSpecString(kBasicConfig);
+  auto spec = hived::LoadClusterSpecFile(hived::testing::HivedConfigsDir() + "/basic.yaml");
   REQUIRE(spec.ok());
   auto s = hived::Scheduler::Create(*spec);
   REQUIRE(s.ok());
