@@ -3,8 +3,9 @@
 // Jobs are gangs of pods kept in memory, the way a Kubernetes scheduler plugin or a custom
 // manager keeps them in its own store. The manager owns the job queue, binds pods to the
 // nodes and devices hived chooses, deletes the pods of preemption victims, reacts to node
-// failures, restarts from its persisted records, and serves status from another thread.
-// hived owns the cells: placement, reservation, preemption victims, VC guarantees.
+// failures, restarts from its persisted records or from the scheduler's saved state, and serves
+// status from another thread. hived owns the cells: placement, reservation, preemption victims, VC
+// guarantees.
 //
 // Usage: example_manager [cluster.yaml]   (default: cluster.yaml beside this file)
 // Runs a scripted day of the cluster and exits 0 when everything behaved as expected.
@@ -21,6 +22,7 @@
 
 #include "hived/config.h"
 #include "hived/scheduler.h"
+#include "hived/state.h"
 
 #ifndef EXAMPLE_DIR  // where cluster.yaml is; CMake sets it to this folder
 #define EXAMPLE_DIR "."
@@ -151,6 +153,30 @@ class Manager {
       if (!info.ok()) return info.status();
       if (info->downgraded)
         std::printf("  %s now runs opportunistically: %s\n", name.c_str(), info->reason.c_str());
+    }
+    return scheduler_->CheckInvariants();
+  }
+  // [end snippet]
+
+  // [snippet: restore]
+  // Instead of per-job records, the manager persisted the scheduler's whole state
+  // (SaveState: versioned JSON, docs/state-format.md). After a restart it rebuilds the
+  // scheduler from the config and that document; the report says, per group, whether it was
+  // kept as it ran, downgraded or dropped, and why.
+  absl::Status RestoreFrom(const std::string& saved_state) {
+    hived::RestoreReport report;
+    absl::StatusOr<std::unique_ptr<hived::Scheduler>> restored =
+        hived::Scheduler::Restore(spec_, saved_state, &report);
+    if (!restored.ok()) return restored.status();  // located: "$.groups[3].name: ..."
+    scheduler_ = std::move(*restored);
+    for (const hived::RestoreReport::Group& g : report.groups) {
+      if (g.outcome != hived::RestoreOutcome::kKept)
+        std::printf("  %s %s: %s\n", g.name.c_str(), hived::RestoreOutcomeName(g.outcome),
+                    g.reason.c_str());
+    }
+    // Preempting groups are not saved (they hold no cells yet): schedule them again.
+    for (auto& [name, job] : jobs_) {
+      if (job.state == JobState::kPreempting) job.state = JobState::kPending;
     }
     return scheduler_->CheckInvariants();
   }
@@ -375,6 +401,15 @@ int main(int argc, char** argv) {
                        before[i].placement.pods.size() == after[i].placement.pods.size(),
                    before[i].name + " recovered as it was");
   }
+
+  std::printf("the manager restarts again, this time from the scheduler's saved state\n");
+  const absl::StatusOr<std::string> saved = m.scheduler().SaveState();
+  example::Check(saved.ok(), "save the scheduler's state");
+  example::Check(saved.ok() && m.RestoreFrom(*saved).ok(), "restore from the saved state");
+  const absl::StatusOr<std::string> resaved = m.scheduler().SaveState();
+  example::Check(saved.ok() && resaved.ok() && *saved == *resaved,
+                 "the restored scheduler saves the same state");
+  example::Check(m.scheduler().Groups().size() == after.size(), "the same groups after restore");
 
   std::printf("jobs finish; explore finally runs\n");
   example::Check(m.Finish("serve").ok(), "finish serve");
