@@ -376,12 +376,16 @@ bool SchedulerImpl::PlanBinding(ChainId ch, const std::vector<VCellId>& vleaves,
   // The downgrade trial: the only state change left inside Decide (docs/architecture.md,
   // "What is still shared"). Applied in order, planned on, reverted latest first; the
   // names a real downgrade records are left empty here, since the revert clears them.
+  // The health work the trial notes (chains to rebalance, bad-bound cells to mirror) is
+  // forgotten with it: the reverted state needs none of it.
   static const std::string kTrial;
+  const Health::PendingMark mark = health_.mark();
   for (GroupId u : downgrades) DowngradeGroup(u, kTrial, kTrial);
   const bool ok = MapPlacement(ch, vleaves, pleaves);
   for (auto it = downgrades.rbegin(); it != downgrades.rend(); ++it) {
     RevertDowngrade(*it, groups_[*it].priority);
   }
+  health_.ForgetSince(mark);
   return ok;
 }
 
