@@ -18,6 +18,7 @@
 #include <string_view>
 #include <vector>
 
+#include "absl/container/inlined_vector.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "hived/schedule_result.h"
@@ -26,13 +27,18 @@
 namespace hived::sim {
 
 // A job resolved against the config: what a backend needs to place it.
+// A run's nodes, sorted and unique; inline up to four (no allocation for most runs).
+using NodeList = absl::InlinedVector<int32_t, 4>;
+
 struct SimJob {
   JobIndex index = 0;
   int32_t vc = 0;  // index of the VC in config order; -1 when unknown (rejected job)
   Priority priority = 0;
   int32_t gpus = 0;
-  std::vector<GroupMember> members;
+  // Inline up to two members (a gang of full nodes plus a remainder): no allocation per job.
+  absl::InlinedVector<GroupMember, 2> members;
   std::string gpu_type;
+  std::string pinned_cell;  // HiveD's pinnedCellId; empty = the VC's virtual cells
   // Set by the engine before each `TryStart`: the job has waited at least the policy's
   // `ReclaimAfter()`, so it may preempt borrowers (yarn-cs with its preemption monitor).
   bool may_reclaim = false;
@@ -56,6 +62,8 @@ class NodeUsage {
   void Remove(int32_t node, int32_t gpus);
   int64_t used() const { return used_total_; }
   int64_t capacity() const { return capacity_total_; }
+  int32_t used_on(int32_t node) const { return used_[static_cast<size_t>(node)]; }
+  int32_t capacity_of(int32_t node) const { return capacity_[static_cast<size_t>(node)]; }
   // Free GPUs on partly used nodes: they cannot host a full-node pod.
   int64_t fragmented_free() const { return fragmented_free_; }
 
@@ -85,7 +93,7 @@ class ClusterBackend {
   virtual absl::Status Release(const SimJob& job) = 0;
   virtual absl::Status SetNodeHealthy(int32_t node, bool healthy) = 0;
   // Nodes a running job uses, ascending, without duplicates.
-  virtual std::vector<int32_t> JobNodes(JobIndex job) const = 0;
+  virtual NodeList JobNodes(JobIndex job) const = 0;
   // True when a release by one VC can let another VC's guaranteed job start (quota's shared
   // pool); false when guaranteed capacity is per VC (hived, private).
   virtual bool ReleaseHelpsAllVcs() const = 0;

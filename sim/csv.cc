@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <limits>
 #include <memory>
 
 #include "absl/strings/str_cat.h"
@@ -77,15 +78,20 @@ absl::Status ReadInputFile(const std::string& path, InputLimit limit, std::strin
 
 std::vector<CsvField> SplitCsvLine(std::string_view line) {
   std::vector<CsvField> fields;
+  SplitCsvLine(line, &fields);
+  return fields;
+}
+
+void SplitCsvLine(std::string_view line, std::vector<CsvField>* fields) {
+  fields->clear();
   size_t start = 0;
   while (true) {
     size_t comma = line.find(',', start);
     size_t end = comma == std::string_view::npos ? line.size() : comma;
-    fields.push_back({line.substr(start, end - start), static_cast<int32_t>(start + 1)});
+    fields->push_back({line.substr(start, end - start), static_cast<int32_t>(start + 1)});
     if (comma == std::string_view::npos) break;
     start = comma + 1;
   }
-  return fields;
 }
 
 LineReader::LineReader(std::string_view text) : text_(text) {
@@ -147,13 +153,25 @@ std::optional<double> ParseDouble(std::string_view text) {
       return std::nullopt;
     }
   }
-  std::string copy(text);
+  // std::from_chars is correctly rounded like glibc's strtod, so where it reads the whole
+  // field to a normal number (or an exact zero) the value is strtod's, without the copy and
+  // locale work. Anything else (a leading '+', overflow, underflow, which strtod flags with
+  // ERANGE) goes to strtod as before.
+  double fast = 0;
+  const auto [fast_end, fast_ec] = std::from_chars(text.data(), text.data() + text.size(), fast);
+  if (fast_ec == std::errc() && fast_end == text.data() + text.size() && std::isfinite(fast)) {
+    const bool exact_zero =
+        fast == 0 && text.substr(0, text.find_first_of("eE")).find_first_of("123456789") ==
+                         std::string_view::npos;
+    if (exact_zero || std::fabs(fast) >= std::numeric_limits<double>::min()) return fast;
+  }
+  char copy[65];  // NUL-terminated for strtod; the size was checked above
+  text.copy(copy, text.size());
+  copy[text.size()] = '\0';
   char* end = nullptr;
   errno = 0;
-  double value = std::strtod(copy.c_str(), &end);
-  if (end != copy.c_str() + copy.size() || errno != 0 || !std::isfinite(value)) {
-    return std::nullopt;
-  }
+  double value = std::strtod(copy, &end);
+  if (end != copy + text.size() || errno != 0 || !std::isfinite(value)) return std::nullopt;
   return value;
 }
 

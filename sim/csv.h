@@ -65,6 +65,8 @@ struct CsvField {
 
 // Splits `line` at commas (no quoting). A trailing '\r' must already be stripped.
 std::vector<CsvField> SplitCsvLine(std::string_view line);
+// The same into `fields` (cleared first; its capacity is reused: no allocation per row).
+void SplitCsvLine(std::string_view line, std::vector<CsvField>* fields);
 
 // Iterates over the lines of a text, 1-based numbering, '\r\n' tolerated. A UTF-8 byte-order
 // mark at the start of the text is skipped.

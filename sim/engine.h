@@ -28,6 +28,11 @@
 // row is dropped and the sampling interval doubles, so any span costs bounded rows and time.
 // Time sums saturate at `kMaxTime` instead of overflowing.
 //
+// Cost per event: the submissions wait in a sorted lane, the event heap holds only finishes,
+// node events and wake-ups (about the running jobs); a run's nodes and a gang's members are
+// stored inline. The replay itself is sim/replay.h (event loop in sim/replay.cc, measurement
+// in sim/replay_measure.cc).
+//
 // Thread safety: not thread-safe; one engine per thread.
 #ifndef HIVED_SIM_ENGINE_H_
 #define HIVED_SIM_ENGINE_H_
@@ -90,7 +95,7 @@ struct JobRecord {
   int64_t gpu_seconds_lost = 0;          // to preemptions (restart from zero)
   int64_t failure_gpu_seconds_lost = 0;  // to node failures
   std::string reason;                    // why rejected
-  std::vector<int32_t> nodes;            // nodes of the current or last run
+  NodeList nodes;                        // nodes of the current or last run
 };
 
 struct TimelineRow {

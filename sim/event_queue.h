@@ -1,13 +1,24 @@
 // sim/event_queue.h: the simulator's discrete events, ordered by (time, sequence).
 //
 // Events with equal times come out in the order they were pushed (the sequence number is
-// assigned by `Push`), so a replay is deterministic. A binary heap: Push and Pop cost
-// O(log n).
+// assigned by `Push` and `PushArrival`), so a replay is deterministic.
+//
+// Two lanes, one order: arrivals known up front (a trace's submissions, pushed in
+// non-decreasing time) wait in a plain array read by a cursor, O(1) per event and 24 bytes
+// each; everything else (finishes, node events, wake-ups) in a binary heap, O(log n) per
+// event, whose size is about the number of running jobs rather than of the whole trace.
+// `Top` and `Pop` take the earlier of the two heads by (time, sequence), so the order is
+// exactly that of a single heap holding every event. An arrival earlier than the last one
+// pushed goes to the heap instead (correct for any order, fast for a sorted trace).
 //
 // Example:
 //   EventQueue q;
-//   q.Push({.time = 10, .kind = EventKind::kSubmit, .job = 3});
+//   q.PushArrival(10, 3);
+//   q.Push({.time = 5, .kind = EventKind::kFinish, .job = 1});
 //   while (!q.empty()) Handle(q.Pop());
+//
+// Invariants: arrivals_[cursor_..] are sorted by (time, sequence); heap_ is a heap under
+// `Later`; every sequence number is distinct.
 //
 // Thread safety: not thread-safe; callers serialize.
 #ifndef HIVED_SIM_EVENT_QUEUE_H_
@@ -36,14 +47,28 @@ class EventQueue {
  public:
   // Adds an event; its sequence number is the number of events pushed before it.
   void Push(Event event);
+  // Adds a kSubmit event for `job` at `time`, like Push, into the arrival lane.
+  void PushArrival(Time time, JobIndex job);
+  // REQUIRES: !empty(). The earliest event (ties: lowest sequence).
+  Event Top() const;
   // REQUIRES: !empty(). Removes and returns the earliest event (ties: lowest sequence).
   Event Pop();
-  const Event& Top() const { return heap_.front(); }
-  bool empty() const { return heap_.empty(); }
-  size_t size() const { return heap_.size(); }
-  void Reserve(size_t n) { heap_.reserve(n); }
+  bool empty() const { return heap_.empty() && cursor_ == arrivals_.size(); }
+  size_t size() const { return heap_.size() + (arrivals_.size() - cursor_); }
+  // Capacity for `arrivals` arrival-lane events and `others` heap events.
+  void Reserve(size_t arrivals, size_t others);
 
  private:
+  struct Arrival {
+    Time time;
+    uint64_t sequence;
+    JobIndex job;
+  };
+  // Whether the next event is the arrival lane's head. REQUIRES: !empty().
+  bool ArrivalFirst() const;
+
+  std::vector<Arrival> arrivals_;
+  size_t cursor_ = 0;  // arrivals_[cursor_] is the lane's head
   std::vector<Event> heap_;
   uint64_t next_sequence_ = 0;
 };

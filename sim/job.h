@@ -34,6 +34,13 @@ struct TraceJob {
   int32_t total_gpus = 0;
   std::string gpu_type;  // leaf cell type; empty = any type the VC has
   Time duration = 0;     // run time in seconds, >= 1
+  // HiveD's `pinnedCellId`: the job runs only in this pinned cell of its VC; empty = in the
+  // VC's virtual cells.
+  std::string pinned_cell;
+  // Where the row was read (0 for jobs not read from a file), for errors found later
+  // (e.g. a pinned cell the config lacks): its line and the pinned_cell column.
+  int32_t line = 0;
+  int32_t pinned_column = 0;
 };
 
 // A trace after reading: jobs sorted stably by submit time, plus what the reader skipped
@@ -42,6 +49,7 @@ struct Trace {
   std::vector<TraceJob> jobs;
   int64_t skipped_rows = 0;           // bad rows skipped with --skip-bad-rows
   std::vector<std::string> warnings;  // e.g. ignored extra columns, skipped rows (first few)
+  std::string file;                   // the file read, for located errors; may be empty
 };
 
 // Splits a gang of `total_gpus` into pods for nodes of `node_gpus` GPUs: full-node pods plus
@@ -49,6 +57,9 @@ struct Trace {
 // ordered by GPUs per pod ascending, as `Placement` orders pods.
 // REQUIRES: total_gpus > 0, node_gpus > 0.
 std::vector<GroupMember> SplitIntoPods(int32_t total_gpus, int32_t node_gpus);
+
+// The distinct pinned cells the trace's jobs name, sorted.
+std::vector<std::string> NamedPinnedCells(const Trace& trace);
 
 }  // namespace hived::sim
 

@@ -13,11 +13,10 @@ namespace {
 
 constexpr char kSchema[] = "hived-sim.summary/1";
 
-int64_t NearestRank(const std::vector<int64_t>& sorted, double p) {
-  if (sorted.empty()) return 0;
-  size_t rank = static_cast<size_t>(std::ceil(p / 100.0 * static_cast<double>(sorted.size())));
-  rank = std::clamp<size_t>(rank, 1, sorted.size());
-  return sorted[rank - 1];
+// The 0-based index of the nearest-rank p-th percentile among `n` > 0 sorted values.
+size_t NearestRankIndex(size_t n, double p) {
+  const size_t rank = static_cast<size_t>(std::ceil(p / 100.0 * static_cast<double>(n)));
+  return std::clamp<size_t>(rank, 1, n) - 1;
 }
 
 constexpr const char* kSizeLabels[] = {"1", "2-7", "8", "9-32", ">32"};
@@ -185,16 +184,29 @@ std::string Hours(double seconds) { return FormatFixed(seconds / 3600.0, 2); }
 
 Stats ComputeStats(std::vector<int64_t>* values) {
   Stats s;
-  std::sort(values->begin(), values->end());
   s.count = static_cast<int64_t>(values->size());
   if (values->empty()) return s;
+  // Exact, so independent of the order: a long double holds integers below 2^64 exactly
+  // (x86-64), and samples are at most 100 years (~2^32 s) each.
   long double sum = 0;
   for (int64_t v : *values) sum += v;
   s.mean = static_cast<double>(sum / static_cast<long double>(values->size()));
-  s.p50 = NearestRank(*values, 50);
-  s.p95 = NearestRank(*values, 95);
-  s.p99 = NearestRank(*values, 99);
-  s.max = values->back();
+  // Selection instead of a sort, O(n): each percentile is selected among the values above
+  // the previous one (ranks ascend).
+  const size_t n = values->size();
+  const auto first = values->begin();
+  size_t from = 0;
+  auto select = [&](double p) {
+    const size_t i = NearestRankIndex(n, p);
+    std::nth_element(first + static_cast<std::ptrdiff_t>(from),
+                     first + static_cast<std::ptrdiff_t>(i), values->end());
+    from = i;
+    return (*values)[i];
+  };
+  s.p50 = select(50);
+  s.p95 = select(95);
+  s.p99 = select(99);
+  s.max = *std::max_element(first + static_cast<std::ptrdiff_t>(from), values->end());
   return s;
 }
 
@@ -262,11 +274,13 @@ Summary Summarize(const EngineResult& result, const SpecInfo& info, const RunInf
         ++gs.measured;
         const int64_t wait = rec.first_start >= 0 ? rec.first_start - rec.submit
                                                   : std::max<Time>(0, result.end - rec.submit);
-        if (rec.first_start >= 0) {
+        // Samples go to the job's own VC only; "all" gathers the VCs' samples below (measured
+        // jobs always have a VC), so each sample is stored once.
+        if (g == own && rec.first_start >= 0) {
           delays[g].push_back(wait);
           finals[g].push_back(rec.last_start - rec.submit);
           by_size[g][SizeClassOf(job.gpus)].push_back(wait);
-        } else {
+        } else if (g == own) {
           censored[g].push_back(wait);
         }
         for (size_t i = 0; i < slos; ++i) {
@@ -275,7 +289,9 @@ Summary Summarize(const EngineResult& result, const SpecInfo& info, const RunInf
           if (rec.first_start >= 0 || wait > run_info.slo_seconds[i]) ++x.jobs;
           if (met) ++x.met;
         }
-        if (rec.state == JobState::kCompleted) jcts[g].push_back(rec.end - rec.submit);
+        if (g == own && rec.state == JobState::kCompleted) {
+          jcts[g].push_back(rec.end - rec.submit);
+        }
       }
       switch (rec.state) {
         case JobState::kCompleted:
@@ -301,6 +317,27 @@ Summary Summarize(const EngineResult& result, const SpecInfo& info, const RunInf
   }
   for (size_t g = 0; g <= vcs; ++g) {
     GroupSummary& gs = groups[g];
+    if (g == vcs) {
+      // "all": every VC's samples, in any order (ComputeStats does not depend on it). Each
+      // VC's vector is freed as it is gathered.
+      auto gather = [&](auto&& pick) {
+        std::vector<int64_t>& all = pick(vcs);
+        size_t total = all.size();
+        for (size_t v = 0; v < vcs; ++v) total += pick(v).size();
+        all.reserve(total);
+        for (size_t v = 0; v < vcs; ++v) {
+          all.insert(all.end(), pick(v).begin(), pick(v).end());
+          std::vector<int64_t>().swap(pick(v));
+        }
+      };
+      gather([&](size_t v) -> std::vector<int64_t>& { return delays[v]; });
+      gather([&](size_t v) -> std::vector<int64_t>& { return finals[v]; });
+      gather([&](size_t v) -> std::vector<int64_t>& { return censored[v]; });
+      gather([&](size_t v) -> std::vector<int64_t>& { return jcts[v]; });
+      for (size_t c = 0; c < kSizeClasses; ++c) {
+        gather([&](size_t v) -> std::vector<int64_t>& { return by_size[v][c]; });
+      }
+    }
     gs.name = g < vcs ? info.vc_name(static_cast<int32_t>(g)) : "all";
     gs.reserved_gpus = g < vcs ? info.VcReservedGpus(static_cast<int32_t>(g)) : result.total_gpus;
     gs.queuing_delay = ComputeStats(&delays[g]);
@@ -493,34 +530,67 @@ absl::StatusOr<Summary> SummaryFromJson(const JsonValue& json) {
   return s;
 }
 
+namespace {
+
+// Appends `s` as a CSV field (quoted as CsvQuote does), without a temporary when plain.
+void AppendCsvField(std::string* out, std::string_view s) {
+  if (s.find_first_of(",\"\n") == std::string_view::npos) {
+    out->append(s);
+  } else {
+    out->append(CsvQuote(s));
+  }
+}
+
+// Appends `v` when `present`; an empty field otherwise.
+void AppendIf(std::string* out, bool present, int64_t v) {
+  if (present) absl::StrAppend(out, v);
+}
+
+}  // namespace
+
 std::string JobsCsv(const EngineResult& result, const Trace& trace,
                     const std::vector<std::string>& nodes) {
   std::string out =
       "job_id,vc,priority,gpus,pods,submit,first_start,end,queuing_delay,jct,state,"
       "preemptions,failures,gpu_hours_lost,opportunistic,nodes,reason\n";
+  // Rows are written in place (no per-row temporaries): this runs once per job.
+  out.reserve(result.jobs.size() * 96 + out.size());
   for (size_t j = 0; j < result.jobs.size(); ++j) {
     const SimJob& job = result.jobs[j];
     const JobRecord& rec = result.records[j];
     const TraceJob& t = trace.jobs[j];
-    std::string pods;
-    for (const GroupMember& m : job.members) {
-      absl::StrAppend(&pods, pods.empty() ? "" : "+", m.pod_number, "x", m.leaf_cell_number);
+    AppendCsvField(&out, t.id);
+    out += ',';
+    AppendCsvField(&out, t.vc);
+    absl::StrAppend(&out, ",", job.priority, ",", job.gpus, ",");
+    for (size_t m = 0; m < job.members.size(); ++m) {
+      absl::StrAppend(&out, m == 0 ? "" : "+", job.members[m].pod_number, "x",
+                      job.members[m].leaf_cell_number);
     }
-    std::string where;
-    for (int32_t n : rec.nodes) {
-      absl::StrAppend(&where, where.empty() ? "" : ";", nodes[static_cast<size_t>(n)]);
+    absl::StrAppend(&out, ",", rec.submit, ",");
+    AppendIf(&out, rec.first_start >= 0, rec.first_start);
+    out += ',';
+    AppendIf(&out, rec.end >= 0, rec.end);
+    out += ',';
+    AppendIf(&out, rec.first_start >= 0, rec.first_start - rec.submit);
+    out += ',';
+    AppendIf(&out, rec.end >= 0, rec.end - rec.submit);
+    absl::StrAppend(&out, ",", Av(JobStateName(rec.state)), ",", rec.preemptions, ",", rec.failures,
+                    ",");
+    const int64_t lost = rec.gpu_seconds_lost + rec.failure_gpu_seconds_lost;
+    if (lost == 0) {
+      out += "0.000";  // what FormatFixed writes for 0, without formatting
+    } else {
+      out += FormatFixed(static_cast<double>(lost) / 3600.0);
     }
-    const std::string& vc = t.vc;
-    absl::StrAppend(
-        &out, CsvQuote(t.id), ",", CsvQuote(vc), ",", job.priority, ",", job.gpus, ",", pods, ",",
-        rec.submit, ",", rec.first_start >= 0 ? absl::StrCat(rec.first_start) : "", ",",
-        rec.end >= 0 ? absl::StrCat(rec.end) : "", ",",
-        rec.first_start >= 0 ? absl::StrCat(rec.first_start - rec.submit) : "", ",",
-        rec.end >= 0 ? absl::StrCat(rec.end - rec.submit) : "", ",", Av(JobStateName(rec.state)),
-        ",", rec.preemptions, ",", rec.failures, ",",
-        FormatFixed(static_cast<double>(rec.gpu_seconds_lost + rec.failure_gpu_seconds_lost) /
-                    3600.0),
-        ",", rec.opportunistic ? 1 : 0, ",", where, ",", CsvQuote(rec.reason), "\n");
+    absl::StrAppend(&out, ",", rec.opportunistic ? 1 : 0, ",");
+    for (size_t n = 0; n < rec.nodes.size(); ++n) {
+      if (n > 0) out += ';';
+      out += nodes[static_cast<size_t>(rec.nodes[n])];
+    }
+    out += ',';
+    AppendCsvField(&out, rec.reason);
+    out += '\n';
   }
   return out;
 }

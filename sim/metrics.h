@@ -55,7 +55,7 @@ struct Stats {
   int64_t p99 = 0;
   int64_t max = 0;
 };
-// Nearest-rank statistics; sorts `values`.
+// Nearest-rank statistics in O(n); reorders `values`.
 Stats ComputeStats(std::vector<int64_t>* values);
 
 // Queuing delay of the jobs of one gang-size class.

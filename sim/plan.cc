@@ -454,6 +454,11 @@ int PlanCommand(int argc, char** argv) {
   ctx.out = out;
   absl::StatusOr<ClusterSpec> base = LoadClusterSpecFile(config);
   if (!base.ok()) return Fail(base.status().message());
+  // A moved VC is planned on its new cell type: probes resize the moved config (their child
+  // runs re-apply the move, which then changes nothing, and rewrite the trace).
+  if (absl::Status s = ApplyVcMoves(*transforms, &*base); !s.ok()) {
+    return Fail(absl::StrCat(config, ": ", s.message()));
+  }
   ctx.base = std::move(*base);
   if (std::error_code ec; !fs::is_regular_file(trace, ec)) {
     return Fail(absl::StrCat(trace, ": no such trace file"));

@@ -55,14 +55,25 @@ int QueuePolicy::Earliest(bool any_priority, Priority priority,
   return best;
 }
 
-std::vector<Priority> QueuePolicy::Priorities() const {
-  std::vector<Priority> out;
+const std::vector<Priority>& QueuePolicy::Priorities() const {
+  std::vector<Priority>& out = priorities_;
+  out.clear();
   for (const Bucket& b : buckets_) {
     if (!b.heap.empty()) out.push_back(b.priority);
   }
   std::sort(out.begin(), out.end(), std::greater<Priority>());
   out.erase(std::unique(out.begin(), out.end()), out.end());
   return out;
+}
+
+const std::vector<bool>& QueuePolicy::NoneBlocked() {
+  none_.resize(buckets_.size(), false);  // never set: only grows with new buckets
+  return none_;
+}
+
+std::vector<bool>& QueuePolicy::ClearedBlocked() {
+  blocked_.assign(buckets_.size(), false);
+  return blocked_;
 }
 
 TryResult QueuePolicy::TryHead(int b, TryFn try_start) {
@@ -77,7 +88,7 @@ TryResult QueuePolicy::TryHead(int b, TryFn try_start) {
 }
 
 void StrictQueuePolicy::Pass(TryFn try_start) {
-  const std::vector<bool> none(buckets_.size(), false);
+  const std::vector<bool>& none = NoneBlocked();
   while (true) {
     const int b = Earliest(/*any_priority=*/true, 0, none);
     if (b < 0 || TryHead(b, try_start) == TryResult::kWaiting) return;
@@ -85,7 +96,7 @@ void StrictQueuePolicy::Pass(TryFn try_start) {
 }
 
 void FifoQueuePolicy::Pass(TryFn try_start) {
-  const std::vector<bool> none(buckets_.size(), false);
+  const std::vector<bool>& none = NoneBlocked();
   for (Priority p : Priorities()) {
     while (true) {
       const int b = Earliest(/*any_priority=*/false, p, none);
@@ -95,7 +106,7 @@ void FifoQueuePolicy::Pass(TryFn try_start) {
 }
 
 void BackfillQueuePolicy::Pass(TryFn try_start) {
-  std::vector<bool> blocked(buckets_.size(), false);
+  std::vector<bool>& blocked = ClearedBlocked();
   for (Priority p : Priorities()) {
     while (true) {
       const int b = Earliest(/*any_priority=*/false, p, blocked);
@@ -106,7 +117,7 @@ void BackfillQueuePolicy::Pass(TryFn try_start) {
 }
 
 void EasyQueuePolicy::Pass(TryFn try_start) {
-  std::vector<bool> blocked(buckets_.size(), false);
+  std::vector<bool>& blocked = ClearedBlocked();
   for (Priority p : Priorities()) {
     bool reserved = false;
     BackfillOracle::Reservation r;

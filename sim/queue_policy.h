@@ -92,14 +92,24 @@ class QueuePolicy {
   // The non-empty bucket with the smallest head key among `buckets_` whose priority is
   // `priority` (any when `any_priority`) and not in `blocked`; -1 when none.
   int Earliest(bool any_priority, Priority priority, const std::vector<bool>& blocked) const;
-  // Distinct priorities of non-empty buckets, highest first.
-  std::vector<Priority> Priorities() const;
+  // Distinct priorities of non-empty buckets, highest first. Valid until the next call
+  // (kept in a member: a pass runs per event, so no allocation per pass).
+  const std::vector<Priority>& Priorities() const;
+  // `buckets_.size()` flags, all false (for policies that block nothing) or cleared (for
+  // those that do): reused across passes.
+  const std::vector<bool>& NoneBlocked();
+  std::vector<bool>& ClearedBlocked();
   // Tries the head of bucket `b`; pops it unless it waits.
   TryResult TryHead(int b, TryFn try_start);
 
   std::vector<Bucket> buckets_;
   absl::flat_hash_map<std::pair<Priority, int32_t>, int> bucket_of_;
   int64_t size_ = 0;
+
+ private:
+  mutable std::vector<Priority> priorities_;
+  std::vector<bool> none_;
+  std::vector<bool> blocked_;
 };
 
 class StrictQueuePolicy : public QueuePolicy {

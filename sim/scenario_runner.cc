@@ -25,166 +25,11 @@
 #include "hived/scheduler.h"
 #include "sim/json.h"
 #include "sim/scenario.h"
+#include "sim/scenario_check.h"
 
 namespace hived::sim {
+namespace scenario_internal {
 namespace {
-
-// ---- JSON and text formatting ----------------------------------------------------------
-
-std::string JsonStrings(const std::vector<std::string>& v) {
-  std::vector<std::string> parts;
-  parts.reserve(v.size());
-  for (const std::string& s : v) parts.push_back(JsonQuote(s));
-  return absl::StrCat("[", absl::StrJoin(parts, ","), "]");
-}
-
-// Builds one JSON object field by field.
-class JsonObject {
- public:
-  JsonObject& Raw(const std::string& key, const std::string& raw) {
-    fields_.push_back(absl::StrCat(JsonQuote(key), ":", raw));
-    return *this;
-  }
-  JsonObject& Str(const std::string& key, const std::string& value) {
-    return Raw(key, JsonQuote(value));
-  }
-  JsonObject& Int(const std::string& key, int64_t value) { return Raw(key, absl::StrCat(value)); }
-  JsonObject& Bool(const std::string& key, bool value) {
-    return Raw(key, value ? "true" : "false");
-  }
-  std::string Done() const { return absl::StrCat("{", absl::StrJoin(fields_, ","), "}"); }
-
- private:
-  std::vector<std::string> fields_;
-};
-
-std::string PodsText(const std::vector<ExpectedPod>& pods) {
-  std::vector<std::string> parts;
-  for (const ExpectedPod& p : pods) {
-    parts.push_back(
-        absl::StrCat("{node: ", p.node, ", leafCells: [", absl::StrJoin(p.leaf_cells, ", "), "]}"));
-  }
-  return absl::StrCat("[", absl::StrJoin(parts, ", "), "]");
-}
-
-std::string PodsJson(const std::vector<ExpectedPod>& pods) {
-  std::vector<std::string> parts;
-  for (const ExpectedPod& p : pods) {
-    parts.push_back(JsonObject()
-                        .Str("node", p.node)
-                        .Raw("leafCells", absl::StrCat("[", absl::StrJoin(p.leaf_cells, ","), "]"))
-                        .Done());
-  }
-  return absl::StrCat("[", absl::StrJoin(parts, ","), "]");
-}
-
-std::vector<ExpectedPod> ToPods(const Placement& placement) {
-  std::vector<ExpectedPod> pods;
-  for (const PodPlacement& p : placement.pods) pods.push_back({p.node, p.leaf_cell_indices});
-  return pods;
-}
-
-bool SamePods(const std::vector<ExpectedPod>& a, const std::vector<ExpectedPod>& b) {
-  if (a.size() != b.size()) return false;
-  for (std::size_t i = 0; i < a.size(); ++i) {
-    if (a[i].node != b[i].node || a[i].leaf_cells != b[i].leaf_cells) return false;
-  }
-  return true;
-}
-
-ExpectedOutcome ToExpected(Outcome outcome) {
-  switch (outcome) {
-    case Outcome::kPlaced:
-      return ExpectedOutcome::kPlaced;
-    case Outcome::kPreempting:
-      return ExpectedOutcome::kPreempting;
-    case Outcome::kWaiting:
-      return ExpectedOutcome::kWaiting;
-    case Outcome::kInfeasible:
-      return ExpectedOutcome::kInfeasible;
-  }
-  return ExpectedOutcome::kError;
-}
-
-std::string Quote(const std::string& s) { return absl::StrCat("\"", s, "\""); }
-
-std::string ListText(std::vector<std::string> v) {
-  return absl::StrCat("[", absl::StrJoin(v, ", "), "]");
-}
-
-std::string StatusText(const absl::Status& status) {
-  return absl::StrCat(absl::StatusCodeToString(status.code()), ": ", status.message());
-}
-
-// Checks a status against an optional expected error; appends failures.
-void CheckError(const absl::Status& status, const std::optional<ExpectedError>& expected,
-                const std::string& what, std::vector<std::string>* failures) {
-  if (!expected) {
-    if (!status.ok()) {
-      failures->push_back(absl::StrCat(what, ": expected success, got error ", StatusText(status)));
-    }
-    return;
-  }
-  if (status.ok()) {
-    failures->push_back(absl::StrCat(
-        what, ": expected an error",
-        expected->code ? absl::StrCat(" ", absl::StatusCodeToString(*expected->code)) : "",
-        expected->message_substring.empty()
-            ? ""
-            : absl::StrCat(" containing ", Quote(expected->message_substring)),
-        ", got success"));
-    return;
-  }
-  if (expected->code && *expected->code != status.code()) {
-    failures->push_back(absl::StrCat(what, ": error code: expected ",
-                                     absl::StatusCodeToString(*expected->code), ", got ",
-                                     StatusText(status)));
-  }
-  if (!absl::StrContains(status.message(), expected->message_substring)) {
-    failures->push_back(absl::StrCat(what, ": error message: expected to contain ",
-                                     Quote(expected->message_substring), ", got ",
-                                     Quote(std::string(status.message()))));
-  }
-}
-
-template <typename T>
-void CheckEq(const std::string& what, const std::optional<T>& expected, const T& actual,
-             std::vector<std::string>* failures) {
-  if (expected && *expected != actual) {
-    failures->push_back(absl::StrCat(what, ": expected ", *expected, ", got ", actual));
-  }
-}
-
-// The chain of every preassigned virtual cell of a VC, indexed by its number n in the
-// address "<vc>/<n>": non-pinned cells in config order, then pinned cells (HiveD's order).
-std::vector<std::string> PreassignedChains(const ClusterSpec& spec, const std::string& vc) {
-  std::vector<std::string> chains;
-  for (const VirtualClusterSpec& v : spec.virtual_clusters) {
-    if (v.name != vc) continue;
-    for (const VirtualCellSpec& cell : v.virtual_cells) {
-      const std::string chain = std::string(cell.cell_type.substr(0, cell.cell_type.find('.')));
-      for (int32_t i = 0; i < cell.cell_number; ++i) chains.push_back(chain);
-    }
-    for (const PinnedCellSpec& pinned : v.pinned_cells) {
-      std::string chain;
-      std::function<bool(const PhysicalCellSpec&)> contains = [&](const PhysicalCellSpec& c) {
-        if (c.pinned_cell_id == pinned.pinned_cell_id) return true;
-        for (const PhysicalCellSpec& child : c.cell_children) {
-          if (contains(child)) return true;
-        }
-        return false;
-      };
-      for (const PhysicalCellSpec& top : spec.physical_cells) {
-        if (contains(top)) {
-          chain = top.cell_type;
-          break;
-        }
-      }
-      chains.push_back(chain);
-    }
-  }
-  return chains;
-}
 
 // ---- The runner ------------------------------------------------------------------------
 
@@ -718,9 +563,10 @@ ScenarioReport Runner::Run() {
 }
 
 }  // namespace
+}  // namespace scenario_internal
 
 ScenarioReport RunScenario(const Scenario& scenario, const ScenarioRunOptions& options) {
-  return Runner(scenario, options).Run();
+  return scenario_internal::Runner(scenario, options).Run();
 }
 
 ScenarioReport RunScenarioFile(const std::string& path, const ScenarioRunOptions& options) {
@@ -733,31 +579,6 @@ ScenarioReport RunScenarioFile(const std::string& path, const ScenarioRunOptions
     return report;
   }
   return RunScenario(*scenario, options);
-}
-
-std::string ScenarioReportToJson(const ScenarioReport& report) {
-  const char* status = "passed";
-  switch (report.status) {
-    case ScenarioStatus::kPassed:
-      status = "passed";
-      break;
-    case ScenarioStatus::kFailed:
-      status = "failed";
-      break;
-    case ScenarioStatus::kFileError:
-      status = "error";
-      break;
-    case ScenarioStatus::kSkipped:
-      status = "skipped";
-      break;
-  }
-  std::vector<std::string> steps;
-  for (const ScenarioStepRecord& s : report.steps) steps.push_back(s.json);
-  JsonObject obj;
-  obj.Str("file", report.file).Str("status", status);
-  if (report.status != ScenarioStatus::kPassed) obj.Str("message", report.text);
-  obj.Raw("steps", absl::StrCat("[", absl::StrJoin(steps, ","), "]"));
-  return obj.Done();
 }
 
 }  // namespace hived::sim

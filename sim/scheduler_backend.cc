@@ -10,8 +10,6 @@ namespace hived::sim {
 
 absl::StatusOr<std::unique_ptr<ClusterBackend>> MakeHivedBackend(const ClusterSpec& spec,
                                                                  int32_t job_count);
-absl::StatusOr<std::unique_ptr<ClusterBackend>> MakeQuotaBackend(const ClusterSpec& spec,
-                                                                 int32_t job_count);
 absl::StatusOr<std::unique_ptr<ClusterBackend>> MakePrivateBackend(const ClusterSpec& spec,
                                                                    int32_t job_count);
 absl::StatusOr<std::unique_ptr<ClusterBackend>> MakeElasticBackend(PolicyKind kind,
@@ -50,11 +48,10 @@ absl::StatusOr<std::unique_ptr<ClusterBackend>> MakeSchedulerBackend(
     PolicyKind kind, const ClusterSpec& spec, int32_t job_count,
     const PolicyOptions& policy_options) {
   switch (kind) {
+    case PolicyKind::kQuota:
     case PolicyKind::kYarnCs:
     case PolicyKind::kElasticQuota:
       return MakeElasticBackend(kind, spec, job_count, policy_options);
-    case PolicyKind::kQuota:
-      return MakeQuotaBackend(spec, job_count);
     case PolicyKind::kPrivate:
       return MakePrivateBackend(spec, job_count);
     case PolicyKind::kHived:
@@ -105,26 +102,39 @@ absl::Status SchedulerBackend::AddDomain(const ClusterSpec& spec, const std::str
       if (std::find(ids.begin(), ids.end(), id) == ids.end()) ids.push_back(id);
     }
   }
-  Domain d{std::move(*s), NodeUsage(node_capacity_), std::vector<bool>(nodes_.size(), false),
-           prefix};
+  Domain d{std::move(*s),
+           NodeUsage(node_capacity_),
+           std::vector<bool>(nodes_.size(), false),
+           prefix,
+           {}};
   for (const NodeStatus& n : d.scheduler->Nodes()) {
     auto it = node_index_.find(prefix + n.name);
     if (it == node_index_.end()) {
       return absl::InternalError(absl::StrCat("node ", n.name, " is not in the full cluster"));
     }
     d.has_node[static_cast<size_t>(it->second)] = true;
+    d.global_index.emplace(n.name, it->second);
   }
   domains_.push_back(std::move(d));
   return absl::OkStatus();
 }
 
-GroupRequest SchedulerBackend::MakeRequest(const SimJob& job, const Ask& ask) const {
-  GroupRequest req;
-  req.name = std::to_string(job.index);
-  req.vc = ask.vc;
+const GroupRequest& SchedulerBackend::MakeRequest(const SimJob& job, const Ask& ask) {
+  GroupRequest& req = request_;
+  char digits[24];
+  const auto [end, ec] = std::to_chars(digits, digits + sizeof(digits), job.index);
+  req.name.assign(digits, ec == std::errc() ? end : digits);
+  req.vc.assign(ask.vc.data(), ask.vc.size());
   req.priority = ask.priority;
   req.leaf_cell_type = job.gpu_type;
-  req.members = job.members;
+  // The request is reused between jobs: every field is set on every call.
+  if (KeepsPinnedCells()) {
+    req.pinned_cell_id = job.pinned_cell;
+  } else {
+    req.pinned_cell_id.clear();
+  }
+  req.members.assign(job.members.begin(), job.members.end());
+  req.suggested_nodes = SuggestNodes(job, ask);
   return req;
 }
 
@@ -134,7 +144,8 @@ bool SchedulerBackend::MayFitGuaranteed(const SimJob& job) const {
   for (const auto& [q, gpus] : vc_used_by_priority_[static_cast<size_t>(job.vc)]) {
     if (q >= p) used += gpus;
   }
-  return info_.VcVirtualGpus(job.vc) - used >= job.gpus;
+  // Reserved GPUs (pinned cells too): a pinned job's usage is not in the virtual cells.
+  return info_.VcReservedGpus(job.vc) - used >= job.gpus;
 }
 
 absl::StatusOr<StartAttempt> SchedulerBackend::TryStart(const SimJob& job, bool allow_overflow) {
@@ -142,7 +153,7 @@ absl::StatusOr<StartAttempt> SchedulerBackend::TryStart(const SimJob& job, bool 
   if (job.priority >= 0 || !SupportsOverflow()) {
     // A guaranteed ask (private runs opportunistic jobs as guaranteed inside the VC).
     const bool opportunistic_job = job.priority < 0;
-    if (job.gpus > info_.VcVirtualGpus(job.vc)) {
+    if (job.pinned_cell.empty() && job.gpus > info_.VcVirtualGpus(job.vc)) {
       // Only reachable for private's opportunistic jobs: guaranteed ones this large are
       // rejected before they are queued.
       first.kind = StartAttempt::Kind::kInfeasible;
@@ -179,7 +190,7 @@ absl::StatusOr<StartAttempt> SchedulerBackend::TryStart(const SimJob& job, bool 
 absl::Status SchedulerBackend::Attempt(const SimJob& job, bool opportunistic,
                                        StartAttempt* attempt) {
   const Ask ask = AskFor(job, opportunistic);
-  GroupRequest req = MakeRequest(job, ask);
+  const GroupRequest& req = MakeRequest(job, ask);
   Scheduler& scheduler = *domains_[static_cast<size_t>(ask.domain)].scheduler;
   ++schedule_calls_;
   const bool may_preempt = opportunistic || MayPreempt(job);
@@ -227,8 +238,7 @@ absl::Status SchedulerBackend::Attempt(const SimJob& job, bool opportunistic,
       run.domain = ask.domain;
       run.opportunistic = attempt->opportunistic;
       run.priority = ask.priority;
-      run.pending_request = std::make_unique<GroupRequest>(std::move(req));
-      run.pending_placement = std::make_unique<Placement>(std::move(r->placement));
+      run.pending = std::make_unique<PendingStart>(PendingStart{req, std::move(r->placement)});
       return absl::OkStatus();
     }
     case Outcome::kWaiting:
@@ -249,8 +259,8 @@ absl::Status SchedulerBackend::Record(const SimJob& job, const Placement& placem
   run.running = true;
   run.pods.clear();
   for (const PodPlacement& pod : placement.pods) {
-    auto it = node_index_.find(d.prefix.empty() ? pod.node : d.prefix + pod.node);
-    if (it == node_index_.end()) {
+    auto it = d.global_index.find(pod.node);
+    if (it == d.global_index.end()) {
       return absl::InternalError(absl::StrCat("placement names unknown node ", pod.node));
     }
     const int32_t gpus = static_cast<int32_t>(pod.leaf_cell_indices.size());
@@ -275,16 +285,14 @@ absl::Status SchedulerBackend::Record(const SimJob& job, const Placement& placem
 
 absl::Status SchedulerBackend::FinishPreemption(const SimJob& job) {
   JobRun& run = jobs_[static_cast<size_t>(job.index)];
-  if (!run.pending_request) {
+  if (!run.pending) {
     return absl::FailedPreconditionError(absl::StrCat("job ", job.index, " is not preempting"));
   }
   Scheduler& scheduler = *domains_[static_cast<size_t>(run.domain)].scheduler;
-  absl::StatusOr<AllocateInfo> a = scheduler.Allocate(*run.pending_request, *run.pending_placement);
+  absl::StatusOr<AllocateInfo> a = scheduler.Allocate(run.pending->request, run.pending->placement);
   if (!a.ok()) return a.status();
-  Placement placement = std::move(*run.pending_placement);
-  run.pending_request.reset();
-  run.pending_placement.reset();
-  return Record(job, placement);
+  const std::unique_ptr<PendingStart> pending = std::move(run.pending);
+  return Record(job, pending->placement);
 }
 
 absl::Status SchedulerBackend::Release(const SimJob& job) {
@@ -323,8 +331,8 @@ absl::Status SchedulerBackend::SetNodeHealthy(int32_t node, bool healthy) {
   return absl::OkStatus();
 }
 
-std::vector<int32_t> SchedulerBackend::JobNodes(JobIndex job) const {
-  std::vector<int32_t> out;
+NodeList SchedulerBackend::JobNodes(JobIndex job) const {
+  NodeList out;
   for (const auto& pod : jobs_[static_cast<size_t>(job)].pods) out.push_back(pod.first);
   std::sort(out.begin(), out.end());
   out.erase(std::unique(out.begin(), out.end()), out.end());

@@ -26,8 +26,11 @@
 //            at pool priority 1, a job beyond it (a borrower, up to the maximum) at 0, so an
 //            owner's job within its guarantee preempts borrowers when it needs their GPUs.
 //            A job's class is fixed when it starts.
-// A VC's guarantee under the pool policies is the GPUs of its virtual cells: pinned cells
-// serve only jobs that name them, which no trace does, so they count for no policy.
+// A VC's guarantee under the pool policies is the GPUs of its virtual cells plus those of
+// its pinned cells some trace job names (a trace row's `pinned_cell`); a pinned job runs
+// under hived and private in its pinned cell, under the pool policies anywhere in the pool
+// but within its pinned cell's GPUs (pinned jobs never borrow). Unnamed pinned cells serve
+// no trace job, so they count for no policy.
 //
 // Group names are job indices in decimal, so victims map back to jobs without a table.
 //
@@ -36,10 +39,13 @@
 #define HIVED_SIM_SCHEDULER_BACKEND_H_
 
 #include <memory>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/inlined_vector.h"
 #include "absl/status/statusor.h"
 #include "hived/cluster_spec.h"
 #include "hived/scheduler.h"
@@ -52,6 +58,13 @@ enum class PolicyKind { kHived, kQuota, kPrivate, kYarnCs, kElasticQuota };
 absl::StatusOr<PolicyKind> ParsePolicyKind(std::string_view name);
 std::string_view PolicyKindName(PolicyKind kind);
 
+// Node choice of the pool policies (`--placement`): `pack` is HiveD's topology-aware packing
+// (the library's own order: most used nodes first); `first-fit` puts each pod, largest
+// first, on the first node in config order with room; `spread` on the node with the most
+// free GPUs (YARN's multi-node placement, `ResourceUsageMultiNodeLookupPolicy`).
+enum class NodePlacement { kPack, kFirstFit, kSpread };
+absl::StatusOr<NodePlacement> ParseNodePlacement(std::string_view name);
+
 // Knobs of the elastic pool policies (`yarn-cs`, `elastic-quota`).
 struct PolicyOptions {
   // Maximum GPUs a VC's guaranteed jobs may hold, by VC index; missing or < 0 = the whole
@@ -60,6 +73,10 @@ struct PolicyOptions {
   // yarn-cs: YARN's preemption monitor. A job within its VC's guarantee that has waited this
   // many seconds preempts borrowers (jobs beyond their VCs' guarantees); -1 = off.
   Time reclaim_after = -1;
+  // The pinned cells the trace's jobs name (`NamedPinnedCells`): they count in their VCs'
+  // guarantees (`SpecInfo::VcGuarantees`); a pinned job is capped at its pinned cell.
+  std::vector<std::string> named_pinned_cells;
+  NodePlacement placement = NodePlacement::kPack;  // pool policies only
 };
 
 // Builds the backend for `kind`; `job_count` sizes per-job tables.
@@ -77,7 +94,7 @@ class SchedulerBackend : public ClusterBackend {
   absl::Status FinishPreemption(const SimJob& job) override;
   absl::Status Release(const SimJob& job) override;
   absl::Status SetNodeHealthy(int32_t node, bool healthy) override;
-  std::vector<int32_t> JobNodes(JobIndex job) const override;
+  NodeList JobNodes(JobIndex job) const override;
   absl::Status CheckInvariants() const override;
   const std::vector<std::string>& nodes() const override { return nodes_; }
   bool SharesIdleCells() const override { return SupportsOverflow(); }
@@ -91,7 +108,7 @@ class SchedulerBackend : public ClusterBackend {
   // How a job is asked for in its domain.
   struct Ask {
     int32_t domain = 0;
-    std::string vc;
+    std::string_view vc;  // into storage that outlives the backend's calls (info_, a constant)
     Priority priority = 0;
   };
   SchedulerBackend(const ClusterSpec& spec, int32_t job_count);
@@ -105,6 +122,13 @@ class SchedulerBackend : public ClusterBackend {
   virtual Ask AskFor(const SimJob& job, bool opportunistic) const = 0;
   // A guaranteed job's admission beyond what the scheduler checks (quota); "" = admitted.
   virtual std::string Admit(const SimJob& /*job*/) const { return ""; }
+  // Nodes to suggest for a request (`GroupRequest::suggested_nodes`); nullopt = every node.
+  virtual std::optional<std::vector<std::string>> SuggestNodes(const SimJob& /*job*/,
+                                                               const Ask& /*ask*/) const {
+    return std::nullopt;
+  }
+  // Whether jobs ask for their pinned cell (false for the pool, whose spec has no pins).
+  virtual bool KeepsPinnedCells() const { return true; }
   // Whether an overflow attempt makes sense for this policy.
   virtual bool SupportsOverflow() const { return true; }
   // A cheap necessary condition for a guaranteed attempt, to skip hopeless `Schedule`
@@ -125,25 +149,34 @@ class SchedulerBackend : public ClusterBackend {
     NodeUsage usage;
     std::vector<bool> has_node;  // by global node index
     std::string prefix;          // of its nodes' global names
+    // The scheduler's node names -> global node index (saves prefixing names per placement).
+    absl::flat_hash_map<std::string, int32_t> global_index;
   };
   // Registers a node of `gpus` under `name` (adds the GPUs when known); returns its index.
   int32_t AddNode(const std::string& name, const std::string& physical, int32_t gpus);
+  // A start waiting for its victims to go (kPreempting until FinishPreemption).
+  struct PendingStart {
+    GroupRequest request;
+    Placement placement;
+  };
   struct JobRun {
     bool running = false;
     bool opportunistic = false;
     int32_t domain = 0;
-    Priority priority = 0;                          // asked for in the domain
-    std::vector<std::pair<int32_t, int32_t>> pods;  // (node, GPUs)
-    std::unique_ptr<GroupRequest> pending_request;  // kPreempting until FinishPreemption
-    std::unique_ptr<Placement> pending_placement;
+    Priority priority = 0;  // asked for in the domain
+    // (node, GPUs) per pod; inline up to two: no allocation per run.
+    absl::InlinedVector<std::pair<int32_t, int32_t>, 2> pods;
+    std::unique_ptr<PendingStart> pending;
   };
-  GroupRequest MakeRequest(const SimJob& job, const Ask& ask) const;
+  // Fills `request_` (reusing its strings' and members' capacity) for `job` asked as `ask`.
+  const GroupRequest& MakeRequest(const SimJob& job, const Ask& ask);
   // Whether a guaranteed job may preempt now (else a placement needing victims waits).
   virtual bool MayPreempt(const SimJob& /*job*/) const { return true; }
   // Schedules and, when placed, allocates. Fills `attempt`.
   absl::Status Attempt(const SimJob& job, bool opportunistic, StartAttempt* attempt);
   absl::Status Record(const SimJob& job, const Placement& placement);
 
+  GroupRequest request_;  // MakeRequest's scratch: one request at a time
   std::vector<std::string> nodes_;
   std::vector<std::string> physical_name_;  // by global node: the name its scheduler knows
   absl::flat_hash_map<std::string, int32_t> node_index_;

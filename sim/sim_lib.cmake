@@ -30,6 +30,9 @@ add_library(hived_simlib STATIC
   ${CMAKE_CURRENT_LIST_DIR}/private_backend.cc
   ${CMAKE_CURRENT_LIST_DIR}/queue_policy.cc
   ${CMAKE_CURRENT_LIST_DIR}/quota_backend.cc
+  ${CMAKE_CURRENT_LIST_DIR}/replay.cc
+  ${CMAKE_CURRENT_LIST_DIR}/replay_measure.cc
+  ${CMAKE_CURRENT_LIST_DIR}/run_command.cc
   ${CMAKE_CURRENT_LIST_DIR}/run_options.cc
   ${CMAKE_CURRENT_LIST_DIR}/scheduler_backend.cc
   ${CMAKE_CURRENT_LIST_DIR}/spec_edit.cc

@@ -268,6 +268,68 @@ absl::Status ScaleVcs(ClusterSpec* spec, const std::string& vc, double factor) {
   return absl::OkStatus();
 }
 
+absl::StatusOr<std::string> MoveVc(ClusterSpec* spec, const std::string& vc,
+                                   const std::string& target) {
+  VirtualClusterSpec* v = FindVc(spec, vc);
+  if (v == nullptr) return UnknownVc(*spec, vc);
+  const TypeTable types(*spec);
+  // The unit path: as given, or the node-level path of the first chain of that leaf type.
+  std::string unit = target;
+  std::vector<std::string> leaf_types;
+  for (const auto& [chain, count] : TopCellsPerChain(*spec)) {
+    std::string path = chain;
+    std::string t = chain;
+    std::string node_path;
+    for (int depth = 0; depth < 64 && types.Find(t) != nullptr; ++depth) {
+      if (types.Find(t)->is_node_level && node_path.empty()) node_path = path;
+      t = types.Find(t)->child_cell_type;
+      if (types.Find(t) != nullptr) path += "." + t;
+    }
+    if (std::find(leaf_types.begin(), leaf_types.end(), t) == leaf_types.end()) {
+      leaf_types.push_back(t);
+    }
+    if (t == target && unit == target) unit = node_path.empty() ? path : node_path;
+  }
+  absl::StatusOr<std::vector<std::string>> parts = types.Path(unit);
+  if (!parts.ok()) return parts.status();
+  if (TopCellsOf(*spec, parts->front()).empty()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "'", target,
+        "' is neither a leaf type nor a cell type path of the physical cluster (leaf types: ",
+        absl::StrJoin(leaf_types, ", "), ")"));
+  }
+  std::string leaf = parts->back();
+  for (const CellTypeSpec* t = types.Find(leaf); t != nullptr; t = types.Find(leaf)) {
+    leaf = t->child_cell_type;
+  }
+  if (std::all_of(v->virtual_cells.begin(), v->virtual_cells.end(), [&](const VirtualCellSpec& c) {
+        return ChainOf(c.cell_type) == parts->front();
+      })) {
+    return leaf;
+  }
+  auto leaves_of = [&](const std::string& path) {
+    return types.Leaves(path.substr(path.rfind('.') + 1));  // npos + 1 == 0: the whole name
+  };
+  int64_t gpus = 0;
+  for (const VirtualCellSpec& c : v->virtual_cells) gpus += leaves_of(c.cell_type) * c.cell_number;
+  const int64_t unit_gpus = std::max<int64_t>(1, leaves_of(unit));
+  int64_t left = (gpus + unit_gpus - 1) / unit_gpus;  // whole cells, rounded up
+  // Greedy from the chain's top type down to the unit: "R", "R.N", ...
+  std::vector<VirtualCellSpec> cells;
+  std::string path;
+  for (const std::string& part : *parts) {
+    path += path.empty() ? part : "." + part;
+    const int64_t per = std::max<int64_t>(1, leaves_of(path) / unit_gpus);
+    const int64_t n = left / per;
+    left -= n * per;
+    if (n > int64_t{1} << 30) return absl::InvalidArgumentError("VC size too large");
+    if (n > 0) cells.push_back({path, static_cast<int32_t>(n)});
+  }
+  v->virtual_cells = std::move(cells);
+  if (absl::Status s = FitPhysicalCluster(spec); !s.ok()) return s;
+  return leaf;
+}
+
 absl::Status AddTopCells(ClusterSpec* spec, const std::string& chain_name, int64_t count) {
   if (spec->physical_cells.empty()) return absl::NotFoundError("the config has no physical cells");
   const std::string chain =

@@ -1,6 +1,7 @@
 // sim/spec_edit.h: what-if edits of a `ClusterSpec` for capacity planning (sweep, plan):
-// resize one VC or every VC, add or remove top-level physical cells (racks), add a VC, and
-// grow the physical cluster until HiveD's capacity rule holds again.
+// resize one VC or every VC, move a VC to another cell type, add or remove top-level physical
+// cells (racks), add a VC, and grow the physical cluster until HiveD's capacity rule holds
+// again.
 //
 // A VC's size is counted in *units*: cells of one type of its chain (by default the lowest
 // type the VC reserves, e.g. nodes for a VC of "1 rack + 3 nodes"). Setting a VC to N units
@@ -58,6 +59,20 @@ absl::Status SetVcUnits(ClusterSpec* spec, const std::string& vc, const std::str
 // Multiplies the size of `vc` (every VC when empty) by `factor`, rounding to the nearest
 // unit and keeping at least one unit. Errors: kInvalidArgument for factor <= 0, as above.
 absl::Status ScaleVcs(ClusterSpec* spec, const std::string& vc, double factor);
+
+// Moves VC `vc` to another cell type ("move a VC to A100s"): its virtual cells, in every
+// chain, are replaced by the same number of GPUs (rounded up to whole cells) of `target`,
+// laid out greedily from the target chain's top type down to `target` (40 GPUs of 8-GPU
+// nodes in racks of 4 nodes: 1 rack + 1 node), and top-level cells of the target chain are
+// added (`FitPhysicalCluster`) until the config is valid. `target` is a cell type path
+// ("A100-RACK.A100-NODE") or a leaf type ("A100": the node-level type of the first chain of
+// that leaf type). Pinned cells stay where they are (they are hardware); the cells the VC
+// leaves stay in the cluster, unreserved. A VC already entirely on the target chain is left
+// as is, so applying a move twice equals applying it once. Returns the target's leaf type
+// (for the trace's jobs). Errors: kNotFound for an unknown VC; kInvalidArgument for a type
+// that is not in the config (naming the leaf types it has), as `FitPhysicalCluster`.
+absl::StatusOr<std::string> MoveVc(ClusterSpec* spec, const std::string& vc,
+                                   const std::string& target);
 
 // Adds `count` top-level cells to the chain `chain` (the first chain when empty) as copies of
 // its last one; a negative count removes that many unpinned top-level cells from its end.

@@ -117,6 +117,34 @@ bool SpecInfo::FindPinned(const std::string& id, std::string* type, int* top) co
   return false;
 }
 
+int64_t SpecInfo::PinnedGpus(const std::string& id) const {
+  std::string type;
+  int top = 0;
+  return FindPinned(id, &type, &top) ? LeafCount(type) : 0;
+}
+
+int32_t SpecInfo::PinnedVc(const std::string& id) const {
+  for (size_t v = 0; v < spec_.virtual_clusters.size(); ++v) {
+    for (const PinnedCellSpec& p : spec_.virtual_clusters[v].pinned_cells) {
+      if (p.pinned_cell_id == id) return static_cast<int32_t>(v);
+    }
+  }
+  return -1;
+}
+
+std::vector<int64_t> SpecInfo::VcGuarantees(const std::vector<std::string>& named_pins) const {
+  std::vector<int64_t> out;
+  for (const Vc& v : vcs_) out.push_back(v.virtual_gpus);
+  std::vector<std::string> pins = named_pins;
+  std::sort(pins.begin(), pins.end());
+  pins.erase(std::unique(pins.begin(), pins.end()), pins.end());
+  for (const std::string& id : pins) {
+    const int32_t v = PinnedVc(id);
+    if (v >= 0) out[static_cast<size_t>(v)] += PinnedGpus(id);
+  }
+  return out;
+}
+
 ClusterSpec SpecInfo::QuotaSpec() const {
   ClusterSpec out;
   out.cell_types = spec_.cell_types;

@@ -43,6 +43,15 @@ class SpecInfo {
   int32_t MaxNodeGpus(const std::string& leaf_type) const;
   int64_t TotalGpus() const { return total_gpus_; }
 
+  // Leaves of the pinned cell `id` (`pinnedCellId`); 0 when the physical cells have no such id.
+  int64_t PinnedGpus(const std::string& id) const;
+  // The VC whose `pinnedCells` name `id`; -1 when none does.
+  int32_t PinnedVc(const std::string& id) const;
+  // Each VC's guarantee for a trace naming `named_pins` (any order): the GPUs of its virtual
+  // cells plus those of its pinned cells that some job names. A pinned cell no job names
+  // serves nothing, so it counts for no policy; one that is named counts for every policy.
+  std::vector<int64_t> VcGuarantees(const std::vector<std::string>& named_pins) const;
+
   // `quota`: the physical cluster without pinned ids, and one VC `kPoolVc` reserving every
   // top-level cell of every chain.
   ClusterSpec QuotaSpec() const;

@@ -50,6 +50,7 @@ const char* const kGridKeys[] = {"config",
                                  "add-tenant",
                                  "vc-priority",
                                  "vc-opportunistic",
+                                 "move-vc",
                                  "max-runs",
                                  "jobs",
                                  "out",
@@ -385,6 +386,13 @@ int SweepCommand(int argc, char** argv) {
   const char* kCmd = "hived-sim sweep";
   absl::StatusOr<ClusterSpec> base = LoadClusterSpecFile(f.config);
   if (!base.ok()) return Fail(kCmd, base.status().message());
+  // Moved VCs first: the axes resize the moved config (each run re-applies the move, which
+  // then changes nothing, and rewrites the trace).
+  if (absl::StatusOr<TraceTransforms> t = ParseTraceTransforms(f.transforms); t.ok()) {
+    if (absl::Status s = ApplyVcMoves(*t, &*base); !s.ok()) {
+      return Fail(kCmd, absl::StrCat(f.config, ": ", s.message()));
+    }
+  }
   if (std::error_code ec; !fs::is_regular_file(f.trace, ec)) {
     return Fail(kCmd, absl::StrCat(f.trace, ": no such trace file"));
   }

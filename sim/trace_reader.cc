@@ -18,6 +18,7 @@ constexpr size_t kMissing = static_cast<size_t>(-1);
 // Column positions found in a header line; kMissing when absent.
 struct HeaderColumns {
   std::vector<size_t> index;         // per wanted name
+  std::vector<size_t> optional;      // per optional (known, not required) name
   std::vector<std::string> unknown;  // extra columns
   std::vector<std::string> missing;  // wanted names not found
 };
@@ -27,6 +28,7 @@ HeaderColumns MapHeader(const std::vector<CsvField>& header,
                         const std::vector<std::string_view>& known_ignored) {
   HeaderColumns h;
   h.index.assign(wanted.size(), kMissing);
+  h.optional.assign(known_ignored.size(), kMissing);
   for (size_t c = 0; c < header.size(); ++c) {
     std::string_view name = header[c].text;
     bool found = false;
@@ -36,9 +38,13 @@ HeaderColumns MapHeader(const std::vector<CsvField>& header,
         found = true;
       }
     }
-    if (!found &&
-        std::find(known_ignored.begin(), known_ignored.end(), name) == known_ignored.end()) {
+    if (found) continue;
+    auto known = std::find(known_ignored.begin(), known_ignored.end(), name);
+    if (known == known_ignored.end()) {
       h.unknown.emplace_back(name);
+    } else if (size_t k = static_cast<size_t>(known - known_ignored.begin());
+               h.optional[k] == kMissing) {
+      h.optional[k] = c;
     }
   }
   for (size_t w = 0; w < wanted.size(); ++w) {
@@ -77,9 +83,19 @@ bool CheckNameField(const CsvField& field, std::string_view what, int32_t line, 
 }
 
 void SortBySubmitTime(std::vector<TraceJob>* jobs) {
-  std::stable_sort(jobs->begin(), jobs->end(), [](const TraceJob& a, const TraceJob& b) {
-    return a.submit_time < b.submit_time;
-  });
+  auto earlier = [](const TraceJob& a, const TraceJob& b) { return a.submit_time < b.submit_time; };
+  if (std::is_sorted(jobs->begin(), jobs->end(), earlier)) return;
+  // Sorts (time, row) keys, then moves each job once: cheaper than a stable sort moving the
+  // jobs (three strings each) through its merge passes. Same order: ties keep row order.
+  std::vector<std::pair<Time, uint32_t>> keys(jobs->size());
+  for (size_t i = 0; i < jobs->size(); ++i) {
+    keys[i] = {(*jobs)[i].submit_time, static_cast<uint32_t>(i)};
+  }
+  std::sort(keys.begin(), keys.end());
+  std::vector<TraceJob> sorted;
+  sorted.reserve(jobs->size());
+  for (const auto& key : keys) sorted.push_back(std::move((*jobs)[key.second]));
+  *jobs = std::move(sorted);
 }
 
 // Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's algorithm).
@@ -124,8 +140,8 @@ std::optional<int64_t> ParseTimestamp(std::string_view s) {
 }
 
 // Reads the header line: maps the `wanted` columns (others in `known_ignored` are silently
-// accepted), fails naming the missing ones, and warns once about unknown extra columns.
-// Sets `*needed` to the number of fields a row must have.
+// accepted, their positions in `optional`), fails naming the missing ones, and warns once about
+// unknown extra columns. Sets `*needed` to the number of fields a row must have.
 absl::StatusOr<HeaderColumns> ReadHeader(LineReader* reader, std::string_view file_name,
                                          const std::vector<std::string_view>& wanted,
                                          const std::vector<std::string_view>& known_ignored,
@@ -164,9 +180,17 @@ absl::StatusOr<HeaderColumns> ReadHeader(LineReader* reader, std::string_view fi
 
 // Splits a data row; records an error and returns false when it has fewer than `needed`
 // fields.
+// About the number of rows of `text`, to reserve the jobs once: its lines, but no more than
+// rows of at least 16 bytes allow (a file of blank lines reserves little), and at most 2^20
+// (beyond that, the vector grows as rows come).
+size_t EstimatedRows(std::string_view text) {
+  const size_t lines = static_cast<size_t>(std::count(text.begin(), text.end(), '\n')) + 1;
+  return std::min({lines, text.size() / 16 + 1, size_t{1} << 20});
+}
+
 bool SplitRow(std::string_view line, int32_t line_number, size_t needed, RowErrors* errors,
               std::vector<CsvField>* fields) {
-  *fields = SplitCsvLine(line);
+  SplitCsvLine(line, fields);
   if (fields->size() >= needed) return true;
   errors->Add(line_number, static_cast<int32_t>(line.size()) + 1,
               absl::StrCat("expected at least ", needed, " columns, found ", fields->size()));
@@ -189,19 +213,23 @@ absl::StatusOr<Trace> HivedTraceSource::Parse(std::string_view text,
   enum { kId, kSubmit, kVc, kPriority, kPods, kGpusPerPod, kGpuType, kDuration };
   LineReader reader(text);
   Trace trace;
+  trace.file = std::string(file_name);
   size_t needed = 0;
   absl::StatusOr<HeaderColumns> header = ReadHeader(
-      &reader, file_name, kWanted, {}, /*comments=*/true,
+      &reader, file_name, kWanted, {"pinned_cell"}, /*comments=*/true,
       "job_id,submit_time,vc,priority,pods,gpus_per_pod,gpu_type,duration", &trace, &needed);
   if (!header.ok()) return header.status();
   const HeaderColumns& h = *header;
   std::string_view line;
   RowErrors errors(file_name, options_.skip_bad_rows);
   absl::flat_hash_set<std::string> ids;
+  std::vector<CsvField> f;  // one row's fields; reused
+  const size_t rows = EstimatedRows(text);
+  trace.jobs.reserve(rows);
+  ids.reserve(rows);
   while (reader.Next(&line)) {
     if (IsBlank(line) || line[0] == '#') continue;
     const int32_t ln = reader.line_number();
-    std::vector<CsvField> f;
     if (!SplitRow(line, ln, needed, &errors, &f)) continue;
     const CsvField& id = f[h.index[kId]];
     const CsvField& submit = f[h.index[kSubmit]];
@@ -211,6 +239,9 @@ absl::StatusOr<Trace> HivedTraceSource::Parse(std::string_view text,
     const CsvField& gpp = f[h.index[kGpusPerPod]];
     const CsvField& type = f[h.index[kGpuType]];
     const CsvField& dur = f[h.index[kDuration]];
+    // The optional pinned_cell column; a short row simply has none.
+    const size_t pin_at = h.optional[0];
+    const CsvField* pin = pin_at < f.size() ? &f[pin_at] : nullptr;
     TraceJob job;
     auto bad = [&](const CsvField& field, std::string_view what) {
       errors.Add(ln, field.column, what);
@@ -241,6 +272,9 @@ absl::StatusOr<Trace> HivedTraceSource::Parse(std::string_view text,
       continue;
     }
     if (!type.text.empty() && !CheckNameField(type, "gpu_type", ln, &errors)) continue;
+    if (pin != nullptr && !pin->text.empty() && !CheckNameField(*pin, "pinned_cell", ln, &errors)) {
+      continue;
+    }
     auto d = ParseTime(dur.text, /*min=*/1);
     if (!d) {
       bad(dur, TimeError("duration", dur.text, /*min=*/1));
@@ -263,6 +297,11 @@ absl::StatusOr<Trace> HivedTraceSource::Parse(std::string_view text,
     job.total_gpus = job.pods * job.gpus_per_pod;
     job.gpu_type = std::string(type.text);
     job.duration = *d;
+    job.line = ln;
+    if (pin != nullptr) {
+      job.pinned_cell = std::string(pin->text);
+      job.pinned_column = pin->column;
+    }
     trace.jobs.push_back(std::move(job));
   }
   if (absl::Status s = errors.ToStatus(); !s.ok()) return s;
@@ -279,6 +318,7 @@ absl::StatusOr<Trace> PhillyTraceSource::Parse(std::string_view text,
   enum { kTimestamp, kDuration, kGpus, kCluster };
   LineReader reader(text);
   Trace trace;
+  trace.file = std::string(file_name);
   size_t needed = 0;
   absl::StatusOr<HeaderColumns> header =
       ReadHeader(&reader, file_name, kWanted, {"gpu_time"}, /*comments=*/false,
@@ -289,10 +329,11 @@ absl::StatusOr<Trace> PhillyTraceSource::Parse(std::string_view text,
   RowErrors errors(file_name, options_.skip_bad_rows);
   std::optional<int64_t> first_time;              // the earliest timestamp: time 0
   std::vector<std::pair<int32_t, int32_t>> rows;  // per job: line and timestamp column
+  std::vector<CsvField> f;                        // one row's fields; reused
+  trace.jobs.reserve(EstimatedRows(text));
   while (reader.Next(&line)) {
     if (IsBlank(line)) continue;
     const int32_t ln = reader.line_number();
-    std::vector<CsvField> f;
     if (!SplitRow(line, ln, needed, &errors, &f)) continue;
     const CsvField& ts = f[h.index[kTimestamp]];
     const CsvField& dur = f[h.index[kDuration]];
@@ -337,8 +378,7 @@ absl::StatusOr<Trace> PhillyTraceSource::Parse(std::string_view text,
   // Times count from the earliest submission; none may then lie beyond the time limit.
   // Rows failing this are bad rows like any other (skipped with --skip-bad-rows).
   if (first_time) {
-    std::vector<TraceJob> kept;
-    kept.reserve(trace.jobs.size());
+    size_t kept = 0;  // compacted in place
     for (size_t i = 0; i < trace.jobs.size(); ++i) {
       TraceJob& job = trace.jobs[i];
       job.submit_time -= *first_time;
@@ -348,9 +388,10 @@ absl::StatusOr<Trace> PhillyTraceSource::Parse(std::string_view text,
                                 " s) after the earliest one"));
         continue;
       }
-      kept.push_back(std::move(job));
+      if (kept != i) trace.jobs[kept] = std::move(job);
+      ++kept;
     }
-    trace.jobs = std::move(kept);
+    trace.jobs.resize(kept);
   }
   if (absl::Status s = errors.ToStatus(); !s.ok()) return s;
   trace.skipped_rows = errors.count();
@@ -378,13 +419,30 @@ absl::StatusOr<Trace> ReadTraceFile(const std::string& path, TraceFormat format,
 }
 
 std::string TraceToCsv(const Trace& trace) {
-  std::string out = "job_id,submit_time,vc,priority,pods,gpus_per_pod,gpu_type,duration\n";
+  // The pinned_cell column only when a job names a pinned cell, so pin-free traces keep the
+  // eight-column format.
+  const bool pins = std::any_of(trace.jobs.begin(), trace.jobs.end(),
+                                [](const TraceJob& j) { return !j.pinned_cell.empty(); });
+  std::string out = "job_id,submit_time,vc,priority,pods,gpus_per_pod,gpu_type,duration";
+  out += pins ? ",pinned_cell\n" : "\n";
   for (const TraceJob& j : trace.jobs) {
     const int32_t pods = j.pods == 0 ? 1 : j.pods;
     const int32_t gpp = j.pods == 0 ? j.total_gpus : j.gpus_per_pod;
     absl::StrAppend(&out, j.id, ",", j.submit_time, ",", j.vc, ",", j.priority, ",", pods, ",", gpp,
-                    ",", j.gpu_type, ",", j.duration, "\n");
+                    ",", j.gpu_type, ",", j.duration);
+    if (pins) absl::StrAppend(&out, ",", j.pinned_cell);
+    out += "\n";
   }
+  return out;
+}
+
+std::vector<std::string> NamedPinnedCells(const Trace& trace) {
+  std::vector<std::string> out;
+  for (const TraceJob& j : trace.jobs) {
+    if (!j.pinned_cell.empty()) out.push_back(j.pinned_cell);
+  }
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
   return out;
 }
 

@@ -9,6 +9,7 @@
 #include "absl/strings/str_split.h"
 #include "sim/csv.h"
 #include "sim/gen_trace.h"
+#include "sim/spec_edit.h"
 #include "sim/spec_info.h"
 
 namespace hived::sim {
@@ -129,6 +130,10 @@ void RegisterTraceTransformFlags(FlagParser* parser, TraceTransformFlags* flags)
                  "trace transform: every job of VC gets priority P (-1..1000)");
   parser->String("vc-opportunistic", &flags->vc_opportunistic, "VC=F,...",
                  "trace transform: a fraction F of VC's jobs become opportunistic");
+  parser->String("move-vc", &flags->move_vc, "VC=TYPE,...",
+                 "config + trace transform: VC's cells become the same GPUs of cell type TYPE "
+                 "(a path or a leaf type, e.g. A100), cells added as needed; its typed jobs "
+                 "ask for TYPE's leaf type");
 }
 
 absl::StatusOr<TraceTransforms> ParseTraceTransforms(const TraceTransformFlags& flags) {
@@ -160,6 +165,11 @@ absl::StatusOr<TraceTransforms> ParseTraceTransforms(const TraceTransformFlags& 
     }
     t.vc_opportunistic.emplace_back(vc, *f);
   }
+  for (const std::string& item : Items(flags.move_vc)) {
+    std::string vc, type;
+    if (!KeyValue(item, &vc, &type)) return BadItem("move-vc", item, "VC=TYPE");
+    t.move_vcs.emplace_back(vc, type);
+  }
   return t;
 }
 
@@ -170,7 +180,8 @@ std::vector<std::string> TraceTransformArgs(const TraceTransformFlags& flags) {
       {"rename-vcs", &flags.rename_vcs},
       {"add-tenant", &flags.add_tenant},
       {"vc-priority", &flags.vc_priority},
-      {"vc-opportunistic", &flags.vc_opportunistic}};
+      {"vc-opportunistic", &flags.vc_opportunistic},
+      {"move-vc", &flags.move_vc}};
   for (const auto& [name, value] : all) {
     if (!value->empty()) out.push_back(absl::StrCat("--", name, "=", *value));
   }
@@ -254,9 +265,67 @@ absl::Status ApplyTraceTransforms(const TraceTransforms& t, const ClusterSpec& s
       if (u < it->second) j.priority = kOpportunisticPriority;
     }
   }
+  for (const auto& [vc, target] : t.move_vcs) {
+    // On the moved config this changes nothing and returns the target's leaf type.
+    ClusterSpec moved = spec;
+    absl::StatusOr<std::string> leaf = MoveVc(&moved, vc, target);
+    if (!leaf.ok()) return leaf.status();
+    for (TraceJob& j : jobs) {
+      // Pinned jobs stay on their pinned cells (hardware that does not move); untyped jobs
+      // take any type the VC has, which is now only the target's.
+      if (j.vc == vc && j.pinned_cell.empty() && !j.gpu_type.empty()) j.gpu_type = *leaf;
+    }
+  }
   if (jobs.empty()) {
     return absl::InvalidArgumentError("the trace transforms leave no jobs to replay");
   }
+  return absl::OkStatus();
+}
+
+absl::Status ApplyVcMoves(const TraceTransforms& t, ClusterSpec* spec) {
+  for (const auto& [vc, target] : t.move_vcs) {
+    if (absl::StatusOr<std::string> leaf = MoveVc(spec, vc, target); !leaf.ok()) {
+      return absl::Status(leaf.status().code(), absl::StrCat("--move-vc ", vc, "=", target, ": ",
+                                                             leaf.status().message()));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CheckPinnedCells(const SpecInfo& info, bool skip_bad_rows, Trace* trace) {
+  RowErrors errors(trace->file.empty() ? "trace" : trace->file, skip_bad_rows);
+  std::vector<TraceJob>& jobs = trace->jobs;
+  std::vector<bool> bad(jobs.size(), false);
+  for (size_t i = 0; i < jobs.size(); ++i) {
+    const TraceJob& j = jobs[i];
+    const int32_t vc = info.VcIndex(j.vc);
+    // A job of a VC the config lacks is rejected at submission for that reason.
+    if (j.pinned_cell.empty() || vc < 0) continue;
+    std::string why;
+    const int32_t owner = info.PinnedVc(j.pinned_cell);
+    if (info.PinnedGpus(j.pinned_cell) == 0) {
+      why = absl::StrCat("pinned cell '", j.pinned_cell, "' is not in the config");
+    } else if (owner != vc) {
+      why = absl::StrCat("pinned cell '", j.pinned_cell, "' belongs to ",
+                         owner < 0 ? "no VC" : absl::StrCat("VC ", info.vc_name(owner)),
+                         ", not to the job's VC ", j.vc);
+    }
+    if (why.empty()) continue;
+    errors.Add(j.line, j.pinned_column, why);
+    bad[i] = true;
+  }
+  if (absl::Status s = errors.ToStatus(); !s.ok()) return s;
+  if (errors.empty()) return absl::OkStatus();
+  size_t kept = 0;
+  for (size_t i = 0; i < jobs.size(); ++i) {
+    if (bad[i]) continue;
+    if (kept != i) jobs[kept] = std::move(jobs[i]);
+    ++kept;
+  }
+  jobs.resize(kept);
+  trace->skipped_rows += errors.count();
+  for (std::string& w : errors.SkipWarnings()) trace->warnings.push_back(std::move(w));
+  if (jobs.empty()) return absl::InvalidArgumentError("every trace row names a bad pinned cell");
   return absl::OkStatus();
 }
 

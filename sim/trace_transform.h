@@ -10,7 +10,13 @@
 //   4. `--vc-priority VC=P,…`   give every job of VC priority P (-1..1000);
 //   5. `--vc-opportunistic VC=F,…`  make a fraction F of VC's jobs opportunistic
 //      (priority -1): job k of the VC is chosen when a hash of (seed, VC, k) < F, so the
-//      choice is deterministic and independent of other VCs.
+//      choice is deterministic and independent of other VCs;
+//   6. `--move-vc VC=TYPE,…`  ("move a VC to A100s") the config part, `ApplyVcMoves`, runs
+//      first, on the config (`MoveVc`, sim/spec_edit.h); here every job of VC that names a GPU
+//      type asks for TYPE's leaf type instead (the VC has no other type left). Untyped jobs
+//      stay untyped (any type the VC has: now TYPE's), pinned jobs keep their type (pinned
+//      cells do not move). Gang sizes and durations are kept: a faster GPU is not modelled,
+//      and a pod larger than TYPE's nodes is rejected like any such pod.
 // A VC named in 1, 4 or 5 that no job has (after the earlier steps) is an error naming the
 // VCs present; a trace left empty is an error.
 //
@@ -35,6 +41,7 @@
 #include "hived/cluster_spec.h"
 #include "sim/flags.h"
 #include "sim/job.h"
+#include "sim/spec_info.h"
 
 namespace hived::sim {
 
@@ -45,6 +52,7 @@ struct TraceTransformFlags {
   std::string add_tenant;
   std::string vc_priority;
   std::string vc_opportunistic;
+  std::string move_vc;
 };
 
 struct TenantSpec {
@@ -60,13 +68,14 @@ struct TraceTransforms {
   std::vector<TenantSpec> tenants;
   std::vector<std::pair<std::string, Priority>> vc_priority;
   std::vector<std::pair<std::string, double>> vc_opportunistic;
+  std::vector<std::pair<std::string, std::string>> move_vcs;  // (VC, target cell type)
   bool empty() const {
     return only_vcs.empty() && rename_vcs.empty() && tenants.empty() && vc_priority.empty() &&
-           vc_opportunistic.empty();
+           vc_opportunistic.empty() && move_vcs.empty();
   }
 };
 
-// Adds the five flags to `parser`, writing into `flags`.
+// Adds the six flags to `parser`, writing into `flags`.
 void RegisterTraceTransformFlags(FlagParser* parser, TraceTransformFlags* flags);
 
 // Parses the flags' values. kInvalidArgument naming the flag and the bad item.
@@ -79,6 +88,17 @@ std::vector<std::string> TraceTransformArgs(const TraceTransformFlags& flags);
 // Errors: kInvalidArgument for a VC no job has, a tenant VC not in `spec`, or an empty result.
 absl::Status ApplyTraceTransforms(const TraceTransforms& transforms, const ClusterSpec& spec,
                                   uint64_t seed, Trace* trace);
+
+// The config part of `--move-vc`: `MoveVc` for each item, in order. Errors as `MoveVc`,
+// prefixed with the item.
+absl::Status ApplyVcMoves(const TraceTransforms& transforms, ClusterSpec* spec);
+
+// Checks the pinned cells the trace's jobs name against the config: each must be a pinned
+// cell of the job's own VC (jobs of a VC the config lacks are left to be rejected). Errors:
+// kInvalidArgument "file:line:column: pinned cell 'X' is not in the config" / "... belongs
+// to VC A, not to the job's VC B" for every bad row (the first 20, then a count); with
+// `skip_bad_rows` those rows are dropped and counted in `skipped_rows` instead.
+absl::Status CheckPinnedCells(const SpecInfo& info, bool skip_bad_rows, Trace* trace);
 
 }  // namespace hived::sim
 

@@ -20,13 +20,7 @@ struct Outcome {
   Trace trace;
   EngineResult result;
   Summary summary;
-  const JobRecord& Job(const std::string& id) const {
-    for (size_t j = 0; j < trace.jobs.size(); ++j) {
-      if (trace.jobs[j].id == id) return result.records[j];
-    }
-    FAIL("no job " << id);
-    return result.records.front();
-  }
+  const JobRecord& Job(const std::string& id) const { return testing::JobById(trace, result, id); }
 };
 
 std::unique_ptr<Outcome> Run(PolicyKind policy, const std::string& config, Trace trace,
@@ -470,7 +464,9 @@ namespace {
 // cannot name the pinned cell, so every policy guarantees it 16: the third 8-GPU job waits
 // under quota as under hived (it used to start under quota, counting the pinned node), and a
 // 24-GPU job is rejected under every policy.
-TEST_CASE("Pinned cells count for no policy's guarantee", "[sim][unit][regression]") {
+// A pinned cell no trace job names counts for no policy (tests/unit/sim/pool_options_test.cc
+// covers jobs that name one).
+TEST_CASE("Pinned cells no job names count for no policy's guarantee", "[sim][unit][regression]") {
   const std::string csv =
       "job_id,submit_time,vc,priority,pods,gpus_per_pod,gpu_type,duration\n"
       "r1,0,research,0,1,8,,100\n"

@@ -44,7 +44,7 @@ class PoolBackend : public ClusterBackend {
     return absl::OkStatus();
   }
   absl::Status SetNodeHealthy(int32_t, bool) override { return absl::OkStatus(); }
-  std::vector<int32_t> JobNodes(JobIndex) const override { return {}; }
+  NodeList JobNodes(JobIndex) const override { return {}; }
   bool ReleaseHelpsAllVcs() const override { return false; }
   bool SharesIdleCells() const override { return false; }
   absl::Status CheckInvariants() const override { return absl::OkStatus(); }

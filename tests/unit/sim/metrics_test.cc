@@ -1,7 +1,14 @@
 #include "sim/metrics.h"
 
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+#include <optional>
+#include <random>
 #include <string>
 
+#include "sim/csv.h"
 #include "sim/engine.h"
 #include "sim/gen_trace.h"
 #include "sim/json.h"
@@ -133,6 +140,86 @@ TEST_CASE("ComputeStats: nearest-rank percentiles", "[sim][unit]") {
   CHECK(s.max == 100);
   std::vector<int64_t> empty;
   CHECK(ComputeStats(&empty).count == 0);
+}
+
+TEST_CASE("ComputeStats: selection gives the sorted nearest ranks on any input", "[sim][unit]") {
+  // Against the definition on a sorted copy: duplicates, tiny sizes, any order.
+  std::mt19937_64 gen(7);
+  for (size_t n : std::vector<size_t>{1, 2, 3, 19, 20, 21, 99, 100, 101, 1000, 4097}) {
+    std::vector<int64_t> v(n);
+    for (int64_t& x : v) x = static_cast<int64_t>(gen() % (n < 50 ? 5 : 100000));
+    std::vector<int64_t> sorted = v;
+    std::sort(sorted.begin(), sorted.end());
+    auto rank = [&](double p) {
+      size_t r = static_cast<size_t>(std::ceil(p / 100.0 * static_cast<double>(n)));
+      return sorted[std::clamp<size_t>(r, 1, n) - 1];
+    };
+    const Stats s = ComputeStats(&v);
+    INFO("n = " << n);
+    CHECK(s.count == static_cast<int64_t>(n));
+    CHECK(s.p50 == rank(50));
+    CHECK(s.p95 == rank(95));
+    CHECK(s.p99 == rank(99));
+    CHECK(s.max == sorted.back());
+    long double sum = 0;
+    for (int64_t x : sorted) sum += x;
+    CHECK(s.mean == static_cast<double>(sum / static_cast<long double>(n)));
+  }
+}
+
+// ParseDouble as it was before its from_chars fast path: the reference.
+std::optional<double> StrtodReference(const std::string& text) {
+  if (text.empty() || text.size() > 64) return std::nullopt;
+  if (text.find_first_not_of("0123456789.-+eE") != std::string::npos) return std::nullopt;
+  char* end = nullptr;
+  errno = 0;
+  const double value = std::strtod(text.c_str(), &end);
+  if (end != text.c_str() + text.size() || errno != 0 || !std::isfinite(value)) {
+    return std::nullopt;
+  }
+  return value;
+}
+
+TEST_CASE("ParseDouble: the from_chars fast path agrees with strtod", "[sim][unit]") {
+  for (const char* text : {"0",
+                           "7",
+                           "66.0",
+                           "2951.0",
+                           "000123",
+                           "999999999999999",
+                           "0.1",
+                           "1e3",
+                           "-2.5e-3",
+                           "1234567890123456789",
+                           "0.30000000000000004",
+                           "+5",
+                           "0e999",
+                           "0.0",
+                           "-0",
+                           "2.2250738585072014e-308",
+                           "1e-310",
+                           "1e-400",
+                           "1e999",
+                           "",
+                           "12a",
+                           "1.2.3",
+                           "1.",
+                           ".5",
+                           "-",
+                           "e5",
+                           "1e",
+                           "--1",
+                           "1e+5",
+                           "9007199254740993"}) {
+    INFO(text);
+    const std::optional<double> want = StrtodReference(text);
+    const std::optional<double> got = ParseDouble(text);
+    REQUIRE(got.has_value() == want.has_value());
+    if (want) CHECK(*got == *want);
+  }
+  CHECK(*ParseDouble("66.0") == 66.0);
+  CHECK_FALSE(ParseDouble("1e999").has_value());
+  CHECK_FALSE(ParseDouble(std::string(65, '1')).has_value());
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "hived/config.h"
+#include "sim/engine.h"
 #include "sim/trace_reader.h"
 #include "support/catch.h"
 
@@ -26,6 +27,16 @@ inline Trace LoadTrace(const std::string& relative, TraceFormat format = TraceFo
   INFO(trace.status().ToString());
   REQUIRE(trace.ok());
   return *trace;
+}
+
+// The record of the job whose trace id is `id` (fails the test when there is none).
+inline const JobRecord& JobById(const Trace& trace, const EngineResult& result,
+                                const std::string& id) {
+  for (size_t j = 0; j < trace.jobs.size(); ++j) {
+    if (trace.jobs[j].id == id) return result.records[j];
+  }
+  FAIL("no job " << id);
+  return result.records.front();
 }
 
 }  // namespace hived::sim::testing

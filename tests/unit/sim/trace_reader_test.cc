@@ -2,6 +2,7 @@
 
 #include <string>
 
+#include "sim/csv.h"
 #include "sim/engine.h"
 #include "sim/job.h"
 #include "sim/spec_info.h"
@@ -10,6 +11,23 @@
 
 namespace hived::sim {
 namespace {
+
+TEST_CASE("SplitCsvLine: the reusing form clears and refills, like the returning one",
+          "[sim][unit]") {
+  std::vector<CsvField> fields;
+  SplitCsvLine("a,bb,,c", &fields);
+  REQUIRE(fields.size() == 4);
+  CHECK(fields[1].text == "bb");
+  CHECK(fields[1].column == 3);
+  CHECK(fields[2].text.empty());
+  SplitCsvLine("x", &fields);  // shorter: nothing of the previous row is left
+  REQUIRE(fields.size() == 1);
+  CHECK(fields[0].text == "x");
+  CHECK(fields[0].column == 1);
+  const std::vector<CsvField> again = SplitCsvLine("a,bb,,c");
+  REQUIRE(again.size() == 4);
+  CHECK(again[3].column == 7);
+}
 
 using testing::TestPath;
 
