@@ -1,6 +1,6 @@
 // Benchmarks of the public Scheduler API (issue 5, "Benchmarks").
 //
-//  - The reference workload on ../shared/bench-configs/gen-1000-nodes.yaml (1,000 nodes x
+//  - The reference workload on tests/testdata/bench-configs/gen-1000-nodes.yaml (1,000 nodes x
 //    8 GPUs, 4 VCs): VCs take turns by job index, each job Schedule + Allocate, a VC that
 //    first waits is skipped, until all four are full; then everything is released.
 //    w1: 1-GPU guaranteed jobs; w2: a seeded size mix with gangs; w3: 1-GPU opportunistic.
@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "bench_scale.h"
 #include "benchmark/benchmark.h"
 #include "hived/cluster_spec.h"
 #include "hived/config.h"
@@ -51,11 +52,11 @@ int64_t Ns(Clock::time_point a, Clock::time_point b) {
 
 const std::string& ReferenceConfigPath() {
   static const std::string path =
-      std::string(HIVED_SHARED_DIR) + "/bench-configs/gen-1000-nodes.yaml";
+      std::string(HIVED_SOURCE_DIR) + "/tests/testdata/bench-configs/gen-1000-nodes.yaml";
   return path;
 }
 
-// The reference cluster, parsed once; nullptr when ../shared is absent or the file is bad.
+// The reference cluster (vendored from ../shared), parsed once; nullptr when the file is bad.
 const hived::ClusterSpec* ReferenceSpec() {
   static const std::unique_ptr<hived::ClusterSpec> spec = [] {
     std::unique_ptr<hived::ClusterSpec> out;
@@ -286,70 +287,19 @@ BENCHMARK(BM_SchedulerCreate)->Unit(benchmark::kMillisecond);
 
 // ---- Scale ------------------------------------------------------------------------------
 
-// 8-GPU nodes (node -> 2 sockets -> 2 switches -> 2 GPUs) in racks of 8 nodes; every VC
-// gets the same number of whole racks; the racks left over belong to no VC.
-hived::ClusterSpec GeneratedCluster(int32_t gpus, int32_t vcs) {
-  hived::ClusterSpec spec;
-  spec.cell_types = {{"SW", "GPU", 2, false},
-                     {"SOCKET", "SW", 2, false},
-                     {"NODE", "SOCKET", 2, true},
-                     {"RACK", "NODE", 8, false}};
-  const int32_t racks = gpus / 64;
-  for (int32_t r = 0; r < racks; ++r) {
-    hived::PhysicalCellSpec rack;
-    rack.cell_type = "RACK";
-    for (int32_t n = 0; n < 8; ++n) {
-      hived::PhysicalCellSpec node;
-      node.cell_address = absl::StrCat("r", r, "n", n);
-      rack.cell_children.push_back(std::move(node));
-    }
-    spec.physical_cells.push_back(std::move(rack));
-  }
-  const int32_t per_vc = racks / vcs;
-  for (int32_t v = 0; v < vcs; ++v) {
-    hived::VirtualClusterSpec vc;
-    vc.name = absl::StrCat("vc", v);
-    vc.virtual_cells = {{"RACK", per_vc}};
-    spec.virtual_clusters.push_back(std::move(vc));
-  }
-  return spec;
-}
-
-// Half of every VC's GPUs used: three quarters of that by 8-GPU jobs, the rest by 1-GPU jobs.
-bool FillHalf(hived::Scheduler* scheduler, const hived::ClusterSpec& spec) {
-  int64_t id = 0;
-  for (const auto& vc : spec.virtual_clusters) {
-    const int64_t vc_gpus = static_cast<int64_t>(vc.virtual_cells[0].cell_number) * 64;
-    int64_t used = 0;
-    hived::GroupRequest req;
-    req.vc = vc.name;
-    req.priority = 0;
-    while (used < vc_gpus / 2) {
-      const bool big = used < vc_gpus * 3 / 8;
-      req.name = absl::StrCat("fill", id++);
-      req.members = {{1, big ? 8 : 1}};
-      absl::StatusOr<hived::ScheduleResult> r = scheduler->Schedule(req, hived::Phase::kPreempting);
-      if (!r.ok() || r->outcome != hived::Outcome::kPlaced) return false;
-      if (!scheduler->Allocate(req, r->placement).ok()) return false;
-      used += big ? 8 : 1;
-    }
-  }
-  return true;
-}
-
 void BM_SchedulerScaleCycle(benchmark::State& state) {
   const int32_t gpus = static_cast<int32_t>(state.range(0));
   const int32_t vcs = static_cast<int32_t>(state.range(1));
   const int32_t pods = static_cast<int32_t>(state.range(2));
   const int32_t per_pod = static_cast<int32_t>(state.range(3));
   const bool opportunistic = state.range(4) != 0;
-  const hived::ClusterSpec spec = GeneratedCluster(gpus, vcs);
+  const hived::ClusterSpec spec = hived::bench::GeneratedCluster(gpus, vcs);
   std::unique_ptr<hived::Scheduler> scheduler = MakeScheduler(spec);
   if (!scheduler) {
     state.SkipWithError("Scheduler::Create failed on the generated cluster");
     return;
   }
-  if (!FillHalf(scheduler.get(), spec)) {
+  if (!hived::bench::FillHalf(scheduler.get(), spec)) {
     state.SkipWithError("could not fill the generated cluster to half");
     return;
   }

@@ -35,7 +35,14 @@ int32_t BuddyPlanner::AddNode(CellLevel level) {
 }
 
 void BuddyPlanner::AddChild(int32_t parent, int32_t child) {
-  nodes_[static_cast<size_t>(parent)].children.push_back(child);
+  Node& nd = nodes_[static_cast<size_t>(parent)];
+  if (nd.last_child < 0) {
+    nd.first_child = child;
+  } else {
+    nodes_[static_cast<size_t>(nd.last_child)].next_sibling = child;
+  }
+  nd.last_child = child;
+  ++nd.num_children;
 }
 
 void BuddyPlanner::Abandon() {
@@ -65,49 +72,53 @@ void BuddyPlanner::Take(CellId p) {
   taken_touched_.push_back(p.value());
 }
 
-BuddyPlanner::CandList BuddyPlanner::SortedChildren(CellId p) const {
-  const size_t n = static_cast<size_t>(forest_->num_children(p));
+void BuddyPlanner::SortedChildren(CellId p, CandList* out) const {
+  const int32_t n = forest_->num_children(p);
   // Sized once and written by index (no per-element push_back checks).
-  CandList out(n);
-  absl::InlinedVector<int32_t, 16> used(n);
+  out->resize(static_cast<size_t>(n));
+  CellId* o = out->data();
   size_t count = 0;
-  for (size_t k = 0; k < n; ++k) {
-    const CellId c = forest_->child(p, static_cast<int32_t>(k));
+  for (int32_t k = 0; k < n; ++k) {
+    const CellId c = forest_->child(p, k);
     if (!Usable(c)) continue;
     const int32_t u = usage_->UsedTotal(c);
     // Insertion sort, stable: small fan-outs.
     size_t i = count++;
-    while (i > 0 && used[i - 1] > u) {
-      out[i] = out[i - 1];
-      used[i] = used[i - 1];
+    while (i > 0 && usage_->UsedTotal(o[i - 1]) > u) {
+      o[i] = o[i - 1];
       --i;
     }
-    out[i] = c;
-    used[i] = u;
+    o[i] = c;
   }
-  out.resize(count);
-  return out;
+  out->resize(count);
 }
 
 bool BuddyPlanner::Match(int32_t node, CellId p) {
-  Node& nd = nodes_[static_cast<size_t>(node)];
   Take(p);
-  nd.cell = p;
-  if (!nd.children.empty()) {
-    const absl::InlinedVector<int32_t, 4> kids(nd.children.begin(), nd.children.end());
-    const bool ok = kids.size() == 1 ? MatchOne(kids[0], p) : PlaceUnder(p, kids);
-    if (!ok) {
-      nodes_[static_cast<size_t>(node)].cell = CellId::Nil();
-      Untake(p);
-      return false;
+  nodes_[static_cast<size_t>(node)].cell = p;
+  const Node& nd = nodes_[static_cast<size_t>(node)];
+  bool ok = true;
+  if (nd.num_children == 1) {
+    ok = MatchOne(nd.first_child, p);
+  } else if (nd.num_children > 1) {
+    absl::InlinedVector<int32_t, 8> kids;
+    for (int32_t k = nd.first_child; k >= 0; k = nodes_[static_cast<size_t>(k)].next_sibling) {
+      kids.push_back(k);
     }
+    ok = PlaceUnder(p, kids);
   }
-  return true;
+  if (!ok) {
+    nodes_[static_cast<size_t>(node)].cell = CellId::Nil();
+    Untake(p);
+  }
+  return ok;
 }
 
 void BuddyPlanner::Unmatch(int32_t node) {
   Node& nd = nodes_[static_cast<size_t>(node)];
-  for (int32_t c : nd.children) Unmatch(c);
+  for (int32_t k = nd.first_child; k >= 0; k = nodes_[static_cast<size_t>(k)].next_sibling) {
+    Unmatch(k);
+  }
   if (nd.cell.IsNil()) return;
   Untake(nd.cell);
   nd.cell = CellId::Nil();
@@ -145,7 +156,9 @@ bool BuddyPlanner::MatchOne(int32_t node, CellId parent) {
   if (best.IsNil()) return false;
   if (Match(node, best)) return true;
   // The rest of the order (a failed Match leaves the overlay as it was).
-  for (CellId c : SortedChildren(parent)) {
+  CandList order;
+  SortedChildren(parent, &order);
+  for (CellId c : order) {
     if (c != best && Match(node, c)) return true;
   }
   return false;
@@ -153,7 +166,8 @@ bool BuddyPlanner::MatchOne(int32_t node, CellId parent) {
 
 bool BuddyPlanner::PlaceUnder(CellId parent, absl::Span<const int32_t> nodes) {
   if (nodes.size() == 1) return MatchOne(nodes[0], parent);
-  const CandList cands = SortedChildren(parent);
+  CandList cands;
+  SortedChildren(parent, &cands);
   return cands.size() >= nodes.size() && MatchAll(nodes, cands, 0);
 }
 

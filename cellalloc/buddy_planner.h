@@ -97,10 +97,15 @@ class BuddyPlanner {
   bool IsIdle() const;
 
  private:
+  // Trivially destructible (children as a sibling list), so adding nodes and clearing
+  // them between plans costs no per-node construction or destruction.
   struct Node {
     CellLevel level = 0;
     CellId cell;
-    absl::InlinedVector<int32_t, 4> children;
+    int32_t num_children = 0;
+    int32_t first_child = -1;
+    int32_t last_child = -1;
+    int32_t next_sibling = -1;
   };
   using CandList = absl::InlinedVector<CellId, 16>;
 
@@ -114,8 +119,8 @@ class BuddyPlanner {
   }
   void Take(CellId p);
   void Untake(CellId p) { taken_[p.value()] = 0; }
-  // Usable children of `p`, fewest used leaves first, stable.
-  CandList SortedChildren(CellId p) const;
+  // Usable children of `p`, fewest used leaves first, stable, into `*out`.
+  void SortedChildren(CellId p, CandList* out) const;
   bool Match(int32_t node, CellId p);
   // Places one node on a child of `parent`: the same choice as MatchAll over
   // SortedChildren(parent), without building the order unless the first choice fails.

@@ -129,6 +129,17 @@ class CellForest {
   std::string address(CellId c) const;
   // This cell's own address component (explicit `cellAddress` or its default index).
   std::string own_address(CellId c) const;
+  // The explicit `cellAddress` of `c`; nullptr when its component is the default index
+  // (for callers that derive default indices themselves, walking down the forest).
+  const std::string* explicit_address(CellId c) const {
+    auto it = explicit_address_.find(c.value());
+    return it == explicit_address_.end() ? nullptr : &it->second;
+  }
+  // Every explicit `cellAddress` and every `pinnedCellId`, by cell id (unordered).
+  const absl::flat_hash_map<uint32_t, std::string>& explicit_addresses() const {
+    return explicit_address_;
+  }
+  const absl::flat_hash_map<uint32_t, std::string>& pinned_ids() const { return pinned_id_; }
   // Empty when the cell is not pinned.
   const std::string& pinned_id(CellId c) const;
   // The top-level cell containing `c` (itself for a top-level cell). O(levels).

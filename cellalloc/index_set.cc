@@ -5,109 +5,114 @@
 #include <cstdint>
 #include <vector>
 
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+
 namespace hived::cellalloc {
 
 void IndexSet::Resize(int32_t n) {
   size_ = n;
-  levels_.clear();
+  num_levels_ = 0;
   size_t words = (static_cast<size_t>(n) + 63) / 64;
   if (words == 0) words = 1;
-  levels_.emplace_back(words, 0);
-  while (words > 1) {
+  size_t total = 0;
+  for (;;) {
+    base_[num_levels_++] = total;
+    total += words;
+    if (words == 1) break;
     words = (words + 63) / 64;
-    levels_.emplace_back(words, 0);
   }
+  base_[num_levels_] = total;
+  words_.assign(total, 0);
 }
 
-void IndexSet::Mark(size_t level, size_t idx) {
-  for (; level < levels_.size(); ++level) {
-    uint64_t& w = levels_[level][idx >> 6];
-    const bool was_empty = w == 0;
-    w |= uint64_t{1} << (idx & 63);
+void IndexSet::MarkAbove(size_t w) {
+  for (size_t level = 1; level < num_levels_; ++level) {
+    uint64_t& word = words_[base_[level] + (w >> 6)];
+    const bool was_empty = word == 0;
+    word |= Bit(w);
     if (!was_empty) return;
-    idx >>= 6;
+    w >>= 6;
   }
 }
 
-void IndexSet::Unmark(size_t level, size_t idx) {
-  for (; level < levels_.size(); ++level) {
-    uint64_t& w = levels_[level][idx >> 6];
-    w &= ~(uint64_t{1} << (idx & 63));
-    if (w != 0) return;
-    idx >>= 6;
+void IndexSet::UnmarkAbove(size_t w) {
+  for (size_t level = 1; level < num_levels_; ++level) {
+    uint64_t& word = words_[base_[level] + (w >> 6)];
+    word &= ~Bit(w);
+    if (word != 0) return;
+    w >>= 6;
   }
 }
 
-namespace {
-
-// The bits of word `i >> 6` covering [i, end) (at most the rest of that word); `*bits` gets
-// their count.
-uint64_t WordMask(size_t i, size_t end, size_t* bits) {
-  *bits = std::min<size_t>(64 - (i & 63), end - i);
-  return (*bits == 64 ? ~uint64_t{0} : ((uint64_t{1} << *bits) - 1)) << (i & 63);
-}
-
-}  // namespace
-
-void IndexSet::InsertRange(int32_t first, int32_t count) {
-  size_t i = static_cast<size_t>(first);
-  const size_t end = i + static_cast<size_t>(count);
-  std::vector<uint64_t>& words = levels_[0];
+void IndexSet::InsertRangeSlow(size_t i, size_t end) {
   while (i < end) {
+    const size_t bits = std::min<size_t>(64 - (i & 63), end - i);
     const size_t w = i >> 6;
-    size_t bits;
-    const uint64_t mask = WordMask(i, end, &bits);
-    const bool was_empty = words[w] == 0;
-    words[w] |= mask;
-    if (was_empty) Mark(1, w);
+    const bool was_empty = words_[w] == 0;
+    words_[w] |= WordMask(i, bits);
+    if (was_empty) MarkAbove(w);
     i += bits;
   }
 }
 
-void IndexSet::EraseRange(int32_t first, int32_t count) {
-  size_t i = static_cast<size_t>(first);
-  const size_t end = i + static_cast<size_t>(count);
-  std::vector<uint64_t>& words = levels_[0];
+void IndexSet::EraseRangeSlow(size_t i, size_t end) {
   while (i < end) {
+    const size_t bits = std::min<size_t>(64 - (i & 63), end - i);
     const size_t w = i >> 6;
-    size_t bits;
-    const uint64_t mask = WordMask(i, end, &bits);
-    const bool was_set = words[w] != 0;
-    words[w] &= ~mask;
-    if (was_set && words[w] == 0) Unmark(1, w);
+    const bool was_set = words_[w] != 0;
+    words_[w] &= ~WordMask(i, bits);
+    if (was_set && words_[w] == 0) UnmarkAbove(w);
     i += bits;
   }
 }
 
-int64_t IndexSet::Find(size_t level, int64_t from) const {
-  const std::vector<uint64_t>& words = levels_[level];
-  size_t w = static_cast<size_t>(from) >> 6;
-  if (w >= words.size()) return -1;
-  uint64_t bits = words[w] & (~uint64_t{0} << (from & 63));
-  if (bits != 0) return static_cast<int64_t>(w * 64 + static_cast<size_t>(__builtin_ctzll(bits)));
-  if (level + 1 == levels_.size()) {
-    for (size_t k = w + 1; k < words.size(); ++k) {
-      if (words[k] != 0) {
-        return static_cast<int64_t>(k * 64 + static_cast<size_t>(__builtin_ctzll(words[k])));
+int32_t IndexSet::FindAfterWord(size_t w) const {
+  // Bit `pos` of level l stands for word `pos` of level l - 1. Climb while the rest of the
+  // current word holds nothing at or after `pos`, then descend along the lowest set bits.
+  size_t level = 1;
+  size_t pos = w + 1;
+  for (;;) {
+    if (level == num_levels_) return -1;  // past the top word
+    const size_t k = pos >> 6;
+    if (k < base_[level + 1] - base_[level]) {
+      const uint64_t bits = words_[base_[level] + k] & (~uint64_t{0} << (pos & 63));
+      if (bits != 0) {
+        pos = k * 64 + Ctz(bits);
+        break;
       }
     }
-    return -1;
+    pos = k + 1;
+    ++level;
   }
-  int64_t next_word = Find(level + 1, static_cast<int64_t>(w) + 1);
-  if (next_word < 0) return -1;
-  return next_word * 64 + __builtin_ctzll(words[static_cast<size_t>(next_word)]);
+  while (level > 0) {
+    --level;
+    pos = pos * 64 + Ctz(words_[base_[level] + pos]);
+  }
+  return pos < static_cast<size_t>(size_) ? static_cast<int32_t>(pos) : -1;
 }
 
-int32_t IndexSet::FindNext(int32_t from) const {
-  if (from >= size_ || levels_.empty()) return -1;
-  int64_t r = Find(0, from < 0 ? 0 : from);
-  return r >= size_ ? -1 : static_cast<int32_t>(r);
-}
+size_t IndexSet::MemoryBytes() const { return words_.capacity() * sizeof(uint64_t); }
 
-size_t IndexSet::MemoryBytes() const {
-  size_t bytes = levels_.capacity() * sizeof(levels_[0]);
-  for (const auto& level : levels_) bytes += level.capacity() * sizeof(uint64_t);
-  return bytes;
+absl::Status IndexSet::CheckInvariants() const {
+  for (size_t level = 0; level + 1 < num_levels_; ++level) {
+    for (size_t w = 0; w < base_[level + 1] - base_[level]; ++w) {
+      const bool nonzero = words_[base_[level] + w] != 0;
+      const bool summary = ((words_[base_[level + 1] + (w >> 6)] >> (w & 63)) & 1u) != 0;
+      if (nonzero != summary) {
+        return absl::InternalError(
+            absl::StrCat("index set invariant (1) violated: word ", w, " of level ", level, " is ",
+                         nonzero ? "non-empty" : "empty", " but its summary bit says otherwise"));
+      }
+    }
+  }
+  for (size_t i = static_cast<size_t>(size_); i < (base_[1] - base_[0]) * 64; ++i) {
+    if (((words_[i >> 6] >> (i & 63)) & 1u) != 0) {
+      return absl::InternalError(
+          absl::StrCat("index set invariant (2) violated: element ", i, " >= size ", size_));
+    }
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace hived::cellalloc

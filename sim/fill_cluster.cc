@@ -1,6 +1,7 @@
 #include "sim/fill_cluster.h"
 
 #include <algorithm>
+#include <array>
 #include <cstdio>
 #include <cstdlib>
 
@@ -154,6 +155,32 @@ uint64_t FillCluster::BestFitGpus(int32_t n, const FillPod& pod) const {
     if (g[i] >= pod.gpu_milli && (best < 0 || g[i] < g[best])) best = i;
   }
   return best < 0 ? 0 : uint64_t{1} << best;
+}
+
+void FillCluster::ForEachGpuChoice(
+    int32_t n, const FillPod& pod,
+    absl::FunctionRef<void(uint64_t gpus, const int32_t* after)> visit) const {
+  const int32_t gpus = node(n).gpus;
+  const int32_t* left = gpu_left(n);
+  std::array<int32_t, kMaxGpusPerNode> after{};
+  std::copy(left, left + gpus, after.begin());
+  if (!pod.IsSharing()) {
+    const uint64_t taken = pod.num_gpu == 0 ? 0 : FirstFreeGpus(n, pod);
+    for (int32_t i = 0; i < gpus; ++i) {
+      if (taken >> i & 1U) after[static_cast<size_t>(i)] -= pod.gpu_milli;
+    }
+    visit(taken, after.data());
+    return;
+  }
+  for (int32_t i = 0; i < gpus; ++i) {
+    if (left[i] < pod.gpu_milli) continue;
+    bool tried = false;
+    for (int32_t j = 0; j < i && !tried; ++j) tried = left[j] == left[i];
+    if (tried) continue;
+    after[static_cast<size_t>(i)] = left[i] - pod.gpu_milli;
+    visit(uint64_t{1} << i, after.data());
+    after[static_cast<size_t>(i)] = left[i];
+  }
 }
 
 void FillCluster::Place(const FillPod& pod, int32_t n, uint64_t gpus) {

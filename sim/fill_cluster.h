@@ -23,6 +23,7 @@
 #include <string_view>
 #include <vector>
 
+#include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "sim/openb_reader.h"
@@ -103,6 +104,14 @@ class FillCluster {
   uint64_t BestFitGpus(int32_t n, const FillPod& pod) const;
   // The first `pod.num_gpu` fully free GPUs. REQUIRES: enough of them.
   uint64_t FirstFreeGpus(int32_t n, const FillPod& pod) const;
+
+  // Calls `visit(gpus, after)` for each distinct way `pod` can take GPUs on node `n`, where
+  // `after` is the node's free milli per GPU with the pod placed: once for CPU-only and
+  // whole-GPU pods (the first free GPUs), once per fitting GPU for a sharing pod, in device
+  // order, skipping a GPU whose free milli equals an earlier one's (same outcome).
+  // REQUIRES: FitsGpu(n, pod).
+  void ForEachGpuChoice(int32_t n, const FillPod& pod,
+                        absl::FunctionRef<void(uint64_t gpus, const int32_t* after)> visit) const;
 
   // Places `pod` on node `n` taking `gpus` (one bit for a sharing pod, `num_gpu` fully free
   // ones otherwise). REQUIRES: Fits(n, pod) and `gpus` valid for it.

@@ -93,10 +93,9 @@ int FillCommand(int argc, char** argv) {
       "placed or fail; nothing leaves. Writes DIR/summary.json (allocation_ratio = allocated\n"
       "GPU share / capacity at the end, per seed, mean and spread; failed pods by reason) and\n"
       "DIR/curve.csv (allocation ratio and FGD fragmentation against arrived demand).\n"
-      "Policies: fgd (default), fgd-exact, best-fit, gpu-packing, gpu-clustering, dot-product,\n"
-      "random.\n"
-      "hived's own fractional placement is not implemented yet, so it is not offered here.");
-  std::string nodes_path, pods_path, format, policy_name = "fgd", seeds_text,
+      "Policies: hived (default: this project's placement, sim/fill_hived.h), fgd, fgd-exact,\n"
+      "best-fit, gpu-packing, gpu-clustering, dot-product, random.");
+  std::string nodes_path, pods_path, format, policy_name = "hived", seeds_text,
                                              workload_name = "sample", out_dir;
   double inflate = 1.3, coverage = 0.95;
   int64_t seed = -1;
@@ -104,7 +103,7 @@ int FillCommand(int argc, char** argv) {
   p.String("nodes", &nodes_path, "PATH", "openb node list");
   p.String("pods", &pods_path, "PATH", "openb pod list (11 columns, or the 5 of multigpu*)");
   p.String("format", &format, "FMT", "trace format: openb (the only one)");
-  p.String("policy", &policy_name, "P", "placement policy (default fgd)");
+  p.String("policy", &policy_name, "P", "placement policy (default hived)");
   p.Double("inflate", &inflate, "arrived GPU demand / capacity at the end (default 1.3)");
   p.Int("seed", &seed, "one seed (default 42)");
   p.String("seeds", &seeds_text, "A..B", "several seeds: A..B or A,B,C; mean and spread reported");
@@ -133,7 +132,7 @@ int FillCommand(int argc, char** argv) {
   } else {
     return p.UsageError(absl::StrCat(
         "unknown --policy '", policy_name,
-        "' (fgd, fgd-exact, best-fit, gpu-packing, gpu-clustering, dot-product, random)"));
+        "' (hived, fgd, fgd-exact, best-fit, gpu-packing, gpu-clustering, dot-product, random)"));
   }
   if (workload_name == "sample") {
     options.workload = FillWorkload::kSample;
@@ -209,8 +208,9 @@ int FillCommand(int argc, char** argv) {
       {"pods_file", pods_path},
       {"policy", std::string(FillPolicyName(options.policy))},
       {"note",
-       "hived's own fractional-GPU placement is not implemented yet (issue 13 items 1-3); the "
-       "policies here are the published baselines as implemented in this simulator"},
+       "hived is this project's placement rule for GPU shares (sim/fill_hived.h), implemented in "
+       "the simulator's fill model: the library has no fractional cells yet (issue 13 items "
+       "1-3); the other policies are the published baselines as implemented here"},
       {"inflate", inflate},
       {"workload", workload_name},
       {"typical_coverage", coverage},

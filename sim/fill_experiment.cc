@@ -48,10 +48,11 @@ absl::StatusOr<FillInputs> LoadFillInputs(const std::string& nodes_path,
 }
 
 int32_t AssignFillShapes(std::vector<FillPod>* workload) {
-  std::map<std::tuple<int64_t, int32_t, int32_t>, int32_t> ids;
+  std::map<std::tuple<int64_t, int64_t, int32_t, int32_t>, int32_t> ids;
   for (FillPod& p : *workload) {
-    auto [it, inserted] = ids.emplace(std::make_tuple(p.cpu_milli, p.gpu_milli, p.num_gpu),
-                                      static_cast<int32_t>(ids.size()));
+    auto [it, inserted] =
+        ids.emplace(std::make_tuple(p.cpu_milli, p.memory_mib, p.gpu_milli, p.num_gpu),
+                    static_cast<int32_t>(ids.size()));
     p.shape = it->second;
   }
   return static_cast<int32_t>(ids.size());
@@ -111,7 +112,10 @@ absl::StatusOr<FillRun> RunFill(const OpenbNodeList& nodes, const std::vector<Fi
   // for every policy.
   std::mt19937_64 policy_rng(seed ^ 0x9e3779b97f4a7c15ULL);
   std::unique_ptr<FillPolicy> policy =
-      MakeFillPolicy(options.policy, {&policy_rng, &frag, shapes}, cluster.node_count());
+      MakeFillPolicy(options.policy,
+                     {&policy_rng, &frag, shapes, &workload, options.typical_coverage,
+                      static_cast<int32_t>(nodes.models.size())},
+                     cluster.node_count());
 
   FillRun run;
   run.seed = seed;

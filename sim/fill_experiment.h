@@ -31,7 +31,7 @@ namespace hived::sim {
 enum class FillWorkload { kSample, kArtifact };
 
 struct FillOptions {
-  FillPolicyKind policy = FillPolicyKind::kFgd;
+  FillPolicyKind policy = FillPolicyKind::kHived;
   double inflate = 1.3;  // arrived GPU demand / capacity at the end; in (0, 10]
   FillWorkload workload = FillWorkload::kSample;
   double typical_coverage = 0.95;  // FGD's typical pods cover this share of the workload
@@ -77,8 +77,8 @@ struct FillInputs {
 absl::StatusOr<FillInputs> LoadFillInputs(const std::string& nodes_path,
                                           const std::string& pods_path, bool skip_bad_rows);
 
-// Numbers the distinct (CPU, share, count) shapes of `workload` (FillPod::shape) in order of
-// first appearance; returns how many there are.
+// Numbers the distinct (CPU, memory, share, count) shapes of `workload` (FillPod::shape) in order
+// of first appearance; returns how many there are.
 int32_t AssignFillShapes(std::vector<FillPod>* workload);
 
 // The workload for one seed. Errors: kInvalidArgument when the pods request no GPU, when

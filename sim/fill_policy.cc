@@ -6,6 +6,8 @@
 #include <limits>
 #include <utility>
 
+#include "sim/fill_hived.h"
+
 namespace hived::sim {
 namespace {
 
@@ -233,34 +235,16 @@ class FgdPolicy : public FillPolicy {
   Entry Score(const FillCluster& c, int32_t n, const FillPod& pod) {
     const FillCluster::Node& nd = c.node(n);
     const double before = FragBefore(c, n);
-    std::array<int32_t, kMaxGpusPerNode> after{};
-    std::copy(c.gpu_left(n), c.gpu_left(n) + nd.gpus, after.begin());
     const int64_t cpu_after = nd.cpu_left - pod.cpu_milli;
     Entry e;
-    if (!pod.IsSharing()) {
-      e.gpus = pod.num_gpu == 0 ? 0 : c.FirstFreeGpus(n, pod);
-      for (int32_t i = 0; i < nd.gpus; ++i) {
-        if (e.gpus >> i & 1U) after[static_cast<size_t>(i)] -= pod.gpu_milli;
-      }
-      e.score = ScoreOf(before - frag_->NodeFrag(nd.model, cpu_after, after.data(), nd.gpus));
-      return e;
-    }
     e.score = -std::numeric_limits<double>::infinity();
-    for (int32_t i = 0; i < nd.gpus; ++i) {
-      const int32_t left = after[static_cast<size_t>(i)];
-      if (left < pod.gpu_milli) continue;
-      bool tried = false;  // an earlier GPU with the same free milli scores the same
-      for (int32_t j = 0; j < i && !tried; ++j) tried = c.gpu_left(n)[j] == left;
-      if (tried) continue;
-      after[static_cast<size_t>(i)] = left - pod.gpu_milli;
-      const double s =
-          ScoreOf(before - frag_->NodeFrag(nd.model, cpu_after, after.data(), nd.gpus));
-      after[static_cast<size_t>(i)] = left;
-      if (s > e.score) {
+    c.ForEachGpuChoice(n, pod, [&](uint64_t gpus, const int32_t* after) {
+      const double s = ScoreOf(before - frag_->NodeFrag(nd.model, cpu_after, after, nd.gpus));
+      if (s > e.score) {  // the first GPU on ties
         e.score = s;
-        e.gpus = uint64_t{1} << i;
+        e.gpus = gpus;
       }
-    }
+    });
     return e;
   }
 
@@ -291,6 +275,8 @@ std::optional<FillPolicyKind> ParseFillPolicy(std::string_view name) {
 
 std::string_view FillPolicyName(FillPolicyKind kind) {
   switch (kind) {
+    case FillPolicyKind::kHived:
+      return "hived";
     case FillPolicyKind::kBestFit:
       return "best-fit";
     case FillPolicyKind::kGpuPacking:
@@ -312,6 +298,11 @@ std::string_view FillPolicyName(FillPolicyKind kind) {
 std::unique_ptr<FillPolicy> MakeFillPolicy(FillPolicyKind kind, FillPolicyContext context,
                                            int32_t node_count) {
   switch (kind) {
+    case FillPolicyKind::kHived:
+      // Without a workload: no typical pods and no resource ratios (every change 0: ties).
+      return MakeHivedFillPolicy(
+          context.workload != nullptr ? *context.workload : std::vector<FillPod>{},
+          context.typical_coverage, context.model_count, context.shape_count, node_count);
     case FillPolicyKind::kBestFit:
       return std::make_unique<BestFitPolicy>();
     case FillPolicyKind::kGpuPacking:

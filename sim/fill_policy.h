@@ -9,8 +9,7 @@
 // Constants shared with the simulator: leftovers are normalised by 128 CPUs (128000 milli)
 // and 8 GPUs (8000 milli), not by the node's own capacity.
 //
-// hived's own fractional placement is not here: it belongs in the core allocator and is not
-// implemented yet (issue 13, items 1-3).
+// `hived`, this project's own placement, is in fill_hived.h (made through MakeFillPolicy).
 //
 // Example:
 //   std::mt19937_64 rng(42);
@@ -36,6 +35,7 @@
 namespace hived::sim {
 
 enum class FillPolicyKind {
+  kHived,  // this project's placement (fill_hived.h)
   kBestFit,
   kGpuPacking,
   kGpuClustering,
@@ -45,9 +45,9 @@ enum class FillPolicyKind {
   kFgdExact,  // FGD scored by the exact fragmentation change (no sigmoid, no rounding)
 };
 inline constexpr FillPolicyKind kAllFillPolicies[] = {
-    FillPolicyKind::kRandom,     FillPolicyKind::kDotProduct, FillPolicyKind::kGpuClustering,
-    FillPolicyKind::kGpuPacking, FillPolicyKind::kBestFit,    FillPolicyKind::kFgd,
-    FillPolicyKind::kFgdExact};
+    FillPolicyKind::kHived,         FillPolicyKind::kRandom,     FillPolicyKind::kDotProduct,
+    FillPolicyKind::kGpuClustering, FillPolicyKind::kGpuPacking, FillPolicyKind::kBestFit,
+    FillPolicyKind::kFgd,           FillPolicyKind::kFgdExact};
 
 std::optional<FillPolicyKind> ParseFillPolicy(std::string_view name);
 std::string_view FillPolicyName(FillPolicyKind kind);
@@ -63,9 +63,12 @@ struct FillChoice {
 
 // What a policy may use besides the cluster.
 struct FillPolicyContext {
-  std::mt19937_64* rng = nullptr;     // `random` only
-  const FragMeasure* frag = nullptr;  // `fgd` only
-  int32_t shape_count = 0;            // `fgd`: pods' `shape` ids are below it
+  std::mt19937_64* rng = nullptr;                  // `random` only
+  const FragMeasure* frag = nullptr;               // `fgd` only
+  int32_t shape_count = 0;                         // `fgd`, `hived`: pods' `shape` ids are below it
+  const std::vector<FillPod>* workload = nullptr;  // `hived`: the pods that will arrive
+  double typical_coverage = 0.95;                  // `hived`: as FGD's typical pods
+  int32_t model_count = 0;                         // `hived`: GPU models of the node list
 };
 
 class FillPolicy {

@@ -1,6 +1,7 @@
 #include "sim/openb_replay.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -24,6 +25,7 @@ struct Event {
   int64_t time = 0;
   int32_t kind = 0;  // 0 departure, 1 arrival: departures first at equal times
   int32_t pod = 0;
+  uint32_t generation = 0;  // departures: stale unless it is the pod's current one
   bool operator>(const Event& o) const {
     return std::tie(time, kind, pod) > std::tie(o.time, o.kind, o.pod);
   }
@@ -34,17 +36,30 @@ class Replay {
   Replay(const OpenbNodeList& nodes, const OpenbPodList& list, std::vector<FillPod> pods,
          const OpenbReplayOptions& options)
       : list_(list),
-        pods_(std::move(pods)),
+        pods_(RequestsUnder(options.sharing, std::move(pods))),
         cluster_(nodes),
         shapes_(AssignFillShapes(&pods_)),
         frag_(TypicalPods(pods_, options.typical_coverage),
               static_cast<int32_t>(nodes.models.size())),
         rng_(options.seed),
-        policy_(MakeFillPolicy(options.policy, {&rng_, &frag_, shapes_}, cluster_.node_count())),
+        policy_(MakeFillPolicy(options.policy,
+                               {&rng_, &frag_, shapes_, &pods_, options.typical_coverage,
+                                static_cast<int32_t>(nodes.models.size())},
+                               cluster_.node_count())),
         placement_(pods_.size()),
         node_frag_(static_cast<size_t>(cluster_.node_count())),
-        step_(options.sample_seconds) {
+        step_(options.sample_seconds),
+        sharing_(options.sharing),
+        params_(options.sharing_params) {
     for (int32_t n = 0; n < cluster_.node_count(); ++n) UpdateFrag(n);
+    int32_t gpus = 0;
+    for (int32_t n = 0; n < cluster_.node_count(); ++n) gpus += cluster_.node(n).gpus;
+    tenants_.resize(static_cast<size_t>(gpus));
+    state_.resize(pods_.size());
+    result_.runs.resize(pods_.size());
+    gpus_at_degree_.assign(2, 0);
+    gpus_at_degree_[0] = gpus;
+    result_.gpu_seconds_by_degree.assign(2, 0.0);
   }
 
   absl::StatusOr<OpenbReplayResult> Run() {
@@ -64,6 +79,7 @@ class Replay {
     while (!events_.empty()) {
       const Event e = events_.top();
       events_.pop();
+      if (e.kind == 0 && e.generation != state_[static_cast<size_t>(e.pod)].generation) continue;
       Advance(e.time);
       if (e.kind == 1) {
         Arrive(e.pod, e.time);
@@ -94,6 +110,7 @@ class Replay {
     }
     const double span = static_cast<double>(r.end_time - r.start_time);
     r.mean_allocation_ratio = span > 0 ? area_ / span : cluster_.allocation_ratio();
+    SummariseSharing();
     return r;
   }
 
@@ -102,6 +119,65 @@ class Replay {
     FillChoice choice;
     bool placed = false;
   };
+  // A placed pod's progress.
+  struct PodState {
+    double work_left = 0;  // seconds at speed 1
+    double speed = 0;
+    int64_t since = 0;  // time `work_left` was last brought up to date
+    uint32_t generation = 0;
+    bool fixed_end = false;  // Pending pods leave at their deletion time, whatever the speed
+  };
+
+  // The pods with the GPU requests `mode` places (exclusive: whole GPUs; mig: instances).
+  static std::vector<FillPod> RequestsUnder(SharingMode mode, std::vector<FillPod> pods) {
+    for (FillPod& p : pods) {
+      if (p.num_gpu == 1) p.gpu_milli = SharingRequestMilli(mode, p.gpu_milli);
+    }
+    return pods;
+  }
+
+  // The global index of GPU `i` of node `n`.
+  size_t Gpu(int32_t n, int32_t i) const {
+    return static_cast<size_t>(cluster_.node(n).first_gpu) + static_cast<size_t>(i);
+  }
+
+  // Moves one GPU from `from` pods to `to` pods in the degree counts.
+  void ChangeDegree(size_t from, size_t to) {
+    const size_t top = std::max(from, to);
+    if (top >= gpus_at_degree_.size()) {
+      gpus_at_degree_.resize(top + 1, 0);
+      result_.gpu_seconds_by_degree.resize(top + 1, 0.0);
+    }
+    --gpus_at_degree_[from];
+    ++gpus_at_degree_[to];
+  }
+
+  // Recomputes the speeds of the pods on GPU `g` at `t` and reschedules the departures of
+  // those whose speed changed (and of `placed`, just arrived). O(pods on the GPU).
+  void Reschedule(size_t g, int64_t t, int32_t placed) {
+    const std::vector<int32_t>& on = tenants_[g];
+    tenant_buf_.clear();
+    for (int32_t p : on) {
+      const OpenbPod& pod = list_.pods[static_cast<size_t>(p)];
+      tenant_buf_.push_back(
+          {static_cast<double>(pod.gpu_milli) / kMilliPerGpu, pod.qos == OpenbQos::kBE});
+    }
+    SharingRates(sharing_, params_, tenant_buf_, &speed_buf_);
+    for (size_t k = 0; k < on.size(); ++k) {
+      const int32_t p = on[k];
+      PodState& st = state_[static_cast<size_t>(p)];
+      OpenbPodRun& run = result_.runs[static_cast<size_t>(p)];
+      run.max_degree = std::max(run.max_degree, static_cast<int32_t>(on.size()));
+      if (st.fixed_end || (st.speed == speed_buf_[k] && p != placed)) continue;
+      st.work_left = std::max(0.0, st.work_left - st.speed * static_cast<double>(t - st.since));
+      st.since = t;
+      st.speed = speed_buf_[k];
+      ++st.generation;
+      // Rounded up to a whole second; a hair of slack so an exact quotient stays exact.
+      const int64_t left = static_cast<int64_t>(std::ceil(st.work_left / st.speed - 1e-6));
+      events_.push({t + std::max<int64_t>(left, 0), 0, p, st.generation});
+    }
+  }
 
   // Accounts the time from the last event to `t` (up to the trace end) and samples the
   // timeline on the way.
@@ -115,7 +191,11 @@ class Replay {
       next_sample_ += step_;
     }
     if (until > last_time_) {
-      area_ += cluster_.allocation_ratio() * static_cast<double>(until - last_time_);
+      const double dt = static_cast<double>(until - last_time_);
+      area_ += cluster_.allocation_ratio() * dt;
+      for (size_t k = 1; k < gpus_at_degree_.size(); ++k) {
+        result_.gpu_seconds_by_degree[k] += static_cast<double>(gpus_at_degree_[k]) * dt;
+      }
       last_time_ = until;
     }
   }
@@ -151,6 +231,17 @@ class Replay {
   void Depart(int32_t i, int64_t t) {
     const FillPod& pod = pods_[static_cast<size_t>(i)];
     const FillChoice choice = placement_[static_cast<size_t>(i)].choice;
+    OpenbPodRun& run = result_.runs[static_cast<size_t>(i)];
+    run.end = t;
+    if (run.work > 0)
+      run.slowdown = static_cast<double>(t - run.start) / static_cast<double>(run.work);
+    for (int32_t g = 0; g < cluster_.node(choice.node).gpus; ++g) {
+      if ((choice.gpus >> g & 1U) == 0) continue;
+      std::vector<int32_t>& on = tenants_[Gpu(choice.node, g)];
+      on.erase(std::find(on.begin(), on.end(), i));
+      ChangeDegree(on.size() + 1, on.size());
+      Reschedule(Gpu(choice.node, g), t, -1);
+    }
     cluster_.Remove(pod, choice.node, choice.gpus);
     policy_->Removed(cluster_, pod, choice);
     UpdateFrag(choice.node);
@@ -188,14 +279,58 @@ class Replay {
     ++running_;
     ++result_.placed;
     waits_.push_back(t - *p.creation_time);
-    int64_t end = 0;
+    OpenbPodRun& run = result_.runs[static_cast<size_t>(i)];
+    run.placed = true;
+    run.node = choice.node;
+    run.start = t;
+    PodState& st = state_[static_cast<size_t>(i)];
+    st.since = t;
+    st.speed = 1.0;
     if (p.phase == OpenbPhase::kPending) {
       ++result_.pending_placed;
-      end = *p.deletion_time;
+      st.fixed_end = true;
+      events_.push({std::max(*p.deletion_time, t), 0, i, st.generation});
     } else {
-      end = t + (*p.deletion_time - p.scheduled_time.value_or(*p.creation_time));
+      run.work = *p.deletion_time - p.scheduled_time.value_or(*p.creation_time);
+      st.work_left = static_cast<double>(run.work);
+      if (pod.num_gpu == 0) events_.push({t + run.work, 0, i, st.generation});
     }
-    events_.push({std::max(end, t), 0, i});
+    for (int32_t g = 0; g < cluster_.node(choice.node).gpus; ++g) {
+      if ((choice.gpus >> g & 1U) == 0) continue;
+      std::vector<int32_t>& on = tenants_[Gpu(choice.node, g)];
+      on.push_back(i);
+      ChangeDegree(on.size() - 1, on.size());
+      Reschedule(Gpu(choice.node, g), t, i);
+    }
+  }
+
+  // Fills in the slowdown and sharing-degree figures once every pod has left.
+  void SummariseSharing() {
+    OpenbReplayResult& r = result_;
+    std::vector<double> slowdowns;
+    for (size_t i = 0; i < r.runs.size(); ++i) {
+      const OpenbPodRun& run = r.runs[i];
+      if (!run.placed || run.work == 0 || state_[i].fixed_end || pods_[i].num_gpu == 0) continue;
+      slowdowns.push_back(run.slowdown);
+      if (run.slowdown > 1.001) ++r.slowed_pods;
+    }
+    std::sort(slowdowns.begin(), slowdowns.end());
+    r.slowdown_pods = static_cast<int64_t>(slowdowns.size());
+    if (!slowdowns.empty()) {
+      double sum = 0;
+      for (double x : slowdowns) sum += x;
+      r.mean_slowdown = sum / static_cast<double>(slowdowns.size());
+      r.p50_slowdown = slowdowns[slowdowns.size() / 2];
+      r.p99_slowdown = slowdowns[std::min(slowdowns.size() - 1, slowdowns.size() * 99 / 100)];
+      r.max_slowdown = slowdowns.back();
+    }
+    double busy = 0, weighted = 0;
+    for (size_t k = 1; k < r.gpu_seconds_by_degree.size(); ++k) {
+      busy += r.gpu_seconds_by_degree[k];
+      weighted += static_cast<double>(k) * r.gpu_seconds_by_degree[k];
+      if (r.gpu_seconds_by_degree[k] > 0) r.max_degree = static_cast<int32_t>(k);
+    }
+    r.mean_degree = busy > 0 ? weighted / busy : 0;
   }
 
   void UpdateFrag(int32_t n) {
@@ -219,6 +354,13 @@ class Replay {
   std::vector<double> node_frag_;
   double total_frag_ = 0;
   int64_t step_;
+  SharingMode sharing_;
+  SharingParams params_;
+  std::vector<std::vector<int32_t>> tenants_;  // per GPU (Gpu()): the pods on it
+  std::vector<PodState> state_;                // per pod
+  std::vector<int64_t> gpus_at_degree_;        // GPUs by number of pods on them
+  std::vector<GpuTenant> tenant_buf_;
+  std::vector<double> speed_buf_;
   std::priority_queue<Event, std::vector<Event>, std::greater<>> events_;
   std::vector<int32_t> waiting_;  // arrival order
   std::vector<int32_t> feasible_;
@@ -252,20 +394,37 @@ absl::StatusOr<OpenbReplayResult> ReplayOpenb(const OpenbNodeList& nodes, const 
 int OpenbReplayCommand(int argc, char** argv) {
   FlagParser p(
       "hived-sim openb-replay",
-      "--nodes NODES.csv --pods PODS.csv [--policy P] [--seed S] --out DIR",
+      "--nodes NODES.csv --pods PODS.csv [--policy P] [--seed S]\n"
+      "       [--sharing ideal|exclusive|time-slice|mps|tgs|mig] --out DIR",
       "Replays an openb pod list in time: pods arrive at their creation time, run as long\n"
       "as they ran in the trace and leave; a pod that fits nowhere waits (a Pending pod\n"
-      "until its deletion). Placement by a fill policy (default fgd). Writes\n"
-      "DIR/summary.json and DIR/timeline.csv (hourly allocation ratio, fragmentation,\n"
-      "running and waiting pods).");
-  std::string nodes_path, pods_path, policy_name = "fgd", out_dir;
+      "until its deletion). Placement by a fill policy (default hived). Writes\n"
+      "DIR/summary.json, DIR/timeline.csv (hourly allocation ratio, fragmentation,\n"
+      "running and waiting pods) and DIR/pods.csv (each pod's placement, run and slowdown).\n"
+      "--sharing: how pods on one GPU progress (sim/sharing_model.h; default ideal, the\n"
+      "trace's own runtimes); a pod's work is its trace runtime at speed 1.");
+  std::string nodes_path, pods_path, policy_name = "hived", out_dir;
   int64_t seed = 42, step = 3600;
   p.String("nodes", &nodes_path, "PATH", "openb node list");
   p.String("pods", &pods_path, "PATH", "openb pod list with times (11 columns)");
   p.String("policy", &policy_name, "P",
-           "fgd (default), fgd-exact, best-fit, gpu-packing, gpu-clustering, dot-product, random");
+           "hived (default), fgd, fgd-exact, best-fit, gpu-packing, gpu-clustering, dot-product, "
+           "random");
   p.Int("seed", &seed, "seed of the random policy (default 42)");
   p.Int("sample-seconds", &step, "timeline step in seconds (default 3600)");
+  std::string sharing_name = "ideal";
+  SharingParams params;
+  p.String("sharing", &sharing_name, "MODE",
+           "ideal (default), exclusive, time-slice, mps, tgs or mig (sim/sharing_model.h)");
+  p.Double("quantum", &params.quantum_s, "time-slice: NvShare's time quantum, s (default 30)");
+  p.Double("switch-cost", &params.switch_s,
+           "time-slice: seconds lost per turn paging the next pod in (default 2)");
+  p.Double("uvm-slowdown", &params.uvm_slowdown,
+           "time-slice: cost of unified memory, a fraction (default 0.01)");
+  p.Double("mps-interference", &params.mps_interference,
+           "mps: speed = 1 / (1 + this x the neighbours' GPU share) (default 0.25)");
+  p.Double("tgs-production-slowdown", &params.tgs_production_slowdown,
+           "tgs: production pods' slowdown next to opportunistic ones (default 0.01)");
   bool skip_bad_rows = false;
   p.Bool("skip-bad-rows", &skip_bad_rows,
          "drop and count bad trace rows (and pods whose gpu_spec names no model of the node "
@@ -287,6 +446,16 @@ int OpenbReplayCommand(int argc, char** argv) {
   if (step < 60) return p.UsageError("--sample-seconds must be at least 60");
   options.seed = static_cast<uint64_t>(seed);
   options.sample_seconds = step;
+  if (std::optional<SharingMode> m = ParseSharingMode(sharing_name)) {
+    options.sharing = *m;
+  } else {
+    return p.UsageError(absl::StrCat("unknown --sharing '", sharing_name,
+                                     "' (ideal, exclusive, time-slice, mps, tgs, mig)"));
+  }
+  if (std::string error = CheckSharingParams(params); !error.empty()) {
+    return p.UsageError(error);
+  }
+  options.sharing_params = params;
 
   absl::StatusOr<FillInputs> in = LoadFillInputs(nodes_path, pods_path, skip_bad_rows);
   if (!in.ok()) return Fail(in.status());
@@ -294,6 +463,12 @@ int OpenbReplayCommand(int argc, char** argv) {
   absl::StatusOr<OpenbReplayResult> r = ReplayOpenb(in->nodes, in->pods, in->fill_pods, options);
   if (!r.ok()) return Fail(r.status());
 
+  nlohmann::ordered_json degree_hours = nlohmann::ordered_json::object();
+  for (size_t k = 1; k < r->gpu_seconds_by_degree.size(); ++k) {
+    if (r->gpu_seconds_by_degree[k] > 0) {
+      degree_hours[std::to_string(k)] = r->gpu_seconds_by_degree[k] / 3600.0;
+    }
+  }
   nlohmann::ordered_json summary = {
       {"command", "openb-replay"},
       {"nodes_file", nodes_path},
@@ -314,7 +489,25 @@ int OpenbReplayCommand(int argc, char** argv) {
       {"allocation_ratio_time_weighted", r->mean_allocation_ratio},
       {"allocation_ratio_peak", r->peak_allocation_ratio},
       {"start_time", r->start_time},
-      {"trace_end", r->end_time}};
+      {"trace_end", r->end_time},
+      {"sharing",
+       {{"mode", std::string(SharingModeName(options.sharing))},
+        {"quantum_s", params.quantum_s},
+        {"switch_cost_s", params.switch_s},
+        {"uvm_slowdown", params.uvm_slowdown},
+        {"mps_interference", params.mps_interference},
+        {"tgs_production_slowdown", params.tgs_production_slowdown},
+        {"slowdown",
+         {{"pods", r->slowdown_pods},
+          {"slowed_pods", r->slowed_pods},
+          {"mean", r->mean_slowdown},
+          {"p50", r->p50_slowdown},
+          {"p99", r->p99_slowdown},
+          {"max", r->max_slowdown}}},
+        {"gpu_sharing_degree",
+         {{"mean_over_busy_gpu_time", r->mean_degree},
+          {"max", r->max_degree},
+          {"busy_gpu_hours_by_degree", degree_hours}}}}}};
   std::error_code ec;
   std::filesystem::create_directories(out_dir, ec);
   if (ec)
@@ -325,9 +518,25 @@ int OpenbReplayCommand(int argc, char** argv) {
     absl::StrAppend(&csv, absl::StrFormat("%d,%.6f,%.6f,%d,%d\n", pt.time, pt.allocation_ratio,
                                           pt.fragmentation, pt.running, pt.waiting));
   }
+  std::string pods_csv =
+      "name,placed,node,start,end,wait,work,runtime,slowdown,max_sharing_degree\n";
+  for (size_t i = 0; i < r->runs.size(); ++i) {
+    const OpenbPodRun& run = r->runs[i];
+    const OpenbPod& pod = in->pods.pods[i];
+    if (!run.placed) {
+      absl::StrAppend(&pods_csv, pod.name, ",0,,,,,,,,\n");
+      continue;
+    }
+    absl::StrAppend(&pods_csv, pod.name, ",1,", in->nodes.nodes[static_cast<size_t>(run.node)].name,
+                    ",", run.start, ",", run.end, ",", run.start - *pod.creation_time, ",",
+                    run.work, ",", run.end - run.start, ",",
+                    run.slowdown > 0 ? absl::StrFormat("%.4f", run.slowdown) : "", ",",
+                    run.max_degree, "\n");
+  }
   for (const auto& [name, text] :
        {std::pair<std::string, std::string>{"summary.json", summary.dump(2) + "\n"},
-        {"timeline.csv", csv}}) {
+        {"timeline.csv", csv},
+        {"pods.csv", pods_csv}}) {
     std::ofstream out(dir / name, std::ios::binary);
     out << text;
     if (!out)
@@ -336,12 +545,16 @@ int OpenbReplayCommand(int argc, char** argv) {
   std::printf(
       "%s: %lld pods, %lld placed (%lld at arrival), %lld never placed (%lld Pending in the "
       "trace, %lld of them placed here); %lld censored at the trace end; GPU allocation "
-      "%.2f%% time-weighted, %.2f%% peak; wrote %s/{summary.json,timeline.csv}\n",
+      "%.2f%% time-weighted, %.2f%% peak; sharing %s: mean slowdown %.4f (p99 %.4f, %lld "
+      "pods slowed), GPU sharing degree %.2f mean, %d max; wrote "
+      "%s/{summary.json,timeline.csv,pods.csv}\n",
       std::string(FillPolicyName(options.policy)).c_str(), static_cast<long long>(r->pods),
       static_cast<long long>(r->placed), static_cast<long long>(r->placed_at_arrival),
       static_cast<long long>(r->never_placed), static_cast<long long>(r->pending_in_trace),
       static_cast<long long>(r->pending_placed), static_cast<long long>(r->censored),
-      100 * r->mean_allocation_ratio, 100 * r->peak_allocation_ratio, out_dir.c_str());
+      100 * r->mean_allocation_ratio, 100 * r->peak_allocation_ratio,
+      std::string(SharingModeName(options.sharing)).c_str(), r->mean_slowdown, r->p99_slowdown,
+      static_cast<long long>(r->slowed_pods), r->mean_degree, r->max_degree, out_dir.c_str());
   return kExitOk;
 }
 

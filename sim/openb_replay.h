@@ -15,6 +15,13 @@
 // Departures at a time go before arrivals at the same time. Deterministic: no randomness but
 // the `random` policy's, seeded.
 //
+// Sharing (`sharing`, sharing_model.h): a scheduled pod carries its trace runtime as *work*
+// (seconds at speed 1.0) and progresses at the speed its GPU's sharing mode gives it, which
+// changes whenever a pod arrives on or leaves that GPU; its departure is rescheduled then
+// (event-driven, O(pods on the GPU) per change; departure times rounded up to whole
+// seconds). A Pending pod still leaves at its deletion time, but occupies its GPU (and slows
+// its neighbours) until then. `exclusive` and `mig` change what a sharing pod requests.
+//
 // Invariants: (1) every pod is placed at most once; (2) placed + never placed == pods;
 // (3) the cluster's allocation is back to 0 after the last departure.
 //
@@ -28,14 +35,27 @@
 #include "absl/status/statusor.h"
 #include "sim/fill_policy.h"
 #include "sim/openb_reader.h"
+#include "sim/sharing_model.h"
 
 namespace hived::sim {
 
 struct OpenbReplayOptions {
-  FillPolicyKind policy = FillPolicyKind::kFgd;
+  FillPolicyKind policy = FillPolicyKind::kHived;
   uint64_t seed = 42;              // for `random`
   double typical_coverage = 0.95;  // FGD's typical pods, from the whole pod list
   int64_t sample_seconds = 3600;   // timeline step
+  SharingMode sharing = SharingMode::kIdeal;
+  SharingParams sharing_params;
+};
+
+// One pod's run in the replay.
+struct OpenbPodRun {
+  bool placed = false;
+  int32_t node = -1;
+  int64_t start = 0, end = 0;  // placement and departure times
+  int64_t work = 0;            // seconds at speed 1 (the trace's runtime); 0 for Pending pods
+  double slowdown = 0;         // (end - start) / work; 0 when not measured (Pending, work 0)
+  int32_t max_degree = 0;      // most pods its GPU(s) held at once while it ran (it included)
 };
 
 struct OpenbReplayPoint {
@@ -61,6 +81,15 @@ struct OpenbReplayResult {
   double peak_allocation_ratio = 0;
   int64_t start_time = 0, end_time = 0;
   std::vector<OpenbReplayPoint> timeline;
+  std::vector<OpenbPodRun> runs;  // per pod, in list order
+  // Slowdown over the scheduled GPU pods placed here with work > 0.
+  int64_t slowdown_pods = 0, slowed_pods = 0;  // slowed: slowdown > 1.001
+  double mean_slowdown = 0, p50_slowdown = 0, p99_slowdown = 0, max_slowdown = 0;
+  // GPU sharing degree: busy-GPU seconds by pods on the GPU (index = degree, [0] unused),
+  // their mean (time-weighted over busy GPUs) and the maximum.
+  std::vector<double> gpu_seconds_by_degree;
+  double mean_degree = 0;
+  int32_t max_degree = 0;
 };
 
 // Errors: kInvalidArgument (naming the file) when the pod list has no times (the 5-column

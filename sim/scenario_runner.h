@@ -24,7 +24,7 @@ namespace hived::sim {
 
 struct ScenarioRunOptions {
   // A scenario whose config file (or a restart's config file) does not exist is skipped
-  // instead of being a file error. CTest uses it for scenarios on ../shared configs.
+  // instead of being a file error (for scenario files kept outside this checkout).
   bool skip_missing_config = false;
   // Limits on reading each scenario file.
   ScenarioLimits limits;

@@ -11,6 +11,7 @@ add_library(hived_simlib STATIC
   ${CMAKE_CURRENT_LIST_DIR}/fill_cluster.cc
   ${CMAKE_CURRENT_LIST_DIR}/fill_command.cc
   ${CMAKE_CURRENT_LIST_DIR}/fill_experiment.cc
+  ${CMAKE_CURRENT_LIST_DIR}/fill_hived.cc
   ${CMAKE_CURRENT_LIST_DIR}/fill_policy.cc
   ${CMAKE_CURRENT_LIST_DIR}/flags.cc
   ${CMAKE_CURRENT_LIST_DIR}/plot.cc
@@ -35,6 +36,7 @@ add_library(hived_simlib STATIC
   ${CMAKE_CURRENT_LIST_DIR}/run_command.cc
   ${CMAKE_CURRENT_LIST_DIR}/run_options.cc
   ${CMAKE_CURRENT_LIST_DIR}/scheduler_backend.cc
+  ${CMAKE_CURRENT_LIST_DIR}/sharing_model.cc
   ${CMAKE_CURRENT_LIST_DIR}/spec_edit.cc
   ${CMAKE_CURRENT_LIST_DIR}/spec_info.cc
   ${CMAKE_CURRENT_LIST_DIR}/sweep.cc

@@ -52,6 +52,7 @@ struct Group {
   GState state = GState::kRunning;
   std::string pinned_id;
   std::string leaf_type;
+  std::vector<GroupMember> members;  // as requested (GroupStatus::request, SaveState)
   Placement placement;
   ChainId chain;
   std::vector<CellId> pleaves;         // placement order

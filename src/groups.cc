@@ -30,6 +30,7 @@ GroupId SchedulerImpl::NewGroup(const GroupRequest& request, VcId vc) {
   grp.state = GState::kRunning;
   grp.pinned_id = request.pinned_cell_id;
   grp.leaf_type = request.leaf_cell_type;
+  grp.members.assign(request.members.begin(), request.members.end());
   grp.chain = ChainId::Nil();
   grp.pleaves.clear();
   grp.vleaves.clear();
@@ -96,7 +97,8 @@ void SchedulerImpl::CancelInternal(GroupId g) {
       SetPLeaf(p, victim.running);
       if (--victim.reserved_by_others == 0 && victim.state == GState::kBeingPreempted) {
         victim.state = GState::kRunning;
-        if (victim.running >= 0) victim.preemptor.clear();
+        // A lazily downgraded victim keeps naming its preemptor; others name nobody.
+        if (victim.running >= 0 || victim.priority < 0) victim.preemptor.clear();
       } else if (victim.reserved_by_others > 0 && victim.preemptor == pre.name) {
         // Still preempted by another group: name that one.
         for (CellId q : victim.pleaves) {

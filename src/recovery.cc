@@ -241,6 +241,12 @@ std::string SchedulerImpl::RecoverVirtual(const Req& req, Group* grp, bool* down
       }
       const VcChainLevel& slot = vc.cl[ch.value()][static_cast<size_t>(level)];
       int32_t pos = slot.unbound.FindNext(0);
+      // Restore: the recorded preassigned cell when it is still an unbound one of this slot.
+      const VCellId hinted = RecoverHint(i, level);
+      if (hinted != kNilId && v_[hinted].is_root && !v_[hinted].pinned && v_[hinted].vc == req.vc &&
+          v_[hinted].chain == ch && v_[hinted].bound.IsNil()) {
+        pos = v_[hinted].slot_pos;
+      }
       if (pos < 0) {
         reason = absl::StrCat("VC ", vc.name, " has no unbound ", tname, " cell left in chain ",
                               info.name);
@@ -272,7 +278,11 @@ std::string SchedulerImpl::RecoverVirtual(const Req& req, Group* grp, bool* down
           break;
         }
       } else {
-        for (int32_t j = 0; j < v_[v].num_children; ++j) {
+        const VCellId hinted = RecoverHint(i, v_[v].level - 1);
+        if (hinted != kNilId && v_[hinted].parent == v && v_[hinted].bound.IsNil()) {
+          vc_child = hinted;
+        }
+        for (int32_t j = 0; vc_child == kNilId && j < v_[v].num_children; ++j) {
           VCellId c = v_[v].first_child + static_cast<VCellId>(j);
           if (v_[c].bound.IsNil()) {
             vc_child = c;

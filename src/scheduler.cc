@@ -1,6 +1,9 @@
-// The public façade: forwards to SchedulerImpl.
+// The public façade: forwards to SchedulerImpl under the reader/writer lock that makes a
+// Scheduler safe to share between threads (see "Thread safety" in hived/scheduler.h).
 #include "hived/scheduler.h"
 
+#include <condition_variable>
+#include <mutex>
 #include <utility>
 
 #include "src/internal/status_macros.h"
@@ -8,41 +11,198 @@
 
 namespace hived {
 
+// A writer-preferring reader/writer lock: a writer waiting for the lock blocks new readers,
+// so a stream of status polls cannot starve scheduling. (std::shared_mutex is glibc's
+// rwlock, which prefers readers; absl::Mutex prefers writers but Debian's Abseil is not
+// built with ThreadSanitizer's annotations, so TSan would not see it synchronise.) Built on
+// std::mutex and std::condition_variable, which TSan understands.
+class Scheduler::Lock {
+ public:
+  void LockExclusive() {
+    std::unique_lock<std::mutex> guard(mu_);
+    ++waiting_writers_;
+    writer_cv_.wait(guard, [this] { return !writer_ && readers_ == 0; });
+    --waiting_writers_;
+    writer_ = true;
+  }
+  void UnlockExclusive() {
+    {
+      std::lock_guard<std::mutex> guard(mu_);
+      writer_ = false;
+    }
+    writer_cv_.notify_one();  // a waiting writer goes first; readers re-check
+    reader_cv_.notify_all();
+  }
+  void LockShared() {
+    std::unique_lock<std::mutex> guard(mu_);
+    reader_cv_.wait(guard, [this] { return !writer_ && waiting_writers_ == 0; });
+    ++readers_;
+  }
+  void UnlockShared() {
+    bool last;
+    {
+      std::lock_guard<std::mutex> guard(mu_);
+      last = --readers_ == 0 && waiting_writers_ > 0;
+    }
+    if (last) writer_cv_.notify_one();
+  }
+
+  // Holds the lock exclusively (mutations) or shared (views) for a scope.
+  class Exclusive {
+   public:
+    explicit Exclusive(Lock& lock) : lock_(lock) { lock_.LockExclusive(); }
+    ~Exclusive() { lock_.UnlockExclusive(); }
+    Exclusive(const Exclusive&) = delete;
+    Exclusive& operator=(const Exclusive&) = delete;
+
+   private:
+    Lock& lock_;
+  };
+  class Shared {
+   public:
+    explicit Shared(Lock& lock) : lock_(lock) { lock_.LockShared(); }
+    ~Shared() { lock_.UnlockShared(); }
+    Shared(const Shared&) = delete;
+    Shared& operator=(const Shared&) = delete;
+
+   private:
+    Lock& lock_;
+  };
+
+ private:
+  std::mutex mu_;
+  std::condition_variable reader_cv_;
+  std::condition_variable writer_cv_;
+  int readers_ = 0;          // holding the lock shared
+  int waiting_writers_ = 0;  // blocked in LockExclusive
+  bool writer_ = false;      // one holds the lock exclusively
+};
+
 absl::StatusOr<std::unique_ptr<Scheduler>> Scheduler::Create(const ClusterSpec& spec) {
   HIVED_ASSIGN_OR_RETURN(std::unique_ptr<SchedulerImpl> impl, SchedulerImpl::Create(spec));
   return std::unique_ptr<Scheduler>(new Scheduler(std::move(impl)));
 }
 
-Scheduler::Scheduler(std::unique_ptr<SchedulerImpl> impl) : impl_(std::move(impl)) {}
+Scheduler::Scheduler(std::unique_ptr<SchedulerImpl> impl)
+    : lock_(std::make_unique<Lock>()), impl_(std::move(impl)) {}
+
+// Restore builds a new scheduler that no other thread can see yet: no lock.
+absl::StatusOr<std::unique_ptr<Scheduler>> Scheduler::Restore(const ClusterSpec& spec,
+                                                              std::string_view state,
+                                                              RestoreReport* report) {
+  HIVED_ASSIGN_OR_RETURN(std::unique_ptr<SchedulerImpl> impl,
+                         SchedulerImpl::Restore(spec, state, report));
+  return std::unique_ptr<Scheduler>(new Scheduler(std::move(impl)));
+}
+absl::StatusOr<std::string> Scheduler::SaveState() const {
+  Lock::Shared hold(*lock_);
+  return impl_->SaveState();
+}
+absl::StatusOr<GroupRecord> Scheduler::GetGroupRecord(std::string_view group) const {
+  Lock::Shared hold(*lock_);
+  return impl_->GetGroupRecord(group);
+}
+absl::StatusOr<AllocateInfo> Scheduler::AllocateRecord(const GroupRecord& record) {
+  Lock::Exclusive hold(*lock_);
+  int32_t ignored = 0;
+  return impl_->RestoreGroup(record, &ignored);
+}
 Scheduler::~Scheduler() = default;
 
+// Mutations: exclusive. `Schedule` is one even in the Filtering phase, which changes no
+// observable state but reuses the scheduler's scratch buffers.
 absl::StatusOr<ScheduleResult> Scheduler::Schedule(const GroupRequest& request, Phase phase) {
+  Lock::Exclusive hold(*lock_);
   return impl_->Schedule(request, phase);
 }
 absl::StatusOr<AllocateInfo> Scheduler::Allocate(const GroupRequest& request,
                                                  const Placement& placement) {
+  Lock::Exclusive hold(*lock_);
   return impl_->Allocate(request, placement);
 }
-absl::Status Scheduler::Release(std::string_view group) { return impl_->Release(group); }
+absl::Status Scheduler::Release(std::string_view group) {
+  Lock::Exclusive hold(*lock_);
+  return impl_->Release(group);
+}
 absl::Status Scheduler::CancelPreemption(std::string_view group) {
+  Lock::Exclusive hold(*lock_);
   return impl_->CancelPreemption(group);
 }
 absl::Status Scheduler::SetNodeHealthy(std::string_view node, bool healthy) {
+  Lock::Exclusive hold(*lock_);
   return impl_->SetNodeHealthy(node, healthy);
 }
-GroupStatus Scheduler::GetGroup(std::string_view group) const { return impl_->GetGroup(group); }
-std::vector<GroupStatus> Scheduler::Groups() const { return impl_->Groups(); }
+
+// Views: shared, concurrent with each other.
+GroupStatus Scheduler::GetGroup(std::string_view group) const {
+  Lock::Shared hold(*lock_);
+  return impl_->GetGroup(group);
+}
+std::vector<GroupStatus> Scheduler::Groups() const {
+  Lock::Shared hold(*lock_);
+  return impl_->Groups();
+}
 std::vector<PhysicalCellStatus> Scheduler::PhysicalCluster() const {
+  Lock::Shared hold(*lock_);
   return impl_->PhysicalCluster();
+}
+PhysicalClusterTable Scheduler::PhysicalClusterAsTable() const {
+  Lock::Shared hold(*lock_);
+  return impl_->PhysicalClusterAsTable();
 }
 absl::StatusOr<std::vector<VirtualCellStatus>> Scheduler::VirtualCluster(
     std::string_view vc) const {
+  Lock::Shared hold(*lock_);
   return impl_->VirtualCluster(vc);
 }
-std::vector<VcUsage> Scheduler::VcUsages() const { return impl_->VcUsages(); }
-std::vector<ChainLevelCapacity> Scheduler::Capacity() const { return impl_->Capacity(); }
-std::vector<NodeStatus> Scheduler::Nodes() const { return impl_->Nodes(); }
+std::vector<VcUsage> Scheduler::VcUsages() const {
+  Lock::Shared hold(*lock_);
+  return impl_->VcUsages();
+}
+std::vector<ChainLevelCapacity> Scheduler::Capacity() const {
+  Lock::Shared hold(*lock_);
+  return impl_->Capacity();
+}
+std::vector<NodeStatus> Scheduler::Nodes() const {
+  Lock::Shared hold(*lock_);
+  return impl_->Nodes();
+}
+absl::StatusOr<std::vector<NodeStatus>> Scheduler::GetNode(std::string_view node) const {
+  Lock::Shared hold(*lock_);
+  return impl_->GetNode(node);
+}
+absl::StatusOr<std::vector<PhysicalCellStatus>> Scheduler::PhysicalNode(
+    std::string_view node) const {
+  Lock::Shared hold(*lock_);
+  return impl_->PhysicalNode(node);
+}
+absl::StatusOr<std::vector<PhysicalCellStatus>> Scheduler::PhysicalChain(
+    std::string_view chain) const {
+  Lock::Shared hold(*lock_);
+  return impl_->PhysicalChain(chain);
+}
+std::vector<ChainSummary> Scheduler::ChainSummaries() const {
+  Lock::Shared hold(*lock_);
+  return impl_->ChainSummaries();
+}
+absl::StatusOr<ChainSummary> Scheduler::GetChainSummary(std::string_view chain) const {
+  Lock::Shared hold(*lock_);
+  return impl_->GetChainSummary(chain);
+}
+std::vector<VcSummary> Scheduler::VcSummaries() const {
+  Lock::Shared hold(*lock_);
+  return impl_->VcSummaries();
+}
+absl::StatusOr<std::vector<VcSummary>> Scheduler::GetVcSummary(std::string_view vc) const {
+  Lock::Shared hold(*lock_);
+  return impl_->GetVcSummary(vc);
+}
+absl::Status Scheduler::CheckInvariants() const {
+  Lock::Shared hold(*lock_);
+  return impl_->CheckInvariants();
+}
+
+// The spec never changes after Create: no lock.
 const ClusterSpec& Scheduler::spec() const { return impl_->spec(); }
-absl::Status Scheduler::CheckInvariants() const { return impl_->CheckInvariants(); }
 
 }  // namespace hived

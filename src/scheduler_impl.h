@@ -68,6 +68,7 @@
 #include "cellalloc/priority_usage.h"
 #include "hived/cluster_spec.h"
 #include "hived/schedule_result.h"
+#include "hived/state.h"
 #include "hived/status_view.h"
 #include "hived/types.h"
 #include "src/cluster_state.h"
@@ -78,6 +79,10 @@
 #include "src/placer.h"
 
 namespace hived {
+
+namespace internal {
+struct SavedState;  // persistence_json.h
+}  // namespace internal
 
 // Abseil's string_view is not std::string_view in the Debian build.
 inline absl::string_view ToAbsl(std::string_view s) {
@@ -107,8 +112,26 @@ class SchedulerImpl {
   std::vector<VcUsage> VcUsages() const;
   std::vector<ChainLevelCapacity> Capacity() const;
   std::vector<NodeStatus> Nodes() const;
+  PhysicalClusterTable PhysicalClusterAsTable() const;
+  absl::StatusOr<std::vector<NodeStatus>> GetNode(std::string_view node) const;
+  absl::StatusOr<std::vector<PhysicalCellStatus>> PhysicalNode(std::string_view node) const;
+  absl::StatusOr<std::vector<PhysicalCellStatus>> PhysicalChain(std::string_view chain) const;
+  std::vector<ChainSummary> ChainSummaries() const;
+  absl::StatusOr<ChainSummary> GetChainSummary(std::string_view chain) const;
+  std::vector<VcSummary> VcSummaries() const;
+  absl::StatusOr<std::vector<VcSummary>> GetVcSummary(std::string_view vc) const;
   const ClusterSpec& spec() const { return spec_; }
   absl::Status CheckInvariants() const;
+
+  // Persistence (persistence.cc, docs/state-format.md): every running group's record, and a
+  // scheduler rebuilt from them through `Allocate`'s recovery path.
+  std::string SaveState() const;
+  absl::StatusOr<GroupRecord> GetGroupRecord(std::string_view group) const;
+  // `Allocate` of a record; `ignored_leaves`: its leaves the cluster no longer has.
+  absl::StatusOr<AllocateInfo> RestoreGroup(const GroupRecord& rec, int32_t* ignored_leaves);
+  static absl::StatusOr<std::unique_ptr<SchedulerImpl>> Restore(const ClusterSpec& spec,
+                                                                std::string_view state,
+                                                                RestoreReport* report);
 
   // For tests (no suggested nodes): the indexed node choice of a view (`vc` empty: the
   // chain's physical view) as view positions per pod, empty when none; and what a
@@ -258,6 +281,23 @@ class SchedulerImpl {
     if (binding_changes_ != before) ++epoch_;
   }
   absl::StatusOr<AllocateInfo> AllocatePreempting(GroupId g, const Placement& placement);
+  // Persistence: a running group's record; replaying one record (`Allocate` preferring the
+  // record's virtual leaves, keeping a recorded downgrade), with the number of its leaves
+  // the cluster no longer has; the virtual cell at an address ("VC1/0/3"), kNilId if none;
+  // the ancestor at `level` of the virtual leaf preferred for leaf `i`, kNilId if none.
+  GroupRecord Record(const Group& g) const;
+  VCellId FindVirtualCell(std::string_view address) const;
+  VCellId RecoverHint(size_t i, CellLevel level) const;
+  // A fingerprint of the physical cells and the VCs' cells: saved bindings apply only to
+  // the same structure. The bindings history decided (not implied by the groups), and
+  // restoring them (invalid entries are skipped and noted in `report`).
+  std::string ConfigFingerprint() const;
+  void SaveBindings(internal::SavedState* state) const;
+  // RestoreBindings: false when the cluster structure changed (nothing restored).
+  // RestoreDoomed, after the bad nodes are marked: undoes mirror bindings of bad cells that
+  // marking made beyond the saved ones, then sets the doomed marks in the saved order.
+  bool RestoreBindings(const internal::SavedState& state, RestoreReport* report);
+  void RestoreDoomed(const internal::SavedState& state, RestoreReport* report);
   absl::Status ResolvePlacement(const GroupRequest& request, const Placement& placement,
                                 std::vector<CellId>* pleaves,
                                 std::vector<const std::string*>* types, std::string* notes) const;
@@ -272,6 +312,29 @@ class SchedulerImpl {
   CellState VState(VCellId v) const;
   PhysicalCellStatus PStatus(CellId c) const;
   VirtualCellStatus VStatus(VCellId v) const;
+  // Fill `s` for a cell at `address`; the parent's bound cell and its address let the
+  // bound cell's address be extended instead of rebuilt (Nil / "" when none).
+  void FillPStatus(CellId c, std::string address, VCellId parent_v, const std::string& parent_vaddr,
+                   PhysicalCellStatus* s) const;
+  void FillVStatus(VCellId v, std::string address, CellId parent_p, const std::string& parent_paddr,
+                   VirtualCellStatus* s) const;
+  NodeStatus NStatus(NodeId n, CellId node_cell) const;
+  // Appends cell `c` and its subtree to `t`; `default_index` is c's default address index.
+  void AppendPRows(CellId c, int32_t parent_row, int64_t default_index,
+                   const std::vector<uint8_t>& explicit_levels, PhysicalClusterTable* t) const;
+  absl::StatusOr<NodeId> FindNodeOrError(std::string_view node) const;
+  absl::StatusOr<ChainId> FindChainOrError(std::string_view chain) const;
+  // Summaries (scheduler_views.cc): counts from the groups, [chain] and [vc * chains + chain].
+  struct GroupTally {
+    std::vector<int32_t> reserved_free;
+    std::vector<int32_t> vc_reserved;
+    std::vector<int32_t> vc_opportunistic;
+  };
+  GroupTally TallyGroups() const;
+  ChainSummary ChainSummaryOf(ChainId ch, const GroupTally& tally) const;
+  std::vector<int32_t> VcBadLeaves() const;  // [vc * chains + chain]
+  void AppendVcSummaries(size_t vc, const GroupTally& tally, const std::vector<int32_t>& bad,
+                         std::vector<VcSummary>* out) const;
   GroupStatus GStatus(const Group& g) const;
   const cellalloc::PriorityUsage& Usage(const View& v) const {
     return v.physical ? pusage_ : vusage_;
@@ -297,8 +360,9 @@ class SchedulerImpl {
   std::vector<std::vector<int32_t>> all_vc_free_;  // [chain][level]
   Health health_;                                  // doomed counts and deferred health work
   std::vector<const std::string*>
-      recover_types_;        // Allocate -> RecoverVirtual, per leaf (null: none)
-  std::vector<View> views_;  // physical views: id == chain
+      recover_types_;                   // Allocate -> RecoverVirtual, per leaf (null: none)
+  std::vector<VCellId> recover_hints_;  // RestoreGroup -> RecoverVirtual: leaves to prefer
+  std::vector<View> views_;             // physical views: id == chain
 
   GroupTable groups_;
   uint64_t epoch_ = 0;

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "hierarchy/spec_analysis.h"
 #include "src/internal/status_macros.h"
 #include "src/scheduler_impl.h"
 
@@ -58,21 +59,34 @@ void SchedulerImpl::FillPlacement(ChainId ch, const std::vector<int32_t>& needs,
 
 namespace {
 
-CellState Combine(const std::vector<CellState>& kids) {
-  if (kids.empty()) return CellState::kFree;
-  bool any_used = false, any_reserving = false, any_reserved = false, all_same = true;
-  for (CellState s : kids) {
-    any_used = any_used || s == CellState::kUsed;
-    any_reserving = any_reserving || s == CellState::kReserving;
-    any_reserved = any_reserved || s == CellState::kReserved;
-    all_same = all_same && s == kids.front();
+const std::string kNoName;
+
+// A parent cell's state from its children's, one child at a time (no buffer): Used if any
+// child is Used; else the children's state when they all share it; else Reserving if any
+// child is Reserving, else Reserved if any is Reserved, else Free.
+class StateCombiner {
+ public:
+  void Add(CellState s) {
+    if (count_++ == 0) first_ = s;
+    any_used_ = any_used_ || s == CellState::kUsed;
+    any_reserving_ = any_reserving_ || s == CellState::kReserving;
+    any_reserved_ = any_reserved_ || s == CellState::kReserved;
+    all_same_ = all_same_ && s == first_;
   }
-  if (any_used) return CellState::kUsed;
-  if (all_same) return kids.front();
-  if (any_reserving) return CellState::kReserving;
-  if (any_reserved) return CellState::kReserved;
-  return CellState::kFree;
-}
+  CellState Result() const {
+    if (count_ == 0) return CellState::kFree;
+    if (any_used_) return CellState::kUsed;
+    if (all_same_) return first_;
+    if (any_reserving_) return CellState::kReserving;
+    if (any_reserved_) return CellState::kReserved;
+    return CellState::kFree;
+  }
+
+ private:
+  int32_t count_ = 0;
+  CellState first_ = CellState::kFree;
+  bool any_used_ = false, any_reserving_ = false, any_reserved_ = false, all_same_ = true;
+};
 
 }  // namespace
 
@@ -85,9 +99,9 @@ CellState SchedulerImpl::PState(CellId c) const {
     if (reserved) return CellState::kReserved;
     return CellState::kFree;
   }
-  std::vector<CellState> kids;
-  for (int32_t k = 0; k < f.num_children(c); ++k) kids.push_back(PState(f.child(c, k)));
-  return Combine(kids);
+  StateCombiner kids;
+  for (int32_t k = 0; k < f.num_children(c); ++k) kids.Add(PState(f.child(c, k)));
+  return kids.Result();
 }
 
 CellState SchedulerImpl::VState(VCellId v) const {
@@ -96,54 +110,92 @@ CellState SchedulerImpl::VState(VCellId v) const {
     if (v_[v].user == kNilId || p.IsNil()) return CellState::kFree;
     return PState(p);
   }
-  std::vector<CellState> kids;
+  StateCombiner kids;
   for (int32_t k = 0; k < v_[v].num_children; ++k) {
-    kids.push_back(VState(v_[v].first_child + static_cast<VCellId>(k)));
+    kids.Add(VState(v_[v].first_child + static_cast<VCellId>(k)));
   }
-  return Combine(kids);
+  return kids.Result();
+}
+
+// The status trees are filled in place, depth first: each cell's address (and its bound
+// cell's) is its parent's plus one component, so no address is rebuilt from the root, and
+// a parent's state is combined from its children's as they are filled. Cost O(cells).
+void SchedulerImpl::FillPStatus(CellId c, std::string address, VCellId parent_v,
+                                const std::string& parent_vaddr, PhysicalCellStatus* s) const {
+  const cellalloc::CellForest& f = *forest_;
+  s->cell_type = f.type_info(f.type(c)).name;
+  s->address = std::move(address);
+  s->level = f.level(c);
+  s->is_node_level = f.is_node_level(c);
+  s->health = buddy_->IsHealthy(c) ? CellHealth::kHealthy : CellHealth::kBad;
+  s->priority = pusage_.MaxPriority(c);
+  s->pinned_cell_id = f.pinned_id(c);
+  const VCellId v = p_bound_[c.value()];
+  if (v != kNilId) {
+    s->vc = vcs_[v_[v].vc.value()].name;
+    s->virtual_cell = parent_v != kNilId && v_[v].parent == parent_v
+                          ? absl::StrCat(parent_vaddr, "/", v_[v].index)
+                          : VAddress(v);
+  }
+  const int32_t n = f.num_children(c);
+  if (n == 0) {
+    s->state = PState(c);
+    return;
+  }
+  s->children.resize(static_cast<size_t>(n));
+  StateCombiner kids;
+  for (int32_t k = 0; k < n; ++k) {
+    const CellId child = f.child(c, k);
+    PhysicalCellStatus& out = s->children[static_cast<size_t>(k)];
+    FillPStatus(child, absl::StrCat(s->address, "/", f.own_address(child)), v, s->virtual_cell,
+                &out);
+    kids.Add(out.state);
+  }
+  s->state = kids.Result();
 }
 
 PhysicalCellStatus SchedulerImpl::PStatus(CellId c) const {
-  const cellalloc::CellForest& f = *forest_;
   PhysicalCellStatus s;
-  s.cell_type = f.type_info(f.type(c)).name;
-  s.address = f.address(c);
-  s.level = f.level(c);
-  s.is_node_level = f.is_node_level(c);
-  s.health = buddy_->IsHealthy(c) ? CellHealth::kHealthy : CellHealth::kBad;
-  s.priority = pusage_.MaxPriority(c);
-  s.pinned_cell_id = f.pinned_id(c);
-  VCellId v = p_bound_[c.value()];
-  if (v != kNilId) {
-    s.vc = vcs_[v_[v].vc.value()].name;
-    s.virtual_cell = VAddress(v);
-  }
-  std::vector<CellState> kids;
-  for (int32_t k = 0; k < f.num_children(c); ++k) {
-    s.children.push_back(PStatus(f.child(c, k)));
-    kids.push_back(s.children.back().state);
-  }
-  s.state = f.level(c) == 1 ? PState(c) : Combine(kids);
+  const CellId parent = forest_->parent(c);
+  const VCellId parent_v = parent.IsNil() ? kNilId : p_bound_[parent.value()];
+  FillPStatus(c, forest_->address(c), parent_v, parent_v == kNilId ? "" : VAddress(parent_v), &s);
   return s;
 }
 
-VirtualCellStatus SchedulerImpl::VStatus(VCellId v) const {
+void SchedulerImpl::FillVStatus(VCellId v, std::string address, CellId parent_p,
+                                const std::string& parent_paddr, VirtualCellStatus* s) const {
   const cellalloc::CellForest& f = *forest_;
-  VirtualCellStatus s;
-  s.cell_type = f.type_info(v_[v].type).name;
-  s.address = VAddress(v);
-  s.level = v_[v].level;
-  CellId p = v_[v].bound;
-  s.health = p.IsNil() || buddy_->IsHealthy(p) ? CellHealth::kHealthy : CellHealth::kBad;
-  s.priority = vusage_.MaxPriority(CellId(v));
-  if (!p.IsNil()) s.physical_cell = f.address(p);
-  if (v_[v].pinned && v_[v].is_root) s.pinned_cell_id = f.pinned_id(p);
-  std::vector<CellState> kids;
-  for (int32_t k = 0; k < v_[v].num_children; ++k) {
-    s.children.push_back(VStatus(v_[v].first_child + static_cast<VCellId>(k)));
-    kids.push_back(s.children.back().state);
+  s->cell_type = f.type_info(v_[v].type).name;
+  s->address = std::move(address);
+  s->level = v_[v].level;
+  const CellId p = v_[v].bound;
+  s->health = p.IsNil() || buddy_->IsHealthy(p) ? CellHealth::kHealthy : CellHealth::kBad;
+  s->priority = vusage_.MaxPriority(CellId(v));
+  if (!p.IsNil()) {
+    s->physical_cell = !parent_p.IsNil() && f.parent(p) == parent_p
+                           ? absl::StrCat(parent_paddr, "/", f.own_address(p))
+                           : f.address(p);
   }
-  s.state = v_[v].level == 1 ? VState(v) : Combine(kids);
+  if (v_[v].pinned && v_[v].is_root) s->pinned_cell_id = f.pinned_id(p);
+  const int32_t n = v_[v].num_children;
+  if (n == 0) {
+    s->state = VState(v);
+    return;
+  }
+  s->children.resize(static_cast<size_t>(n));
+  StateCombiner kids;
+  for (int32_t k = 0; k < n; ++k) {
+    const VCellId child = v_[v].first_child + static_cast<VCellId>(k);
+    VirtualCellStatus& out = s->children[static_cast<size_t>(k)];
+    FillVStatus(child, absl::StrCat(s->address, "/", v_[child].index), p, s->physical_cell, &out);
+    kids.Add(out.state);
+  }
+  s->state = kids.Result();
+}
+
+VirtualCellStatus SchedulerImpl::VStatus(VCellId v) const {
+  VirtualCellStatus s;
+  FillVStatus(v, VAddress(v), CellId(), "", &s);
   return s;
 }
 
@@ -163,6 +215,13 @@ GroupStatus SchedulerImpl::GStatus(const Group& g) const {
       break;
   }
   s.priority = g.running;
+  s.request.name = g.name;
+  s.request.vc = g.vc_name;
+  s.request.priority = g.priority;
+  s.request.leaf_cell_type = g.leaf_type;
+  s.request.pinned_cell_id = g.pinned_id;
+  s.request.lazy_preemption = g.lazy;
+  s.request.members = g.members;
   s.placement = g.placement;
   s.preemptor = g.preemptor;
   s.downgrade_reason = g.downgrade_reason;
@@ -174,6 +233,7 @@ GroupStatus SchedulerImpl::GetGroup(std::string_view name) const {
   if (g == kNilId) {
     GroupStatus s;
     s.name = std::string(name);
+    s.request.name = s.name;
     return s;
   }
   return GStatus(groups_[g]);
@@ -202,6 +262,106 @@ std::vector<PhysicalCellStatus> SchedulerImpl::PhysicalCluster() const {
   return out;
 }
 
+// The flat table: one row per cell, appended depth first; strings go to the table's text,
+// each address component once (full addresses are joined on demand), a bound virtual
+// cell's address extended from its parent's row when the parent is bound to its parent.
+void SchedulerImpl::AppendPRows(CellId c, int32_t parent_row, int64_t default_index,
+                                const std::vector<uint8_t>& explicit_levels,
+                                PhysicalClusterTable* t) const {
+  const cellalloc::CellForest& f = *forest_;
+  auto span_from = [t](size_t begin) {
+    return TextSpan{static_cast<uint32_t>(begin), static_cast<uint32_t>(t->text.size() - begin)};
+  };
+  const int32_t row_index = static_cast<int32_t>(t->rows.size());
+  t->rows.emplace_back();
+  PhysicalCellRow row;
+  row.parent = parent_row;
+  row.num_children = f.num_children(c);
+  row.level = f.level(c);
+  row.is_node_level = f.is_node_level(c);
+  row.health = buddy_->IsHealthy(c) ? CellHealth::kHealthy : CellHealth::kBad;
+  row.priority = pusage_.MaxPriority(c);
+  row.cell_type = static_cast<int32_t>(f.type(c).value());
+  row.default_index = default_index;
+  size_t begin = t->text.size();
+  if (explicit_levels[static_cast<size_t>(row.level)] != 0) {
+    if (const std::string* name = f.explicit_address(c)) {
+      t->text += *name;
+      row.own_address = span_from(begin);
+    }
+  }
+  const VCellId v = p_bound_[c.value()];
+  if (v != kNilId) {
+    row.vc = static_cast<int32_t>(v_[v].vc.value());
+    begin = t->text.size();
+    const CellId parent = f.parent(c);
+    if (parent_row >= 0 && v_[v].parent != kNilId && p_bound_[parent.value()] == v_[v].parent) {
+      const TextSpan pv = t->rows[static_cast<size_t>(parent_row)].virtual_cell;
+      t->text.append(t->text, pv.offset, pv.size);  // a self-append is safe
+      absl::StrAppend(&t->text, "/", v_[v].index);
+    } else {
+      t->text += VAddress(v);
+    }
+    row.virtual_cell = span_from(begin);
+  }
+  const std::string& pinned =
+      explicit_levels[static_cast<size_t>(row.level)] & 2 ? f.pinned_id(c) : kNoName;
+  if (!pinned.empty()) {
+    begin = t->text.size();
+    t->text += pinned;
+    row.pinned_cell_id = span_from(begin);
+  }
+  t->rows[static_cast<size_t>(row_index)] = row;
+  if (row.num_children == 0) {
+    t->rows[static_cast<size_t>(row_index)].state = PState(c);
+    return;
+  }
+  StateCombiner kids;
+  for (int32_t k = 0; k < row.num_children; ++k) {
+    const size_t child_row = t->rows.size();
+    AppendPRows(f.child(c, k), row_index,
+                hierarchy::DefaultChildIndex(default_index, row.is_node_level, row.num_children, k),
+                explicit_levels, t);
+    kids.Add(t->rows[child_row].state);
+  }
+  t->rows[static_cast<size_t>(row_index)].state = kids.Result();
+}
+
+PhysicalClusterTable SchedulerImpl::PhysicalClusterAsTable() const {
+  const cellalloc::CellForest& f = *forest_;
+  PhysicalClusterTable t;
+  t.cell_types.reserve(static_cast<size_t>(f.num_types()));
+  for (int32_t i = 0; i < f.num_types(); ++i) {
+    t.cell_types.push_back(f.type_info(CellTypeId(static_cast<uint32_t>(i))).name);
+  }
+  for (const Vc& vc : vcs_) t.vcs.push_back(vc.name);
+  t.rows.reserve(static_cast<size_t>(f.num_cells()));
+  t.text.reserve(static_cast<size_t>(f.num_cells()) * 12);
+  std::vector<CellId> tops;
+  for (int32_t c = 0; c < f.num_chains(); ++c) {
+    for (CellId top : f.chain_info(ChainId(static_cast<uint32_t>(c))).top_cells)
+      tops.push_back(top);
+  }
+  std::sort(tops.begin(), tops.end());
+  // Bit 1: the levels that have explicit addresses (usually only nodes'); bit 2: those with
+  // pinned cells. Other levels skip those lookups.
+  CellLevel max_level = 1;
+  for (int32_t c = 0; c < f.num_chains(); ++c) {
+    max_level = std::max(max_level, f.chain_info(ChainId(static_cast<uint32_t>(c))).top_level);
+  }
+  std::vector<uint8_t> explicit_levels(static_cast<size_t>(max_level) + 1, 0);
+  for (const auto& [cell, name] : f.explicit_addresses()) {
+    explicit_levels[static_cast<size_t>(f.level(CellId(cell)))] |= 1;
+  }
+  for (const auto& [cell, id] : f.pinned_ids()) {
+    explicit_levels[static_cast<size_t>(f.level(CellId(cell)))] |= 2;
+  }
+  for (CellId top : tops) {
+    AppendPRows(top, -1, static_cast<int64_t>(top.value()), explicit_levels, &t);
+  }
+  return t;
+}
+
 absl::StatusOr<std::vector<VirtualCellStatus>> SchedulerImpl::VirtualCluster(
     std::string_view vc) const {
   auto it = vc_by_name_.find(ToAbsl(vc));
@@ -215,34 +375,41 @@ absl::StatusOr<std::vector<VirtualCellStatus>> SchedulerImpl::VirtualCluster(
 }
 
 std::vector<VcUsage> SchedulerImpl::VcUsages() const {
+  // One pass over the VCs' cells and one over the groups: O(cells of VCs' roots + groups'
+  // leaves), not VCs x groups.
   const cellalloc::CellForest& f = *forest_;
+  const std::vector<std::string>& types = f.leaf_types();
+  std::vector<size_t> type_of_chain(static_cast<size_t>(f.num_chains()));
+  for (int32_t c = 0; c < f.num_chains(); ++c) {
+    const std::string& t = f.chain_info(ChainId(static_cast<uint32_t>(c))).leaf_type;
+    type_of_chain[static_cast<size_t>(c)] =
+        static_cast<size_t>(std::find(types.begin(), types.end(), t) - types.begin());
+  }
+  std::vector<VcUsage> table(vcs_.size() * types.size());  // [vc][leaf type]
+  for (size_t vc = 0; vc < vcs_.size(); ++vc) {
+    for (size_t t = 0; t < types.size(); ++t) {
+      table[vc * types.size() + t].vc = vcs_[vc].name;
+      table[vc * types.size() + t].leaf_cell_type = types[t];
+    }
+    for (VCellId r : vcs_[vc].roots) {
+      table[vc * types.size() + type_of_chain[v_[r].chain.value()]].reserved_leaf_cells +=
+          f.type_info(v_[r].type).leaf_count;
+    }
+  }
+  for (size_t gi = 0; gi < groups_.slots().size(); ++gi) {
+    const Group& g = groups_.slots()[gi];
+    if (!g.alive || g.vc.IsNil() || g.state == GState::kPreempting) continue;
+    for (CellId p : g.pleaves) {
+      if (p_user_[p.value()] != gi) continue;
+      VcUsage& u = table[g.vc.value() * types.size() + type_of_chain[f.chain(p).value()]];
+      ++(g.running >= 0 ? u.guaranteed_used_leaf_cells : u.opportunistic_used_leaf_cells);
+    }
+  }
   std::vector<VcUsage> out;
-  for (const Vc& vc : vcs_) {
-    for (const std::string& type : f.leaf_types()) {
-      VcUsage u;
-      u.vc = vc.name;
-      u.leaf_cell_type = type;
-      for (VCellId r : vc.roots) {
-        if (f.chain_info(v_[r].chain).leaf_type == type) {
-          u.reserved_leaf_cells += f.type_info(v_[r].type).leaf_count;
-        }
-      }
-      for (size_t gi = 0; gi < groups_.slots().size(); ++gi) {
-        const Group& g = groups_.slots()[gi];
-        if (!g.alive || g.vc_name != vc.name || g.state == GState::kPreempting) continue;
-        for (CellId p : g.pleaves) {
-          if (f.chain_info(f.chain(p)).leaf_type != type || p_user_[p.value()] != gi) continue;
-          if (g.running >= 0) {
-            ++u.guaranteed_used_leaf_cells;
-          } else {
-            ++u.opportunistic_used_leaf_cells;
-          }
-        }
-      }
-      if (u.reserved_leaf_cells > 0 || u.guaranteed_used_leaf_cells > 0 ||
-          u.opportunistic_used_leaf_cells > 0) {
-        out.push_back(u);
-      }
+  for (VcUsage& u : table) {
+    if (u.reserved_leaf_cells > 0 || u.guaranteed_used_leaf_cells > 0 ||
+        u.opportunistic_used_leaf_cells > 0) {
+      out.push_back(std::move(u));
     }
   }
   return out;
@@ -272,21 +439,225 @@ std::vector<ChainLevelCapacity> SchedulerImpl::Capacity() const {
   return out;
 }
 
+NodeStatus SchedulerImpl::NStatus(NodeId n, CellId c) const {
+  const cellalloc::CellForest& f = *forest_;
+  NodeStatus s;
+  s.name = f.node_name(n);
+  s.leaf_cell_type = f.chain_info(f.chain(c)).leaf_type;
+  s.total_leaf_cells = f.leaf_count(c);
+  s.free_leaf_cells = s.total_leaf_cells - pusage_.UsedTotal(c);
+  s.healthy = buddy_->IsNodeHealthy(n);
+  return s;
+}
+
 std::vector<NodeStatus> SchedulerImpl::Nodes() const {
   const cellalloc::CellForest& f = *forest_;
   std::vector<NodeStatus> out;
   for (int32_t i = 0; i < f.num_nodes(); ++i) {
     NodeId n(static_cast<uint32_t>(i));
-    for (CellId c : f.node_cells(n)) {
-      NodeStatus s;
-      s.name = f.node_name(n);
-      s.leaf_cell_type = f.chain_info(f.chain(c)).leaf_type;
-      s.total_leaf_cells = f.leaf_count(c);
-      s.free_leaf_cells = s.total_leaf_cells - pusage_.UsedTotal(c);
-      s.healthy = buddy_->IsNodeHealthy(n);
-      out.push_back(s);
+    for (CellId c : f.node_cells(n)) out.push_back(NStatus(n, c));
+  }
+  return out;
+}
+
+// ---- Filtered views and summaries (issue 12 item 5) --------------------------------------
+
+namespace {
+
+absl::Status Unknown(const char* what, std::string_view name) {
+  return absl::NotFoundError(
+      absl::StrCat(what, " ", absl::string_view(name.data(), name.size()), " does not exist"));
+}
+
+}  // namespace
+
+absl::StatusOr<NodeId> SchedulerImpl::FindNodeOrError(std::string_view node) const {
+  const NodeId n = forest_->FindNode(node);
+  if (n.IsNil()) return Unknown("node", node);
+  return n;
+}
+
+absl::StatusOr<ChainId> SchedulerImpl::FindChainOrError(std::string_view chain) const {
+  const ChainId ch = forest_->FindChain(chain);
+  if (ch.IsNil()) return Unknown("chain", chain);
+  return ch;
+}
+
+absl::StatusOr<std::vector<NodeStatus>> SchedulerImpl::GetNode(std::string_view node) const {
+  HIVED_ASSIGN_OR_RETURN(const NodeId n, FindNodeOrError(node));
+  std::vector<NodeStatus> out;
+  for (CellId c : forest_->node_cells(n)) out.push_back(NStatus(n, c));
+  return out;
+}
+
+absl::StatusOr<std::vector<PhysicalCellStatus>> SchedulerImpl::PhysicalNode(
+    std::string_view node) const {
+  HIVED_ASSIGN_OR_RETURN(const NodeId n, FindNodeOrError(node));
+  std::vector<PhysicalCellStatus> out;
+  for (CellId c : forest_->node_cells(n)) out.push_back(PStatus(c));
+  return out;
+}
+
+absl::StatusOr<std::vector<PhysicalCellStatus>> SchedulerImpl::PhysicalChain(
+    std::string_view chain) const {
+  HIVED_ASSIGN_OR_RETURN(const ChainId ch, FindChainOrError(chain));
+  const std::vector<CellId>& tops = forest_->chain_info(ch).top_cells;
+  std::vector<PhysicalCellStatus> out(tops.size());
+  for (size_t i = 0; i < tops.size(); ++i) {
+    FillPStatus(tops[i], forest_->address(tops[i]), kNilId, "", &out[i]);
+  }
+  return out;
+}
+
+// What the summaries need from the groups, in one pass: per chain the leaves reserved by
+// preempting groups and not used (CellState kReserved); per VC and chain the virtual leaves
+// its preempting groups hold and the physical leaves its opportunistic groups use.
+SchedulerImpl::GroupTally SchedulerImpl::TallyGroups() const {
+  const cellalloc::CellForest& f = *forest_;
+  const size_t chains = static_cast<size_t>(f.num_chains());
+  GroupTally t;
+  t.reserved_free.assign(chains, 0);
+  t.vc_reserved.assign(vcs_.size() * chains, 0);
+  t.vc_opportunistic.assign(vcs_.size() * chains, 0);
+  for (size_t gi = 0; gi < groups_.slots().size(); ++gi) {
+    const Group& g = groups_.slots()[gi];
+    if (!g.alive) continue;
+    if (g.state == GState::kPreempting) {
+      for (size_t i = 0; i < g.pleaves.size(); ++i) {
+        const size_t ch = f.chain(g.pleaves[i]).value();
+        if (p_user_[g.pleaves[i].value()] == kNilId) ++t.reserved_free[ch];
+        if (!g.vc.IsNil() && g.vleaves[i] != kNilId) ++t.vc_reserved[g.vc.value() * chains + ch];
+      }
+    } else if (g.running < 0 && !g.vc.IsNil()) {
+      for (CellId p : g.pleaves) {
+        if (p_user_[p.value()] == gi)
+          ++t.vc_opportunistic[g.vc.value() * chains + f.chain(p).value()];
+      }
     }
   }
+  return t;
+}
+
+ChainSummary SchedulerImpl::ChainSummaryOf(ChainId ch, const GroupTally& tally) const {
+  const cellalloc::CellForest& f = *forest_;
+  const ChainInfo& info = f.chain_info(ch);
+  ChainSummary s;
+  s.chain = info.name;
+  s.leaf_cell_type = info.leaf_type;
+  int32_t held = 0;  // leaves with a user or a reserver: their priority is set
+  for (CellId top : info.top_cells) {
+    s.leaves.total += f.leaf_count(top);
+    held += pusage_.UsedTotal(top);
+    s.leaves.opportunistic += pusage_.UsedAt(top, kOpportunisticPriority);
+  }
+  s.leaves.reserved = tally.reserved_free[ch.value()];
+  s.leaves.used = held - s.leaves.reserved;
+  s.leaves.free = s.leaves.total - held;
+  for (uint32_t node_cell : views_[ch.value()].nodes) {
+    const CellId c(node_cell);
+    ++s.nodes;
+    if (!buddy_->IsHealthy(c)) {
+      ++s.bad_nodes;
+      s.leaves.bad += f.leaf_count(c);
+    }
+  }
+  return s;
+}
+
+std::vector<ChainSummary> SchedulerImpl::ChainSummaries() const {
+  const GroupTally tally = TallyGroups();
+  std::vector<ChainSummary> out;
+  for (int32_t c = 0; c < forest_->num_chains(); ++c) {
+    out.push_back(ChainSummaryOf(ChainId(static_cast<uint32_t>(c)), tally));
+  }
+  return out;
+}
+
+absl::StatusOr<ChainSummary> SchedulerImpl::GetChainSummary(std::string_view chain) const {
+  HIVED_ASSIGN_OR_RETURN(const ChainId ch, FindChainOrError(chain));
+  return ChainSummaryOf(ch, TallyGroups());
+}
+
+// Per VC and chain, the leaves of bad nodes inside the physical cells bound to the VC: for
+// every bad node cell, the VC bound at or above it owns all its leaves, else the VCs bound
+// to the topmost bound cells inside it own theirs. O(nodes + bad nodes' cells).
+std::vector<int32_t> SchedulerImpl::VcBadLeaves() const {
+  const cellalloc::CellForest& f = *forest_;
+  const size_t chains = static_cast<size_t>(f.num_chains());
+  std::vector<int32_t> bad(vcs_.size() * chains, 0);
+  // `bound` is bound to a VC's cell; `counted` (at or below it) holds the bad leaves.
+  auto add = [&](CellId bound, CellId counted) {
+    const VCellId v = p_bound_[bound.value()];
+    bad[v_[v].vc.value() * chains + f.chain(counted).value()] += f.leaf_count(counted);
+  };
+  std::vector<CellId> stack;
+  for (const View& view : views_) {
+    if (!view.physical) continue;
+    for (uint32_t node_cell : view.nodes) {
+      const CellId c(node_cell);
+      if (buddy_->IsHealthy(c)) continue;
+      CellId a = c;
+      while (!a.IsNil() && p_bound_[a.value()] == kNilId) a = f.parent(a);
+      if (!a.IsNil()) {
+        add(a, c);
+        continue;
+      }
+      stack.assign(1, c);
+      while (!stack.empty()) {
+        const CellId x = stack.back();
+        stack.pop_back();
+        if (p_bound_[x.value()] != kNilId) {
+          add(x, x);
+          continue;
+        }
+        for (int32_t k = 0; k < f.num_children(x); ++k) stack.push_back(f.child(x, k));
+      }
+    }
+  }
+  return bad;
+}
+
+void SchedulerImpl::AppendVcSummaries(size_t vc, const GroupTally& tally,
+                                      const std::vector<int32_t>& bad,
+                                      std::vector<VcSummary>* out) const {
+  const cellalloc::CellForest& f = *forest_;
+  const size_t chains = static_cast<size_t>(f.num_chains());
+  std::vector<int32_t> total(chains, 0), held(chains, 0);
+  for (VCellId r : vcs_[vc].roots) {
+    total[v_[r].chain.value()] += f.type_info(v_[r].type).leaf_count;
+    held[v_[r].chain.value()] += vusage_.UsedTotal(CellId(r));
+  }
+  for (size_t ch = 0; ch < chains; ++ch) {
+    const size_t k = vc * chains + ch;
+    if (total[ch] == 0 && tally.vc_opportunistic[k] == 0) continue;
+    const ChainInfo& info = f.chain_info(ChainId(static_cast<uint32_t>(ch)));
+    VcSummary s;
+    s.vc = vcs_[vc].name;
+    s.chain = info.name;
+    s.leaf_cell_type = info.leaf_type;
+    s.leaves.total = total[ch];
+    s.leaves.reserved = tally.vc_reserved[k];
+    s.leaves.used = held[ch] - s.leaves.reserved;
+    s.leaves.free = total[ch] - held[ch];
+    s.leaves.bad = bad[k];
+    s.opportunistic_used_leaf_cells = tally.vc_opportunistic[k];
+    out->push_back(std::move(s));
+  }
+}
+
+std::vector<VcSummary> SchedulerImpl::VcSummaries() const {
+  const GroupTally tally = TallyGroups();
+  const std::vector<int32_t> bad = VcBadLeaves();
+  std::vector<VcSummary> out;
+  for (size_t vc = 0; vc < vcs_.size(); ++vc) AppendVcSummaries(vc, tally, bad, &out);
+  return out;
+}
+
+absl::StatusOr<std::vector<VcSummary>> SchedulerImpl::GetVcSummary(std::string_view vc) const {
+  auto it = vc_by_name_.find(ToAbsl(vc));
+  if (it == vc_by_name_.end()) return Unknown("VC", vc);
+  std::vector<VcSummary> out;
+  AppendVcSummaries(it->second.value(), TallyGroups(), VcBadLeaves(), &out);
   return out;
 }
 

@@ -6,15 +6,19 @@
 // `hived::LoadClusterSpecFile` (hived/config.h). Nothing here is validated on construction;
 // `hived::ValidateClusterSpec` (hived/config.h) and `Scheduler::Create` validate it.
 //
-// Example (HiveD's basic config):
+// Example (HiveD's basic config; C++17, compiled by tests/api/header_example_test.cc):
 //   hived::ClusterSpec spec;
 //   spec.cell_types = {{"K80-2GPU", "K80", 2, false},
 //                      {"K80-NODE", "K80-2GPU", 2, true},
 //                      {"3-K80-NODE", "K80-NODE", 3, false}};
-//   hived::PhysicalCellSpec rack{.cell_type = "3-K80-NODE"};
-//   rack.cell_children = {{.cell_address = "10.151.41.20"},
-//                         {.cell_address = "10.151.41.21", .pinned_cell_id = "VC2-K80"},
-//                         {.cell_address = "10.151.41.22"}};
+//   hived::PhysicalCellSpec rack;
+//   rack.cell_type = "3-K80-NODE";
+//   for (const char* node : {"10.151.41.20", "10.151.41.21", "10.151.41.22"}) {
+//     hived::PhysicalCellSpec cell;
+//     cell.cell_address = node;
+//     rack.cell_children.push_back(cell);
+//   }
+//   rack.cell_children[1].pinned_cell_id = "VC2-K80";
 //   spec.physical_cells = {rack};
 //   spec.virtual_clusters = {{"VC1", {{"3-K80-NODE.K80-NODE", 1}}, {}},
 //                            {"VC2", {{"3-K80-NODE.K80-NODE", 1}}, {{"VC2-K80"}}}};

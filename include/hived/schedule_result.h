@@ -126,6 +126,60 @@ inline std::ostream& operator<<(std::ostream& os, Outcome outcome) {
   return os << OutcomeName(outcome);
 }
 
+// Phase: "filtering", "preempting" (as in scenario files).
+constexpr const char* PhaseName(Phase phase) {
+  switch (phase) {
+    case Phase::kFiltering:
+      return "filtering";
+    case Phase::kPreempting:
+      return "preempting";
+  }
+  return "unknown";
+}
+template <typename Sink>
+void AbslStringify(Sink& sink, Phase phase) {
+  sink.Append(PhaseName(phase));
+}
+inline std::ostream& operator<<(std::ostream& os, Phase phase) { return os << PhaseName(phase); }
+
+// ReasonCode: the enumerator's name in lower case with '-' between words, without the 'k':
+// "none", "insufficient-capacity", "bad-node", ..., "lazy-downgrade". Stable: fit for
+// metrics labels and logs.
+constexpr const char* ReasonCodeName(ReasonCode code) {
+  switch (code) {
+    case ReasonCode::kNone:
+      return "none";
+    case ReasonCode::kInsufficientCapacity:
+      return "insufficient-capacity";
+    case ReasonCode::kBadNode:
+      return "bad-node";
+    case ReasonCode::kNonSuggestedNode:
+      return "non-suggested-node";
+    case ReasonCode::kBindingUnavailable:
+      return "binding-unavailable";
+    case ReasonCode::kPodTooLarge:
+      return "pod-too-large";
+    case ReasonCode::kGroupTooLarge:
+      return "group-too-large";
+    case ReasonCode::kNoChain:
+      return "no-chain";
+    case ReasonCode::kReservationOverlap:
+      return "reservation-overlap";
+    case ReasonCode::kReservationBlocked:
+      return "reservation-blocked";
+    case ReasonCode::kLazyDowngrade:
+      return "lazy-downgrade";
+  }
+  return "unknown";
+}
+template <typename Sink>
+void AbslStringify(Sink& sink, ReasonCode code) {
+  sink.Append(ReasonCodeName(code));
+}
+inline std::ostream& operator<<(std::ostream& os, ReasonCode code) {
+  return os << ReasonCodeName(code);
+}
+
 }  // namespace hived
 
 #endif  // HIVED_SCHEDULE_RESULT_H_

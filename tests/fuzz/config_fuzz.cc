@@ -7,7 +7,7 @@
 // Run on the seed corpus of good and bad configs (new inputs go to the first directory):
 //   mkdir -p build/fuzz/corpus
 //   build/fuzz/fuzz/config_fuzz -max_total_time=60 -dict=tests/fuzz/config.dict \
-//       build/fuzz/corpus tests/testdata/bad-configs config/examples ../shared/hived-configs
+//       build/fuzz/corpus tests/testdata/bad-configs config/examples tests/testdata/hived-configs
 #include <cstddef>
 #include <cstdint>
 #include <string>

@@ -1,11 +1,14 @@
 // Links the installed hived and drives its public API: load a config, place a job, run it,
-// release it. Exits non-zero if any step does not behave as documented.
+// save the scheduler's state, restart from it (and from one job's record), release the job.
+// Exits non-zero if any step does not behave as documented.
 #include <cstdio>
 #include <memory>
+#include <string>
 
 #include "hived/cluster_info.h"
 #include "hived/config.h"
 #include "hived/scheduler.h"
+#include "hived/state.h"
 #include "hived/version.h"
 
 namespace {
@@ -26,6 +29,11 @@ virtualClusters:
   VC1:
     virtualCells: [{cellType: 3-K80-NODE.K80-NODE, cellNumber: 2}]
 )";
+
+int Fail(const char* step, const absl::Status& status) {
+  std::fprintf(stderr, "%s: %s\n", step, std::string(status.message()).c_str());
+  return 1;
+}
 
 }  // namespace
 
@@ -61,8 +69,41 @@ int main() {
     std::printf("\n");
   }
   if (!(*scheduler)->Allocate(job, result->placement).ok()) return 1;
-  if (!(*scheduler)->Release("job-1").ok()) return 1;
-  if (!(*scheduler)->CheckInvariants().ok()) return 1;
-  std::printf("hived %s: placed, ran and released job-1\n", hived::VersionString());
+
+  // Restart: the saved state rebuilds the same scheduler (SaveState is byte-identical).
+  absl::StatusOr<std::string> state = (*scheduler)->SaveState();
+  if (!state.ok()) return Fail("save", state.status());
+  hived::RestoreReport report;
+  absl::StatusOr<std::unique_ptr<hived::Scheduler>> restored =
+      hived::Scheduler::Restore(*spec, *state, &report);
+  if (!restored.ok()) return Fail("restore", restored.status());
+  absl::StatusOr<std::string> again = (*restored)->SaveState();
+  if (!again.ok() || *again != *state || report.groups.size() != 1 ||
+      report.groups[0].outcome != hived::RestoreOutcome::kKept) {
+    std::fprintf(stderr, "restore: the restored scheduler differs\n");
+    return 1;
+  }
+  const hived::GroupStatus status = (*restored)->GetGroup("job-1");
+  if (status.state != hived::GroupState::kAllocated || status.request.members.size() != 1) {
+    return 1;
+  }
+  std::printf("job-1 after restore: %s, %s\n", hived::GroupStateName(status.state),
+              hived::RestoreOutcomeName(report.groups[0].outcome));
+  // A manager persisting per job: one record, to JSON and back, replayed after a restart.
+  absl::StatusOr<hived::GroupRecord> record = (*restored)->GetGroupRecord("job-1");
+  if (!record.ok()) return Fail("record", record.status());
+  absl::StatusOr<hived::GroupRecord> back =
+      hived::GroupRecordFromJson(hived::GroupRecordToJson(*record));
+  if (!back.ok()) return Fail("record", back.status());
+  absl::StatusOr<std::unique_ptr<hived::Scheduler>> fresh = hived::Scheduler::Create(*spec);
+  if (!fresh.ok()) return Fail("create", fresh.status());
+  absl::StatusOr<hived::AllocateInfo> info = (*fresh)->AllocateRecord(*back);
+  if (!info.ok()) return Fail("replay", info.status());
+  if (info->downgraded) return 1;
+
+  if (!(*restored)->Release("job-1").ok()) return 1;
+  if (!(*restored)->CheckInvariants().ok()) return 1;
+  std::printf("hived %s: placed, ran, saved, restored and released job-1\n",
+              hived::VersionString());
   return 0;
 }

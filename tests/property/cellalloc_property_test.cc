@@ -530,7 +530,13 @@ TEST_CASE("IndexSet property: single and range updates and FindNext match std::s
       auto it = model.lower_bound(from);
       REQUIRE(set.FindNext(from) == (it == model.end() ? -1 : *it));
       REQUIRE(set.Contains(first) == (model.count(first) == 1));
+      if (step % 100 == 0 || n < 100) REQUIRE(set.CheckInvariants().ok());
     }
+    REQUIRE(set.CheckInvariants().ok());
+    // Walking the whole set visits exactly the model's elements.
+    std::vector<int32_t> walked;
+    for (int32_t i = set.FindNext(0); i >= 0; i = set.FindNext(i + 1)) walked.push_back(i);
+    REQUIRE(walked == std::vector<int32_t>(model.begin(), model.end()));
   }
 }
 

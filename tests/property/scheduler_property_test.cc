@@ -505,12 +505,7 @@ class PropertyRun {
   Counters counters_;
 };
 
-void RunProperty(const std::string& config, bool optional) {
-  if (!std::filesystem::exists(config)) {
-    REQUIRE(optional);
-    WARN("skipping " << config << ": not found (../shared is absent)");
-    return;
-  }
+void RunProperty(const std::string& config) {
   absl::StatusOr<hived::ClusterSpec> spec = hived::LoadClusterSpecFile(config);
   INFO(spec.status().ToString());
   REQUIRE(spec.ok());
@@ -529,18 +524,16 @@ void RunProperty(const std::string& config, bool optional) {
 
 TEST_CASE("Scheduler: invariants, VC guarantee and victim rules hold on random steps (design.yaml)",
           "[scheduler][property]") {
-  RunProperty(std::string(HIVED_SHARED_DIR) + "/hived-configs/design.yaml", /*optional=*/true);
+  RunProperty(std::string(HIVED_SOURCE_DIR) + "/tests/testdata/hived-configs/design.yaml");
 }
 
 TEST_CASE(
     "Scheduler: invariants, VC guarantee and victim rules hold on random steps (2 racks, 4 VCs)",
     "[scheduler][property]") {
-  RunProperty(std::string(HIVED_SOURCE_DIR) + "/tests/testdata/sched-two-racks-4vc.yaml",
-              /*optional=*/false);
+  RunProperty(std::string(HIVED_SOURCE_DIR) + "/tests/testdata/sched-two-racks-4vc.yaml");
 }
 
 TEST_CASE("Scheduler: invariants, VC guarantee and victim rules hold on random steps (2 GPU types)",
           "[scheduler][property]") {
-  RunProperty(std::string(HIVED_SOURCE_DIR) + "/tests/testdata/sched-hetero-2types.yaml",
-              /*optional=*/false);
+  RunProperty(std::string(HIVED_SOURCE_DIR) + "/tests/testdata/sched-hetero-2types.yaml");
 }

@@ -36,11 +36,10 @@ inline std::vector<std::filesystem::path> YamlFiles(const std::filesystem::path&
   return files;
 }
 
-// The shared/ folder, or "" when it is absent.
-inline std::string SharedDir() {
-  const char* env = std::getenv("HIVED_SHARED_DIR");
-  std::string dir = env != nullptr ? env : HIVED_SHARED_DIR;
-  return std::filesystem::is_directory(dir) ? dir : "";
+// The folder holding HiveD's configs (hived-configs/) and the benchmark config
+// (bench-configs/), vendored from ../shared into tests/testdata/ so a fresh clone tests them.
+inline std::string VendoredConfigsDir() {
+  return std::string(HIVED_SOURCE_DIR) + "/tests/testdata";
 }
 
 struct ChainFacts {

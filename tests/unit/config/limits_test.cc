@@ -1,5 +1,6 @@
 // Hostile inputs to the config loader (issue 14): every limit is checked while reading, every
-// YAML node counts, errors are capped, and the public names of the API's enums.
+// YAML node counts, errors are capped. (The public names of the API's enums are tested in
+// tests/api/names_test.cc.)
 #include <algorithm>
 #include <sstream>
 #include <string>
@@ -7,8 +8,6 @@
 
 #include "absl/strings/str_cat.h"
 #include "hived/config.h"
-#include "hived/schedule_result.h"
-#include "hived/status_view.h"
 #include "support/catch.h"
 
 namespace hived {
@@ -130,17 +129,6 @@ TEST_CASE("ValidateClusterSpec: names of a spec built in code must be UTF-8", "[
                    "the cell's `cellAddress` or `pinnedCellId` is not valid UTF-8") == 1);
   CHECK(std::count(messages.begin(), messages.end(), "the cell type's names are not valid UTF-8") ==
         1);
-}
-
-TEST_CASE("Public names: outcomes, group and cell states are lower-case words", "[config][unit]") {
-  CHECK(std::string(OutcomeName(Outcome::kPlaced)) == "placed");
-  CHECK(std::string(OutcomeName(Outcome::kInfeasible)) == "infeasible");
-  CHECK(std::string(GroupStateName(GroupState::kBeingPreempted)) == "being-preempted");
-  CHECK(std::string(GroupStateName(GroupState::kAbsent)) == "absent");
-  CHECK(std::string(CellStateName(CellState::kReserving)) == "reserving");
-  std::ostringstream out;
-  out << Outcome::kWaiting << " " << GroupState::kOpportunistic << " " << CellState::kUsed;
-  CHECK(out.str() == "waiting opportunistic used");
 }
 
 }  // namespace

@@ -1,5 +1,5 @@
-// HiveD's own configs (../shared/hived-configs), the benchmark config and the project's
-// examples load, derive the hand-counted facts below, and survive a YAML round trip.
+// HiveD's own configs (vendored in tests/testdata/hived-configs), the benchmark config and the
+// project's examples load, derive the hand-counted facts below, and survive a YAML round trip.
 #include <cstdint>
 #include <filesystem>
 #include <map>
@@ -19,7 +19,7 @@ using testing::FactDeriver;
 using testing::SpecFacts;
 
 struct Expected {
-  std::string file;  // relative to shared/
+  std::string file;  // relative to tests/testdata/
   std::vector<std::string> chains;
   std::map<std::string, ChainFacts> chain;  // {levels, top cells, nodes, leaves}
   std::map<std::string, int64_t> vc_cells;  // "chain@level" -> cells
@@ -111,11 +111,7 @@ const std::vector<Expected>& HandCounted() {
 
 TEST_CASE("LoadClusterSpecFile: loads every HiveD config and derives its chains, nodes and VCs",
           "[config][unit]") {
-  const std::string shared = testing::SharedDir();
-  if (shared.empty()) {
-    WARN("HIVED_SHARED_DIR is missing: skipping HiveD's configs");
-    return;
-  }
+  const std::string shared = testing::VendoredConfigsDir();
   // Every file of hived-configs/ is covered by the table.
   size_t listed = 0;
   for (const auto& path : testing::YamlFiles(std::filesystem::path(shared) / "hived-configs")) {
@@ -171,17 +167,13 @@ TEST_CASE("LoadClusterSpecFile: loads every HiveD config and derives its chains,
 TEST_CASE("ClusterSpecToYaml: every shipped config loads back to an equal spec", "[config][unit]") {
   std::vector<std::filesystem::path> files =
       testing::YamlFiles(std::filesystem::path(HIVED_SOURCE_DIR) / "config" / "examples");
-  const std::string shared = testing::SharedDir();
-  if (shared.empty()) {
-    WARN("HIVED_SHARED_DIR is missing: round-tripping only config/examples");
-  } else {
-    for (const char* dir : {"hived-configs", "bench-configs"}) {
-      for (const auto& f : testing::YamlFiles(std::filesystem::path(shared) / dir)) {
-        files.push_back(f);
-      }
+  for (const char* dir : {"hived-configs", "bench-configs"}) {
+    for (const auto& f :
+         testing::YamlFiles(std::filesystem::path(testing::VendoredConfigsDir()) / dir)) {
+      files.push_back(f);
     }
   }
-  REQUIRE(!files.empty());
+  REQUIRE(files.size() >= 13);
   for (const auto& path : files) {
     CAPTURE(path.string());
     absl::StatusOr<ClusterSpec> spec = LoadClusterSpecFile(path.string());

@@ -15,6 +15,7 @@
 #include "sim/fgd_frag.h"
 #include "sim/fill_cluster.h"
 #include "sim/fill_experiment.h"
+#include "sim/fill_hived.h"
 #include "sim/fill_policy.h"
 #include "sim/flags.h"
 #include "sim/openb_config.h"
@@ -26,22 +27,10 @@
 namespace hived::sim {
 namespace {
 
-OpenbNodeList MakeNodes(const std::string& rows) {
-  absl::StatusOr<OpenbNodeList> nodes =
-      ParseOpenbNodes("sn,cpu_milli,memory_mib,gpu,model\n" + rows, "nodes.csv");
-  INFO(nodes.status().ToString());
-  REQUIRE(nodes.ok());
-  return *nodes;
-}
+OpenbNodeList MakeNodes(const std::string& rows) { return testing::MakeOpenbNodes(rows); }
 
 FillPod Pod(int64_t cpu, int32_t num_gpu, int32_t milli, int64_t memory = 0) {
-  FillPod p;
-  p.cpu_milli = cpu;
-  p.memory_mib = memory;
-  p.num_gpu = num_gpu;
-  p.gpu_milli = milli;
-  p.model_mask = ~uint64_t{0};
-  return p;
+  return testing::MakeFillPod(cpu, num_gpu, milli, memory);
 }
 
 std::vector<int32_t> Feasible(const FillCluster& c, const FillPod& pod) {
@@ -124,8 +113,10 @@ TEST_CASE("FragMeasure: a hand-computed node", "[sim][fill][unit]") {
   }
 }
 
-TEST_CASE("FragMeasure: weights sum to 1 and a node's fragmentation stays within its free milli",
-          "[sim][fill][unit]") {
+TEST_CASE(
+    "FragMeasure and StrandedMeasure: weights sum to 1, and each part of a node's measure stays "
+    "within its free milli",
+    "[sim][fill][unit]") {
   std::mt19937_64 rng(static_cast<uint64_t>(GENERATE(1, 2, 3, 4, 5)));
   const int32_t shares[] = {0, 50, 230, 470, 810, 1000};
   std::vector<FillPod> workload;
@@ -133,7 +124,8 @@ TEST_CASE("FragMeasure: weights sum to 1 and a node's fragmentation stays within
     const int32_t share = shares[UniformIndex(rng, 6)];
     const int32_t count =
         share == 1000 ? static_cast<int32_t>(1 + UniformIndex(rng, 4)) : share > 0;
-    FillPod p = Pod(static_cast<int64_t>(UniformIndex(rng, 16)) * 1000, count, share);
+    FillPod p = Pod(static_cast<int64_t>(UniformIndex(rng, 16)) * 1000, count, share,
+                    static_cast<int64_t>(UniformIndex(rng, 64)) * 1024);
     p.model_mask = UniformIndex(rng, 3) == 0 ? 0b01 : ~uint64_t{0};
     workload.push_back(p);
   }
@@ -145,6 +137,7 @@ TEST_CASE("FragMeasure: weights sum to 1 and a node's fragmentation stays within
   }
   CHECK(sum == Approx(1.0));
   const FragMeasure frag(typical, 2);
+  const StrandedMeasure stranded(workload, 0.95, 2);
   for (int i = 0; i < 500; ++i) {
     int32_t gpus[8];
     int64_t free = 0;
@@ -153,10 +146,18 @@ TEST_CASE("FragMeasure: weights sum to 1 and a node's fragmentation stays within
       free += g;
     }
     const int32_t model = static_cast<int32_t>(UniformIndex(rng, 2));
-    const double f =
-        frag.NodeFrag(model, static_cast<int64_t>(UniformIndex(rng, 20)) * 1000, gpus, 8);
+    const int64_t cpu = static_cast<int64_t>(UniformIndex(rng, 20)) * 1000;
+    const int64_t memory = static_cast<int64_t>(UniformIndex(rng, 256)) * 1024;
+    const double f = frag.NodeFrag(model, cpu, gpus, 8);
     REQUIRE(f >= -1e-9);
     REQUIRE(f <= static_cast<double>(free) + 1e-6);
+    // hived's measure (fill_hived.h): the shape part and the resource part each.
+    const double shape = stranded.ShapePart(model, cpu, memory, gpus, 8);
+    const double all = stranded.Of(model, cpu, memory, gpus, 8);
+    REQUIRE(shape >= -1e-9);
+    REQUIRE(shape <= static_cast<double>(free) + 1e-6);
+    REQUIRE(all - shape >= -1e-9);
+    REQUIRE(all - shape <= static_cast<double>(free) + 1e-6);
   }
 }
 
@@ -407,8 +408,8 @@ TEST_CASE("hived-sim fill: writes summary.json and curve.csv, and bad input exit
 
   const std::string out = (dir / "bad").string();
   CHECK(Fill({"--nodes", nodes, "--pods", pods, "--format", "philly", "--out", out}) == kExitUsage);
-  CHECK(Fill({"--nodes", nodes, "--pods", pods, "--format", "openb", "--policy", "hived", "--out",
-              out}) == kExitUsage);
+  CHECK(Fill({"--nodes", nodes, "--pods", pods, "--format", "openb", "--policy", "first-fit",
+              "--out", out}) == kExitUsage);
   CHECK(Fill({"--nodes", nodes, "--pods", pods, "--format", "openb", "--seeds", "9..3", "--out",
               out}) == kExitUsage);
   CHECK(Fill({"--nodes", nodes, "--pods", pods, "--format", "openb", "--seed", "1", "--seeds",

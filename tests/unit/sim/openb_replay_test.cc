@@ -12,27 +12,12 @@
 namespace hived::sim {
 namespace {
 
-constexpr char kPodHeader[] =
-    "name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,creation_time,"
-    "deletion_time,scheduled_time\n";
-
 OpenbReplayResult Replay(const std::string& pod_rows,
                          FillPolicyKind policy = FillPolicyKind::kFgd) {
-  absl::StatusOr<OpenbNodeList> nodes =
-      ParseOpenbNodes("sn,cpu_milli,memory_mib,gpu,model\nn,8000,1000,1,T4\n", "nodes.csv");
-  REQUIRE(nodes.ok());
-  absl::StatusOr<OpenbPodList> list = ParseOpenbPods(kPodHeader + pod_rows, "pods.csv");
-  INFO(list.status().ToString());
-  REQUIRE(list.ok());
-  absl::StatusOr<std::vector<FillPod>> pods = MakeFillPods(*list, *nodes);
-  REQUIRE(pods.ok());
   OpenbReplayOptions options;
   options.policy = policy;
   options.sample_seconds = 50;
-  absl::StatusOr<OpenbReplayResult> r = ReplayOpenb(*nodes, *list, *pods, options);
-  INFO(r.status().ToString());
-  REQUIRE(r.ok());
-  return *r;
+  return testing::ReplayOnOneGpu(pod_rows, options);
 }
 
 TEST_CASE(

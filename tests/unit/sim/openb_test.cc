@@ -5,6 +5,7 @@
 #include "sim/openb_config.h"
 #include "sim/openb_reader.h"
 #include "support/catch.h"
+#include "unit/sim/openb_test_util.h"
 #include "unit/sim/sim_test_util.h"
 
 namespace hived::sim {
@@ -231,12 +232,11 @@ TEST_CASE("BuildOpenbConfig: one chain per model and node size, loadable by the 
 
 TEST_CASE("openb readers: the published trace reads with the README's counts",
           "[sim][openb][unit]") {
-  const std::string dir = std::string(HIVED_SHARED_DIR) + "/traces/openb/";
+  const std::string dir = testing::OpenbDir();
   absl::StatusOr<OpenbNodeList> gpu_nodes =
       ReadOpenbNodesFile(dir + "openb_node_list_gpu_node.csv");
   if (gpu_nodes.status().code() == absl::StatusCode::kNotFound) {
-    WARN("the openb trace is not at " << dir << ": skipping");
-    return;
+    HIVED_SKIP_TEST("the openb trace is not at " << dir);
   }
   REQUIRE(gpu_nodes.ok());
   CHECK(gpu_nodes->nodes.size() == 1213);

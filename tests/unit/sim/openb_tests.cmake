@@ -2,6 +2,7 @@
 if(TARGET hived_simlib)
   hived_add_test(NAME unit_sim_openb
     SOURCES ${CMAKE_CURRENT_LIST_DIR}/openb_test.cc ${CMAKE_CURRENT_LIST_DIR}/fill_test.cc
-            ${CMAKE_CURRENT_LIST_DIR}/openb_replay_test.cc
+            ${CMAKE_CURRENT_LIST_DIR}/openb_replay_test.cc ${CMAKE_CURRENT_LIST_DIR}/fill_hived_test.cc
+            ${CMAKE_CURRENT_LIST_DIR}/sharing_model_test.cc
     LIBS hived_simlib)
 endif()

@@ -7,6 +7,7 @@
 #include "sim/job.h"
 #include "sim/spec_info.h"
 #include "support/catch.h"
+#include "support/testdata.h"
 #include "unit/sim/sim_test_util.h"
 
 namespace hived::sim {
@@ -174,12 +175,9 @@ namespace {
 
 TEST_CASE("PhillyTraceSource: reads the real Philly trace, philly.yaml can place every job",
           "[sim][unit]") {
-  const std::string path = std::string(HIVED_SHARED_DIR) + "/traces/philly/philly.csv";
+  const std::string path = ::hived::testing::SharedTracesDir() + "/philly/philly.csv";
   std::string text;
-  if (!ReadFileToString(path, &text).ok()) {
-    WARN("skipped: " << path << " is absent");
-    return;
-  }
+  if (!ReadFileToString(path, &text).ok()) HIVED_SKIP_TEST(path << " is absent");
   absl::StatusOr<Trace> trace = PhillyTraceSource({}).Parse(text, path);
   INFO(trace.status().ToString());
   REQUIRE(trace.ok());

@@ -1,0 +1,324 @@
+// Persistence: SaveState (every running group's record) and Restore (a new scheduler
+// rebuilt through Allocate's recovery path, preferring the recorded virtual cells).
+// The format is docs/state-format.md; its JSON is persistence_json.cc.
+#include <algorithm>
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "src/internal/status_macros.h"
+#include "src/persistence_json.h"
+#include "src/scheduler_impl.h"
+
+namespace hived {
+
+GroupRecord SchedulerImpl::Record(const Group& g) const {
+  GroupRecord rec;
+  GroupRequest& r = rec.request;
+  r.name = g.name;
+  r.vc = g.vc_name;
+  r.priority = g.priority;
+  r.leaf_cell_type = g.leaf_type;
+  r.pinned_cell_id = g.pinned_id;
+  r.lazy_preemption = g.lazy;
+  r.members = g.members;
+  rec.placement = g.placement;
+  // A group being preempted is saved as running: its preemptor's reservation is not
+  // persisted (the manager schedules the preemptor again after the restart).
+  rec.state =
+      g.running >= kMinGuaranteedPriority ? GroupState::kAllocated : GroupState::kOpportunistic;
+  if (g.running < kMinGuaranteedPriority && g.priority >= kMinGuaranteedPriority) {
+    rec.downgrade_reason = g.downgrade_reason;
+    rec.preemptor = g.preemptor;
+  }
+  // The virtual leaves, when they line up with the placement's leaves (they do not when
+  // recovery ignored leaves the cluster no longer has).
+  size_t leaves = 0;
+  for (const PodPlacement& pod : g.placement.pods) leaves += pod.leaf_cell_indices.size();
+  const bool any =
+      std::any_of(g.vleaves.begin(), g.vleaves.end(), [](VCellId v) { return v != kNilId; });
+  if (any && g.vleaves.size() == leaves) {
+    for (VCellId v : g.vleaves) rec.virtual_leaf_cells.push_back(v == kNilId ? "" : VAddress(v));
+  }
+  return rec;
+}
+
+std::string SchedulerImpl::SaveState() const {
+  internal::SavedState state;
+  const cellalloc::CellForest& f = *forest_;
+  for (int32_t n = 0; n < f.num_nodes(); ++n) {
+    const NodeId node(static_cast<uint32_t>(n));
+    if (!buddy_->IsNodeHealthy(node)) state.bad_nodes.push_back(f.node_name(node));
+  }
+  for (const Group& g : groups_.slots()) {
+    // Preempting groups are not persisted (as in HiveD): the manager schedules them again.
+    if (g.alive && g.state != GState::kPreempting) state.groups.push_back(Record(g));
+  }
+  std::sort(
+      state.groups.begin(), state.groups.end(),
+      [](const GroupRecord& a, const GroupRecord& b) { return a.request.name < b.request.name; });
+  state.config = ConfigFingerprint();
+  SaveBindings(&state);
+  return internal::SavedStateToJson(state);
+}
+
+std::string SchedulerImpl::ConfigFingerprint() const {
+  // FNV-1a over every physical cell (type, address) and every VC's preassigned and pinned
+  // cells (type, pinned id), in id order: a change of topology, names or reservations
+  // changes it; comments and key order in the config file do not.
+  uint64_t h = 0xcbf29ce484222325ULL;
+  auto add = [&h](std::string_view s) {
+    for (char c : s) h = (h ^ static_cast<unsigned char>(c)) * 0x100000001b3ULL;
+    h = (h ^ 0xffu) * 0x100000001b3ULL;  // separator
+  };
+  const cellalloc::CellForest& f = *forest_;
+  for (int32_t i = 0; i < f.num_cells(); ++i) {
+    const CellId c(static_cast<uint32_t>(i));
+    add(f.type_info(f.type(c)).name);
+    add(f.own_address(c));
+  }
+  for (const Vc& vc : vcs_) {
+    add(vc.name);
+    for (VCellId r : vc.roots) {
+      add(f.type_info(v_[r].type).name);
+      add(v_[r].pinned ? f.pinned_id(v_[r].bound) : std::string_view());
+    }
+  }
+  return absl::StrCat(absl::Hex(h, absl::kZeroPad16));
+}
+
+void SchedulerImpl::SaveBindings(internal::SavedState* state) const {
+  const cellalloc::CellForest& f = *forest_;
+  for (VCellId v = 0; v < v_.size(); ++v) {
+    const VCell& c = v_[v];
+    // Cells with usage are on a running (or preempting) group's path: its record binds
+    // them (listed still when bound as bad: that mark decides whether they unbind).
+    // Pinned roots are bound at construction.
+    if (c.bound.IsNil() || (c.is_root && c.pinned)) continue;
+    if (vusage_.UsedTotal(CellId(v)) > 0 && !c.bad_bound) continue;
+    state->bindings.push_back({VAddress(v), f.address(c.bound), c.bad_bound});
+  }
+  for (const Vc& vc : vcs_) {
+    for (const auto& per_chain : vc.cl) {
+      for (const VcChainLevel& slot : per_chain) {
+        for (VCellId r : slot.doomed) state->doomed.push_back(VAddress(r));
+      }
+    }
+  }
+}
+
+bool SchedulerImpl::RestoreBindings(const internal::SavedState& state, RestoreReport* report) {
+  if (state.bindings.empty() && state.doomed.empty()) return true;
+  if (state.config != ConfigFingerprint()) {
+    report->notes.push_back(
+        "$.config: the cluster's cells or VCs changed since the state was saved: its virtual "
+        "bindings are not restored (recovery re-derives the groups' virtual cells)");
+    return false;
+  }
+  const cellalloc::CellForest& f = *forest_;
+  absl::flat_hash_map<std::string, CellId> by_address;
+  for (int32_t i = 0; i < f.num_cells(); ++i) {
+    const CellId c(static_cast<uint32_t>(i));
+    by_address.emplace(f.address(c), c);
+  }
+  for (size_t i = 0; i < state.bindings.size(); ++i) {
+    const internal::SavedBinding& b = state.bindings[i];
+    const VCellId v = FindVirtualCell(b.virtual_cell);
+    auto p_it = by_address.find(b.physical_cell);
+    std::string problem;
+    if (v != kNilId && p_it != by_address.end() && v_[v].bound == p_it->second) {
+      v_[v].bad_bound = b.bad;  // bound by a group's record
+      continue;
+    }
+    if (v == kNilId) {
+      problem = absl::StrCat("no virtual cell ", b.virtual_cell);
+    } else if (p_it == by_address.end()) {
+      problem = absl::StrCat("no physical cell ", b.physical_cell);
+    } else if (!v_[v].bound.IsNil() || p_bound_[p_it->second.value()] != kNilId) {
+      problem = "one of the cells is bound already";
+    } else if (v_[v].level != f.level(p_it->second) || v_[v].chain != f.chain(p_it->second)) {
+      problem = "the cells differ in chain or level";
+    } else if (v_[v].is_root ? !buddy_->IsAvailable(p_it->second)
+                             : v_[v_[v].parent].bound != f.parent(p_it->second)) {
+      problem = v_[v].is_root ? "the physical cell is not free"
+                              : "the parents are not bound to each other";
+    }
+    if (!problem.empty()) {
+      report->notes.push_back(absl::StrCat("$.bindings[", i, "]: ", problem, "; skipped"));
+      continue;
+    }
+    const CellId p = p_it->second;
+    if (v_[v].is_root) {
+      AllocatePreassigned(v, p);
+      if (!SafetyOk(v_[v].chain)) {
+        ReleasePreassigned(v);
+        report->notes.push_back(
+            absl::StrCat("$.bindings[", i, "]: binding it would break the VCs' safety; skipped"));
+        continue;
+      }
+    } else {
+      BindCell(v, p);
+    }
+    v_[v].bad_bound = b.bad;
+  }
+  return true;
+}
+
+void SchedulerImpl::RestoreDoomed(const internal::SavedState& state, RestoreReport* report) {
+  // Marking the nodes bad bound bad cells inside bound regions to free virtual children;
+  // the saved bindings say which ones history bound: undo the others (children first).
+  absl::flat_hash_set<VCellId> saved;
+  for (const internal::SavedBinding& b : state.bindings)
+    saved.insert(FindVirtualCell(b.virtual_cell));
+  for (VCellId v = static_cast<VCellId>(v_.size()); v-- > 0;) {
+    const VCell& c = v_[v];
+    if (c.bound.IsNil() || c.is_root || !c.bad_bound || c.bound_children > 0 ||
+        vusage_.UsedTotal(CellId(v)) > 0 || saved.contains(v)) {
+      continue;
+    }
+    UnbindCell(v);
+  }
+  for (size_t i = 0; i < state.doomed.size(); ++i) {
+    const VCellId r = FindVirtualCell(state.doomed[i]);
+    if (r == kNilId || !v_[r].is_root || v_[r].pinned || v_[r].bound.IsNil() || v_[r].doomed) {
+      report->notes.push_back(absl::StrCat("$.doomedCells[", i, "]: ", state.doomed[i],
+                                           " is not a bound preassigned cell; skipped"));
+      continue;
+    }
+    VcChainLevel& slot =
+        vcs_[v_[r].vc.value()].cl[v_[r].chain.value()][static_cast<size_t>(v_[r].level)];
+    v_[r].doomed = true;
+    v_[r].bad_bound = true;
+    slot.doomed.push_back(r);
+    health_.AddDoomed(v_[r].chain);
+  }
+}
+
+absl::StatusOr<GroupRecord> SchedulerImpl::GetGroupRecord(std::string_view name) const {
+  const GroupId g = groups_.Find(name);
+  if (g == kNilId) {
+    return absl::NotFoundError(absl::StrCat("group ", ToAbsl(name), " is not known"));
+  }
+  if (groups_[g].state == GState::kPreempting) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("group ", ToAbsl(name), " is preempting, not running: it has no record"));
+  }
+  return Record(groups_[g]);
+}
+
+VCellId SchedulerImpl::FindVirtualCell(std::string_view address) const {
+  // "<vc>/<root>/<index>...": the root is the VC's root in creation order, then each
+  // component is a cell's index among its level's cells of that root (children of one cell
+  // have consecutive indices).
+  std::vector<absl::string_view> parts = absl::StrSplit(ToAbsl(address), '/');
+  if (parts.size() < 2) return kNilId;
+  auto vc_it = vc_by_name_.find(parts[0]);
+  if (vc_it == vc_by_name_.end()) return kNilId;
+  const Vc& vc = vcs_[vc_it->second.value()];
+  int32_t index = 0;
+  if (!absl::SimpleAtoi(parts[1], &index) || index < 0 ||
+      static_cast<size_t>(index) >= vc.roots.size()) {
+    return kNilId;
+  }
+  VCellId v = vc.roots[static_cast<size_t>(index)];
+  if (v_[v].index != index) return kNilId;
+  for (size_t k = 2; k < parts.size(); ++k) {
+    if (v_[v].num_children == 0 || !absl::SimpleAtoi(parts[k], &index)) return kNilId;
+    const int32_t first = v_[v_[v].first_child].index;
+    if (index < first || index >= first + v_[v].num_children) return kNilId;
+    v = v_[v].first_child + static_cast<VCellId>(index - first);
+  }
+  return v;
+}
+
+VCellId SchedulerImpl::RecoverHint(size_t i, CellLevel level) const {
+  if (i >= recover_hints_.size() || recover_hints_[i] == kNilId) return kNilId;
+  VCellId v = recover_hints_[i];
+  while (v != kNilId && v_[v].level < level) v = v_[v].parent;
+  return v != kNilId && v_[v].level == level ? v : kNilId;
+}
+
+absl::StatusOr<AllocateInfo> SchedulerImpl::RestoreGroup(const GroupRecord& rec,
+                                                         int32_t* ignored_leaves) {
+  GroupRequest request = rec.request;
+  // A recorded downgrade is kept: the group runs opportunistically, as it did.
+  const bool was_downgraded =
+      rec.state == GroupState::kOpportunistic && rec.request.priority >= kMinGuaranteedPriority;
+  if (was_downgraded) request.priority = kOpportunisticPriority;
+  recover_hints_.clear();
+  for (const std::string& address : rec.virtual_leaf_cells) {
+    recover_hints_.push_back(address.empty() ? kNilId : FindVirtualCell(address));
+  }
+  absl::StatusOr<AllocateInfo> info = Allocate(request, rec.placement);
+  recover_hints_.clear();
+  if (!info.ok()) return info;
+  Group& grp = groups_[groups_.Find(request.name)];
+  size_t leaves = 0;
+  for (const PodPlacement& pod : rec.placement.pods) leaves += pod.leaf_cell_indices.size();
+  *ignored_leaves = static_cast<int32_t>(leaves - grp.pleaves.size());
+  if (was_downgraded) {
+    grp.priority = rec.request.priority;
+    grp.downgrade_reason = rec.downgrade_reason;
+    grp.preemptor = rec.preemptor;
+    info->downgraded = true;
+    info->reason = rec.downgrade_reason;
+  }
+  return info;
+}
+
+absl::StatusOr<std::unique_ptr<SchedulerImpl>> SchedulerImpl::Restore(const ClusterSpec& spec,
+                                                                      std::string_view text,
+                                                                      RestoreReport* report) {
+  HIVED_ASSIGN_OR_RETURN(internal::SavedState state, internal::SavedStateFromJson(text));
+  HIVED_ASSIGN_OR_RETURN(std::unique_ptr<SchedulerImpl> impl, Create(spec));
+  RestoreReport local;
+  RestoreReport& out = report != nullptr ? *report : local;
+  out = RestoreReport();
+  // Groups first, in the saved (name) order, then the bindings history decided (pinned,
+  // bad, doomed cells), then the bad nodes, then the doomed marks: with the bindings in
+  // place, marking the nodes bad binds nothing more; marking them first could bind
+  // virtual cells to bad cells (doomed) that a recorded group holds.
+  for (size_t i = 0; i < state.groups.size(); ++i) {
+    const GroupRecord& rec = state.groups[i];
+    RestoreReport::Group entry;
+    entry.name = rec.request.name;
+    entry.path = absl::StrCat("$.groups[", i, "]");
+    int32_t ignored = 0;
+    absl::StatusOr<AllocateInfo> info = impl->RestoreGroup(rec, &ignored);
+    if (!info.ok()) {
+      entry.outcome = RestoreOutcome::kDropped;
+      entry.reason = std::string(info.status().message());
+    } else {
+      const bool was_guaranteed = rec.state == GroupState::kAllocated;
+      if (was_guaranteed && info->downgraded) {
+        entry.outcome = RestoreOutcome::kDowngraded;
+      } else if (ignored > 0) {
+        entry.outcome = RestoreOutcome::kPartial;
+      }
+      if (entry.outcome != RestoreOutcome::kKept) entry.reason = info->reason;
+      if (ignored > 0 && entry.reason.empty()) entry.reason = info->reason;
+    }
+    out.groups.push_back(std::move(entry));
+  }
+  const bool same_cluster = impl->RestoreBindings(state, &out);
+  for (const std::string& node : state.bad_nodes) {
+    absl::Status s = impl->SetNodeHealthy(node, /*healthy=*/false);
+    if (absl::IsNotFound(s)) {
+      out.unknown_nodes.push_back(node);
+    } else if (!s.ok()) {
+      return s;
+    }
+  }
+  // Last: marking the nodes bad would give back a doomed cell whose node is still healthy
+  // at that moment, and doom it again later, in another order.
+  if (same_cluster) impl->RestoreDoomed(state, &out);
+  return impl;
+}
+
+}  // namespace hived

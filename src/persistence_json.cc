@@ -1,0 +1,468 @@
+// The JSON form of group records and saved states (docs/state-format.md).
+#include "src/persistence_json.h"
+
+#include <cstdint>
+#include <initializer_list>
+#include <limits>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
+#include "nlohmann/json.hpp"
+#include "src/internal/status_macros.h"
+
+namespace hived {
+namespace internal {
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+absl::string_view Sv(std::string_view s) { return absl::string_view(s.data(), s.size()); }
+
+// Compact JSON. Strings that are not valid UTF-8 (a group name from a caller, say) get
+// U+FFFD for each bad byte instead of an exception.
+std::string Dump(const Json& j) { return j.dump(-1, ' ', false, Json::error_handler_t::replace); }
+
+// Key names: HiveD's where HiveD has the concept (pod-scheduling-spec, pod-bind-info).
+constexpr const char* kName = "name";
+constexpr const char* kVc = "virtualCluster";
+constexpr const char* kPriority = "priority";
+constexpr const char* kLeafType = "leafCellType";
+constexpr const char* kPinned = "pinnedCellId";
+constexpr const char* kLazy = "lazyPreemptionEnable";
+constexpr const char* kMembers = "members";
+constexpr const char* kPodNumber = "podNumber";
+constexpr const char* kLeafNumber = "leafCellNumber";
+constexpr const char* kState = "state";
+constexpr const char* kDowngradeReason = "downgradeReason";
+constexpr const char* kPreemptor = "lazyPreemptor";
+constexpr const char* kPlacement = "placement";
+constexpr const char* kChain = "cellChain";
+constexpr const char* kPods = "pods";
+constexpr const char* kNode = "physicalNode";
+constexpr const char* kIndices = "physicalLeafCellIndices";
+constexpr const char* kTypes = "preassignedCellTypes";
+constexpr const char* kVirtual = "virtualLeafCells";
+constexpr const char* kSchema = "schema";
+constexpr const char* kVersion = "version";
+constexpr const char* kBadNodes = "badNodes";
+constexpr const char* kGroups = "groups";
+constexpr const char* kConfig = "config";
+constexpr const char* kBindings = "bindings";
+constexpr const char* kDoomed = "doomedCells";
+constexpr const char* kVirtualCell = "virtualCell";
+constexpr const char* kPhysicalCell = "physicalCell";
+constexpr const char* kBad = "bad";
+
+Json StringArray(const std::vector<std::string>& values) {
+  Json out = Json::array();
+  for (const std::string& v : values) out.push_back(v);
+  return out;
+}
+
+Json RecordToJson(const GroupRecord& rec) {
+  const GroupRequest& r = rec.request;
+  Json j = Json::object();
+  j[kName] = r.name;
+  j[kVc] = r.vc;
+  j[kPriority] = r.priority;
+  if (!r.leaf_cell_type.empty()) j[kLeafType] = r.leaf_cell_type;
+  if (!r.pinned_cell_id.empty()) j[kPinned] = r.pinned_cell_id;
+  if (r.lazy_preemption) j[kLazy] = true;
+  Json members = Json::array();
+  for (const GroupMember& m : r.members) {
+    members.push_back(Json{{kPodNumber, m.pod_number}, {kLeafNumber, m.leaf_cell_number}});
+  }
+  j[kMembers] = std::move(members);
+  j[kState] = GroupStateName(rec.state);
+  if (!rec.downgrade_reason.empty()) j[kDowngradeReason] = rec.downgrade_reason;
+  if (!rec.preemptor.empty()) j[kPreemptor] = rec.preemptor;
+  Json pods = Json::array();
+  for (const PodPlacement& pod : rec.placement.pods) {
+    Json p = Json::object();
+    p[kLeafNumber] = pod.leaf_cell_number;
+    p[kNode] = pod.node;
+    p[kIndices] = pod.leaf_cell_indices;
+    if (!pod.preassigned_cell_types.empty()) p[kTypes] = StringArray(pod.preassigned_cell_types);
+    pods.push_back(std::move(p));
+  }
+  j[kPlacement] = Json{{kChain, rec.placement.chain}, {kPods, std::move(pods)}};
+  if (!rec.virtual_leaf_cells.empty()) j[kVirtual] = StringArray(rec.virtual_leaf_cells);
+  return j;
+}
+
+// The deepest nesting of `text` outside strings, stopping early past `limit`: nlohmann's
+// parser builds values recursively, so depth is bounded before it runs.
+int MaxDepth(std::string_view text, int limit) {
+  int depth = 0, max = 0;
+  bool in_string = false, escaped = false;
+  for (char c : text) {
+    if (in_string) {
+      if (escaped) {
+        escaped = false;
+      } else if (c == '\\') {
+        escaped = true;
+      } else if (c == '"') {
+        in_string = false;
+      }
+      continue;
+    }
+    if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      if (++depth > max) max = depth;
+      if (max > limit) return max;
+    } else if (c == ']' || c == '}') {
+      --depth;
+    }
+  }
+  return max;
+}
+
+absl::StatusOr<Json> ParseJson(std::string_view text, std::string_view what) {
+  if (MaxDepth(text, kMaxJsonDepth) > kMaxJsonDepth) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(Sv(what), ": nested deeper than ", kMaxJsonDepth, " levels"));
+  }
+  Json j = Json::parse(text.begin(), text.end(), nullptr, /*allow_exceptions=*/false);
+  if (!j.is_discarded()) return j;
+  // Parse again with the SAX interface for the position (no exception is thrown).
+  struct Sax : nlohmann::json_sax<Json> {
+    std::string message;
+    bool null() override { return true; }
+    bool boolean(bool) override { return true; }
+    bool number_integer(number_integer_t) override { return true; }
+    bool number_unsigned(number_unsigned_t) override { return true; }
+    bool number_float(number_float_t, const string_t&) override { return true; }
+    bool string(string_t&) override { return true; }
+    bool binary(binary_t&) override { return true; }
+    bool start_object(std::size_t) override { return true; }
+    bool key(string_t&) override { return true; }
+    bool end_object() override { return true; }
+    bool start_array(std::size_t) override { return true; }
+    bool end_array() override { return true; }
+    bool parse_error(std::size_t, const std::string&,
+                     const nlohmann::detail::exception& ex) override {
+      message = ex.what();
+      return false;
+    }
+  } sax;
+  Json::sax_parse(text.begin(), text.end(), &sax, nlohmann::detail::input_format_t::json,
+                  /*strict=*/true);
+  std::string message = sax.message;
+  // "[json.exception.parse_error.101] parse error at line 1, column 5: ..." -> from "line".
+  const size_t at = message.find("line ");
+  if (at != std::string::npos) message = message.substr(at);
+  return absl::InvalidArgumentError(
+      absl::StrCat(Sv(what), ": malformed JSON at ", message.empty() ? "?" : message));
+}
+
+// Walks a parsed document, naming the JSON path of every problem.
+class Reader {
+ public:
+  static absl::Status Error(const std::string& path, std::string_view message) {
+    return absl::InvalidArgumentError(absl::StrCat(path, ": ", Sv(message)));
+  }
+
+  // `j` must be an object whose keys are all in `allowed`.
+  static absl::Status Object(const Json& j, const std::string& path,
+                             std::initializer_list<const char*> allowed) {
+    if (!j.is_object()) return Error(path, absl::StrCat("expected an object, got ", j.type_name()));
+    for (auto it = j.begin(); it != j.end(); ++it) {
+      bool known = false;
+      for (const char* k : allowed) known = known || it.key() == k;
+      if (!known) {
+        return Error(absl::StrCat(path, ".", it.key()),
+                     absl::StrCat("unknown key (this reader knows version ", kStateVersion,
+                                  " of the format)"));
+      }
+    }
+    return absl::OkStatus();
+  }
+
+  // The member `key` of object `j`; null when absent and not `required`.
+  static absl::StatusOr<const Json*> Member(const Json& j, const std::string& path, const char* key,
+                                            bool required) {
+    auto it = j.find(key);
+    if (it == j.end()) {
+      if (required) return Error(absl::StrCat(path, ".", key), "missing");
+      return static_cast<const Json*>(nullptr);
+    }
+    return &*it;
+  }
+
+  static absl::Status String(const Json& j, const std::string& path, const char* key, bool required,
+                             std::string* out) {
+    HIVED_ASSIGN_OR_RETURN(const Json* v, Member(j, path, key, required));
+    if (v == nullptr) return absl::OkStatus();
+    if (!v->is_string()) {
+      return Error(absl::StrCat(path, ".", key),
+                   absl::StrCat("expected a string, got ", v->type_name()));
+    }
+    *out = v->get<std::string>();
+    return absl::OkStatus();
+  }
+
+  // An optional boolean member (false when absent).
+  static absl::Status Bool(const Json& j, const std::string& path, const char* key, bool* out) {
+    HIVED_ASSIGN_OR_RETURN(const Json* v, Member(j, path, key, /*required=*/false));
+    if (v == nullptr) return absl::OkStatus();
+    if (!v->is_boolean()) {
+      return Error(absl::StrCat(path, ".", key),
+                   absl::StrCat("expected true or false, got ", v->type_name()));
+    }
+    *out = v->get<bool>();
+    return absl::OkStatus();
+  }
+
+  static absl::Status Int(const Json& v, const std::string& path, int64_t min, int64_t max,
+                          int32_t* out) {
+    if (!v.is_number_integer()) {
+      return Error(path, absl::StrCat("expected an integer, got ", v.type_name()));
+    }
+    const bool is_unsigned = v.is_number_unsigned();
+    const uint64_t u = is_unsigned ? v.get<uint64_t>() : 0;
+    const int64_t i = is_unsigned ? 0 : v.get<int64_t>();
+    const bool below = is_unsigned ? (min > 0 && u < static_cast<uint64_t>(min)) : i < min;
+    const bool above = is_unsigned ? u > static_cast<uint64_t>(max) : i > max;
+    if (below || above) {
+      return Error(path, absl::StrCat("integer out of range ", min, "..", max));
+    }
+    *out = static_cast<int32_t>(is_unsigned ? static_cast<int64_t>(u) : i);
+    return absl::OkStatus();
+  }
+
+  static absl::Status IntMember(const Json& j, const std::string& path, const char* key,
+                                int64_t min, int64_t max, int32_t* out) {
+    HIVED_ASSIGN_OR_RETURN(const Json* v, Member(j, path, key, /*required=*/true));
+    return Int(*v, absl::StrCat(path, ".", key), min, max, out);
+  }
+
+  static absl::Status Array(const Json& j, const std::string& path, const char* key, bool required,
+                            const Json** out) {
+    HIVED_ASSIGN_OR_RETURN(*out, Member(j, path, key, required));
+    if (*out != nullptr && !(*out)->is_array()) {
+      return Error(absl::StrCat(path, ".", key),
+                   absl::StrCat("expected a list, got ", (*out)->type_name()));
+    }
+    return absl::OkStatus();
+  }
+
+  static absl::Status Strings(const Json& j, const std::string& path, const char* key,
+                              std::vector<std::string>* out) {
+    const Json* a = nullptr;
+    HIVED_RETURN_IF_ERROR(Array(j, path, key, /*required=*/false, &a));
+    if (a == nullptr) return absl::OkStatus();
+    for (size_t i = 0; i < a->size(); ++i) {
+      const Json& v = (*a)[i];
+      if (!v.is_string()) {
+        return Error(absl::StrCat(path, ".", key, "[", i, "]"),
+                     absl::StrCat("expected a string, got ", v.type_name()));
+      }
+      out->push_back(v.get<std::string>());
+    }
+    return absl::OkStatus();
+  }
+};
+
+absl::Status PodFromJson(const Json& j, const std::string& path, PodPlacement* pod) {
+  HIVED_RETURN_IF_ERROR(Reader::Object(j, path, {kLeafNumber, kNode, kIndices, kTypes}));
+  HIVED_RETURN_IF_ERROR(Reader::IntMember(
+      j, path, kLeafNumber, 1, std::numeric_limits<int32_t>::max(), &pod->leaf_cell_number));
+  HIVED_RETURN_IF_ERROR(Reader::String(j, path, kNode, /*required=*/true, &pod->node));
+  const Json* indices = nullptr;
+  HIVED_RETURN_IF_ERROR(Reader::Array(j, path, kIndices, /*required=*/true, &indices));
+  if (static_cast<int64_t>(indices->size()) != pod->leaf_cell_number) {
+    return Reader::Error(
+        absl::StrCat(path, ".", kIndices),
+        absl::StrCat(indices->size(), " indices for ", pod->leaf_cell_number, " leaf cells"));
+  }
+  for (size_t i = 0; i < indices->size(); ++i) {
+    int32_t idx = 0;
+    HIVED_RETURN_IF_ERROR(Reader::Int((*indices)[i], absl::StrCat(path, ".", kIndices, "[", i, "]"),
+                                      0, std::numeric_limits<int32_t>::max(), &idx));
+    pod->leaf_cell_indices.push_back(idx);
+  }
+  HIVED_RETURN_IF_ERROR(Reader::Strings(j, path, kTypes, &pod->preassigned_cell_types));
+  if (!pod->preassigned_cell_types.empty() &&
+      pod->preassigned_cell_types.size() != pod->leaf_cell_indices.size()) {
+    return Reader::Error(absl::StrCat(path, ".", kTypes),
+                         absl::StrCat(pod->preassigned_cell_types.size(), " types for ",
+                                      pod->leaf_cell_indices.size(), " leaf cells"));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status RecordFromJson(const Json& j, const std::string& path, GroupRecord* rec) {
+  HIVED_RETURN_IF_ERROR(
+      Reader::Object(j, path,
+                     {kName, kVc, kPriority, kLeafType, kPinned, kLazy, kMembers, kState,
+                      kDowngradeReason, kPreemptor, kPlacement, kVirtual}));
+  GroupRequest& r = rec->request;
+  HIVED_RETURN_IF_ERROR(Reader::String(j, path, kName, /*required=*/true, &r.name));
+  if (r.name.empty()) return Reader::Error(absl::StrCat(path, ".", kName), "empty group name");
+  HIVED_RETURN_IF_ERROR(Reader::String(j, path, kVc, /*required=*/true, &r.vc));
+  HIVED_RETURN_IF_ERROR(Reader::IntMember(j, path, kPriority, kOpportunisticPriority,
+                                          kMaxGuaranteedPriority, &r.priority));
+  HIVED_RETURN_IF_ERROR(Reader::String(j, path, kLeafType, /*required=*/false, &r.leaf_cell_type));
+  HIVED_RETURN_IF_ERROR(Reader::String(j, path, kPinned, /*required=*/false, &r.pinned_cell_id));
+  HIVED_RETURN_IF_ERROR(Reader::Bool(j, path, kLazy, &r.lazy_preemption));
+  const Json* members = nullptr;
+  HIVED_RETURN_IF_ERROR(Reader::Array(j, path, kMembers, /*required=*/true, &members));
+  if (members->empty()) return Reader::Error(absl::StrCat(path, ".", kMembers), "no members");
+  int64_t pods = 0;
+  for (size_t i = 0; i < members->size(); ++i) {
+    const std::string mpath = absl::StrCat(path, ".", kMembers, "[", i, "]");
+    const Json& m = (*members)[i];
+    HIVED_RETURN_IF_ERROR(Reader::Object(m, mpath, {kPodNumber, kLeafNumber}));
+    GroupMember member;
+    HIVED_RETURN_IF_ERROR(
+        Reader::IntMember(m, mpath, kPodNumber, 1, kMaxGroupPods, &member.pod_number));
+    HIVED_RETURN_IF_ERROR(Reader::IntMember(
+        m, mpath, kLeafNumber, 1, std::numeric_limits<int32_t>::max(), &member.leaf_cell_number));
+    pods += member.pod_number;
+    if (pods > kMaxGroupPods) {
+      return Reader::Error(mpath, absl::StrCat("more than ", kMaxGroupPods, " pods in all"));
+    }
+    r.members.push_back(member);
+  }
+  std::string state;
+  HIVED_RETURN_IF_ERROR(Reader::String(j, path, kState, /*required=*/true, &state));
+  if (state == GroupStateName(GroupState::kAllocated)) {
+    rec->state = GroupState::kAllocated;
+    if (r.priority < kMinGuaranteedPriority) {
+      return Reader::Error(absl::StrCat(path, ".", kState),
+                           "an opportunistic request (priority -1) cannot be allocated");
+    }
+  } else if (state == GroupStateName(GroupState::kOpportunistic)) {
+    rec->state = GroupState::kOpportunistic;
+  } else {
+    return Reader::Error(absl::StrCat(path, ".", kState),
+                         absl::StrCat("expected allocated or opportunistic, got ", state));
+  }
+  HIVED_RETURN_IF_ERROR(
+      Reader::String(j, path, kDowngradeReason, /*required=*/false, &rec->downgrade_reason));
+  HIVED_RETURN_IF_ERROR(Reader::String(j, path, kPreemptor, /*required=*/false, &rec->preemptor));
+
+  HIVED_ASSIGN_OR_RETURN(const Json* placement,
+                         Reader::Member(j, path, kPlacement, /*required=*/true));
+  const std::string ppath = absl::StrCat(path, ".", kPlacement);
+  HIVED_RETURN_IF_ERROR(Reader::Object(*placement, ppath, {kChain, kPods}));
+  HIVED_RETURN_IF_ERROR(
+      Reader::String(*placement, ppath, kChain, /*required=*/true, &rec->placement.chain));
+  const Json* pod_list = nullptr;
+  HIVED_RETURN_IF_ERROR(Reader::Array(*placement, ppath, kPods, /*required=*/true, &pod_list));
+  size_t leaves = 0;
+  for (size_t i = 0; i < pod_list->size(); ++i) {
+    PodPlacement pod;
+    HIVED_RETURN_IF_ERROR(
+        PodFromJson((*pod_list)[i], absl::StrCat(ppath, ".", kPods, "[", i, "]"), &pod));
+    leaves += pod.leaf_cell_indices.size();
+    rec->placement.pods.push_back(std::move(pod));
+  }
+  HIVED_RETURN_IF_ERROR(Reader::Strings(j, path, kVirtual, &rec->virtual_leaf_cells));
+  if (!rec->virtual_leaf_cells.empty() && rec->virtual_leaf_cells.size() != leaves) {
+    return Reader::Error(absl::StrCat(path, ".", kVirtual),
+                         absl::StrCat(rec->virtual_leaf_cells.size(), " virtual cells for ", leaves,
+                                      " leaf cells in the placement"));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+std::string SavedStateToJson(const SavedState& state) {
+  // The header on one line, then one group per line: valid JSON that diffs well.
+  std::string out = absl::StrCat("{", Dump(Json(kSchema)), ":", Dump(Json(kStateSchema)), ",",
+                                 Dump(Json(kVersion)), ":", kStateVersion, ",", Dump(Json(kConfig)),
+                                 ":", Dump(Json(state.config)), ",", Dump(Json(kBadNodes)), ":",
+                                 Dump(StringArray(state.bad_nodes)), ",", Dump(Json(kDoomed)), ":",
+                                 Dump(StringArray(state.doomed)), ",", Dump(Json(kGroups)), ":[");
+  for (size_t i = 0; i < state.groups.size(); ++i) {
+    absl::StrAppend(&out, i == 0 ? "\n" : ",\n", Dump(RecordToJson(state.groups[i])));
+  }
+  absl::StrAppend(&out, state.groups.empty() ? "]," : "\n],", Dump(Json(kBindings)), ":[");
+  for (size_t i = 0; i < state.bindings.size(); ++i) {
+    const SavedBinding& b = state.bindings[i];
+    Json j = Json{{kVirtualCell, b.virtual_cell}, {kPhysicalCell, b.physical_cell}};
+    if (b.bad) j[kBad] = true;
+    absl::StrAppend(&out, i == 0 ? "\n" : ",\n", Dump(j));
+  }
+  absl::StrAppend(&out, state.bindings.empty() ? "]}\n" : "\n]}\n");
+  return out;
+}
+
+absl::StatusOr<SavedState> SavedStateFromJson(std::string_view text) {
+  HIVED_ASSIGN_OR_RETURN(Json j, ParseJson(text, "saved state"));
+  const std::string root = "$";
+  HIVED_RETURN_IF_ERROR(Reader::Object(
+      j, root, {kSchema, kVersion, kConfig, kBadNodes, kDoomed, kGroups, kBindings}));
+  std::string schema;
+  HIVED_RETURN_IF_ERROR(Reader::String(j, root, kSchema, /*required=*/true, &schema));
+  if (schema != kStateSchema) {
+    return Reader::Error(absl::StrCat(root, ".", kSchema),
+                         absl::StrCat("expected ", kStateSchema, ", got ", schema));
+  }
+  int32_t version = 0;
+  HIVED_RETURN_IF_ERROR(Reader::IntMember(j, root, kVersion, std::numeric_limits<int32_t>::min(),
+                                          std::numeric_limits<int32_t>::max(), &version));
+  if (version != kStateVersion) {
+    return Reader::Error(absl::StrCat(root, ".", kVersion),
+                         absl::StrCat("version ", version,
+                                      " is not readable by this library (it "
+                                      "reads version ",
+                                      kStateVersion, " only)"));
+  }
+  SavedState state;
+  HIVED_RETURN_IF_ERROR(Reader::String(j, root, kConfig, /*required=*/false, &state.config));
+  HIVED_RETURN_IF_ERROR(Reader::Strings(j, root, kBadNodes, &state.bad_nodes));
+  HIVED_RETURN_IF_ERROR(Reader::Strings(j, root, kDoomed, &state.doomed));
+  const Json* bindings = nullptr;
+  HIVED_RETURN_IF_ERROR(Reader::Array(j, root, kBindings, /*required=*/false, &bindings));
+  for (size_t i = 0; bindings != nullptr && i < bindings->size(); ++i) {
+    const std::string path = absl::StrCat(root, ".", kBindings, "[", i, "]");
+    const Json& b = (*bindings)[i];
+    HIVED_RETURN_IF_ERROR(Reader::Object(b, path, {kVirtualCell, kPhysicalCell, kBad}));
+    SavedBinding binding;
+    HIVED_RETURN_IF_ERROR(
+        Reader::String(b, path, kVirtualCell, /*required=*/true, &binding.virtual_cell));
+    HIVED_RETURN_IF_ERROR(
+        Reader::String(b, path, kPhysicalCell, /*required=*/true, &binding.physical_cell));
+    HIVED_RETURN_IF_ERROR(Reader::Bool(b, path, kBad, &binding.bad));
+    state.bindings.push_back(std::move(binding));
+  }
+  const Json* groups = nullptr;
+  HIVED_RETURN_IF_ERROR(Reader::Array(j, root, kGroups, /*required=*/true, &groups));
+  absl::flat_hash_map<std::string, size_t> seen;
+  for (size_t i = 0; i < groups->size(); ++i) {
+    const std::string path = absl::StrCat(root, ".", kGroups, "[", i, "]");
+    GroupRecord rec;
+    HIVED_RETURN_IF_ERROR(RecordFromJson((*groups)[i], path, &rec));
+    auto [it, inserted] = seen.emplace(rec.request.name, i);
+    if (!inserted) {
+      return Reader::Error(absl::StrCat(path, ".", kName),
+                           absl::StrCat("duplicate group ", rec.request.name, " (also at $.",
+                                        kGroups, "[", it->second, "])"));
+    }
+    state.groups.push_back(std::move(rec));
+  }
+  return state;
+}
+
+}  // namespace internal
+
+std::string GroupRecordToJson(const GroupRecord& record) {
+  return internal::Dump(internal::RecordToJson(record));
+}
+
+absl::StatusOr<GroupRecord> GroupRecordFromJson(std::string_view json) {
+  HIVED_ASSIGN_OR_RETURN(internal::Json j, internal::ParseJson(json, "group record"));
+  GroupRecord rec;
+  HIVED_RETURN_IF_ERROR(internal::RecordFromJson(j, "$", &rec));
+  return rec;
+}
+
+}  // namespace hived

@@ -1,0 +1,57 @@
+// src/persistence_json.h: the JSON form of `GroupRecord` and of a saved scheduler state
+// (docs/state-format.md), with nlohmann-json. Internal: public headers never include
+// nlohmann-json; the public entry points are in include/hived/state.h and scheduler.h.
+//
+// Invariants:
+//  (1) Writing is deterministic: keys in a fixed order, optional keys written exactly when
+//      they differ from their default, groups in the order given (SaveState: by name), so
+//      write(read(write(x))) == write(x) byte for byte.
+//  (2) Reading never throws and never recurses deeper than `kMaxJsonDepth`; every error is
+//      kInvalidArgument naming the JSON path ("$.groups[3].placement.pods[0].physicalNode")
+//      or, for malformed JSON, the line and column.
+//  (3) Reading rejects unknown keys (a typo must not drop data silently) and a state of
+//      another schema or version.
+//
+// Thread safety: pure functions.
+#ifndef HIVED_SRC_PERSISTENCE_JSON_H_
+#define HIVED_SRC_PERSISTENCE_JSON_H_
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "hived/state.h"
+
+namespace hived::internal {
+
+inline constexpr int kMaxJsonDepth = 32;
+
+// A virtual cell bound although no group uses anything below it: inside a pinned cell
+// (kept once bound), mirroring a bad physical cell, or a doomed cell's subtree.
+struct SavedBinding {
+  std::string virtual_cell;   // "VC1/0/3"
+  std::string physical_cell;  // the physical address, "0/r0n3"
+  bool bad = false;           // bound because the physical cell is bad
+};
+
+// A whole saved state: the nodes marked bad, every running group and the bindings that
+// history decided (valid only for the same cluster structure: `config`).
+struct SavedState {
+  std::string config;                  // fingerprint of the cells and VCs it was saved with
+  std::vector<std::string> bad_nodes;  // config order
+  std::vector<GroupRecord> groups;     // by name
+  std::vector<SavedBinding> bindings;  // virtual cell id order: parents first
+  std::vector<std::string> doomed;     // doomed preassigned cells, in their VC slots' order
+};
+
+// One group per line, so saved states diff well.
+std::string SavedStateToJson(const SavedState& state);
+// Errors (kInvalidArgument): malformed JSON (line, column), another schema or version,
+// a malformed record or a duplicate group (JSON path).
+absl::StatusOr<SavedState> SavedStateFromJson(std::string_view text);
+
+}  // namespace hived::internal
+
+#endif  // HIVED_SRC_PERSISTENCE_JSON_H_

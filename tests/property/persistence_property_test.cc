@@ -1,0 +1,371 @@
+// Property test of persistence (issue 12): two schedulers receive the same random calls
+// (schedule in both phases with lazy preemption, pinned cells, leaf types and suggested
+// nodes; allocate, also of stale placements; release; cancel; re-check preempting groups;
+// bad and healthy nodes). At random points the preempting groups are cancelled (they are
+// not persisted: the restart rule), one scheduler's state is saved and the other is
+// replaced by `Restore` of it. Then:
+//  - `SaveState` of the restored scheduler is byte-identical to the saved state, and the
+//    report keeps every group;
+//  - after every further call both return the same result (outcome, placement, victims,
+//    reason, code, errors, allocate info) and show the same state (`SaveState`, groups,
+//    virtual clusters, capacity, usage, nodes);
+//  - `CheckInvariants` holds on both;
+//  - restored into the spec without its last VC (sometimes), every group is reported, the
+//    removed VC's guaranteed groups run downgraded and every other group is kept.
+// Runs on a small cluster and on HiveD's design config (vendored).
+#include <algorithm>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <random>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "hived/config.h"
+#include "hived/scheduler.h"
+#include "hived/state.h"
+#include "support/catch.h"
+#include "support/property_knobs.h"
+
+namespace {
+
+using hived::GroupRequest;
+using hived::GroupState;
+using hived::Outcome;
+using hived::Phase;
+using hived::Scheduler;
+
+std::string PlacementText(const hived::Placement& p) {
+  std::string out = p.chain;
+  for (const auto& pod : p.pods) {
+    absl::StrAppend(&out, " ", pod.node, ":", absl::StrJoin(pod.leaf_cell_indices, ","), "[",
+                    absl::StrJoin(pod.preassigned_cell_types, ","), "]");
+  }
+  return out;
+}
+
+std::string Text(const absl::StatusOr<hived::ScheduleResult>& r) {
+  if (!r.ok()) return r.status().ToString();
+  return absl::StrCat(hived::OutcomeName(r->outcome), " ", PlacementText(r->placement),
+                      " v=", absl::StrJoin(r->victims, ","), " r=", r->reason,
+                      " c=", static_cast<int>(r->code));
+}
+
+std::string Text(const absl::StatusOr<hived::AllocateInfo>& r) {
+  if (!r.ok()) return r.status().ToString();
+  return absl::StrCat("allocated ", r->downgraded, " ", r->reason);
+}
+
+void VirtualText(const std::vector<hived::VirtualCellStatus>& cells, std::string* out) {
+  for (const auto& c : cells) {
+    absl::StrAppend(out, c.address, "=", c.physical_cell, ":", hived::CellStateName(c.state), ":",
+                    c.priority, ":", c.health == hived::CellHealth::kBad ? "bad" : "ok", " ");
+    VirtualText(c.children, out);
+  }
+}
+
+// Everything a client can observe, except the whole physical tree (the virtual trees and
+// capacity cover its bindings).
+std::string StateText(const Scheduler& s) {
+  std::string out = *s.SaveState();
+  for (const auto& g : s.Groups()) {
+    absl::StrAppend(&out, g.name, " ", hived::GroupStateName(g.state), " ", g.priority, " ",
+                    g.preemptor, " ", g.downgrade_reason, " ", PlacementText(g.placement), "\n");
+  }
+  for (const auto& vc : s.spec().virtual_clusters) {
+    auto cells = s.VirtualCluster(vc.name);
+    if (cells.ok()) VirtualText(*cells, &out);
+    out += "\n";
+  }
+  for (const auto& c : s.Capacity()) {
+    absl::StrAppend(&out, c.chain, "/", c.level, " ", c.free, " ", c.obtainable, " ", c.bad_free,
+                    " ", c.vc_unbound, "\n");
+  }
+  for (const auto& u : s.VcUsages()) {
+    absl::StrAppend(&out, u.vc, "/", u.leaf_cell_type, " ", u.guaranteed_used_leaf_cells, " ",
+                    u.opportunistic_used_leaf_cells, "\n");
+  }
+  for (const auto& n : s.Nodes()) {
+    absl::StrAppend(&out, n.name, " ", n.free_leaf_cells, " ", n.healthy, "\n");
+  }
+  return out;
+}
+
+// "" when equal; else the first differing line of each.
+std::string Difference(const std::string& a, const std::string& b) {
+  if (a == b) return "";
+  size_t i = 0;
+  while (i < a.size() && i < b.size() && a[i] == b[i]) ++i;
+  const size_t start = i == 0 ? 0 : a.rfind('\n', i - 1) + 1;  // npos + 1 == 0
+  auto line = [&](const std::string& s) { return s.substr(start, s.find('\n', i) - start); };
+  return absl::StrCat("first difference:\n  ", line(a), "\n  ", line(b));
+}
+
+class Lockstep {
+ public:
+  Lockstep(const hived::ClusterSpec& spec, uint64_t seed) : spec_(spec), rng_(seed) {
+    a_ = std::move(*Scheduler::Create(spec));
+    b_ = std::move(*Scheduler::Create(spec));
+    for (const auto& n : a_->Nodes()) {
+      nodes_.push_back(n.name);
+      max_leaves_ = std::max(max_leaves_, n.total_leaf_cells);
+      if (std::find(types_.begin(), types_.end(), n.leaf_cell_type) == types_.end())
+        types_.push_back(n.leaf_cell_type);
+    }
+  }
+
+  int64_t restores() const { return restores_; }
+  int64_t placed() const { return placed_; }
+
+  void Step() {
+    if (log_.size() > 12) log_.erase(log_.begin());
+    log_.emplace_back();
+    const int kind = Pick(100);
+    if (kind < 45) {
+      ScheduleNew();
+    } else if (kind < 60) {
+      ReleaseSome();
+    } else if (kind < 66) {
+      RecheckPreempting();
+    } else if (kind < 70) {
+      CancelSome();
+    } else if (kind < 75) {
+      FlipNode();
+    } else if (kind < 79) {
+      AllocateStale();
+    } else if (kind < 85) {
+      SaveAndRestore();
+    } else {
+      ScheduleNew();
+    }
+    INFO("last calls:\n" << absl::StrJoin(log_, "\n"));
+    REQUIRE(a_->CheckInvariants().ok());
+    REQUIRE(b_->CheckInvariants().ok());
+    REQUIRE(Difference(StateText(*a_), StateText(*b_)) == "");
+  }
+
+  // The restart: preempting groups are cancelled (not persisted), then one side is rebuilt
+  // from the other's saved state.
+  void SaveAndRestore() {
+    for (const auto& g : a_->Groups()) {
+      if (g.state == GroupState::kPreempting) {
+        REQUIRE(a_->CancelPreemption(g.name).ok());
+        REQUIRE(b_->CancelPreemption(g.name).ok());
+      }
+    }
+    const bool into_a = Pick(2) == 0;
+    Scheduler& from = into_a ? *b_ : *a_;
+    const std::string state = *from.SaveState();
+    hived::RestoreReport report;
+    auto restored = Scheduler::Restore(spec_, state, &report);
+    REQUIRE(restored.ok());
+    for (const auto& g : report.groups) {
+      CAPTURE(g.name, g.reason);
+      REQUIRE(g.outcome == hived::RestoreOutcome::kKept);
+    }
+    REQUIRE(report.unknown_nodes.empty());
+    CAPTURE(report.notes);
+    REQUIRE(Difference(*(*restored)->SaveState(), state) == "");
+    (into_a ? a_ : b_) = std::move(*restored);
+    absl::StrAppend(&log_.back(), "restore ", into_a ? "a" : "b");
+    ++restores_;
+    if (Pick(4) == 0) RestoreWithoutLastVc(state);
+  }
+
+  // The same state restored into the spec without its last VC (a reconfiguration): every
+  // group is reported, the removed VC's guaranteed groups run downgraded, the others are
+  // kept, nothing is dropped, and the invariants hold.
+  void RestoreWithoutLastVc(const std::string& state) {
+    hived::ClusterSpec smaller = spec_;
+    const std::string gone = smaller.virtual_clusters.back().name;
+    smaller.virtual_clusters.pop_back();
+    hived::RestoreReport report;
+    auto restored = Scheduler::Restore(smaller, state, &report);
+    REQUIRE(restored.ok());
+    REQUIRE((*restored)->CheckInvariants().ok());
+    const std::vector<hived::GroupStatus> before = a_->Groups();
+    REQUIRE(report.groups.size() == before.size());
+    for (size_t i = 0; i < before.size(); ++i) {
+      const hived::GroupStatus& g = before[i];
+      CAPTURE(g.name, report.groups[i].reason);
+      REQUIRE(report.groups[i].name == g.name);
+      const bool downgrade = g.vc == gone && g.state == GroupState::kAllocated;
+      REQUIRE(report.groups[i].outcome ==
+              (downgrade ? hived::RestoreOutcome::kDowngraded : hived::RestoreOutcome::kKept));
+      REQUIRE((*restored)->GetGroup(g.name).state ==
+              (downgrade ? GroupState::kOpportunistic : g.state));
+    }
+    ++reconfigured_;
+  }
+
+  int64_t reconfigured() const { return reconfigured_; }
+
+ private:
+  int Pick(int n) { return static_cast<int>(rng_() % static_cast<uint64_t>(n)); }
+
+  GroupRequest RandomRequest() {
+    GroupRequest r;
+    r.name = absl::StrCat("g", next_++);
+    const auto& vc = spec_.virtual_clusters[static_cast<size_t>(
+        Pick(static_cast<int>(spec_.virtual_clusters.size())))];
+    r.vc = vc.name;
+    static constexpr int kPriorities[] = {-1, 0, 0, 1, 2, 5};
+    r.priority = kPriorities[Pick(6)];
+    r.lazy_preemption = Pick(3) == 0;
+    if (r.priority >= 0 && !vc.pinned_cells.empty() && Pick(5) == 0) {
+      r.pinned_cell_id =
+          vc.pinned_cells[static_cast<size_t>(Pick(static_cast<int>(vc.pinned_cells.size())))]
+              .pinned_cell_id;
+    } else if (Pick(3) == 0) {
+      r.leaf_cell_type = types_[static_cast<size_t>(Pick(static_cast<int>(types_.size())))];
+    }
+    const int kinds = 1 + Pick(2);
+    for (int k = 0; k < kinds; ++k) {
+      int leaves = 1 << Pick(4);
+      leaves = std::min(leaves, max_leaves_);
+      r.members.push_back({1 + Pick(k == 0 ? 3 : 2), leaves});
+    }
+    if (Pick(6) == 0) {
+      std::vector<std::string> suggested;
+      for (const std::string& n : nodes_) {
+        if (Pick(4) != 0) suggested.push_back(n);
+      }
+      r.suggested_nodes = suggested;
+    }
+    return r;
+  }
+
+  // Schedules on both; allocates a kPlaced result on both (mostly).
+  void ScheduleOn(const GroupRequest& r, Phase phase) {
+    auto ra = a_->Schedule(r, phase);
+    auto rb = b_->Schedule(r, phase);
+    absl::StrAppend(&log_.back(), "schedule ", r.name, " ", r.vc, " p", r.priority,
+                    phase == Phase::kFiltering ? " filtering" : " preempting", ": ", Text(ra),
+                    "; ");
+    CAPTURE(r.name);
+    REQUIRE(Text(ra) == Text(rb));
+    if (!ra.ok()) return;
+    if (ra->outcome == Outcome::kPlaced && Pick(10) != 0) {
+      auto ia = a_->Allocate(r, ra->placement);
+      auto ib = b_->Allocate(r, rb->placement);
+      REQUIRE(Text(ia) == Text(ib));
+      absl::StrAppend(&log_.back(), "allocate: ", Text(ia));
+      if (ia.ok()) {
+        ++placed_;
+        placements_.emplace_back(r, ra->placement);
+      }
+    }
+  }
+
+  void ScheduleNew() {
+    GroupRequest r = RandomRequest();
+    requests_[r.name] = r;
+    ScheduleOn(r, Pick(4) == 0 ? Phase::kFiltering : Phase::kPreempting);
+  }
+
+  // A random live group that is (or is not) Preempting; empty when there is none.
+  std::string PickGroup(bool preempting) {
+    std::vector<std::string> names;
+    for (const auto& g : a_->Groups()) {
+      if ((g.state == GroupState::kPreempting) == preempting) names.push_back(g.name);
+    }
+    return names.empty() ? std::string()
+                         : names[static_cast<size_t>(Pick(static_cast<int>(names.size())))];
+  }
+
+  void ReleaseSome() {
+    const std::string name = PickGroup(/*preempting=*/false);
+    if (name.empty()) return;
+    absl::StrAppend(&log_.back(), "release ", name);
+    REQUIRE(a_->Release(name).ToString() == b_->Release(name).ToString());
+  }
+
+  void CancelSome() {
+    const std::string name = PickGroup(/*preempting=*/true);
+    if (name.empty()) return;
+    absl::StrAppend(&log_.back(), "cancel ", name);
+    REQUIRE(a_->CancelPreemption(name).ToString() == b_->CancelPreemption(name).ToString());
+  }
+
+  void RecheckPreempting() {
+    const std::string name = PickGroup(/*preempting=*/true);
+    if (!name.empty()) {
+      ScheduleOn(requests_[name], Pick(3) == 0 ? Phase::kFiltering : Phase::kPreempting);
+    }
+  }
+
+  void FlipNode() {
+    const std::string& node = nodes_[static_cast<size_t>(Pick(static_cast<int>(nodes_.size())))];
+    const bool healthy = Pick(2) == 0;
+    absl::StrAppend(&log_.back(), "node ", node, healthy ? " healthy" : " bad");
+    REQUIRE(a_->SetNodeHealthy(node, healthy).ToString() ==
+            b_->SetNodeHealthy(node, healthy).ToString());
+  }
+
+  // Recovery-mode Allocate: an old placement of a group that is gone (under a new name).
+  void AllocateStale() {
+    if (placements_.empty()) return;
+    auto [r, placement] =
+        placements_[static_cast<size_t>(Pick(static_cast<int>(placements_.size())))];
+    r.name = absl::StrCat("g", next_++, "-stale");
+    r.suggested_nodes.reset();
+    auto ia = a_->Allocate(r, placement);
+    auto ib = b_->Allocate(r, placement);
+    absl::StrAppend(&log_.back(), "allocate stale ", r.name, " ", PlacementText(placement), ": ",
+                    Text(ia));
+    REQUIRE(Text(ia) == Text(ib));
+  }
+
+  const hived::ClusterSpec& spec_;
+  std::mt19937_64 rng_;
+  std::unique_ptr<Scheduler> a_, b_;
+  std::vector<std::string> nodes_;
+  std::vector<std::string> types_;
+  int32_t max_leaves_ = 1;
+  std::map<std::string, GroupRequest> requests_;
+  std::vector<std::pair<GroupRequest, hived::Placement>> placements_;
+  std::vector<std::string> log_;  // the last calls, for failure messages
+  int64_t next_ = 0;
+  int64_t restores_ = 0;
+  int64_t reconfigured_ = 0;
+  int64_t placed_ = 0;
+};
+
+void RunConfig(const std::string& path, int64_t default_steps) {
+  auto spec = hived::LoadClusterSpecFile(path);
+  REQUIRE(spec.ok());
+  const int64_t steps = hived::testing::PropertySteps(default_steps);
+  const uint64_t end = hived::testing::PropertySeedEnd(1, 4);
+  for (uint64_t seed = hived::testing::PropertyFirstSeed(1); seed < end; ++seed) {
+    CAPTURE(path, seed);
+    Lockstep run(*spec, seed);
+    for (int64_t step = 0; step < steps; ++step) {
+      CAPTURE(step);
+      run.Step();
+    }
+    run.SaveAndRestore();
+    // Not vacuous: groups ran and restores happened.
+    CHECK(run.placed() > steps / 20);
+    CHECK(run.restores() > steps / 50);
+    CHECK(run.reconfigured() > 0);
+  }
+}
+
+TEST_CASE("Persistence: a restored scheduler decides every further call as the saved one",
+          "[persistence][property]") {
+  RunConfig(std::string(HIVED_SOURCE_DIR) + "/tests/testdata/sched-two-racks-4vc.yaml", 1000);
+}
+
+TEST_CASE("Persistence: restore fidelity on two leaf types", "[persistence][property]") {
+  RunConfig(std::string(HIVED_SOURCE_DIR) + "/tests/testdata/sched-hetero-2types.yaml", 800);
+}
+
+TEST_CASE("Persistence: restore fidelity on HiveD's design config", "[persistence][property]") {
+  RunConfig(std::string(HIVED_SOURCE_DIR) + "/tests/unit/persistence/hived-design.yaml", 800);
+}
+
+}  // namespace
