@@ -116,11 +116,6 @@ void SchedulerImpl::Decide(const Req& req, Decision* d) {
       d->overlapping.push_back(rv);
     }
   }
-  // The plan was made on the lazily downgraded state; undo the downgrades, latest first:
-  // deciding leaves the state as it was (Commit applies them again).
-  for (auto it = d->lazy.rbegin(); it != d->lazy.rend(); ++it) {
-    RevertDowngrade(*it, groups_[*it].priority);
-  }
 }
 
 absl::StatusOr<ScheduleResult> SchedulerImpl::Commit(const Req& req, Phase phase, Decision* d) {
@@ -281,7 +276,6 @@ absl::StatusOr<ScheduleResult> SchedulerImpl::RecheckPreempting(GroupId g,
 }
 
 SchedulerImpl::Attempt SchedulerImpl::TryGuaranteed(const Req& req, int32_t view_id, Decision* d) {
-  std::vector<GroupId>* lazy_done = &d->lazy;
   Attempt a;
   const View& view = views_[static_cast<size_t>(view_id)];
   std::string inf = Infeasibility(req, view, &a.code);
@@ -313,29 +307,12 @@ SchedulerImpl::Attempt SchedulerImpl::TryGuaranteed(const Req& req, int32_t view
                                 &leaves);
   }
   placer_.ClearTaken();
-  // Lazy preemption: downgrade lazily preemptible running groups on the chosen leaves.
-  size_t lazy_mark = lazy_done->size();
-  if (req.pinned_root == kNilId && q != kOpportunisticPriority) {
-    for (uint32_t v : leaves) {
-      CellId pc = v_[v].bound;
-      if (pc.IsNil()) continue;
-      GroupId u = p_user_[pc.value()];
-      if (u == kNilId) continue;
-      Group& victim = groups_[u];
-      if (!victim.lazy || victim.running < kMinGuaranteedPriority ||
-          victim.state != GState::kRunning) {
-        continue;
-      }
-      DowngradeGroup(u, req.raw->name, absl::StrCat("lazily preempted by group ", req.raw->name));
-      lazy_done->push_back(u);
-    }
-  }
-  if (!MapPlacement(view.chain, leaves, &d->pleaves)) {
-    for (size_t i = lazy_done->size(); i > lazy_mark; --i) {
-      GroupId u = (*lazy_done)[i - 1];
-      RevertDowngrade(u, groups_[u].priority);
-    }
-    lazy_done->resize(lazy_mark);
+  // Lazy preemption: lazily preemptible running groups on the chosen leaves are planned
+  // to be downgraded (`d->lazy`), and the binding is planned as if they were.
+  d->lazy.clear();
+  if (req.pinned_root == kNilId && q != kOpportunisticPriority) LazyDowngrades(leaves, &d->lazy);
+  if (!PlanBinding(view.chain, leaves, d->lazy, &d->pleaves)) {
+    d->lazy.clear();
     a.code = ReasonCode::kBindingUnavailable;
     a.reason = absl::StrCat(
         "VC ", vcs_[req.vc.value()].name, ", chain ", forest_->chain_info(view.chain).name,
@@ -374,6 +351,42 @@ SchedulerImpl::Attempt SchedulerImpl::TryOpportunistic(const Req& req, ChainId c
   for (uint32_t x : leaves) d->pleaves.push_back(CellId(x));
   d->vleaves.assign(leaves.size(), kNilId);
   return a;
+}
+
+void SchedulerImpl::LazyDowngrades(const std::vector<VCellId>& vleaves,
+                                   std::vector<GroupId>* lazy) const {
+  for (VCellId v : vleaves) {
+    CellId pc = v_[v].bound;
+    if (pc.IsNil()) continue;
+    GroupId u = p_user_[pc.value()];
+    if (u == kNilId) continue;
+    const Group& victim = groups_[u];
+    if (!victim.lazy || victim.running < kMinGuaranteedPriority ||
+        victim.state != GState::kRunning) {
+      continue;
+    }
+    if (std::find(lazy->begin(), lazy->end(), u) == lazy->end()) lazy->push_back(u);
+  }
+}
+
+bool SchedulerImpl::PlanBinding(ChainId ch, const std::vector<VCellId>& vleaves,
+                                const std::vector<GroupId>& downgrades,
+                                std::vector<CellId>* pleaves) {
+  if (downgrades.empty()) return MapPlacement(ch, vleaves, pleaves);
+  // The downgrade trial: the only state change left inside Decide (docs/architecture.md,
+  // "What is still shared"). Applied in order, planned on, reverted latest first; the
+  // names a real downgrade records are left empty here, since the revert clears them.
+  // The health work the trial notes (chains to rebalance, bad-bound cells to mirror) is
+  // forgotten with it: the reverted state needs none of it.
+  static const std::string kTrial;
+  const Health::PendingMark mark = health_.mark();
+  for (GroupId u : downgrades) DowngradeGroup(u, kTrial, kTrial);
+  const bool ok = MapPlacement(ch, vleaves, pleaves);
+  for (auto it = downgrades.rbegin(); it != downgrades.rend(); ++it) {
+    RevertDowngrade(*it, groups_[*it].priority);
+  }
+  health_.ForgetSince(mark);
+  return ok;
 }
 
 // ---------------------------------------------------------------------------------------

@@ -22,8 +22,9 @@
 //     of lower priority), then per pod the lowest cell inside the node holding enough
 //     usable leaves.
 //  2. Lazy preemption: running lazily preemptible groups on the chosen virtual leaves are
-//     downgraded to opportunistic, so step 3 plans on the state they leave; `Decide`
-//     undoes them before it returns, and `Commit` applies them again (Preempting phase).
+//     the planned downgrades (`Decision::lazy`, found over const state); step 3 plans as
+//     if they were applied (`PlanBinding` tries them on the state and reverts them before
+//     it returns), and `Commit` applies them (Preempting phase).
 //  3. Binding: unbound virtual cells on the leaves' paths are planned on physical cells by
 //     `cellalloc::BuddyPlanner` (buddy allocation on an overlay of the allocator's free
 //     lists, HiveD's candidate order, backtracking, the safe relaxed split); the plan is
@@ -182,8 +183,9 @@ class SchedulerImpl {
   };
 
   // What `Schedule` does with a new group: computed by `Decide`, which leaves no
-  // observable change (lazy downgrades are tried on the state to plan the binding, then
-  // undone), and applied by `Commit` in one step (nothing in the Filtering phase).
+  // observable change (its one state change, the downgrade trial in `PlanBinding`, is
+  // reverted inside that call), and applied by `Commit` in one step (nothing in the
+  // Filtering phase).
   struct Decision {
     bool found = false;
     Outcome outcome = Outcome::kWaiting;  // when !found: kWaiting or kInfeasible
@@ -230,6 +232,13 @@ class SchedulerImpl {
                  std::vector<int32_t>* pod_node, std::string* reason, ReasonCode* code) const;
   const View* ViewForTesting(std::string_view vc, std::string_view chain) const;
 
+  // The lazily preemptible running groups using `vleaves`' bound physical leaves, in leaf
+  // order, each once, appended to `lazy` (the downgrades a guaranteed placement implies).
+  void LazyDowngrades(const std::vector<VCellId>& vleaves, std::vector<GroupId>* lazy) const;
+  // `MapPlacement` as if `downgrades` were applied first: tried on the state and reverted
+  // before it returns (no observable change; the one mutation left in `Decide`).
+  bool PlanBinding(ChainId ch, const std::vector<VCellId>& vleaves,
+                   const std::vector<GroupId>& downgrades, std::vector<CellId>* pleaves);
   // Binding: plans the unbound virtual cells on `vleaves`' paths on physical cells with the
   // cellalloc planner (nothing changes); the leaves' physical cells in `pleaves`.
   bool MapPlacement(ChainId ch, const std::vector<VCellId>& vleaves, std::vector<CellId>* pleaves);
