@@ -28,18 +28,9 @@ std::unique_ptr<Outcome> Run(PolicyKind policy, const std::string& config, Trace
                              const PolicyOptions& policy_options = {}) {
   const ClusterSpec spec = testing::LoadSpec(config);
   SpecInfo info(spec);
-  auto backend =
-      MakeSchedulerBackend(policy, spec, static_cast<int32_t>(trace.jobs.size()), policy_options);
-  INFO(backend.status().ToString());
-  REQUIRE(backend.ok());
-  if (options.check_invariants_every == 0) options.check_invariants_every = 1;
-  Engine engine(info, backend->get(), options);
-  absl::StatusOr<EngineResult> r = engine.Run(trace, {});
-  INFO(r.status().ToString());
-  REQUIRE(r.ok());
   auto out = std::make_unique<Outcome>();
+  out->result = testing::Replay(policy, spec, info, trace, policy_options, options);
   out->trace = std::move(trace);
-  out->result = std::move(*r);
   out->summary = Summarize(out->result, info, run);
   REQUIRE(out->summary.accounting_ok);
   return out;

@@ -35,19 +35,9 @@ std::unique_ptr<Outcome> Run(PolicyKind policy, const std::string& config, Trace
   const SpecInfo info(spec);
   REQUIRE(CheckPinnedCells(info, false, &trace).ok());
   options.named_pinned_cells = NamedPinnedCells(trace);
-  auto backend =
-      MakeSchedulerBackend(policy, spec, static_cast<int32_t>(trace.jobs.size()), options);
-  INFO(backend.status().ToString());
-  REQUIRE(backend.ok());
-  EngineOptions engine_options;
-  engine_options.check_invariants_every = 1;
-  Engine engine(info, backend->get(), engine_options);
-  absl::StatusOr<EngineResult> r = engine.Run(trace, {});
-  INFO(r.status().ToString());
-  REQUIRE(r.ok());
   auto out = std::make_unique<Outcome>();
+  out->result = testing::Replay(policy, spec, info, trace, options);
   out->trace = std::move(trace);
-  out->result = std::move(*r);
   return out;
 }
 

@@ -3,9 +3,12 @@
 #define HIVED_TESTS_UNIT_SIM_SIM_TEST_UTIL_H_
 
 #include <string>
+#include <utility>
 
 #include "hived/config.h"
 #include "sim/engine.h"
+#include "sim/scheduler_backend.h"
+#include "sim/spec_info.h"
 #include "sim/trace_reader.h"
 #include "support/catch.h"
 
@@ -37,6 +40,23 @@ inline const JobRecord& JobById(const Trace& trace, const EngineResult& result,
   }
   FAIL("no job " << id);
   return result.records.front();
+}
+
+// Replays `trace` on `spec` under `policy` with the invariants checked after every event
+// (unless `options` asks for another interval); any error fails the test case.
+inline EngineResult Replay(PolicyKind policy, const ClusterSpec& spec, const SpecInfo& info,
+                           const Trace& trace, const PolicyOptions& policy_options,
+                           EngineOptions options = {}) {
+  auto backend =
+      MakeSchedulerBackend(policy, spec, static_cast<int32_t>(trace.jobs.size()), policy_options);
+  INFO(backend.status().ToString());
+  REQUIRE(backend.ok());
+  if (options.check_invariants_every == 0) options.check_invariants_every = 1;
+  Engine engine(info, backend->get(), options);
+  absl::StatusOr<EngineResult> r = engine.Run(trace, {});
+  INFO(r.status().ToString());
+  REQUIRE(r.ok());
+  return std::move(*r);
 }
 
 }  // namespace hived::sim::testing
