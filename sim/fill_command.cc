@@ -2,8 +2,6 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
-#include <filesystem>
-#include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -15,6 +13,7 @@
 #include "sim/flags.h"
 #include "sim/openb_config.h"
 #include "sim/openb_reader.h"
+#include "sim/output_dir.h"
 
 namespace hived::sim {
 namespace {
@@ -95,13 +94,11 @@ int FillCommand(int argc, char** argv) {
       "DIR/curve.csv (allocation ratio and FGD fragmentation against arrived demand).\n"
       "Policies: hived (default: this project's placement, sim/fill_hived.h), fgd, fgd-exact,\n"
       "best-fit, gpu-packing, gpu-clustering, dot-product, random.");
-  std::string nodes_path, pods_path, format, policy_name = "hived", seeds_text,
-                                             workload_name = "sample", out_dir;
+  OpenbInputFlags input;
+  std::string format, policy_name = "hived", seeds_text, workload_name = "sample";
   double inflate = 1.3, coverage = 0.95;
   int64_t seed = -1;
-  bool skip_bad_rows = false;
-  p.String("nodes", &nodes_path, "PATH", "openb node list");
-  p.String("pods", &pods_path, "PATH", "openb pod list (11 columns, or the 5 of multigpu*)");
+  AddOpenbInputFlags(&p, &input, "openb pod list (11 columns, or the 5 of multigpu*)");
   p.String("format", &format, "FMT", "trace format: openb (the only one)");
   p.String("policy", &policy_name, "P", "placement policy (default hived)");
   p.Double("inflate", &inflate, "arrived GPU demand / capacity at the end (default 1.3)");
@@ -111,15 +108,11 @@ int FillCommand(int argc, char** argv) {
            "sample: draws with replacement, shuffled (default); artifact: the pod list shuffled, "
            "then draws appended (the published simulator)");
   p.Double("typical-coverage", &coverage, "FGD's typical pods cover this share (default 0.95)");
-  p.Bool("skip-bad-rows", &skip_bad_rows,
-         "drop and count bad trace rows (and pods whose gpu_spec names no model of the node "
-         "list) instead of failing");
-  p.String("out", &out_dir, "DIR", "output directory");
   std::vector<std::string> rest;
   if (int code = p.Parse(argc, argv, &rest); code >= 0) return code;
   if (!rest.empty()) return p.UsageError(absl::StrCat("unexpected argument '", rest[0], "'"));
-  if (nodes_path.empty() || pods_path.empty() || out_dir.empty()) {
-    return p.UsageError("--nodes, --pods and --out are required");
+  if (std::string missing = MissingOpenbInput(input); !missing.empty()) {
+    return p.UsageError(missing);
   }
   if (format != "openb") {
     return p.UsageError(absl::StrCat("--format must be openb, got '", format, "'"));
@@ -155,9 +148,8 @@ int FillCommand(int argc, char** argv) {
     seeds.push_back(seed < 0 ? 42 : static_cast<uint64_t>(seed));
   }
 
-  absl::StatusOr<FillInputs> in = LoadFillInputs(nodes_path, pods_path, skip_bad_rows);
+  absl::StatusOr<FillInputs> in = LoadFillInputs(input);
   if (!in.ok()) return Fail(in.status());
-  for (const std::string& line : in->Warnings()) std::fprintf(stderr, "%s\n", line.c_str());
   const OpenbNodeList* nodes = &in->nodes;
   const OpenbPodList* pods = &in->pods;
 
@@ -204,8 +196,8 @@ int FillCommand(int argc, char** argv) {
   nlohmann::ordered_json summary = {
       {"command", "fill"},
       {"format", "openb"},
-      {"nodes_file", nodes_path},
-      {"pods_file", pods_path},
+      {"nodes_file", input.nodes_path},
+      {"pods_file", input.pods_path},
       {"policy", std::string(FillPolicyName(options.policy))},
       {"note",
        "hived is this project's placement rule for GPU shares (sim/fill_hived.h), implemented in "
@@ -244,41 +236,29 @@ int FillCommand(int argc, char** argv) {
         {"dropped_gpu_spec_without_cluster_model", st.dropped_unknown_spec}}},
       {"per_seed", per_seed}};
 
-  std::error_code ec;
-  std::filesystem::create_directories(out_dir, ec);
-  if (ec)
-    return Fail(absl::InternalError(absl::StrCat("cannot create ", out_dir, ": ", ec.message())));
-  const std::filesystem::path dir(out_dir);
-  {
-    std::ofstream out(dir / "summary.json", std::ios::binary);
-    out << summary.dump(2) << "\n";
-    if (!out)
-      return Fail(
-          absl::InternalError(absl::StrCat("cannot write ", (dir / "summary.json").string())));
-  }
-  {
-    std::string csv =
-        "arrived_demand,arrived_pods,allocation_ratio,allocation_ratio_min,allocation_ratio_max,"
-        "fragmentation,frag_of_idle\n";
-    const size_t points = runs.front().curve.size();
-    for (size_t i = 0; i < points; ++i) {
-      std::vector<double> a, f, fi, pods_arrived;
-      for (const FillRun& r : runs) {
-        a.push_back(r.curve[i].allocation_ratio);
-        f.push_back(r.curve[i].fragmentation);
-        fi.push_back(r.curve[i].frag_of_idle);
-        pods_arrived.push_back(static_cast<double>(r.curve[i].arrived_pods));
-      }
-      const Spread sa = SpreadOf(a);
-      absl::StrAppend(
-          &csv, absl::StrFormat("%.2f,%.1f,%.6f,%.6f,%.6f,%.6f,%.6f\n",
-                                runs.front().curve[i].arrived_demand, SpreadOf(pods_arrived).mean,
-                                sa.mean, sa.min, sa.max, SpreadOf(f).mean, SpreadOf(fi).mean));
+  std::string csv =
+      "arrived_demand,arrived_pods,allocation_ratio,allocation_ratio_min,allocation_ratio_max,"
+      "fragmentation,frag_of_idle\n";
+  const size_t points = runs.front().curve.size();
+  for (size_t i = 0; i < points; ++i) {
+    std::vector<double> a, f, fi, pods_arrived;
+    for (const FillRun& r : runs) {
+      a.push_back(r.curve[i].allocation_ratio);
+      f.push_back(r.curve[i].fragmentation);
+      fi.push_back(r.curve[i].frag_of_idle);
+      pods_arrived.push_back(static_cast<double>(r.curve[i].arrived_pods));
     }
-    std::ofstream out(dir / "curve.csv", std::ios::binary);
-    out << csv;
-    if (!out)
-      return Fail(absl::InternalError(absl::StrCat("cannot write ", (dir / "curve.csv").string())));
+    const Spread sa = SpreadOf(a);
+    absl::StrAppend(
+        &csv, absl::StrFormat("%.2f,%.1f,%.6f,%.6f,%.6f,%.6f,%.6f\n",
+                              runs.front().curve[i].arrived_demand, SpreadOf(pods_arrived).mean,
+                              sa.mean, sa.min, sa.max, SpreadOf(f).mean, SpreadOf(fi).mean));
+  }
+  if (absl::Status s = OutputDir::WriteAll(
+          input.out_dir, {{"summary.json", summary.dump(2) + "\n"}, {"curve.csv", csv}},
+          {input.nodes_path, input.pods_path});
+      !s.ok()) {
+    return Fail(s);
   }
   for (size_t i = 0; i < runs.size(); ++i) {
     std::fprintf(stderr, "seed %llu: allocation ratio %.4f, %lld failed pods, %.3f s\n",
@@ -290,7 +270,7 @@ int FillCommand(int argc, char** argv) {
       "wrote %s/{summary.json,curve.csv}\n",
       std::string(FillPolicyName(options.policy)).c_str(), 100 * ratio_spread.mean, runs.size(),
       runs.size() == 1 ? "" : "s", 100 * ratio_spread.stddev, SpreadOf(unallocated).mean,
-      out_dir.c_str());
+      input.out_dir.c_str());
   return kExitOk;
 }
 

@@ -1,6 +1,7 @@
 #include "sim/fill_experiment.h"
 
 #include <cmath>
+#include <cstdio>
 #include <map>
 #include <random>
 #include <tuple>
@@ -21,6 +22,31 @@ void Shuffle(std::vector<FillPod>* pods, std::mt19937_64& rng) {
 }
 
 }  // namespace
+
+void AddOpenbInputFlags(FlagParser* parser, OpenbInputFlags* flags, const char* pods_help) {
+  parser->String("nodes", &flags->nodes_path, "PATH", "openb node list");
+  parser->String("pods", &flags->pods_path, "PATH", pods_help);
+  parser->Bool("skip-bad-rows", &flags->skip_bad_rows,
+               "drop and count bad trace rows (and pods whose gpu_spec names no model of the "
+               "node list) instead of failing");
+  parser->String("out", &flags->out_dir, "DIR", "output directory");
+}
+
+std::string MissingOpenbInput(const OpenbInputFlags& flags) {
+  if (flags.nodes_path.empty() || flags.pods_path.empty() || flags.out_dir.empty()) {
+    return "--nodes, --pods and --out are required";
+  }
+  return "";
+}
+
+absl::StatusOr<FillInputs> LoadFillInputs(const OpenbInputFlags& flags) {
+  absl::StatusOr<FillInputs> in =
+      LoadFillInputs(flags.nodes_path, flags.pods_path, flags.skip_bad_rows);
+  if (in.ok()) {
+    for (const std::string& line : in->Warnings()) std::fprintf(stderr, "%s\n", line.c_str());
+  }
+  return in;
+}
 
 std::vector<std::string> FillInputs::Warnings() const {
   std::vector<std::string> out = nodes.warnings;

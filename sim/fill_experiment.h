@@ -24,6 +24,7 @@
 #include "absl/status/statusor.h"
 #include "sim/fill_cluster.h"
 #include "sim/fill_policy.h"
+#include "sim/flags.h"
 #include "sim/openb_reader.h"
 
 namespace hived::sim {
@@ -76,6 +77,21 @@ struct FillInputs {
 // MakeFillPods; kInvalidArgument when no node has GPUs.
 absl::StatusOr<FillInputs> LoadFillInputs(const std::string& nodes_path,
                                           const std::string& pods_path, bool skip_bad_rows);
+
+// The input flags every openb command takes (`fill`, `openb-replay`): --nodes, --pods,
+// --skip-bad-rows and --out, with one wording and one "required" rule.
+struct OpenbInputFlags {
+  std::string nodes_path;
+  std::string pods_path;
+  std::string out_dir;
+  bool skip_bad_rows = false;
+};
+// Registers the four flags on `parser`; `pods_help` describes the pod list the command reads.
+void AddOpenbInputFlags(FlagParser* parser, OpenbInputFlags* flags, const char* pods_help);
+// The usage error when a required flag is missing, else empty.
+std::string MissingOpenbInput(const OpenbInputFlags& flags);
+// LoadFillInputs of the flags' files; prints the warnings of skipped rows to stderr.
+absl::StatusOr<FillInputs> LoadFillInputs(const OpenbInputFlags& flags);
 
 // Numbers the distinct (CPU, memory, share, count) shapes of `workload` (FillPod::shape) in order
 // of first appearance; returns how many there are.

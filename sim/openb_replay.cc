@@ -3,8 +3,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <filesystem>
-#include <fstream>
 #include <nlohmann/json.hpp>
 #include <queue>
 #include <random>
@@ -17,6 +15,7 @@
 #include "sim/fill_cluster.h"
 #include "sim/fill_experiment.h"
 #include "sim/flags.h"
+#include "sim/output_dir.h"
 
 namespace hived::sim {
 namespace {
@@ -403,10 +402,10 @@ int OpenbReplayCommand(int argc, char** argv) {
       "running and waiting pods) and DIR/pods.csv (each pod's placement, run and slowdown).\n"
       "--sharing: how pods on one GPU progress (sim/sharing_model.h; default ideal, the\n"
       "trace's own runtimes); a pod's work is its trace runtime at speed 1.");
-  std::string nodes_path, pods_path, policy_name = "hived", out_dir;
+  OpenbInputFlags input;
+  std::string policy_name = "hived";
   int64_t seed = 42, step = 3600;
-  p.String("nodes", &nodes_path, "PATH", "openb node list");
-  p.String("pods", &pods_path, "PATH", "openb pod list with times (11 columns)");
+  AddOpenbInputFlags(&p, &input, "openb pod list with times (11 columns)");
   p.String("policy", &policy_name, "P",
            "hived (default), fgd, fgd-exact, best-fit, gpu-packing, gpu-clustering, dot-product, "
            "random");
@@ -425,16 +424,11 @@ int OpenbReplayCommand(int argc, char** argv) {
            "mps: speed = 1 / (1 + this x the neighbours' GPU share) (default 0.25)");
   p.Double("tgs-production-slowdown", &params.tgs_production_slowdown,
            "tgs: production pods' slowdown next to opportunistic ones (default 0.01)");
-  bool skip_bad_rows = false;
-  p.Bool("skip-bad-rows", &skip_bad_rows,
-         "drop and count bad trace rows (and pods whose gpu_spec names no model of the node "
-         "list) instead of failing");
-  p.String("out", &out_dir, "DIR", "output directory");
   std::vector<std::string> rest;
   if (int code = p.Parse(argc, argv, &rest); code >= 0) return code;
   if (!rest.empty()) return p.UsageError(absl::StrCat("unexpected argument '", rest[0], "'"));
-  if (nodes_path.empty() || pods_path.empty() || out_dir.empty()) {
-    return p.UsageError("--nodes, --pods and --out are required");
+  if (std::string missing = MissingOpenbInput(input); !missing.empty()) {
+    return p.UsageError(missing);
   }
   OpenbReplayOptions options;
   if (std::optional<FillPolicyKind> k = ParseFillPolicy(policy_name)) {
@@ -457,9 +451,8 @@ int OpenbReplayCommand(int argc, char** argv) {
   }
   options.sharing_params = params;
 
-  absl::StatusOr<FillInputs> in = LoadFillInputs(nodes_path, pods_path, skip_bad_rows);
+  absl::StatusOr<FillInputs> in = LoadFillInputs(input);
   if (!in.ok()) return Fail(in.status());
-  for (const std::string& line : in->Warnings()) std::fprintf(stderr, "%s\n", line.c_str());
   absl::StatusOr<OpenbReplayResult> r = ReplayOpenb(in->nodes, in->pods, in->fill_pods, options);
   if (!r.ok()) return Fail(r.status());
 
@@ -471,8 +464,8 @@ int OpenbReplayCommand(int argc, char** argv) {
   }
   nlohmann::ordered_json summary = {
       {"command", "openb-replay"},
-      {"nodes_file", nodes_path},
-      {"pods_file", pods_path},
+      {"nodes_file", input.nodes_path},
+      {"pods_file", input.pods_path},
       {"policy", std::string(FillPolicyName(options.policy))},
       {"pods", r->pods},
       {"placed", r->placed},
@@ -508,11 +501,6 @@ int OpenbReplayCommand(int argc, char** argv) {
          {{"mean_over_busy_gpu_time", r->mean_degree},
           {"max", r->max_degree},
           {"busy_gpu_hours_by_degree", degree_hours}}}}}};
-  std::error_code ec;
-  std::filesystem::create_directories(out_dir, ec);
-  if (ec)
-    return Fail(absl::InternalError(absl::StrCat("cannot create ", out_dir, ": ", ec.message())));
-  const std::filesystem::path dir(out_dir);
   std::string csv = "time,allocation_ratio,fragmentation,running,waiting\n";
   for (const OpenbReplayPoint& pt : r->timeline) {
     absl::StrAppend(&csv, absl::StrFormat("%d,%.6f,%.6f,%d,%d\n", pt.time, pt.allocation_ratio,
@@ -533,14 +521,12 @@ int OpenbReplayCommand(int argc, char** argv) {
                     run.slowdown > 0 ? absl::StrFormat("%.4f", run.slowdown) : "", ",",
                     run.max_degree, "\n");
   }
-  for (const auto& [name, text] :
-       {std::pair<std::string, std::string>{"summary.json", summary.dump(2) + "\n"},
-        {"timeline.csv", csv},
-        {"pods.csv", pods_csv}}) {
-    std::ofstream out(dir / name, std::ios::binary);
-    out << text;
-    if (!out)
-      return Fail(absl::InternalError(absl::StrCat("cannot write ", (dir / name).string())));
+  if (absl::Status s = OutputDir::WriteAll(
+          input.out_dir,
+          {{"summary.json", summary.dump(2) + "\n"}, {"timeline.csv", csv}, {"pods.csv", pods_csv}},
+          {input.nodes_path, input.pods_path});
+      !s.ok()) {
+    return Fail(s);
   }
   std::printf(
       "%s: %lld pods, %lld placed (%lld at arrival), %lld never placed (%lld Pending in the "
@@ -554,7 +540,7 @@ int OpenbReplayCommand(int argc, char** argv) {
       static_cast<long long>(r->pending_placed), static_cast<long long>(r->censored),
       100 * r->mean_allocation_ratio, 100 * r->peak_allocation_ratio,
       std::string(SharingModeName(options.sharing)).c_str(), r->mean_slowdown, r->p99_slowdown,
-      static_cast<long long>(r->slowed_pods), r->mean_degree, r->max_degree, out_dir.c_str());
+      static_cast<long long>(r->slowed_pods), r->mean_degree, r->max_degree, input.out_dir.c_str());
   return kExitOk;
 }
 

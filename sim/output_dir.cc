@@ -236,6 +236,21 @@ absl::StatusOr<fs::path> OutputDir::StageFolder(const std::string& relative) {
   return temp;
 }
 
+absl::Status OutputDir::WriteAll(const fs::path& dir,
+                                 const std::vector<std::pair<std::string, std::string>>& files,
+                                 const std::vector<std::string>& inputs) {
+  std::vector<std::string> layout;
+  layout.reserve(files.size());
+  for (const auto& file : files) layout.push_back(file.first);
+  if (absl::Status s = CheckInputs(dir, layout, inputs); !s.ok()) return s;
+  absl::StatusOr<std::unique_ptr<OutputDir>> out = Open(dir, layout);
+  if (!out.ok()) return out.status();
+  for (const auto& [name, text] : files) {
+    if (absl::Status s = (*out)->Write(name, text); !s.ok()) return s;
+  }
+  return (*out)->Commit();
+}
+
 absl::Status OutputDir::Commit() {
   std::vector<Staged> moves = staged_;
   std::error_code ec;

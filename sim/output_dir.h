@@ -34,6 +34,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -55,6 +56,11 @@ class OutputDir {
   static absl::Status CheckInputs(const std::filesystem::path& dir,
                                   const std::vector<std::string>& layout,
                                   const std::vector<std::string>& inputs);
+  // The whole life of a folder of small outputs held in memory: `CheckInputs` of `inputs`,
+  // `Open` with the names of `files` as the layout, `Write` of each, `Commit`. Errors: theirs.
+  static absl::Status WriteAll(const std::filesystem::path& dir,
+                               const std::vector<std::pair<std::string, std::string>>& files,
+                               const std::vector<std::string>& inputs);
   OutputDir(const OutputDir&) = delete;
   OutputDir& operator=(const OutputDir&) = delete;
   ~OutputDir();

@@ -424,5 +424,28 @@ TEST_CASE("hived-sim fill: writes summary.json and curve.csv, and bad input exit
   std::filesystem::remove_all(dir);
 }
 
+// Regression: fill wrote summary.json and then failed on curve.csv, leaving half its outputs
+// (and an earlier run's summary looked current). Outputs are now whole or absent.
+TEST_CASE("hived-sim fill: a failed write leaves no output and keeps the user's inputs",
+          "[sim][fill][unit]") {
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / ("hived_fill_atomic_" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  const std::string nodes = testing::TestPath("openb/nodes.csv");
+  const std::string pods = testing::TestPath("openb/pods.csv");
+  std::filesystem::create_directories(dir / "curve.csv");  // a folder where a file must go
+  CHECK(Fill({"--nodes", nodes, "--pods", pods, "--format", "openb", "--seed", "1", "--out",
+              dir.string()}) == kExitFailed);
+  CHECK_FALSE(std::filesystem::exists(dir / "summary.json"));
+  CHECK(std::filesystem::is_directory(dir / "curve.csv"));
+  // An input that is one of the outputs would be cleared before it is read: refused.
+  std::filesystem::remove_all(dir / "curve.csv");
+  std::filesystem::copy_file(pods, dir / "curve.csv");
+  CHECK(Fill({"--nodes", nodes, "--pods", (dir / "curve.csv").string(), "--format", "openb",
+              "--seed", "1", "--out", dir.string()}) == kExitFailed);
+  CHECK(Slurp(dir / "curve.csv") == Slurp(pods));
+  std::filesystem::remove_all(dir);
+}
+
 }  // namespace
 }  // namespace hived::sim
