@@ -544,4 +544,22 @@ int OpenbReplayCommand(int argc, char** argv) {
   return kExitOk;
 }
 
+std::optional<int> RunOpenbFormat(int argc, char** argv) {
+  std::vector<char*> rest;
+  bool openb = false;
+  for (int i = 0; i < argc; ++i) {
+    const std::string_view a = argv[i];
+    if (i > 0 && a == "--format" && i + 1 < argc && std::string_view(argv[i + 1]) == "openb") {
+      openb = true;
+      ++i;
+    } else if (i > 0 && a == "--format=openb") {
+      openb = true;
+    } else {
+      rest.push_back(argv[i]);
+    }
+  }
+  if (!openb) return std::nullopt;
+  return OpenbReplayCommand(static_cast<int>(rest.size()), rest.data());
+}
+
 }  // namespace hived::sim

@@ -30,6 +30,7 @@
 #define HIVED_SIM_OPENB_REPLAY_H_
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -100,6 +101,12 @@ absl::StatusOr<OpenbReplayResult> ReplayOpenb(const OpenbNodeList& nodes, const 
 
 // hived-sim openb-replay --nodes NODES.csv --pods PODS.csv [--policy P] --out DIR
 int OpenbReplayCommand(int argc, char** argv);
+
+// `hived-sim run --format openb ...` (argv[0] = "run"): when the arguments select the openb
+// format (`--format openb` or `--format=openb`), runs OpenbReplayCommand on the other
+// arguments and returns its exit code; otherwise returns nullopt and `run` goes on with its
+// own trace formats. So `run --format openb --sharing MODE` is the replay with sharing models.
+std::optional<int> RunOpenbFormat(int argc, char** argv);
 
 }  // namespace hived::sim
 

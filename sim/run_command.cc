@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <thread>
 
 #include "absl/strings/str_cat.h"
@@ -22,6 +23,7 @@
 #include "sim/json.h"
 #include "sim/metrics.h"
 #include "sim/node_events.h"
+#include "sim/openb_replay.h"
 #include "sim/output_dir.h"
 #include "sim/planning_commands.h"
 #include "sim/plot.h"
@@ -145,6 +147,7 @@ std::string CheckRunLimits(double mtbf, double mttr, int64_t timeline_interval, 
 }
 
 int RunCommand(int argc, char** argv) {
+  if (std::optional<int> code = RunOpenbFormat(argc, argv)) return *code;
   std::string config, trace_path, format = "hived", policy_name = "hived", out_dir,
                                   queue_name = "fifo", node_events_path, baseline = "private",
                                   window_text, slo_text, max_capacity_text, placement_name = "pack";
@@ -159,7 +162,14 @@ int RunCommand(int argc, char** argv) {
                "Without --out the summary goes to stdout only.");
   p.String("config", &config, "FILE", "cluster config (HiveD YAML)");
   p.String("trace", &trace_path, "FILE", "job trace (CSV)");
-  p.String("format", &format, "hived|philly", "trace format (default hived: the own CSV)");
+  p.String("format", &format, "hived|philly|openb",
+           "trace format (default hived: the own CSV); openb: an openb node and pod list "
+           "(--nodes, --pods) replayed in time with GPU sharing models (--sharing), with the "
+           "options of openb-replay");
+  std::string sharing = "exclusive";
+  p.String("sharing", &sharing, "exclusive",
+           "how jobs share a GPU; hived and philly traces ask for whole GPUs, so exclusive "
+           "(the only choice here); fractional jobs and the other modes need --format openb");
   p.String("policy", &policy_name, "hived|quota|private|yarn-cs|elastic-quota",
            "sharing policy (default hived); yarn-cs lends idle GPUs without taking them back, "
            "elastic-quota reclaims them by preemption");
@@ -205,6 +215,12 @@ int RunCommand(int argc, char** argv) {
   if (!args.empty()) return p.UsageError(absl::StrCat("unexpected argument '", args[0], "'"));
   if (config.empty()) return p.UsageError("--config is required");
   if (trace_path.empty()) return p.UsageError("--trace is required");
+  if (sharing != "exclusive") {
+    return p.UsageError(absl::StrCat(
+        "--sharing ", sharing, ": jobs of a ", format,
+        " trace ask for whole GPUs, which run exclusive; the sharing models (time-slice, mps, "
+        "tgs, mig) replay fractional jobs: --format openb --nodes NODES.csv --pods PODS.csv"));
+  }
   absl::StatusOr<TraceTransforms> transforms = ParseTraceTransforms(transform_flags);
   if (!transforms.ok()) return p.UsageError(transforms.status().message());
   absl::StatusOr<TraceFormat> fmt = ParseTraceFormat(format);

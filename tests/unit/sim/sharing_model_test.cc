@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "sim/commands.h"
 #include "sim/fill_cluster.h"
 #include "sim/flags.h"
 #include "sim/openb_replay.h"
@@ -274,6 +275,49 @@ TEST_CASE(
     CHECK(ReplayCommand(args) == kExitUsage);
   }
   CHECK_FALSE(std::filesystem::exists(out));
+  std::filesystem::remove_all(dir);
+}
+
+// Runs `hived-sim run ARGS...`; returns the exit code.
+int RunCli(std::vector<std::string> args) {
+  args.insert(args.begin(), "run");
+  std::vector<char*> argv;
+  for (std::string& a : args) argv.push_back(a.data());
+  return RunCommand(static_cast<int>(argv.size()), argv.data());
+}
+
+std::string ReadFile(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+TEST_CASE(
+    "hived-sim run --format openb --sharing: the openb replay, and whole-GPU traces only "
+    "exclusive",
+    "[sim][sharing][unit]") {
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / ("hived_run_sharing_" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  const std::string nodes = testing::TestPath("openb/nodes.csv");
+  const std::string pods = testing::TestPath("openb/pods.csv");
+  REQUIRE(RunCli({"--format", "openb", "--nodes", nodes, "--pods", pods, "--sharing", "mps",
+                  "--out", (dir / "run").string()}) == kExitOk);
+  REQUIRE(ReplayCommand({"--nodes", nodes, "--pods", pods, "--sharing", "mps", "--out",
+                         (dir / "replay").string()}) == kExitOk);
+  CHECK(ReadFile(dir / "run" / "pods.csv") == ReadFile(dir / "replay" / "pods.csv"));
+  const nlohmann::json summary = nlohmann::json::parse(ReadFile(dir / "run" / "summary.json"));
+  CHECK(summary["sharing"]["mode"] == "mps");
+  REQUIRE(RunCli({"--format=openb", "--nodes", nodes, "--pods", pods, "--out",
+                  (dir / "eq").string()}) == kExitOk);
+  // A whole-GPU trace runs exclusive; any other mode is a usage error that says what to use.
+  const std::string config = testing::TestPath("../../config/examples/two-racks.yaml");
+  const std::string trace = testing::TestPath("traces/two-racks-default.csv");
+  CHECK(RunCli({"--config", config, "--trace", trace, "--sharing", "time-slice", "--quiet"}) ==
+        kExitUsage);
+  CHECK(RunCli({"--config", config, "--trace", trace, "--sharing", "exclusive", "--quiet"}) ==
+        kExitOk);
   std::filesystem::remove_all(dir);
 }
 
