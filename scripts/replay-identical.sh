@@ -18,20 +18,21 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+usage() {
+  echo "usage: $0 [-L] [-w DIR] BASE_SIM NEW_SIM" >&2
+  exit 2
+}
 large=0
 inputs=build/bench-inputs
 while getopts "Lw:" opt; do
   case $opt in
     L) large=1 ;;
     w) inputs=$OPTARG ;;
-    *) echo "usage: $0 [-L] [-w DIR] BASE_SIM NEW_SIM" >&2; exit 2 ;;
+    *) usage ;;
   esac
 done
 shift $((OPTIND - 1))
-if [ $# -ne 2 ]; then
-  echo "usage: $0 [-L] [-w DIR] BASE_SIM NEW_SIM" >&2
-  exit 2
-fi
+[ $# -eq 2 ] || usage
 base=$(realpath "$1")
 new=$(realpath "$2")
 philly_trace=../shared/traces/philly/philly.csv
