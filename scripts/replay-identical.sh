@@ -52,8 +52,7 @@ time,node,state
 3400000,philly-r00-n0,up
 5000000,philly-r01-n3,up
 EOF
-mixed=(--vc-priority 6214e9=10,2869ce=5 --vc-opportunistic 11cb48=0.5,ee9e8c=0.3
-  --load-scale 2)
+mixed="--vc-priority 6214e9=10,2869ce=5 --vc-opportunistic 11cb48=0.5,ee9e8c=0.3 --load-scale 2"
 
 cases=(
   "hived|run ${philly[*]} --policy hived"
@@ -69,9 +68,9 @@ cases=(
   "strict|run ${philly[*]} --baseline none --queue strict"
   "backfill|run ${philly[*]} --baseline none --queue backfill"
   "easy|run ${philly[*]} --baseline none --queue easy"
-  "mixed-hived|run ${philly[*]} ${mixed[*]} --policy hived"
-  "mixed-overflow|run ${philly[*]} ${mixed[*]} --baseline none --opportunistic-overflow"
-  "mixed-elastic|run ${philly[*]} ${mixed[*]} --policy elastic-quota --baseline none"
+  "mixed-hived|run ${philly[*]} $mixed --policy hived"
+  "mixed-overflow|run ${philly[*]} $mixed --baseline none --opportunistic-overflow"
+  "mixed-elastic|run ${philly[*]} $mixed --policy elastic-quota --baseline none"
   "sweep|sweep ${philly[*]} --seeds 1-2 --queue fifo,backfill --policy hived,quota --run-args --baseline=none --jobs 2"
 )
 if [ "$large" = 1 ]; then
