@@ -35,8 +35,7 @@ struct SimJob {
   int32_t vc = 0;  // index of the VC in config order; -1 when unknown (rejected job)
   Priority priority = 0;
   int32_t gpus = 0;
-  // Inline up to two members (a gang of full nodes plus a remainder): no allocation per job.
-  absl::InlinedVector<GroupMember, 2> members;
+  GangMembers members;
   std::string gpu_type;
   std::string pinned_cell;  // HiveD's pinnedCellId; empty = the VC's virtual cells
   // Set by the engine before each `TryStart`: the job has waited at least the policy's
@@ -48,8 +47,11 @@ struct StartAttempt {
   enum class Kind { kStarted, kPreempting, kWaiting, kInfeasible };
   Kind kind = Kind::kWaiting;
   std::vector<JobIndex> victims;  // kPreempting: jobs to release first
-  std::string reason;             // kWaiting, kInfeasible
-  bool opportunistic = false;     // kStarted/kPreempting: runs at priority -1
+  // kInfeasible: why it can never run. kWaiting: the scheduler's reason when it was asked;
+  // empty when the backend's own cheap checks answered (the engine reports no waiting
+  // reasons, and these answers are the most frequent: no string built per attempt).
+  std::string reason;
+  bool opportunistic = false;  // kStarted/kPreempting: runs at priority -1
 };
 
 // Counts used and fragmented GPUs per node as placements come and go.

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <limits>
 #include <memory>
 
@@ -57,15 +58,22 @@ absl::Status ReadInputFile(const std::string& path, InputLimit limit, std::strin
           absl::StrCat(path, ": the ", Av(limit.what), " is larger than the limit of ",
                        Megabytes(limit.max_bytes), " (raise it with --max-input-mb)"));
     }
-    for (size_t i = 0; i < got; ++i) {
-      if (buffer[i] == '\n') {
-        line_length = 0;
-        ++line;
-      } else if (++line_length > kMaxLineBytes) {
+    // Line lengths from newline to newline (memchr), not byte by byte.
+    const char* at = buffer;
+    const char* const end = buffer + got;
+    while (true) {
+      const char* nl =
+          static_cast<const char*>(std::memchr(at, '\n', static_cast<size_t>(end - at)));
+      line_length += (nl != nullptr ? nl : end) - at;
+      if (line_length > kMaxLineBytes) {
         out->clear();
         return absl::InvalidArgumentError(absl::StrCat(
             path, ":", line, ":1: line is longer than the limit of ", Megabytes(kMaxLineBytes)));
       }
+      if (nl == nullptr) break;
+      line_length = 0;
+      ++line;
+      at = nl + 1;
     }
     out->append(buffer, got);
   }

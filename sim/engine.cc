@@ -49,8 +49,7 @@ void ResolveJobs(const Trace& trace, const SpecInfo& info, std::vector<SimJob>* 
           reason = absl::StrCat("VC ", t.vc, " has no nodes",
                                 t.gpu_type.empty() ? "" : " of type " + t.gpu_type);
         } else {
-          const std::vector<GroupMember> pods = SplitIntoPods(t.total_gpus, node);
-          job.members.assign(pods.begin(), pods.end());
+          job.members = SplitIntoPods(t.total_gpus, node);
         }
       } else {
         job.members = {{t.pods, t.gpus_per_pod}};

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/container/inlined_vector.h"
 #include "hived/schedule_result.h"
 #include "hived/types.h"
 
@@ -56,7 +57,9 @@ struct Trace {
 // one remainder pod (12 GPUs on 8-GPU nodes -> 8 + 4; 24 -> 3 x 8; 4 -> 4). Members are
 // ordered by GPUs per pod ascending, as `Placement` orders pods.
 // REQUIRES: total_gpus > 0, node_gpus > 0.
-std::vector<GroupMember> SplitIntoPods(int32_t total_gpus, int32_t node_gpus);
+// Inline up to two members (a gang of full nodes plus a remainder): no allocation per job.
+using GangMembers = absl::InlinedVector<GroupMember, 2>;
+GangMembers SplitIntoPods(int32_t total_gpus, int32_t node_gpus);
 
 // The distinct pinned cells the trace's jobs name, sorted.
 std::vector<std::string> NamedPinnedCells(const Trace& trace);

@@ -1,11 +1,45 @@
 #include "sim/replay.h"
 
 #include <algorithm>
+#include <string_view>
+#include <utility>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 
 namespace hived::sim::replay_internal {
+namespace {
+
+// What makes jobs interchangeable for the scheduler (see Replay::Run).
+struct ShapeKey {
+  Priority priority;
+  std::string_view gpu_type;
+  std::string_view pinned_cell;
+  const GangMembers* members;
+
+  bool operator==(const ShapeKey& o) const {
+    if (priority != o.priority || gpu_type != o.gpu_type || pinned_cell != o.pinned_cell ||
+        members->size() != o.members->size()) {
+      return false;
+    }
+    for (size_t i = 0; i < members->size(); ++i) {
+      const GroupMember& a = (*members)[i];
+      const GroupMember& b = (*o.members)[i];
+      if (a.pod_number != b.pod_number || a.leaf_cell_number != b.leaf_cell_number) return false;
+    }
+    return true;
+  }
+  template <typename H>
+  friend H AbslHashValue(H h, const ShapeKey& k) {
+    h = H::combine(std::move(h), k.priority, k.gpu_type, k.pinned_cell, k.members->size());
+    for (const GroupMember& m : *k.members) {
+      h = H::combine(std::move(h), m.pod_number, m.leaf_cell_number);
+    }
+    return h;
+  }
+};
+
+}  // namespace
 
 void Replay::RunningAdd(JobIndex j) {
   running_pos_[static_cast<size_t>(j)] = static_cast<int32_t>(running_.size());
@@ -35,6 +69,30 @@ void Replay::ServeOrder(std::vector<int32_t>* batch) const {
   std::stable_sort(batch->begin(), batch->end(), less);
 }
 
+void Replay::ChangeQueued(const SimJob& job, int64_t sign) {
+  const size_t v = static_cast<size_t>(job.vc);
+  queued_gpus_ += sign * job.gpus;
+  auto& per_vc = job.priority < 0 ? queued_opp_gpus_vc_ : queued_gpus_vc_;
+  per_vc[v] += sign * job.gpus;
+  queued_total_ += sign;
+  if (job.priority < 0) {
+    waiting_opp_[v] += sign;
+    waiting_opp_total_ += sign;
+  }
+  waiting_[v] += sign;
+  if (sign > 0 && waiting_[v] == 1) {
+    waiting_vc_pos_[v] = static_cast<int32_t>(waiting_vcs_.size());
+    waiting_vcs_.push_back(job.vc);
+  } else if (sign < 0 && waiting_[v] == 0) {
+    const int32_t pos = waiting_vc_pos_[v];
+    const int32_t last = waiting_vcs_.back();
+    waiting_vcs_[static_cast<size_t>(pos)] = last;
+    waiting_vc_pos_[static_cast<size_t>(last)] = pos;
+    waiting_vcs_.pop_back();
+    waiting_vc_pos_[v] = -1;
+  }
+}
+
 void Replay::MarkDirty(int32_t vc) {
   if (dirty_[static_cast<size_t>(vc)]) return;
   dirty_[static_cast<size_t>(vc)] = true;
@@ -45,11 +103,10 @@ void Replay::OnRelease(int32_t vc) {
   MarkDirty(vc);
   const bool all = backend_->ReleaseHelpsAllVcs() ||
                    (options_.opportunistic_overflow && backend_->SharesIdleCells());
-  const bool opp = backend_->SharesIdleCells();
-  for (size_t v = 0; v < waiting_.size(); ++v) {
-    if (waiting_[v] > 0 && (all || (opp && waiting_opp_[v] > 0))) {
-      MarkDirty(static_cast<int32_t>(v));
-    }
+  const bool opp = backend_->SharesIdleCells() && waiting_opp_total_ > 0;
+  if (!all && !opp) return;
+  for (int32_t v : waiting_vcs_) {
+    if (all || waiting_opp_[static_cast<size_t>(v)] > 0) MarkDirty(v);
   }
 }
 
@@ -59,10 +116,7 @@ void Replay::Enqueue(JobIndex j) {
   rec.state = JobState::kQueued;
   queues_[static_cast<size_t>(job.vc)]->Push(
       {static_cast<uint64_t>(j), job.priority, shape_[static_cast<size_t>(j)], j});
-  ++waiting_[static_cast<size_t>(job.vc)];
-  if (job.priority < 0) ++waiting_opp_[static_cast<size_t>(job.vc)];
   ChangeQueued(job, +1);
-  ++queued_total_;
   MarkDirty(job.vc);
 }
 
@@ -75,10 +129,7 @@ void Replay::Start(JobIndex j, bool opportunistic) {
   rec.opportunistic = opportunistic;
   ++rec.epoch;
   rec.nodes = backend_->JobNodes(j);
-  --waiting_[static_cast<size_t>(job.vc)];
-  if (job.priority < 0) --waiting_opp_[static_cast<size_t>(job.vc)];
   ChangeQueued(job, -1);
-  --queued_total_;
   RunningAdd(j);
   ChangeVcUsed(job.vc, job.gpus);
   Event finish;
@@ -167,10 +218,7 @@ TryResult Replay::TryStart(JobIndex j) {
       JobRecord& rec = r_.records[static_cast<size_t>(j)];
       rec.state = JobState::kRejected;
       rec.reason = a->reason.empty() ? "the scheduler says it can never be placed" : a->reason;
-      --waiting_[static_cast<size_t>(job.vc)];
-      if (job.priority < 0) --waiting_opp_[static_cast<size_t>(job.vc)];
       ChangeQueued(job, -1);
-      --queued_total_;
       return TryResult::kRemoved;
     }
   }
@@ -259,9 +307,7 @@ absl::Status Replay::Handle(const Event& e) {
     }
     case EventKind::kNodeUp: {
       if (absl::Status s = backend_->SetNodeHealthy(e.node, true); !s.ok()) return s;
-      for (size_t v = 0; v < waiting_.size(); ++v) {
-        if (waiting_[v] > 0) MarkDirty(static_cast<int32_t>(v));
-      }
+      for (int32_t v : waiting_vcs_) MarkDirty(v);
       if (e.epoch == 1 && options_.mtbf_hours > 0) {
         const Time next = SaturatingAdd(now_, sampler_.Next(options_.mtbf_hours * 3600.0));
         if (next <= last_submit_) {
@@ -307,22 +353,20 @@ absl::StatusOr<EngineResult> Replay::Run(const Trace& trace,
   for (size_t v = 0; v < vcs; ++v) queues_.push_back(MakeQueuePolicy(options_.queue, this));
   waiting_.assign(vcs, 0);
   waiting_opp_.assign(vcs, 0);
+  waiting_vc_pos_.assign(vcs, -1);
   queued_gpus_vc_.assign(vcs, 0);
   queued_opp_gpus_vc_.assign(vcs, 0);
   dirty_.assign(vcs, false);
 
-  // Shapes: jobs with equal members, leaf type and priority are interchangeable.
-  absl::flat_hash_map<std::string, int32_t> shapes;
+  // Shapes: jobs with equal members, leaf type and priority are interchangeable. Keyed by
+  // the fields themselves (views into r_.jobs, which no longer changes), not a built string.
+  absl::flat_hash_map<ShapeKey, int32_t> shapes;
   shape_.resize(n);
-  std::string key;  // reused: a new key is copied only when the shape is new
   for (size_t j = 0; j < n; ++j) {
     const SimJob& job = r_.jobs[j];
-    key.clear();
-    absl::StrAppend(&key, job.priority, "/", job.gpu_type, "/", job.pinned_cell);
-    for (const GroupMember& m : job.members)
-      absl::StrAppend(&key, "/", m.pod_number, "x", m.leaf_cell_number);
-    auto it = shapes.find(key);
-    if (it == shapes.end()) it = shapes.emplace(key, static_cast<int32_t>(shapes.size())).first;
+    auto [it, inserted] =
+        shapes.try_emplace(ShapeKey{job.priority, job.gpu_type, job.pinned_cell, &job.members},
+                           static_cast<int32_t>(shapes.size()));
     shape_[j] = it->second;
   }
 

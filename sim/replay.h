@@ -9,6 +9,8 @@
 //
 // Invariants (between events): running_[running_pos_[j]] == j for every running job j;
 // waiting_[v] counts VC v's queued jobs and queued_gpus_vc_/queued_opp_gpus_vc_ their GPUs;
+// waiting_vcs_ holds exactly the VCs with waiting_[v] > 0 and waiting_vcs_[waiting_vc_pos_[v]]
+// == v for each; waiting_opp_total_ is the sum of waiting_opp_;
 // vc_used_[v] is the GPUs VC v's running jobs hold and used_total_ their sum; dirty_[v] iff v
 // is in dirty_list_.
 //
@@ -110,11 +112,14 @@ class Replay : public BackfillOracle {
   // GPUs of waiting jobs per VC: guaranteed (priority >= 0) and opportunistic.
   std::vector<int64_t> queued_gpus_vc_;
   std::vector<int64_t> queued_opp_gpus_vc_;
-  void ChangeQueued(const SimJob& job, int64_t sign) {
-    queued_gpus_ += sign * job.gpus;
-    auto& per_vc = job.priority < 0 ? queued_opp_gpus_vc_ : queued_gpus_vc_;
-    per_vc[static_cast<size_t>(job.vc)] += sign * job.gpus;
-  }
+  // A job joins (+1) or leaves (-1) its VC's waiting jobs: every count above and below.
+  void ChangeQueued(const SimJob& job, int64_t sign);
+  // VCs with waiting jobs (waiting_[v] > 0), in no particular order, and each one's place in
+  // it (-1 when absent): loops over the VCs that could act visit only these. Their order
+  // never matters: passes are sorted (ServeOrder) and sums are of integers.
+  std::vector<int32_t> waiting_vcs_;
+  std::vector<int32_t> waiting_vc_pos_;
+  int64_t waiting_opp_total_ = 0;  // sum of waiting_opp_
   int64_t ReachableQueuedGpus(int64_t used) const;
   int64_t queued_total_ = 0;
   Time now_ = 0;

@@ -92,7 +92,8 @@ int64_t Replay::ReachableQueuedGpus(int64_t used) const {
   const bool pool = backend_->ReleaseHelpsAllVcs();
   const bool shares = backend_->SharesIdleCells();
   int64_t reach = 0;
-  for (size_t v = 0; v < queued_gpus_vc_.size(); ++v) {
+  for (int32_t vc : waiting_vcs_) {  // the others queue nothing
+    const size_t v = static_cast<size_t>(vc);
     const int64_t q = queued_gpus_vc_[v];
     const int64_t q_opp = queued_opp_gpus_vc_[v];
     if (q == 0 && q_opp == 0) continue;

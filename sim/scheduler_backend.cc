@@ -166,8 +166,8 @@ absl::StatusOr<StartAttempt> SchedulerBackend::TryStart(const SimJob& job, bool 
     if (!why.empty()) {
       first.reason = std::move(why);
     } else if (!MayFitGuaranteed(job)) {
-      first.reason = absl::StrCat("VC ", info_.vc_name(job.vc),
-                                  " has too few reserved GPUs free or preemptible");
+      // Waiting: the VC has too few reserved GPUs free or preemptible. No reason string:
+      // this is the most frequent answer, and waiting reasons are not reported.
     } else {
       if (absl::Status s = Attempt(job, /*opportunistic=*/false, &first); !s.ok()) return s;
       if (first.kind != StartAttempt::Kind::kWaiting) return first;
@@ -179,7 +179,8 @@ absl::StatusOr<StartAttempt> SchedulerBackend::TryStart(const SimJob& job, bool 
   const Domain& d = domains_[static_cast<size_t>(domain)];
   StartAttempt second;
   if (d.usage.capacity() - d.usage.used() < job.gpus) {
-    second.reason = "too few idle GPUs in the cluster for an opportunistic run";
+    // Waiting: too few idle GPUs in the cluster for an opportunistic run (no reason string,
+    // as above).
   } else if (absl::Status s = Attempt(job, /*opportunistic=*/true, &second); !s.ok()) {
     return s;
   }

@@ -1,6 +1,7 @@
 #include "sim/trace_reader.h"
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <optional>
@@ -118,6 +119,33 @@ int64_t DaysInMonth(int64_t y, int64_t m) {
   return m == 2 && leap ? 29 : kDays[m - 1];
 }
 
+// ParseDouble, with a fast path for what the real file holds: whole seconds as digits,
+// maybe followed by ".0" ("2951.0"). At most 15 digits, such a text is exactly the integer
+// ParseDouble would return.
+std::optional<double> ParseWholeSeconds(std::string_view text) {
+  const size_t dot = text.find('.');
+  const std::string_view whole = text.substr(0, dot);
+  const std::string_view fraction = dot == std::string_view::npos ? "" : text.substr(dot + 1);
+  auto digit = [](char c) { return c >= '0' && c <= '9'; };
+  if (whole.empty() || whole.size() > 15 || !std::all_of(whole.begin(), whole.end(), digit) ||
+      !std::all_of(fraction.begin(), fraction.end(), [](char c) { return c == '0'; })) {
+    return ParseDouble(text);
+  }
+  return static_cast<double>(*ParseInt(whole));
+}
+
+// ParseTimestamp's field checks and the seconds since the epoch.
+std::optional<int64_t> CheckedTimestamp(std::optional<int64_t> y, std::optional<int64_t> mo,
+                                        std::optional<int64_t> d, std::optional<int64_t> h,
+                                        std::optional<int64_t> mi, std::optional<int64_t> se) {
+  if (!y || !mo || !d || !h || !mi || !se || *y < kMinYear || *y > kMaxYear || *mo < 1 ||
+      *mo > 12 || *d < 1 || *d > DaysInMonth(*y, *mo) || *h < 0 || *h > 23 || *mi < 0 || *mi > 59 ||
+      *se < 0 || *se > 60) {
+    return std::nullopt;
+  }
+  return DaysFromCivil(*y, *mo, *d) * 86400 + *h * 3600 + *mi * 60 + *se;
+}
+
 // "YYYY-MM-DD HH:MM:SS" -> seconds since the epoch; nullopt when malformed or not a real
 // date (2017-02-31 is refused, not read as March 3).
 std::optional<int64_t> ParseTimestamp(std::string_view s) {
@@ -125,18 +153,20 @@ std::optional<int64_t> ParseTimestamp(std::string_view s) {
       s[16] != ':') {
     return std::nullopt;
   }
-  auto y = ParseInt(s.substr(0, 4));
-  auto mo = ParseInt(s.substr(5, 2));
-  auto d = ParseInt(s.substr(8, 2));
-  auto h = ParseInt(s.substr(11, 2));
-  auto mi = ParseInt(s.substr(14, 2));
-  auto se = ParseInt(s.substr(17, 2));
-  if (!y || !mo || !d || !h || !mi || !se || *y < kMinYear || *y > kMaxYear || *mo < 1 ||
-      *mo > 12 || *d < 1 || *d > DaysInMonth(*y, *mo) || *h < 0 || *h > 23 || *mi < 0 || *mi > 59 ||
-      *se < 0 || *se > 60) {
-    return std::nullopt;
+  // Fast path: every field plain digits (the real file), read in one pass.
+  static constexpr size_t kDigitAt[] = {0, 1, 2, 3, 5, 6, 8, 9, 11, 12, 14, 15, 17, 18};
+  if (std::all_of(std::begin(kDigitAt), std::end(kDigitAt),
+                  [s](size_t i) { return s[i] >= '0' && s[i] <= '9'; })) {
+    auto num = [s](size_t at, size_t len) {
+      int64_t v = 0;
+      for (size_t i = at; i < at + len; ++i) v = v * 10 + (s[i] - '0');
+      return v;
+    };
+    return CheckedTimestamp(num(0, 4), num(5, 2), num(8, 2), num(11, 2), num(14, 2), num(17, 2));
   }
-  return DaysFromCivil(*y, *mo, *d) * 86400 + *h * 3600 + *mi * 60 + *se;
+  return CheckedTimestamp(ParseInt(s.substr(0, 4)), ParseInt(s.substr(5, 2)),
+                          ParseInt(s.substr(8, 2)), ParseInt(s.substr(11, 2)),
+                          ParseInt(s.substr(14, 2)), ParseInt(s.substr(17, 2)));
 }
 
 // Reads the header line: maps the `wanted` columns (others in `known_ignored` are silently
@@ -222,8 +252,13 @@ absl::StatusOr<Trace> HivedTraceSource::Parse(std::string_view text,
   const HeaderColumns& h = *header;
   std::string_view line;
   RowErrors errors(file_name, options_.skip_bad_rows);
-  absl::flat_hash_set<std::string> ids;
-  std::vector<CsvField> f;  // one row's fields; reused
+  absl::flat_hash_set<std::string_view> ids;  // into `text`, which outlives the parse
+  std::vector<CsvField> f;                    // one row's fields; reused
+  // The last VC and GPU type that passed CheckName: rows repeat them, so each distinct run of
+  // equal names is checked once (the check depends on the text alone).
+  // (A field never holds a newline: "\n" stands for none yet.)
+  std::optional<std::string_view> last_vc;
+  std::string_view last_type;
   const size_t rows = EstimatedRows(text);
   trace.jobs.reserve(rows);
   ids.reserve(rows);
@@ -252,7 +287,8 @@ absl::StatusOr<Trace> HivedTraceSource::Parse(std::string_view text,
       bad(submit, TimeError("submit_time", submit.text));
       continue;
     }
-    if (!CheckNameField(vc, "vc", ln, &errors)) continue;
+    if (vc.text != last_vc.value_or("\n") && !CheckNameField(vc, "vc", ln, &errors)) continue;
+    last_vc = vc.text;
     auto p = ParseInt(prio.text);
     if (!p || *p < kOpportunisticPriority || *p > kMaxGuaranteedPriority) {
       bad(prio, absl::StrCat("priority '", Av(prio.text), "' is not an integer in -1..1000",
@@ -271,7 +307,11 @@ absl::StatusOr<Trace> HivedTraceSource::Parse(std::string_view text,
                             BlankHint(gpp.text)));
       continue;
     }
-    if (!type.text.empty() && !CheckNameField(type, "gpu_type", ln, &errors)) continue;
+    if (!type.text.empty() && type.text != last_type &&
+        !CheckNameField(type, "gpu_type", ln, &errors)) {
+      continue;
+    }
+    last_type = type.text;
     if (pin != nullptr && !pin->text.empty() && !CheckNameField(*pin, "pinned_cell", ln, &errors)) {
       continue;
     }
@@ -284,7 +324,7 @@ absl::StatusOr<Trace> HivedTraceSource::Parse(std::string_view text,
       bad(pods, "gang is larger than 10,000,000 GPUs");
       continue;
     }
-    if (!ids.insert(std::string(id.text)).second) {
+    if (!ids.insert(id.text).second) {
       bad(id, absl::StrCat("duplicate job_id '", Av(id.text), "'"));
       continue;
     }
@@ -330,6 +370,7 @@ absl::StatusOr<Trace> PhillyTraceSource::Parse(std::string_view text,
   std::optional<int64_t> first_time;              // the earliest timestamp: time 0
   std::vector<std::pair<int32_t, int32_t>> rows;  // per job: line and timestamp column
   std::vector<CsvField> f;                        // one row's fields; reused
+  std::optional<std::string_view> last_cluster;   // the last that passed CheckName
   trace.jobs.reserve(EstimatedRows(text));
   while (reader.Next(&line)) {
     if (IsBlank(line)) continue;
@@ -347,7 +388,7 @@ absl::StatusOr<Trace> PhillyTraceSource::Parse(std::string_view text,
                               kMinYear, "..", kMaxYear, BlankHint(ts.text)));
       continue;
     }
-    auto d = ParseDouble(dur.text);
+    const std::optional<double> d = ParseWholeSeconds(dur.text);
     if (!d || *d <= 0 || *d > static_cast<double>(kMaxTimeSeconds)) {
       errors.Add(ln, dur.column,
                  absl::StrCat("duration '", Av(dur.text), "' is not a number of seconds in (0, ",
@@ -361,11 +402,16 @@ absl::StatusOr<Trace> PhillyTraceSource::Parse(std::string_view text,
                               BlankHint(gpus.text)));
       continue;
     }
-    if (!CheckNameField(cluster, "cluster (the VC)", ln, &errors)) continue;
+    if (cluster.text != last_cluster.value_or("\n") &&
+        !CheckNameField(cluster, "cluster (the VC)", ln, &errors)) {
+      continue;
+    }
+    last_cluster = cluster.text;
     if (!first_time || *t < *first_time) first_time = *t;
     rows.push_back({ln, ts.column});
     TraceJob job;
-    job.id = absl::StrCat("L", ln);
+    char id[16] = {'L'};
+    job.id.assign(id, std::to_chars(id + 1, id + sizeof(id), ln).ptr);
     job.submit_time = *t;
     job.vc = std::string(cluster.text);
     job.priority = 0;
@@ -446,8 +492,8 @@ std::vector<std::string> NamedPinnedCells(const Trace& trace) {
   return out;
 }
 
-std::vector<GroupMember> SplitIntoPods(int32_t total_gpus, int32_t node_gpus) {
-  std::vector<GroupMember> members;
+GangMembers SplitIntoPods(int32_t total_gpus, int32_t node_gpus) {
+  GangMembers members;
   const int32_t full = total_gpus / node_gpus;
   const int32_t rest = total_gpus % node_gpus;
   if (rest > 0) members.push_back({1, rest});
