@@ -142,7 +142,7 @@ absl::Status SchedulerImpl::Release(std::string_view name) {
         absl::StrCat("group ", absl::string_view(name.data(), name.size()),
                      groups_[g].state == GState::kReserved
                          ? " is reserved, not running; use Unreserve"
-                         : " is preempting, not running; use CancelPreemption or Unreserve"));
+                         : " is preempting, not running; use CancelPreemption"));
   }
   ++epoch_;
   ReleaseInternal(g);
