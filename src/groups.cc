@@ -152,19 +152,12 @@ absl::Status SchedulerImpl::Release(std::string_view name) {
 
 absl::Status SchedulerImpl::CancelPreemption(std::string_view name) {
   const GroupId g = groups_.Find(name);
-  if (g == kNilId) {
-    return absl::NotFoundError(
-        absl::StrCat("group ", absl::string_view(name.data(), name.size()), " is not known"));
-  }
-  if (groups_[g].state != GState::kPreempting) {
+  if (g != kNilId && groups_[g].state != GState::kPreempting) {
     return absl::FailedPreconditionError(
         absl::StrCat("group ", absl::string_view(name.data(), name.size()), " is not preempting",
                      groups_[g].state == GState::kReserved ? "; use Unreserve" : ""));
   }
-  ++epoch_;
-  CancelInternal(g);
-  Settle();
-  return absl::OkStatus();
+  return Unreserve(name);  // kNotFound for an unknown group; else gives up the reservation
 }
 
 absl::Status SchedulerImpl::Unreserve(std::string_view name) {

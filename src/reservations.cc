@@ -24,6 +24,24 @@ std::vector<int32_t> PodSizes(const std::vector<GroupMember>& members) {
   return sizes;
 }
 
+// Pods of `size` leaf cells in `members`.
+int64_t PodsOfSize(const std::vector<GroupMember>& members, int32_t size) {
+  int64_t n = 0;
+  for (const GroupMember& m : members) n += m.leaf_cell_number == size ? m.pod_number : 0;
+  return n;
+}
+
+// The same multiset of pod sizes, without allocating (the Allocate of every reservation).
+bool SamePods(const std::vector<GroupMember>& a, const std::vector<GroupMember>& b) {
+  for (const GroupMember& m : a) {
+    if (PodsOfSize(a, m.leaf_cell_number) != PodsOfSize(b, m.leaf_cell_number)) return false;
+  }
+  for (const GroupMember& m : b) {
+    if (PodsOfSize(a, m.leaf_cell_number) != PodsOfSize(b, m.leaf_cell_number)) return false;
+  }
+  return true;
+}
+
 std::string Members(const std::vector<int32_t>& sizes) {
   return absl::StrCat("pods of [", absl::StrJoin(sizes, ","), "] leaf cells");
 }
@@ -35,9 +53,9 @@ std::string Reservations::RequestDifference(const Group& g, const GroupRequest& 
   if (r.priority != g.priority) {
     return absl::StrCat("priority ", r.priority, ", reserved at ", g.priority);
   }
-  const std::vector<int32_t> asked = PodSizes(r.members), reserved = PodSizes(g.members);
-  if (asked != reserved) {
-    return absl::StrCat(Members(asked), ", reserved for ", Members(reserved));
+  if (!SamePods(r.members, g.members)) {
+    return absl::StrCat(Members(PodSizes(r.members)), ", reserved for ",
+                        Members(PodSizes(g.members)));
   }
   if (r.pinned_cell_id != g.pinned_id) {
     return absl::StrCat("pinned cell '", r.pinned_cell_id, "', reserved for '", g.pinned_id, "'");

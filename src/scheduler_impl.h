@@ -10,10 +10,11 @@
 //    (a group, a reservation), while it is pinned, or while it mirrors a bad physical cell
 //    ("bad-bound"; doomed preassigned cells are bad-bound roots).
 //
-// State per physical leaf: the running group using it (`p_user_`) and the preempting group
-// reserving it (`p_reserver_`): Free (neither), Used (user only), Reserving (both),
-// Reserved (reserver only). Physical leaf priority = the reserver's priority if any, else
-// the user's running priority. A virtual leaf is held by at most one group (`VCell::user`),
+// State per physical leaf: the running group using it (`p_user_`) and the reserved or
+// preempting group reserving it (`p_reserver_`): Free (neither), Used (user only),
+// Reserving (both), Reserved (reserver only). Physical leaf priority = kReservedPriority
+// for a reserved group's leaf, else the reserver's priority if any, else the user's
+// running priority. A virtual leaf is held by at most one group (`VCell::user`),
 // the running guaranteed group or the preemptor that took it over.
 //
 // Algorithm of `Schedule` for a new group (per candidate chain, config order):

@@ -105,7 +105,8 @@
 //    move, and lazy downgrades are not tried inside them.
 // 7. Phases and reservations. In kPreempting a kPlaced result reserves its leaves for the
 //    group (GroupState kReserved, cells kReserved) until `Allocate` or `Unreserve`: its
-//    virtual cells are bound at once and its leaves held above every priority, so no other
+//    virtual cells are bound at once and its leaves held above every priority (cell views
+//    show them at priority kMaxGuaranteedPriority + 1 until Allocate), so no other
 //    group's `Schedule` gets them, not even a higher-priority preemptor's (a manager trusts
 //    its reservation until it binds or unreserves; Kubernetes does not preempt assumed pods
 //    either). A result with victims reserves the leaves (Reserving/Reserved, GroupState

@@ -9,44 +9,18 @@
 #include "cellalloc/cell_forest.h"
 #include "support/catch.h"
 #include "unit/scheduler/design_forest.h"
+#include "unit/scheduler/two_pod_placement.h"
 
 namespace hived {
 namespace {
 
-struct Fixture {
+struct Fixture : testdata::TwoPodPlacement {
   cellalloc::CellForest forest;
-  ChainId chain;
-  std::vector<CellId> leaves;  // two pods: 1 leaf, then 2 leaves, on the first node
-  GroupRequest request;
-  Placement placement;
 };
 
 Fixture Make() {
-  Fixture x{testdata::DesignForest(), ChainId(0), {}, {}, {}};
-  const cellalloc::CellForest& f = x.forest;
-  // The first node cell with at least 3 leaves.
-  NodeId n(0);
-  while (f.leaf_count(f.node_cells(n)[0]) < 3) {
-    n = NodeId(n.value() + 1);
-    REQUIRE(n.value() < static_cast<uint32_t>(f.num_nodes()));
-  }
-  const CellId node = f.node_cells(n)[0];
-  x.chain = f.chain(node);
-  const CellId first = f.first_leaf(node);
-  for (uint32_t i = 0; i < 3; ++i) x.leaves.push_back(CellId(first.value() + i));
-  x.request.name = "g";
-  x.request.vc = "VC1";
-  x.request.priority = 1;
-  x.request.members = {{1, 1}, {1, 2}};
-  x.placement.chain = f.chain_info(x.chain).name;
-  PodPlacement a;
-  a.node = f.node_name(n);
-  a.leaf_cell_number = 1;
-  a.leaf_cell_indices = {f.leaf_index(x.leaves[0])};
-  PodPlacement b = a;
-  b.leaf_cell_number = 2;
-  b.leaf_cell_indices = {f.leaf_index(x.leaves[1]), f.leaf_index(x.leaves[2])};
-  x.placement.pods = {a, b};
+  Fixture x{{}, testdata::DesignForest()};
+  static_cast<testdata::TwoPodPlacement&>(x) = testdata::MakeTwoPodPlacement(x.forest);
   return x;
 }
 
