@@ -386,14 +386,9 @@ absl::StatusOr<AllocateInfo> SchedulerImpl::AllocatePreempting(GroupId g,
     }
   }
   ++epoch_;
-  for (size_t i = 0; i < grp.pleaves.size(); ++i) {
-    const CellId p = grp.pleaves[i];
+  for (CellId p : grp.pleaves) {  // the leaves are held at the group's priority already
     p_user_[p.value()] = g;
     p_reserver_[p.value()] = kNilId;
-    if (reserved) {  // held at kReservedPriority until now
-      SetPLeaf(p, grp.priority);
-      if (grp.vleaves[i] != kNilId) SetVLeaf(grp.vleaves[i], grp.priority, g);
-    }
   }
   grp.state = GState::kRunning;
   return AllocateInfo();

@@ -5,12 +5,13 @@
 // the decision (leaves, virtual leaves, chain, placement, request). Reserving commits the
 // planned binding at once (the virtual leaf paths are bound, as for a Preempting group): a
 // binding only planned would be taken by the next group's plan. Physical and virtual
-// leaves are held at `kReservedPriority`, above every request's priority, so no pass of any
-// other group's `Schedule` counts them (not even a priority-1000 preemptor's: a manager
-// trusts its reservation until it binds or unreserves, as Kubernetes' assumed pods are not
-// preempted before bind). The buddy planner may still bind a free physical cell holding an
-// opportunistic reservation's leaves; that decision waits (kReservationOverlap) instead of
-// cancelling the reservation.
+// leaves are held at the group's priority, as a Preempting group's are (so `Allocate`
+// changes no leaf priority: the Schedule+Allocate of a group costs what it did before
+// reservations). A reservation is never a victim and never cancelled by another group:
+// a manager trusts it until it binds or unreserves, as Kubernetes' assumed pods are not
+// preempted before bind. A decision of another group that lands on a reserved leaf (a
+// higher-priority pass 2 counts it as preemptible, the buddy planner may bind a cell
+// holding an opportunistic reservation) waits with kReservationOverlap instead.
 //
 // This component owns the rules that compare an `Allocate` with what `Schedule` decided:
 //  - `RequestDifference` / `PlacementDifference`: the first difference between a reserved
@@ -28,7 +29,7 @@
 // Rules the scheduler keeps for every kReserved group g (SchedulerImpl::CheckInvariants):
 //  (R1) every leaf of g has reserver g and no user; g has no victims (reserved_by_others 0).
 //  (R2) g's physical leaves, and its virtual leaves (guaranteed groups: each held by g and
-//       bound to g's physical leaf), are at kReservedPriority.
+//       bound to g's physical leaf), are at g's priority.
 //  (R3) no other group uses or reserves g's leaves (each leaf has one reserver).
 //
 // Thread safety: not thread-safe; callers serialize.
@@ -48,9 +49,6 @@
 #include "src/group_table.h"
 
 namespace hived {
-
-// The priority reserved leaves are held at: above every request's priority.
-inline constexpr Priority kReservedPriority = kMaxGuaranteedPriority + 1;
 
 class Reservations {
  public:

@@ -190,7 +190,6 @@ absl::StatusOr<ScheduleResult> SchedulerImpl::Commit(const Req& req, Phase phase
 GroupId SchedulerImpl::HoldLeaves(const Req& req, GState state, const Placement& placement,
                                   const Decision& d) {
   const GroupRequest& r = *req.raw;
-  const Priority held = state == GState::kReserved ? kReservedPriority : r.priority;
   ++epoch_;
   GroupId g = NewGroup(r, req.vc);
   Group& grp = groups_[g];
@@ -211,10 +210,10 @@ GroupId SchedulerImpl::HoldLeaves(const Req& req, GState state, const Placement&
     }
     if (v != kNilId) {
       BindLeafPath(v, p);
-      SetVLeaf(v, held, g);
+      SetVLeaf(v, r.priority, g);
     }
     p_reserver_[p.value()] = g;
-    SetPLeaf(p, held);
+    SetPLeaf(p, r.priority);
   }
   return g;
 }

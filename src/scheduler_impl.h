@@ -12,10 +12,9 @@
 //
 // State per physical leaf: the running group using it (`p_user_`) and the reserved or
 // preempting group reserving it (`p_reserver_`): Free (neither), Used (user only),
-// Reserving (both), Reserved (reserver only). Physical leaf priority = kReservedPriority
-// for a reserved group's leaf, else the reserver's priority if any, else the user's
-// running priority. A virtual leaf is held by at most one group (`VCell::user`),
-// the running guaranteed group or the preemptor that took it over.
+// Reserving (both), Reserved (reserver only). Physical leaf priority = the reserver's
+// priority if any, else the user's running priority. A virtual leaf is held by at most one group
+// (`VCell::user`), the running guaranteed group or the preemptor that took it over.
 //
 // Algorithm of `Schedule` for a new group (per candidate chain, config order):
 //  1. Intra-VC placement over the VC's virtual nodes of the chain (or the pinned cell's):
@@ -387,8 +386,8 @@ class SchedulerImpl {
   Reservations reservations_;
   // Stores a Filtering kPlaced decision (`decision_`'s leaves) in `reservations_`.
   void CacheDecision(const Req& req, ChainId chain);
-  // Holds `d`'s leaves for a new group in state `state` (kReserved: at kReservedPriority,
-  // no victims; kPreempting: at the group's priority, its victims marked).
+  // Holds `d`'s leaves at the group's priority for a new group in state `state` (kReserved:
+  // no victims; kPreempting: its victims marked).
   GroupId HoldLeaves(const Req& req, GState state, const Placement& placement, const Decision& d);
   // kWaiting (kReservationOverlap) naming the `overlapping` reservations.
   absl::StatusOr<ScheduleResult> OverlapWait(const std::vector<GroupId>& overlapping,

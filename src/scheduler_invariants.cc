@@ -84,8 +84,7 @@ absl::Status SchedulerImpl::CheckInvariants() const {
     }
     Priority want = kFreePriority;
     if (r != kNilId) {
-      // (R2) reserved leaves are held above every request's priority.
-      want = groups_[r].state == GState::kReserved ? kReservedPriority : groups_[r].priority;
+      want = groups_[r].priority;  // (R2) for a reserved group
       if (u != kNilId) {
         // (6) only lower priority work is preempted.
         if (groups_[u].running >= groups_[r].priority) {
@@ -114,10 +113,11 @@ absl::Status SchedulerImpl::CheckInvariants() const {
     }
     if (bound_kids != v.bound_children) return fail("(4) bound-children count of ", VAddress(id));
     if (v.level == 1) {
-      Priority want = v.user == kNilId                               ? kFreePriority
-                      : groups_[v.user].state == GState::kReserved   ? kReservedPriority
-                      : groups_[v.user].state == GState::kPreempting ? groups_[v.user].priority
-                                                                     : groups_[v.user].running;
+      Priority want = v.user == kNilId ? kFreePriority
+                      : groups_[v.user].state == GState::kPreempting ||
+                              groups_[v.user].state == GState::kReserved
+                          ? groups_[v.user].priority
+                          : groups_[v.user].running;
       if (v.user != kNilId && !groups_[v.user].alive)
         return fail("virtual leaf ", VAddress(id), " held by a dead group");
       if (vusage_.LeafPriority(CellId(id)) != want) {

@@ -105,17 +105,17 @@
 //    move, and lazy downgrades are not tried inside them.
 // 7. Phases and reservations. In kPreempting a kPlaced result reserves its leaves for the
 //    group (GroupState kReserved, cells kReserved) until `Allocate` or `Unreserve`: its
-//    virtual cells are bound at once and its leaves held above every priority (cell views
-//    show them at priority kMaxGuaranteedPriority + 1 until Allocate), so no other
-//    group's `Schedule` gets them, not even a higher-priority preemptor's (a manager trusts
-//    its reservation until it binds or unreserves; Kubernetes does not preempt assumed pods
-//    either). A result with victims reserves the leaves (Reserving/Reserved, GroupState
-//    kPreempting), cancels preempting groups whose reservation overlaps, and returns
-//    kPreempting; after the victims are released, `Schedule` of the same group returns
-//    kPlaced with the reserved placement. `Schedule` of a reserved or Preempting group
-//    returns its reservation (re-checked: on a bad or non-suggested node it is re-placed in
-//    kPreempting, kWaiting in kFiltering). A decision whose binding lands on a reserved
-//    group's leaves waits (kReservationOverlap) instead of cancelling it. kFiltering
+//    virtual cells are bound at once and its leaves held at its priority, and no other
+//    group's `Schedule` gets them, not even a higher-priority preemptor's: a reservation is
+//    never a victim nor cancelled by another group (a manager trusts its reservation until
+//    it binds or unreserves; Kubernetes does not preempt assumed pods either). A result with
+//    victims reserves the leaves (Reserving/Reserved, GroupState kPreempting), cancels preempting
+//    groups whose reservation overlaps, and returns kPreempting; after the victims are released,
+//    `Schedule` of the same group returns kPlaced with the reserved placement. `Schedule` of a
+//    reserved or Preempting group returns its reservation (re-checked: on a bad or non-suggested
+//    node it is re-placed in kPreempting, kWaiting in kFiltering). A decision that lands on a
+//    reserved group's leaves (pass 2 counts lower-priority reserved leaves like used ones) waits
+//    (kReservationOverlap) instead of taking them. kFiltering
 //    changes nothing: victims (including groups that would be lazily downgraded) are
 //    reported with kPreempting, nothing is reserved; an overlap with a reservation is
 //    kWaiting. Reservations are not persisted (`SaveState`), like Preempting groups.
