@@ -9,22 +9,14 @@
 
 #include "cellalloc/cell_forest.h"
 #include "support/catch.h"
-#include "unit/scheduler/design_forest.h"
 #include "unit/scheduler/two_pod_placement.h"
 
 namespace hived {
 namespace {
 
-struct Fixture : testdata::TwoPodPlacement {
-  cellalloc::CellForest forest;
-};
-
+using Fixture = testdata::DesignTwoPods;
 // Group "g": pods of 1 and 2 leaves on the first node with at least 3 leaves.
-Fixture Make() {
-  Fixture x{{}, testdata::DesignForest()};
-  static_cast<testdata::TwoPodPlacement&>(x) = testdata::MakeTwoPodPlacement(x.forest);
-  return x;
-}
+Fixture Make() { return testdata::MakeDesignTwoPods(); }
 
 std::string Error(const Fixture& x, const Placement& p, MissingLeaves m = MissingLeaves::kError) {
   ResolvedPlacement out;

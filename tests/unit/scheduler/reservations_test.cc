@@ -8,21 +8,13 @@
 
 #include "cellalloc/cell_forest.h"
 #include "support/catch.h"
-#include "unit/scheduler/design_forest.h"
 #include "unit/scheduler/two_pod_placement.h"
 
 namespace hived {
 namespace {
 
-struct Fixture : testdata::TwoPodPlacement {
-  cellalloc::CellForest forest;
-};
-
-Fixture Make() {
-  Fixture x{{}, testdata::DesignForest()};
-  static_cast<testdata::TwoPodPlacement&>(x) = testdata::MakeTwoPodPlacement(x.forest);
-  return x;
-}
+using Fixture = testdata::DesignTwoPods;
+Fixture Make() { return testdata::MakeDesignTwoPods(); }
 
 TEST_CASE("Reservations: matches exactly the stored decision at the same epoch",
           "[scheduler][unit]") {

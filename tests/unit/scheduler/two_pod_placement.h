@@ -8,6 +8,7 @@
 #include "cellalloc/cell_forest.h"
 #include "hived/schedule_result.h"
 #include "support/catch.h"
+#include "unit/scheduler/design_forest.h"
 
 namespace hived::testdata {
 
@@ -42,6 +43,17 @@ inline TwoPodPlacement MakeTwoPodPlacement(const cellalloc::CellForest& f) {
   b.leaf_cell_number = 2;
   b.leaf_cell_indices = {f.leaf_index(x.leaves[1]), f.leaf_index(x.leaves[2])};
   x.placement.pods = {a, b};
+  return x;
+}
+
+// The placement together with the design forest it lives in.
+struct DesignTwoPods : TwoPodPlacement {
+  cellalloc::CellForest forest;
+};
+
+inline DesignTwoPods MakeDesignTwoPods() {
+  DesignTwoPods x{{}, DesignForest()};
+  static_cast<TwoPodPlacement&>(x) = MakeTwoPodPlacement(x.forest);
   return x;
 }
 
