@@ -84,11 +84,13 @@ struct ScheduleStep {
 // (a Preempting group whose victims are gone, or a group scheduled with `allocate: false`).
 // The map form `allocate: {group: g, chain: C, placement: [...]}` allocates at the given
 // placement instead (each pod's `leaf_cell_number` is its number of leaf cells), e.g. to
-// check that a placement not matching the group's members is rejected.
+// check that a placement not matching the group's members is rejected. With `recover: true`
+// it calls `Recover` (a placement from elsewhere) instead of `Allocate`.
 struct AllocateStep {
   std::string group;
   std::optional<std::vector<ExpectedPod>> placement;
   std::string chain;
+  bool recover = false;
   std::optional<ExpectedError> expect_error;
   std::optional<bool> expect_downgraded;
 };
@@ -98,9 +100,11 @@ struct ReleaseStep {
   std::optional<ExpectedError> expect_error;
 };
 
+// `cancel: <group>` (CancelPreemption) or `unreserve: <group>` (Unreserve).
 struct CancelStep {
   std::string group;
   std::optional<ExpectedError> expect_error;
+  bool unreserve = false;
 };
 
 // `setNodeBad:` / `setNodeHealthy:`.
@@ -158,10 +162,10 @@ struct ExpectUsageStep {
 };
 
 // `restart:`: build a new scheduler from `config_file` (empty: the scenario's config),
-// mark the nodes that were bad bad again, then `Allocate` every running group's placement
-// in a seeded shuffled order. Preempting groups are not persisted (as in HiveD); they are
-// scheduled again, in name order, in the Preempting phase. `downgraded`, when set, names
-// exactly the groups whose replay reported a downgrade.
+// mark the nodes that were bad bad again, then `Recover` every running group's placement
+// in a seeded shuffled order. Reserved and Preempting groups are not persisted (as in
+// HiveD); they are scheduled again, in name order, in the Preempting phase. `downgraded`, when set,
+// names exactly the groups whose replay reported a downgrade.
 struct RestartStep {
   std::string config;       // as written, relative to the scenario file; may be empty
   std::string config_file;  // resolved path; empty: the scenario's config

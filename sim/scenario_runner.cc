@@ -217,9 +217,12 @@ void Runner::RunAllocate(const AllocateStep& step, StepOutcome* out) {
     }
     given = placement->second;
   }
-  absl::StatusOr<AllocateInfo> info = scheduler_->Allocate(req->second, given);
+  absl::StatusOr<AllocateInfo> info = step.recover ? scheduler_->Recover(req->second, given)
+                                                   : scheduler_->Allocate(req->second, given);
   out->json.Raw("placement", PodsJson(ToPods(given)));
-  CheckError(info.status(), step.expect_error, "allocate", &out->failures);
+  if (step.recover) out->json.Bool("recover", true);
+  CheckError(info.status(), step.expect_error, step.recover ? "recover" : "allocate",
+             &out->failures);
   if (!info.ok()) {
     out->json.Str("error", StatusText(info.status()));
     return;
@@ -252,7 +255,7 @@ void Runner::RunRestart(const RestartStep& step, StepOutcome* out) {
   std::vector<GroupStatus> running;
   std::vector<std::string> preempting;
   for (GroupStatus& g : groups) {
-    if (g.state == GroupState::kPreempting) {
+    if (g.state == GroupState::kPreempting || g.state == GroupState::kReserved) {
       preempting.push_back(g.name);
     } else if (g.state != GroupState::kAbsent) {
       running.push_back(std::move(g));
@@ -271,7 +274,7 @@ void Runner::RunRestart(const RestartStep& step, StepOutcome* out) {
           absl::StrCat("restart: group ", g.name, " runs but no schedule step asked for it"));
       continue;
     }
-    absl::StatusOr<AllocateInfo> info = scheduler_->Allocate(req->second, g.placement);
+    absl::StatusOr<AllocateInfo> info = scheduler_->Recover(req->second, g.placement);
     if (!info.ok()) {
       out->failures.push_back(absl::StrCat("restart: replaying group ", g.name,
                                            " failed: ", StatusText(info.status())));
@@ -281,7 +284,8 @@ void Runner::RunRestart(const RestartStep& step, StepOutcome* out) {
     if (info->downgraded) downgraded.push_back(g.name);
   }
   out->json.Raw("replayOrder", JsonStrings(order)).Raw("downgraded", JsonStrings(downgraded));
-  // Preempting groups were not persisted; the cluster manager schedules them again.
+  // Reserved and Preempting groups were not persisted; the cluster manager schedules them
+  // again.
   std::vector<std::string> rescheduled;
   for (const std::string& name : preempting) {
     const GroupRequest& req = requests_[name];
@@ -375,11 +379,12 @@ void Runner::RunStep(const ScenarioAction& action, StepOutcome* out) {
     out->json.Str("group", rel->group).Str("status", StatusText(st));
     CheckError(st, rel->expect_error, "release", &f);
   } else if (const auto* c = std::get_if<CancelStep>(&action)) {
-    out->kind = "cancel";
-    out->summary = absl::StrCat("cancel ", c->group);
-    absl::Status st = scheduler_->CancelPreemption(c->group);
+    out->kind = c->unreserve ? "unreserve" : "cancel";
+    out->summary = absl::StrCat(out->kind, " ", c->group);
+    absl::Status st =
+        c->unreserve ? scheduler_->Unreserve(c->group) : scheduler_->CancelPreemption(c->group);
     out->json.Str("group", c->group).Str("status", StatusText(st));
-    CheckError(st, c->expect_error, "cancel", &f);
+    CheckError(st, c->expect_error, out->kind, &f);
   } else if (const auto* h = std::get_if<NodeHealthStep>(&action)) {
     out->kind = h->healthy ? "setNodeHealthy" : "setNodeBad";
     out->summary = absl::StrCat(out->kind, " ", h->node);

@@ -258,9 +258,11 @@ std::optional<ScenarioAction> ScenarioParser::Step(const YAML::Node& node,
                                                    const std::string& path) {
   if (!IsMap(node, path)) return std::nullopt;
   static const std::vector<std::string> kActions = {
-      "schedule",       "allocate",       "release",     "cancel",
-      "setNodeBad",     "setNodeHealthy", "expectGroup", "expectVirtualCells",
-      "expectCapacity", "expectNode",     "expectUsage", "restart"};
+      "schedule",       "allocate",    "release",
+      "cancel",         "unreserve",   "setNodeBad",
+      "setNodeHealthy", "expectGroup", "expectVirtualCells",
+      "expectCapacity", "expectNode",  "expectUsage",
+      "restart"};
   std::string action;
   int actions = 0;
   for (const std::string& a : kActions) {
@@ -311,7 +313,7 @@ std::optional<ScenarioAction> ScenarioParser::Step(const YAML::Node& node,
     CheckKeys(node, path, {"allocate", "expectError", "expectDowngraded"});
     AllocateStep step;
     if (body.IsMap()) {
-      CheckKeys(body, p, {"group", "chain", "placement"});
+      CheckKeys(body, p, {"group", "chain", "placement", "recover"});
       if (!body["group"]) {
         Error(body, p, "missing key 'group'");
       } else if (auto s = String(body["group"], absl::StrCat(p, ".group"))) {
@@ -322,6 +324,9 @@ std::optional<ScenarioAction> ScenarioParser::Step(const YAML::Node& node,
       }
       if (body["placement"])
         step.placement = Pods(body["placement"], absl::StrCat(p, ".placement"));
+      if (body["recover"]) {
+        if (auto b = Bool(body["recover"], absl::StrCat(p, ".recover"))) step.recover = *b;
+      }
     } else {
       step.group = group_name();
     }
@@ -333,13 +338,13 @@ std::optional<ScenarioAction> ScenarioParser::Step(const YAML::Node& node,
     if (errors_.size() != errors_before) return std::nullopt;
     return ScenarioAction(std::move(step));
   }
-  if (action == "release" || action == "cancel") {
+  if (action == "release" || action == "cancel" || action == "unreserve") {
     CheckKeys(node, path, {action, "expectError"});
     std::string group = group_name();
     std::optional<ExpectedError> err = expect_error();
     if (errors_.size() != errors_before) return std::nullopt;
     if (action == "release") return ScenarioAction(ReleaseStep{group, err});
-    return ScenarioAction(CancelStep{group, err});
+    return ScenarioAction(CancelStep{group, err, action == "unreserve"});
   }
   if (action == "setNodeBad" || action == "setNodeHealthy") {
     CheckKeys(node, path, {action, "expectError"});
@@ -391,7 +396,8 @@ std::optional<ScenarioAction> ScenarioParser::Step(const YAML::Node& node,
             {"allocated", GroupState::kAllocated},
             {"opportunistic", GroupState::kOpportunistic},
             {"preempting", GroupState::kPreempting},
-            {"being-preempted", GroupState::kBeingPreempted}};
+            {"being-preempted", GroupState::kBeingPreempted},
+            {"reserved", GroupState::kReserved}};
         for (const auto& [name, state] : kStates) {
           if (*s == name) step.state = state;
         }
@@ -399,7 +405,7 @@ std::optional<ScenarioAction> ScenarioParser::Step(const YAML::Node& node,
           Error(body["state"], absl::StrCat(p, ".state"),
                 absl::StrCat("unknown state '", *s,
                              "' (expected allocated, opportunistic, preempting, "
-                             "being-preempted or absent)"));
+                             "being-preempted, reserved or absent)"));
         }
       }
     }

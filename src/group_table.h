@@ -1,7 +1,8 @@
 // src/group_table.h: the scheduler's live groups, by dense id and by name.
 //
-// A group is a gang the scheduler knows: running (possibly lazily downgraded), Preempting
-// (holding a reservation) or being preempted. Ids are dense and recycled, so per-leaf
+// A group is a gang the scheduler knows: running (possibly lazily downgraded), Reserved
+// (a kPlaced result not yet allocated), Preempting (holding a reservation while its victims
+// go) or being preempted. Ids are dense and recycled, so per-leaf
 // arrays (`p_user_`, `p_reserver_`, `VCell::user`) refer to groups by a 32-bit id; a
 // recycled slot keeps its strings' and vectors' capacity (no allocation per group in the
 // steady state).
@@ -39,7 +40,8 @@ using VCellId = uint32_t;
 using GroupId = uint32_t;
 inline constexpr uint32_t kNilId = 0xffffffffu;
 
-enum class GState : uint8_t { kRunning, kPreempting, kBeingPreempted };
+// kReserved: a kPlaced result held until Allocate or Unreserve (src/reservations.h).
+enum class GState : uint8_t { kRunning, kPreempting, kBeingPreempted, kReserved };
 
 struct Group {
   std::string name;

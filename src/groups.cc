@@ -137,10 +137,12 @@ absl::Status SchedulerImpl::Release(std::string_view name) {
     return absl::NotFoundError(
         absl::StrCat("group ", absl::string_view(name.data(), name.size()), " is not running"));
   }
-  if (groups_[g].state == GState::kPreempting) {
+  if (groups_[g].state == GState::kPreempting || groups_[g].state == GState::kReserved) {
     return absl::FailedPreconditionError(
         absl::StrCat("group ", absl::string_view(name.data(), name.size()),
-                     " is preempting, not running; use CancelPreemption"));
+                     groups_[g].state == GState::kReserved
+                         ? " is reserved, not running; use Unreserve"
+                         : " is preempting, not running; use CancelPreemption"));
   }
   ++epoch_;
   ReleaseInternal(g);
@@ -150,13 +152,26 @@ absl::Status SchedulerImpl::Release(std::string_view name) {
 
 absl::Status SchedulerImpl::CancelPreemption(std::string_view name) {
   const GroupId g = groups_.Find(name);
+  if (g != kNilId && groups_[g].state != GState::kPreempting) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("group ", absl::string_view(name.data(), name.size()), " is not preempting",
+                     groups_[g].state == GState::kReserved ? "; use Unreserve" : ""));
+  }
+  return Unreserve(name);  // kNotFound for an unknown group; else gives up the reservation
+}
+
+absl::Status SchedulerImpl::Unreserve(std::string_view name) {
+  const GroupId g = groups_.Find(name);
   if (g == kNilId) {
     return absl::NotFoundError(
         absl::StrCat("group ", absl::string_view(name.data(), name.size()), " is not known"));
   }
-  if (groups_[g].state != GState::kPreempting) {
+  // A Preempting group's reservation is given up as by CancelPreemption: a manager that
+  // unreserves on every failed bind need not know whether the group had victims.
+  if (groups_[g].state != GState::kReserved && groups_[g].state != GState::kPreempting) {
     return absl::FailedPreconditionError(
-        absl::StrCat("group ", absl::string_view(name.data(), name.size()), " is not preempting"));
+        absl::StrCat("group ", absl::string_view(name.data(), name.size()),
+                     " holds no reservation (it runs); use Release"));
   }
   ++epoch_;
   CancelInternal(g);

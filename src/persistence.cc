@@ -58,7 +58,9 @@ std::string SchedulerImpl::SaveState() const {
   }
   for (const Group& g : groups_.slots()) {
     // Preempting groups are not persisted (as in HiveD): the manager schedules them again.
-    if (g.alive && g.state != GState::kPreempting) state.groups.push_back(Record(g));
+    if (g.alive && g.state != GState::kPreempting && g.state != GState::kReserved) {
+      state.groups.push_back(Record(g));
+    }
   }
   std::sort(
       state.groups.begin(), state.groups.end(),
@@ -205,9 +207,11 @@ absl::StatusOr<GroupRecord> SchedulerImpl::GetGroupRecord(std::string_view name)
   if (g == kNilId) {
     return absl::NotFoundError(absl::StrCat("group ", ToAbsl(name), " is not known"));
   }
-  if (groups_[g].state == GState::kPreempting) {
+  if (groups_[g].state == GState::kPreempting || groups_[g].state == GState::kReserved) {
     return absl::FailedPreconditionError(
-        absl::StrCat("group ", ToAbsl(name), " is preempting, not running: it has no record"));
+        absl::StrCat("group ", ToAbsl(name), " is ",
+                     groups_[g].state == GState::kReserved ? "reserved" : "preempting",
+                     ", not running: it has no record"));
   }
   return Record(groups_[g]);
 }
@@ -255,13 +259,10 @@ absl::StatusOr<AllocateInfo> SchedulerImpl::RestoreGroup(const GroupRecord& rec,
   for (const std::string& address : rec.virtual_leaf_cells) {
     recover_hints_.push_back(address.empty() ? kNilId : FindVirtualCell(address));
   }
-  absl::StatusOr<AllocateInfo> info = Allocate(request, rec.placement);
+  absl::StatusOr<AllocateInfo> info = Recover(request, rec.placement, ignored_leaves);
   recover_hints_.clear();
   if (!info.ok()) return info;
   Group& grp = groups_[groups_.Find(request.name)];
-  size_t leaves = 0;
-  for (const PodPlacement& pod : rec.placement.pods) leaves += pod.leaf_cell_indices.size();
-  *ignored_leaves = static_cast<int32_t>(leaves - grp.pleaves.size());
   if (was_downgraded) {
     grp.priority = rec.request.priority;
     grp.downgrade_reason = rec.downgrade_reason;

@@ -1,5 +1,8 @@
-// Allocate: resolving a placement (cached from Schedule, or by name after a restart),
-// re-deriving the virtual binding of recovered groups, and running a Preempting group.
+// Recovery and Allocate (src/recovery.h, src/reservations.h): running a reserved or
+// Preempting group, the Filtering decision, or a placement from elsewhere resolved by name
+// with its virtual binding re-derived.
+#include "src/recovery.h"
+
 #include <algorithm>
 #include <string>
 #include <utility>
@@ -18,12 +21,12 @@ using cellalloc::ChainInfo;
 // ---------------------------------------------------------------------------------------
 // Public mutations.
 
-absl::Status SchedulerImpl::ResolvePlacement(const GroupRequest& request,
-                                             const Placement& placement,
-                                             std::vector<CellId>* pleaves,
-                                             std::vector<const std::string*>* types,
-                                             std::string* notes) const {
-  const cellalloc::CellForest& f = *forest_;
+absl::Status ResolvePlacement(const cellalloc::CellForest& f, const GroupRequest& request,
+                              const Placement& placement, MissingLeaves missing,
+                              ResolvedPlacement* out) {
+  out->leaves.clear();
+  out->types.clear();
+  out->missing.clear();
   // Pods must match the members exactly.
   std::vector<std::pair<int32_t, int32_t>> want;  // leaf number -> pods
   for (const GroupMember& m : request.members) {  // validated by ValidateRequest
@@ -35,26 +38,27 @@ absl::Status SchedulerImpl::ResolvePlacement(const GroupRequest& request,
       it->second += m.pod_number;
     }
   }
-  for (const PodPlacement& pod : placement.pods) {
+  for (size_t k = 0; k < placement.pods.size(); ++k) {
+    const PodPlacement& pod = placement.pods[k];
     auto it = std::find_if(want.begin(), want.end(),
                            [&](const auto& e) { return e.first == pod.leaf_cell_number; });
     if (it == want.end() || it->second == 0) {
       return absl::InvalidArgumentError(
-          absl::StrCat("group ", request.name,
+          absl::StrCat("group ", request.name, ", pod ", k,
                        ": the placement's pods do not match the group's members (extra pod with ",
                        pod.leaf_cell_number, " leaf cells on node ", pod.node, ")"));
     }
     --it->second;
     if (static_cast<int32_t>(pod.leaf_cell_indices.size()) != pod.leaf_cell_number) {
       return absl::InvalidArgumentError(absl::StrCat(
-          "group ", request.name, ": a pod on node ", pod.node, " lists ",
+          "group ", request.name, ", pod ", k, " on node ", pod.node, ": lists ",
           pod.leaf_cell_indices.size(), " leaf cell indices but needs ", pod.leaf_cell_number));
     }
     if (!pod.preassigned_cell_types.empty() &&
         pod.preassigned_cell_types.size() != pod.leaf_cell_indices.size()) {
       return absl::InvalidArgumentError(
-          absl::StrCat("group ", request.name, ": a pod on node ", pod.node,
-                       " has a different number of preassigned cell types and leaf cell indices"));
+          absl::StrCat("group ", request.name, ", pod ", k, " on node ", pod.node,
+                       ": a different number of preassigned cell types and leaf cell indices"));
     }
   }
   for (const auto& e : want) {
@@ -64,12 +68,16 @@ absl::Status SchedulerImpl::ResolvePlacement(const GroupRequest& request,
           e.second, " pod(s) with ", e.first, " leaf cells missing)"));
     }
   }
-  ChainId chain = f.FindChain(placement.chain);
-  std::vector<std::string> ignored;
-  for (const PodPlacement& pod : placement.pods) {
-    NodeId n = f.FindNode(pod.node);
+  const ChainId chain = f.FindChain(placement.chain);
+  for (size_t k = 0; k < placement.pods.size(); ++k) {
+    const PodPlacement& pod = placement.pods[k];
+    const NodeId n = f.FindNode(pod.node);
+    if (n.IsNil() && missing == MissingLeaves::kError) {
+      return absl::InvalidArgumentError(absl::StrCat("group ", request.name, ", pod ", k, ": node ",
+                                                     pod.node, " is not in the cluster"));
+    }
     for (size_t i = 0; i < pod.leaf_cell_indices.size(); ++i) {
-      int32_t idx = pod.leaf_cell_indices[i];
+      const int32_t idx = pod.leaf_cell_indices[i];
       CellId leaf;
       if (!n.IsNil()) {
         if (!chain.IsNil()) leaf = f.FindLeaf(chain, n, idx);
@@ -78,21 +86,23 @@ absl::Status SchedulerImpl::ResolvePlacement(const GroupRequest& request,
         }
       }
       if (leaf.IsNil()) {
-        ignored.push_back(absl::StrCat(pod.node, ":", idx));
+        if (missing == MissingLeaves::kError) {
+          return absl::InvalidArgumentError(absl::StrCat("group ", request.name, ", pod ", k,
+                                                         " on node ", pod.node, ": leaf cell ", idx,
+                                                         " is not in the cluster"));
+        }
+        out->missing.push_back(absl::StrCat(pod.node, ":", idx));
         continue;
       }
-      if (std::find(pleaves->begin(), pleaves->end(), leaf) != pleaves->end()) {
-        return absl::InvalidArgumentError(absl::StrCat("group ", request.name, ": leaf cell ", idx,
-                                                       " on node ", pod.node, " is listed twice"));
+      if (std::find(out->leaves.begin(), out->leaves.end(), leaf) != out->leaves.end()) {
+        return absl::InvalidArgumentError(absl::StrCat("group ", request.name, ", pod ", k,
+                                                       ": leaf cell ", idx, " on node ", pod.node,
+                                                       " is listed twice"));
       }
-      pleaves->push_back(leaf);
-      types->push_back(pod.preassigned_cell_types.empty() ? nullptr
-                                                          : &pod.preassigned_cell_types[i]);
+      out->leaves.push_back(leaf);
+      out->types.push_back(pod.preassigned_cell_types.empty() ? nullptr
+                                                              : &pod.preassigned_cell_types[i]);
     }
-  }
-  if (!ignored.empty()) {
-    *notes =
-        absl::StrCat("leaf cells not in the cluster are ignored: ", absl::StrJoin(ignored, ", "));
   }
   return absl::OkStatus();
 }
@@ -101,21 +111,56 @@ absl::StatusOr<AllocateInfo> SchedulerImpl::Allocate(const GroupRequest& request
                                                      const Placement& placement) {
   const GroupId existing = groups_.Find(request.name);
   if (existing != kNilId) {
-    if (groups_[existing].state == GState::kPreempting) {
-      return AllocatePreempting(existing, placement);
+    const GState state = groups_[existing].state;
+    if (state == GState::kReserved || state == GState::kPreempting) {
+      return AllocatePreempting(existing, request, placement);
     }
     return absl::AlreadyExistsError(absl::StrCat("group ", request.name, " is already running"));
   }
   HIVED_RETURN_IF_ERROR(ValidateRequest(request));
-  std::vector<CellId> resolved;
-  std::vector<const std::string*> types;
-  std::string notes;
-  const bool cached = cache_.Matches(request, placement, *forest_, epoch_);
-  if (!cached) {
-    HIVED_RETURN_IF_ERROR(ResolvePlacement(request, placement, &resolved, &types, &notes));
+  if (!reservations_.MatchesFiltered(request, placement, *forest_, epoch_)) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "group ", request.name,
+        " has no reservation: Schedule it first (the Preempting phase reserves a kPlaced "
+        "placement; a Filtering one is taken only by the Allocate right after it), or use "
+        "Recover for a placement from elsewhere"));
   }
-  // The cached decision's leaves are used in place (no copy); nothing below changes them.
-  const std::vector<CellId>& pleaves = cached ? cache_.pleaves() : resolved;
+  // The Filtering decision's leaves are used in place (no copy); nothing below changes them.
+  return AllocateFree(request, placement, reservations_.pleaves(), /*filtered=*/true, {}, "");
+}
+
+absl::StatusOr<AllocateInfo> SchedulerImpl::Recover(const GroupRequest& request,
+                                                    const Placement& placement,
+                                                    int32_t* ignored_leaves) {
+  const GroupId existing = groups_.Find(request.name);
+  if (existing != kNilId) {
+    const GState state = groups_[existing].state;
+    if (state == GState::kReserved || state == GState::kPreempting) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "group ", request.name, " holds a reservation: Allocate it, or Unreserve it first"));
+    }
+    return absl::AlreadyExistsError(absl::StrCat("group ", request.name, " is already running"));
+  }
+  HIVED_RETURN_IF_ERROR(ValidateRequest(request));
+  ResolvedPlacement resolved;
+  HIVED_RETURN_IF_ERROR(ResolvePlacement(
+      *forest_, request, placement,
+      ignored_leaves != nullptr ? MissingLeaves::kIgnore : MissingLeaves::kError, &resolved));
+  std::string notes;
+  if (ignored_leaves != nullptr) {
+    *ignored_leaves = static_cast<int32_t>(resolved.missing.size());
+    if (!resolved.missing.empty()) {
+      notes = absl::StrCat("leaf cells not in the cluster are ignored: ",
+                           absl::StrJoin(resolved.missing, ", "));
+    }
+  }
+  return AllocateFree(request, placement, resolved.leaves, /*filtered=*/false,
+                      std::move(resolved.types), notes);
+}
+
+absl::StatusOr<AllocateInfo> SchedulerImpl::AllocateFree(
+    const GroupRequest& request, const Placement& placement, const std::vector<CellId>& pleaves,
+    bool filtered, std::vector<const std::string*> types, const std::string& notes) {
   for (CellId p : pleaves) {
     GroupId u = p_user_[p.value()];
     GroupId r = p_reserver_[p.value()];
@@ -132,7 +177,7 @@ absl::StatusOr<AllocateInfo> SchedulerImpl::Allocate(const GroupRequest& request
   GroupId g = NewGroup(request, vc);
   Group& grp = groups_[g];
   grp.placement = placement;
-  grp.chain = cached ? cache_.chain() : forest_->FindChain(placement.chain);
+  grp.chain = filtered ? reservations_.chain() : forest_->FindChain(placement.chain);
   if (grp.chain.IsNil() && !pleaves.empty()) grp.chain = forest_->chain(pleaves.front());
   grp.pleaves = pleaves;
   grp.vleaves.assign(pleaves.size(), kNilId);
@@ -141,9 +186,9 @@ absl::StatusOr<AllocateInfo> SchedulerImpl::Allocate(const GroupRequest& request
   if (request.priority >= kMinGuaranteedPriority) {
     if (vc.IsNil()) {
       downgrade = absl::StrCat("VC ", request.vc, " does not exist");
-    } else if (cache_.StoredBefore(request.name, epoch_, pleaves)) {
+    } else if (filtered) {
       // The placement Schedule just returned: bind its virtual cells directly.
-      const std::vector<VCellId>& vleaves = cache_.vleaves();
+      const std::vector<VCellId>& vleaves = reservations_.vleaves();
       for (size_t i = 0; i < pleaves.size(); ++i) {
         BindLeafPath(vleaves[i], pleaves[i]);
         SetVLeaf(vleaves[i], request.priority, g);
@@ -158,19 +203,15 @@ absl::StatusOr<AllocateInfo> SchedulerImpl::Allocate(const GroupRequest& request
         auto it = vcs_[vc.value()].pinned.find(request.pinned_cell_id);
         if (it != vcs_[vc.value()].pinned.end()) req.pinned_root = it->second;
       }
-      // Pass the preassigned types through the group's placement order.
       grp.saved_vleaves.clear();
-      std::string reason;
-      {
-        // RecoverVirtual reads types from `types` via the group: stash them.
-        recover_types_ = std::move(types);
-        reason = RecoverVirtual(req, &grp, &down);
-        recover_types_.clear();
-      }
+      // RecoverVirtual reads each leaf's preassigned type from `recover_types_`.
+      recover_types_ = std::move(types);
+      std::string reason = RecoverVirtual(req, &grp, &down);
+      recover_types_.clear();
       if (down) downgrade = reason;
     }
   }
-  cache_.Invalidate();
+  reservations_.Invalidate();
   Priority prio = request.priority;
   if (!downgrade.empty()) {
     prio = kOpportunisticPriority;
@@ -319,34 +360,33 @@ std::string SchedulerImpl::RecoverVirtual(const Req& req, Group* grp, bool* down
 }
 
 absl::StatusOr<AllocateInfo> SchedulerImpl::AllocatePreempting(GroupId g,
+                                                               const GroupRequest& request,
                                                                const Placement& placement) {
   Group& grp = groups_[g];
-  GroupRequest request;
-  request.name = grp.name;
-  for (const PodPlacement& pod : grp.placement.pods)
-    request.members.push_back({1, pod.leaf_cell_number});
-  std::vector<CellId> pleaves;
-  std::vector<const std::string*> types;
-  std::string notes;
-  HIVED_RETURN_IF_ERROR(ResolvePlacement(request, placement, &pleaves, &types, &notes));
-  if (pleaves != grp.pleaves) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("group ", grp.name, " is preempting for another placement; cancel it first"));
+  const bool reserved = grp.state == GState::kReserved;
+  std::string diff = Reservations::RequestDifference(grp, request);
+  if (diff.empty()) diff = Reservations::PlacementDifference(grp.placement, placement);
+  if (!diff.empty()) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "group ", grp.name, " holds a reservation for another ", "request or placement (", diff,
+        "); ", reserved ? "Unreserve" : "CancelPreemption", " it first"));
   }
-  std::vector<std::string> still;
-  for (CellId p : grp.pleaves) {
-    GroupId u = p_user_[p.value()];
-    if (u != kNilId && std::find(still.begin(), still.end(), groups_[u].name) == still.end()) {
-      still.push_back(groups_[u].name);
+  if (!reserved) {
+    std::vector<std::string> still;
+    for (CellId p : grp.pleaves) {
+      GroupId u = p_user_[p.value()];
+      if (u != kNilId && std::find(still.begin(), still.end(), groups_[u].name) == still.end()) {
+        still.push_back(groups_[u].name);
+      }
+    }
+    if (!still.empty()) {
+      std::sort(still.begin(), still.end());
+      return absl::FailedPreconditionError(absl::StrCat(
+          "group ", grp.name, " still waits for its victims: ", absl::StrJoin(still, ", ")));
     }
   }
-  if (!still.empty()) {
-    std::sort(still.begin(), still.end());
-    return absl::FailedPreconditionError(absl::StrCat(
-        "group ", grp.name, " still waits for its victims: ", absl::StrJoin(still, ", ")));
-  }
   ++epoch_;
-  for (CellId p : grp.pleaves) {
+  for (CellId p : grp.pleaves) {  // the leaves are held at the group's priority already
     p_user_[p.value()] = g;
     p_reserver_[p.value()] = kNilId;
   }

@@ -16,7 +16,8 @@ namespace hived {
 absl::StatusOr<ScheduleResult> SchedulerImpl::Schedule(const GroupRequest& request, Phase phase) {
   const GroupId existing = groups_.Find(request.name);
   if (existing != kNilId) {
-    if (groups_[existing].state != GState::kPreempting) {
+    const GState state = groups_[existing].state;
+    if (state != GState::kPreempting && state != GState::kReserved) {
       return absl::AlreadyExistsError(absl::StrCat("group ", request.name, " is already running"));
     }
     absl::StatusOr<ScheduleResult> result = RecheckPreempting(existing, request, phase);
@@ -141,18 +142,7 @@ absl::StatusOr<ScheduleResult> SchedulerImpl::Commit(const Req& req, Phase phase
       result.reason = "lazily preemptible victims would be downgraded to opportunistic";
       result.code = ReasonCode::kLazyDowngrade;
     }
-    if (!overlapping.empty()) {
-      std::vector<std::string> names;
-      for (GroupId g : overlapping) names.push_back(groups_[g].name);
-      std::sort(names.begin(), names.end());
-      result.outcome = Outcome::kWaiting;
-      result.placement = Placement();
-      result.code = ReasonCode::kReservationOverlap;
-      result.reason = absl::StrCat("the placement overlaps the reservation of preempting group(s) ",
-                                   absl::StrJoin(names, ", "),
-                                   "; schedule in the Preempting phase to cancel them");
-      return result;
-    }
+    if (!overlapping.empty()) return OverlapWait(overlapping, &result);
     if (!victims.empty()) {
       result.outcome = Outcome::kPreempting;
       for (GroupId g : victims) result.victims.push_back(groups_[g].name);
@@ -165,8 +155,12 @@ absl::StatusOr<ScheduleResult> SchedulerImpl::Commit(const Req& req, Phase phase
     }
     return result;
   }
+  // A kReserved group's leaves are never taken (src/reservations.h): wait for it.
+  for (GroupId g : overlapping) {
+    if (groups_[g].state == GState::kReserved) return OverlapWait(overlapping, &result);
+  }
   // The commit: lazy downgrades (in the order Decide planned them), cancelled overlapping
-  // reservations, then the placement or the new reservation.
+  // reservations, then the new reservation (kPlaced) or the preemption (kPreempting).
   for (GroupId u : d->lazy) {
     DowngradeGroup(u, r.name, absl::StrCat("lazily preempted by group ", r.name));
   }
@@ -182,25 +176,33 @@ absl::StatusOr<ScheduleResult> SchedulerImpl::Commit(const Req& req, Phase phase
     }
   }
   if (victims.empty()) {
+    HoldLeaves(req, GState::kReserved, result.placement, *d);
     result.outcome = Outcome::kPlaced;
-    CacheDecision(req, found_chain);
     return result;
   }
-  // Create the preempting group: reserve every leaf.
+  HoldLeaves(req, GState::kPreempting, result.placement, *d);
+  result.outcome = Outcome::kPreempting;
+  for (GroupId x : victims) result.victims.push_back(groups_[x].name);
+  std::sort(result.victims.begin(), result.victims.end());
+  return result;
+}
+
+GroupId SchedulerImpl::HoldLeaves(const Req& req, GState state, const Placement& placement,
+                                  const Decision& d) {
+  const GroupRequest& r = *req.raw;
   ++epoch_;
   GroupId g = NewGroup(r, req.vc);
   Group& grp = groups_[g];
-  grp.state = GState::kPreempting;
-  grp.running = r.priority;
-  grp.chain = found_chain;
-  grp.placement = result.placement;
-  grp.pleaves = d->pleaves;
-  grp.vleaves = d->vleaves;
-  for (size_t i = 0; i < d->pleaves.size(); ++i) {
-    CellId p = d->pleaves[i];
-    VCellId v = d->vleaves[i];
+  grp.state = state;
+  grp.chain = d.chain;
+  grp.placement = placement;
+  grp.pleaves = d.pleaves;
+  grp.vleaves = d.vleaves;
+  for (size_t i = 0; i < d.pleaves.size(); ++i) {
+    CellId p = d.pleaves[i];
+    VCellId v = d.vleaves[i];
     GroupId u = p_user_[p.value()];
-    if (u != kNilId) {
+    if (u != kNilId) {  // kPreempting only: a kReserved decision has no victims
       Group& victim = groups_[u];
       victim.state = GState::kBeingPreempted;
       victim.preemptor = r.name;
@@ -213,14 +215,34 @@ absl::StatusOr<ScheduleResult> SchedulerImpl::Commit(const Req& req, Phase phase
     p_reserver_[p.value()] = g;
     SetPLeaf(p, r.priority);
   }
-  result.outcome = Outcome::kPreempting;
-  for (GroupId x : victims) result.victims.push_back(groups_[x].name);
-  std::sort(result.victims.begin(), result.victims.end());
-  return result;
+  return g;
+}
+
+absl::StatusOr<ScheduleResult> SchedulerImpl::OverlapWait(const std::vector<GroupId>& overlapping,
+                                                          ScheduleResult* result) const {
+  std::vector<std::string> names;
+  bool reserved = false;
+  for (GroupId g : overlapping) {
+    names.push_back(groups_[g].name);
+    reserved = reserved || groups_[g].state == GState::kReserved;
+  }
+  std::sort(names.begin(), names.end());
+  result->outcome = Outcome::kWaiting;
+  result->placement = Placement();
+  result->victims.clear();
+  result->code = ReasonCode::kReservationOverlap;
+  result->reason =
+      reserved ? absl::StrCat("the placement overlaps the reservation of group(s) ",
+                              absl::StrJoin(names, ", "), ", held until Allocate or Unreserve")
+               : absl::StrCat("the placement overlaps the reservation of preempting group(s) ",
+                              absl::StrJoin(names, ", "),
+                              "; schedule in the Preempting phase to cancel them");
+  return std::move(*result);
 }
 
 void SchedulerImpl::CacheDecision(const Req& req, ChainId chain) {
-  cache_.Store(req.raw->name, epoch_, chain, req.needs, &decision_.pleaves, &decision_.vleaves);
+  reservations_.StoreFiltered(req.raw->name, epoch_, chain, req.needs, &decision_.pleaves,
+                              &decision_.vleaves);
 }
 
 absl::StatusOr<ScheduleResult> SchedulerImpl::RecheckPreempting(GroupId g,
@@ -266,9 +288,9 @@ absl::StatusOr<ScheduleResult> SchedulerImpl::RecheckPreempting(GroupId g,
   if (blocked) {
     result.outcome = Outcome::kWaiting;
     result.code = ReasonCode::kReservationBlocked;
-    result.reason =
-        absl::StrCat("the reservation of preempting group ", grp.name, " is blocked: ", why,
-                     "; schedule in the Preempting phase to re-place it");
+    result.reason = absl::StrCat(
+        "the reservation of ", grp.state == GState::kReserved ? "group " : "preempting group ",
+        grp.name, " is blocked: ", why, "; schedule in the Preempting phase to re-place it");
     return result;
   }
   result.outcome = result.victims.empty() ? Outcome::kPlaced : Outcome::kPreempting;

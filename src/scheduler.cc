@@ -104,8 +104,7 @@ absl::StatusOr<GroupRecord> Scheduler::GetGroupRecord(std::string_view group) co
 }
 absl::StatusOr<AllocateInfo> Scheduler::AllocateRecord(const GroupRecord& record) {
   Lock::Exclusive hold(*lock_);
-  int32_t ignored = 0;
-  return impl_->RestoreGroup(record, &ignored);
+  return impl_->RestoreGroup(record, /*ignored_leaves=*/nullptr);
 }
 Scheduler::~Scheduler() = default;
 
@@ -127,6 +126,15 @@ absl::Status Scheduler::Release(std::string_view group) {
 absl::Status Scheduler::CancelPreemption(std::string_view group) {
   Lock::Exclusive hold(*lock_);
   return impl_->CancelPreemption(group);
+}
+absl::Status Scheduler::Unreserve(std::string_view group) {
+  Lock::Exclusive hold(*lock_);
+  return impl_->Unreserve(group);
+}
+absl::StatusOr<AllocateInfo> Scheduler::Recover(const GroupRequest& request,
+                                                const Placement& placement) {
+  Lock::Exclusive hold(*lock_);
+  return impl_->Recover(request, placement);
 }
 absl::Status Scheduler::SetNodeHealthy(std::string_view node, bool healthy) {
   Lock::Exclusive hold(*lock_);

@@ -10,11 +10,11 @@
 //    (a group, a reservation), while it is pinned, or while it mirrors a bad physical cell
 //    ("bad-bound"; doomed preassigned cells are bad-bound roots).
 //
-// State per physical leaf: the running group using it (`p_user_`) and the preempting group
-// reserving it (`p_reserver_`): Free (neither), Used (user only), Reserving (both),
-// Reserved (reserver only). Physical leaf priority = the reserver's priority if any, else
-// the user's running priority. A virtual leaf is held by at most one group (`VCell::user`),
-// the running guaranteed group or the preemptor that took it over.
+// State per physical leaf: the running group using it (`p_user_`) and the reserved or
+// preempting group reserving it (`p_reserver_`): Free (neither), Used (user only),
+// Reserving (both), Reserved (reserver only). Physical leaf priority = the reserver's
+// priority if any, else the user's running priority. A virtual leaf is held by at most one group
+// (`VCell::user`), the running guaranteed group or the preemptor that took it over.
 //
 // Algorithm of `Schedule` for a new group (per candidate chain, config order):
 //  1. Intra-VC placement over the VC's virtual nodes of the chain (or the pinned cell's):
@@ -39,12 +39,14 @@
 //   placement.cc  the Placer: node and leaf choice over const state;
 //   binding.cc    virtual clusters: binding, preassigned cells, safety, health, doomed;
 //   groups.cc     the group table's operations (`GroupTable` in group_table.h);
-//   recovery.cc   Allocate: the DecisionCache entry, or re-derived bindings after a restart;
+//   reservations.cc  matching an Allocate with its reservation or the Filtering decision;
+//   recovery.cc   Allocate and Recover: reserved groups, or re-derived bindings (recovery.h);
 //   scheduler_build.cc, scheduler_views.cc: construction, views and CheckInvariants.
 // Components with private state (own headers and invariants): GroupTable, Placer (node
 // and leaf choice over const state, owning SuggestedNodes and TakenLeaves), Health
-// (doomed counts, deferred health work), DecisionCache (the kPlaced decision for the
-// next Allocate), NodeIndex (a view's node order). Shared records: cluster_state.h.
+// (doomed counts, deferred health work), Reservations (what a kPlaced result holds, the
+// Filtering decision for the next Allocate), recovery.h (resolving placements from
+// elsewhere), NodeIndex (a view's node order). Shared records: cluster_state.h.
 //
 // Thread safety: not thread-safe; callers serialize.
 #ifndef HIVED_SRC_SCHEDULER_IMPL_H_
@@ -72,11 +74,11 @@
 #include "hived/status_view.h"
 #include "hived/types.h"
 #include "src/cluster_state.h"
-#include "src/decision_cache.h"
 #include "src/group_table.h"
 #include "src/health.h"
 #include "src/node_index.h"
 #include "src/placer.h"
+#include "src/reservations.h"
 
 namespace hived {
 
@@ -103,6 +105,12 @@ class SchedulerImpl {
   absl::StatusOr<AllocateInfo> Allocate(const GroupRequest& request, const Placement& placement);
   absl::Status Release(std::string_view group);
   absl::Status CancelPreemption(std::string_view group);
+  absl::Status Unreserve(std::string_view group);
+  // Recovery (recovery.cc, src/recovery.h): a placement from elsewhere, resolved strictly
+  // (every leaf must exist) unless `ignored_leaves` is given (Restore: leaves the cluster
+  // no longer has are counted there and noted in the info).
+  absl::StatusOr<AllocateInfo> Recover(const GroupRequest& request, const Placement& placement,
+                                       int32_t* ignored_leaves = nullptr);
   absl::Status SetNodeHealthy(std::string_view node, bool healthy);
 
   GroupStatus GetGroup(std::string_view group) const;
@@ -127,7 +135,8 @@ class SchedulerImpl {
   // scheduler rebuilt from them through `Allocate`'s recovery path.
   std::string SaveState() const;
   absl::StatusOr<GroupRecord> GetGroupRecord(std::string_view group) const;
-  // `Allocate` of a record; `ignored_leaves`: its leaves the cluster no longer has.
+  // `Recover` of a record; `ignored_leaves`: its leaves the cluster no longer has (Restore);
+  // null: strict, as `Recover` (AllocateRecord).
   absl::StatusOr<AllocateInfo> RestoreGroup(const GroupRecord& rec, int32_t* ignored_leaves);
   static absl::StatusOr<std::unique_ptr<SchedulerImpl>> Restore(const ClusterSpec& spec,
                                                                 std::string_view state,
@@ -280,7 +289,14 @@ class SchedulerImpl {
     FlushBadChildren();
     if (binding_changes_ != before) ++epoch_;
   }
-  absl::StatusOr<AllocateInfo> AllocatePreempting(GroupId g, const Placement& placement);
+  absl::StatusOr<AllocateInfo> AllocatePreempting(GroupId g, const GroupRequest& request,
+                                                  const Placement& placement);
+  // Runs a group at leaves nobody uses or reserves: `filtered` binds the Filtering
+  // decision's virtual leaves, else they are re-derived (recovery, rule 8).
+  absl::StatusOr<AllocateInfo> AllocateFree(const GroupRequest& request, const Placement& placement,
+                                            const std::vector<CellId>& pleaves, bool filtered,
+                                            std::vector<const std::string*> types,
+                                            const std::string& notes);
   // Persistence: a running group's record; replaying one record (`Allocate` preferring the
   // record's virtual leaves, keeping a recorded downgrade), with the number of its leaves
   // the cluster no longer has; the virtual cell at an address ("VC1/0/3"), kNilId if none;
@@ -298,9 +314,6 @@ class SchedulerImpl {
   // marking made beyond the saved ones, then sets the doomed marks in the saved order.
   bool RestoreBindings(const internal::SavedState& state, RestoreReport* report);
   void RestoreDoomed(const internal::SavedState& state, RestoreReport* report);
-  absl::Status ResolvePlacement(const GroupRequest& request, const Placement& placement,
-                                std::vector<CellId>* pleaves,
-                                std::vector<const std::string*>* types, std::string* notes) const;
 
   // Names.
   std::string VAddress(VCellId v) const;
@@ -368,10 +381,17 @@ class SchedulerImpl {
   uint64_t epoch_ = 0;
   uint64_t binding_changes_ = 0;  // counts BindCell and UnbindCell calls
 
-  // Last Schedule result, so Allocate can bind the scheduled virtual cells directly.
-  DecisionCache cache_;
-  // Stores a kPlaced decision (`decision_`'s leaves) in the cache.
+  // The Filtering phase's last kPlaced decision, and the rules matching an Allocate
+  // against a reservation (src/reservations.h).
+  Reservations reservations_;
+  // Stores a Filtering kPlaced decision (`decision_`'s leaves) in `reservations_`.
   void CacheDecision(const Req& req, ChainId chain);
+  // Holds `d`'s leaves at the group's priority for a new group in state `state` (kReserved:
+  // no victims; kPreempting: its victims marked).
+  GroupId HoldLeaves(const Req& req, GState state, const Placement& placement, const Decision& d);
+  // kWaiting (kReservationOverlap) naming the `overlapping` reservations.
+  absl::StatusOr<ScheduleResult> OverlapWait(const std::vector<GroupId>& overlapping,
+                                             ScheduleResult* result) const;
 
   // Every chain, leaf types in config order, each type's chains in config order.
   std::vector<ChainId> chains_by_leaf_type_;

@@ -24,7 +24,7 @@ absl::Status SchedulerImpl::CheckInvariants() const {
   std::vector<int32_t> seen_user(n, 0), seen_reserver(n, 0);
   HIVED_RETURN_IF_ERROR(groups_.CheckInvariants());
   // Per-request scratch is empty between calls; the cached decision is well formed.
-  HIVED_RETURN_IF_ERROR(cache_.CheckInvariants());
+  HIVED_RETURN_IF_ERROR(reservations_.CheckInvariants());
   HIVED_RETURN_IF_ERROR(placer_.CheckInvariants());
   std::vector<int32_t> doomed(static_cast<size_t>(f.num_chains()), 0);
   for (const VCell& c : v_) doomed[c.chain.value()] += c.doomed ? 1 : 0;
@@ -36,9 +36,17 @@ absl::Status SchedulerImpl::CheckInvariants() const {
     for (size_t i = 0; i < g.pleaves.size(); ++i) {
       CellId p = g.pleaves[i];
       if (f.level(p) != 1) return fail("(1) group ", g.name, " holds a non-leaf cell");
-      if (g.state == GState::kPreempting) {
+      if (g.state == GState::kPreempting || g.state == GState::kReserved) {
         if (p_reserver_[p.value()] != id) {
-          return fail("(1) preempting group ", g.name, " does not reserve leaf ", f.address(p));
+          return fail("(1) preempting or reserved group ", g.name, " does not reserve leaf ",
+                      f.address(p));
+        }
+        // Reservations (R1): a reserved group has no victims and nobody uses its leaves.
+        if (g.state == GState::kReserved &&
+            (p_user_[p.value()] != kNilId || g.reserved_by_others != 0)) {
+          return fail("(R1) leaf ", f.address(p), " reserved by ", g.name, " is used by ",
+                      p_user_[p.value()] != kNilId ? groups_[p_user_[p.value()]].name : "nobody",
+                      " (", g.reserved_by_others, " reservations on the group's own leaves)");
         }
         ++seen_reserver[p.value()];
       } else {
@@ -55,7 +63,11 @@ absl::Status SchedulerImpl::CheckInvariants() const {
         if (v_[v].vc != g.vc)
           return fail("(5) group ", g.name, " uses a virtual cell of another VC");
       }
-      if (v != kNilId && g.running < 0 && g.state != GState::kPreempting) {
+      if (g.state == GState::kReserved && v != kNilId && v_[v].user != id) {
+        return fail("(R2) reserved group ", g.name, " does not hold virtual leaf ", VAddress(v));
+      }
+      if (v != kNilId && g.running < 0 && g.state != GState::kPreempting &&
+          g.state != GState::kReserved) {
         return fail("(1) opportunistic group ", g.name, " holds a virtual leaf");
       }
     }
@@ -72,7 +84,7 @@ absl::Status SchedulerImpl::CheckInvariants() const {
     }
     Priority want = kFreePriority;
     if (r != kNilId) {
-      want = groups_[r].priority;
+      want = groups_[r].priority;  // (R2) for a reserved group
       if (u != kNilId) {
         // (6) only lower priority work is preempted.
         if (groups_[u].running >= groups_[r].priority) {
@@ -101,9 +113,11 @@ absl::Status SchedulerImpl::CheckInvariants() const {
     }
     if (bound_kids != v.bound_children) return fail("(4) bound-children count of ", VAddress(id));
     if (v.level == 1) {
-      Priority want = v.user == kNilId                               ? kFreePriority
-                      : groups_[v.user].state == GState::kPreempting ? groups_[v.user].priority
-                                                                     : groups_[v.user].running;
+      Priority want = v.user == kNilId ? kFreePriority
+                      : groups_[v.user].state == GState::kPreempting ||
+                              groups_[v.user].state == GState::kReserved
+                          ? groups_[v.user].priority
+                          : groups_[v.user].running;
       if (v.user != kNilId && !groups_[v.user].alive)
         return fail("virtual leaf ", VAddress(id), " held by a dead group");
       if (vusage_.LeafPriority(CellId(id)) != want) {

@@ -61,8 +61,8 @@ absl::StatusOr<std::vector<PhysicalCellStatus>> SchedulerImpl::PhysicalChain(
 }
 
 // What the summaries need from the groups, in one pass: per chain the leaves reserved by
-// preempting groups and not used (CellState kReserved); per VC and chain the virtual leaves
-// its preempting groups hold and the physical leaves its opportunistic groups use.
+// preempting or reserved groups and not used (CellState kReserved); per VC and chain the virtual
+// leaves its preempting groups hold and the physical leaves its opportunistic groups use.
 SchedulerImpl::GroupTally SchedulerImpl::TallyGroups() const {
   const cellalloc::CellForest& f = *forest_;
   const size_t chains = static_cast<size_t>(f.num_chains());
@@ -73,7 +73,7 @@ SchedulerImpl::GroupTally SchedulerImpl::TallyGroups() const {
   for (size_t gi = 0; gi < groups_.slots().size(); ++gi) {
     const Group& g = groups_.slots()[gi];
     if (!g.alive) continue;
-    if (g.state == GState::kPreempting) {
+    if (g.state == GState::kPreempting || g.state == GState::kReserved) {
       for (size_t i = 0; i < g.pleaves.size(); ++i) {
         const size_t ch = f.chain(g.pleaves[i]).value();
         if (p_user_[g.pleaves[i].value()] == kNilId) ++t.reserved_free[ch];

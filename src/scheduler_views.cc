@@ -213,6 +213,9 @@ GroupStatus SchedulerImpl::GStatus(const Group& g) const {
     case GState::kBeingPreempted:
       s.state = GroupState::kBeingPreempted;
       break;
+    case GState::kReserved:
+      s.state = GroupState::kReserved;
+      break;
   }
   s.priority = g.running;
   s.request.name = g.name;
@@ -398,7 +401,10 @@ std::vector<VcUsage> SchedulerImpl::VcUsages() const {
   }
   for (size_t gi = 0; gi < groups_.slots().size(); ++gi) {
     const Group& g = groups_.slots()[gi];
-    if (!g.alive || g.vc.IsNil() || g.state == GState::kPreempting) continue;
+    if (!g.alive || g.vc.IsNil() || g.state == GState::kPreempting ||
+        g.state == GState::kReserved) {
+      continue;
+    }
     for (CellId p : g.pleaves) {
       if (p_user_[p.value()] != gi) continue;
       VcUsage& u = table[g.vc.value() * types.size() + type_of_chain[f.chain(p).value()]];

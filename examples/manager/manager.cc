@@ -140,8 +140,8 @@ class Manager {
 
   // [snippet: restart]
   // The manager process restarted: build a new scheduler from the same config and hand
-  // every running job's persisted placement back to Allocate (recovery). A job that was
-  // preempting holds no cells yet: it is simply scheduled again.
+  // every running job's persisted placement to Recover (a placement from elsewhere). A job
+  // that was preempting holds no cells yet: it is simply scheduled again.
   absl::Status Restart() {
     absl::StatusOr<std::unique_ptr<hived::Scheduler>> fresh = hived::Scheduler::Create(spec_);
     if (!fresh.ok()) return fresh.status();
@@ -149,8 +149,8 @@ class Manager {
     for (auto& [name, job] : jobs_) {
       if (job.state == JobState::kPreempting) job.state = JobState::kPending;
       if (job.state != JobState::kRunning) continue;
-      absl::StatusOr<hived::AllocateInfo> info = scheduler_->Allocate(job.request, job.placement);
-      if (!info.ok()) return info.status();
+      absl::StatusOr<hived::AllocateInfo> info = scheduler_->Recover(job.request, job.placement);
+      if (!info.ok()) return info.status();  // e.g. a corrupted record: kInvalidArgument
       if (info->downgraded)
         std::printf("  %s now runs opportunistically: %s\n", name.c_str(), info->reason.c_str());
     }
@@ -183,6 +183,7 @@ class Manager {
   // [end snippet]
 
   const Job& job(const std::string& name) const { return jobs_.at(name); }
+  void FailNextBind() { fail_next_bind_ = true; }
   const hived::Scheduler& scheduler() const { return *scheduler_; }
 
  private:
@@ -217,7 +218,8 @@ class Manager {
   // [end snippet]
 
   // [snippet: bind]
-  // Pods of one size are interchangeable: each takes the next placement pod of its size.
+  // The placement is reserved for the job until Allocate or Unreserve. Pods of one size are
+  // interchangeable: each takes the next placement pod of its size.
   void Bind(Job& job, const hived::Placement& placement) {
     std::vector<bool> taken(placement.pods.size(), false);
     for (Pod& pod : job.pods) {
@@ -229,11 +231,15 @@ class Manager {
         break;
       }
     }
-    absl::StatusOr<hived::AllocateInfo> info = scheduler_->Allocate(job.request, placement);
-    if (!info.ok()) {  // the placement went stale: unbind, try again next cycle
+    if (!BindPods(job)) {  // e.g. the API server refused a binding: give the cells back
       Unbind(job);
-      job.state = JobState::kPending;
-      job.why = info.status().ToString();
+      absl::Status unreserved = scheduler_->Unreserve(job.request.name);
+      job.why = "bind failed, reservation given up: " + unreserved.ToString();
+      return;  // still pending: scheduled again next cycle
+    }
+    absl::StatusOr<hived::AllocateInfo> info = scheduler_->Allocate(job.request, placement);
+    if (!info.ok()) {  // not the reserved request or placement: a bug of the manager
+      Fail(job, info.status().ToString());
       return;
     }
     job.why = info->downgraded ? "runs opportunistically: " + info->reason : "";
@@ -256,6 +262,14 @@ class Manager {
   }
   // [end snippet]
 
+  // The cluster's side of binding (in Kubernetes, the Binding objects). Fails once when a
+  // test asked for it (`FailNextBind`).
+  bool BindPods(const Job& job) {
+    if (!fail_next_bind_) return !job.pods.empty();
+    fail_next_bind_ = false;
+    return false;
+  }
+
   static void Unbind(Job& job) {
     for (Pod& pod : job.pods) {
       pod.node.clear();
@@ -273,6 +287,7 @@ class Manager {
   std::unique_ptr<hived::Scheduler> scheduler_;
   std::map<std::string, Job> jobs_;
   int64_t next_submission_ = 0;
+  bool fail_next_bind_ = false;
 };
 
 const char* StateName(JobState state) {
@@ -415,6 +430,17 @@ int main(int argc, char** argv) {
   example::Check(m.Finish("serve").ok(), "finish serve");
   m.RunCycle();
   example::Expect(m, "explore", JobState::kRunning);
+
+  std::printf("a bind fails: the manager unreserves the job's cells and binds it next cycle\n");
+  m.Submit("eval", "prod", 100, 1, 4);
+  m.FailNextBind();
+  m.RunCycle();
+  example::Expect(m, "eval", JobState::kPending);
+  example::Check(m.scheduler().GetGroup("eval").state == hived::GroupState::kAbsent,
+                 "eval holds no reservation after its failed bind");
+  m.RunCycle();
+  example::Expect(m, "eval", JobState::kRunning);
+  example::Check(m.Finish("eval").ok(), "finish eval");
   example::Check(m.Finish("train").ok() && m.Finish("explore").ok(), "finish the rest");
   example::Check(m.scheduler().Groups().empty(), "no group left");
   example::Check(m.scheduler().CheckInvariants().ok(), "invariants hold");

@@ -4,7 +4,8 @@
 // It places gangs inside their VC's reserved cells (guaranteed, priority 0..1000) or on any
 // idle cell (opportunistic, priority -1), binds virtual cells to physical cells lazily by
 // buddy allocation, preempts lower-priority work when asked, avoids bad nodes, and rebuilds
-// its state from persisted placements after a restart.
+// its state from persisted placements after a restart. A kPlaced result reserves its cells
+// until `Allocate` or `Unreserve` (placement rule 7).
 //
 // "Cannot place now" is a `ScheduleResult`, not an error. `absl::Status` errors mean misuse:
 //   kInvalidArgument   a malformed request (priority out of range, empty gang, ...)
@@ -39,11 +40,13 @@
 // lock makes every call atomic: the views (the const methods: GetGroup, Groups,
 // PhysicalCluster, VirtualCluster, VcUsages, Capacity, Nodes, CheckInvariants) take it
 // shared and run concurrently with each other; the mutations (Schedule in either phase,
-// Allocate, Release, CancelPreemption, SetNodeHealthy) take it exclusively, so a view sees
+// Allocate, Recover, Release, CancelPreemption, Unreserve, SetNodeHealthy) take it
+// exclusively, so a view sees
 // the state between two mutations, never half of one. A waiting mutation holds off new
 // views, so status polls cannot starve scheduling. `spec()` needs no lock (immutable).
 // A sequence of calls is not atomic: another thread may act between a thread's Schedule
-// and its Allocate (Allocate then checks the placement against the state it finds).
+// and its Allocate; a reservation (Preempting phase) keeps the cells for the group
+// meanwhile, a Filtering result does not (its Allocate is then kFailedPrecondition).
 // Results are copies the caller owns. Different schedulers share nothing.
 //
 // Placement rules (what `Schedule` decides; deterministic, ties by config order)
@@ -100,20 +103,39 @@
 //    opportunistic on their cells (only in the Preempting phase; they stay victims only if
 //    the new binding still lands on their cells). Pinned cells are bound at start, never
 //    move, and lazy downgrades are not tried inside them.
-// 7. Phases. kPreempting with victims reserves the leaves (Reserving/Reserved), cancels
-//    preempting groups whose reservation overlaps, and returns kPreempting; after the
-//    victims are released, `Schedule` of the same group returns kPlaced with the reserved
-//    placement, then `Allocate` runs it. kFiltering changes nothing: victims (including
-//    groups that would be lazily downgraded) are reported with kPreempting but nothing is
-//    reserved; an overlap with another group's reservation is kWaiting.
-// 8. Allocate. After `Schedule`'s kPlaced (with nothing changed in between) the scheduled
-//    virtual cells are bound. Otherwise (recovery, a placement from elsewhere) each leaf's
-//    virtual cell is re-derived from its `preassigned_cell_types`: an already bound physical
-//    cell maps to its virtual cell; else the VC's first unbound preassigned cell of that type
-//    (VC order) is bound to it, then the first unbound virtual child on the way down. If that
-//    fails (type or VC gone, no cell left, another VC holds the cell, safety would break) the
-//    group runs opportunistically and `AllocateInfo` says why. Leaves the cluster no longer
-//    has are ignored (noted in `AllocateInfo::reason`); an unknown VC downgrades the group.
+// 7. Phases and reservations. In kPreempting a kPlaced result reserves its leaves for the
+//    group (GroupState kReserved, cells kReserved) until `Allocate` or `Unreserve`: its
+//    virtual cells are bound at once and its leaves held at its priority, and no other
+//    group's `Schedule` gets them, not even a higher-priority preemptor's: a reservation is
+//    never a victim nor cancelled by another group (a manager trusts its reservation until
+//    it binds or unreserves; Kubernetes does not preempt assumed pods either). A result with
+//    victims reserves the leaves (Reserving/Reserved, GroupState kPreempting), cancels preempting
+//    groups whose reservation overlaps, and returns kPreempting; after the victims are released,
+//    `Schedule` of the same group returns kPlaced with the reserved placement. `Schedule` of a
+//    reserved or Preempting group returns its reservation (re-checked: on a bad or non-suggested
+//    node it is re-placed in kPreempting, kWaiting in kFiltering). A decision that lands on a
+//    reserved group's leaves (pass 2 counts lower-priority reserved leaves like used ones) waits
+//    (kReservationOverlap) instead of taking them. kFiltering
+//    changes nothing: victims (including groups that would be lazily downgraded) are
+//    reported with kPreempting, nothing is reserved; an overlap with a reservation is
+//    kWaiting. Reservations are not persisted (`SaveState`), like Preempting groups.
+// 8. Allocate and recovery. `Allocate` runs what `Schedule` decided: a reserved group's
+//    reservation, a Preempting group's after its victims are gone, or the Filtering
+//    phase's kPlaced placement when nothing changed since (the two calls act as one reserve
+//    and bind). Any other request or placement is kFailedPrecondition naming the
+//    difference (a group without a reservation: Schedule it, or use `Recover`). The
+//    scheduled virtual cells are used as decided. `Recover` runs a placement from elsewhere
+//    (a restart, a record): strictly resolved, so an unknown node, a leaf index the node
+//    does not have, a leaf listed twice or pods that do not match the members are
+//    kInvalidArgument naming the group and pod, never a silently smaller job; leaves used or
+//    reserved by another group are kFailedPrecondition. Each leaf's virtual cell is
+//    re-derived from its `preassigned_cell_types`: an already bound physical cell maps to its
+//    virtual cell; else the VC's first unbound preassigned cell of that type (VC order) is
+//    bound to it, then the first unbound virtual child on the way down. If that fails (type
+//    or VC gone, no cell left, another VC holds the cell, safety would break) the group
+//    runs opportunistically and `AllocateInfo` says why; an unknown VC downgrades the
+//    group. Only `Restore` (a changed config, reported per group) skips leaves the cluster
+//    no longer has (RestoreOutcome kPartial).
 #ifndef HIVED_SCHEDULER_H_
 #define HIVED_SCHEDULER_H_
 
@@ -145,11 +167,12 @@ class HIVED_EXPORT Scheduler {
   // Persistence (docs/state-format.md). `SaveState` returns a versioned JSON document: every
   // running group's `GroupRecord` (request as asked, placement, how it runs, its virtual
   // leaf cells) sorted by name, the bad nodes, and the virtual bindings history decided
-  // (pinned, bad and doomed cells). Preempting groups are not persisted (as in HiveD): after
-  // `Restore` the manager schedules them again; their victims are saved as running.
+  // (pinned, bad and doomed cells). Reserved and Preempting groups are not persisted (as in
+  // HiveD): after `Restore` the manager schedules them again (a reservation is lost with
+  // the process; its bind had not happened); victims are saved as running.
   //
-  // `Restore` builds a scheduler for `spec`, replays every record through `Allocate`'s
-  // recovery path (rule 8; the recorded virtual cells first), restores the saved bindings,
+  // `Restore` builds a scheduler for `spec`, replays every record through `Recover`
+  // (rule 8; the recorded virtual cells first), restores the saved bindings,
   // then marks the bad nodes. With the same spec (and no group Preempting at save time) the
   // restored scheduler decides every further call exactly as the saved one, and its
   // `SaveState` is byte-identical to `state`. With a changed spec the recovery rules apply
@@ -171,7 +194,8 @@ class HIVED_EXPORT Scheduler {
   // or last, as it knows them). Unlike `Restore`, bindings that history decided (pinned,
   // bad, doomed cells) are re-derived, as in HiveD's recovery.
   // Errors: GetGroupRecord: kNotFound for an unknown group, kFailedPrecondition for a
-  // Preempting one; AllocateRecord: as `Allocate`.
+  // reserved or Preempting one; AllocateRecord: as `Recover` (strict: a leaf the cluster no
+  // longer has is kInvalidArgument; only `Restore` skips such leaves, reporting kPartial).
   absl::StatusOr<GroupRecord> GetGroupRecord(std::string_view group) const;
   absl::StatusOr<AllocateInfo> AllocateRecord(const GroupRecord& record);
 
@@ -179,23 +203,42 @@ class HIVED_EXPORT Scheduler {
   Scheduler(const Scheduler&) = delete;
   Scheduler& operator=(const Scheduler&) = delete;
 
-  // Finds a placement for a new group. In `Phase::kPreempting` a placement that needs
-  // victims reserves its cells and the group becomes Preempting until `Allocate` (after the
-  // victims are released) or `CancelPreemption`. Scheduling a group that is already
-  // Preempting re-checks its reservation. `Phase::kFiltering` never changes state.
+  // Finds a placement for a new group (rule 7). In `Phase::kPreempting` a kPlaced result
+  // reserves its cells (GroupState kReserved) until `Allocate` or `Unreserve`; a placement
+  // that needs victims reserves its cells and the group becomes Preempting until `Allocate`
+  // (after the victims are released), `CancelPreemption` or `Unreserve`. Scheduling a
+  // reserved or Preempting group returns (re-checks) its reservation. `Phase::kFiltering`
+  // never changes state.
   absl::StatusOr<ScheduleResult> Schedule(const GroupRequest& request, Phase phase);
 
-  // Records that the group runs at `placement`: after a kPlaced result, after a Preempting
-  // group's victims are gone, or when replaying persisted placements after a restart (any
-  // order). A recovered group that no longer fits its VC keeps running, downgraded to
-  // opportunistic; the returned info says so.
+  // Records that the group runs at the placement `Schedule` decided (rule 8): a reserved
+  // group's, a Preempting group's once its victims are gone, or a Filtering kPlaced one
+  // with no call in between. Errors: kFailedPrecondition for another request or placement
+  // than reserved (naming the difference), for a group without a reservation, or victims
+  // still running; kAlreadyExists for a running group.
   absl::StatusOr<AllocateInfo> Allocate(const GroupRequest& request, const Placement& placement);
 
-  // Ends a running (or being-preempted) group and frees its cells.
+  // Recovery (rule 8): records that a group runs at a placement from elsewhere (replaying
+  // persisted placements after a restart, in any order). A recovered group that no longer
+  // fits its VC keeps running, downgraded to opportunistic; the returned info says so.
+  // Errors: kInvalidArgument for an invalid placement (unknown node, leaf index out of
+  // range, a leaf listed twice, pods that do not match the members), naming the group and
+  // the pod; kFailedPrecondition for leaves another group uses or reserves, or a group
+  // that holds a reservation; kAlreadyExists for a running group.
+  absl::StatusOr<AllocateInfo> Recover(const GroupRequest& request, const Placement& placement);
+
+  // Ends a running (or being-preempted) group and frees its cells. A reserved or
+  // Preempting group is kFailedPrecondition (use Unreserve).
   absl::Status Release(std::string_view group);
 
   // Gives up a Preempting group's reservation; victims not yet gone keep their cells.
   absl::Status CancelPreemption(std::string_view group);
+
+  // Gives up a reservation: a reserved group's cells are free again; a Preempting group's
+  // reservation is cancelled as by `CancelPreemption` (its victims not yet gone keep their
+  // cells). For a failed bind, a job deleted before it ran, a preemption given up.
+  // Errors: kNotFound for a group that is not known, kFailedPrecondition for a running one.
+  absl::Status Unreserve(std::string_view group);
 
   // Marks a node bad or healthy. Bad nodes are avoided; a VC that cannot be backed by
   // healthy cells sees bad virtual cells.

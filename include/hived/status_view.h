@@ -24,11 +24,12 @@ enum class CellState { kFree, kUsed, kReserving, kReserved };
 enum class CellHealth { kHealthy, kBad };
 
 enum class GroupState {
-  kAbsent,         // never placed, released or cancelled
-  kAllocated,      // running at its guaranteed priority
-  kOpportunistic,  // running at priority -1 (asked for, or downgraded)
-  kPreempting,     // waiting for its victims; holds a reservation
-  kBeingPreempted  // chosen as a victim; still running until released
+  kAbsent,          // never placed, released or cancelled
+  kAllocated,       // running at its guaranteed priority
+  kOpportunistic,   // running at priority -1 (asked for, or downgraded)
+  kPreempting,      // waiting for its victims; holds a reservation
+  kBeingPreempted,  // chosen as a victim; still running until released
+  kReserved         // a kPlaced result held until Allocate or Unreserve (no victims)
 };
 
 struct GroupStatus {
@@ -169,7 +170,7 @@ struct LeafCounts {
   int32_t total = 0;
   int32_t free = 0;           // no group uses or reserves it (CellState kFree)
   int32_t used = 0;           // a running group uses it (kUsed, or kReserving: also reserved)
-  int32_t reserved = 0;       // reserved for a preempting group and not used (kReserved)
+  int32_t reserved = 0;       // reserved (a reserved or preempting group) and not used (kReserved)
   int32_t opportunistic = 0;  // of `used`: by opportunistic groups, not reserved (chains only)
   int32_t bad = 0;            // on bad nodes, whatever their state
 };
@@ -185,10 +186,9 @@ struct ChainSummary {
 
 // One VC's cells in one chain. `leaves` counts its virtual leaves (its guarantee, pinned
 // cells included): `used` by its running guaranteed groups, `reserved` held by its
-// preempting groups (whether or not a victim still runs there); `bad` counts the leaves of
-// bad nodes inside the physical cells bound to it.
-// Its opportunistic groups run outside its guarantee: `opportunistic_used_leaf_cells`
-// physical leaves of the chain.
+// reserved and preempting groups (whether or not a victim still runs there); `bad` counts the
+// leaves of bad nodes inside the physical cells bound to it. Its opportunistic groups run outside
+// its guarantee: `opportunistic_used_leaf_cells` physical leaves of the chain.
 struct VcSummary {
   std::string vc;
   std::string chain;
@@ -199,7 +199,8 @@ struct VcSummary {
 
 // Lower-case names, as in scenario files and reports. `absl::StrCat`/`absl::StrFormat("%v")`
 // (Abseil 2023+) and `<<` use them.
-// GroupState: "absent", "allocated", "opportunistic", "preempting", "being-preempted".
+// GroupState: "absent", "allocated", "opportunistic", "preempting", "being-preempted",
+// "reserved".
 constexpr const char* GroupStateName(GroupState state) {
   switch (state) {
     case GroupState::kAbsent:
@@ -212,6 +213,8 @@ constexpr const char* GroupStateName(GroupState state) {
       return "preempting";
     case GroupState::kBeingPreempted:
       return "being-preempted";
+    case GroupState::kReserved:
+      return "reserved";
   }
   return "unknown";
 }

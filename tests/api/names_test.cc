@@ -53,7 +53,7 @@ TEST_CASE("Public names: every enumerator of every public enum has one", "[api][
   CheckAllNamed<Outcome>(4, OutcomeName);
   CheckAllNamed<Phase>(2, PhaseName);
   CheckAllNamed<ReasonCode>(11, ReasonCodeName);
-  CheckAllNamed<GroupState>(5, GroupStateName);
+  CheckAllNamed<GroupState>(6, GroupStateName);
   CheckAllNamed<CellState>(4, CellStateName);
   CheckAllNamed<CellHealth>(2, CellHealthName);
 }
@@ -64,6 +64,7 @@ TEST_CASE("Public names: the documented spellings", "[api][unit]") {
   CHECK(std::string(ReasonCodeName(ReasonCode::kInsufficientCapacity)) == "insufficient-capacity");
   CHECK(std::string(ReasonCodeName(ReasonCode::kLazyDowngrade)) == "lazy-downgrade");
   CHECK(std::string(GroupStateName(GroupState::kBeingPreempted)) == "being-preempted");
+  CHECK(std::string(GroupStateName(GroupState::kReserved)) == "reserved");
   CHECK(std::string(CellStateName(CellState::kReserved)) == "reserved");
   CHECK(std::string(CellHealthName(CellHealth::kBad)) == "bad");
   static_assert(OutcomeName(Outcome::kWaiting)[0] == 'w', "names are usable at compile time");

@@ -1,5 +1,6 @@
-// Links the installed hived and drives its public API: load a config, place a job, run it,
-// save the scheduler's state, restart from it (and from one job's record), release the job.
+// Links the installed hived and drives its public API: load a config, place a job (its
+// cells reserved; another job's reservation given back with Unreserve), run it, save the
+// scheduler's state, restart from it (and from one job's record), release the job.
 // Exits non-zero if any step does not behave as documented.
 #include <cstdio>
 #include <memory>
@@ -68,6 +69,23 @@ int main() {
     for (int32_t index : pod.leaf_cell_indices) std::printf(" %d", index);
     std::printf("\n");
   }
+  // The kPlaced result is reserved: a second job cannot get its cells; Unreserve gives
+  // the second one's reservation back (e.g. its bind failed).
+  hived::GroupRequest other = job;
+  other.name = "job-2";
+  other.priority = hived::kOpportunisticPriority;  // any idle cell: node-c
+  other.members = {{/*pod_number=*/1, /*leaf_cell_number=*/4}};
+  absl::StatusOr<hived::ScheduleResult> second =
+      (*scheduler)->Schedule(other, hived::Phase::kPreempting);
+  if (!second.ok() || second->outcome != hived::Outcome::kPlaced ||
+      second->placement.pods[0].node == result->placement.pods[0].node ||
+      second->placement.pods[0].node == result->placement.pods[1].node) {
+    std::fprintf(stderr, "reserve: job-2 got job-1's cells\n");
+    return 1;
+  }
+  if ((*scheduler)->GetGroup("job-2").state != hived::GroupState::kReserved) return 1;
+  if (absl::Status s = (*scheduler)->Unreserve("job-2"); !s.ok()) return Fail("unreserve", s);
+  if ((*scheduler)->GetGroup("job-2").state != hived::GroupState::kAbsent) return 1;
   if (!(*scheduler)->Allocate(job, result->placement).ok()) return 1;
 
   // Restart: the saved state rebuilds the same scheduler (SaveState is byte-identical).
@@ -103,7 +121,7 @@ int main() {
 
   if (!(*restored)->Release("job-1").ok()) return 1;
   if (!(*restored)->CheckInvariants().ok()) return 1;
-  std::printf("hived %s: placed, ran, saved, restored and released job-1\n",
+  std::printf("hived %s: placed, reserved, unreserved, ran, saved, restored and released\n",
               hived::VersionString());
   return 0;
 }

@@ -1,7 +1,8 @@
 // Property test of persistence (issue 12): two schedulers receive the same random calls
 // (schedule in both phases with lazy preemption, pinned cells, leaf types and suggested
-// nodes; allocate, also of stale placements; release; cancel; re-check preempting groups;
-// bad and healthy nodes). At random points the preempting groups are cancelled (they are
+// nodes; allocate, a kPlaced result sometimes left reserved; recover stale placements;
+// release; cancel and unreserve; re-check reserved and preempting groups; bad and healthy
+// nodes). At random points the reserved and preempting groups are unreserved (they are
 // not persisted: the restart rule), one scheduler's state is saved and the other is
 // replaced by `Restore` of it. Then:
 //  - `SaveState` of the restored scheduler is byte-identical to the saved state, and the
@@ -148,13 +149,13 @@ class Lockstep {
     REQUIRE(Difference(StateText(*a_), StateText(*b_)) == "");
   }
 
-  // The restart: preempting groups are cancelled (not persisted), then one side is rebuilt
-  // from the other's saved state.
+  // The restart: reservations (reserved and preempting groups) are given up (not
+  // persisted), then one side is rebuilt from the other's saved state.
   void SaveAndRestore() {
     for (const auto& g : a_->Groups()) {
-      if (g.state == GroupState::kPreempting) {
-        REQUIRE(a_->CancelPreemption(g.name).ok());
-        REQUIRE(b_->CancelPreemption(g.name).ok());
+      if (Reserving(g.state)) {
+        REQUIRE(a_->Unreserve(g.name).ok());
+        REQUIRE(b_->Unreserve(g.name).ok());
       }
     }
     const bool into_a = Pick(2) == 0;
@@ -267,11 +268,16 @@ class Lockstep {
     ScheduleOn(r, Pick(4) == 0 ? Phase::kFiltering : Phase::kPreempting);
   }
 
-  // A random live group that is (or is not) Preempting; empty when there is none.
+  static bool Reserving(GroupState s) {
+    return s == GroupState::kPreempting || s == GroupState::kReserved;
+  }
+
+  // A random live group that holds (or does not hold) a reservation: reserved or
+  // Preempting; empty when there is none.
   std::string PickGroup(bool preempting) {
     std::vector<std::string> names;
     for (const auto& g : a_->Groups()) {
-      if ((g.state == GroupState::kPreempting) == preempting) names.push_back(g.name);
+      if (Reserving(g.state) == preempting) names.push_back(g.name);
     }
     return names.empty() ? std::string()
                          : names[static_cast<size_t>(Pick(static_cast<int>(names.size())))];
@@ -287,8 +293,14 @@ class Lockstep {
   void CancelSome() {
     const std::string name = PickGroup(/*preempting=*/true);
     if (name.empty()) return;
-    absl::StrAppend(&log_.back(), "cancel ", name);
-    REQUIRE(a_->CancelPreemption(name).ToString() == b_->CancelPreemption(name).ToString());
+    // CancelPreemption of a reserved group is kFailedPrecondition on both sides.
+    const int how = Pick(3);
+    absl::StrAppend(&log_.back(), how == 0 ? "cancel " : "unreserve ", name);
+    if (how == 0) {
+      REQUIRE(a_->CancelPreemption(name).ToString() == b_->CancelPreemption(name).ToString());
+    } else {
+      REQUIRE(a_->Unreserve(name).ToString() == b_->Unreserve(name).ToString());
+    }
   }
 
   void RecheckPreempting() {
@@ -306,16 +318,16 @@ class Lockstep {
             b_->SetNodeHealthy(node, healthy).ToString());
   }
 
-  // Recovery-mode Allocate: an old placement of a group that is gone (under a new name).
+  // Recovery: an old placement of a group that is gone (under a new name).
   void AllocateStale() {
     if (placements_.empty()) return;
     auto [r, placement] =
         placements_[static_cast<size_t>(Pick(static_cast<int>(placements_.size())))];
     r.name = absl::StrCat("g", next_++, "-stale");
     r.suggested_nodes.reset();
-    auto ia = a_->Allocate(r, placement);
-    auto ib = b_->Allocate(r, placement);
-    absl::StrAppend(&log_.back(), "allocate stale ", r.name, " ", PlacementText(placement), ": ",
+    auto ia = a_->Recover(r, placement);
+    auto ib = b_->Recover(r, placement);
+    absl::StrAppend(&log_.back(), "recover stale ", r.name, " ", PlacementText(placement), ": ",
                     Text(ia));
     REQUIRE(Text(ia) == Text(ib));
   }

@@ -44,6 +44,7 @@ TEST_CASE("Regression: a request's total pods over all members is capped (kInval
   auto allocated = s->Allocate(r, Placement());
   REQUIRE_FALSE(allocated.ok());
   CHECK(allocated.status().code() == absl::StatusCode::kInvalidArgument);
+  CHECK(s->Recover(r, Placement()).status().code() == absl::StatusCode::kInvalidArgument);
   CHECK(s->Groups().empty());
   CHECK(s->CheckInvariants().ok());
 }

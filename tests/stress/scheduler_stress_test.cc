@@ -1,5 +1,6 @@
 // Issue 12 item 4: one Scheduler shared by threads. Writer threads schedule (both phases),
-// allocate, preempt, cancel, release and flip node health; reader threads call every view
+// allocate (a Preempting-phase kPlaced result is reserved: its Allocate must succeed),
+// unreserve, preempt, cancel, release and flip node health; reader threads call every view
 // and CheckInvariants meanwhile. Built with -fsanitize=thread in CI (the `tsan` preset), so
 // a data race in the façade's locking is a failure; without TSan it still checks that every
 // view taken concurrently is well formed and that the state stays consistent.
@@ -57,6 +58,7 @@ struct Counters {
   std::atomic<int64_t> allocated{0};
   std::atomic<int64_t> allocate_refused{0};  // cells taken by another thread in between
   std::atomic<int64_t> preempting{0};
+  std::atomic<int64_t> unreserved{0};
   std::atomic<int64_t> released{0};
   std::atomic<int64_t> views{0};
   std::atomic<int64_t> invariant_checks{0};
@@ -115,7 +117,14 @@ class Writer {
     if (!Expect(result.status(), "Schedule")) return;
     if (result->outcome == Outcome::kPlaced) {
       counters_->placed.fetch_add(1);
-      Allocate(req, result->placement);
+      if (phase == Phase::kPreempting && Pick(6) == 0) {
+        // A failed bind: the reservation is given back.
+        if (Expect(scheduler_->Unreserve(req.name), "Unreserve")) {
+          counters_->unreserved.fetch_add(1);
+        }
+        return;
+      }
+      Allocate(req, result->placement, /*reserved=*/phase == Phase::kPreempting);
     } else if (result->outcome == Outcome::kPreempting && phase == Phase::kPreempting) {
       counters_->preempting.fetch_add(1);
       preempting_[req.name] = req;
@@ -123,13 +132,16 @@ class Writer {
     }
   }
 
-  void Allocate(const GroupRequest& req, const Placement& placement) {
+  // `reserved`: the placement is a kPlaced reservation, which no other thread can take.
+  void Allocate(const GroupRequest& req, const Placement& placement, bool reserved) {
     absl::StatusOr<AllocateInfo> info = scheduler_->Allocate(req, placement);
     if (info.ok()) {
       counters_->allocated.fetch_add(1);
       running_.push_back(req.name);
-    } else if (info.status().code() == absl::StatusCode::kFailedPrecondition) {
-      counters_->allocate_refused.fetch_add(1);  // another thread took a cell in between
+    } else if (info.status().code() == absl::StatusCode::kFailedPrecondition && !reserved) {
+      // A Filtering result (another thread acted in between), or a Preempting group's
+      // reservation cancelled by another thread's preemptor.
+      counters_->allocate_refused.fetch_add(1);
     } else {
       log_->Add(absl::StrCat("Allocate ", req.name, ": ", info.status().ToString()));
     }
@@ -143,7 +155,8 @@ class Writer {
     const GroupRequest req = it->second;
     preempting_.erase(it);
     if (Pick(4) == 0) {
-      const absl::Status s = scheduler_->CancelPreemption(req.name);
+      const absl::Status s =
+          Pick(2) == 0 ? scheduler_->CancelPreemption(req.name) : scheduler_->Unreserve(req.name);
       // Another group's reservation may have cancelled it already.
       if (!s.ok() && s.code() != absl::StatusCode::kNotFound &&
           s.code() != absl::StatusCode::kFailedPrecondition) {
@@ -154,7 +167,7 @@ class Writer {
     absl::StatusOr<ScheduleResult> result = scheduler_->Schedule(req, Phase::kPreempting);
     if (!Expect(result.status(), "Schedule (re-check)")) return;
     if (result->outcome == Outcome::kPlaced) {
-      Allocate(req, result->placement);
+      Allocate(req, result->placement, /*reserved=*/false);
     } else if (result->outcome == Outcome::kPreempting) {
       preempting_[req.name] = req;
       for (const std::string& victim : result->victims) ReleaseAny(victim);
@@ -280,9 +293,11 @@ TEST_CASE("Scheduler: writers and readers on one scheduler in threads keep it co
   REQUIRE(scheduler.CheckInvariants().ok());
   // The threads must have done what the test claims to exercise.
   CAPTURE(counters.placed.load(), counters.allocated.load(), counters.allocate_refused.load(),
-          counters.preempting.load(), counters.released.load(), counters.views.load());
+          counters.preempting.load(), counters.unreserved.load(), counters.released.load(),
+          counters.views.load());
   CHECK(counters.allocated.load() > ops / 10);
   CHECK(counters.preempting.load() > 0);
+  CHECK(counters.unreserved.load() > 0);
   CHECK(counters.released.load() > ops / 10);
   CHECK(counters.invariant_checks.load() > 0);
 
@@ -290,8 +305,8 @@ TEST_CASE("Scheduler: writers and readers on one scheduler in threads keep it co
   for (const NodeStatus& n : scheduler.Nodes())
     REQUIRE(scheduler.SetNodeHealthy(n.name, true).ok());
   for (const GroupStatus& g : scheduler.Groups()) {
-    if (g.state == GroupState::kPreempting) {
-      REQUIRE(scheduler.CancelPreemption(g.name).ok());
+    if (g.state == GroupState::kPreempting || g.state == GroupState::kReserved) {
+      REQUIRE(scheduler.Unreserve(g.name).ok());
     } else {
       REQUIRE(scheduler.Release(g.name).ok());
     }

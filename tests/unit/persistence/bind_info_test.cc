@@ -99,7 +99,7 @@ TEST_CASE("ImportHivedBindInfo: reads HiveD's annotations into a record", "[pers
   REQUIRE(spec.ok());
   auto s = hived::Scheduler::Create(*spec);
   REQUIRE(s.ok());
-  auto info = (*s)->Allocate(rec->request, rec->placement);
+  auto info = (*s)->Recover(rec->request, rec->placement);
   REQUIRE(info.ok());
   CHECK_FALSE(info->downgraded);
   CHECK((*s)->GetGroup("default/train-42").state == hived::GroupState::kAllocated);
@@ -113,7 +113,7 @@ TEST_CASE("ImportHivedBindInfo: reads HiveD's annotations into a record", "[pers
                                         "1\naffinityGroup:\n  name: default/opp\n");
   REQUIRE(opp.ok());
   CHECK(opp->state == hived::GroupState::kOpportunistic);
-  info = (*s)->Allocate(opp->request, opp->placement);
+  info = (*s)->Recover(opp->request, opp->placement);
   REQUIRE(info.ok());
   CHECK_FALSE(info->downgraded);
   CHECK((*s)->GetGroup("default/opp").state == hived::GroupState::kOpportunistic);
@@ -126,7 +126,7 @@ TEST_CASE("ImportHivedBindInfo: reads HiveD's annotations into a record", "[pers
   auto other = hived::ImportHivedBindInfo(
       absl::StrReplaceAll(kBindInfo, {{"- K80-NODE", "- V100-NODE"}}), kSpec);
   REQUIRE(other.ok());
-  info = (*s2)->Allocate(other->request, other->placement);
+  info = (*s2)->Recover(other->request, other->placement);
   REQUIRE(info.ok());
   CHECK(info->downgraded);
   CHECK_THAT(info->reason, Catch::Contains("V100-NODE"));

@@ -475,7 +475,7 @@ TEST_CASE("GetGroupRecord / AllocateRecord: per-job records keep the virtual cel
   auto info = (*with)->AllocateRecord(*json);
   REQUIRE(info.ok());
   CHECK_FALSE(info->downgraded);
-  REQUIRE((*without)->Allocate(json->request, json->placement).ok());
+  REQUIRE((*without)->Recover(json->request, json->placement).ok());
   auto bound = [](const Scheduler& x) {
     auto cells = x.VirtualCluster("v2");
     REQUIRE(cells.ok());
@@ -598,6 +598,29 @@ TEST_CASE("Restore: a leaf index the node does not have is reported", "[persiste
   CHECK(report.groups[0].outcome == RestoreOutcome::kPartial);
   CHECK_THAT(report.groups[0].reason, Catch::Contains(job.placement.pods[0].node + ":99"));
   REQUIRE(r.value()->CheckInvariants().ok());
+}
+
+// The same corruption replayed per job (AllocateRecord, Recover) is an invalid placement:
+// kInvalidArgument naming the group and pod, nothing allocated.
+TEST_CASE("AllocateRecord / Recover: a leaf index the node does not have is kInvalidArgument",
+          "[persistence][unit]") {
+  const hived::ClusterSpec spec = TwoRacks();
+  std::unique_ptr<Scheduler> s = New(spec);
+  Run(*s, Req("job", "v1", 0, 1, 2));
+  auto record = s->GetGroupRecord("job");
+  REQUIRE(record.ok());
+  record->placement.pods[0].leaf_cell_indices[1] = 99;
+  std::unique_ptr<Scheduler> fresh = New(spec);
+  for (int how = 0; how < 2; ++how) {
+    auto info = how == 0 ? fresh->AllocateRecord(*record)
+                         : fresh->Recover(record->request, record->placement);
+    CHECK(info.status().code() == absl::StatusCode::kInvalidArgument);
+    CHECK_THAT(std::string(info.status().message()),
+               Catch::Contains("group job, pod 0 on node " + record->placement.pods[0].node +
+                               ": leaf cell 99 is not in the cluster"));
+  }
+  CHECK(fresh->Groups().empty());
+  REQUIRE(fresh->CheckInvariants().ok());
 }
 
 TEST_CASE("Restore: an empty scheduler round-trips", "[persistence][unit]") {

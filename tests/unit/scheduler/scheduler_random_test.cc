@@ -142,27 +142,30 @@ void RandomRun(const Fixture& fx, uint32_t seed, int steps) {
     } else if (op < 80) {
       if (!groups.empty()) {
         const GroupStatus& g = groups[static_cast<size_t>(pick(static_cast<int>(groups.size())))];
-        if (g.state == GroupState::kPreempting) {
+        if (g.state == GroupState::kReserved) {
+          // A kPlaced result left unallocated: bind it, or give it up.
+          if (pick(2) == 0) {
+            log.push_back("unreserve " + g.name);
+            REQUIRE(s->Unreserve(g.name).ok());
+          } else {
+            log.push_back("allocate reserved " + g.name);
+            auto info = s->Allocate(g.request, g.placement);
+            INFO(info.status().ToString());
+            REQUIRE(info.ok());
+          }
+        } else if (g.state == GroupState::kPreempting) {
           if (pick(2) == 0) {
             log.push_back("cancel " + g.name);
             REQUIRE(s->CancelPreemption(g.name).ok());
           } else {
             log.push_back("recheck " + g.name);
             // Re-check; allocate once the victims are gone.
-            GroupRequest r;
-            r.name = g.name;
-            r.vc = g.vc;
-            for (const PodPlacement& pod : g.placement.pods)
-              r.members.push_back({1, pod.leaf_cell_number});
-            auto res = s->Schedule(r, Phase::kPreempting);
+            auto res = s->Schedule(g.request, Phase::kPreempting);
             REQUIRE(res.ok());
             if (res->outcome == Outcome::kPlaced) {
-              GroupRequest full;
-              full.name = g.name;
-              full.vc = g.vc;
-              for (const PodPlacement& pod : g.placement.pods)
-                full.members.push_back({1, pod.leaf_cell_number});
-              REQUIRE(s->Allocate(full, res->placement).ok());
+              auto info = s->Allocate(g.request, res->placement);
+              INFO(info.status().ToString());
+              REQUIRE(info.ok());
             }
           }
         } else {
@@ -219,6 +222,7 @@ void RandomRun(const Fixture& fx, uint32_t seed, int steps) {
   }
   for (const GroupStatus& g : s->Groups()) {
     if (g.state == GroupState::kPreempting) REQUIRE(s->CancelPreemption(g.name).ok());
+    if (g.state == GroupState::kReserved) REQUIRE(s->Unreserve(g.name).ok());
   }
   for (const GroupStatus& g : s->Groups()) REQUIRE(s->Release(g.name).ok());
   for (const std::string& n : nodes) REQUIRE(s->SetNodeHealthy(n, true).ok());

@@ -133,11 +133,14 @@ TEST_CASE("Scheduler: rejects misuse with HiveD's meaning", "[scheduler][unit]")
   // Duplicate live group.
   Run(*s, Req("x", "VC1", 0, {{1, 1}}, "DGX2-V100"));
   CHECK(code(Req("x", "VC1", 0, {{1, 1}}, "DGX2-V100")) == absl::StatusCode::kAlreadyExists);
-  // Allocate with pods that do not match the members.
+  // Allocate with pods that do not match the members: not what was scheduled
+  // (kFailedPrecondition); recovered, an invalid placement (kInvalidArgument).
   auto res = s->Schedule(Req("y", "VC1", 0, {{2, 1}}, "DGX2-V100"), Phase::kFiltering);
   REQUIRE(res.ok());
   REQUIRE(res->outcome == Outcome::kPlaced);
   CHECK(s->Allocate(Req("y", "VC1", 0, {{1, 1}}, "DGX2-V100"), res->placement).status().code() ==
+        absl::StatusCode::kFailedPrecondition);
+  CHECK(s->Recover(Req("y", "VC1", 0, {{1, 1}}, "DGX2-V100"), res->placement).status().code() ==
         absl::StatusCode::kInvalidArgument);
   RequireOk(*s);
 }
@@ -300,7 +303,7 @@ TEST_CASE("Scheduler: recovery replays placements in any order to the same state
   auto fresh = Scheduler::Create(*spec);
   REQUIRE(fresh.ok());
   for (auto it = running.rbegin(); it != running.rend(); ++it) {
-    auto info = (*fresh)->Allocate(it->first, it->second);
+    auto info = (*fresh)->Recover(it->first, it->second);
     INFO(info.status().ToString());
     REQUIRE(info.ok());
     CHECK(!info->downgraded);
@@ -323,8 +326,8 @@ TEST_CASE("Scheduler: recovery downgrades a group that no longer fits its VC",
   spec->virtual_clusters[2].virtual_cells[0].cell_number = 1;
   auto fresh = Scheduler::Create(*spec);
   REQUIRE(fresh.ok());
-  auto i1 = (*fresh)->Allocate(Req("a", "VC3", 0, {{1, 8}}), p1);
-  auto i2 = (*fresh)->Allocate(Req("b", "VC3", 0, {{1, 8}}), p2);
+  auto i1 = (*fresh)->Recover(Req("a", "VC3", 0, {{1, 8}}), p1);
+  auto i2 = (*fresh)->Recover(Req("b", "VC3", 0, {{1, 8}}), p2);
   REQUIRE(i1.ok());
   REQUIRE(i2.ok());
   CHECK(!i1->downgraded);

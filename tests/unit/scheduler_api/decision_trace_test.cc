@@ -322,7 +322,7 @@ class RandomTrace {
       if (g.state == hived::GroupState::kPreempting) continue;
       const GroupRequest* r = FindRequest(g.name);
       if (r == nullptr) continue;
-      auto info = (*fresh)->Allocate(*r, g.placement);
+      auto info = (*fresh)->Recover(*r, g.placement);
       absl::StrAppend(
           out_, "  recover ", g.name, " ",
           info.ok() ? absl::StrCat(info->downgraded, " ", info->reason) : info.status().ToString(),

@@ -1,0 +1,164 @@
+// Reservations: comparing an Allocate with the reservation it claims, and the Filtering
+// phase's last kPlaced decision, matched exactly against the Allocate after it.
+#include "src/reservations.h"
+
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+
+namespace hived {
+
+namespace {
+
+// Pod sizes of `members`, ascending.
+std::vector<int32_t> PodSizes(const std::vector<GroupMember>& members) {
+  std::vector<int32_t> sizes;
+  for (const GroupMember& m : members) {
+    for (int32_t k = 0; k < m.pod_number && sizes.size() <= static_cast<size_t>(kMaxGroupPods);
+         ++k) {
+      sizes.push_back(m.leaf_cell_number);
+    }
+  }
+  std::sort(sizes.begin(), sizes.end());
+  return sizes;
+}
+
+// Pods of `size` leaf cells in `members`.
+int64_t PodsOfSize(const std::vector<GroupMember>& members, int32_t size) {
+  int64_t n = 0;
+  for (const GroupMember& m : members) n += m.leaf_cell_number == size ? m.pod_number : 0;
+  return n;
+}
+
+// The same multiset of pod sizes, without allocating (the Allocate of every reservation).
+bool SamePods(const std::vector<GroupMember>& a, const std::vector<GroupMember>& b) {
+  for (const GroupMember& m : a) {
+    if (PodsOfSize(a, m.leaf_cell_number) != PodsOfSize(b, m.leaf_cell_number)) return false;
+  }
+  for (const GroupMember& m : b) {
+    if (PodsOfSize(a, m.leaf_cell_number) != PodsOfSize(b, m.leaf_cell_number)) return false;
+  }
+  return true;
+}
+
+std::string Members(const std::vector<int32_t>& sizes) {
+  return absl::StrCat("pods of [", absl::StrJoin(sizes, ","), "] leaf cells");
+}
+
+}  // namespace
+
+std::string Reservations::RequestDifference(const Group& g, const GroupRequest& r) {
+  if (r.vc != g.vc_name) return absl::StrCat("VC ", r.vc, ", reserved in VC ", g.vc_name);
+  if (r.priority != g.priority) {
+    return absl::StrCat("priority ", r.priority, ", reserved at ", g.priority);
+  }
+  if (!SamePods(r.members, g.members)) {
+    return absl::StrCat(Members(PodSizes(r.members)), ", reserved for ",
+                        Members(PodSizes(g.members)));
+  }
+  if (r.pinned_cell_id != g.pinned_id) {
+    return absl::StrCat("pinned cell '", r.pinned_cell_id, "', reserved for '", g.pinned_id, "'");
+  }
+  if (r.leaf_cell_type != g.leaf_type) {
+    return absl::StrCat("leaf cell type '", r.leaf_cell_type, "', reserved for '", g.leaf_type,
+                        "'");
+  }
+  if (r.lazy_preemption != g.lazy) {
+    return absl::StrCat("lazy preemption ", r.lazy_preemption ? "on" : "off", ", reserved with it ",
+                        g.lazy ? "on" : "off");
+  }
+  return std::string();
+}
+
+std::string Reservations::PlacementDifference(const Placement& reserved, const Placement& given) {
+  if (given.chain != reserved.chain) {
+    return absl::StrCat("chain ", given.chain, ", reserved in chain ", reserved.chain);
+  }
+  if (given.pods.size() != reserved.pods.size()) {
+    return absl::StrCat(given.pods.size(), " pods, reserved ", reserved.pods.size());
+  }
+  for (size_t k = 0; k < given.pods.size(); ++k) {
+    const PodPlacement& a = given.pods[k];
+    const PodPlacement& b = reserved.pods[k];
+    if (a.node != b.node || a.leaf_cell_number != b.leaf_cell_number ||
+        a.leaf_cell_indices != b.leaf_cell_indices ||
+        (!a.preassigned_cell_types.empty() &&
+         a.preassigned_cell_types != b.preassigned_cell_types)) {
+      return absl::StrCat("pod ", k, " on node ", a.node, " leaf cells [",
+                          absl::StrJoin(a.leaf_cell_indices, ","), "], reserved on node ", b.node,
+                          " leaf cells [", absl::StrJoin(b.leaf_cell_indices, ","), "]",
+                          a.node == b.node && a.leaf_cell_indices == b.leaf_cell_indices
+                              ? " (other pod size or preassigned cell types)"
+                              : "");
+    }
+  }
+  return std::string();
+}
+
+void Reservations::StoreFiltered(std::string_view name, uint64_t epoch, ChainId chain,
+                                 const std::vector<int32_t>& needs, std::vector<CellId>* pleaves,
+                                 std::vector<VCellId>* vleaves) {
+  name_.assign(name.data(), name.size());
+  epoch_ = epoch;
+  chain_ = chain;
+  needs_ = needs;
+  pleaves_.swap(*pleaves);  // swaps keep both buffers' capacity
+  vleaves_.swap(*vleaves);
+}
+
+bool Reservations::MatchesFiltered(const GroupRequest& request, const Placement& placement,
+                                   const cellalloc::CellForest& f, uint64_t epoch) const {
+  if (epoch_ != epoch || name_ != request.name) return false;
+  // The members: the same multiset of pod sizes as scheduled (`needs_` is sorted).
+  size_t pods = 0;
+  for (const GroupMember& m : request.members) {
+    if (m.pod_number <= 0 || m.leaf_cell_number <= 0) return false;
+    pods += static_cast<size_t>(m.pod_number);
+    if (pods > needs_.size()) return false;
+  }
+  if (pods != needs_.size() || placement.pods.size() != pods) return false;
+  for (const GroupMember& m : request.members) {
+    size_t asked = 0;
+    for (const GroupMember& o : request.members) {
+      if (o.leaf_cell_number == m.leaf_cell_number) asked += static_cast<size_t>(o.pod_number);
+    }
+    auto range = std::equal_range(needs_.begin(), needs_.end(), m.leaf_cell_number);
+    if (static_cast<size_t>(range.second - range.first) != asked) return false;
+  }
+  if (placement.chain != f.chain_info(chain_).name) return false;
+  // Pods in the scheduled order, on the scheduled nodes and devices. Device indices are
+  // unique per node and leaf type, so these are exactly the leaves a by-name resolution finds.
+  size_t off = 0;
+  for (size_t k = 0; k < pods; ++k) {
+    const PodPlacement& pod = placement.pods[k];
+    const size_t n = static_cast<size_t>(needs_[k]);
+    if (pod.leaf_cell_number != needs_[k] || pod.leaf_cell_indices.size() != n) return false;
+    if (!pod.preassigned_cell_types.empty() && pod.preassigned_cell_types.size() != n) {
+      return false;
+    }
+    if (pod.node != f.node_name(f.node(pleaves_[off]))) return false;
+    for (size_t i = 0; i < n; ++i, ++off) {
+      if (f.leaf_index(pleaves_[off]) != pod.leaf_cell_indices[i]) return false;
+    }
+  }
+  return true;
+}
+
+absl::Status Reservations::CheckInvariants() const {
+  if (epoch_ == kNever) return absl::OkStatus();
+  if (!std::is_sorted(needs_.begin(), needs_.end())) {
+    return absl::InternalError(
+        absl::StrCat("(1) Filtering decision's pod sizes of ", name_, " not ascending"));
+  }
+  size_t leaves = 0;
+  for (int32_t n : needs_) leaves += static_cast<size_t>(n);
+  if (pleaves_.size() != leaves || vleaves_.size() != leaves) {
+    return absl::InternalError(absl::StrCat("(1) Filtering decision of ", name_, " has ",
+                                            pleaves_.size(), " physical and ", vleaves_.size(),
+                                            " virtual leaves for ", leaves, " requested"));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace hived

@@ -1,0 +1,92 @@
+// src/reservations.h: what a kPlaced result holds until `Allocate` or `Unreserve`, and how
+// an `Allocate` is matched against it (scheduler.h placement rules 7 and 8).
+//
+// A reservation is a live group in state `GState::kReserved` (group_table.h): its record is
+// the decision (leaves, virtual leaves, chain, placement, request). Reserving commits the
+// planned binding at once (the virtual leaf paths are bound, as for a Preempting group): a
+// binding only planned would be taken by the next group's plan. Physical and virtual
+// leaves are held at the group's priority, as a Preempting group's are (so `Allocate`
+// changes no leaf priority: the Schedule+Allocate of a group costs what it did before
+// reservations). A reservation is never a victim and never cancelled by another group:
+// a manager trusts it until it binds or unreserves, as Kubernetes' assumed pods are not
+// preempted before bind. A decision of another group that lands on a reserved leaf (a
+// higher-priority pass 2 counts it as preemptible, the buddy planner may bind a cell
+// holding an opportunistic reservation) waits with kReservationOverlap instead.
+//
+// This component owns the rules that compare an `Allocate` with what `Schedule` decided:
+//  - `RequestDifference` / `PlacementDifference`: the first difference between a reserved
+//    group and an Allocate's request and placement, empty when they are the same.
+//  - The Filtering decision: `Schedule` in the Filtering phase reserves nothing, but its last
+//    kPlaced decision is kept (`StoreFiltered`), so that an `Allocate` of exactly that
+//    placement with no state change in between runs it directly (as a reserve and bind in
+//    one step, resolving no names); any state change bumps the scheduler's epoch and makes
+//    it stale.
+//
+// Invariants (this component: `CheckInvariants`, tests/unit/scheduler/reservations_test.cc):
+//  (1) The Filtering decision's `needs` is ascending and `pleaves`, `vleaves` both have
+//      sum(needs) entries, pods in the order of `needs`.
+//  (2) After `Invalidate` no epoch matches (the stamp is the all-ones value, never reached).
+// Rules the scheduler keeps for every kReserved group g (SchedulerImpl::CheckInvariants):
+//  (R1) every leaf of g has reserver g and no user; g has no victims (reserved_by_others 0).
+//  (R2) g's physical leaves, and its virtual leaves (guaranteed groups: each held by g and
+//       bound to g's physical leaf), are at g's priority.
+//  (R3) no other group uses or reserves g's leaves (each leaf has one reserver).
+//
+// Thread safety: not thread-safe; callers serialize.
+#ifndef HIVED_SRC_RESERVATIONS_H_
+#define HIVED_SRC_RESERVATIONS_H_
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "cellalloc/cell_forest.h"
+#include "cellalloc/ids.h"
+#include "hived/schedule_result.h"
+#include "hived/types.h"
+#include "src/group_table.h"
+
+namespace hived {
+
+class Reservations {
+ public:
+  // The first difference between reserved group `g` and `request` (VC, priority, members,
+  // pinned cell, leaf type, lazy flag), e.g. "priority 3, reserved at 5"; empty if none.
+  static std::string RequestDifference(const Group& g, const GroupRequest& request);
+  // The first difference between the reserved `placement` and `given` (chain, pods, nodes,
+  // leaf indices; preassigned cell types only when `given` lists them); empty if none.
+  static std::string PlacementDifference(const Placement& reserved, const Placement& given);
+
+  // Stores the Filtering phase's kPlaced decision of group `name` at `epoch`; swaps the leaf
+  // buffers with `pleaves` and `vleaves` (the caller gets the old buffers back to reuse).
+  void StoreFiltered(std::string_view name, uint64_t epoch, ChainId chain,
+                     const std::vector<int32_t>& needs, std::vector<CellId>* pleaves,
+                     std::vector<VCellId>* vleaves);
+  void Invalidate() { epoch_ = kNever; }
+
+  // True when `placement` for `request` is exactly the stored Filtering decision and nothing
+  // changed since (`epoch` is the scheduler's current epoch). O(pods + members²).
+  bool MatchesFiltered(const GroupRequest& request, const Placement& placement,
+                       const cellalloc::CellForest& forest, uint64_t epoch) const;
+
+  ChainId chain() const { return chain_; }
+  const std::vector<CellId>& pleaves() const { return pleaves_; }
+  const std::vector<VCellId>& vleaves() const { return vleaves_; }
+
+  absl::Status CheckInvariants() const;
+
+ private:
+  static constexpr uint64_t kNever = ~uint64_t{0};
+  std::string name_;
+  uint64_t epoch_ = kNever;
+  ChainId chain_;
+  std::vector<int32_t> needs_;  // per pod, ascending
+  std::vector<CellId> pleaves_;
+  std::vector<VCellId> vleaves_;
+};
+
+}  // namespace hived
+
+#endif  // HIVED_SRC_RESERVATIONS_H_

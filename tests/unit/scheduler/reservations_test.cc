@@ -1,0 +1,123 @@
+// Reservations (src/reservations.h): an Allocate matches the stored Filtering decision only
+// when it is exactly that decision at the same epoch; the differences between a reservation
+// and an Allocate are named; the invariants hold after every operation.
+#include "src/reservations.h"
+
+#include <string>
+#include <vector>
+
+#include "cellalloc/cell_forest.h"
+#include "support/catch.h"
+#include "unit/scheduler/two_pod_placement.h"
+
+namespace hived {
+namespace {
+
+using Fixture = testdata::DesignTwoPods;
+Fixture Make() { return testdata::MakeDesignTwoPods(); }
+
+TEST_CASE("Reservations: matches exactly the stored decision at the same epoch",
+          "[scheduler][unit]") {
+  Fixture x = Make();
+  Reservations cache;
+  REQUIRE(cache.CheckInvariants().ok());
+  CHECK_FALSE(cache.MatchesFiltered(x.request, x.placement, x.forest, 0));  // empty
+
+  std::vector<CellId> pleaves = x.leaves;
+  std::vector<VCellId> vleaves = {7, 8, 9};
+  cache.StoreFiltered("g", 5, x.chain, {1, 2}, &pleaves, &vleaves);
+  REQUIRE(cache.CheckInvariants().ok());
+  CHECK(cache.pleaves() == x.leaves);
+  CHECK(cache.vleaves() == std::vector<VCellId>{7, 8, 9});
+  CHECK(cache.MatchesFiltered(x.request, x.placement, x.forest, 5));
+
+  SECTION("a later epoch is stale") {
+    CHECK_FALSE(cache.MatchesFiltered(x.request, x.placement, x.forest, 6));
+  }
+  SECTION("another group, device, pod size or chain does not match") {
+    GroupRequest other = x.request;
+    other.name = "h";
+    CHECK_FALSE(cache.MatchesFiltered(other, x.placement, x.forest, 5));
+    Placement moved = x.placement;
+    moved.pods[1].leaf_cell_indices[1] += 100;
+    CHECK_FALSE(cache.MatchesFiltered(x.request, moved, x.forest, 5));
+    GroupRequest bigger = x.request;
+    bigger.members[1].leaf_cell_number = 3;
+    CHECK_FALSE(cache.MatchesFiltered(bigger, x.placement, x.forest, 5));
+    Placement chain = x.placement;
+    chain.chain = "no-such-chain";
+    CHECK_FALSE(cache.MatchesFiltered(x.request, chain, x.forest, 5));
+  }
+  SECTION("invalidated, nothing matches (invariant 2)") {
+    cache.Invalidate();
+    CHECK_FALSE(cache.MatchesFiltered(x.request, x.placement, x.forest, 5));
+    CHECK(cache.CheckInvariants().ok());
+  }
+}
+
+TEST_CASE("Reservations: CheckInvariants names a decision whose leaves do not fit its pods",
+          "[scheduler][unit]") {
+  Fixture x = Make();
+  Reservations cache;
+  std::vector<CellId> pleaves = x.leaves;
+  std::vector<VCellId> vleaves = {7, 8};  // one short
+  cache.StoreFiltered("g", 1, x.chain, {1, 2}, &pleaves, &vleaves);
+  const absl::Status st = cache.CheckInvariants();
+  CHECK(st.code() == absl::StatusCode::kInternal);
+  CHECK(std::string(st.message()).find("(1)") != std::string::npos);
+}
+
+TEST_CASE("Reservations: the first difference between a reservation and an Allocate is named",
+          "[scheduler][unit]") {
+  Fixture x = Make();
+  Group g;
+  g.name = "g";
+  g.vc_name = "VC1";
+  g.priority = 1;
+  g.members = {{1, 2}, {1, 1}};  // the same pods in another member order
+  CHECK(Reservations::RequestDifference(g, x.request).empty());
+  CHECK(Reservations::PlacementDifference(x.placement, x.placement).empty());
+
+  GroupRequest r = x.request;
+  r.priority = 3;
+  CHECK(Reservations::RequestDifference(g, r) == "priority 3, reserved at 1");
+  r = x.request;
+  r.vc = "VC2";
+  CHECK(Reservations::RequestDifference(g, r) == "VC VC2, reserved in VC VC1");
+  r = x.request;
+  r.members = {{2, 1}, {1, 2}};
+  CHECK(Reservations::RequestDifference(g, r) ==
+        "pods of [1,1,2] leaf cells, reserved for pods of [1,2] leaf cells");
+  r = x.request;
+  r.pinned_cell_id = "P";
+  CHECK(Reservations::RequestDifference(g, r) == "pinned cell 'P', reserved for ''");
+  r = x.request;
+  r.leaf_cell_type = "K80";
+  CHECK(Reservations::RequestDifference(g, r) == "leaf cell type 'K80', reserved for ''");
+  r = x.request;
+  r.lazy_preemption = true;
+  CHECK(Reservations::RequestDifference(g, r) == "lazy preemption on, reserved with it off");
+
+  Placement moved = x.placement;
+  moved.pods[1].leaf_cell_indices[1] += 100;
+  const std::string diff = Reservations::PlacementDifference(x.placement, moved);
+  CHECK(diff.find("pod 1 on node") == 0);
+  CHECK(diff.find("reserved on node") != std::string::npos);
+  Placement chain = x.placement;
+  chain.chain = "other";
+  CHECK(Reservations::PlacementDifference(x.placement, chain).find("chain other") == 0);
+  Placement fewer = x.placement;
+  fewer.pods.pop_back();
+  CHECK(Reservations::PlacementDifference(x.placement, fewer) == "1 pods, reserved 2");
+  // Preassigned cell types are compared only when the Allocate lists them.
+  Placement typed = x.placement;
+  typed.pods[0].preassigned_cell_types = {"K80-NODE"};
+  CHECK(Reservations::PlacementDifference(typed, x.placement).empty());
+  Placement other_type = typed;
+  other_type.pods[0].preassigned_cell_types = {"K80-SWITCH"};
+  CHECK(Reservations::PlacementDifference(typed, other_type)
+            .find("(other pod size or preassigned cell types)") != std::string::npos);
+}
+
+}  // namespace
+}  // namespace hived
