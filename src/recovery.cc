@@ -99,6 +99,7 @@ absl::Status SchedulerImpl::ResolvePlacement(const GroupRequest& request,
 
 absl::StatusOr<AllocateInfo> SchedulerImpl::Allocate(const GroupRequest& request,
                                                      const Placement& placement) {
+  if (sharing_->Handles(request)) return sharing_->Allocate(request, placement);
   const GroupId existing = groups_.Find(request.name);
   if (existing != kNilId) {
     if (groups_[existing].state == GState::kPreempting) {

@@ -77,6 +77,7 @@
 #include "src/health.h"
 #include "src/node_index.h"
 #include "src/placer.h"
+#include "src/sharing.h"
 
 namespace hived {
 
@@ -122,6 +123,9 @@ class SchedulerImpl {
   absl::StatusOr<std::vector<VcSummary>> GetVcSummary(std::string_view vc) const;
   const ClusterSpec& spec() const { return spec_; }
   absl::Status CheckInvariants() const;
+  // GPU sharing (src/sharing.h): kUnimplemented while a fractional group runs or preempts
+  // (the state format has no shares yet), for SaveState and GetGroupRecord.
+  absl::Status CanSave(std::string_view group = {}) const;
 
   // Persistence (persistence.cc, docs/state-format.md): every running group's record, and a
   // scheduler rebuilt from them through `Allocate`'s recovery path.
@@ -372,6 +376,10 @@ class SchedulerImpl {
   DecisionCache cache_;
   // Stores a kPlaced decision (`decision_`'s leaves) in the cache.
   void CacheDecision(const Req& req, ChainId chain);
+
+  // Fractional groups and their holders (src/sharing.h); hooks at the top of Schedule,
+  // Allocate, Release, CancelPreemption, the group and cell views and CheckInvariants.
+  std::unique_ptr<Sharing> sharing_;
 
   // Every chain, leaf types in config order, each type's chains in config order.
   std::vector<ChainId> chains_by_leaf_type_;
