@@ -250,7 +250,8 @@ void Sharing::FillPlacementPod(CellId leaf, PodPlacement* pod) const {
 }
 
 GroupStatus Sharing::CoreStatus(const std::string& group) const {
-  internal::FlagScope in(&in_core_);
+  // No flag needed (views run under the shared lock, concurrently): holders' names are
+  // never fractional groups', so the GetGroup hook passes them through.
   return core_->GetGroup(group);
 }
 

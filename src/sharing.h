@@ -229,7 +229,7 @@ class Sharing {
   std::map<std::string, Holder> holders_;
   uint64_t next_holder_ = 0;
   Pending pending_;
-  mutable bool in_core_ = false;  // calling the scheduler: the hooks pass through
+  bool in_core_ = false;  // calling the scheduler (mutations only): the hooks pass through
 };
 
 }  // namespace hived
