@@ -171,11 +171,14 @@ class Sharing {
   // decision cache then matches the same holder request).
   struct Pending {
     std::string group;
-    std::vector<GroupRequest> holders;
-    std::vector<Placement> placements;
+    GroupRequest holder;
+    Placement placement;  // the holder's
   };
 
   absl::StatusOr<Parsed> Parse(const GroupRequest& r) const;
+  // Schedule's and Allocate's first step: kAlreadyExists for a running fractional group or
+  // any whole group of that name, then Parse.
+  absl::StatusOr<Parsed> ParseFor(const GroupRequest& r) const;
   bool TypeAllowed(const Parsed& p, CellId leaf) const;
   bool NodeRoom(CellId leaf, const PodAsk& a, const Tentative& t) const;
   // Whether `leaf` (open) may take a share of `r`'s group, by holder and sharing mode.

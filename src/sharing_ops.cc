@@ -15,6 +15,17 @@ namespace hived {
 
 namespace {
 
+bool SamePods(const Placement& a, const Placement& b) {
+  if (a.pods.size() != b.pods.size()) return false;
+  for (size_t i = 0; i < a.pods.size(); ++i) {
+    if (a.pods[i].node != b.pods[i].node ||
+        a.pods[i].leaf_cell_indices != b.pods[i].leaf_cell_indices) {
+      return false;
+    }
+  }
+  return true;
+}
+
 bool Running(GroupState s) {
   return s == GroupState::kAllocated || s == GroupState::kOpportunistic ||
          s == GroupState::kBeingPreempted;
@@ -89,15 +100,21 @@ absl::StatusOr<ScheduleResult> Sharing::ScheduleHolder(const GroupRequest& r, co
   return first;
 }
 
-absl::StatusOr<ScheduleResult> Sharing::Schedule(const GroupRequest& r, Phase phase) {
+absl::StatusOr<Sharing::Parsed> Sharing::ParseFor(const GroupRequest& r) const {
+  if (IsHolderName(r.name)) return Parse(r);  // the reserved name's error first
   auto git = groups_.find(r.name);
   if (git != groups_.end() && git->second.running) {
     return absl::AlreadyExistsError(absl::StrCat("group ", r.name, " is already running"));
   }
-  HIVED_ASSIGN_OR_RETURN(Parsed p, Parse(r));
   if (git == groups_.end() && CoreStatus(r.name).state != GroupState::kAbsent) {
     return absl::AlreadyExistsError(absl::StrCat("group ", r.name, " already exists"));
   }
+  return Parse(r);
+}
+
+absl::StatusOr<ScheduleResult> Sharing::Schedule(const GroupRequest& r, Phase phase) {
+  auto git = groups_.find(r.name);
+  HIVED_ASSIGN_OR_RETURN(Parsed p, ParseFor(r));
   const bool preempting = git != groups_.end();
   // A preempting group's bars are lifted while it is re-decided, and set again (its GPUs
   // may have changed) if it still preempts when this returns.
@@ -175,8 +192,8 @@ absl::StatusOr<ScheduleResult> Sharing::Schedule(const GroupRequest& r, Phase ph
     fill(leaves, &core->placement);
     if (core->outcome == Outcome::kPlaced) {
       pending_.group = r.name;
-      pending_.holders = {holder_request};
-      pending_.placements = {core->placement};
+      pending_.holder = holder_request;
+      pending_.placement = core->placement;
     } else if (phase == Phase::kPreempting) {
       Group& g = groups_[r.name];
       if (g.holder.empty()) ++next_holder_;
@@ -253,13 +270,7 @@ CellId Sharing::FindLeaf(const PodPlacement& pod, const Parsed& p) const {
 
 absl::StatusOr<AllocateInfo> Sharing::Allocate(const GroupRequest& r, const Placement& placement) {
   auto git = groups_.find(r.name);
-  if (git != groups_.end() && git->second.running) {
-    return absl::AlreadyExistsError(absl::StrCat("group ", r.name, " is already running"));
-  }
-  HIVED_ASSIGN_OR_RETURN(Parsed p, Parse(r));
-  if (git == groups_.end() && CoreStatus(r.name).state != GroupState::kAbsent) {
-    return absl::AlreadyExistsError(absl::StrCat("group ", r.name, " already exists"));
-  }
+  HIVED_ASSIGN_OR_RETURN(Parsed p, ParseFor(r));
   if (placement.pods.size() != p.pods.size()) {
     return absl::InvalidArgumentError(absl::StrCat("group ", r.name, ": the placement has ",
                                                    placement.pods.size(), " pods, the request ",
@@ -314,10 +325,9 @@ absl::StatusOr<AllocateInfo> Sharing::Allocate(const GroupRequest& r, const Plac
     const bool reserved = git != groups_.end() && !git->second.holder.empty();
     if (reserved) {
       h = git->second.holder_request;
-    } else if (pending_.group == r.name && pending_.placements.size() == 1 &&
-               pending_.placements[0].pods.size() == hp.pods.size()) {
-      h = pending_.holders[0];
-      hp = pending_.placements[0];
+    } else if (pending_.group == r.name && SamePods(pending_.placement, hp)) {
+      h = pending_.holder;
+      hp = pending_.placement;  // equal pods; its chain is the decision's
     } else {
       h = HolderRequest(r, p, absl::StrCat(kHolderPrefix, next_holder_),
                         forest_.chain_info(forest_.chain(leaves[fresh[0]])).leaf_type,

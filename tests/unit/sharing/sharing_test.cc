@@ -245,6 +245,33 @@ TEST_CASE("bad fractional requests are errors, never crashes", "[sharing]") {
   REQUIRE(s->CheckInvariants().ok());
 }
 
+TEST_CASE("Allocate takes the placement it is given, or refuses it", "[sharing]") {
+  auto s = Make();
+  GroupRequest r = Frac("f", "VC1", 0, 400);
+  absl::StatusOr<ScheduleResult> res = s->Schedule(r, Phase::kFiltering);
+  REQUIRE(res.ok());
+  REQUIRE(res->outcome == Outcome::kPlaced);
+  Placement other = res->placement;  // another free GPU of the same node
+  const int32_t chosen = other.pods[0].leaf_cell_indices[0];
+  other.pods[0].leaf_cell_indices[0] = chosen == 3 ? 2 : 3;
+  REQUIRE(s->Allocate(r, other).ok());
+  REQUIRE(s->GetGroup("f").placement.pods[0].leaf_cell_indices[0] ==
+          other.pods[0].leaf_cell_indices[0]);
+  REQUIRE(s->CheckInvariants().ok());
+  // A GPU a whole group uses, a GPU without room, a GPU that does not exist.
+  REQUIRE(Run(*s, Whole("w", "VC1", 0, 1, "GB")) == Outcome::kPlaced);
+  GroupRequest g = Frac("g", "VC1", 0, 100, {"GB"});
+  Placement on_w = s->GetGroup("w").placement;
+  REQUIRE(s->Allocate(g, on_w).status().code() == absl::StatusCode::kFailedPrecondition);
+  GroupRequest big = Frac("big", "VC1", 0, 700);
+  REQUIRE(s->Allocate(big, s->GetGroup("f").placement).status().code() ==
+          absl::StatusCode::kFailedPrecondition);
+  Placement nowhere = other;
+  nowhere.pods[0].leaf_cell_indices[0] = 17;
+  REQUIRE(s->Allocate(big, nowhere).status().code() == absl::StatusCode::kInvalidArgument);
+  REQUIRE(s->CheckInvariants().ok());
+}
+
 TEST_CASE("SaveState refuses a fractional group by name; the views show shares", "[sharing]") {
   auto s = Make();
   REQUIRE(s->SaveState().ok());
