@@ -71,8 +71,8 @@ enum class SharingMode {
 // to know about a leaf cell type (a GPU model). A leaf type without an entry has no GPU
 // memory limit and `kSeparate` sharing.
 struct LeafCellTypeSpec {
-  std::string name;                            // the map key: a leaf cell type
-  int64_t gpu_memory_mib = 0;                  // `gpuMemoryMiB`; 0: not declared, no limit
+  std::string name;                              // the map key: a leaf cell type
+  int64_t gpu_memory_mib = 0;                    // `gpuMemoryMiB`; 0: not declared, no limit
   SharingMode sharing = SharingMode::kSeparate;  // `sharingMode`: separate, protected, none
 };
 

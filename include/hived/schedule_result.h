@@ -48,10 +48,10 @@ inline constexpr int32_t kMaxGroupPods = 1000000;
 
 // A request to place a whole group. Field meanings follow HiveD's pod scheduling spec.
 struct GroupRequest {
-  std::string name;              // unique among live groups
-  std::string vc;                // the virtual cluster the group runs in
-  Priority priority = 0;         // kOpportunisticPriority (-1) or 0..kMaxGuaranteedPriority
-  std::string leaf_cell_type;    // empty: any leaf type the VC has
+  std::string name;            // unique among live groups
+  std::string vc;              // the virtual cluster the group runs in
+  Priority priority = 0;       // kOpportunisticPriority (-1) or 0..kMaxGuaranteedPriority
+  std::string leaf_cell_type;  // empty: any leaf type the VC has
   // Fractional groups: the allowed GPU models (leaf cell types, openb's gpu_spec), tried in
   // this order; empty: `leaf_cell_type` if set, else any. Whole groups: must be empty.
   std::vector<std::string> leaf_cell_types;
