@@ -272,7 +272,7 @@ TEST_CASE("Allocate takes the placement it is given, or refuses it", "[sharing]"
   REQUIRE(s->CheckInvariants().ok());
 }
 
-TEST_CASE("SaveState refuses a fractional group by name; the views show shares", "[sharing]") {
+TEST_CASE("SaveState refuses a fractional group by name, and the views show shares", "[sharing]") {
   auto s = Make();
   REQUIRE(s->SaveState().ok());
   REQUIRE(Run(*s, Frac("f1", "VC1", 0, 250)) == Outcome::kPlaced);
