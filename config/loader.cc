@@ -62,6 +62,11 @@ const std::vector<std::pair<std::string, std::string>>& KeyHomes() {
       {"virtualCells", "a `virtualClusters.<vc>` entry"},
       {"pinnedCells", "a `virtualClusters.<vc>` entry"},
       {"cellNumber", "a `virtualCells` item"},
+      {"leafCellTypes", "`physicalCluster`"},
+      {"gpuMemoryMiB", "a `physicalCluster.leafCellTypes` entry"},
+      {"sharingMode", "a `physicalCluster.leafCellTypes` entry"},
+      {"cpuMilli", "a node-level `physicalCells` item"},
+      {"memoryMiB", "a node-level `physicalCells` item"},
   };
   return *homes;
 }

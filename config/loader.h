@@ -89,6 +89,7 @@ class Loader {
   void ParseRoot(const YAML::Node& root);
   void ParsePhysicalCluster(const YAML::Node& node, const std::string& path);
   void ParseCellType(const Field& entry, const std::string& path);
+  void ParseLeafCellType(const Field& entry, const std::string& path);
   void ParsePhysicalCell(const YAML::Node& node, const std::string& path, int32_t depth,
                          PhysicalCellSpec* cell);
   void ParseVirtualClusters(const YAML::Node& node, const std::string& path);

@@ -12,7 +12,8 @@
 namespace hived::config_internal {
 namespace {
 
-constexpr int32_t kMaxChildDepth = 64;  // `cellChildren` nesting
+constexpr int32_t kMaxChildDepth = 64;              // `cellChildren` nesting
+constexpr int64_t kMaxResource = int64_t{1} << 40;  // CPU milli, MiB: far above any machine
 
 }  // namespace
 
@@ -69,7 +70,8 @@ void Loader::ParseRoot(const YAML::Node& root) {
 }
 
 void Loader::ParsePhysicalCluster(const YAML::Node& node, const std::string& path) {
-  static const std::vector<std::string> kAllowed = {"cellTypes", "physicalCells", "skuTypes"};
+  static const std::vector<std::string> kAllowed = {"cellTypes", "physicalCells", "skuTypes",
+                                                    "leafCellTypes"};
   std::vector<Field> fields;
   if (!Fields(node, path, kAllowed, &fields)) return;
   for (const Field& f : fields) {
@@ -87,6 +89,12 @@ void Loader::ParsePhysicalCluster(const YAML::Node& node, const std::string& pat
         PhysicalCellSpec cell;
         ParsePhysicalCell(f.value[i], item_path, 0, &cell);
         spec_.physical_cells.push_back(std::move(cell));
+      }
+    } else if (f.key == "leafCellTypes") {
+      std::vector<Field> entries;
+      NamedEntries(f.value, field_path, &entries);
+      for (const Field& entry : entries) {
+        ParseLeafCellType(entry, absl::StrCat(field_path, ".", entry.key));
       }
     } else if (f.key == "skuTypes") {
       // OpenPAI's per-SKU resources; HiveD ignores them and so do we, but it is a mapping.
@@ -125,10 +133,41 @@ void Loader::ParseCellType(const Field& entry, const std::string& path) {
   spec_.cell_types.push_back(std::move(type));
 }
 
+void Loader::ParseLeafCellType(const Field& entry, const std::string& path) {
+  static const std::vector<std::string> kAllowed = {"gpuMemoryMiB", "sharingMode"};
+  LeafCellTypeSpec type;
+  type.name = entry.key;
+  std::vector<Field> fields;
+  if (Fields(entry.value, path, kAllowed, &fields)) {
+    for (const Field& f : fields) {
+      const std::string field_path = absl::StrCat(path, ".", f.key);
+      if (f.key == "gpuMemoryMiB") {
+        Int(f.value, field_path, 1, kMaxResource, &type.gpu_memory_mib);
+      } else {
+        std::string mode;
+        if (!String(f.value, field_path, &mode)) continue;
+        bool known = false;
+        for (SharingMode m :
+             {SharingMode::kSeparate, SharingMode::kProtected, SharingMode::kNone}) {
+          if (mode == SharingModeName(m)) {
+            type.sharing = m;
+            known = true;
+          }
+        }
+        if (!known) {
+          Error(f.value.Mark(), field_path, absl::StrCat("unknown sharing mode `", mode, "`"),
+                "use separate, protected or none");
+        }
+      }
+    }
+  }
+  spec_.leaf_cell_types.push_back(std::move(type));
+}
+
 void Loader::ParsePhysicalCell(const YAML::Node& node, const std::string& path, int32_t depth,
                                PhysicalCellSpec* cell) {
-  static const std::vector<std::string> kAllowed = {"cellType", "cellAddress", "pinnedCellId",
-                                                    "cellChildren"};
+  static const std::vector<std::string> kAllowed = {"cellType",     "cellAddress", "pinnedCellId",
+                                                    "cellChildren", "cpuMilli",    "memoryMiB"};
   if (!Visit(node, path)) return;
   Note(path, node.Mark());
   std::vector<Field> fields;
@@ -146,6 +185,10 @@ void Loader::ParsePhysicalCell(const YAML::Node& node, const std::string& path, 
       String(f.value, field_path, &cell->cell_address);
     } else if (f.key == "pinnedCellId") {
       String(f.value, field_path, &cell->pinned_cell_id);
+    } else if (f.key == "cpuMilli") {
+      Int(f.value, field_path, 1, kMaxResource, &cell->cpu_milli);
+    } else if (f.key == "memoryMiB") {
+      Int(f.value, field_path, 1, kMaxResource, &cell->memory_mib);
     } else if (f.key == "cellChildren") {
       if (!Sequence(f.value, field_path, "child cells")) continue;  // null: generate them
       if (depth >= kMaxChildDepth) {

@@ -1,6 +1,7 @@
 // The public faces of the hierarchy's analysis (hierarchy/spec_analysis.h).
 #include <vector>
 
+#include "config/sharing_keys.h"
 #include "hierarchy/spec_analysis.h"
 #include "hived/config.h"
 
@@ -9,6 +10,7 @@ namespace hived {
 std::vector<ConfigError> ValidateClusterSpec(const ClusterSpec& spec) {
   std::vector<ConfigError> errors;
   hierarchy::AnalyzeClusterSpec(spec, &errors);
+  config_internal::AppendSharingKeyErrors(spec, &errors);
   return errors;
 }
 

@@ -19,6 +19,8 @@ void WritePhysicalCell(YAML::Emitter& out, const PhysicalCellSpec& cell) {
   if (!cell.pinned_cell_id.empty()) {
     out << YAML::Key << "pinnedCellId" << YAML::Value << cell.pinned_cell_id;
   }
+  if (cell.cpu_milli != 0) out << YAML::Key << "cpuMilli" << YAML::Value << cell.cpu_milli;
+  if (cell.memory_mib != 0) out << YAML::Key << "memoryMiB" << YAML::Value << cell.memory_mib;
   if (!cell.cell_children.empty()) {
     out << YAML::Key << "cellChildren" << YAML::Value << YAML::BeginSeq;
     for (const PhysicalCellSpec& child : cell.cell_children) WritePhysicalCell(out, child);
@@ -45,6 +47,18 @@ std::string ClusterSpecToYaml(const ClusterSpec& spec) {
   out << YAML::Key << "physicalCells" << YAML::Value << YAML::BeginSeq;
   for (const PhysicalCellSpec& cell : spec.physical_cells) WritePhysicalCell(out, cell);
   out << YAML::EndSeq;
+  if (!spec.leaf_cell_types.empty()) {
+    out << YAML::Key << "leafCellTypes" << YAML::Value << YAML::BeginMap;
+    for (const LeafCellTypeSpec& t : spec.leaf_cell_types) {
+      out << YAML::Key << t.name << YAML::Value << YAML::BeginMap;
+      if (t.gpu_memory_mib != 0) {
+        out << YAML::Key << "gpuMemoryMiB" << YAML::Value << t.gpu_memory_mib;
+      }
+      out << YAML::Key << "sharingMode" << YAML::Value << SharingModeName(t.sharing);
+      out << YAML::EndMap;
+    }
+    out << YAML::EndMap;
+  }
   out << YAML::EndMap;
 
   out << YAML::Key << "virtualClusters" << YAML::Value << YAML::BeginMap;

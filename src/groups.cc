@@ -132,6 +132,7 @@ void SchedulerImpl::ReleaseInternal(GroupId g) {
 }
 
 absl::Status SchedulerImpl::Release(std::string_view name) {
+  if (sharing_->Handles(name)) return sharing_->Release(name);
   const GroupId g = groups_.Find(name);
   if (g == kNilId) {
     return absl::NotFoundError(
@@ -151,6 +152,7 @@ absl::Status SchedulerImpl::Release(std::string_view name) {
 }
 
 absl::Status SchedulerImpl::CancelPreemption(std::string_view name) {
+  if (sharing_->Handles(name)) return sharing_->CancelPreemption(name);
   const GroupId g = groups_.Find(name);
   if (g != kNilId && groups_[g].state != GState::kPreempting) {
     return absl::FailedPreconditionError(

@@ -109,6 +109,7 @@ absl::Status ResolvePlacement(const cellalloc::CellForest& f, const GroupRequest
 
 absl::StatusOr<AllocateInfo> SchedulerImpl::Allocate(const GroupRequest& request,
                                                      const Placement& placement) {
+  if (sharing_->Handles(request)) return sharing_->Allocate(request, placement);
   const GroupId existing = groups_.Find(request.name);
   if (existing != kNilId) {
     const GState state = groups_[existing].state;

@@ -25,7 +25,15 @@ absl::Status ValidateRequest(const GroupRequest& r) {
     return absl::InvalidArgumentError(absl::StrCat("group ", r.name, " has no members"));
   }
   int64_t pods = 0;
+  bool fractional = false;
   for (const GroupMember& m : r.members) {
+    if (m.gpu_milli < 0 ||
+        (m.gpu_milli == 0 && (m.gpu_memory_mib != 0 || m.cpu_milli != 0 || m.memory_mib != 0))) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "group ", r.name, ": gpu_memory_mib, cpu_milli and memory_mib are for fractional ",
+          "pods (gpu_milli 1..1000) only, and gpu_milli cannot be negative"));
+    }
+    fractional = fractional || m.gpu_milli > 0;
     if (m.pod_number <= 0 || m.leaf_cell_number <= 0) {
       return absl::InvalidArgumentError(
           absl::StrCat("group ", r.name, ": podNumber and leafCellNumber must be positive (got ",
@@ -36,6 +44,10 @@ absl::Status ValidateRequest(const GroupRequest& r) {
       return absl::InvalidArgumentError(absl::StrCat(
           "group ", r.name, ": too many pods (more than ", kMaxGroupPods, " in all members)"));
     }
+  }
+  if (!fractional && !r.leaf_cell_types.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "group ", r.name, ": leaf_cell_types is for fractional groups; use leaf_cell_type"));
   }
   return absl::OkStatus();
 }

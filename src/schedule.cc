@@ -14,6 +14,7 @@
 namespace hived {
 
 absl::StatusOr<ScheduleResult> SchedulerImpl::Schedule(const GroupRequest& request, Phase phase) {
+  if (sharing_->Handles(request)) return sharing_->Schedule(request, phase);
   const GroupId existing = groups_.Find(request.name);
   if (existing != kNilId) {
     const GState state = groups_[existing].state;
@@ -22,12 +23,14 @@ absl::StatusOr<ScheduleResult> SchedulerImpl::Schedule(const GroupRequest& reque
     }
     absl::StatusOr<ScheduleResult> result = RecheckPreempting(existing, request, phase);
     Settle();
+    if (result.ok()) sharing_->TranslateVictims(&result->victims);
     return result;
   }
   HIVED_ASSIGN_OR_RETURN(Req req, ParseRequest(request));
   absl::StatusOr<ScheduleResult> result = ScheduleNew(req, phase);
   needs_pool_.swap(req.needs);
   Settle();
+  if (result.ok()) sharing_->TranslateVictims(&result->victims);
   return result;
 }
 

@@ -79,6 +79,7 @@
 #include "src/node_index.h"
 #include "src/placer.h"
 #include "src/reservations.h"
+#include "src/sharing.h"
 
 namespace hived {
 
@@ -130,6 +131,9 @@ class SchedulerImpl {
   absl::StatusOr<std::vector<VcSummary>> GetVcSummary(std::string_view vc) const;
   const ClusterSpec& spec() const { return spec_; }
   absl::Status CheckInvariants() const;
+  // GPU sharing (src/sharing.h): kUnimplemented while a fractional group runs or preempts
+  // (the state format has no shares yet), for SaveState and GetGroupRecord.
+  absl::Status CanSave(std::string_view group = {}) const;
 
   // Persistence (persistence.cc, docs/state-format.md): every running group's record, and a
   // scheduler rebuilt from them through `Allocate`'s recovery path.
@@ -392,6 +396,10 @@ class SchedulerImpl {
   // kWaiting (kReservationOverlap) naming the `overlapping` reservations.
   absl::StatusOr<ScheduleResult> OverlapWait(const std::vector<GroupId>& overlapping,
                                              ScheduleResult* result) const;
+
+  // Fractional groups and their holders (src/sharing.h); hooks at the top of Schedule,
+  // Allocate, Release, CancelPreemption, the group and cell views and CheckInvariants.
+  std::unique_ptr<Sharing> sharing_;
 
   // Every chain, leaf types in config order, each type's chains in config order.
   std::vector<ChainId> chains_by_leaf_type_;

@@ -26,6 +26,7 @@ absl::Status SchedulerImpl::CheckInvariants() const {
   // Per-request scratch is empty between calls; the cached decision is well formed.
   HIVED_RETURN_IF_ERROR(reservations_.CheckInvariants());
   HIVED_RETURN_IF_ERROR(placer_.CheckInvariants());
+  HIVED_RETURN_IF_ERROR(sharing_->CheckInvariants());
   std::vector<int32_t> doomed(static_cast<size_t>(f.num_chains()), 0);
   for (const VCell& c : v_) doomed[c.chain.value()] += c.doomed ? 1 : 0;
   HIVED_RETURN_IF_ERROR(health_.CheckInvariants(doomed));

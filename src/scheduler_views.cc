@@ -140,6 +140,7 @@ void SchedulerImpl::FillPStatus(CellId c, std::string address, VCellId parent_v,
   const int32_t n = f.num_children(c);
   if (n == 0) {
     s->state = PState(c);
+    sharing_->FillLeaf(c, s);
     return;
   }
   s->children.resize(static_cast<size_t>(n));
@@ -232,6 +233,7 @@ GroupStatus SchedulerImpl::GStatus(const Group& g) const {
 }
 
 GroupStatus SchedulerImpl::GetGroup(std::string_view name) const {
+  if (sharing_->HasGroup(name)) return sharing_->Status(name);
   const GroupId g = groups_.Find(name);
   if (g == kNilId) {
     GroupStatus s;
@@ -247,6 +249,7 @@ std::vector<GroupStatus> SchedulerImpl::Groups() const {
   for (const Group& g : groups_.slots()) {
     if (g.alive) out.push_back(GStatus(g));
   }
+  sharing_->AppendStatuses(&out);
   std::sort(out.begin(), out.end(),
             [](const GroupStatus& a, const GroupStatus& b) { return a.name < b.name; });
   return out;

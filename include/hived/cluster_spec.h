@@ -49,6 +49,31 @@ struct PhysicalCellSpec {
   std::string cell_address;    // `cellAddress`: node name at node level, device index at leaves
   std::string pinned_cell_id;  // `pinnedCellId`, empty when not pinned
   std::vector<PhysicalCellSpec> cell_children;  // `cellChildren`
+  // Node-level cells only (optional, not HiveD's; docs/gpu-sharing.md): the node's CPU in
+  // millicores (`cpuMilli`) and host memory in MiB (`memoryMiB`). 0: not declared, no limit.
+  int64_t cpu_milli = 0;
+  int64_t memory_mib = 0;
+};
+
+// How a GPU of a leaf cell type may be shared (docs/gpu-sharing.md, "The model").
+enum class SharingMode {
+  // Fractional pods may share it; an opportunistic share only on a GPU without guaranteed
+  // shares (the default).
+  kSeparate,
+  // TGS/AntMan style: opportunistic shares may also fill a GPU guaranteed shares use; the
+  // guaranteed shares are protected (those opportunistic shares are their victims).
+  kProtected,
+  // Whole GPUs only: a fractional request for this type is kInvalidArgument.
+  kNone,
+};
+
+// One entry of `physicalCluster.leafCellTypes` (optional, not HiveD's): what sharing needs
+// to know about a leaf cell type (a GPU model). A leaf type without an entry has no GPU
+// memory limit and `kSeparate` sharing.
+struct LeafCellTypeSpec {
+  std::string name;                              // the map key: a leaf cell type
+  int64_t gpu_memory_mib = 0;                    // `gpuMemoryMiB`; 0: not declared, no limit
+  SharingMode sharing = SharingMode::kSeparate;  // `sharingMode`: separate, protected, none
 };
 
 // One entry of `virtualClusters.<vc>.virtualCells`: `cell_number` cells of the type at the
@@ -75,7 +100,21 @@ struct ClusterSpec {
   std::vector<CellTypeSpec> cell_types;
   std::vector<PhysicalCellSpec> physical_cells;
   std::vector<VirtualClusterSpec> virtual_clusters;
+  std::vector<LeafCellTypeSpec> leaf_cell_types;  // `physicalCluster.leafCellTypes`
 };
+
+// The names in configs and reports: "separate", "protected", "none".
+constexpr const char* SharingModeName(SharingMode mode) {
+  switch (mode) {
+    case SharingMode::kSeparate:
+      return "separate";
+    case SharingMode::kProtected:
+      return "protected";
+    case SharingMode::kNone:
+      return "none";
+  }
+  return "unknown";
+}
 
 }  // namespace hived
 

@@ -27,9 +27,19 @@
 namespace hived {
 
 // `podNumber` pods that each need `leafCellNumber` leaf cells (devices) on one node.
+//
+// GPU sharing (docs/gpu-sharing.md): a member with `gpu_milli` > 0 is fractional: each pod
+// asks for `gpu_milli` thousandths of ONE GPU (1..1000; `leaf_cell_number` must be 1) and
+// optionally `gpu_memory_mib` of its memory. `cpu_milli` and `memory_mib` (per pod) are
+// checked against the nodes' declared CPU and host memory for fractional pods. A group is
+// either all fractional or all whole.
 struct GroupMember {
   int32_t pod_number = 0;
   int32_t leaf_cell_number = 0;
+  int32_t gpu_milli = 0;       // 0: whole leaf cells; 1..1000: a share of one GPU
+  int64_t gpu_memory_mib = 0;  // fractional pods: GPU memory asked (0: none)
+  int64_t cpu_milli = 0;       // fractional pods: CPU millicores on the node (0: none)
+  int64_t memory_mib = 0;      // fractional pods: host memory MiB on the node (0: none)
 };
 
 // The most pods one request may ask for, summed over its members. A larger request is
@@ -38,10 +48,13 @@ inline constexpr int32_t kMaxGroupPods = 1000000;
 
 // A request to place a whole group. Field meanings follow HiveD's pod scheduling spec.
 struct GroupRequest {
-  std::string name;              // unique among live groups
-  std::string vc;                // the virtual cluster the group runs in
-  Priority priority = 0;         // kOpportunisticPriority (-1) or 0..kMaxGuaranteedPriority
-  std::string leaf_cell_type;    // empty: any leaf type the VC has
+  std::string name;            // unique among live groups
+  std::string vc;              // the virtual cluster the group runs in
+  Priority priority = 0;       // kOpportunisticPriority (-1) or 0..kMaxGuaranteedPriority
+  std::string leaf_cell_type;  // empty: any leaf type the VC has
+  // Fractional groups: the allowed GPU models (leaf cell types, openb's gpu_spec), tried in
+  // this order; empty: `leaf_cell_type` if set, else any. Whole groups: must be empty.
+  std::vector<std::string> leaf_cell_types;
   std::string pinned_cell_id;    // empty: not pinned
   bool lazy_preemption = false;  // may be downgraded to opportunistic instead of preempted
   std::vector<GroupMember> members;

@@ -63,6 +63,13 @@ struct PhysicalCellStatus {
   std::string virtual_cell;  // that virtual cell's address
   std::string pinned_cell_id;
   std::vector<PhysicalCellStatus> children;
+  // A leaf open for sharing (docs/gpu-sharing.md): its shares in thousandths, their GPU
+  // memory, the holder group that took it ("hived-share/<n>") and the groups with shares
+  // on it (ascending). Zero / empty for a leaf not open for sharing.
+  int32_t shared_milli = 0;
+  int64_t shared_gpu_memory_mib = 0;
+  std::string sharing_holder;
+  std::vector<std::string> sharers;
 };
 
 struct VirtualCellStatus {

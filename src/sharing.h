@@ -1,0 +1,240 @@
+// src/sharing.h: GPU sharing on top of the whole-GPU scheduler (docs/gpu-sharing.md).
+//
+// A fractional group (hived/schedule_result.h: members with `gpu_milli` > 0) never touches
+// cells directly. Its pods take shares of GPUs that are *open for sharing*; a GPU is opened
+// by taking it as one leaf of a **holder**: an ordinary whole-GPU group named
+// "hived-share/<n>" that this component schedules, allocates and releases through the
+// scheduler's own Schedule/Allocate/Release, so VC binding, the safety invariant, buddy
+// allocation, preemption and recovery are the whole-GPU code, untouched. A holder has the
+// VC and priority of the group that opened it; its leaves stay open until every share on
+// all of them has left, then the holder is released.
+//
+// Which open GPU a pod's share goes to (Place):
+//  - a guaranteed pod (priority p >= 0): GPUs of holders of its own VC at priority p, so
+//    its shares sit inside the VC's own cells and preemption by priority stays exact;
+//  - an opportunistic pod: GPUs of opportunistic holders of any VC, and — when the leaf
+//    type's sharing mode is `protected` (TGS/AntMan style) — GPUs of guaranteed holders;
+//  - among those with room (shares, GPU memory, the node's declared CPU and host memory):
+//    the one left with the least free milli (tightest fit, HiveD's buddy rule applied to
+//    shares: keep the emptier GPUs whole), ties to the lowest leaf id.
+// Pods that fit no open GPU take new leaves: one holder for all of them, scheduled in the
+// caller's phase. A kPreempting holder keeps its name for the group's next Schedule (the
+// scheduler's re-check) and its Allocate. Victims named by the scheduler that are holders
+// are replaced by the groups with shares on the holder's GPUs (whole groups, sorted).
+// A guaranteed pod of a `protected` type that finds neither room nor a new leaf evicts the
+// opportunistic shares on one of its own GPUs: those groups are its victims (Preempting
+// phase), and the GPU is barred to new opportunistic shares until the group is allocated
+// or cancelled. Nothing is held between a kPlaced Schedule and its Allocate (as for whole
+// groups): Allocate re-checks the room and takes the new leaves then.
+//
+// Invariants (CheckInvariants, also cellalloc/gpu_shares.h's):
+//  (1) every open GPU is a leaf of exactly one live holder, which the scheduler runs, and
+//      every leaf of a running holder is open; a preempting group's holder preempts (or was
+//      cancelled by an overlapping preemptor: then its next Schedule schedules it anew).
+//  (2) per open GPU, the shares recorded for groups (and reservations) sum to the GPU's
+//      milli and memory in GpuShares, and its sharers list has each such group once.
+//  (3) a guaranteed group's shares are on GPUs of holders of its VC at its priority; an
+//      opportunistic group's on opportunistic holders, or on guaranteed holders of a
+//      `protected` leaf type.
+//  (4) per node with declared CPU / host memory, the fractional pods' requests sum to at
+//      most the declared amount.
+//  (5) a running holder has at least one share on its GPUs.
+//  (6) a GPU barred to guests is barred by a preempting guaranteed group that lists it.
+//
+// Thread safety: not thread-safe; the scheduler serialises.
+#ifndef HIVED_SRC_SHARING_H_
+#define HIVED_SRC_SHARING_H_
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "cellalloc/cell_forest.h"
+#include "cellalloc/gpu_shares.h"
+#include "hived/cluster_spec.h"
+#include "hived/schedule_result.h"
+#include "hived/status_view.h"
+
+namespace hived {
+
+class SchedulerImpl;
+
+namespace internal {
+// Sets a flag for a scope and restores it (the hooks pass through while Sharing calls the
+// scheduler).
+class FlagScope {
+ public:
+  explicit FlagScope(bool* flag) : flag_(flag), before_(*flag) { *flag = true; }
+  ~FlagScope() { *flag_ = before_; }
+  FlagScope(const FlagScope&) = delete;
+  FlagScope& operator=(const FlagScope&) = delete;
+
+ private:
+  bool* flag_;
+  bool before_;
+};
+}  // namespace internal
+
+// Holder groups' names start with this; requests naming a group so are kInvalidArgument.
+inline constexpr char kHolderPrefix[] = "hived-share/";
+bool IsHolderName(std::string_view name);
+
+// Whether a request asks for shares (any member with gpu_milli > 0).
+bool IsFractional(const GroupRequest& request);
+
+class Sharing {
+ public:
+  Sharing(SchedulerImpl* core, const ClusterSpec& spec, const cellalloc::CellForest& forest);
+
+  // The hooks: whether this component answers the call. Never while it calls the
+  // scheduler itself (its holders are whole groups).
+  bool Handles(const GroupRequest& request) const;
+  bool Handles(std::string_view group) const;
+
+  absl::StatusOr<ScheduleResult> Schedule(const GroupRequest& request, Phase phase);
+  absl::StatusOr<AllocateInfo> Allocate(const GroupRequest& request, const Placement& placement);
+  absl::Status Release(std::string_view group);
+  absl::Status CancelPreemption(std::string_view group);
+
+  // Replaces holders among `victims` by the groups sharing their GPUs (sorted, unique).
+  void TranslateVictims(std::vector<std::string>* victims) const;
+
+  // Views: a fractional group's status; every fractional group's status appended; a
+  // leaf's shares filled in (no-op when it is not open); whether `name` is a holder.
+  GroupStatus Status(std::string_view group) const;
+  void AppendStatuses(std::vector<GroupStatus>* out) const;
+  void FillLeaf(CellId leaf, PhysicalCellStatus* s) const;
+  bool IsHolder(std::string_view name) const { return holders_.count(std::string(name)) > 0; }
+  bool HasGroup(std::string_view name) const {
+    return !in_core_ && groups_.count(std::string(name)) > 0;
+  }
+  // kUnimplemented naming a fractional group when there is one (SaveState cannot hold it).
+  absl::Status CanSave() const;
+
+  absl::Status CheckInvariants() const;
+
+ private:
+  struct PodShare {
+    CellId leaf;
+    int32_t milli = 0;
+    int64_t memory = 0;
+    int64_t cpu = 0;
+    int64_t host_memory = 0;
+  };
+  struct Group {
+    GroupRequest request;
+    bool guaranteed = false;
+    bool running = false;         // else preempting
+    std::string holder;           // preempting: the holder it waits for (may be empty)
+    std::vector<PodShare> pods;   // running: every pod
+    std::vector<CellId> barred;   // preempting: GPUs barred to guests for it
+    GroupRequest holder_request;  // preempting with a holder: the holder's request
+    Placement placement;
+    std::string downgrade_reason;
+  };
+  struct Holder {
+    std::string vc;
+    Priority priority = 0;  // the priority it runs at (-1: opportunistic)
+    std::vector<CellId> leaves;
+  };
+  // Per open GPU: its holder and who has shares (or reservations) on it.
+  struct LeafUse {
+    std::string holder;
+    std::vector<std::string> sharers;  // group names, ascending, each once
+    std::string barred_by;             // a preempting guaranteed group evicting this GPU's guests
+  };
+  // One pod's wish, parsed from the request.
+  struct PodAsk {
+    int32_t milli = 0;
+    int64_t memory = 0;
+    int64_t cpu = 0;
+    int64_t host_memory = 0;
+  };
+  // A request parsed: pods, allowed leaf types, and the holder request new leaves take.
+  struct Parsed {
+    std::vector<PodAsk> pods;
+    std::vector<std::string> types;  // allowed leaf types; empty: any
+    bool guaranteed = false;
+  };
+  // Tentative use during one decision (a gang's pods must not overfill a GPU or a node).
+  struct Tentative {
+    std::map<uint32_t, std::pair<int32_t, int64_t>> gpu;   // leaf -> (milli, memory)
+    std::map<uint32_t, std::pair<int64_t, int64_t>> node;  // node -> (cpu, host memory)
+    std::vector<uint32_t> excluded;                        // leaves of holders being preempted
+  };
+  // The last kPlaced decision that takes new leaves, for its Allocate (the scheduler's
+  // decision cache then matches the same holder request).
+  struct Pending {
+    std::string group;
+    GroupRequest holder;
+    Placement placement;  // the holder's
+  };
+
+  absl::StatusOr<Parsed> Parse(const GroupRequest& r) const;
+  // Schedule's and Allocate's first step: kAlreadyExists for a running fractional group or
+  // any whole group of that name, then Parse.
+  absl::StatusOr<Parsed> ParseFor(const GroupRequest& r) const;
+  bool TypeAllowed(const Parsed& p, CellId leaf) const;
+  bool NodeRoom(CellId leaf, const PodAsk& a, const Tentative& t) const;
+  // Whether `leaf` (open) may take a share of `r`'s group, by holder and sharing mode.
+  bool Compatible(const GroupRequest& r, bool guaranteed, CellId leaf) const;
+  // The best open GPU for one pod, Nil when none; `evict`: count opportunistic guests'
+  // shares as free (a protected guaranteed pod's eviction).
+  CellId Place(const GroupRequest& r, const Parsed& p, const PodAsk& a, const Tentative& t,
+               bool evict) const;
+  void Take(CellId leaf, const PodAsk& a, Tentative* t) const;
+  GroupRequest HolderRequest(const GroupRequest& r, const Parsed& p, const std::string& name,
+                             const std::string& type, int32_t pods) const;
+  std::optional<std::vector<std::string>> RoomyNodes(const Parsed& p,
+                                                     const std::string& type) const;
+  // Evictions: the opportunistic guests on `leaf` (sorted).
+  std::vector<std::string> Guests(CellId leaf) const;
+  CellId FindLeaf(const PodPlacement& pod, const Parsed& p) const;
+  // The first node where the holder's new leaves (for the pods with Nil `leaves`) overfill
+  // the declared CPU or host memory, counting `t`; empty when none does.
+  std::string NewPodsOverfill(const Parsed& p, const std::vector<CellId>& leaves,
+                              const Placement& holder, Tentative t) const;
+  // Place with holders being preempted skipped (their GPUs take no new share).
+  CellId PlaceLive(const GroupRequest& r, const Parsed& p, const PodAsk& a, Tentative* t,
+                   bool evict) const;
+  void Bar(const std::string& group, bool on);
+  // Cancels a preempting group's holder if the scheduler still has it preempting (an
+  // overlapping preemptor may have cancelled it); the group then has no holder.
+  absl::Status CancelHolder(Group* g);
+  // Schedules one holder for `pods` new leaves over the allowed types; `name` is the
+  // holder's name (a preempting group's own, or a new one).
+  absl::StatusOr<ScheduleResult> ScheduleHolder(const GroupRequest& r, const Parsed& p,
+                                                int32_t pods, Phase phase, std::string* name,
+                                                GroupRequest* holder_request);
+  void AddShare(const std::string& group, const PodShare& s);
+  void RemoveShare(const std::string& group, const PodShare& s);
+  void OpenHolder(const std::string& name, const GroupRequest& holder_request);
+  void ReleaseHolderIfEmpty(const std::string& name);
+  GroupStatus CoreStatus(const std::string& group) const;
+  void FillPlacementPod(CellId leaf, PodPlacement* pod) const;
+
+  SchedulerImpl* core_;
+  const cellalloc::CellForest& forest_;
+  std::vector<int64_t> node_cpu_;     // per node: declared CPU (0: none)
+  std::vector<int64_t> node_memory_;  // per node: declared host memory (0: none)
+  std::vector<int64_t> node_cpu_used_;
+  std::vector<int64_t> node_memory_used_;
+  bool nodes_declare_ = false;                          // some node declares CPU or memory
+  std::map<std::string, LeafCellTypeSpec> leaf_types_;  // declared sharing keys per type
+  cellalloc::GpuShares shares_;
+  std::map<uint32_t, LeafUse> leaf_use_;
+  std::map<std::string, Group> groups_;
+  std::map<std::string, Holder> holders_;
+  uint64_t next_holder_ = 0;
+  Pending pending_;
+  bool in_core_ = false;  // calling the scheduler (mutations only): the hooks pass through
+};
+
+}  // namespace hived
+
+#endif  // HIVED_SRC_SHARING_H_

@@ -1,0 +1,502 @@
+// Sharing's operations: Schedule, Allocate, Release, CancelPreemption (src/sharing.h).
+#include <algorithm>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "src/internal/check.h"
+#include "src/internal/status_macros.h"
+#include "src/scheduler_impl.h"
+#include "src/sharing.h"
+
+namespace hived {
+
+namespace {
+
+bool SamePods(const Placement& a, const Placement& b) {
+  if (a.pods.size() != b.pods.size()) return false;
+  for (size_t i = 0; i < a.pods.size(); ++i) {
+    if (a.pods[i].node != b.pods[i].node ||
+        a.pods[i].leaf_cell_indices != b.pods[i].leaf_cell_indices) {
+      return false;
+    }
+  }
+  return true;
+}
+
+bool Running(GroupState s) {
+  return s == GroupState::kAllocated || s == GroupState::kOpportunistic ||
+         s == GroupState::kBeingPreempted;
+}
+
+}  // namespace
+
+CellId Sharing::PlaceLive(const GroupRequest& r, const Parsed& p, const PodAsk& a, Tentative* t,
+                          bool evict) const {
+  while (true) {
+    const CellId leaf = Place(r, p, a, *t, evict);
+    if (leaf.IsNil()) return leaf;
+    const std::string& holder = leaf_use_.at(leaf.value()).holder;
+    if (CoreStatus(holder).state != GroupState::kBeingPreempted) return leaf;
+    for (CellId l : holders_.at(holder).leaves) t->excluded.push_back(l.value());
+  }
+}
+
+absl::Status Sharing::CancelHolder(Group* g) {
+  if (g->holder.empty()) return absl::OkStatus();
+  const std::string holder = std::move(g->holder);
+  g->holder.clear();
+  if (CoreStatus(holder).state != GroupState::kPreempting) return absl::OkStatus();
+  internal::FlagScope in(&in_core_);
+  return core_->CancelPreemption(holder);
+}
+
+void Sharing::Bar(const std::string& group, bool on) {
+  for (CellId leaf : groups_.at(group).barred) {
+    auto it = leaf_use_.find(leaf.value());
+    if (it == leaf_use_.end()) continue;
+    if (on) {
+      it->second.barred_by = group;
+    } else if (it->second.barred_by == group) {
+      it->second.barred_by.clear();
+    }
+  }
+}
+
+absl::StatusOr<ScheduleResult> Sharing::ScheduleHolder(const GroupRequest& r, const Parsed& p,
+                                                       int32_t pods, Phase phase, std::string* name,
+                                                       GroupRequest* holder_request) {
+  internal::FlagScope in(&in_core_);
+  auto git = groups_.find(r.name);
+  if (git != groups_.end() && !git->second.holder.empty()) {
+    if (git->second.holder_request.members[0].pod_number == pods) {  // the re-check
+      *name = git->second.holder;
+      *holder_request = git->second.holder_request;
+      return core_->Schedule(*holder_request, phase);
+    }
+    // Room opened on shared GPUs since: fewer new leaves; the reservation is replaced.
+    if (phase == Phase::kPreempting) HIVED_RETURN_IF_ERROR(CancelHolder(&git->second));
+  }
+  *name = absl::StrCat(kHolderPrefix, next_holder_);
+  std::vector<std::string> types = p.types;
+  if (types.empty()) types.push_back("");
+  absl::StatusOr<ScheduleResult> first;
+  bool have_first = false;
+  for (const std::string& type : types) {
+    GroupRequest h = HolderRequest(r, p, *name, type, pods);
+    absl::StatusOr<ScheduleResult> res = core_->Schedule(h, phase);
+    if (res.ok() && (res->outcome == Outcome::kPlaced || res->outcome == Outcome::kPreempting)) {
+      *holder_request = std::move(h);
+      return res;
+    }
+    // A type the VC lacks is an error for that type only; the first answer is reported.
+    if (!have_first) {
+      first = std::move(res);
+      have_first = true;
+    }
+  }
+  return first;
+}
+
+absl::StatusOr<Sharing::Parsed> Sharing::ParseFor(const GroupRequest& r) const {
+  if (IsHolderName(r.name)) return Parse(r);  // the reserved name's error first
+  auto git = groups_.find(r.name);
+  if (git != groups_.end() && git->second.running) {
+    return absl::AlreadyExistsError(absl::StrCat("group ", r.name, " is already running"));
+  }
+  if (git == groups_.end() && CoreStatus(r.name).state != GroupState::kAbsent) {
+    return absl::AlreadyExistsError(absl::StrCat("group ", r.name, " already exists"));
+  }
+  return Parse(r);
+}
+
+absl::StatusOr<ScheduleResult> Sharing::Schedule(const GroupRequest& r, Phase phase) {
+  auto git = groups_.find(r.name);
+  HIVED_ASSIGN_OR_RETURN(Parsed p, ParseFor(r));
+  const bool preempting = git != groups_.end();
+  // A preempting group's bars are lifted while it is re-decided, and set again (its GPUs
+  // may have changed) if it still preempts when this returns.
+  if (preempting) Bar(r.name, false);
+  struct Rebar {
+    Sharing* self;
+    const std::string& name;
+    ~Rebar() {
+      auto it = self->groups_.find(name);
+      if (it != self->groups_.end() && !it->second.running) self->Bar(name, true);
+    }
+  } rebar{this, r.name};
+  pending_ = Pending();
+  Tentative t;
+  std::vector<CellId> leaves(p.pods.size());
+  int32_t fresh = 0;
+  for (size_t i = 0; i < p.pods.size(); ++i) {
+    leaves[i] = PlaceLive(r, p, p.pods[i], &t, /*evict=*/false);
+    if (leaves[i].IsNil()) {
+      ++fresh;
+    } else {
+      Take(leaves[i], p.pods[i], &t);
+    }
+  }
+  ScheduleResult result;
+  auto fill = [&](const std::vector<CellId>& chosen, const Placement* holder) {
+    result.placement = Placement();
+    size_t next = 0;
+    for (size_t i = 0; i < chosen.size(); ++i) {
+      PodPlacement pod;
+      if (!chosen[i].IsNil()) {
+        FillPlacementPod(chosen[i], &pod);
+      } else if (holder != nullptr && next < holder->pods.size()) {
+        pod = holder->pods[next++];
+      }
+      if (result.placement.chain.empty() && !pod.node.empty()) {
+        result.placement.chain = holder != nullptr && chosen[i].IsNil()
+                                     ? holder->chain
+                                     : forest_.chain_info(forest_.chain(chosen[i])).name;
+      }
+      result.placement.pods.push_back(std::move(pod));
+    }
+  };
+  if (fresh == 0) {
+    if (preempting && phase == Phase::kPreempting)
+      HIVED_RETURN_IF_ERROR(CancelHolder(&git->second));
+    if (preempting && phase == Phase::kPreempting) groups_.erase(r.name);
+    result.outcome = Outcome::kPlaced;
+    fill(leaves, nullptr);
+    return result;
+  }
+  std::string name;
+  GroupRequest holder_request;
+  absl::StatusOr<ScheduleResult> core = ScheduleHolder(r, p, fresh, phase, &name, &holder_request);
+  if (!core.ok()) return core.status();
+  if (core->outcome == Outcome::kPlaced || core->outcome == Outcome::kPreempting) {
+    // The suggested nodes had room for one pod each; several new pods on one node may not.
+    const std::string short_node = NewPodsOverfill(p, leaves, core->placement, t);
+    if (!short_node.empty()) {
+      if (core->outcome == Outcome::kPreempting && phase == Phase::kPreempting) {
+        internal::FlagScope in(&in_core_);
+        HIVED_RETURN_IF_ERROR(core_->CancelPreemption(name));
+        if (preempting) git->second.holder.clear();
+      }
+      result.outcome = Outcome::kWaiting;
+      result.code = ReasonCode::kInsufficientCapacity;
+      result.reason = absl::StrCat("group ", r.name, ": node ", short_node,
+                                   " lacks the CPU or host memory for its pods");
+      return result;
+    }
+    result.outcome = core->outcome;
+    result.victims = core->victims;  // already translated by the scheduler's hook
+    result.reason = core->reason;
+    result.code = core->code;
+    fill(leaves, &core->placement);
+    if (core->outcome == Outcome::kPlaced) {
+      pending_.group = r.name;
+      pending_.holder = holder_request;
+      pending_.placement = core->placement;
+    } else if (phase == Phase::kPreempting) {
+      Group& g = groups_[r.name];
+      if (g.holder.empty()) ++next_holder_;
+      g.request = r;
+      g.guaranteed = p.guaranteed;
+      g.holder = name;
+      g.holder_request = holder_request;
+      g.holder_request.suggested_nodes.reset();  // re-checks are not bound to today's nodes
+    }
+    return result;
+  }
+  // No new leaf. A guaranteed group of a `protected` type may evict the opportunistic
+  // guests from its own GPUs.
+  std::vector<CellId> evicted = leaves;
+  Tentative te = t;
+  std::vector<std::string> victims;
+  bool all = p.guaranteed;
+  for (size_t i = 0; i < p.pods.size() && all; ++i) {
+    if (!evicted[i].IsNil()) continue;
+    evicted[i] = PlaceLive(r, p, p.pods[i], &te, /*evict=*/true);
+    all = !evicted[i].IsNil();
+    if (all) {
+      Take(evicted[i], p.pods[i], &te);
+      for (std::string& v : Guests(evicted[i])) victims.push_back(std::move(v));
+    }
+  }
+  if (all && !victims.empty()) {
+    std::sort(victims.begin(), victims.end());
+    victims.erase(std::unique(victims.begin(), victims.end()), victims.end());
+    result.outcome = Outcome::kPreempting;
+    result.victims = std::move(victims);
+    fill(evicted, nullptr);
+    if (phase == Phase::kPreempting) {
+      Group& g = groups_[r.name];
+      g.request = r;
+      g.guaranteed = true;
+      g.barred.clear();
+      for (size_t i = 0; i < evicted.size(); ++i) {
+        if (leaves[i].IsNil()) g.barred.push_back(evicted[i]);
+      }
+    }
+    return result;
+  }
+  result.outcome = core->outcome;
+  result.code = core->code;
+  result.reason = absl::StrCat("group ", r.name, ": ", fresh, " pod(s) fit no GPU open for sharing",
+                               " and no new leaf cell: ", core->reason);
+  return result;
+}
+
+std::string Sharing::NewPodsOverfill(const Parsed& p, const std::vector<CellId>& leaves,
+                                     const Placement& holder, Tentative t) const {
+  size_t next = 0;
+  for (size_t i = 0; i < leaves.size(); ++i) {
+    if (!leaves[i].IsNil()) continue;
+    if (next >= holder.pods.size()) return "?";
+    const CellId leaf = FindLeaf(holder.pods[next++], Parsed());
+    if (leaf.IsNil()) return holder.pods[next - 1].node;
+    if (!NodeRoom(leaf, p.pods[i], t)) return forest_.node_name(forest_.node(leaf));
+    Take(leaf, p.pods[i], &t);
+  }
+  return std::string();
+}
+
+CellId Sharing::FindLeaf(const PodPlacement& pod, const Parsed& p) const {
+  const NodeId n = forest_.FindNode(pod.node);
+  if (n.IsNil() || pod.leaf_cell_indices.size() != 1) return CellId();
+  for (CellId c : forest_.node_cells(n)) {
+    const CellId leaf = forest_.FindLeaf(forest_.chain(c), n, pod.leaf_cell_indices[0]);
+    if (!leaf.IsNil() && TypeAllowed(p, leaf)) return leaf;
+  }
+  return CellId();
+}
+
+absl::StatusOr<AllocateInfo> Sharing::Allocate(const GroupRequest& r, const Placement& placement) {
+  auto git = groups_.find(r.name);
+  HIVED_ASSIGN_OR_RETURN(Parsed p, ParseFor(r));
+  if (placement.pods.size() != p.pods.size()) {
+    return absl::InvalidArgumentError(absl::StrCat("group ", r.name, ": the placement has ",
+                                                   placement.pods.size(), " pods, the request ",
+                                                   p.pods.size()));
+  }
+  Tentative t;
+  std::vector<CellId> leaves(p.pods.size());
+  std::vector<size_t> fresh;
+  for (size_t i = 0; i < p.pods.size(); ++i) {
+    const PodPlacement& pod = placement.pods[i];
+    leaves[i] = FindLeaf(pod, p);
+    if (leaves[i].IsNil()) {
+      return absl::InvalidArgumentError(absl::StrCat("group ", r.name, ": pod ", i, " on node ",
+                                                     pod.node,
+                                                     ": not one GPU of an allowed leaf cell type"));
+    }
+    if (!NodeRoom(leaves[i], p.pods[i], t)) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "group ", r.name, ": node ", pod.node, " lacks the CPU or host memory of pod ", i));
+    }
+    if (shares_.IsOpen(leaves[i])) {
+      auto it = t.gpu.find(leaves[i].value());
+      const bool fits = shares_.Fits(leaves[i], p.pods[i].milli, p.pods[i].memory,
+                                     it == t.gpu.end() ? 0 : it->second.first,
+                                     it == t.gpu.end() ? 0 : it->second.second);
+      const std::string& barred = leaf_use_.at(leaves[i].value()).barred_by;
+      if (!Compatible(r, p.guaranteed, leaves[i]) || !fits ||
+          (!barred.empty() && barred != r.name && !p.guaranteed)) {
+        return absl::FailedPreconditionError(absl::StrCat(
+            "group ", r.name, ": GPU ", pod.leaf_cell_indices[0], " on node ", pod.node,
+            fits ? " is shared by another VC or priority" : " has no room for pod ", i));
+      }
+    } else {
+      fresh.push_back(i);
+    }
+    Take(leaves[i], p.pods[i], &t);
+  }
+  AllocateInfo info;
+  if (fresh.empty() && git != groups_.end()) {  // room opened elsewhere: no reservation needed
+    HIVED_RETURN_IF_ERROR(CancelHolder(&git->second));
+  }
+  if (!fresh.empty()) {
+    // The new leaves: the preempting group's holder, the last decision's, or a new one.
+    GroupRequest h;
+    Placement hp;
+    hp.chain = forest_.chain_info(forest_.chain(leaves[fresh[0]])).name;
+    for (size_t i : fresh) hp.pods.push_back(placement.pods[i]);
+    if (git != groups_.end() && !git->second.holder.empty() &&
+        git->second.holder_request.members[0].pod_number != static_cast<int32_t>(fresh.size())) {
+      HIVED_RETURN_IF_ERROR(CancelHolder(&git->second));  // reserved for another split
+    }
+    const bool reserved = git != groups_.end() && !git->second.holder.empty();
+    if (reserved) {
+      h = git->second.holder_request;
+    } else if (pending_.group == r.name && SamePods(pending_.placement, hp)) {
+      h = pending_.holder;
+      hp = pending_.placement;  // equal pods; its chain is the decision's
+    } else {
+      h = HolderRequest(r, p, absl::StrCat(kHolderPrefix, next_holder_),
+                        forest_.chain_info(forest_.chain(leaves[fresh[0]])).leaf_type,
+                        static_cast<int32_t>(fresh.size()));
+      h.suggested_nodes.reset();
+    }
+    {
+      internal::FlagScope in(&in_core_);
+      absl::StatusOr<AllocateInfo> core = core_->Allocate(h, hp);
+      if (!core.ok()) return core.status();
+      if (core->downgraded && p.guaranteed) {  // its shares would leave the VC's cells
+        HIVED_RETURN_IF_ERROR(core_->Release(h.name));
+        if (reserved) git->second.holder.clear();
+        return absl::FailedPreconditionError(absl::StrCat(
+            "group ", r.name, ": the VC cannot hold these leaf cells now (", core->reason, ")"));
+      }
+    }
+    if (!reserved) ++next_holder_;
+    OpenHolder(h.name, h);
+  }
+  pending_ = Pending();
+  if (git != groups_.end()) Bar(r.name, false);
+  Group& g = groups_[r.name];
+  g.request = r;
+  g.request.suggested_nodes.reset();
+  g.guaranteed = p.guaranteed;
+  g.running = true;
+  g.holder.clear();
+  g.barred.clear();
+  g.placement = placement;
+  g.pods.clear();
+  for (size_t i = 0; i < p.pods.size(); ++i) {
+    const PodAsk& a = p.pods[i];
+    PodShare s{leaves[i], a.milli, a.memory, a.cpu, a.host_memory};
+    g.pods.push_back(s);
+    AddShare(r.name, s);
+  }
+  return info;
+}
+
+void Sharing::OpenHolder(const std::string& name, const GroupRequest& holder_request) {
+  const GroupStatus s = CoreStatus(name);
+  HIVED_CHECK(Running(s.state)) << name;
+  Holder h;
+  h.vc = holder_request.vc;
+  h.priority = s.priority;
+  const ChainId chain = forest_.FindChain(s.placement.chain);
+  for (const PodPlacement& pod : s.placement.pods) {
+    const CellId leaf =
+        forest_.FindLeaf(chain, forest_.FindNode(pod.node), pod.leaf_cell_indices[0]);
+    HIVED_CHECK(!leaf.IsNil());
+    h.leaves.push_back(leaf);
+    auto it = leaf_types_.find(forest_.chain_info(forest_.chain(leaf)).leaf_type);
+    HIVED_CHECK(shares_.Open(leaf, it == leaf_types_.end() ? 0 : it->second.gpu_memory_mib));
+    leaf_use_[leaf.value()].holder = name;
+  }
+  holders_[name] = std::move(h);
+}
+
+void Sharing::AddShare(const std::string& group, const PodShare& s) {
+  HIVED_CHECK(shares_.Add(s.leaf, s.milli, s.memory));
+  std::vector<std::string>& sharers = leaf_use_.at(s.leaf.value()).sharers;
+  auto it = std::lower_bound(sharers.begin(), sharers.end(), group);
+  if (it == sharers.end() || *it != group) sharers.insert(it, group);
+  const size_t n = forest_.node(s.leaf).value();
+  node_cpu_used_[n] += s.cpu;
+  node_memory_used_[n] += s.host_memory;
+}
+
+void Sharing::RemoveShare(const std::string& group, const PodShare& s) {
+  HIVED_CHECK(shares_.Remove(s.leaf, s.milli, s.memory));
+  const size_t n = forest_.node(s.leaf).value();
+  node_cpu_used_[n] -= s.cpu;
+  node_memory_used_[n] -= s.host_memory;
+  const Group& g = groups_.at(group);
+  int32_t left = 0;
+  for (const PodShare& o : g.pods) left += o.leaf == s.leaf ? 1 : 0;
+  if (left > 1) return;  // another pod of the group stays on this GPU
+  std::vector<std::string>& sharers = leaf_use_.at(s.leaf.value()).sharers;
+  sharers.erase(std::remove(sharers.begin(), sharers.end(), group), sharers.end());
+}
+
+void Sharing::ReleaseHolderIfEmpty(const std::string& name) {
+  auto it = holders_.find(name);
+  if (it == holders_.end()) return;
+  for (CellId leaf : it->second.leaves) {
+    if (!shares_.Empty(leaf)) return;
+  }
+  for (CellId leaf : it->second.leaves) {
+    HIVED_CHECK(shares_.Close(leaf));
+    auto use = leaf_use_.find(leaf.value());
+    if (!use->second.barred_by.empty()) {  // the evicting group waits for a GPU now closed
+      std::vector<CellId>& barred = groups_.at(use->second.barred_by).barred;
+      barred.erase(std::remove(barred.begin(), barred.end(), leaf), barred.end());
+    }
+    leaf_use_.erase(use);
+  }
+  holders_.erase(it);
+  internal::FlagScope in(&in_core_);
+  const absl::Status s = core_->Release(name);
+  HIVED_CHECK(s.ok()) << s.message();
+}
+
+absl::Status Sharing::Release(std::string_view name) {
+  const std::string group(name);
+  if (IsHolder(group) || IsHolderName(name)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("group ", group, " holds GPUs for sharing; release the groups on them"));
+  }
+  auto git = groups_.find(group);
+  if (git == groups_.end())
+    return absl::NotFoundError(absl::StrCat("group ", group, " is not running"));
+  if (!git->second.running) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("group ", group, " is preempting, not running; use CancelPreemption"));
+  }
+  std::vector<std::string> holders;
+  // Remove pod by pod from a copy: RemoveShare reads the group's remaining pods.
+  std::vector<PodShare> pods = git->second.pods;
+  while (!git->second.pods.empty()) {
+    const PodShare s = git->second.pods.back();
+    RemoveShare(group, s);
+    git->second.pods.pop_back();
+  }
+  for (const PodShare& s : pods) holders.push_back(leaf_use_.at(s.leaf.value()).holder);
+  groups_.erase(git);
+  std::sort(holders.begin(), holders.end());
+  holders.erase(std::unique(holders.begin(), holders.end()), holders.end());
+  for (const std::string& h : holders) ReleaseHolderIfEmpty(h);
+  pending_ = Pending();
+  return absl::OkStatus();
+}
+
+absl::Status Sharing::CancelPreemption(std::string_view name) {
+  const std::string group(name);
+  if (IsHolderName(name)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("group ", group, " holds GPUs for sharing; it is not cancelled directly"));
+  }
+  auto git = groups_.find(group);
+  if (git == groups_.end())
+    return absl::NotFoundError(absl::StrCat("group ", group, " is not known"));
+  if (git->second.running) {
+    return absl::FailedPreconditionError(absl::StrCat("group ", group, " is not preempting"));
+  }
+  HIVED_RETURN_IF_ERROR(CancelHolder(&git->second));
+  Bar(group, false);
+  groups_.erase(git);
+  return absl::OkStatus();
+}
+
+void Sharing::TranslateVictims(std::vector<std::string>* victims) const {
+  bool any = false;
+  std::vector<std::string> out;
+  for (const std::string& v : *victims) {
+    auto h = holders_.find(v);
+    if (h == holders_.end()) {
+      out.push_back(v);
+      continue;
+    }
+    any = true;
+    for (CellId leaf : h->second.leaves) {
+      for (const std::string& g : leaf_use_.at(leaf.value()).sharers) out.push_back(g);
+    }
+  }
+  if (!any) return;
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  *victims = std::move(out);
+}
+
+}  // namespace hived

@@ -1,0 +1,302 @@
+// GPU sharing through the public API, on hand-checked cases (tests/unit/sharing/
+// sharing_cluster.h): packing inside a VC's cells, new leaves through the whole-GPU path and
+// their release, sharing modes, victims as whole groups, CPU and memory, bad requests, views,
+// SaveState's refusal and the config keys.
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "hived/config.h"
+#include "hived/scheduler.h"
+#include "support/catch.h"
+#include "unit/sharing/sharing_cluster.h"
+
+namespace hived {
+namespace {
+
+GroupRequest Frac(const std::string& name, const std::string& vc, Priority prio, int32_t milli,
+                  std::vector<std::string> types = {"GA"}, int32_t pods = 1) {
+  GroupRequest r;
+  r.name = name;
+  r.vc = vc;
+  r.priority = prio;
+  r.leaf_cell_types = std::move(types);
+  GroupMember m;
+  m.pod_number = pods;
+  m.leaf_cell_number = 1;
+  m.gpu_milli = milli;
+  r.members = {m};
+  return r;
+}
+
+GroupRequest Whole(const std::string& name, const std::string& vc, Priority prio, int32_t leaves,
+                   const std::string& type) {
+  GroupRequest r;
+  r.name = name;
+  r.vc = vc;
+  r.priority = prio;
+  r.leaf_cell_type = type;
+  r.members = {{1, leaves}};
+  return r;
+}
+
+std::unique_ptr<Scheduler> Make() {
+  absl::StatusOr<ClusterSpec> spec = LoadClusterSpecString(testdata::kSharingYaml, "sharing.yaml");
+  REQUIRE(spec.ok());
+  absl::StatusOr<std::unique_ptr<Scheduler>> s = Scheduler::Create(*spec);
+  REQUIRE(s.ok());
+  return std::move(*s);
+}
+
+// Schedules (Preempting phase) and allocates when placed; the outcome.
+Outcome Run(Scheduler& s, const GroupRequest& r, ScheduleResult* out = nullptr) {
+  absl::StatusOr<ScheduleResult> res = s.Schedule(r, Phase::kPreempting);
+  REQUIRE(res.ok());
+  if (res->outcome == Outcome::kPlaced) REQUIRE(s.Allocate(r, res->placement).ok());
+  REQUIRE(s.CheckInvariants().ok());
+  if (out != nullptr) *out = *res;
+  return res->outcome;
+}
+
+std::string GpuOf(Scheduler& s, const std::string& group) {
+  const GroupStatus g = s.GetGroup(group);
+  REQUIRE(g.placement.pods.size() == 1);
+  return g.placement.pods[0].node + "/" + std::to_string(g.placement.pods[0].leaf_cell_indices[0]);
+}
+
+// Leaves open for sharing: "node/index" -> shared milli.
+void Leaves(const PhysicalCellStatus& c, const std::string& node, std::vector<std::string>* out) {
+  const std::string here = c.is_node_level ? c.address.substr(c.address.rfind('/') + 1) : node;
+  if (c.children.empty() && !c.sharing_holder.empty()) {
+    out->push_back(node + ":" + std::to_string(c.shared_milli));
+  }
+  for (const PhysicalCellStatus& k : c.children) Leaves(k, here, out);
+}
+std::vector<std::string> OpenLeaves(Scheduler& s) {
+  std::vector<std::string> out;
+  for (const PhysicalCellStatus& c : s.PhysicalCluster()) Leaves(c, "", &out);
+  return out;
+}
+
+TEST_CASE("guaranteed shares pack inside the VC's cells and free the leaf when they leave",
+          "[sharing]") {
+  auto s = Make();
+  REQUIRE(Run(*s, Frac("f1", "VC1", 0, 500)) == Outcome::kPlaced);
+  REQUIRE(Run(*s, Frac("f2", "VC1", 0, 400)) == Outcome::kPlaced);
+  REQUIRE(GpuOf(*s, "f1") == GpuOf(*s, "f2"));  // the open GPU had room
+  REQUIRE(Run(*s, Frac("f3", "VC1", 0, 300)) == Outcome::kPlaced);
+  REQUIRE(GpuOf(*s, "f3") != GpuOf(*s, "f1"));  // 100 left: one more whole leaf
+  REQUIRE(Run(*s, Frac("f4", "VC1", 0, 100)) == Outcome::kPlaced);
+  REQUIRE(GpuOf(*s, "f4") == GpuOf(*s, "f1"));  // tightest fit: exactly fills the first
+  REQUIRE(Run(*s, Frac("g1", "VC2", 0, 100)) == Outcome::kPlaced);
+  REQUIRE(GpuOf(*s, "g1") != GpuOf(*s, "f3"));  // another VC never shares VC1's GPU
+  REQUIRE(Run(*s, Frac("p1", "VC1", 1, 100)) == Outcome::kPlaced);
+  REQUIRE(GpuOf(*s, "p1") != GpuOf(*s, "f3"));  // nor another priority
+  REQUIRE(OpenLeaves(*s).size() == 4);
+  const GroupStatus f1 = s->GetGroup("f1");
+  REQUIRE(f1.state == GroupState::kAllocated);
+  REQUIRE(f1.request.members[0].gpu_milli == 500);
+  // Each VC's guarantee counts the whole leaves its holders took.
+  int32_t vc1 = 0;
+  for (const VcUsage& u : s->VcUsages()) {
+    if (u.vc == "VC1" && u.leaf_cell_type == "GA") vc1 = u.guaranteed_used_leaf_cells;
+  }
+  REQUIRE(vc1 == 3);
+  for (const char* g : {"f1", "f2", "f4"}) REQUIRE(s->Release(g).ok());
+  REQUIRE(s->CheckInvariants().ok());
+  REQUIRE(OpenLeaves(*s).size() == 3);  // the first GPU's last share left: leaf released
+  for (const char* g : {"f3", "g1", "p1"}) REQUIRE(s->Release(g).ok());
+  REQUIRE(OpenLeaves(*s).empty());
+  REQUIRE(s->Groups().empty());
+  REQUIRE(s->CheckInvariants().ok());
+}
+
+TEST_CASE("a gang of shares is placed whole", "[sharing]") {
+  auto s = Make();
+  REQUIRE(Run(*s, Frac("f1", "VC1", 0, 300)) == Outcome::kPlaced);
+  ScheduleResult r;
+  REQUIRE(Run(*s, Frac("gang", "VC1", 0, 600, {"GA"}, 3), &r) == Outcome::kPlaced);
+  REQUIRE(r.placement.pods.size() == 3);
+  REQUIRE(OpenLeaves(*s).size() == 3);  // one on f1's GPU, two new leaves (one holder)
+  // Too many pods for the VC's 4 GA leaves with 600 each: waits, nothing taken.
+  ScheduleResult w;
+  REQUIRE(Run(*s, Frac("big", "VC1", 0, 600, {"GA"}, 3), &w) == Outcome::kWaiting);
+  REQUIRE(OpenLeaves(*s).size() == 3);
+}
+
+TEST_CASE("sharing modes: protected co-location and eviction, separate GPUs", "[sharing]") {
+  auto s = Make();
+  for (int i = 0; i < 4; ++i) {
+    REQUIRE(Run(*s, Frac("g" + std::to_string(i), "VC1", 0, 600)) == Outcome::kPlaced);
+  }
+  // GA is `protected`: opportunistic shares fill the guaranteed GPUs' room.
+  for (int i = 0; i < 4; ++i) {
+    REQUIRE(Run(*s, Frac("o" + std::to_string(i), "VC2", -1, 400)) == Outcome::kPlaced);
+    REQUIRE(GpuOf(*s, "o" + std::to_string(i)) == GpuOf(*s, "g" + std::to_string(i)));
+  }
+  // A guaranteed pod of VC1 finds no room and no free leaf in its VC: the guest on its first
+  // GPU is the victim, and that GPU takes no new guest meanwhile.
+  ScheduleResult r;
+  REQUIRE(Run(*s, Frac("need", "VC1", 0, 300), &r) == Outcome::kPreempting);
+  REQUIRE(r.victims == std::vector<std::string>{"o0"});
+  REQUIRE(s->GetGroup("need").state == GroupState::kPreempting);
+  REQUIRE(s->GetGroup("o0").state == GroupState::kBeingPreempted);
+  REQUIRE(s->GetGroup("o0").preemptor == "need");
+  REQUIRE(s->Release("o0").ok());
+  REQUIRE(Run(*s, Frac("o9", "VC2", -1, 100)) == Outcome::kPlaced);
+  REQUIRE(GpuOf(*s, "o9") != GpuOf(*s, "g0"));  // barred for "need"
+  REQUIRE(Run(*s, Frac("need", "VC1", 0, 300)) == Outcome::kPlaced);
+  REQUIRE(GpuOf(*s, "need") == GpuOf(*s, "g0"));
+  REQUIRE(s->GetGroup("need").state == GroupState::kAllocated);
+  // GB is `separate`: an opportunistic share never joins a guaranteed GPU.
+  REQUIRE(Run(*s, Frac("gb", "VC1", 0, 200, {"GB"})) == Outcome::kPlaced);
+  REQUIRE(Run(*s, Frac("ob", "VC2", -1, 200, {"GB"})) == Outcome::kPlaced);
+  REQUIRE(GpuOf(*s, "ob") != GpuOf(*s, "gb"));
+}
+
+TEST_CASE("an owner's whole-GPU group preempts opportunistic shares as whole groups", "[sharing]") {
+  auto s = Make();
+  REQUIRE(Run(*s, Frac("o1", "VC2", -1, 300, {"GB"})) == Outcome::kPlaced);
+  REQUIRE(Run(*s, Frac("o2", "VC2", -1, 300, {"GB"})) == Outcome::kPlaced);
+  REQUIRE(GpuOf(*s, "o1") == GpuOf(*s, "o2"));
+  ScheduleResult r;
+  REQUIRE(Run(*s, Whole("w", "VC1", 0, 2, "GB"), &r) == Outcome::kPreempting);
+  REQUIRE(r.victims == std::vector<std::string>{"o1", "o2"});  // not the holder
+  REQUIRE(s->GetGroup("o1").state == GroupState::kBeingPreempted);
+  REQUIRE(s->GetGroup("o1").preemptor == "w");
+  // A being-preempted GPU takes no new share.
+  REQUIRE(Run(*s, Frac("o3", "VC2", -1, 100, {"GB"})) == Outcome::kWaiting);
+  REQUIRE(s->Release("o1").ok());
+  REQUIRE(s->Release("o2").ok());
+  REQUIRE(Run(*s, Whole("w", "VC1", 0, 2, "GB")) == Outcome::kPlaced);
+  REQUIRE(s->GetGroup("w").state == GroupState::kAllocated);
+}
+
+TEST_CASE("a preempting fractional group keeps its new leaf's reservation", "[sharing]") {
+  auto s = Make();
+  REQUIRE(Run(*s, Whole("ow", "VC2", -1, 2, "GB")) == Outcome::kPlaced);  // opportunistic
+  ScheduleResult r;
+  REQUIRE(Run(*s, Frac("f", "VC1", 0, 500, {"GB"}), &r) == Outcome::kPreempting);
+  REQUIRE(r.victims == std::vector<std::string>{"ow"});
+  REQUIRE(s->GetGroup("f").state == GroupState::kPreempting);
+  REQUIRE(s->Release("ow").ok());
+  REQUIRE(Run(*s, Frac("f", "VC1", 0, 500, {"GB"})) == Outcome::kPlaced);
+  REQUIRE(s->GetGroup("f").state == GroupState::kAllocated);
+  // Cancelling a preemption gives the reservation back.
+  REQUIRE(Run(*s, Whole("ow2", "VC2", -1, 1, "GB")) == Outcome::kPlaced);
+  REQUIRE(Run(*s, Frac("h", "VC1", 0, 600, {"GB"}), &r) == Outcome::kPreempting);
+  REQUIRE(s->CancelPreemption("h").ok());
+  REQUIRE(s->GetGroup("h").state == GroupState::kAbsent);
+  REQUIRE(s->CheckInvariants().ok());
+}
+
+TEST_CASE("CPU, host memory and GPU memory bound the shares", "[sharing]") {
+  auto s = Make();
+  GroupRequest a = Frac("m1", "VC1", 0, 100);
+  a.members[0].gpu_memory_mib = 10000;
+  REQUIRE(Run(*s, a) == Outcome::kPlaced);
+  a.name = "m2";
+  REQUIRE(Run(*s, a) == Outcome::kPlaced);
+  REQUIRE(GpuOf(*s, "m1") != GpuOf(*s, "m2"));  // 16000 MiB per GA GPU
+  GroupRequest c = Frac("c1", "VC1", 0, 100);
+  c.members[0].cpu_milli = 5000;
+  REQUIRE(Run(*s, c) == Outcome::kPlaced);
+  c.name = "c2";  // VC1's GA cells are one node: 3000 CPU milli left there
+  ScheduleResult r;
+  REQUIRE(Run(*s, c, &r) == Outcome::kWaiting);
+  c.members[0].cpu_milli = 3000;
+  REQUIRE(Run(*s, c) == Outcome::kPlaced);
+}
+
+TEST_CASE("bad fractional requests are errors, never crashes", "[sharing]") {
+  auto s = Make();
+  auto code = [&](const GroupRequest& r) {
+    return s->Schedule(r, Phase::kFiltering).status().code();
+  };
+  REQUIRE(code(Frac("x", "VC1", 0, 1001)) == absl::StatusCode::kInvalidArgument);
+  REQUIRE(code(Frac("x", "VC1", 0, -5)) == absl::StatusCode::kInvalidArgument);
+  REQUIRE(code(Frac("x", "VC1", 0, 100, {"NOPE"})) == absl::StatusCode::kInvalidArgument);
+  GroupRequest two = Frac("x", "VC1", 0, 100);
+  two.members[0].leaf_cell_number = 2;
+  REQUIRE(code(two) == absl::StatusCode::kInvalidArgument);
+  GroupRequest cpu = Frac("x", "VC1", 0, 100);
+  cpu.members[0].cpu_milli = 9000;  // no node has it
+  REQUIRE(code(cpu) == absl::StatusCode::kInvalidArgument);
+  GroupRequest mixed = Frac("x", "VC1", 0, 100);
+  mixed.members.push_back({1, 1});
+  REQUIRE(code(mixed) == absl::StatusCode::kInvalidArgument);
+  GroupRequest whole_cpu = Whole("x", "VC1", 0, 1, "GA");
+  whole_cpu.members[0].cpu_milli = 100;
+  REQUIRE(code(whole_cpu) == absl::StatusCode::kInvalidArgument);
+  GroupRequest whole_types = Whole("x", "VC1", 0, 1, "");
+  whole_types.leaf_cell_types = {"GA"};
+  REQUIRE(code(whole_types) == absl::StatusCode::kInvalidArgument);
+  REQUIRE(code(Frac("hived-share/0", "VC1", 0, 100)) == absl::StatusCode::kInvalidArgument);
+  REQUIRE(code(Frac("x", "NOVC", 0, 100)) != absl::StatusCode::kOk);
+  // A GB pod for VC2, which has no GB cells: not placeable as guaranteed.
+  absl::StatusOr<ScheduleResult> r =
+      s->Schedule(Frac("x", "VC2", 0, 100, {"GB"}), Phase::kFiltering);
+  REQUIRE((!r.ok() || r->outcome != Outcome::kPlaced));
+  REQUIRE(Run(*s, Frac("f", "VC1", 0, 100)) == Outcome::kPlaced);
+  REQUIRE(s->Schedule(Frac("f", "VC1", 0, 100), Phase::kFiltering).status().code() ==
+          absl::StatusCode::kAlreadyExists);
+  REQUIRE(s->Release("hived-share/0").code() == absl::StatusCode::kInvalidArgument);
+  REQUIRE(s->CancelPreemption("f").code() == absl::StatusCode::kFailedPrecondition);
+  REQUIRE(s->CheckInvariants().ok());
+}
+
+TEST_CASE("Allocate takes the placement it is given, or refuses it", "[sharing]") {
+  auto s = Make();
+  GroupRequest r = Frac("f", "VC1", 0, 400);
+  absl::StatusOr<ScheduleResult> res = s->Schedule(r, Phase::kFiltering);
+  REQUIRE(res.ok());
+  REQUIRE(res->outcome == Outcome::kPlaced);
+  Placement other = res->placement;  // another free GPU of the same node
+  const int32_t chosen = other.pods[0].leaf_cell_indices[0];
+  other.pods[0].leaf_cell_indices[0] = chosen == 3 ? 2 : 3;
+  REQUIRE(s->Allocate(r, other).ok());
+  REQUIRE(s->GetGroup("f").placement.pods[0].leaf_cell_indices[0] ==
+          other.pods[0].leaf_cell_indices[0]);
+  REQUIRE(s->CheckInvariants().ok());
+  // A GPU a whole group uses, a GPU without room, a GPU that does not exist.
+  REQUIRE(Run(*s, Whole("w", "VC1", 0, 1, "GB")) == Outcome::kPlaced);
+  GroupRequest g = Frac("g", "VC1", 0, 100, {"GB"});
+  Placement on_w = s->GetGroup("w").placement;
+  REQUIRE(s->Allocate(g, on_w).status().code() == absl::StatusCode::kFailedPrecondition);
+  GroupRequest big = Frac("big", "VC1", 0, 700);
+  REQUIRE(s->Allocate(big, s->GetGroup("f").placement).status().code() ==
+          absl::StatusCode::kFailedPrecondition);
+  Placement nowhere = other;
+  nowhere.pods[0].leaf_cell_indices[0] = 17;
+  REQUIRE(s->Allocate(big, nowhere).status().code() == absl::StatusCode::kInvalidArgument);
+  REQUIRE(s->CheckInvariants().ok());
+}
+
+TEST_CASE("SaveState refuses a fractional group by name, and the views show shares", "[sharing]") {
+  auto s = Make();
+  REQUIRE(s->SaveState().ok());
+  REQUIRE(Run(*s, Frac("f1", "VC1", 0, 250)) == Outcome::kPlaced);
+  absl::StatusOr<std::string> saved = s->SaveState();
+  REQUIRE(saved.status().code() == absl::StatusCode::kUnimplemented);
+  REQUIRE(std::string(saved.status().message()).find("f1") != std::string::npos);
+  REQUIRE(s->GetGroupRecord("f1").status().code() == absl::StatusCode::kUnimplemented);
+  const std::vector<std::string> open = OpenLeaves(*s);
+  REQUIRE(open.size() == 1);
+  REQUIRE(open[0].substr(open[0].find(':')) == ":250");
+}
+
+TEST_CASE("the sharing config keys load, write back and reject bad values", "[sharing][config]") {
+  absl::StatusOr<ClusterSpec> spec = LoadClusterSpecString(testdata::kSharingYaml, "sharing.yaml");
+  REQUIRE(spec.ok());
+  REQUIRE(spec->leaf_cell_types.size() == 2);
+  REQUIRE(spec->leaf_cell_types[0].gpu_memory_mib == 16000);
+  REQUIRE(spec->leaf_cell_types[0].sharing == SharingMode::kProtected);
+  REQUIRE(spec->physical_cells[0].cell_children[1].cpu_milli == 8000);
+  REQUIRE(spec->physical_cells[1].memory_mib == 32000);
+  absl::StatusOr<ClusterSpec> back = LoadClusterSpecString(ClusterSpecToYaml(*spec), "back.yaml");
+  REQUIRE(back.ok());
+  REQUIRE(ClusterSpecToYaml(*back) == ClusterSpecToYaml(*spec));
+}
+
+}  // namespace
+}  // namespace hived
