@@ -13,19 +13,6 @@ namespace hived {
 using cellalloc::BuddyState;
 using cellalloc::ChainInfo;
 
-std::string SchedulerImpl::VAddress(VCellId v) const {
-  std::vector<int32_t> parts;
-  VCellId x = v;
-  while (true) {
-    parts.push_back(v_[x].index);
-    if (v_[x].parent == kNilId) break;
-    x = v_[x].parent;
-  }
-  std::string out = vcs_[v_[v].vc.value()].name;
-  for (auto it = parts.rbegin(); it != parts.rend(); ++it) absl::StrAppend(&out, "/", *it);
-  return out;
-}
-
 std::string SchedulerImpl::NodeOfV(VCellId v) const {
   CellId p = v_[v].bound;
   if (p.IsNil() || forest_->node(p).IsNil()) return std::string();
