@@ -37,14 +37,17 @@
 //   request.cc    ValidateRequest (shared by Schedule and Allocate), ParseRequest;
 //   schedule.cc   Decide (a `Decision` value, no observable change) and Commit;
 //   placement.cc  the Placer: node and leaf choice over const state;
-//   binding.cc    virtual clusters: binding, preassigned cells, safety, health, doomed;
+//   leaf_usage.cc leaf priorities, the views' histograms and node keys;
 //   groups.cc     the group table's operations (`GroupTable` in group_table.h);
 //   recovery.cc   Allocate: the DecisionCache entry, or re-derived bindings after a restart;
 //   scheduler_build.cc, scheduler_views.cc: construction, views and CheckInvariants.
-// Components with private state (own headers and invariants): GroupTable, Placer (node
-// and leaf choice over const state, owning SuggestedNodes and TakenLeaves), Health
-// (doomed counts, deferred health work), DecisionCache (the kPlaced decision for the
-// next Allocate), NodeIndex (a view's node order). Shared records: cluster_state.h.
+// Components with private state (own headers and invariants): VirtualClusters (the
+// virtual cells and their usage, the VCs' preassigned cells and safety counters, doomed
+// cells, the virtual<->physical binding, and the binding side of health: mirroring bad
+// children, rebalancing doomed cells), GroupTable, Placer (node and leaf choice over const
+// state, owning SuggestedNodes and TakenLeaves), Health (doomed counts, deferred health
+// work), DecisionCache (the kPlaced decision for the next Allocate), NodeIndex (a view's
+// node order). Shared records: cluster_state.h.
 //
 // Thread safety: not thread-safe; callers serialize.
 #ifndef HIVED_SRC_SCHEDULER_IMPL_H_
@@ -241,8 +244,6 @@ class SchedulerImpl {
   void AllocatePreassigned(VCellId root, CellId p) { vclusters_.AllocatePreassigned(root, p); }
   void ReleasePreassigned(VCellId root) { vclusters_.ReleasePreassigned(root); }
   bool SafetyOk(ChainId ch) const { return vclusters_.SafetyOk(ch); }
-  bool CanUnbind(VCellId v) const { return vclusters_.CanUnbind(v); }
-  void UpdateVNodeHealth(VCellId v) { vclusters_.UpdateNodeHealth(v); }
   void ReleaseVLeaf(VCellId v);  // frees the virtual leaf and unbinds what it can
   void DowngradeGroup(GroupId g, const std::string& preemptor, const std::string& reason);
   void RevertDowngrade(GroupId g, Priority priority);

@@ -139,8 +139,11 @@ class VirtualClusters {
   void SetBadBound(VCellId v, bool bad) { cells_[v].bad_bound = bad; }
   // Makes bound preassigned cell `root` doomed (restoring saved doomed marks).
   void MarkDoomed(VCellId root);
-  // Invariant 7 for `v` after its physical cell's health changed.
-  void UpdateNodeHealth(VCellId v);
+  // After the allocator changed the health of `changed` (lowest level first, as
+  // `BuddyAllocator::SetNodeHealthy` returns them): invariant 7 for the cells bound to
+  // them; newly bad cells under a bound parent are noted for mirroring; healed cells
+  // bound only as mirrors (not doomed, nothing else keeps them) are unbound, up the path.
+  void HealthChanged(const std::vector<CellId>& changed, bool healthy);
 
   // The binding side of health (virtual_clusters_health.cc): the work `Health` holds.
   // Binds bad children of cells bound since the last call (free virtual children mirror
@@ -167,6 +170,7 @@ class VirtualClusters {
   // the address indices per level.
   VCellId NewVirtualSubtree(VcId vc, ChainId ch, CellLevel level,
                             std::vector<int32_t>* level_counters);
+  void UpdateNodeHealth(VCellId v);  // invariant 7 for `v`
   void BindBadChildren(VCellId v, CellId p);
   void RebalanceDoomed(ChainId ch);
   absl::Status CheckBinding() const;

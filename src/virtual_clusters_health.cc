@@ -10,6 +10,39 @@ namespace hived {
 
 using cellalloc::ChainInfo;
 
+void VirtualClusters::HealthChanged(const std::vector<CellId>& changed, bool healthy) {
+  const cellalloc::CellForest& f = *forest_;
+  for (CellId c : changed) {
+    if (p_bound_[c.value()] != kNilId) UpdateNodeHealth(p_bound_[c.value()]);
+  }
+  if (!healthy) {
+    // Bad cells inside bound regions get bound too, so the VC sees them.
+    for (auto it = changed.rbegin(); it != changed.rend(); ++it) {
+      CellId c = *it;
+      if (p_bound_[c.value()] != kNilId) continue;
+      const ChainInfo& info = f.chain_info(f.chain(c));
+      if (f.level(c) < info.node_level) continue;
+      CellId parent = f.parent(c);
+      if (parent.IsNil() || p_bound_[parent.value()] == kNilId) continue;
+      health_->NoteBadBound(p_bound_[parent.value()]);
+    }
+  } else {
+    for (CellId c : changed) {
+      VCellId v = p_bound_[c.value()];
+      if (v == kNilId || !cells_[v].bad_bound) continue;
+      if (cells_[v].doomed) continue;  // doomed roots are given back by RebalanceDoomed
+      if (!CanUnbind(v)) continue;
+      VCellId parent = cells_[v].parent;
+      if (cells_[v].is_root) {
+        ReleasePreassigned(v);
+      } else {
+        UnbindCell(v);
+        UnbindUp(parent);
+      }
+    }
+  }
+}
+
 void VirtualClusters::FlushBadChildren() {
   VCellId v = kNilId;
   while (health_->PopBadBound(&v)) {
