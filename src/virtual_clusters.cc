@@ -28,13 +28,6 @@ std::string VirtualClusters::Address(VCellId v) const {
   return out;
 }
 
-Priority VirtualClusters::SetLeaf(VCellId v, Priority p, GroupId user) {
-  Priority old = usage_.LeafPriority(CellId(v));
-  cells_[v].user = user;
-  if (old != p) usage_.SetLeafPriority(CellId(v), p);
-  return old;
-}
-
 void VirtualClusters::UpdateNodeHealth(VCellId v) {
   if (cells_[v].view < 0) return;
   CellId p = cells_[v].bound;

@@ -118,7 +118,12 @@ class VirtualClusters {
   bool CanUnbind(VCellId v) const;
 
   // Sets virtual leaf `v`'s holder and priority in the usage; returns the old priority.
-  Priority SetLeaf(VCellId v, Priority p, GroupId user);
+  Priority SetLeaf(VCellId v, Priority p, GroupId user) {
+    const Priority old = usage_.LeafPriority(CellId(v));
+    cells_[v].user = user;
+    if (old != p) usage_.SetLeafPriority(CellId(v), p);
+    return old;
+  }
 
   // Binding (virtual_clusters.cc). REQUIRES (HIVED_CHECK): `v` and `p` unbound.
   void BindCell(VCellId v, CellId p);

@@ -151,10 +151,8 @@ TEST_CASE(
   CHECK(fx.views.size() == 3);
 }
 
-TEST_CASE(
-    "VirtualClusters: binding a leaf path takes the preassigned cell from the allocator; "
-    "unbinding it gives the cell back",
-    "[scheduler][unit]") {
+TEST_CASE("VirtualClusters: binding a leaf path takes the preassigned cell, unbinding returns it",
+          "[scheduler][unit]") {
   Fixture fx = MakeFixture();
   VirtualClusters& vc = fx.vc;
   const VCellId node = fx.Root("alpha", kNode);
