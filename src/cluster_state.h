@@ -1,11 +1,14 @@
 // src/cluster_state.h: the plain records the scheduler's components share: a virtual cell
-// and a view (the nodes one placement looks at). `SchedulerImpl` owns the arrays of them and
-// is the only writer; the placement policy (`Placer`, src/placer.h) reads them const.
+// and a view (the nodes one placement looks at). `VirtualClusters` (virtual_clusters.h)
+// owns the virtual cells and is their only writer; `SchedulerImpl` owns the views (their
+// usage keys and histograms; `VirtualClusters` adds the virtual views and keeps their
+// nodes' health flags). The placement policy (`Placer`, src/placer.h) reads both const.
 //
-// Invariants (checked by SchedulerImpl::CheckInvariants, design.md 1-7):
+// Invariants (checked by CheckInvariants of VirtualClusters and SchedulerImpl):
 //  (1) A virtual cell's children are `first_child .. first_child + num_children - 1`, all
-//      with `parent` pointing back and `level` one lower.
-//  (2) `bound` is Nil or a physical cell of the same chain and level, bound back to it.
+//      with `parent` pointing back and `level` one lower (VirtualClusters 1).
+//  (2) `bound` is Nil or a physical cell of the same chain and level, bound back to it
+//      (VirtualClusters 2).
 //  (3) A view's `index` has one position per entry of `nodes`, and `histogram` holds the
 //      leaves used per priority (ascending, no zero entries) for virtual views.
 #ifndef HIVED_SRC_CLUSTER_STATE_H_

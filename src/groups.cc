@@ -13,8 +13,6 @@
 
 namespace hived {
 
-using cellalloc::ChainInfo;
-
 // ---------------------------------------------------------------------------------------
 // Groups.
 
@@ -194,34 +192,8 @@ absl::Status SchedulerImpl::SetNodeHealthy(std::string_view node, bool healthy) 
   for (CellId c : changed) {
     if (f.is_node_level(c))
       views_[f.chain(c).value()].index.SetHealthy(p_view_pos_[c.value()], healthy);
-    if (p_bound_[c.value()] != kNilId) UpdateVNodeHealth(p_bound_[c.value()]);
   }
-  if (!healthy) {
-    // Bad cells inside bound regions get bound too, so the VC sees them.
-    for (auto it = changed.rbegin(); it != changed.rend(); ++it) {
-      CellId c = *it;
-      if (p_bound_[c.value()] != kNilId) continue;
-      const ChainInfo& info = f.chain_info(f.chain(c));
-      if (f.level(c) < info.node_level) continue;
-      CellId parent = f.parent(c);
-      if (parent.IsNil() || p_bound_[parent.value()] == kNilId) continue;
-      health_.NoteBadBound(p_bound_[parent.value()]);
-    }
-  } else {
-    for (CellId c : changed) {
-      VCellId v = p_bound_[c.value()];
-      if (v == kNilId || !v_[v].bad_bound) continue;
-      if (v_[v].doomed) continue;  // doomed roots are given back by RebalanceDoomed
-      if (!CanUnbind(v)) continue;
-      VCellId parent = v_[v].parent;
-      if (v_[v].is_root) {
-        ReleasePreassigned(v);
-      } else {
-        UnbindCell(v);
-        UnbindUp(parent);
-      }
-    }
-  }
+  vclusters_.HealthChanged(changed, healthy);
   for (CellId c : f.node_cells(n)) health_.MarkDirty(f.chain(c));
   Settle();
   return absl::OkStatus();

@@ -135,7 +135,7 @@ bool SchedulerImpl::RestoreBindings(const internal::SavedState& state, RestoreRe
     auto p_it = by_address.find(b.physical_cell);
     std::string problem;
     if (v != kNilId && p_it != by_address.end() && v_[v].bound == p_it->second) {
-      v_[v].bad_bound = b.bad;  // bound by a group's record
+      vclusters_.SetBadBound(v, b.bad);  // bound by a group's record
       continue;
     }
     if (v == kNilId) {
@@ -167,7 +167,7 @@ bool SchedulerImpl::RestoreBindings(const internal::SavedState& state, RestoreRe
     } else {
       BindCell(v, p);
     }
-    v_[v].bad_bound = b.bad;
+    vclusters_.SetBadBound(v, b.bad);
   }
   return true;
 }
@@ -193,12 +193,7 @@ void SchedulerImpl::RestoreDoomed(const internal::SavedState& state, RestoreRepo
                                            " is not a bound preassigned cell; skipped"));
       continue;
     }
-    VcChainLevel& slot =
-        vcs_[v_[r].vc.value()].cl[v_[r].chain.value()][static_cast<size_t>(v_[r].level)];
-    v_[r].doomed = true;
-    v_[r].bad_bound = true;
-    slot.doomed.push_back(r);
-    health_.AddDoomed(v_[r].chain);
+    vclusters_.MarkDoomed(r);
   }
 }
 

@@ -37,16 +37,20 @@
 //   request.cc    ValidateRequest (shared by Schedule and Allocate), ParseRequest;
 //   schedule.cc   Decide (a `Decision` value, no observable change) and Commit;
 //   placement.cc  the Placer: node and leaf choice over const state;
-//   binding.cc    virtual clusters: binding, preassigned cells, safety, health, doomed;
+//   leaf_usage.cc leaf priorities, the views' histograms and node keys;
 //   groups.cc     the group table's operations (`GroupTable` in group_table.h);
 //   reservations.cc  matching an Allocate with its reservation or the Filtering decision;
 //   recovery.cc   Allocate and Recover: reserved groups, or re-derived bindings (recovery.h);
 //   scheduler_build.cc, scheduler_views.cc: construction, views and CheckInvariants.
-// Components with private state (own headers and invariants): GroupTable, Placer (node
-// and leaf choice over const state, owning SuggestedNodes and TakenLeaves), Health
-// (doomed counts, deferred health work), Reservations (what a kPlaced result holds, the
-// Filtering decision for the next Allocate), recovery.h (resolving placements from
-// elsewhere), NodeIndex (a view's node order). Shared records: cluster_state.h.
+// Components with private state (own headers and invariants): VirtualClusters (the
+// virtual cells and their usage, the VCs' preassigned cells and safety counters, doomed
+// cells, the virtual<->physical binding, and the binding side of health: mirroring bad
+// children, rebalancing doomed cells), GroupTable, Placer (node and leaf choice over const
+// state, owning SuggestedNodes and TakenLeaves), Health (doomed counts, deferred health
+// work), Reservations (what a kPlaced result holds, the Filtering decision for the next
+// Allocate), recovery.h (resolving placements from elsewhere), Sharing (fractional groups
+// and the holders that open GPUs for them), NodeIndex (a view's node order). Shared
+// records: cluster_state.h.
 //
 // Thread safety: not thread-safe; callers serialize.
 #ifndef HIVED_SRC_SCHEDULER_IMPL_H_
@@ -80,6 +84,7 @@
 #include "src/placer.h"
 #include "src/reservations.h"
 #include "src/sharing.h"
+#include "src/virtual_clusters.h"
 
 namespace hived {
 
@@ -164,24 +169,9 @@ class SchedulerImpl {
  private:
   using VCell = state::VCell;
 
-  // Per VC, chain and level: the VC's preassigned (non-pinned) cells.
-  struct VcChainLevel {
-    std::vector<VCellId> roots;  // config order
-    internal::IndexSet unbound;  // positions in `roots` of unbound cells
-    int32_t free = 0;            // unbound preassigned cells (vcFreeCellNum)
-    int32_t reserved = 0;        // all preassigned cells incl. pinned
-    std::vector<VCellId> doomed;
-  };
-
-  struct Vc {
-    std::string name;
-    // [chain][level]
-    std::vector<std::vector<VcChainLevel>> cl;
-    std::vector<int32_t> chain_view;  // per chain: view id or -1
-    std::vector<VCellId> roots;       // every preassigned cell, non-pinned first, config order
-    absl::flat_hash_map<std::string, VCellId> pinned;  // pinned id -> root
-    absl::flat_hash_map<std::string, int32_t> pinned_view;
-  };
+  // The virtual clusters' records (virtual_clusters.h), under their old names.
+  using VcChainLevel = VirtualClusters::ChainLevel;
+  using Vc = VirtualClusters::Vc;
 
   using View = state::View;
 
@@ -222,8 +212,6 @@ class SchedulerImpl {
 
   SchedulerImpl() = default;
   absl::Status Build(const ClusterSpec& spec);
-  VCellId NewVirtualSubtree(VcId vc, ChainId ch, CellLevel level, VCellId parent, VCellId root,
-                            std::vector<int32_t>* level_counters);
   void BuildViews();
 
   // Requests.
@@ -261,13 +249,15 @@ class SchedulerImpl {
   void DeleteGroup(GroupId g);
   void SetVLeaf(VCellId v, Priority p, GroupId user);
   void SetPLeaf(CellId p, Priority prio);
-  void BindLeafPath(VCellId v, CellId p);
-  void BindCell(VCellId v, CellId p);
-  void BindBadChildren(VCellId v, CellId p);
-  void UnbindCell(VCellId v);
-  void UnbindUp(VCellId v);
-  void AllocatePreassigned(VCellId root, CellId p);
-  void ReleasePreassigned(VCellId root);
+  // Binding: forwarders to `vclusters_` (virtual_clusters.h), the only writer of the
+  // virtual cells and the binding, so that the call sites read as before.
+  void BindLeafPath(VCellId v, CellId p) { vclusters_.BindLeafPath(v, p); }
+  void BindCell(VCellId v, CellId p) { vclusters_.BindCell(v, p); }
+  void UnbindCell(VCellId v) { vclusters_.UnbindCell(v); }
+  void UnbindUp(VCellId v) { vclusters_.UnbindUp(v); }
+  void AllocatePreassigned(VCellId root, CellId p) { vclusters_.AllocatePreassigned(root, p); }
+  void ReleasePreassigned(VCellId root) { vclusters_.ReleasePreassigned(root); }
+  bool SafetyOk(ChainId ch) const { return vclusters_.SafetyOk(ch); }
   void ReleaseVLeaf(VCellId v);  // frees the virtual leaf and unbinds what it can
   void DowngradeGroup(GroupId g, const std::string& preemptor, const std::string& reason);
   void RevertDowngrade(GroupId g, Priority priority);
@@ -275,23 +265,16 @@ class SchedulerImpl {
   void ReleaseInternal(GroupId g);
   void UpdateVNodeKey(VCellId node);
   void UpdatePNodeKey(CellId node_cell);
-  void UpdateVNodeHealth(VCellId v);
-  void RebalanceDoomed(ChainId ch);
   std::string RecoverVirtual(const Req& req, Group* group, bool* downgraded);
-  bool SafetyOk(ChainId ch) const;
-  bool CanUnbind(VCellId v) const;
-  void UnbindSubtree(VCellId v);
-  void FlushDoomed();
-  // Binds bad children of cells bound during the current operation; runs once every leaf
-  // of the operation is bound, so it never takes a virtual cell a placement needs.
-  void FlushBadChildren();
-  // Runs the deferred binding work; a change invalidates the Schedule cache.
+  // Runs the deferred binding work (bad children of cells bound during the operation,
+  // once every leaf of it is bound; doomed rebalancing); a change invalidates the
+  // Schedule cache.
   void Settle() {
-    uint64_t before = binding_changes_;
-    FlushBadChildren();
-    FlushDoomed();
-    FlushBadChildren();
-    if (binding_changes_ != before) ++epoch_;
+    uint64_t before = vclusters_.binding_changes();
+    vclusters_.FlushBadChildren();
+    vclusters_.FlushDoomed();
+    vclusters_.FlushBadChildren();
+    if (vclusters_.binding_changes() != before) ++epoch_;
   }
   absl::StatusOr<AllocateInfo> AllocatePreempting(GroupId g, const GroupRequest& request,
                                                   const Placement& placement);
@@ -320,7 +303,7 @@ class SchedulerImpl {
   void RestoreDoomed(const internal::SavedState& state, RestoreReport* report);
 
   // Names.
-  std::string VAddress(VCellId v) const;
+  std::string VAddress(VCellId v) const { return vclusters_.Address(v); }
   std::string NodeOfV(VCellId v) const;
   void FillPlacement(ChainId ch, const std::vector<int32_t>& needs,
                      const std::vector<CellId>& pleaves, const std::vector<VCellId>& vleaves,
@@ -362,20 +345,24 @@ class SchedulerImpl {
   std::unique_ptr<cellalloc::BuddyAllocator> buddy_;
   std::unique_ptr<cellalloc::BuddyPlanner> planner_;
   cellalloc::PriorityUsage pusage_;
-  cellalloc::PriorityUsage vusage_;
+
+  Health health_;  // doomed counts and deferred health work
+  // The virtual cells, their usage, the VCs' preassigned cells and counters, the binding.
+  VirtualClusters vclusters_;
+  // Read-only aliases of `vclusters_`' state, so that readers keep their names.
+  const std::vector<VCell>& v_ = vclusters_.cells();
+  const std::vector<Vc>& vcs_ = vclusters_.vcs();
+  const absl::flat_hash_map<std::string, VcId>& vc_by_name_ = vclusters_.by_name();
+  const std::vector<std::vector<int32_t>>& all_vc_free_ = vclusters_.all_free();  // [chain][level]
+  const std::vector<VCellId>& p_bound_ = vclusters_.p_bound();  // per physical cell
+  const cellalloc::PriorityUsage& vusage_ = vclusters_.usage();
 
   // Physical, per cell.
-  std::vector<VCellId> p_bound_;
   std::vector<GroupId> p_user_;
   std::vector<GroupId> p_reserver_;
   std::vector<uint32_t> p_nodecell_;  // the node-level cell at or above; kNilId above node
   std::vector<int32_t> p_view_pos_;   // node-level cells: position in the chain's view
 
-  std::vector<VCell> v_;
-  std::vector<Vc> vcs_;
-  absl::flat_hash_map<std::string, VcId> vc_by_name_;
-  std::vector<std::vector<int32_t>> all_vc_free_;  // [chain][level]
-  Health health_;                                  // doomed counts and deferred health work
   std::vector<const std::string*>
       recover_types_;                   // Allocate -> RecoverVirtual, per leaf (null: none)
   std::vector<VCellId> recover_hints_;  // RestoreGroup -> RecoverVirtual: leaves to prefer
@@ -383,7 +370,6 @@ class SchedulerImpl {
 
   GroupTable groups_;
   uint64_t epoch_ = 0;
-  uint64_t binding_changes_ = 0;  // counts BindCell and UnbindCell calls
 
   // The Filtering phase's last kPlaced decision, and the rules matching an Allocate
   // against a reservation (src/reservations.h).

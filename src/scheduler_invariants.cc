@@ -10,15 +10,11 @@
 
 namespace hived {
 
-using cellalloc::BuddyState;
-using cellalloc::ChainInfo;
-
 absl::Status SchedulerImpl::CheckInvariants() const {
   const cellalloc::CellForest& f = *forest_;
   auto fail = [](auto&&... parts) { return absl::InternalError(absl::StrCat(parts...)); };
   HIVED_RETURN_IF_ERROR(buddy_->CheckInvariants());
   HIVED_RETURN_IF_ERROR(pusage_.CheckInvariants());
-  HIVED_RETURN_IF_ERROR(vusage_.CheckInvariants());
   const size_t n = static_cast<size_t>(f.num_cells());
   // (1) Leaves and groups.
   std::vector<int32_t> seen_user(n, 0), seen_reserver(n, 0);
@@ -104,97 +100,25 @@ absl::Status SchedulerImpl::CheckInvariants() const {
                   want);
     }
   }
-  // (4) Binding symmetry and virtual leaf priorities.
+  // (3) safety and (4) binding: the virtual clusters' invariants; virtual leaf priorities.
+  HIVED_RETURN_IF_ERROR(vclusters_.CheckInvariants());
   for (size_t i = 0; i < v_.size(); ++i) {
     const VCell& v = v_[i];
     VCellId id = static_cast<VCellId>(i);
-    int32_t bound_kids = 0;
-    for (int32_t k = 0; k < v.num_children; ++k) {
-      if (!v_[v.first_child + static_cast<VCellId>(k)].bound.IsNil()) ++bound_kids;
+    if (v.level != 1) continue;
+    Priority want = v.user == kNilId ? kFreePriority
+                    : groups_[v.user].state == GState::kPreempting ||
+                            groups_[v.user].state == GState::kReserved
+                        ? groups_[v.user].priority
+                        : groups_[v.user].running;
+    if (v.user != kNilId && !groups_[v.user].alive)
+      return fail("virtual leaf ", VAddress(id), " held by a dead group");
+    if (vusage_.LeafPriority(CellId(id)) != want) {
+      return fail("priority of virtual leaf ", VAddress(id), " is ",
+                  vusage_.LeafPriority(CellId(id)), ", expected ", want);
     }
-    if (bound_kids != v.bound_children) return fail("(4) bound-children count of ", VAddress(id));
-    if (v.level == 1) {
-      Priority want = v.user == kNilId ? kFreePriority
-                      : groups_[v.user].state == GState::kPreempting ||
-                              groups_[v.user].state == GState::kReserved
-                          ? groups_[v.user].priority
-                          : groups_[v.user].running;
-      if (v.user != kNilId && !groups_[v.user].alive)
-        return fail("virtual leaf ", VAddress(id), " held by a dead group");
-      if (vusage_.LeafPriority(CellId(id)) != want) {
-        return fail("priority of virtual leaf ", VAddress(id), " is ",
-                    vusage_.LeafPriority(CellId(id)), ", expected ", want);
-      }
-      if (v.user != kNilId && v.bound.IsNil())
-        return fail("(4) used virtual leaf ", VAddress(id), " is unbound");
-    }
-    if (v.pinned && v.is_root && v.bound.IsNil())
-      return fail("pinned cell ", VAddress(id), " is unbound");
-    if (v.bound.IsNil()) continue;
-    CellId p = v.bound;
-    if (p_bound_[p.value()] != id)
-      return fail("(4) ", VAddress(id), " -> ", f.address(p), " is not symmetric");
-    if (f.level(p) != v.level || f.chain(p) != v.chain) {
-      return fail("(4) ", VAddress(id), " is bound to ", f.address(p),
-                  " of another level or chain");
-    }
-    if (v.parent != kNilId && !v_[v.parent].bound.IsNil() && v_[v.parent].bound != f.parent(p)) {
-      return fail("(4) ", VAddress(id), " and its parent are bound to unrelated cells");
-    }
-    if (v.parent != kNilId && v_[v.parent].bound.IsNil()) {
-      return fail("(4) ", VAddress(id), " is bound but its parent is not");
-    }
-    if (v.is_root && buddy_->state(p) != BuddyState::kUsed) {
-      return fail("(4) preassigned ", VAddress(id), " is bound to ", f.address(p),
-                  " which the allocator does not hold");
-    }
-  }
-  for (size_t i = 0; i < n; ++i) {
-    VCellId v = p_bound_[i];
-    if (v != kNilId && v_[v].bound.value() != i)
-      return fail("(4) physical ", f.address(CellId(static_cast<uint32_t>(i))),
-                  " binding is not symmetric");
-  }
-  // (3) Safety and VC counters.
-  for (int32_t c = 0; c < f.num_chains(); ++c) {
-    ChainId ch(static_cast<uint32_t>(c));
-    const ChainInfo& info = f.chain_info(ch);
-    for (CellLevel l = 1; l <= info.top_level; ++l) {
-      size_t li = static_cast<size_t>(l);
-      int32_t sum = 0;
-      for (const Vc& vc : vcs_) {
-        const VcChainLevel& s = vc.cl[ch.value()][li];
-        int32_t unbound = 0;
-        for (size_t k = 0; k < s.roots.size(); ++k) {
-          bool ub = v_[s.roots[k]].bound.IsNil();
-          if (ub) ++unbound;
-          if (ub != s.unbound.Contains(static_cast<int32_t>(k))) {
-            return fail("unbound set of VC ", vc.name, " is stale at ", VAddress(s.roots[k]));
-          }
-        }
-        if (unbound != s.free)
-          return fail("vc_free of VC ", vc.name, " chain ", info.name, " level ", l);
-        sum += s.free;
-      }
-      if (sum != all_vc_free_[ch.value()][li])
-        return fail("all_vc_free of chain ", info.name, " level ", l);
-      if (buddy_->obtainable(ch, l) < sum) {
-        return fail("(3) safety broken at chain ", info.name, " level ", l, ": ",
-                    buddy_->obtainable(ch, l), " obtainable < ", sum, " unbound virtual cells");
-      }
-    }
-    // (3') Joint safety: top-down, the free cells left after every VC takes its unbound
-    // cells of a level can still be split into the cells the levels below need.
-    int64_t left = 0;
-    for (CellLevel l = info.top_level; l >= 1; --l) {
-      size_t li = static_cast<size_t>(l);
-      if (l < info.top_level) left *= info.child_count[li + 1];
-      left += buddy_->free_count(ch, l) - all_vc_free_[ch.value()][li];
-      if (left < 0) {
-        return fail("(3) joint safety broken at chain ", info.name, " level ", l,
-                    ": the free cells cannot back the VCs' unbound cells");
-      }
-    }
+    if (v.user != kNilId && v.bound.IsNil())
+      return fail("(4) used virtual leaf ", VAddress(id), " is unbound");
   }
   // Views.
   for (const View& view : views_) {

@@ -13,19 +13,6 @@ namespace hived {
 using cellalloc::BuddyState;
 using cellalloc::ChainInfo;
 
-std::string SchedulerImpl::VAddress(VCellId v) const {
-  std::vector<int32_t> parts;
-  VCellId x = v;
-  while (true) {
-    parts.push_back(v_[x].index);
-    if (v_[x].parent == kNilId) break;
-    x = v_[x].parent;
-  }
-  std::string out = vcs_[v_[v].vc.value()].name;
-  for (auto it = parts.rbegin(); it != parts.rend(); ++it) absl::StrAppend(&out, "/", *it);
-  return out;
-}
-
 std::string SchedulerImpl::NodeOfV(VCellId v) const {
   CellId p = v_[v].bound;
   if (p.IsNil() || forest_->node(p).IsNil()) return std::string();
@@ -37,21 +24,24 @@ void SchedulerImpl::FillPlacement(ChainId ch, const std::vector<int32_t>& needs,
                                   const std::vector<VCellId>& vleaves, Placement* out) const {
   const cellalloc::CellForest& f = *forest_;
   out->chain = f.chain_info(ch).name;
-  out->pods.resize(needs.size());
+  // Each element is constructed from its value (no value-initialization first).
+  out->pods.clear();
+  out->pods.reserve(needs.size());
   size_t off = 0;
   for (size_t k = 0; k < needs.size(); ++k) {
-    PodPlacement& pod = out->pods[k];
+    PodPlacement& pod = out->pods.emplace_back();
+    const size_t n = static_cast<size_t>(needs[k]);
     pod.leaf_cell_number = needs[k];
     pod.node = f.node_name(f.node(pleaves[off]));
-    pod.leaf_cell_indices.resize(static_cast<size_t>(needs[k]));
-    pod.preassigned_cell_types.resize(static_cast<size_t>(needs[k]));
-    for (int32_t i = 0; i < needs[k]; ++i, ++off) {
-      pod.leaf_cell_indices[static_cast<size_t>(i)] = f.leaf_index(pleaves[off]);
+    pod.leaf_cell_indices.reserve(n);
+    pod.preassigned_cell_types.reserve(n);
+    for (size_t i = 0; i < n; ++i, ++off) {
+      pod.leaf_cell_indices.push_back(f.leaf_index(pleaves[off]));
       VCellId v = vleaves[off];
       if (v != kNilId) {
-        pod.preassigned_cell_types[static_cast<size_t>(i)] = f.type_info(v_[v_[v].root].type).name;
+        pod.preassigned_cell_types.push_back(f.type_info(v_[v_[v].root].type).name);
       } else {
-        pod.preassigned_cell_types[static_cast<size_t>(i)].clear();
+        pod.preassigned_cell_types.emplace_back();
       }
     }
   }

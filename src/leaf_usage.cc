@@ -1,0 +1,61 @@
+// Leaf usage: the priority of physical and virtual leaves, the views' usage histograms and
+// node keys. (The virtual leaves' usage itself is written by `VirtualClusters::SetLeaf`.)
+#include <algorithm>
+#include <utility>
+#include <vector>
+
+#include "src/scheduler_impl.h"
+
+namespace hived {
+
+namespace {
+
+void HistAdd(std::vector<std::pair<Priority, int32_t>>* h, Priority p, int32_t delta) {
+  if (p == kFreePriority) return;
+  auto it = std::lower_bound(
+      h->begin(), h->end(), p,
+      [](const std::pair<Priority, int32_t>& e, Priority x) { return e.first < x; });
+  if (it == h->end() || it->first != p) it = h->insert(it, {p, 0});
+  it->second += delta;
+  if (it->second == 0) h->erase(it);
+}
+
+}  // namespace
+
+void SchedulerImpl::SetVLeaf(VCellId v, Priority p, GroupId user) {
+  Priority old = vclusters_.SetLeaf(v, p, user);
+  if (old == p) return;
+  VCellId node = v_[v].view_node;
+  View& view = views_[static_cast<size_t>(v_[node].view)];
+  HistAdd(&view.histogram, old, -1);
+  HistAdd(&view.histogram, p, +1);
+  UpdateVNodeKey(node);
+}
+
+void SchedulerImpl::SetPLeaf(CellId p, Priority prio) {
+  Priority old = pusage_.LeafPriority(p);
+  if (old == prio) return;
+  pusage_.SetLeafPriority(p, prio);
+  View& view = views_[forest_->chain(p).value()];
+  HistAdd(&view.histogram, old, -1);
+  HistAdd(&view.histogram, prio, +1);
+  UpdatePNodeKey(CellId(p_nodecell_[p.value()]));
+}
+
+void SchedulerImpl::UpdateVNodeKey(VCellId node) {
+  View& view = views_[static_cast<size_t>(v_[node].view)];
+  view.index.SetKeys(v_[node].view_pos, vusage_.UsedTotal(CellId(node)), 0);
+}
+
+void SchedulerImpl::UpdatePNodeKey(CellId nc) {
+  View& view = views_[forest_->chain(nc).value()];
+  view.index.SetKeys(p_view_pos_[nc.value()], pusage_.UsedAt(nc, kOpportunisticPriority),
+                     pusage_.UsedAbove(nc, kOpportunisticPriority));
+}
+
+void SchedulerImpl::ReleaseVLeaf(VCellId v) {
+  SetVLeaf(v, kFreePriority, kNilId);
+  UnbindUp(v);
+}
+
+}  // namespace hived
