@@ -492,6 +492,128 @@ TEST_CASE("BuddyPlanner property: plans match the buddy rules and the relaxed sp
   CHECK(relaxed > 0);  // the random states reach the relaxed split
 }
 
+// ---- BuddyPlanner's state-as-if against releasing for real ------------------------------
+//
+// Random states as above, where the test holds cells and marks some of them and some of
+// their children bound. Then a random "as if freed" set of held cells (and "as if
+// unbound" cells: the bound ones among them and their children, plus random other bound
+// cells), and a plan of one root with up to two children. The reference: release the set
+// for real on a copy of the allocator, clear the bound entries, and plan there without a
+// state-as-if (buddy_planner.h invariant 4). The two plans must be the same, cell for
+// cell; the root must be allocatable after the release; the planner idle afterwards.
+void RunAsIfPlans(const ClusterSpec& spec, uint64_t seed, int* as_if_plans) {
+  absl::StatusOr<CellForest> built = CellForest::Build(spec);
+  REQUIRE(built.ok());
+  const CellForest& f = *built;
+  BuddyAllocator alloc(&f);
+  PriorityUsage usage = PriorityUsage::ForForest(f);
+  BuddyPlanner planner(&alloc, &usage);
+  std::vector<uint32_t> bound(static_cast<size_t>(f.num_cells()), PlanContext::kNotBound);
+  std::mt19937_64 rng(seed);
+  auto uniform = [&rng](int32_t lo, int32_t hi) {
+    return std::uniform_int_distribution<int32_t>(lo, hi)(rng);
+  };
+  std::vector<CellId> held;
+  auto bound_in = [&](CellId c, std::vector<CellId>* out) {  // c and its bound children
+    if (bound[c.value()] != PlanContext::kNotBound) out->push_back(c);
+    for (int32_t k = 0; k < f.num_children(c); ++k) {
+      if (bound[f.child(c, k).value()] != PlanContext::kNotBound) out->push_back(f.child(c, k));
+    }
+  };
+  for (int step = 0; step < 300; ++step) {
+    CAPTURE(step);
+    const int32_t op = uniform(0, 9);
+    if (op < 4) {  // hold a random available cell, sometimes bound, sometimes a child too
+      const CellId c(static_cast<uint32_t>(uniform(0, f.num_cells() - 1)));
+      if (alloc.AllocateCell(c)) {
+        held.push_back(c);
+        if (uniform(0, 1) == 0) bound[c.value()] = 1;
+        if (f.num_children(c) > 0 && uniform(0, 1) == 0) {
+          bound[f.child(c, uniform(0, f.num_children(c) - 1)).value()] = 1;
+        }
+      }
+    } else if (op < 5 && !held.empty()) {
+      const size_t i = static_cast<size_t>(uniform(0, static_cast<int32_t>(held.size()) - 1));
+      std::vector<CellId> b;
+      bound_in(held[i], &b);
+      for (CellId x : b) bound[x.value()] = PlanContext::kNotBound;
+      alloc.Release(held[i]);
+      held.erase(held.begin() + static_cast<std::ptrdiff_t>(i));
+    } else if (op < 6) {
+      const NodeId n(static_cast<uint32_t>(uniform(0, f.num_nodes() - 1)));
+      alloc.SetNodeHealthy(n, !alloc.IsNodeHealthy(n));
+    } else if (op < 7) {
+      const CellId leaf =
+          f.first_leaf(CellId(static_cast<uint32_t>(uniform(0, f.num_cells() - 1))));
+      usage.SetLeafPriority(
+          leaf, usage.LeafPriority(leaf) == kFreePriority ? kOpportunisticPriority : kFreePriority);
+    }
+    // The state-as-if.
+    std::vector<CellId> as_free;
+    std::vector<CellId> as_unbound;
+    for (CellId c : held) {
+      if (uniform(0, 2) == 0) {
+        as_free.push_back(c);
+        bound_in(c, &as_unbound);
+      } else if (uniform(0, 4) == 0) {
+        bound_in(c, &as_unbound);
+      }
+    }
+    // A plan: a root of a random level with up to two children one level down.
+    const ChainId ch(static_cast<uint32_t>(uniform(0, f.num_chains() - 1)));
+    const CellLevel top = f.chain_info(ch).top_level;
+    const CellLevel target = uniform(1, top);
+    const int32_t kids = target > 1 ? uniform(0, 2) : 0;
+    std::vector<int32_t> unbound(static_cast<size_t>(top) + 2, 0);
+    for (CellLevel l = 1; l <= top; ++l) unbound[static_cast<size_t>(l)] = uniform(0, 1);
+    auto plan = [&](BuddyPlanner* p, const PlanContext& context, std::vector<CellId>* cells) {
+      p->Begin(ch, context);
+      const int32_t root = p->AddNode(target);
+      for (int32_t k = 0; k < kids; ++k) p->AddChild(root, p->AddNode(target - 1));
+      const bool placed = p->PlaceRoot(root);
+      for (int32_t k = 0; k <= kids; ++k) cells->push_back(p->cell(k));
+      p->Abandon();
+      REQUIRE(p->IsIdle());
+      return placed;
+    };
+    PlanContext context;
+    context.bound = &bound;
+    context.vc_unbound = &unbound;
+    context.as_free = as_free;
+    context.as_unbound = as_unbound;
+    std::vector<CellId> got;
+    const bool placed = plan(&planner, context, &got);
+    // The reference: the same plan after releasing for real.
+    BuddyAllocator released = alloc;
+    for (CellId c : as_free) released.Release(c);
+    REQUIRE(released.CheckInvariants().ok());
+    std::vector<uint32_t> bound_after = bound;
+    for (CellId c : as_unbound) bound_after[c.value()] = PlanContext::kNotBound;
+    BuddyPlanner reference(&released, &usage);
+    PlanContext after;
+    after.bound = &bound_after;
+    after.vc_unbound = &unbound;
+    std::vector<CellId> expect;
+    const bool expect_placed = plan(&reference, after, &expect);
+    REQUIRE(placed == expect_placed);
+    CHECK(got == expect);
+    if (!placed) continue;
+    if (!as_free.empty()) ++*as_if_plans;
+    REQUIRE(released.AllocateCell(got[0]));  // invariant 3 in the state-as-if
+  }
+}
+
+TEST_CASE("BuddyPlanner property: a plan as if cells were freed equals freeing them for real",
+          "[cellalloc][property]") {
+  int as_if = 0;
+  for (uint64_t seed = 1; seed <= 30; ++seed) {
+    CAPTURE(seed);
+    RunAsIfPlans(testing::RackSpec(2, 2), seed, &as_if);
+    RunAsIfPlans(DesignLiteSpec(), seed + 2000, &as_if);
+  }
+  CHECK(as_if > 0);
+}
+
 // ---- IndexSet against std::set ---------------------------------------------------------
 
 TEST_CASE("IndexSet property: single and range updates and FindNext match std::set",
