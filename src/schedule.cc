@@ -1,5 +1,6 @@
-// Schedule: a decision computed without observable change (`Decide`), applied in one step
-// (`Commit`); a Preempting group's re-check; one chain's attempt; planning the binding.
+// Schedule: a decision computed by a const `Decide` (it writes only the scratch its caller
+// grants), applied in one step (`Commit`); a Preempting group's re-check; one chain's
+// attempt; planning the binding, as if the planned lazy downgrades were applied.
 #include <algorithm>
 #include <string>
 #include <utility>
@@ -31,19 +32,23 @@ absl::StatusOr<ScheduleResult> SchedulerImpl::Schedule(const GroupRequest& reque
 }
 
 absl::StatusOr<ScheduleResult> SchedulerImpl::ScheduleNew(const Req& req, Phase phase) {
-  Decide(req, &decision_);
+  DecideScratch& s = decide_scratch_;
+  s.placer = &placer_;
+  s.planner = planner_.get();
+  if (s.vslot.size() != v_.size()) s.vslot.assign(v_.size(), -1);
+  Decide(req, &s, &decision_);
   return Commit(req, phase, &decision_);
 }
 
-void SchedulerImpl::Decide(const Req& req, Decision* d) {
+void SchedulerImpl::Decide(const Req& req, DecideScratch* s, Decision* d) const {
   const GroupRequest& r = *req.raw;
   const cellalloc::CellForest& f = *forest_;
   // Suggested nodes: marked for this request only.
-  if (req.has_suggested) placer_.suggested().Mark(*r.suggested_nodes);
+  if (req.has_suggested) s->placer->suggested().Mark(*r.suggested_nodes);
   struct Cleanup {
     SuggestedNodes* s;
     ~Cleanup() { s->Clear(); }
-  } cleanup{&placer_.suggested()};
+  } cleanup{&s->placer->suggested()};
 
   d->victims.clear();
   d->overlapping.clear();
@@ -54,7 +59,7 @@ void SchedulerImpl::Decide(const Req& req, Decision* d) {
   ReasonCode first_code = ReasonCode::kNone;
   bool all_infeasible = true;
   auto try_view = [&](int32_t view_id) {
-    Attempt a = TryGuaranteed(req, view_id, d);
+    Attempt a = TryGuaranteed(req, view_id, s, d);
     if (a.ok) {
       d->chain = views_[static_cast<size_t>(view_id)].chain;
       return true;
@@ -70,7 +75,7 @@ void SchedulerImpl::Decide(const Req& req, Decision* d) {
       if (view < 0) return false;
       return try_view(view);
     }
-    Attempt a = TryOpportunistic(req, ch, d);
+    Attempt a = TryOpportunistic(req, ch, s, d);
     if (a.ok) {
       d->chain = ch;
       return true;
@@ -275,7 +280,8 @@ absl::StatusOr<ScheduleResult> SchedulerImpl::RecheckPreempting(GroupId g,
   return result;
 }
 
-SchedulerImpl::Attempt SchedulerImpl::TryGuaranteed(const Req& req, int32_t view_id, Decision* d) {
+SchedulerImpl::Attempt SchedulerImpl::TryGuaranteed(const Req& req, int32_t view_id,
+                                                    DecideScratch* s, Decision* d) const {
   Attempt a;
   const View& view = views_[static_cast<size_t>(view_id)];
   std::string inf = Infeasibility(req, view, &a.code);
@@ -285,7 +291,7 @@ SchedulerImpl::Attempt SchedulerImpl::TryGuaranteed(const Req& req, int32_t view
     return a;
   }
   const Priority p = req.raw->priority;
-  std::vector<int32_t>& pod_node = scratch_pod_node_;
+  std::vector<int32_t>& pod_node = s->pod_node;
   Priority q = kOpportunisticPriority;
   bool ok = FindNodes(view, req.needs, q, /*pass1=*/true, &pod_node, &a.reason, &a.code);
   if (!ok && view.HasUsageBelow(p)) {
@@ -300,18 +306,18 @@ SchedulerImpl::Attempt SchedulerImpl::TryGuaranteed(const Req& req, int32_t view
     }
   }
   if (!ok) return a;
-  std::vector<uint32_t>& leaves = scratch_leaves_;
+  std::vector<uint32_t>& leaves = s->leaves;
   leaves.clear();
   for (size_t k = 0; k < req.needs.size(); ++k) {
-    placer_.ChooseLeaves<false>(view.nodes[static_cast<size_t>(pod_node[k])], req.needs[k], q,
-                                &leaves);
+    s->placer->ChooseLeaves<false>(view.nodes[static_cast<size_t>(pod_node[k])], req.needs[k], q,
+                                   &leaves);
   }
-  placer_.ClearTaken();
+  s->placer->ClearTaken();
   // Lazy preemption: lazily preemptible running groups on the chosen leaves are planned
   // to be downgraded (`d->lazy`), and the binding is planned as if they were.
   d->lazy.clear();
   if (req.pinned_root == kNilId && q != kOpportunisticPriority) LazyDowngrades(leaves, &d->lazy);
-  if (!PlanBinding(view.chain, leaves, d->lazy, &d->pleaves)) {
+  if (!PlanBinding(view.chain, leaves, d->lazy, s, &d->pleaves)) {
     d->lazy.clear();
     a.code = ReasonCode::kBindingUnavailable;
     a.reason = absl::StrCat(
@@ -325,7 +331,8 @@ SchedulerImpl::Attempt SchedulerImpl::TryGuaranteed(const Req& req, int32_t view
   return a;
 }
 
-SchedulerImpl::Attempt SchedulerImpl::TryOpportunistic(const Req& req, ChainId ch, Decision* d) {
+SchedulerImpl::Attempt SchedulerImpl::TryOpportunistic(const Req& req, ChainId ch, DecideScratch* s,
+                                                       Decision* d) const {
   Attempt a;
   const View& view = views_[ch.value()];
   std::string inf = Infeasibility(req, view, &a.code);
@@ -334,18 +341,18 @@ SchedulerImpl::Attempt SchedulerImpl::TryOpportunistic(const Req& req, ChainId c
     a.reason = std::move(inf);
     return a;
   }
-  std::vector<int32_t>& pod_node = scratch_pod_node_;
+  std::vector<int32_t>& pod_node = s->pod_node;
   if (!FindNodes(view, req.needs, kOpportunisticPriority, /*pass1=*/true, &pod_node, &a.reason,
                  &a.code)) {
     return a;
   }
-  std::vector<uint32_t>& leaves = scratch_leaves_;
+  std::vector<uint32_t>& leaves = s->leaves;
   leaves.clear();
   for (size_t k = 0; k < req.needs.size(); ++k) {
-    placer_.ChooseLeaves<true>(view.nodes[static_cast<size_t>(pod_node[k])], req.needs[k],
-                               kOpportunisticPriority, &leaves);
+    s->placer->ChooseLeaves<true>(view.nodes[static_cast<size_t>(pod_node[k])], req.needs[k],
+                                  kOpportunisticPriority, &leaves);
   }
-  placer_.ClearTaken();
+  s->placer->ClearTaken();
   a.ok = true;
   d->pleaves.clear();
   for (uint32_t x : leaves) d->pleaves.push_back(CellId(x));
@@ -370,58 +377,120 @@ void SchedulerImpl::LazyDowngrades(const std::vector<VCellId>& vleaves,
 }
 
 bool SchedulerImpl::PlanBinding(ChainId ch, const std::vector<VCellId>& vleaves,
-                                const std::vector<GroupId>& downgrades,
-                                std::vector<CellId>* pleaves) {
-  if (downgrades.empty()) return MapPlacement(ch, vleaves, pleaves);
-  // The downgrade trial: the only state change left inside Decide (docs/architecture.md,
-  // "What is still shared"). Applied in order, planned on, reverted latest first; the
-  // names a real downgrade records are left empty here, since the revert clears them.
-  // The health work the trial notes (chains to rebalance, bad-bound cells to mirror) is
-  // forgotten with it: the reverted state needs none of it.
-  static const std::string kTrial;
-  const Health::PendingMark mark = health_.mark();
-  for (GroupId u : downgrades) DowngradeGroup(u, kTrial, kTrial);
-  const bool ok = MapPlacement(ch, vleaves, pleaves);
-  for (auto it = downgrades.rbegin(); it != downgrades.rend(); ++it) {
-    RevertDowngrade(*it, groups_[*it].priority);
+                                const std::vector<GroupId>& downgrades, DecideScratch* s,
+                                std::vector<CellId>* pleaves) const {
+  if (downgrades.empty()) return MapPlacement(ch, vleaves, s, pleaves);
+  DowngradeOverlay& o = s->downgrades;
+  PlanDowngrades(ch, downgrades, &o);
+  const bool ok = MapPlacement(ch, vleaves, s, pleaves);
+  for (VCellId x : o.touched) {
+    o.released[x] = 0;
+    o.unbound_children[x] = 0;
+    o.unbound[x] = 0;
   }
-  health_.ForgetSince(mark);
+  o.touched.clear();
+  o.free_roots.clear();
+  o.unbound_cells.clear();
+  o.active = false;
   return ok;
+}
+
+void SchedulerImpl::PlanDowngrades(ChainId ch, const std::vector<GroupId>& downgrades,
+                                   DowngradeOverlay* o) const {
+  // DowngradeGroup's releases in its order (groups as planned, each group's leaves in
+  // order), each followed by UnbindUp's walk with CanUnbind read through the overlay. The
+  // physical leaves' lower priorities change no planner input (they stay used).
+  const size_t n = v_.size();
+  if (o->unbound.size() != n) {
+    o->released.assign(n, 0);
+    o->unbound_children.assign(n, 0);
+    o->unbound.assign(n, 0);
+  }
+  o->active = true;
+  o->vc_unbound = all_vc_free_[ch.value()];
+  auto touch = [o](VCellId x) {
+    if (o->released[x] == 0 && o->unbound_children[x] == 0 && o->unbound[x] == 0) {
+      o->touched.push_back(x);
+    }
+  };
+  auto can_unbind = [&](VCellId x) {  // CanUnbind after the releases so far
+    const VCell& c = v_[x];
+    if (c.bound.IsNil() || o->unbound[x] != 0 || c.pinned || c.doomed) return false;
+    if (c.bound_children - o->unbound_children[x] > 0) return false;
+    if (vusage_.UsedTotal(CellId(x)) - o->released[x] > 0) return false;
+    return !c.bad_bound || buddy_->IsHealthy(c.bound);
+  };
+  for (GroupId u : downgrades) {
+    for (VCellId v : groups_[u].vleaves) {
+      if (v == kNilId || v_[v].user != u) continue;
+      if (vusage_.LeafPriority(CellId(v)) != kFreePriority) {
+        for (VCellId x = v; x != kNilId; x = v_[x].parent) {
+          touch(x);
+          ++o->released[x];
+        }
+      }
+      for (VCellId x = v; x != kNilId && can_unbind(x);) {
+        touch(x);
+        o->unbound[x] = 1;
+        o->unbound_cells.push_back(v_[x].bound);
+        if (v_[x].is_root) {  // ReleasePreassigned
+          o->free_roots.push_back(v_[x].bound);
+          if (v_[x].chain == ch) ++o->vc_unbound[static_cast<size_t>(v_[x].level)];
+          break;
+        }
+        x = v_[x].parent;
+        touch(x);
+        ++o->unbound_children[x];
+      }
+    }
+  }
 }
 
 // ---------------------------------------------------------------------------------------
 // Binding: the virtual cells a placement needs, planned on physical cells by cellalloc.
 
-bool SchedulerImpl::MapPlacement(ChainId ch, const std::vector<VCellId>& vleaves,
-                                 std::vector<CellId>* pleaves) {
+bool SchedulerImpl::MapPlacement(ChainId ch, const std::vector<VCellId>& vleaves, DecideScratch* s,
+                                 std::vector<CellId>* pleaves) const {
+  // The binding as the planned downgrades would leave it (DowngradeOverlay).
+  const DowngradeOverlay& o = s->downgrades;
+  auto bound = [&](VCellId x) {
+    return o.active && o.unbound[x] != 0 ? CellId::Nil() : v_[x].bound;
+  };
   cellalloc::PlanContext context;
   context.bound = &p_bound_;
   placer_.suggested().FillPlanContext(&context);
   context.vc_unbound = &all_vc_free_[ch.value()];
-  planner_->Begin(ch, context);
+  if (o.active) {
+    context.vc_unbound = &o.vc_unbound;
+    context.as_free = o.free_roots;
+    context.as_unbound = o.unbound_cells;
+  }
+  cellalloc::BuddyPlanner& planner = *s->planner;
+  std::vector<int32_t>& vslot = s->vslot;
+  planner.Begin(ch, context);
   // Inline storage: a placement binds few roots and few cells under bound parents.
   absl::InlinedVector<int32_t, 8> pre_roots;
   absl::InlinedVector<std::pair<VCellId, absl::InlinedVector<int32_t, 4>>, 4> under_bound;
   for (VCellId leaf : vleaves) {
-    if (!v_[leaf].bound.IsNil()) continue;
+    if (!bound(leaf).IsNil()) continue;
     int32_t child_slot = -1;
     VCellId x = leaf;
     while (true) {
-      if (vslot_[x] >= 0) {
-        if (child_slot >= 0) planner_->AddChild(vslot_[x], child_slot);
+      if (vslot[x] >= 0) {
+        if (child_slot >= 0) planner.AddChild(vslot[x], child_slot);
         break;
       }
-      const int32_t slot = planner_->AddNode(v_[x].level);
-      vslot_[x] = slot;
-      vslot_touched_.push_back(x);
-      if (child_slot >= 0) planner_->AddChild(slot, child_slot);
+      const int32_t slot = planner.AddNode(v_[x].level);
+      vslot[x] = slot;
+      s->vslot_touched.push_back(x);
+      if (child_slot >= 0) planner.AddChild(slot, child_slot);
       child_slot = slot;
       if (v_[x].is_root) {
         pre_roots.push_back(slot);
         break;
       }
       VCellId parent = v_[x].parent;
-      if (!v_[parent].bound.IsNil()) {
+      if (!bound(parent).IsNil()) {
         auto it = std::find_if(under_bound.begin(), under_bound.end(),
                                [&](const auto& e) { return e.first == parent; });
         if (it == under_bound.end()) {
@@ -438,14 +507,14 @@ bool SchedulerImpl::MapPlacement(ChainId ch, const std::vector<VCellId>& vleaves
   }
   bool ok = true;
   for (int32_t slot : pre_roots) {
-    if (!planner_->PlaceRoot(slot)) {
+    if (!planner.PlaceRoot(slot)) {
       ok = false;
       break;
     }
   }
   if (ok) {
     for (auto& [parent, slots] : under_bound) {
-      if (!planner_->PlaceUnder(v_[parent].bound, slots)) {
+      if (!planner.PlaceUnder(bound(parent), slots)) {
         ok = false;
         break;
       }
@@ -455,15 +524,15 @@ bool SchedulerImpl::MapPlacement(ChainId ch, const std::vector<VCellId>& vleaves
     pleaves->clear();
     pleaves->reserve(vleaves.size());
     for (VCellId leaf : vleaves) {
-      CellId p = v_[leaf].bound;
-      if (p.IsNil()) p = planner_->cell(vslot_[leaf]);
+      CellId p = bound(leaf);
+      if (p.IsNil()) p = planner.cell(vslot[leaf]);
       HIVED_CHECK(!p.IsNil()) << "unmapped virtual leaf " << VAddress(leaf);
       pleaves->push_back(p);
     }
   }
-  planner_->Abandon();
-  for (VCellId v : vslot_touched_) vslot_[v] = -1;
-  vslot_touched_.clear();
+  planner.Abandon();
+  for (VCellId v : s->vslot_touched) vslot[v] = -1;
+  s->vslot_touched.clear();
   return ok;
 }
 

@@ -204,7 +204,6 @@ absl::Status SchedulerImpl::Build(const ClusterSpec& spec) {
     }
     vusage_ = PriorityUsage(std::move(parents), std::move(leaves));
     placer_ = Placer(forest_.get(), &v_, &pusage_, &vusage_);
-    vslot_.assign(vn, -1);
   }
   for (Vc& v : vcs_) {
     for (auto& per_chain : v.cl) {

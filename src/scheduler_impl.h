@@ -182,10 +182,9 @@ class SchedulerImpl {
     bool has_suggested = false;
   };
 
-  // What `Schedule` does with a new group: computed by `Decide`, which leaves no
-  // observable change (its one state change, the downgrade trial in `PlanBinding`, is
-  // reverted inside that call), and applied by `Commit` in one step (nothing in the
-  // Filtering phase).
+  // What `Schedule` does with a new group: computed by `Decide`, a const member function
+  // (it changes no state; what it writes is the `DecideScratch` its caller grants), and
+  // applied by `Commit` in one step (nothing in the Filtering phase).
   struct Decision {
     bool found = false;
     Outcome outcome = Outcome::kWaiting;  // when !found: kWaiting or kInfeasible
@@ -197,6 +196,36 @@ class SchedulerImpl {
     std::vector<GroupId> victims;      // groups using the leaves
     std::vector<GroupId> overlapping;  // preempting groups reserving some of the leaves
     std::vector<GroupId> lazy;         // groups to downgrade first, in order
+  };
+
+  // The virtual binding as a placement's planned lazy downgrades would leave it, computed
+  // over const state by `PlanDowngrades` (the same releases and unbinds `DowngradeGroup`
+  // makes): which virtual cells would be unbound, and for the planner's state-as-if the
+  // physical cells that would be unbound, the preassigned roots that would be released
+  // and the VCs' unbound cells of the chain afterwards. Inactive (and every per-vcell
+  // entry zero) outside `PlanBinding`; the per-vcell arrays are sized on first use.
+  struct DowngradeOverlay {
+    bool active = false;
+    std::vector<int32_t> released;  // per vcell: leaves released at or below it
+    std::vector<int32_t> unbound_children;
+    std::vector<uint8_t> unbound;       // per vcell: bound now, unbound after the downgrades
+    std::vector<VCellId> touched;       // vcells with a non-zero entry
+    std::vector<CellId> free_roots;     // the planner's `as_free`
+    std::vector<CellId> unbound_cells;  // the planner's `as_unbound`
+    std::vector<int32_t> vc_unbound;    // per level: the chain's unbound preassigned cells
+  };
+
+  // What a const `Decide` may write, granted by `ScheduleNew`: per-call scratch, empty
+  // between calls (the Placer's marks and taken leaves, the planner's overlay, the
+  // buffers below).
+  struct DecideScratch {
+    Placer* placer = nullptr;
+    cellalloc::BuddyPlanner* planner = nullptr;
+    std::vector<int32_t> pod_node;  // TryGuaranteed / TryOpportunistic
+    std::vector<uint32_t> leaves;
+    std::vector<int32_t> vslot;  // per vcell: its planner node during MapPlacement, else -1
+    std::vector<VCellId> vslot_touched;
+    DowngradeOverlay downgrades;
   };
 
   // One chain's attempt; a successful one fills the Decision's leaves.
@@ -218,10 +247,10 @@ class SchedulerImpl {
   absl::StatusOr<ScheduleResult> ScheduleNew(const Req& req, Phase phase);
   absl::StatusOr<ScheduleResult> RecheckPreempting(GroupId g, const GroupRequest& request,
                                                    Phase phase);
-  void Decide(const Req& req, Decision* d);
+  void Decide(const Req& req, DecideScratch* s, Decision* d) const;
   absl::StatusOr<ScheduleResult> Commit(const Req& req, Phase phase, Decision* d);
-  Attempt TryGuaranteed(const Req& req, int32_t view_id, Decision* d);
-  Attempt TryOpportunistic(const Req& req, ChainId ch, Decision* d);
+  Attempt TryGuaranteed(const Req& req, int32_t view_id, DecideScratch* s, Decision* d) const;
+  Attempt TryOpportunistic(const Req& req, ChainId ch, DecideScratch* s, Decision* d) const;
   // Empty when the view can hold the request; else why not (kPodTooLarge, kGroupTooLarge).
   std::string Infeasibility(const Req& req, const View& view, ReasonCode* code) const;
 
@@ -235,13 +264,18 @@ class SchedulerImpl {
   // The lazily preemptible running groups using `vleaves`' bound physical leaves, in leaf
   // order, each once, appended to `lazy` (the downgrades a guaranteed placement implies).
   void LazyDowngrades(const std::vector<VCellId>& vleaves, std::vector<GroupId>* lazy) const;
-  // `MapPlacement` as if `downgrades` were applied first: tried on the state and reverted
-  // before it returns (no observable change; the one mutation left in `Decide`).
+  // `MapPlacement` as if `downgrades` were applied first: over the `DowngradeOverlay` they
+  // imply (`PlanDowngrades`), nothing applied; the overlay is inactive again on return.
   bool PlanBinding(ChainId ch, const std::vector<VCellId>& vleaves,
-                   const std::vector<GroupId>& downgrades, std::vector<CellId>* pleaves);
+                   const std::vector<GroupId>& downgrades, DecideScratch* s,
+                   std::vector<CellId>* pleaves) const;
+  void PlanDowngrades(ChainId ch, const std::vector<GroupId>& downgrades,
+                      DowngradeOverlay* o) const;
   // Binding: plans the unbound virtual cells on `vleaves`' paths on physical cells with the
-  // cellalloc planner (nothing changes); the leaves' physical cells in `pleaves`.
-  bool MapPlacement(ChainId ch, const std::vector<VCellId>& vleaves, std::vector<CellId>* pleaves);
+  // cellalloc planner (nothing changes), reading the binding through `s->downgrades` when
+  // active; the leaves' physical cells in `pleaves`.
+  bool MapPlacement(ChainId ch, const std::vector<VCellId>& vleaves, DecideScratch* s,
+                    std::vector<CellId>* pleaves) const;
 
   // State changes.
   GroupId NewGroup(const GroupRequest& request, VcId vc);
@@ -257,7 +291,6 @@ class SchedulerImpl {
   void ReleasePreassigned(VCellId root);
   void ReleaseVLeaf(VCellId v);  // frees the virtual leaf and unbinds what it can
   void DowngradeGroup(GroupId g, const std::string& preemptor, const std::string& reason);
-  void RevertDowngrade(GroupId g, Priority priority);
   void CancelInternal(GroupId g);
   void ReleaseInternal(GroupId g);
   void UpdateVNodeKey(VCellId node);
@@ -377,13 +410,10 @@ class SchedulerImpl {
   std::vector<ChainId> chains_by_leaf_type_;
 
   // Scratch, reset after each decision.
-  std::vector<int32_t> scratch_pod_node_;  // TryGuaranteed / TryOpportunistic
-  std::vector<uint32_t> scratch_leaves_;
   mutable std::vector<int32_t> needs_pool_;  // Req::needs' buffer between requests
-  Decision decision_;           // the last decision (its buffers are reused by every Schedule)
-  Placer placer_;               // node and leaf choice; its scratch is empty between calls
-  std::vector<int32_t> vslot_;  // per vcell: its planner node during MapPlacement, else -1
-  std::vector<VCellId> vslot_touched_;
+  Decision decision_;             // the last decision (its buffers are reused by every Schedule)
+  Placer placer_;                 // node and leaf choice; its scratch is empty between calls
+  DecideScratch decide_scratch_;  // what Decide writes (placer_'s and planner_'s scratch too)
 };
 
 }  // namespace hived
