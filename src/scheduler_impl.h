@@ -23,8 +23,9 @@
 //     usable leaves.
 //  2. Lazy preemption: running lazily preemptible groups on the chosen virtual leaves are
 //     the planned downgrades (`Decision::lazy`, found over const state); step 3 plans as
-//     if they were applied (`PlanBinding` tries them on the state and reverts them before
-//     it returns), and `Commit` applies them (Preempting phase).
+//     if they were applied (`PlanBinding`: the binding they would leave, a
+//     `DowngradeOverlay`, read by `MapPlacement` and given to the planner as its
+//     state-as-if; nothing is applied), and `Commit` applies them (Preempting phase).
 //  3. Binding: unbound virtual cells on the leaves' paths are planned on physical cells by
 //     `cellalloc::BuddyPlanner` (buddy allocation on an overlay of the allocator's free
 //     lists, HiveD's candidate order, backtracking, the safe relaxed split); the plan is
@@ -33,9 +34,14 @@
 //     are cancelled (Preempting phase).
 // Opportunistic groups run step 1 on the chain's physical nodes and skip 2 and 3.
 //
+// `Decide` (steps 1-4) is a const member function: it reads the state and writes only the
+// `DecideScratch` its caller grants (the Placer's marks and taken leaves, the planner's
+// overlay, buffers; all empty between calls) and the `Decision` it returns. `Commit`
+// applies a Decision in one step.
+//
 // Components (each a section below and one source file; docs/architecture.md):
 //   request.cc    ValidateRequest (shared by Schedule and Allocate), ParseRequest;
-//   schedule.cc   Decide (a `Decision` value, no observable change) and Commit;
+//   schedule.cc   Decide (const: a `Decision` value) and Commit;
 //   placement.cc  the Placer: node and leaf choice over const state;
 //   binding.cc    virtual clusters: binding, preassigned cells, safety, health, doomed;
 //   groups.cc     the group table's operations (`GroupTable` in group_table.h);
@@ -51,6 +57,7 @@
 #define HIVED_SRC_SCHEDULER_IMPL_H_
 
 #include <cstdint>
+#include <experimental/propagate_const>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -375,8 +382,10 @@ class SchedulerImpl {
 
   ClusterSpec spec_;
   std::unique_ptr<cellalloc::CellForest> forest_;
-  std::unique_ptr<cellalloc::BuddyAllocator> buddy_;
-  std::unique_ptr<cellalloc::BuddyPlanner> planner_;
+  // Const-propagating: a const member function (`Decide`) sees the allocator and the
+  // planner const, so the compiler checks that deciding changes neither.
+  std::experimental::propagate_const<std::unique_ptr<cellalloc::BuddyAllocator>> buddy_;
+  std::experimental::propagate_const<std::unique_ptr<cellalloc::BuddyPlanner>> planner_;
   cellalloc::PriorityUsage pusage_;
   cellalloc::PriorityUsage vusage_;
 
