@@ -13,6 +13,7 @@
 #include <random>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -410,42 +411,86 @@ bool JointlySafe(const CellForest& f, const BuddyAllocator& a, ChainId ch,
   return true;
 }
 
-void RunRandomPlans(const ClusterSpec& spec, uint64_t seed, int* relaxed_plans) {
-  absl::StatusOr<CellForest> built = CellForest::Build(spec);
-  REQUIRE(built.ok());
-  const CellForest& f = *built;
-  BuddyAllocator alloc(&f);
-  PriorityUsage usage = PriorityUsage::ForForest(f);
-  BuddyPlanner planner(&alloc, &usage);
-  std::vector<uint32_t> bound(static_cast<size_t>(f.num_cells()), PlanContext::kNotBound);
-  std::mt19937_64 rng(seed);
-  auto uniform = [&rng](int32_t lo, int32_t hi) {
-    return std::uniform_int_distribution<int32_t>(lo, hi)(rng);
-  };
-  std::vector<CellId> held;
-  for (int step = 0; step < 400; ++step) {
-    CAPTURE(step);
-    const int32_t op = uniform(0, 9);
-    if (op < 3) {  // hold a random available cell, sometimes marking its children bound
-      const CellId c(static_cast<uint32_t>(uniform(0, f.num_cells() - 1)));
+// A random state for planning over one spec: cells the test holds (some marked bound by
+// the caller and, with `bind_children`, some of their children too), bad nodes, used leaves.
+class PlanWorld {
+ public:
+  PlanWorld(const ClusterSpec& spec, uint64_t seed)
+      : f(Build(spec)),
+        alloc(&f),
+        usage(PriorityUsage::ForForest(f)),
+        bound(static_cast<size_t>(f.num_cells()), PlanContext::kNotBound),
+        rng_(seed) {}
+  PlanWorld(const PlanWorld&) = delete;  // `alloc` points at `f`
+  PlanWorld& operator=(const PlanWorld&) = delete;
+
+  int32_t Uniform(int32_t lo, int32_t hi) {
+    return std::uniform_int_distribution<int32_t>(lo, hi)(rng_);
+  }
+  // One random operation: op < `hold_ops` of 10 holds a random available cell; then one
+  // releases a held cell, one flips a node's health, one flips a leaf's (opportunistic) use.
+  void Step(int32_t hold_ops, bool bind_children) {
+    const int32_t op = Uniform(0, 9);
+    if (op < hold_ops) {
+      const CellId c(static_cast<uint32_t>(Uniform(0, f.num_cells() - 1)));
       if (alloc.AllocateCell(c)) {
         held.push_back(c);
-        if (uniform(0, 1) == 0) bound[c.value()] = 1;
+        if (Uniform(0, 1) == 0) bound[c.value()] = 1;
+        if (bind_children && f.num_children(c) > 0 && Uniform(0, 1) == 0) {
+          bound[f.child(c, Uniform(0, f.num_children(c) - 1)).value()] = 1;
+        }
       }
-    } else if (op < 5 && !held.empty()) {
-      const size_t i = static_cast<size_t>(uniform(0, static_cast<int32_t>(held.size()) - 1));
-      bound[held[i].value()] = PlanContext::kNotBound;
+    } else if (op < hold_ops + 2 && !held.empty()) {
+      const size_t i = static_cast<size_t>(Uniform(0, static_cast<int32_t>(held.size()) - 1));
+      std::vector<CellId> b;
+      BoundIn(held[i], &b);
+      for (CellId x : b) bound[x.value()] = PlanContext::kNotBound;
       alloc.Release(held[i]);
       held.erase(held.begin() + static_cast<std::ptrdiff_t>(i));
-    } else if (op < 6) {
-      const NodeId n(static_cast<uint32_t>(uniform(0, f.num_nodes() - 1)));
+    } else if (op < hold_ops + 3) {
+      const NodeId n(static_cast<uint32_t>(Uniform(0, f.num_nodes() - 1)));
       alloc.SetNodeHealthy(n, !alloc.IsNodeHealthy(n));
-    } else if (op < 7) {  // opportunistic use of a random leaf (any state)
+    } else if (op < hold_ops + 4) {  // opportunistic use of a random leaf (any state)
       const CellId leaf =
-          f.first_leaf(CellId(static_cast<uint32_t>(uniform(0, f.num_cells() - 1))));
+          f.first_leaf(CellId(static_cast<uint32_t>(Uniform(0, f.num_cells() - 1))));
       usage.SetLeafPriority(
           leaf, usage.LeafPriority(leaf) == kFreePriority ? kOpportunisticPriority : kFreePriority);
     }
+  }
+  // `c` and its children, those marked bound, into `out`.
+  void BoundIn(CellId c, std::vector<CellId>* out) const {
+    if (bound[c.value()] != PlanContext::kNotBound) out->push_back(c);
+    for (int32_t k = 0; k < f.num_children(c); ++k) {
+      if (bound[f.child(c, k).value()] != PlanContext::kNotBound) out->push_back(f.child(c, k));
+    }
+  }
+
+  const CellForest f;
+  BuddyAllocator alloc;
+  PriorityUsage usage;
+  std::vector<uint32_t> bound;
+  std::vector<CellId> held;
+
+ private:
+  static CellForest Build(const ClusterSpec& spec) {
+    absl::StatusOr<CellForest> built = CellForest::Build(spec);
+    REQUIRE(built.ok());
+    return *std::move(built);
+  }
+  std::mt19937_64 rng_;
+};
+
+void RunRandomPlans(const ClusterSpec& spec, uint64_t seed, int* relaxed_plans) {
+  PlanWorld w(spec, seed);
+  const CellForest& f = w.f;
+  BuddyAllocator& alloc = w.alloc;
+  PriorityUsage& usage = w.usage;
+  std::vector<uint32_t>& bound = w.bound;
+  BuddyPlanner planner(&alloc, &usage);
+  auto uniform = [&w](int32_t lo, int32_t hi) { return w.Uniform(lo, hi); };
+  for (int step = 0; step < 400; ++step) {
+    CAPTURE(step);
+    w.Step(/*hold_ops=*/3, /*bind_children=*/false);
     // Plan one root of a random level.
     const ChainId ch(static_cast<uint32_t>(uniform(0, f.num_chains() - 1)));
     const CellLevel target = uniform(1, f.chain_info(ch).top_level);
@@ -502,61 +547,22 @@ TEST_CASE("BuddyPlanner property: plans match the buddy rules and the relaxed sp
 // state-as-if (buddy_planner.h invariant 4). The two plans must be the same, cell for
 // cell; the root must be allocatable after the release; the planner idle afterwards.
 void RunAsIfPlans(const ClusterSpec& spec, uint64_t seed, int* as_if_plans) {
-  absl::StatusOr<CellForest> built = CellForest::Build(spec);
-  REQUIRE(built.ok());
-  const CellForest& f = *built;
-  BuddyAllocator alloc(&f);
-  PriorityUsage usage = PriorityUsage::ForForest(f);
-  BuddyPlanner planner(&alloc, &usage);
-  std::vector<uint32_t> bound(static_cast<size_t>(f.num_cells()), PlanContext::kNotBound);
-  std::mt19937_64 rng(seed);
-  auto uniform = [&rng](int32_t lo, int32_t hi) {
-    return std::uniform_int_distribution<int32_t>(lo, hi)(rng);
-  };
-  std::vector<CellId> held;
-  auto bound_in = [&](CellId c, std::vector<CellId>* out) {  // c and its bound children
-    if (bound[c.value()] != PlanContext::kNotBound) out->push_back(c);
-    for (int32_t k = 0; k < f.num_children(c); ++k) {
-      if (bound[f.child(c, k).value()] != PlanContext::kNotBound) out->push_back(f.child(c, k));
-    }
-  };
+  PlanWorld w(spec, seed);
+  const CellForest& f = w.f;
+  BuddyPlanner planner(&w.alloc, &w.usage);
+  auto uniform = [&w](int32_t lo, int32_t hi) { return w.Uniform(lo, hi); };
   for (int step = 0; step < 300; ++step) {
     CAPTURE(step);
-    const int32_t op = uniform(0, 9);
-    if (op < 4) {  // hold a random available cell, sometimes bound, sometimes a child too
-      const CellId c(static_cast<uint32_t>(uniform(0, f.num_cells() - 1)));
-      if (alloc.AllocateCell(c)) {
-        held.push_back(c);
-        if (uniform(0, 1) == 0) bound[c.value()] = 1;
-        if (f.num_children(c) > 0 && uniform(0, 1) == 0) {
-          bound[f.child(c, uniform(0, f.num_children(c) - 1)).value()] = 1;
-        }
-      }
-    } else if (op < 5 && !held.empty()) {
-      const size_t i = static_cast<size_t>(uniform(0, static_cast<int32_t>(held.size()) - 1));
-      std::vector<CellId> b;
-      bound_in(held[i], &b);
-      for (CellId x : b) bound[x.value()] = PlanContext::kNotBound;
-      alloc.Release(held[i]);
-      held.erase(held.begin() + static_cast<std::ptrdiff_t>(i));
-    } else if (op < 6) {
-      const NodeId n(static_cast<uint32_t>(uniform(0, f.num_nodes() - 1)));
-      alloc.SetNodeHealthy(n, !alloc.IsNodeHealthy(n));
-    } else if (op < 7) {
-      const CellId leaf =
-          f.first_leaf(CellId(static_cast<uint32_t>(uniform(0, f.num_cells() - 1))));
-      usage.SetLeafPriority(
-          leaf, usage.LeafPriority(leaf) == kFreePriority ? kOpportunisticPriority : kFreePriority);
-    }
+    w.Step(/*hold_ops=*/4, /*bind_children=*/true);
     // The state-as-if.
     std::vector<CellId> as_free;
     std::vector<CellId> as_unbound;
-    for (CellId c : held) {
+    for (CellId c : w.held) {
       if (uniform(0, 2) == 0) {
         as_free.push_back(c);
-        bound_in(c, &as_unbound);
+        w.BoundIn(c, &as_unbound);
       } else if (uniform(0, 4) == 0) {
-        bound_in(c, &as_unbound);
+        w.BoundIn(c, &as_unbound);
       }
     }
     // A plan: a root of a random level with up to two children one level down.
@@ -577,19 +583,19 @@ void RunAsIfPlans(const ClusterSpec& spec, uint64_t seed, int* as_if_plans) {
       return placed;
     };
     PlanContext context;
-    context.bound = &bound;
+    context.bound = &w.bound;
     context.vc_unbound = &unbound;
     context.as_free = as_free;
     context.as_unbound = as_unbound;
     std::vector<CellId> got;
     const bool placed = plan(&planner, context, &got);
     // The reference: the same plan after releasing for real.
-    BuddyAllocator released = alloc;
+    BuddyAllocator released = w.alloc;
     for (CellId c : as_free) released.Release(c);
     REQUIRE(released.CheckInvariants().ok());
-    std::vector<uint32_t> bound_after = bound;
+    std::vector<uint32_t> bound_after = w.bound;
     for (CellId c : as_unbound) bound_after[c.value()] = PlanContext::kNotBound;
-    BuddyPlanner reference(&released, &usage);
+    BuddyPlanner reference(&released, &w.usage);
     PlanContext after;
     after.bound = &bound_after;
     after.vc_unbound = &unbound;
