@@ -28,7 +28,7 @@ void BuddyPlanner::Begin(ChainId ch, const PlanContext& context) {
   chain_ = ch;
   ctx_ = context;
   open_ = true;
-  if (!ctx_.as_free.empty() || !ctx_.as_unbound.empty()) BeginAsIf();
+  if (ctx_.as_if != nullptr) BeginAsIf();
 }
 
 void BuddyPlanner::MarkAs(CellId c, uint8_t flag) {
@@ -64,8 +64,8 @@ void BuddyPlanner::FreeAs(CellId c) {
 
 void BuddyPlanner::BeginAsIf() {
   as_active_ = true;
-  for (CellId c : ctx_.as_unbound) MarkAs(c, kAsUnbound);
-  for (CellId c : ctx_.as_free) FreeAs(c);
+  for (CellId c : ctx_.as_if->unbound) MarkAs(c, kAsUnbound);
+  for (CellId c : ctx_.as_if->free) FreeAs(c);
   // The free cells of the state-as-if that the allocator's lists lack, per level in id
   // (config) order: walked in step with the allocator's lists by AnyCandidate.
   for (uint32_t x : as_touched_) {

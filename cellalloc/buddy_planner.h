@@ -27,7 +27,7 @@
 //     top-down over the chain's levels (HiveD checks per level, which can miss a joint
 //     shortage). Only the split the chosen cell needs is kept.
 //  4. The state-as-if: a plan may be made as if some used cells were released first
-//     (`PlanContext::as_free`) and some cells were not bound (`as_unbound`), e.g. what a
+//     (`StateAsIf::free`) and some cells were not bound (`StateAsIf::unbound`), e.g. what a
 //     guaranteed placement's lazy downgrades would give back. Rules 1-3 then read the free
 //     lists the allocator would have after `Release` of those cells: each is free, and a
 //     cell whose buddies are all free (really or as if) counts as its merged parent, at the
@@ -41,10 +41,10 @@
 //  (2) Every cell a plan chooses was usable when chosen, and no two plan nodes share a
 //      cell; a node's cell has the node's level and is a child of its parent's cell.
 //  (3) A root's cell is available in the state-as-if (free or covered by a free cell;
-//      without `as_free`, in the allocator), so after releasing `as_free`
+//      without one, in the allocator), so after releasing its `free` cells
 //      `BuddyAllocator::AllocateCell` succeeds on it; committing the plan's roots keeps
 //      every VC's unbound cells obtainable when the relaxed split was used.
-//  (4) A plan made as if `as_free` were released and `as_unbound` unbound is exactly the
+//  (4) A plan made as if `free` were released and `unbound` unbound is exactly the
 //      plan made after releasing them for real and clearing their `bound` entries (the
 //      reference-model property test compares the two). Between plans the state-as-if is
 //      empty; a plan without it pays one branch per bound candidate and per free-list walk.
@@ -74,6 +74,14 @@
 
 namespace hived::cellalloc {
 
+// A state-as-if (rule 4): used cells to treat as released (with the merges that follow),
+// and cells to treat as kNotBound. REQUIRES: every `free` cell is used in the allocator, no
+// two overlap, and each is in `unbound` when it is bound.
+struct StateAsIf {
+  absl::Span<const CellId> free;
+  absl::Span<const CellId> unbound;
+};
+
 // What the caller knows about the cells, for one plan. The pointers must stay valid (and
 // their contents unchanged) until `Abandon`.
 struct PlanContext {
@@ -86,12 +94,8 @@ struct PlanContext {
   // Per level of the plan's chain: the VCs' unbound preassigned cells (for rule 3), in the
   // state-as-if when one is given.
   const std::vector<int32_t>* vc_unbound = nullptr;
-  // The state-as-if (rule 4), empty for a plan on the state as it is: used cells to treat
-  // as released (with the merges that follow), and cells to treat as kNotBound. REQUIRES:
-  // every `as_free` cell is used in the allocator, no two overlap, and each is in
-  // `as_unbound` when it is bound.
-  absl::Span<const CellId> as_free;
-  absl::Span<const CellId> as_unbound;
+  // The state-as-if (rule 4); null for a plan on the state as it is.
+  const StateAsIf* as_if = nullptr;
   static constexpr uint32_t kNotBound = 0xffffffffu;
 };
 

@@ -33,9 +33,11 @@ absl::StatusOr<ScheduleResult> SchedulerImpl::Schedule(const GroupRequest& reque
 
 absl::StatusOr<ScheduleResult> SchedulerImpl::ScheduleNew(const Req& req, Phase phase) {
   DecideScratch& s = decide_scratch_;
-  s.placer = &placer_;
-  s.planner = planner_.get();
-  if (s.vslot.size() != v_.size()) s.vslot.assign(v_.size(), -1);
+  if (s.placer != &placer_) {  // the first decision
+    s.placer = &placer_;
+    s.planner = planner_.get();
+    s.vslot.assign(v_.size(), -1);
+  }
   Decide(req, &s, &decision_);
   return Commit(req, phase, &decision_);
 }
@@ -451,19 +453,23 @@ void SchedulerImpl::PlanDowngrades(ChainId ch, const std::vector<GroupId>& downg
 
 bool SchedulerImpl::MapPlacement(ChainId ch, const std::vector<VCellId>& vleaves, DecideScratch* s,
                                  std::vector<CellId>* pleaves) const {
-  // The binding as the planned downgrades would leave it (DowngradeOverlay).
+  // The binding as the planned downgrades would leave it (DowngradeOverlay), read through
+  // a local (the common case, no downgrades, is one null test per read).
   const DowngradeOverlay& o = s->downgrades;
-  auto bound = [&](VCellId x) {
-    return o.active && o.unbound[x] != 0 ? CellId::Nil() : v_[x].bound;
+  const uint8_t* const as_unbound = o.active ? o.unbound.data() : nullptr;
+  auto bound = [this, as_unbound](VCellId x) {
+    return as_unbound != nullptr && as_unbound[x] != 0 ? CellId::Nil() : v_[x].bound;
   };
   cellalloc::PlanContext context;
   context.bound = &p_bound_;
   placer_.suggested().FillPlanContext(&context);
   context.vc_unbound = &all_vc_free_[ch.value()];
+  cellalloc::StateAsIf as_if;
   if (o.active) {
+    as_if.free = o.free_roots;
+    as_if.unbound = o.unbound_cells;
+    context.as_if = &as_if;
     context.vc_unbound = &o.vc_unbound;
-    context.as_free = o.free_roots;
-    context.as_unbound = o.unbound_cells;
   }
   cellalloc::BuddyPlanner& planner = *s->planner;
   std::vector<int32_t>& vslot = s->vslot;

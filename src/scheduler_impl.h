@@ -217,8 +217,8 @@ class SchedulerImpl {
     std::vector<int32_t> unbound_children;
     std::vector<uint8_t> unbound;       // per vcell: bound now, unbound after the downgrades
     std::vector<VCellId> touched;       // vcells with a non-zero entry
-    std::vector<CellId> free_roots;     // the planner's `as_free`
-    std::vector<CellId> unbound_cells;  // the planner's `as_unbound`
+    std::vector<CellId> free_roots;     // the planner's StateAsIf::free
+    std::vector<CellId> unbound_cells;  // and StateAsIf::unbound
     std::vector<int32_t> vc_unbound;    // per level: the chain's unbound preassigned cells
   };
 

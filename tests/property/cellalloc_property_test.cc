@@ -585,8 +585,8 @@ void RunAsIfPlans(const ClusterSpec& spec, uint64_t seed, int* as_if_plans) {
     PlanContext context;
     context.bound = &w.bound;
     context.vc_unbound = &unbound;
-    context.as_free = as_free;
-    context.as_unbound = as_unbound;
+    const StateAsIf as_if{as_free, as_unbound};
+    context.as_if = &as_if;
     std::vector<CellId> got;
     const bool placed = plan(&planner, context, &got);
     // The reference: the same plan after releasing for real.
