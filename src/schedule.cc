@@ -381,10 +381,10 @@ void SchedulerImpl::LazyDowngrades(const std::vector<VCellId>& vleaves,
 bool SchedulerImpl::PlanBinding(ChainId ch, const std::vector<VCellId>& vleaves,
                                 const std::vector<GroupId>& downgrades, DecideScratch* s,
                                 std::vector<CellId>* pleaves) const {
-  if (downgrades.empty()) return MapPlacement(ch, vleaves, s, pleaves);
+  if (downgrades.empty()) return MapPlacement<false>(ch, vleaves, s, pleaves);
   DowngradeOverlay& o = s->downgrades;
   PlanDowngrades(ch, downgrades, &o);
-  const bool ok = MapPlacement(ch, vleaves, s, pleaves);
+  const bool ok = MapPlacement<true>(ch, vleaves, s, pleaves);
   for (VCellId x : o.touched) {
     o.released[x] = 0;
     o.unbound_children[x] = 0;
@@ -451,21 +451,22 @@ void SchedulerImpl::PlanDowngrades(ChainId ch, const std::vector<GroupId>& downg
 // ---------------------------------------------------------------------------------------
 // Binding: the virtual cells a placement needs, planned on physical cells by cellalloc.
 
+template <bool kAsIf>
 bool SchedulerImpl::MapPlacement(ChainId ch, const std::vector<VCellId>& vleaves, DecideScratch* s,
                                  std::vector<CellId>* pleaves) const {
-  // The binding as the planned downgrades would leave it (DowngradeOverlay), read through
-  // a local (the common case, no downgrades, is one null test per read).
+  // The binding as the planned downgrades would leave it (DowngradeOverlay) when kAsIf;
+  // instantiated twice so the common case (no downgrades) reads the binding directly.
   const DowngradeOverlay& o = s->downgrades;
-  const uint8_t* const as_unbound = o.active ? o.unbound.data() : nullptr;
+  const uint8_t* const as_unbound = o.unbound.data();
   auto bound = [this, as_unbound](VCellId x) {
-    return as_unbound != nullptr && as_unbound[x] != 0 ? CellId::Nil() : v_[x].bound;
+    return kAsIf && as_unbound[x] != 0 ? CellId::Nil() : v_[x].bound;
   };
   cellalloc::PlanContext context;
   context.bound = &p_bound_;
   placer_.suggested().FillPlanContext(&context);
   context.vc_unbound = &all_vc_free_[ch.value()];
   cellalloc::StateAsIf as_if;
-  if (o.active) {
+  if (kAsIf) {
     as_if.free = o.free_roots;
     as_if.unbound = o.unbound_cells;
     context.as_if = &as_if;
@@ -528,7 +529,6 @@ bool SchedulerImpl::MapPlacement(ChainId ch, const std::vector<VCellId>& vleaves
   }
   if (ok) {
     pleaves->clear();
-    pleaves->reserve(vleaves.size());
     for (VCellId leaf : vleaves) {
       CellId p = bound(leaf);
       if (p.IsNil()) p = planner.cell(vslot[leaf]);

@@ -280,7 +280,8 @@ class SchedulerImpl {
                       DowngradeOverlay* o) const;
   // Binding: plans the unbound virtual cells on `vleaves`' paths on physical cells with the
   // cellalloc planner (nothing changes), reading the binding through `s->downgrades` when
-  // active; the leaves' physical cells in `pleaves`.
+  // kAsIf; the leaves' physical cells in `pleaves`.
+  template <bool kAsIf>  // kAsIf: through the active `s->downgrades`
   bool MapPlacement(ChainId ch, const std::vector<VCellId>& vleaves, DecideScratch* s,
                     std::vector<CellId>* pleaves) const;
 
