@@ -42,6 +42,7 @@
 // Components (each a section below and one source file; docs/architecture.md):
 //   request.cc    ValidateRequest (shared by Schedule and Allocate), ParseRequest;
 //   schedule.cc   Decide (const: a `Decision` value) and Commit;
+//   plan_binding.cc  the binding a guaranteed decision plans (const, part of Decide);
 //   placement.cc  the Placer: node and leaf choice over const state;
 //   binding.cc    virtual clusters: binding, preassigned cells, safety, health, doomed;
 //   groups.cc     the group table's operations (`GroupTable` in group_table.h);
