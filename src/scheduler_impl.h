@@ -41,8 +41,8 @@
 //
 // Components (each a section below and one source file; docs/architecture.md):
 //   request.cc    ValidateRequest (shared by Schedule and Allocate), ParseRequest;
-//   schedule.cc   Decide (const: a `Decision` value) and Commit;
-//   plan_binding.cc  the binding a guaranteed decision plans (const, part of Decide);
+//   decide.cc     Decide (const: a `Decision` value), the binding it plans;
+//   schedule.cc   Schedule and Commit (applies a Decision);
 //   placement.cc  the Placer: node and leaf choice over const state;
 //   binding.cc    virtual clusters: binding, preassigned cells, safety, health, doomed;
 //   groups.cc     the group table's operations (`GroupTable` in group_table.h);
