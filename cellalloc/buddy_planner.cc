@@ -11,6 +11,7 @@ namespace hived::cellalloc {
 BuddyPlanner::BuddyPlanner(const BuddyAllocator* alloc, const PriorityUsage* usage)
     : alloc_(alloc), forest_(&alloc->forest()), usage_(usage) {
   taken_.assign(static_cast<size_t>(forest_->num_cells()), 0);
+  as_.assign(static_cast<size_t>(forest_->num_cells()), 0);
   CellLevel max_level = 1;
   for (int32_t c = 0; c < forest_->num_chains(); ++c) {
     max_level =
@@ -20,12 +21,63 @@ BuddyPlanner::BuddyPlanner(const BuddyAllocator* alloc, const PriorityUsage* usa
   extra_.assign(levels, {});
   prepend_.assign(levels, {});
   unbound_delta_.assign(levels, 0);
+  as_free_list_.assign(levels, {});
 }
 
 void BuddyPlanner::Begin(ChainId ch, const PlanContext& context) {
   chain_ = ch;
   ctx_ = context;
   open_ = true;
+  if (ctx_.as_if != nullptr) BeginAsIf();
+}
+
+void BuddyPlanner::MarkAs(CellId c, uint8_t flag) {
+  if (as_[c.value()] == 0) as_touched_.push_back(c.value());
+  as_[c.value()] |= flag;
+}
+
+bool BuddyPlanner::FreeInStateAsIf(CellId c) const {
+  const uint8_t a = as_[c.value()];
+  if ((a & kAsFree) != 0) return true;
+  return (a & kAsMerged) == 0 && alloc_->state(c) == BuddyState::kFree;
+}
+
+void BuddyPlanner::FreeAs(CellId c) {
+  // BuddyAllocator::Release on the overlay: free, then merge while every buddy is free.
+  MarkAs(c, kAsFree);
+  for (CellId p = forest_->parent(c); !p.IsNil(); p = forest_->parent(p)) {
+    const int32_t n = forest_->num_children(p);
+    for (int32_t k = 0; k < n; ++k) {
+      if (!FreeInStateAsIf(forest_->child(p, k))) return;
+    }
+    for (int32_t k = 0; k < n; ++k) {
+      const CellId x = forest_->child(p, k);
+      if ((as_[x.value()] & kAsFree) != 0) {
+        as_[x.value()] = static_cast<uint8_t>(as_[x.value()] & ~kAsFree);
+      } else {
+        MarkAs(x, kAsMerged);
+      }
+    }
+    MarkAs(p, kAsFree);
+  }
+}
+
+void BuddyPlanner::BeginAsIf() {
+  as_active_ = true;
+  for (CellId c : ctx_.as_if->unbound) MarkAs(c, kAsUnbound);
+  for (CellId c : ctx_.as_if->free) FreeAs(c);
+  // The free cells of the state-as-if that the allocator's lists lack, per level in id
+  // (config) order: walked in step with the allocator's lists by AnyCandidate.
+  for (uint32_t x : as_touched_) {
+    const CellId c(x);
+    if ((as_[x] & kAsFree) != 0 && forest_->chain(c) == chain_) {
+      as_free_list_[static_cast<size_t>(forest_->level(c))].push_back(c);
+    }
+  }
+  for (std::vector<CellId>& list : as_free_list_) {
+    std::sort(list.begin(), list.end());
+    list.erase(std::unique(list.begin(), list.end()), list.end());
+  }
 }
 
 int32_t BuddyPlanner::AddNode(CellLevel level) {
@@ -54,16 +106,26 @@ void BuddyPlanner::Abandon() {
     std::fill(unbound_delta_.begin(), unbound_delta_.end(), 0);
     levels_dirty_ = false;
   }
+  if (as_active_) {
+    for (uint32_t c : as_touched_) as_[c] = 0;
+    as_touched_.clear();
+    for (std::vector<CellId>& list : as_free_list_) list.clear();
+    as_active_ = false;
+  }
   nodes_.clear();
   open_ = false;
 }
 
 bool BuddyPlanner::IsIdle() const {
   if (open_ || !nodes_.empty() || !taken_touched_.empty()) return false;
+  if (as_active_ || !as_touched_.empty()) return false;
   for (size_t l = 0; l < extra_.size(); ++l) {
     if (!extra_[l].empty() || !prepend_[l].empty() || unbound_delta_[l] != 0) return false;
+    if (!as_free_list_[l].empty()) return false;
   }
-  return std::all_of(taken_.begin(), taken_.end(), [](uint8_t t) { return t == 0; });
+  auto zero = [](uint8_t t) { return t == 0; };
+  return std::all_of(taken_.begin(), taken_.end(), zero) &&
+         std::all_of(as_.begin(), as_.end(), zero);
 }
 
 void BuddyPlanner::Take(CellId p) {
@@ -177,8 +239,27 @@ bool BuddyPlanner::AnyCandidate(CellLevel l, Fn&& fn) const {
   for (CellId c : prepend_[li]) {
     if (!taken_[c.value()] && fn(c)) return true;
   }
-  for (CellId c = alloc_->FirstFree(chain_, l); !c.IsNil(); c = alloc_->NextFree(c)) {
-    if (!taken_[c.value()] && fn(c)) return true;
+  if (!as_active_) {
+    for (CellId c = alloc_->FirstFree(chain_, l); !c.IsNil(); c = alloc_->NextFree(c)) {
+      if (!taken_[c.value()] && fn(c)) return true;
+    }
+  } else {
+    // The state-as-if's free list: the allocator's without the merged cells, and the cells
+    // freed as if, in one id-ordered walk.
+    const std::vector<CellId>& freed = as_free_list_[li];
+    size_t j = 0;
+    CellId c = alloc_->FirstFree(chain_, l);
+    while (!c.IsNil() || j < freed.size()) {
+      CellId x;
+      if (j < freed.size() && (c.IsNil() || freed[j] < c)) {
+        x = freed[j++];
+      } else {
+        x = c;
+        c = alloc_->NextFree(c);
+        if ((as_[x.value()] & kAsMerged) != 0) continue;
+      }
+      if (!taken_[x.value()] && fn(x)) return true;
+    }
   }
   for (CellId c : extra_[li]) {
     if (!taken_[c.value()] && fn(c)) return true;

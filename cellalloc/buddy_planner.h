@@ -26,14 +26,28 @@
 //     split only if afterwards every VC's unbound cells stay obtainable, checked exactly
 //     top-down over the chain's levels (HiveD checks per level, which can miss a joint
 //     shortage). Only the split the chosen cell needs is kept.
+//  4. The state-as-if: a plan may be made as if some used cells were released first
+//     (`StateAsIf::free`) and some cells were not bound (`StateAsIf::unbound`), e.g. what a
+//     guaranteed placement's lazy downgrades would give back. Rules 1-3 then read the free
+//     lists the allocator would have after `Release` of those cells: each is free, and a
+//     cell whose buddies are all free (really or as if) counts as its merged parent, at the
+//     parent's place in the higher level's config order; the merged children are no
+//     candidates. The caller states the matching unbound counts in `vc_unbound`. Nothing
+//     is released: the state-as-if is part of the overlay.
 //
 // Invariants (checked in tests):
-//  (1) Between plans the overlay is empty: no cell taken, no virtual split, no nodes.
+//  (1) Between plans the overlay is empty: no cell taken, no virtual split, no nodes, no
+//      state-as-if (no cell flagged as free, merged or unbound).
 //  (2) Every cell a plan chooses was usable when chosen, and no two plan nodes share a
 //      cell; a node's cell has the node's level and is a child of its parent's cell.
-//  (3) A root's cell is available in the allocator (free or covered by a free cell), so
+//  (3) A root's cell is available in the state-as-if (free or covered by a free cell;
+//      without one, in the allocator), so after releasing its `free` cells
 //      `BuddyAllocator::AllocateCell` succeeds on it; committing the plan's roots keeps
 //      every VC's unbound cells obtainable when the relaxed split was used.
+//  (4) A plan made as if `free` were released and `unbound` unbound is exactly the
+//      plan made after releasing them for real and clearing their `bound` entries (the
+//      reference-model property test compares the two). Between plans the state-as-if is
+//      empty; a plan without it pays one branch per bound candidate and per free-list walk.
 //
 // Example:
 //   BuddyPlanner planner(&alloc, &usage);
@@ -60,6 +74,14 @@
 
 namespace hived::cellalloc {
 
+// A state-as-if (rule 4): used cells to treat as released (with the merges that follow),
+// and cells to treat as kNotBound. REQUIRES: every `free` cell is used in the allocator, no
+// two overlap, and each is in `unbound` when it is bound.
+struct StateAsIf {
+  absl::Span<const CellId> free;
+  absl::Span<const CellId> unbound;
+};
+
 // What the caller knows about the cells, for one plan. The pointers must stay valid (and
 // their contents unchanged) until `Abandon`.
 struct PlanContext {
@@ -69,8 +91,11 @@ struct PlanContext {
   // above node level, the suggested nodes inside it.
   const std::vector<uint8_t>* node_suggested = nullptr;
   const std::vector<int32_t>* cell_suggested = nullptr;
-  // Per level of the plan's chain: the VCs' unbound preassigned cells (for rule 3).
+  // Per level of the plan's chain: the VCs' unbound preassigned cells (for rule 3), in the
+  // state-as-if when one is given.
   const std::vector<int32_t>* vc_unbound = nullptr;
+  // The state-as-if (rule 4); null for a plan on the state as it is.
+  const StateAsIf* as_if = nullptr;
   static constexpr uint32_t kNotBound = 0xffffffffu;
 };
 
@@ -109,9 +134,18 @@ class BuddyPlanner {
   };
   using CandList = absl::InlinedVector<CellId, 16>;
 
+  // Overlay flags of the state-as-if, per cell (`as_`).
+  static constexpr uint8_t kAsUnbound = 1;  // bound, but not in the state-as-if
+  static constexpr uint8_t kAsFree = 2;     // free in the state-as-if, not in the allocator
+  static constexpr uint8_t kAsMerged = 4;   // free in the allocator, merged into its parent
+
   // Inline: the hottest test of planning (every candidate and child).
   bool Usable(CellId p) const {
-    if ((*ctx_.bound)[p.value()] != PlanContext::kNotBound || taken_[p.value()]) return false;
+    if ((*ctx_.bound)[p.value()] != PlanContext::kNotBound &&
+        !(as_active_ && (as_[p.value()] & kAsUnbound) != 0)) {
+      return false;
+    }
+    if (taken_[p.value()]) return false;
     const NodeId n = forest_->node(p);
     if (n.IsNil()) return ctx_.node_suggested == nullptr || (*ctx_.cell_suggested)[p.value()] > 0;
     if (!alloc_->IsNodeHealthy(n)) return false;
@@ -127,8 +161,15 @@ class BuddyPlanner {
   bool MatchOne(int32_t node, CellId parent);
   void Unmatch(int32_t node);
   bool MatchAll(absl::Span<const int32_t> nodes, absl::Span<const CellId> candidates, size_t i);
-  // Free-list candidates of level `l` on the overlay: relaxed-split cells, the allocator's
-  // free cells, then children of virtually split cells; untaken ones only.
+  // Builds the state-as-if from the context (rule 4); `MarkAs` flags a cell, `FreeAs`
+  // releases one as if, merging buddies upward.
+  void BeginAsIf();
+  void MarkAs(CellId c, uint8_t flag);
+  void FreeAs(CellId c);
+  bool FreeInStateAsIf(CellId c) const;
+  // Free-list candidates of level `l` on the overlay: relaxed-split cells, the free cells of
+  // the state-as-if (the allocator's, merged with `as_free_list_`), then children of
+  // virtually split cells; untaken ones only.
   template <typename Fn>
   bool AnyCandidate(CellLevel l, Fn&& fn) const;
   std::vector<CellId> Candidates(CellLevel l) const;
@@ -149,6 +190,12 @@ class BuddyPlanner {
   std::vector<std::vector<CellId>> prepend_;  // per level: relaxed-split candidates
   std::vector<int32_t> unbound_delta_;        // per level: roots placed by this plan
   bool levels_dirty_ = false;
+  // The state-as-if (rule 4): empty and inactive between plans and for plans without one.
+  bool as_active_ = false;
+  std::vector<uint8_t> as_;           // per cell: kAs* flags
+  std::vector<uint32_t> as_touched_;  // cells with flags set during this plan
+  std::vector<std::vector<CellId>>
+      as_free_list_;  // per level: kAsFree cells of the chain, id order
 };
 
 }  // namespace hived::cellalloc

@@ -57,24 +57,6 @@ void SchedulerImpl::DowngradeGroup(GroupId g, const std::string& preemptor,
   grp.downgrade_reason = reason;
 }
 
-void SchedulerImpl::RevertDowngrade(GroupId g, Priority priority) {
-  Group& grp = groups_[g];
-  for (size_t i = 0; i < grp.pleaves.size(); ++i) {
-    VCellId v = grp.saved_vleaves[i];
-    CellId p = grp.pleaves[i];
-    if (v != kNilId) {
-      BindLeafPath(v, p);
-      SetVLeaf(v, priority, g);
-    }
-    if (p_reserver_[p.value()] == kNilId) SetPLeaf(p, priority);
-  }
-  grp.vleaves = std::move(grp.saved_vleaves);
-  grp.saved_vleaves.clear();
-  grp.running = priority;
-  grp.preemptor.clear();
-  grp.downgrade_reason.clear();
-}
-
 void SchedulerImpl::CancelInternal(GroupId g) {
   Group& pre = groups_[g];
   for (size_t i = 0; i < pre.pleaves.size(); ++i) {

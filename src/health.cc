@@ -4,7 +4,6 @@
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
-#include "src/internal/check.h"
 
 namespace hived {
 
@@ -21,14 +20,6 @@ std::vector<ChainId> Health::TakeDirty() {
   std::vector<ChainId> chains;
   chains.swap(dirty_);
   return chains;
-}
-
-void Health::ForgetSince(const PendingMark& m) {
-  // Nothing was taken or popped since the mark: the earlier entries are a prefix.
-  HIVED_CHECK(dirty_.size() >= m.dirty && pending_bad_.size() >= m.bad_bound)
-      << "health work was taken since the mark";
-  dirty_.resize(m.dirty);
-  pending_bad_.resize(m.bad_bound);
 }
 
 bool Health::ChainHasBadOrDoomed(ChainId ch) const {

@@ -56,16 +56,6 @@ class Health {
     return true;
   }
 
-  // The pending work at a point in time, so a trial that is reverted (the downgrade trial
-  // of `SchedulerImpl::PlanBinding`) can forget what it noted: `ForgetSince(mark)` drops
-  // the dirty chains and bad-bound cells noted after `mark()`, keeping the earlier ones.
-  struct PendingMark {
-    size_t dirty = 0;
-    size_t bad_bound = 0;
-  };
-  PendingMark mark() const { return {dirty_.size(), pending_bad_.size()}; }
-  void ForgetSince(const PendingMark& m);
-
   void AddDoomed(ChainId ch) { ++doomed_[ch.value()]; }
   void RemoveDoomed(ChainId ch) { --doomed_[ch.value()]; }
   int32_t doomed(ChainId ch) const { return doomed_[ch.value()]; }

@@ -1,5 +1,5 @@
-// Schedule: a decision computed without observable change (`Decide`), applied in one step
-// (`Commit`); a Preempting group's re-check; one chain's attempt; planning the binding.
+// Schedule: a decision computed by the const `Decide` (decide.cc), applied in one step
+// (`Commit`); a Preempting group's re-check.
 #include <algorithm>
 #include <string>
 #include <utility>
@@ -7,7 +7,6 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "src/internal/check.h"
 #include "src/internal/status_macros.h"
 #include "src/scheduler_impl.h"
 
@@ -35,91 +34,14 @@ absl::StatusOr<ScheduleResult> SchedulerImpl::Schedule(const GroupRequest& reque
 }
 
 absl::StatusOr<ScheduleResult> SchedulerImpl::ScheduleNew(const Req& req, Phase phase) {
-  Decide(req, &decision_);
+  DecideScratch& s = decide_scratch_;
+  if (s.placer != &placer_) {  // the first decision
+    s.placer = &placer_;
+    s.planner = planner_.get();
+    s.vslot.assign(v_.size(), -1);
+  }
+  Decide(req, &s, &decision_);
   return Commit(req, phase, &decision_);
-}
-
-void SchedulerImpl::Decide(const Req& req, Decision* d) {
-  const GroupRequest& r = *req.raw;
-  const cellalloc::CellForest& f = *forest_;
-  // Suggested nodes: marked for this request only.
-  if (req.has_suggested) placer_.suggested().Mark(*r.suggested_nodes);
-  struct Cleanup {
-    SuggestedNodes* s;
-    ~Cleanup() { s->Clear(); }
-  } cleanup{&placer_.suggested()};
-
-  d->victims.clear();
-  d->overlapping.clear();
-  d->lazy.clear();
-  d->code = ReasonCode::kNone;
-  d->reason.clear();
-  std::vector<std::string> reasons;
-  ReasonCode first_code = ReasonCode::kNone;
-  bool all_infeasible = true;
-  auto try_view = [&](int32_t view_id) {
-    Attempt a = TryGuaranteed(req, view_id, d);
-    if (a.ok) {
-      d->chain = views_[static_cast<size_t>(view_id)].chain;
-      return true;
-    }
-    all_infeasible = all_infeasible && a.infeasible;
-    if (reasons.empty()) first_code = a.code;
-    reasons.push_back(std::move(a.reason));
-    return false;
-  };
-  auto try_chain = [&](ChainId ch) {
-    if (req.guaranteed) {
-      int32_t view = vcs_[req.vc.value()].chain_view[ch.value()];
-      if (view < 0) return false;
-      return try_view(view);
-    }
-    Attempt a = TryOpportunistic(req, ch, d);
-    if (a.ok) {
-      d->chain = ch;
-      return true;
-    }
-    all_infeasible = all_infeasible && a.infeasible;
-    if (reasons.empty()) first_code = a.code;
-    reasons.push_back(std::move(a.reason));
-    return false;
-  };
-  bool ok = false;
-  if (req.pinned_root != kNilId) {
-    ok = try_view(vcs_[req.vc.value()].pinned_view.at(r.pinned_cell_id));
-  } else if (!r.leaf_cell_type.empty()) {
-    for (ChainId ch : f.ChainsOfLeafType(r.leaf_cell_type)) {
-      if ((ok = try_chain(ch))) break;
-    }
-  } else {
-    for (ChainId ch : chains_by_leaf_type_) {
-      if ((ok = try_chain(ch))) break;
-    }
-  }
-
-  d->found = ok;
-  if (!ok) {
-    d->outcome = all_infeasible && !reasons.empty() ? Outcome::kInfeasible : Outcome::kWaiting;
-    d->reason = absl::StrJoin(reasons, "; ");
-    d->code = first_code;
-    if (d->reason.empty()) {
-      d->reason = "no chain of the requested leaf cell type";
-      d->code = ReasonCode::kNoChain;
-    }
-    return;
-  }
-  // Victims and overlapping preemptors (lazy downgrades keep a group on its physical leaves).
-  for (CellId p : d->pleaves) {
-    GroupId u = p_user_[p.value()];
-    GroupId rv = p_reserver_[p.value()];
-    if (u != kNilId && std::find(d->victims.begin(), d->victims.end(), u) == d->victims.end()) {
-      d->victims.push_back(u);
-    }
-    if (rv != kNilId &&
-        std::find(d->overlapping.begin(), d->overlapping.end(), rv) == d->overlapping.end()) {
-      d->overlapping.push_back(rv);
-    }
-  }
 }
 
 absl::StatusOr<ScheduleResult> SchedulerImpl::Commit(const Req& req, Phase phase, Decision* d) {
@@ -298,198 +220,6 @@ absl::StatusOr<ScheduleResult> SchedulerImpl::RecheckPreempting(GroupId g,
   }
   result.outcome = result.victims.empty() ? Outcome::kPlaced : Outcome::kPreempting;
   return result;
-}
-
-SchedulerImpl::Attempt SchedulerImpl::TryGuaranteed(const Req& req, int32_t view_id, Decision* d) {
-  Attempt a;
-  const View& view = views_[static_cast<size_t>(view_id)];
-  std::string inf = Infeasibility(req, view, &a.code);
-  if (!inf.empty()) {
-    a.infeasible = true;
-    a.reason = std::move(inf);
-    return a;
-  }
-  const Priority p = req.raw->priority;
-  std::vector<int32_t>& pod_node = scratch_pod_node_;
-  Priority q = kOpportunisticPriority;
-  bool ok = FindNodes(view, req.needs, q, /*pass1=*/true, &pod_node, &a.reason, &a.code);
-  if (!ok && view.HasUsageBelow(p)) {
-    // Pass 2 explains the wait only when it names a node (bad, not suggested).
-    std::string reason2;
-    ReasonCode code2 = ReasonCode::kNone;
-    ok = FindNodes(view, req.needs, p, /*pass1=*/false, &pod_node, &reason2, &code2);
-    q = p;
-    if (!ok && code2 != ReasonCode::kInsufficientCapacity) {
-      a.reason = std::move(reason2);
-      a.code = code2;
-    }
-  }
-  if (!ok) return a;
-  std::vector<uint32_t>& leaves = scratch_leaves_;
-  leaves.clear();
-  for (size_t k = 0; k < req.needs.size(); ++k) {
-    placer_.ChooseLeaves<false>(view.nodes[static_cast<size_t>(pod_node[k])], req.needs[k], q,
-                                &leaves);
-  }
-  placer_.ClearTaken();
-  // Lazy preemption: lazily preemptible running groups on the chosen leaves are planned
-  // to be downgraded (`d->lazy`), and the binding is planned as if they were.
-  d->lazy.clear();
-  if (req.pinned_root == kNilId && q != kOpportunisticPriority) LazyDowngrades(leaves, &d->lazy);
-  if (!PlanBinding(view.chain, leaves, d->lazy, &d->pleaves)) {
-    d->lazy.clear();
-    a.code = ReasonCode::kBindingUnavailable;
-    a.reason = absl::StrCat(
-        "VC ", vcs_[req.vc.value()].name, ", chain ", forest_->chain_info(view.chain).name,
-        ": mapping the virtual placement to physical cells would need at least one ",
-        placer_.suggested().active() ? "bad or non-suggested" : "bad", " node");
-    return a;
-  }
-  a.ok = true;
-  d->vleaves.assign(leaves.begin(), leaves.end());
-  return a;
-}
-
-SchedulerImpl::Attempt SchedulerImpl::TryOpportunistic(const Req& req, ChainId ch, Decision* d) {
-  Attempt a;
-  const View& view = views_[ch.value()];
-  std::string inf = Infeasibility(req, view, &a.code);
-  if (!inf.empty()) {
-    a.infeasible = true;
-    a.reason = std::move(inf);
-    return a;
-  }
-  std::vector<int32_t>& pod_node = scratch_pod_node_;
-  if (!FindNodes(view, req.needs, kOpportunisticPriority, /*pass1=*/true, &pod_node, &a.reason,
-                 &a.code)) {
-    return a;
-  }
-  std::vector<uint32_t>& leaves = scratch_leaves_;
-  leaves.clear();
-  for (size_t k = 0; k < req.needs.size(); ++k) {
-    placer_.ChooseLeaves<true>(view.nodes[static_cast<size_t>(pod_node[k])], req.needs[k],
-                               kOpportunisticPriority, &leaves);
-  }
-  placer_.ClearTaken();
-  a.ok = true;
-  d->pleaves.clear();
-  for (uint32_t x : leaves) d->pleaves.push_back(CellId(x));
-  d->vleaves.assign(leaves.size(), kNilId);
-  return a;
-}
-
-void SchedulerImpl::LazyDowngrades(const std::vector<VCellId>& vleaves,
-                                   std::vector<GroupId>* lazy) const {
-  for (VCellId v : vleaves) {
-    CellId pc = v_[v].bound;
-    if (pc.IsNil()) continue;
-    GroupId u = p_user_[pc.value()];
-    if (u == kNilId) continue;
-    const Group& victim = groups_[u];
-    if (!victim.lazy || victim.running < kMinGuaranteedPriority ||
-        victim.state != GState::kRunning) {
-      continue;
-    }
-    if (std::find(lazy->begin(), lazy->end(), u) == lazy->end()) lazy->push_back(u);
-  }
-}
-
-bool SchedulerImpl::PlanBinding(ChainId ch, const std::vector<VCellId>& vleaves,
-                                const std::vector<GroupId>& downgrades,
-                                std::vector<CellId>* pleaves) {
-  if (downgrades.empty()) return MapPlacement(ch, vleaves, pleaves);
-  // The downgrade trial: the only state change left inside Decide (docs/architecture.md,
-  // "What is still shared"). Applied in order, planned on, reverted latest first; the
-  // names a real downgrade records are left empty here, since the revert clears them.
-  // The health work the trial notes (chains to rebalance, bad-bound cells to mirror) is
-  // forgotten with it: the reverted state needs none of it.
-  static const std::string kTrial;
-  const Health::PendingMark mark = health_.mark();
-  for (GroupId u : downgrades) DowngradeGroup(u, kTrial, kTrial);
-  const bool ok = MapPlacement(ch, vleaves, pleaves);
-  for (auto it = downgrades.rbegin(); it != downgrades.rend(); ++it) {
-    RevertDowngrade(*it, groups_[*it].priority);
-  }
-  health_.ForgetSince(mark);
-  return ok;
-}
-
-// ---------------------------------------------------------------------------------------
-// Binding: the virtual cells a placement needs, planned on physical cells by cellalloc.
-
-bool SchedulerImpl::MapPlacement(ChainId ch, const std::vector<VCellId>& vleaves,
-                                 std::vector<CellId>* pleaves) {
-  cellalloc::PlanContext context;
-  context.bound = &p_bound_;
-  placer_.suggested().FillPlanContext(&context);
-  context.vc_unbound = &all_vc_free_[ch.value()];
-  planner_->Begin(ch, context);
-  // Inline storage: a placement binds few roots and few cells under bound parents.
-  absl::InlinedVector<int32_t, 8> pre_roots;
-  absl::InlinedVector<std::pair<VCellId, absl::InlinedVector<int32_t, 4>>, 4> under_bound;
-  for (VCellId leaf : vleaves) {
-    if (!v_[leaf].bound.IsNil()) continue;
-    int32_t child_slot = -1;
-    VCellId x = leaf;
-    while (true) {
-      if (vslot_[x] >= 0) {
-        if (child_slot >= 0) planner_->AddChild(vslot_[x], child_slot);
-        break;
-      }
-      const int32_t slot = planner_->AddNode(v_[x].level);
-      vslot_[x] = slot;
-      vslot_touched_.push_back(x);
-      if (child_slot >= 0) planner_->AddChild(slot, child_slot);
-      child_slot = slot;
-      if (v_[x].is_root) {
-        pre_roots.push_back(slot);
-        break;
-      }
-      VCellId parent = v_[x].parent;
-      if (!v_[parent].bound.IsNil()) {
-        auto it = std::find_if(under_bound.begin(), under_bound.end(),
-                               [&](const auto& e) { return e.first == parent; });
-        if (it == under_bound.end()) {
-          under_bound.emplace_back();
-          under_bound.back().first = parent;
-          under_bound.back().second.push_back(slot);
-        } else {
-          it->second.push_back(slot);
-        }
-        break;
-      }
-      x = parent;
-    }
-  }
-  bool ok = true;
-  for (int32_t slot : pre_roots) {
-    if (!planner_->PlaceRoot(slot)) {
-      ok = false;
-      break;
-    }
-  }
-  if (ok) {
-    for (auto& [parent, slots] : under_bound) {
-      if (!planner_->PlaceUnder(v_[parent].bound, slots)) {
-        ok = false;
-        break;
-      }
-    }
-  }
-  if (ok) {
-    pleaves->clear();
-    pleaves->reserve(vleaves.size());
-    for (VCellId leaf : vleaves) {
-      CellId p = v_[leaf].bound;
-      if (p.IsNil()) p = planner_->cell(vslot_[leaf]);
-      HIVED_CHECK(!p.IsNil()) << "unmapped virtual leaf " << VAddress(leaf);
-      pleaves->push_back(p);
-    }
-  }
-  planner_->Abandon();
-  for (VCellId v : vslot_touched_) vslot_[v] = -1;
-  vslot_touched_.clear();
-  return ok;
 }
 
 }  // namespace hived

@@ -23,8 +23,9 @@
 //     usable leaves.
 //  2. Lazy preemption: running lazily preemptible groups on the chosen virtual leaves are
 //     the planned downgrades (`Decision::lazy`, found over const state); step 3 plans as
-//     if they were applied (`PlanBinding` tries them on the state and reverts them before
-//     it returns), and `Commit` applies them (Preempting phase).
+//     if they were applied (`PlanBinding`: the binding they would leave, a
+//     `DowngradeOverlay`, read by `MapPlacement` and given to the planner as its
+//     state-as-if; nothing is applied), and `Commit` applies them (Preempting phase).
 //  3. Binding: unbound virtual cells on the leaves' paths are planned on physical cells by
 //     `cellalloc::BuddyPlanner` (buddy allocation on an overlay of the allocator's free
 //     lists, HiveD's candidate order, backtracking, the safe relaxed split); the plan is
@@ -33,9 +34,15 @@
 //     are cancelled (Preempting phase).
 // Opportunistic groups run step 1 on the chain's physical nodes and skip 2 and 3.
 //
+// `Decide` (steps 1-4) is a const member function: it reads the state and writes only the
+// `DecideScratch` its caller grants (the Placer's marks and taken leaves, the planner's
+// overlay, buffers; all empty between calls) and the `Decision` it returns. `Commit`
+// applies a Decision in one step.
+//
 // Components (each a section below and one source file; docs/architecture.md):
 //   request.cc    ValidateRequest (shared by Schedule and Allocate), ParseRequest;
-//   schedule.cc   Decide (a `Decision` value, no observable change) and Commit;
+//   decide.cc     Decide (const: a `Decision` value), the binding it plans;
+//   schedule.cc   Schedule and Commit (applies a Decision);
 //   placement.cc  the Placer: node and leaf choice over const state;
 //   leaf_usage.cc leaf priorities, the views' histograms and node keys;
 //   groups.cc     the group table's operations (`GroupTable` in group_table.h);
@@ -57,6 +64,7 @@
 #define HIVED_SRC_SCHEDULER_IMPL_H_
 
 #include <cstdint>
+#include <experimental/propagate_const>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -185,10 +193,9 @@ class SchedulerImpl {
     bool has_suggested = false;
   };
 
-  // What `Schedule` does with a new group: computed by `Decide`, which leaves no
-  // observable change (its one state change, the downgrade trial in `PlanBinding`, is
-  // reverted inside that call), and applied by `Commit` in one step (nothing in the
-  // Filtering phase).
+  // What `Schedule` does with a new group: computed by `Decide`, a const member function
+  // (it changes no state; what it writes is the `DecideScratch` its caller grants), and
+  // applied by `Commit` in one step (nothing in the Filtering phase).
   struct Decision {
     bool found = false;
     Outcome outcome = Outcome::kWaiting;  // when !found: kWaiting or kInfeasible
@@ -200,6 +207,36 @@ class SchedulerImpl {
     std::vector<GroupId> victims;      // groups using the leaves
     std::vector<GroupId> overlapping;  // preempting groups reserving some of the leaves
     std::vector<GroupId> lazy;         // groups to downgrade first, in order
+  };
+
+  // The virtual binding as a placement's planned lazy downgrades would leave it, computed
+  // over const state by `PlanDowngrades` (the same releases and unbinds `DowngradeGroup`
+  // makes): which virtual cells would be unbound, and for the planner's state-as-if the
+  // physical cells that would be unbound, the preassigned roots that would be released
+  // and the VCs' unbound cells of the chain afterwards. Inactive (and every per-vcell
+  // entry zero) outside `PlanBinding`; the per-vcell arrays are sized on first use.
+  struct DowngradeOverlay {
+    bool active = false;
+    std::vector<int32_t> released;  // per vcell: leaves released at or below it
+    std::vector<int32_t> unbound_children;
+    std::vector<uint8_t> unbound;       // per vcell: bound now, unbound after the downgrades
+    std::vector<VCellId> touched;       // vcells with a non-zero entry
+    std::vector<CellId> free_roots;     // the planner's StateAsIf::free
+    std::vector<CellId> unbound_cells;  // and StateAsIf::unbound
+    std::vector<int32_t> vc_unbound;    // per level: the chain's unbound preassigned cells
+  };
+
+  // What a const `Decide` may write, granted by `ScheduleNew`: per-call scratch, empty
+  // between calls (the Placer's marks and taken leaves, the planner's overlay, the
+  // buffers below).
+  struct DecideScratch {
+    Placer* placer = nullptr;
+    cellalloc::BuddyPlanner* planner = nullptr;
+    std::vector<int32_t> pod_node;  // TryGuaranteed / TryOpportunistic
+    std::vector<uint32_t> leaves;
+    std::vector<int32_t> vslot;  // per vcell: its planner node during MapPlacement, else -1
+    std::vector<VCellId> vslot_touched;
+    DowngradeOverlay downgrades;
   };
 
   // One chain's attempt; a successful one fills the Decision's leaves.
@@ -219,10 +256,10 @@ class SchedulerImpl {
   absl::StatusOr<ScheduleResult> ScheduleNew(const Req& req, Phase phase);
   absl::StatusOr<ScheduleResult> RecheckPreempting(GroupId g, const GroupRequest& request,
                                                    Phase phase);
-  void Decide(const Req& req, Decision* d);
+  void Decide(const Req& req, DecideScratch* s, Decision* d) const;
   absl::StatusOr<ScheduleResult> Commit(const Req& req, Phase phase, Decision* d);
-  Attempt TryGuaranteed(const Req& req, int32_t view_id, Decision* d);
-  Attempt TryOpportunistic(const Req& req, ChainId ch, Decision* d);
+  Attempt TryGuaranteed(const Req& req, int32_t view_id, DecideScratch* s, Decision* d) const;
+  Attempt TryOpportunistic(const Req& req, ChainId ch, DecideScratch* s, Decision* d) const;
   // Empty when the view can hold the request; else why not (kPodTooLarge, kGroupTooLarge).
   std::string Infeasibility(const Req& req, const View& view, ReasonCode* code) const;
 
@@ -236,13 +273,19 @@ class SchedulerImpl {
   // The lazily preemptible running groups using `vleaves`' bound physical leaves, in leaf
   // order, each once, appended to `lazy` (the downgrades a guaranteed placement implies).
   void LazyDowngrades(const std::vector<VCellId>& vleaves, std::vector<GroupId>* lazy) const;
-  // `MapPlacement` as if `downgrades` were applied first: tried on the state and reverted
-  // before it returns (no observable change; the one mutation left in `Decide`).
+  // `MapPlacement` as if `downgrades` were applied first: over the `DowngradeOverlay` they
+  // imply (`PlanDowngrades`), nothing applied; the overlay is inactive again on return.
   bool PlanBinding(ChainId ch, const std::vector<VCellId>& vleaves,
-                   const std::vector<GroupId>& downgrades, std::vector<CellId>* pleaves);
+                   const std::vector<GroupId>& downgrades, DecideScratch* s,
+                   std::vector<CellId>* pleaves) const;
+  void PlanDowngrades(ChainId ch, const std::vector<GroupId>& downgrades,
+                      DowngradeOverlay* o) const;
   // Binding: plans the unbound virtual cells on `vleaves`' paths on physical cells with the
-  // cellalloc planner (nothing changes); the leaves' physical cells in `pleaves`.
-  bool MapPlacement(ChainId ch, const std::vector<VCellId>& vleaves, std::vector<CellId>* pleaves);
+  // cellalloc planner (nothing changes), reading the binding through `s->downgrades` when
+  // kAsIf; the leaves' physical cells in `pleaves`.
+  template <bool kAsIf>  // kAsIf: through the active `s->downgrades`
+  bool MapPlacement(ChainId ch, const std::vector<VCellId>& vleaves, DecideScratch* s,
+                    std::vector<CellId>* pleaves) const;
 
   // State changes.
   GroupId NewGroup(const GroupRequest& request, VcId vc);
@@ -260,7 +303,6 @@ class SchedulerImpl {
   bool SafetyOk(ChainId ch) const { return vclusters_.SafetyOk(ch); }
   void ReleaseVLeaf(VCellId v);  // frees the virtual leaf and unbinds what it can
   void DowngradeGroup(GroupId g, const std::string& preemptor, const std::string& reason);
-  void RevertDowngrade(GroupId g, Priority priority);
   void CancelInternal(GroupId g);
   void ReleaseInternal(GroupId g);
   void UpdateVNodeKey(VCellId node);
@@ -342,8 +384,10 @@ class SchedulerImpl {
 
   ClusterSpec spec_;
   std::unique_ptr<cellalloc::CellForest> forest_;
-  std::unique_ptr<cellalloc::BuddyAllocator> buddy_;
-  std::unique_ptr<cellalloc::BuddyPlanner> planner_;
+  // Const-propagating: a const member function (`Decide`) sees the allocator and the
+  // planner const, so the compiler checks that deciding changes neither.
+  std::experimental::propagate_const<std::unique_ptr<cellalloc::BuddyAllocator>> buddy_;
+  std::experimental::propagate_const<std::unique_ptr<cellalloc::BuddyPlanner>> planner_;
   cellalloc::PriorityUsage pusage_;
 
   Health health_;  // doomed counts and deferred health work
@@ -391,13 +435,10 @@ class SchedulerImpl {
   std::vector<ChainId> chains_by_leaf_type_;
 
   // Scratch, reset after each decision.
-  std::vector<int32_t> scratch_pod_node_;  // TryGuaranteed / TryOpportunistic
-  std::vector<uint32_t> scratch_leaves_;
   mutable std::vector<int32_t> needs_pool_;  // Req::needs' buffer between requests
-  Decision decision_;           // the last decision (its buffers are reused by every Schedule)
-  Placer placer_;               // node and leaf choice; its scratch is empty between calls
-  std::vector<int32_t> vslot_;  // per vcell: its planner node during MapPlacement, else -1
-  std::vector<VCellId> vslot_touched_;
+  Decision decision_;             // the last decision (its buffers are reused by every Schedule)
+  Placer placer_;                 // node and leaf choice; its scratch is empty between calls
+  DecideScratch decide_scratch_;  // what Decide writes (placer_'s and planner_'s scratch too)
 };
 
 }  // namespace hived

@@ -23,6 +23,18 @@ absl::Status SchedulerImpl::CheckInvariants() const {
   HIVED_RETURN_IF_ERROR(reservations_.CheckInvariants());
   HIVED_RETURN_IF_ERROR(placer_.CheckInvariants());
   HIVED_RETURN_IF_ERROR(sharing_->CheckInvariants());
+  {  // Decide's scratch (DecideScratch) and the planner's overlay.
+    const DecideScratch& ds = decide_scratch_;
+    const DowngradeOverlay& o = ds.downgrades;
+    if (o.active || !o.touched.empty() || !o.free_roots.empty() || !o.unbound_cells.empty() ||
+        !ds.vslot_touched.empty() ||
+        std::any_of(ds.vslot.begin(), ds.vslot.end(), [](int32_t x) { return x >= 0; }) ||
+        std::any_of(o.unbound.begin(), o.unbound.end(), [](uint8_t x) { return x != 0; })) {
+      return fail("the decision scratch is not empty between calls");
+    }
+    if (!planner_->IsIdle())
+      return fail("the binding planner's overlay is not empty between plans");
+  }
   std::vector<int32_t> doomed(static_cast<size_t>(f.num_chains()), 0);
   for (const VCell& c : v_) doomed[c.chain.value()] += c.doomed ? 1 : 0;
   HIVED_RETURN_IF_ERROR(health_.CheckInvariants(doomed));

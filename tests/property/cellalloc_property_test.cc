@@ -13,6 +13,7 @@
 #include <random>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -410,42 +411,86 @@ bool JointlySafe(const CellForest& f, const BuddyAllocator& a, ChainId ch,
   return true;
 }
 
-void RunRandomPlans(const ClusterSpec& spec, uint64_t seed, int* relaxed_plans) {
-  absl::StatusOr<CellForest> built = CellForest::Build(spec);
-  REQUIRE(built.ok());
-  const CellForest& f = *built;
-  BuddyAllocator alloc(&f);
-  PriorityUsage usage = PriorityUsage::ForForest(f);
-  BuddyPlanner planner(&alloc, &usage);
-  std::vector<uint32_t> bound(static_cast<size_t>(f.num_cells()), PlanContext::kNotBound);
-  std::mt19937_64 rng(seed);
-  auto uniform = [&rng](int32_t lo, int32_t hi) {
-    return std::uniform_int_distribution<int32_t>(lo, hi)(rng);
-  };
-  std::vector<CellId> held;
-  for (int step = 0; step < 400; ++step) {
-    CAPTURE(step);
-    const int32_t op = uniform(0, 9);
-    if (op < 3) {  // hold a random available cell, sometimes marking its children bound
-      const CellId c(static_cast<uint32_t>(uniform(0, f.num_cells() - 1)));
+// A random state for planning over one spec: cells the test holds (some marked bound by
+// the caller and, with `bind_children`, some of their children too), bad nodes, used leaves.
+class PlanWorld {
+ public:
+  PlanWorld(const ClusterSpec& spec, uint64_t seed)
+      : f(Build(spec)),
+        alloc(&f),
+        usage(PriorityUsage::ForForest(f)),
+        bound(static_cast<size_t>(f.num_cells()), PlanContext::kNotBound),
+        rng_(seed) {}
+  PlanWorld(const PlanWorld&) = delete;  // `alloc` points at `f`
+  PlanWorld& operator=(const PlanWorld&) = delete;
+
+  int32_t Uniform(int32_t lo, int32_t hi) {
+    return std::uniform_int_distribution<int32_t>(lo, hi)(rng_);
+  }
+  // One random operation: op < `hold_ops` of 10 holds a random available cell; then one
+  // releases a held cell, one flips a node's health, one flips a leaf's (opportunistic) use.
+  void Step(int32_t hold_ops, bool bind_children) {
+    const int32_t op = Uniform(0, 9);
+    if (op < hold_ops) {
+      const CellId c(static_cast<uint32_t>(Uniform(0, f.num_cells() - 1)));
       if (alloc.AllocateCell(c)) {
         held.push_back(c);
-        if (uniform(0, 1) == 0) bound[c.value()] = 1;
+        if (Uniform(0, 1) == 0) bound[c.value()] = 1;
+        if (bind_children && f.num_children(c) > 0 && Uniform(0, 1) == 0) {
+          bound[f.child(c, Uniform(0, f.num_children(c) - 1)).value()] = 1;
+        }
       }
-    } else if (op < 5 && !held.empty()) {
-      const size_t i = static_cast<size_t>(uniform(0, static_cast<int32_t>(held.size()) - 1));
-      bound[held[i].value()] = PlanContext::kNotBound;
+    } else if (op < hold_ops + 2 && !held.empty()) {
+      const size_t i = static_cast<size_t>(Uniform(0, static_cast<int32_t>(held.size()) - 1));
+      std::vector<CellId> b;
+      BoundIn(held[i], &b);
+      for (CellId x : b) bound[x.value()] = PlanContext::kNotBound;
       alloc.Release(held[i]);
       held.erase(held.begin() + static_cast<std::ptrdiff_t>(i));
-    } else if (op < 6) {
-      const NodeId n(static_cast<uint32_t>(uniform(0, f.num_nodes() - 1)));
+    } else if (op < hold_ops + 3) {
+      const NodeId n(static_cast<uint32_t>(Uniform(0, f.num_nodes() - 1)));
       alloc.SetNodeHealthy(n, !alloc.IsNodeHealthy(n));
-    } else if (op < 7) {  // opportunistic use of a random leaf (any state)
+    } else if (op < hold_ops + 4) {  // opportunistic use of a random leaf (any state)
       const CellId leaf =
-          f.first_leaf(CellId(static_cast<uint32_t>(uniform(0, f.num_cells() - 1))));
+          f.first_leaf(CellId(static_cast<uint32_t>(Uniform(0, f.num_cells() - 1))));
       usage.SetLeafPriority(
           leaf, usage.LeafPriority(leaf) == kFreePriority ? kOpportunisticPriority : kFreePriority);
     }
+  }
+  // `c` and its children, those marked bound, into `out`.
+  void BoundIn(CellId c, std::vector<CellId>* out) const {
+    if (bound[c.value()] != PlanContext::kNotBound) out->push_back(c);
+    for (int32_t k = 0; k < f.num_children(c); ++k) {
+      if (bound[f.child(c, k).value()] != PlanContext::kNotBound) out->push_back(f.child(c, k));
+    }
+  }
+
+  const CellForest f;
+  BuddyAllocator alloc;
+  PriorityUsage usage;
+  std::vector<uint32_t> bound;
+  std::vector<CellId> held;
+
+ private:
+  static CellForest Build(const ClusterSpec& spec) {
+    absl::StatusOr<CellForest> built = CellForest::Build(spec);
+    REQUIRE(built.ok());
+    return *std::move(built);
+  }
+  std::mt19937_64 rng_;
+};
+
+void RunRandomPlans(const ClusterSpec& spec, uint64_t seed, int* relaxed_plans) {
+  PlanWorld w(spec, seed);
+  const CellForest& f = w.f;
+  BuddyAllocator& alloc = w.alloc;
+  PriorityUsage& usage = w.usage;
+  std::vector<uint32_t>& bound = w.bound;
+  BuddyPlanner planner(&alloc, &usage);
+  auto uniform = [&w](int32_t lo, int32_t hi) { return w.Uniform(lo, hi); };
+  for (int step = 0; step < 400; ++step) {
+    CAPTURE(step);
+    w.Step(/*hold_ops=*/3, /*bind_children=*/false);
     // Plan one root of a random level.
     const ChainId ch(static_cast<uint32_t>(uniform(0, f.num_chains() - 1)));
     const CellLevel target = uniform(1, f.chain_info(ch).top_level);
@@ -490,6 +535,89 @@ TEST_CASE("BuddyPlanner property: plans match the buddy rules and the relaxed sp
     RunRandomPlans(DesignLiteSpec(), seed + 1000, &relaxed);
   }
   CHECK(relaxed > 0);  // the random states reach the relaxed split
+}
+
+// ---- BuddyPlanner's state-as-if against releasing for real ------------------------------
+//
+// Random states as above, where the test holds cells and marks some of them and some of
+// their children bound. Then a random "as if freed" set of held cells (and "as if
+// unbound" cells: the bound ones among them and their children, plus random other bound
+// cells), and a plan of one root with up to two children. The reference: release the set
+// for real on a copy of the allocator, clear the bound entries, and plan there without a
+// state-as-if (buddy_planner.h invariant 4). The two plans must be the same, cell for
+// cell; the root must be allocatable after the release; the planner idle afterwards.
+void RunAsIfPlans(const ClusterSpec& spec, uint64_t seed, int* as_if_plans) {
+  PlanWorld w(spec, seed);
+  const CellForest& f = w.f;
+  BuddyPlanner planner(&w.alloc, &w.usage);
+  auto uniform = [&w](int32_t lo, int32_t hi) { return w.Uniform(lo, hi); };
+  for (int step = 0; step < 300; ++step) {
+    CAPTURE(step);
+    w.Step(/*hold_ops=*/4, /*bind_children=*/true);
+    // The state-as-if.
+    std::vector<CellId> as_free;
+    std::vector<CellId> as_unbound;
+    for (CellId c : w.held) {
+      if (uniform(0, 2) == 0) {
+        as_free.push_back(c);
+        w.BoundIn(c, &as_unbound);
+      } else if (uniform(0, 4) == 0) {
+        w.BoundIn(c, &as_unbound);
+      }
+    }
+    // A plan: a root of a random level with up to two children one level down.
+    const ChainId ch(static_cast<uint32_t>(uniform(0, f.num_chains() - 1)));
+    const CellLevel top = f.chain_info(ch).top_level;
+    const CellLevel target = uniform(1, top);
+    const int32_t kids = target > 1 ? uniform(0, 2) : 0;
+    std::vector<int32_t> unbound(static_cast<size_t>(top) + 2, 0);
+    for (CellLevel l = 1; l <= top; ++l) unbound[static_cast<size_t>(l)] = uniform(0, 1);
+    auto plan = [&](BuddyPlanner* p, const PlanContext& context, std::vector<CellId>* cells) {
+      p->Begin(ch, context);
+      const int32_t root = p->AddNode(target);
+      for (int32_t k = 0; k < kids; ++k) p->AddChild(root, p->AddNode(target - 1));
+      const bool placed = p->PlaceRoot(root);
+      for (int32_t k = 0; k <= kids; ++k) cells->push_back(p->cell(k));
+      p->Abandon();
+      REQUIRE(p->IsIdle());
+      return placed;
+    };
+    PlanContext context;
+    context.bound = &w.bound;
+    context.vc_unbound = &unbound;
+    const StateAsIf as_if{as_free, as_unbound};
+    context.as_if = &as_if;
+    std::vector<CellId> got;
+    const bool placed = plan(&planner, context, &got);
+    // The reference: the same plan after releasing for real.
+    BuddyAllocator released = w.alloc;
+    for (CellId c : as_free) released.Release(c);
+    REQUIRE(released.CheckInvariants().ok());
+    std::vector<uint32_t> bound_after = w.bound;
+    for (CellId c : as_unbound) bound_after[c.value()] = PlanContext::kNotBound;
+    BuddyPlanner reference(&released, &w.usage);
+    PlanContext after;
+    after.bound = &bound_after;
+    after.vc_unbound = &unbound;
+    std::vector<CellId> expect;
+    const bool expect_placed = plan(&reference, after, &expect);
+    REQUIRE(placed == expect_placed);
+    CHECK(got == expect);
+    if (!placed) continue;
+    if (!as_free.empty()) ++*as_if_plans;
+    REQUIRE(released.AllocateCell(got[0]));  // invariant 3 in the state-as-if
+  }
+}
+
+TEST_CASE("BuddyPlanner property: a plan as if cells were freed equals freeing them for real",
+          "[cellalloc][property]") {
+  int as_if = 0;
+  for (uint64_t seed = 1; seed <= 30; ++seed) {
+    CAPTURE(seed);
+    RunAsIfPlans(testing::RackSpec(2, 2), seed, &as_if);
+    RunAsIfPlans(DesignLiteSpec(), seed + 2000, &as_if);
+  }
+  CHECK(as_if > 0);
 }
 
 // ---- IndexSet against std::set ---------------------------------------------------------

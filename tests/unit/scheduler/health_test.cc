@@ -52,29 +52,6 @@ TEST_CASE("Health: dirty chains are listed once, in marking order, and handed ov
   CHECK(h.CheckInvariants(none).ok());
 }
 
-TEST_CASE("Health: work noted after a mark is forgotten, earlier work kept", "[scheduler][unit]") {
-  const cellalloc::CellForest f = DesignForest();
-  cellalloc::BuddyAllocator buddy(&f);
-  Health h(&f, &buddy);
-  REQUIRE(f.num_chains() >= 2);
-  h.MarkDirty(ChainId(1));
-  h.NoteBadBound(4);
-  const Health::PendingMark m = h.mark();
-  h.MarkDirty(ChainId(1));  // already dirty before the mark: kept
-  h.MarkDirty(ChainId(0));
-  h.NoteBadBound(9);
-  h.ForgetSince(m);
-  CHECK(h.TakeDirty() == std::vector<ChainId>{ChainId(1)});
-  VCellId v = kNilId;
-  CHECK(h.PopBadBound(&v));
-  CHECK(v == 4);
-  CHECK_FALSE(h.PopBadBound(&v));
-  // Nothing noted since the mark: nothing changes.
-  const Health::PendingMark empty = h.mark();
-  h.ForgetSince(empty);
-  CHECK_FALSE(h.HasDirty());
-}
-
 TEST_CASE("Health: a bad node's free cells are found at every level up to the chain's top",
           "[scheduler][unit]") {
   const cellalloc::CellForest f = DesignForest();
