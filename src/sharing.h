@@ -54,8 +54,9 @@
 //  (6) a GPU barred to guests is barred by a preempting guaranteed group that lists it.
 //  (7) a reserved group's pods on open GPUs are counted in (2)-(4); its other pods are on
 //      distinct leaves of its holder, which the scheduler holds reserved (kReserved, or
-//      kPreempting with no victim left) and which are not open; a running group has no
-//      holder and every pod on an open GPU.
+//      kPreempting with no victim left; absent once an overlapping preemptor cancelled it,
+//      and then its next Schedule re-places the group and its Allocate is refused) and which
+//      are not open; a running group has no holder and every pod on an open GPU.
 //
 // Thread safety: not thread-safe; the scheduler serialises.
 #ifndef HIVED_SRC_SHARING_H_

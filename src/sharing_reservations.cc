@@ -77,6 +77,16 @@ absl::Status Sharing::AllocateHolder(const std::string& group, bool guaranteed,
 absl::StatusOr<AllocateInfo> Sharing::CommitReserved(const std::string& name,
                                                      bool holder_allocated) {
   Group& g = groups_.at(name);
+  if (!holder_allocated && !g.holder.empty() && CoreStatus(g.holder).state == GroupState::kAbsent) {
+    // A Preempting holder (its victims gone) that an overlapping preemptor cancelled, as
+    // the scheduler cancels Preempting whole groups: the reservation lost its new leaves.
+    const std::string holder = g.holder;
+    g.holder.clear();
+    HIVED_RETURN_IF_ERROR(DropReservation(name));
+    return absl::FailedPreconditionError(
+        absl::StrCat("group ", name, ": the preemption reserving its new leaves (", holder,
+                     ") was cancelled by an overlapping preemptor; Schedule it again"));
+  }
   if (!g.holder.empty()) {
     if (!holder_allocated) {
       const absl::Status s =
@@ -131,7 +141,11 @@ absl::StatusOr<std::optional<ScheduleResult>> Sharing::RecheckReserved(const Gro
                                                                        Phase phase) {
   const Group& g = groups_.at(r.name);
   std::string why;
+  if (!g.holder.empty() && CoreStatus(g.holder).state == GroupState::kAbsent) {
+    why = absl::StrCat("its new leaves' preemption (", g.holder, ") was cancelled");
+  }
   for (const PodShare& s : g.pods) {
+    if (!why.empty()) break;
     const NodeId n = forest_.node(s.leaf);
     const std::string& node = forest_.node_name(n);
     if (!core_->NodeHealthy(n)) {
