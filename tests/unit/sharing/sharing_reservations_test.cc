@@ -94,7 +94,8 @@ TEST_CASE("a kPlaced fractional result reserves its shares and new leaves", "[sh
   REQUIRE(s->CheckInvariants().ok());
 }
 
-TEST_CASE("Filtering reserves nothing; only the Allocate right after it is accepted", "[sharing]") {
+TEST_CASE("Filtering reserves nothing, and only the Allocate right after it is accepted",
+          "[sharing]") {
   auto s = Make();
   const GroupRequest f = Frac("f", "VC1", 0, 300);
   absl::StatusOr<ScheduleResult> a = s->Schedule(f, Phase::kFiltering);

@@ -189,7 +189,7 @@ TEST_CASE("bad fractional requests are errors, never crashes", "[sharing]") {
   REQUIRE(s->CheckInvariants().ok());
 }
 
-TEST_CASE("Allocate takes only what Schedule decided; Recover takes a placement from elsewhere",
+TEST_CASE("Allocate takes only what Schedule decided, Recover a placement from elsewhere",
           "[sharing]") {
   auto s = Make();
   GroupRequest r = Frac("f", "VC1", 0, 400);
