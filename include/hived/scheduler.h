@@ -245,7 +245,9 @@ class HIVED_EXPORT Scheduler {
   // Gives up a reservation: a reserved group's cells are free again; a Preempting group's
   // reservation is cancelled as by `CancelPreemption` (its victims not yet gone keep their
   // cells). For a failed bind, a job deleted before it ran, a preemption given up.
-  // Errors: kNotFound for a group that is not known, kFailedPrecondition for a running one.
+  // A fractional group's shares are given back and its holder unreserved (docs/gpu-sharing.md).
+  // Errors: kNotFound for a group that is not known, kFailedPrecondition for a running one,
+  // kInvalidArgument for a sharing holder ("hived-share/<n>").
   absl::Status Unreserve(std::string_view group);
 
   // Marks a node bad or healthy. Bad nodes are avoided; a VC that cannot be backed by
