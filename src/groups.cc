@@ -143,6 +143,7 @@ absl::Status SchedulerImpl::CancelPreemption(std::string_view name) {
 }
 
 absl::Status SchedulerImpl::Unreserve(std::string_view name) {
+  if (sharing_->Handles(name)) return sharing_->Unreserve(name);
   const GroupId g = groups_.Find(name);
   if (g == kNilId) {
     return absl::NotFoundError(

@@ -133,6 +133,7 @@ absl::StatusOr<AllocateInfo> SchedulerImpl::Allocate(const GroupRequest& request
 absl::StatusOr<AllocateInfo> SchedulerImpl::Recover(const GroupRequest& request,
                                                     const Placement& placement,
                                                     int32_t* ignored_leaves) {
+  if (sharing_->Handles(request)) return sharing_->Recover(request, placement);
   const GroupId existing = groups_.Find(request.name);
   if (existing != kNilId) {
     const GState state = groups_[existing].state;

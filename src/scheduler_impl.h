@@ -147,6 +147,9 @@ class SchedulerImpl {
   // GPU sharing (src/sharing.h): kUnimplemented while a fractional group runs or preempts
   // (the state format has no shares yet), for SaveState and GetGroupRecord.
   absl::Status CanSave(std::string_view group = {}) const;
+  // For Sharing's reservations: the state epoch (bumped by every change) and node health.
+  uint64_t epoch() const { return epoch_; }
+  bool NodeHealthy(NodeId node) const { return buddy_->IsNodeHealthy(node); }
 
   // Persistence (persistence.cc, docs/state-format.md): every running group's record, and a
   // scheduler rebuilt from them through `Allocate`'s recovery path.

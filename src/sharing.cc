@@ -34,6 +34,13 @@ Sharing::Sharing(SchedulerImpl* core, const ClusterSpec& spec, const cellalloc::
   node_cpu_used_.assign(nodes, 0);
   node_memory_used_.assign(nodes, 0);
   for (const LeafCellTypeSpec& t : spec.leaf_cell_types) leaf_types_[t.name] = t;
+  for (const VirtualClusterSpec& vc : spec.virtual_clusters) {
+    std::vector<std::string>& types = vc_types_[vc.name];
+    for (const VirtualCellSpec& c : vc.virtual_cells) {
+      const std::string type = c.cell_type.substr(c.cell_type.rfind('.') + 1);
+      if (std::find(types.begin(), types.end(), type) == types.end()) types.push_back(type);
+    }
+  }
   // Node resources: from the node-level physical cells (a node of several chains takes the
   // largest declaration; validation allows one per node name only where they agree).
   std::vector<const PhysicalCellSpec*> stack;

@@ -18,14 +18,26 @@
 //    the one left with the least free milli (tightest fit, HiveD's buddy rule applied to
 //    shares: keep the emptier GPUs whole), ties to the lowest leaf id.
 // Pods that fit no open GPU take new leaves: one holder for all of them, scheduled in the
-// caller's phase. A kPreempting holder keeps its name for the group's next Schedule (the
-// scheduler's re-check) and its Allocate. Victims named by the scheduler that are holders
-// are replaced by the groups with shares on the holder's GPUs (whole groups, sorted).
+// caller's phase. Victims named by the scheduler that are holders are replaced by the
+// groups with shares (or reservations) on the holder's GPUs (whole groups, sorted).
 // A guaranteed pod of a `protected` type that finds neither room nor a new leaf evicts the
 // opportunistic shares on one of its own GPUs: those groups are its victims (Preempting
-// phase), and the GPU is barred to new opportunistic shares until the group is allocated
-// or cancelled. Nothing is held between a kPlaced Schedule and its Allocate (as for whole
-// groups): Allocate re-checks the room and takes the new leaves then.
+// phase), and the GPU is barred to new opportunistic shares until the group is reserved,
+// allocated or cancelled.
+//
+// Reservations (scheduler.h rules 7-8, as for whole groups; src/sharing_reservations.cc):
+// a Preempting-phase kPlaced result reserves the group (stage kReserved, GroupState
+// kReserved): its shares on open GPUs are added to GpuShares at once (no other Schedule can
+// take them; they keep their GPU's holder open) and its new leaves are its holder's,
+// reserved by the scheduler (the holder is a kReserved core group, or a Preempting one
+// whose victims are gone; its GPUs open only at Allocate). The node CPU and memory of every
+// pod are counted. A repeated Schedule returns the reservation (on a bad or non-suggested
+// node: re-placed in kPreempting, kWaiting in kFiltering); `Allocate` accepts only the
+// reserved request and placement, or the Filtering phase's last kPlaced decision with no
+// state change since (`pending_`, stamped with the scheduler's epoch); `Unreserve` gives
+// the shares back, unreserves the holder and releases holders left without shares.
+// `Recover` places a placement from elsewhere strictly, reopening GPUs through the
+// scheduler's `Recover` of new holders (one per chain).
 //
 // Invariants (CheckInvariants, also cellalloc/gpu_shares.h's):
 //  (1) every open GPU is a leaf of exactly one live holder, which the scheduler runs, and
@@ -40,6 +52,11 @@
 //      most the declared amount.
 //  (5) a running holder has at least one share on its GPUs.
 //  (6) a GPU barred to guests is barred by a preempting guaranteed group that lists it.
+//  (7) a reserved group's pods on open GPUs are counted in (2)-(4); its other pods are on
+//      distinct leaves of its holder, which the scheduler holds reserved (kReserved, or
+//      kPreempting with no victim left; absent once an overlapping preemptor cancelled it,
+//      and then its next Schedule re-places the group and its Allocate is refused) and which
+//      are not open; a running group has no holder and every pod on an open GPU.
 //
 // Thread safety: not thread-safe; the scheduler serialises.
 #ifndef HIVED_SRC_SHARING_H_
@@ -87,6 +104,11 @@ bool IsHolderName(std::string_view name);
 // Whether a request asks for shares (any member with gpu_milli > 0).
 bool IsFractional(const GroupRequest& request);
 
+// The first difference between a reserved fractional request and an Allocate's (VC,
+// priority, members and their amounts, leaf types), e.g. "priority 1, reserved at 0"; empty
+// when none.
+std::string ShareRequestDifference(const GroupRequest& reserved, const GroupRequest& given);
+
 class Sharing {
  public:
   Sharing(SchedulerImpl* core, const ClusterSpec& spec, const cellalloc::CellForest& forest);
@@ -100,6 +122,8 @@ class Sharing {
   absl::StatusOr<AllocateInfo> Allocate(const GroupRequest& request, const Placement& placement);
   absl::Status Release(std::string_view group);
   absl::Status CancelPreemption(std::string_view group);
+  absl::Status Unreserve(std::string_view group);
+  absl::StatusOr<AllocateInfo> Recover(const GroupRequest& request, const Placement& placement);
 
   // Replaces holders among `victims` by the groups sharing their GPUs (sorted, unique).
   void TranslateVictims(std::vector<std::string>* victims) const;
@@ -125,17 +149,27 @@ class Sharing {
     int64_t memory = 0;
     int64_t cpu = 0;
     int64_t host_memory = 0;
+    bool open = true;  // counted on an open GPU (false: a reserved new leaf of its holder)
   };
+  enum class Stage { kPreempting, kReserved, kRunning };
   struct Group {
     GroupRequest request;
     bool guaranteed = false;
-    bool running = false;         // else preempting
-    std::string holder;           // preempting: the holder it waits for (may be empty)
-    std::vector<PodShare> pods;   // running: every pod
+    Stage stage = Stage::kPreempting;
+    std::string holder;           // preempting / reserved: its holder (may be empty)
+    std::vector<PodShare> pods;   // reserved, running: every pod
     std::vector<CellId> barred;   // preempting: GPUs barred to guests for it
-    GroupRequest holder_request;  // preempting with a holder: the holder's request
-    Placement placement;
-    std::string downgrade_reason;
+    GroupRequest holder_request;  // with a holder: the holder's request
+    Placement holder_placement;   // reserved with a holder: the holder's reserved placement
+    Placement placement;          // reserved, running
+  };
+  // A kPlaced decision: what Reserve records (or the Filtering phase keeps for Allocate).
+  struct Decision {
+    std::vector<PodShare> pods;  // per pod; open false: on a new leaf of the holder
+    std::string holder;          // empty: no new leaf
+    GroupRequest holder_request;
+    Placement holder_placement;
+    Placement placement;  // the fractional group's
   };
   struct Holder {
     std::string vc;
@@ -167,12 +201,13 @@ class Sharing {
     std::map<uint32_t, std::pair<int64_t, int64_t>> node;  // node -> (cpu, host memory)
     std::vector<uint32_t> excluded;                        // leaves of holders being preempted
   };
-  // The last kPlaced decision that takes new leaves, for its Allocate (the scheduler's
-  // decision cache then matches the same holder request).
+  // The Filtering phase's last kPlaced decision, for the Allocate right after it (valid
+  // while the scheduler's epoch is unchanged and no sharing mutation ran).
   struct Pending {
     std::string group;
-    GroupRequest holder;
-    Placement placement;  // the holder's
+    GroupRequest request;
+    Decision decision;
+    uint64_t epoch = 0;
   };
 
   absl::StatusOr<Parsed> Parse(const GroupRequest& r) const;
@@ -211,11 +246,36 @@ class Sharing {
   absl::StatusOr<ScheduleResult> ScheduleHolder(const GroupRequest& r, const Parsed& p,
                                                 int32_t pods, Phase phase, std::string* name,
                                                 GroupRequest* holder_request);
+  // A pod's share on its open GPU (GpuShares and the sharers list), and its node's CPU and
+  // host memory.
   void AddShare(const std::string& group, const PodShare& s);
   void RemoveShare(const std::string& group, const PodShare& s);
+  void AddNodeUse(const PodShare& s, int64_t sign);
+  // Reservations (sharing_reservations.cc). Records `d` as group `r`'s reservation.
+  void Reserve(const GroupRequest& r, bool guaranteed, Decision d);
+  // Runs a reserved group: allocates its holder (unless `holder_allocated`), opens its
+  // GPUs and adds the shares of its new leaves.
+  absl::StatusOr<AllocateInfo> CommitReserved(const std::string& group, bool holder_allocated);
+  // The scheduler's Allocate of a holder; a guaranteed group's holder downgraded (its shares
+  // would leave the VC's cells) is released again and kFailedPrecondition.
+  absl::Status AllocateHolder(const std::string& group, bool guaranteed, const GroupRequest& h,
+                              const Placement& hp);
+  // Gives a reserved group's shares back, unreserves its holder, erases it.
+  absl::Status DropReservation(const std::string& group);
+  // A repeated Schedule of a reserved group; nullopt when it was dropped to be re-placed.
+  absl::StatusOr<std::optional<ScheduleResult>> RecheckReserved(const GroupRequest& r, Phase phase);
+  // The Allocate of the Filtering decision (pending_) or kFailedPrecondition.
+  absl::StatusOr<AllocateInfo> AllocateDecided(const GroupRequest& r, const Parsed& p,
+                                               const Placement& placement);
+  // Recover: each pod's open GPU or new leaf, checked strictly (kInvalidArgument /
+  // kFailedPrecondition naming the group and pod); `fresh` gets the distinct new leaves.
+  absl::Status ResolveRecovered(const GroupRequest& r, const Parsed& p, const Placement& placement,
+                                std::vector<PodShare>* pods, std::vector<CellId>* fresh) const;
   void OpenHolder(const std::string& name, const GroupRequest& holder_request);
   void ReleaseHolderIfEmpty(const std::string& name);
   GroupStatus CoreStatus(const std::string& group) const;
+  // Invariant (7) for a reserved or running group.
+  absl::Status CheckReservation(const std::string& name, const Group& g) const;
   void FillPlacementPod(CellId leaf, PodPlacement* pod) const;
 
   SchedulerImpl* core_;
@@ -226,6 +286,9 @@ class Sharing {
   std::vector<int64_t> node_memory_used_;
   bool nodes_declare_ = false;                          // some node declares CPU or memory
   std::map<std::string, LeafCellTypeSpec> leaf_types_;  // declared sharing keys per type
+  // Per VC: its preassigned cell types (the last part of each `cellType`), in VC order, once
+  // each: what Recover's holders name as their leaves' preassigned cell types.
+  std::map<std::string, std::vector<std::string>> vc_types_;
   cellalloc::GpuShares shares_;
   std::map<uint32_t, LeafUse> leaf_use_;
   std::map<std::string, Group> groups_;

@@ -15,17 +15,6 @@ namespace hived {
 
 namespace {
 
-bool SamePods(const Placement& a, const Placement& b) {
-  if (a.pods.size() != b.pods.size()) return false;
-  for (size_t i = 0; i < a.pods.size(); ++i) {
-    if (a.pods[i].node != b.pods[i].node ||
-        a.pods[i].leaf_cell_indices != b.pods[i].leaf_cell_indices) {
-      return false;
-    }
-  }
-  return true;
-}
-
 bool Running(GroupState s) {
   return s == GroupState::kAllocated || s == GroupState::kOpportunistic ||
          s == GroupState::kBeingPreempted;
@@ -48,9 +37,10 @@ absl::Status Sharing::CancelHolder(Group* g) {
   if (g->holder.empty()) return absl::OkStatus();
   const std::string holder = std::move(g->holder);
   g->holder.clear();
-  if (CoreStatus(holder).state != GroupState::kPreempting) return absl::OkStatus();
+  const GroupState state = CoreStatus(holder).state;
+  if (state != GroupState::kPreempting && state != GroupState::kReserved) return absl::OkStatus();
   internal::FlagScope in(&in_core_);
-  return core_->CancelPreemption(holder);
+  return core_->Unreserve(holder);
 }
 
 void Sharing::Bar(const std::string& group, bool on) {
@@ -103,7 +93,7 @@ absl::StatusOr<ScheduleResult> Sharing::ScheduleHolder(const GroupRequest& r, co
 absl::StatusOr<Sharing::Parsed> Sharing::ParseFor(const GroupRequest& r) const {
   if (IsHolderName(r.name)) return Parse(r);  // the reserved name's error first
   auto git = groups_.find(r.name);
-  if (git != groups_.end() && git->second.running) {
+  if (git != groups_.end() && git->second.stage == Stage::kRunning) {
     return absl::AlreadyExistsError(absl::StrCat("group ", r.name, " is already running"));
   }
   if (git == groups_.end() && CoreStatus(r.name).state != GroupState::kAbsent) {
@@ -113,6 +103,13 @@ absl::StatusOr<Sharing::Parsed> Sharing::ParseFor(const GroupRequest& r) const {
 }
 
 absl::StatusOr<ScheduleResult> Sharing::Schedule(const GroupRequest& r, Phase phase) {
+  pending_ = Pending();
+  auto rit = groups_.find(r.name);
+  if (rit != groups_.end() && rit->second.stage == Stage::kReserved) {
+    HIVED_RETURN_IF_ERROR(Parse(r).status());
+    HIVED_ASSIGN_OR_RETURN(std::optional<ScheduleResult> kept, RecheckReserved(r, phase));
+    if (kept.has_value()) return *std::move(kept);  // else dropped: placed anew below
+  }
   auto git = groups_.find(r.name);
   HIVED_ASSIGN_OR_RETURN(Parsed p, ParseFor(r));
   const bool preempting = git != groups_.end();
@@ -124,10 +121,11 @@ absl::StatusOr<ScheduleResult> Sharing::Schedule(const GroupRequest& r, Phase ph
     const std::string& name;
     ~Rebar() {
       auto it = self->groups_.find(name);
-      if (it != self->groups_.end() && !it->second.running) self->Bar(name, true);
+      if (it != self->groups_.end() && it->second.stage == Stage::kPreempting) {
+        self->Bar(name, true);
+      }
     }
   } rebar{this, r.name};
-  pending_ = Pending();
   Tentative t;
   std::vector<CellId> leaves(p.pods.size());
   int32_t fresh = 0;
@@ -158,12 +156,40 @@ absl::StatusOr<ScheduleResult> Sharing::Schedule(const GroupRequest& r, Phase ph
       result.placement.pods.push_back(std::move(pod));
     }
   };
+  // A kPlaced result: reserved (Preempting phase) or kept for the Allocate right after it.
+  auto keep = [&](const std::string& holder, const GroupRequest* holder_request,
+                  const Placement* holder_placement) {
+    Decision d;
+    d.placement = result.placement;
+    size_t next = 0;
+    for (size_t i = 0; i < p.pods.size(); ++i) {
+      const PodAsk& a = p.pods[i];
+      PodShare share{leaves[i], a.milli, a.memory, a.cpu, a.host_memory, true};
+      if (leaves[i].IsNil()) {
+        share.leaf = FindLeaf(holder_placement->pods[next++], Parsed());
+        share.open = false;
+        HIVED_CHECK(!share.leaf.IsNil()) << holder;
+      }
+      d.pods.push_back(share);
+    }
+    if (holder_request != nullptr) {
+      d.holder = holder;
+      d.holder_request = *holder_request;
+      d.holder_placement = *holder_placement;
+    }
+    if (phase == Phase::kPreempting) {
+      Reserve(r, p.guaranteed, std::move(d));
+    } else {
+      pending_ = Pending{r.name, r, std::move(d), core_->epoch()};
+    }
+  };
   if (fresh == 0) {
-    if (preempting && phase == Phase::kPreempting)
+    if (preempting && phase == Phase::kPreempting) {
       HIVED_RETURN_IF_ERROR(CancelHolder(&git->second));
-    if (preempting && phase == Phase::kPreempting) groups_.erase(r.name);
+    }
     result.outcome = Outcome::kPlaced;
     fill(leaves, nullptr);
+    keep("", nullptr, nullptr);
     return result;
   }
   std::string name;
@@ -174,9 +200,9 @@ absl::StatusOr<ScheduleResult> Sharing::Schedule(const GroupRequest& r, Phase ph
     // The suggested nodes had room for one pod each; several new pods on one node may not.
     const std::string short_node = NewPodsOverfill(p, leaves, core->placement, t);
     if (!short_node.empty()) {
-      if (core->outcome == Outcome::kPreempting && phase == Phase::kPreempting) {
+      if (phase == Phase::kPreempting) {  // kPlaced reserved it, kPreempting too
         internal::FlagScope in(&in_core_);
-        HIVED_RETURN_IF_ERROR(core_->CancelPreemption(name));
+        HIVED_RETURN_IF_ERROR(core_->Unreserve(name));
         if (preempting) git->second.holder.clear();
       }
       result.outcome = Outcome::kWaiting;
@@ -191,9 +217,9 @@ absl::StatusOr<ScheduleResult> Sharing::Schedule(const GroupRequest& r, Phase ph
     result.code = core->code;
     fill(leaves, &core->placement);
     if (core->outcome == Outcome::kPlaced) {
-      pending_.group = r.name;
-      pending_.holder = holder_request;
-      pending_.placement = core->placement;
+      const bool own = preempting && git->second.holder == name;
+      if (phase == Phase::kPreempting && !own) ++next_holder_;
+      keep(name, &holder_request, &core->placement);
     } else if (phase == Phase::kPreempting) {
       Group& g = groups_[r.name];
       if (g.holder.empty()) ++next_holder_;
@@ -270,102 +296,19 @@ CellId Sharing::FindLeaf(const PodPlacement& pod, const Parsed& p) const {
 
 absl::StatusOr<AllocateInfo> Sharing::Allocate(const GroupRequest& r, const Placement& placement) {
   auto git = groups_.find(r.name);
-  HIVED_ASSIGN_OR_RETURN(Parsed p, ParseFor(r));
-  if (placement.pods.size() != p.pods.size()) {
-    return absl::InvalidArgumentError(absl::StrCat("group ", r.name, ": the placement has ",
-                                                   placement.pods.size(), " pods, the request ",
-                                                   p.pods.size()));
+  if (git == groups_.end() || git->second.stage != Stage::kReserved) {
+    HIVED_ASSIGN_OR_RETURN(Parsed p, ParseFor(r));
+    return AllocateDecided(r, p, placement);
   }
-  Tentative t;
-  std::vector<CellId> leaves(p.pods.size());
-  std::vector<size_t> fresh;
-  for (size_t i = 0; i < p.pods.size(); ++i) {
-    const PodPlacement& pod = placement.pods[i];
-    leaves[i] = FindLeaf(pod, p);
-    if (leaves[i].IsNil()) {
-      return absl::InvalidArgumentError(absl::StrCat("group ", r.name, ": pod ", i, " on node ",
-                                                     pod.node,
-                                                     ": not one GPU of an allowed leaf cell type"));
-    }
-    if (!NodeRoom(leaves[i], p.pods[i], t)) {
-      return absl::FailedPreconditionError(absl::StrCat(
-          "group ", r.name, ": node ", pod.node, " lacks the CPU or host memory of pod ", i));
-    }
-    if (shares_.IsOpen(leaves[i])) {
-      auto it = t.gpu.find(leaves[i].value());
-      const bool fits = shares_.Fits(leaves[i], p.pods[i].milli, p.pods[i].memory,
-                                     it == t.gpu.end() ? 0 : it->second.first,
-                                     it == t.gpu.end() ? 0 : it->second.second);
-      const std::string& barred = leaf_use_.at(leaves[i].value()).barred_by;
-      if (!Compatible(r, p.guaranteed, leaves[i]) || !fits ||
-          (!barred.empty() && barred != r.name && !p.guaranteed)) {
-        return absl::FailedPreconditionError(absl::StrCat(
-            "group ", r.name, ": GPU ", pod.leaf_cell_indices[0], " on node ", pod.node,
-            fits ? " is shared by another VC or priority" : " has no room for pod ", i));
-      }
-    } else {
-      fresh.push_back(i);
-    }
-    Take(leaves[i], p.pods[i], &t);
+  HIVED_RETURN_IF_ERROR(Parse(r).status());
+  std::string diff = ShareRequestDifference(git->second.request, r);
+  if (diff.empty()) diff = Reservations::PlacementDifference(git->second.placement, placement);
+  if (!diff.empty()) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("group ", r.name, " is reserved for another request or placement: ", diff,
+                     " (Allocate the reserved placement, or Unreserve and Schedule again)"));
   }
-  AllocateInfo info;
-  if (fresh.empty() && git != groups_.end()) {  // room opened elsewhere: no reservation needed
-    HIVED_RETURN_IF_ERROR(CancelHolder(&git->second));
-  }
-  if (!fresh.empty()) {
-    // The new leaves: the preempting group's holder, the last decision's, or a new one.
-    GroupRequest h;
-    Placement hp;
-    hp.chain = forest_.chain_info(forest_.chain(leaves[fresh[0]])).name;
-    for (size_t i : fresh) hp.pods.push_back(placement.pods[i]);
-    if (git != groups_.end() && !git->second.holder.empty() &&
-        git->second.holder_request.members[0].pod_number != static_cast<int32_t>(fresh.size())) {
-      HIVED_RETURN_IF_ERROR(CancelHolder(&git->second));  // reserved for another split
-    }
-    const bool reserved = git != groups_.end() && !git->second.holder.empty();
-    if (reserved) {
-      h = git->second.holder_request;
-    } else if (pending_.group == r.name && SamePods(pending_.placement, hp)) {
-      h = pending_.holder;
-      hp = pending_.placement;  // equal pods; its chain is the decision's
-    } else {
-      h = HolderRequest(r, p, absl::StrCat(kHolderPrefix, next_holder_),
-                        forest_.chain_info(forest_.chain(leaves[fresh[0]])).leaf_type,
-                        static_cast<int32_t>(fresh.size()));
-      h.suggested_nodes.reset();
-    }
-    {
-      internal::FlagScope in(&in_core_);
-      absl::StatusOr<AllocateInfo> core = core_->Allocate(h, hp);
-      if (!core.ok()) return core.status();
-      if (core->downgraded && p.guaranteed) {  // its shares would leave the VC's cells
-        HIVED_RETURN_IF_ERROR(core_->Release(h.name));
-        if (reserved) git->second.holder.clear();
-        return absl::FailedPreconditionError(absl::StrCat(
-            "group ", r.name, ": the VC cannot hold these leaf cells now (", core->reason, ")"));
-      }
-    }
-    if (!reserved) ++next_holder_;
-    OpenHolder(h.name, h);
-  }
-  pending_ = Pending();
-  if (git != groups_.end()) Bar(r.name, false);
-  Group& g = groups_[r.name];
-  g.request = r;
-  g.request.suggested_nodes.reset();
-  g.guaranteed = p.guaranteed;
-  g.running = true;
-  g.holder.clear();
-  g.barred.clear();
-  g.placement = placement;
-  g.pods.clear();
-  for (size_t i = 0; i < p.pods.size(); ++i) {
-    const PodAsk& a = p.pods[i];
-    PodShare s{leaves[i], a.milli, a.memory, a.cpu, a.host_memory};
-    g.pods.push_back(s);
-    AddShare(r.name, s);
-  }
-  return info;
+  return CommitReserved(r.name, /*holder_allocated=*/false);
 }
 
 void Sharing::OpenHolder(const std::string& name, const GroupRequest& holder_request) {
@@ -392,16 +335,16 @@ void Sharing::AddShare(const std::string& group, const PodShare& s) {
   std::vector<std::string>& sharers = leaf_use_.at(s.leaf.value()).sharers;
   auto it = std::lower_bound(sharers.begin(), sharers.end(), group);
   if (it == sharers.end() || *it != group) sharers.insert(it, group);
+}
+
+void Sharing::AddNodeUse(const PodShare& s, int64_t sign) {
   const size_t n = forest_.node(s.leaf).value();
-  node_cpu_used_[n] += s.cpu;
-  node_memory_used_[n] += s.host_memory;
+  node_cpu_used_[n] += sign * s.cpu;
+  node_memory_used_[n] += sign * s.host_memory;
 }
 
 void Sharing::RemoveShare(const std::string& group, const PodShare& s) {
   HIVED_CHECK(shares_.Remove(s.leaf, s.milli, s.memory));
-  const size_t n = forest_.node(s.leaf).value();
-  node_cpu_used_[n] -= s.cpu;
-  node_memory_used_[n] -= s.host_memory;
   const Group& g = groups_.at(group);
   int32_t left = 0;
   for (const PodShare& o : g.pods) left += o.leaf == s.leaf ? 1 : 0;
@@ -440,9 +383,12 @@ absl::Status Sharing::Release(std::string_view name) {
   auto git = groups_.find(group);
   if (git == groups_.end())
     return absl::NotFoundError(absl::StrCat("group ", group, " is not running"));
-  if (!git->second.running) {
+  if (git->second.stage != Stage::kRunning) {
     return absl::FailedPreconditionError(
-        absl::StrCat("group ", group, " is preempting, not running; use CancelPreemption"));
+        absl::StrCat("group ", group,
+                     git->second.stage == Stage::kReserved
+                         ? " is reserved, not running; use Unreserve"
+                         : " is preempting, not running; use CancelPreemption"));
   }
   std::vector<std::string> holders;
   // Remove pod by pod from a copy: RemoveShare reads the group's remaining pods.
@@ -450,6 +396,7 @@ absl::Status Sharing::Release(std::string_view name) {
   while (!git->second.pods.empty()) {
     const PodShare s = git->second.pods.back();
     RemoveShare(group, s);
+    AddNodeUse(s, -1);
     git->second.pods.pop_back();
   }
   for (const PodShare& s : pods) holders.push_back(leaf_use_.at(s.leaf.value()).holder);
@@ -470,12 +417,15 @@ absl::Status Sharing::CancelPreemption(std::string_view name) {
   auto git = groups_.find(group);
   if (git == groups_.end())
     return absl::NotFoundError(absl::StrCat("group ", group, " is not known"));
-  if (git->second.running) {
-    return absl::FailedPreconditionError(absl::StrCat("group ", group, " is not preempting"));
+  if (git->second.stage != Stage::kPreempting) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("group ", group, " is not preempting",
+                     git->second.stage == Stage::kReserved ? "; use Unreserve" : ""));
   }
   HIVED_RETURN_IF_ERROR(CancelHolder(&git->second));
   Bar(group, false);
   groups_.erase(git);
+  pending_ = Pending();
   return absl::OkStatus();
 }
 

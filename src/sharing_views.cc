@@ -19,11 +19,15 @@ GroupStatus Sharing::Status(std::string_view name) const {
   s.vc = g.request.vc;
   s.request = g.request;
   s.priority = g.request.priority;
-  if (!g.running) {
+  if (g.stage == Stage::kPreempting) {
     s.state = GroupState::kPreempting;
     return s;
   }
   s.placement = g.placement;
+  if (g.stage == Stage::kReserved) {
+    s.state = GroupState::kReserved;
+    return s;
+  }
   s.state = g.guaranteed ? GroupState::kAllocated : GroupState::kOpportunistic;
   // Being preempted when a holder of one of its GPUs is.
   for (const PodShare& pod : g.pods) {
@@ -105,7 +109,7 @@ absl::Status Sharing::CheckInvariants() const {
   std::vector<int64_t> cpu(node_cpu_.size(), 0);
   std::vector<int64_t> memory(node_memory_.size(), 0);
   for (const auto& [name, g] : groups_) {
-    if (!g.running) {
+    if (g.stage == Stage::kPreempting) {
       // Its holder preempts, or was cancelled by an overlapping preemptor (the next Schedule
       // of the group schedules it again); it never runs without the group.
       const GroupState hs = g.holder.empty() ? GroupState::kAbsent : CoreStatus(g.holder).state;
@@ -123,7 +127,11 @@ absl::Status Sharing::CheckInvariants() const {
       }
       continue;
     }
+    if (absl::Status s = CheckReservation(name, g); !s.ok()) return s;
     for (const PodShare& pod : g.pods) {
+      cpu[forest_.node(pod.leaf).value()] += pod.cpu;
+      memory[forest_.node(pod.leaf).value()] += pod.host_memory;
+      if (!pod.open) continue;  // (7): checked above
       auto it = leaf_use_.find(pod.leaf.value());
       if (it == leaf_use_.end()) return fail("(2) group ", name, " on a GPU not open");
       const Holder& h = holders_.at(it->second.holder);
@@ -139,8 +147,6 @@ absl::Status Sharing::CheckInvariants() const {
       gpu[pod.leaf.value()].first += pod.milli;
       gpu[pod.leaf.value()].second += pod.memory;
       sharers[pod.leaf.value()].push_back(name);
-      cpu[forest_.node(pod.leaf).value()] += pod.cpu;
-      memory[forest_.node(pod.leaf).value()] += pod.host_memory;
     }
   }
   for (const auto& [id, g] : shares_.open()) {
@@ -156,7 +162,7 @@ absl::Status Sharing::CheckInvariants() const {
     if (names != use.sharers) return fail("(2) leaf ", id, ": sharers list differs");
     if (!use.barred_by.empty()) {
       auto b = groups_.find(use.barred_by);
-      if (b == groups_.end() || b->second.running ||
+      if (b == groups_.end() || b->second.stage != Stage::kPreempting ||
           std::find(b->second.barred.begin(), b->second.barred.end(), CellId(id)) ==
               b->second.barred.end()) {
         return fail("(6) leaf ", id, " barred by ", use.barred_by, ", which does not bar it");
@@ -172,6 +178,47 @@ absl::Status Sharing::CheckInvariants() const {
                   node_memory_[n]);
     }
   }
+  return absl::OkStatus();
+}
+
+absl::Status Sharing::CheckReservation(const std::string& name, const Group& g) const {
+  auto fail = [&](auto... parts) {
+    return absl::InternalError(absl::StrCat("sharing: (7) group ", name, ": ", parts...));
+  };
+  if (g.pods.size() != g.placement.pods.size()) return fail("pods and placement differ");
+  if (g.stage == Stage::kRunning) {
+    if (!g.holder.empty()) return fail("runs with holder ", g.holder);
+    for (const PodShare& pod : g.pods) {
+      if (!pod.open) return fail("runs on a GPU not open");
+    }
+    return absl::OkStatus();
+  }
+  std::vector<CellId> held;  // the holder's reserved leaves
+  if (!g.holder.empty()) {
+    const GroupStatus h = CoreStatus(g.holder);
+    // kAbsent: a Preempting holder cancelled by an overlapping preemptor (its next Schedule
+    // re-places the group, its Allocate is refused).
+    if (h.state == GroupState::kAbsent) return absl::OkStatus();
+    if ((h.state != GroupState::kReserved && h.state != GroupState::kPreempting) ||
+        IsHolder(g.holder)) {
+      return fail("holder ", g.holder, " is ", GroupStateName(h.state));
+    }
+    const ChainId chain = forest_.FindChain(h.placement.chain);
+    for (const PodPlacement& pod : h.placement.pods) {
+      held.push_back(forest_.FindLeaf(chain, forest_.FindNode(pod.node), pod.leaf_cell_indices[0]));
+    }
+  }
+  std::vector<CellId> used;
+  for (const PodShare& pod : g.pods) {
+    if (pod.open) continue;
+    if (shares_.IsOpen(pod.leaf) || std::find(held.begin(), held.end(), pod.leaf) == held.end() ||
+        std::find(used.begin(), used.end(), pod.leaf) != used.end()) {
+      return fail("a pod on leaf ", pod.leaf.value(), " that its holder does not reserve alone");
+    }
+    used.push_back(pod.leaf);
+  }
+  if (used.size() != held.size())
+    return fail(held.size(), " reserved leaves, ", used.size(), " used");
   return absl::OkStatus();
 }
 

@@ -119,6 +119,10 @@
 //    changes nothing: victims (including groups that would be lazily downgraded) are
 //    reported with kPreempting, nothing is reserved; an overlap with a reservation is
 //    kWaiting. Reservations are not persisted (`SaveState`), like Preempting groups.
+//    A fractional group (GPU shares, docs/gpu-sharing.md) is reserved the same way: its
+//    shares on open GPUs and its holder's new leaves; a share reserved on an open GPU does
+//    not shield that GPU's holder from a whole-GPU preemptor (the reserved group is then
+//    listed among the victims).
 // 8. Allocate and recovery. `Allocate` runs what `Schedule` decided: a reserved group's
 //    reservation, a Preempting group's after its victims are gone, or the Filtering
 //    phase's kPlaced placement when nothing changed since (the two calls act as one reserve
@@ -135,7 +139,11 @@
 //    or VC gone, no cell left, another VC holds the cell, safety would break) the group
 //    runs opportunistically and `AllocateInfo` says why; an unknown VC downgrades the
 //    group. Only `Restore` (a changed config, reported per group) skips leaves the cluster
-//    no longer has (RestoreOutcome kPartial).
+//    no longer has (RestoreOutcome kPartial). A fractional group's `Allocate` while it is
+//    Preempting is kFailedPrecondition (Schedule it again: the re-check reserves it); its
+//    `Recover` packs each pod's share on the pod's GPU, reopening it when not open, and a GPU
+//    without room, opened by another VC or priority, or used by a whole group is
+//    kFailedPrecondition naming the group and pod (never a downgrade of its shares).
 #ifndef HIVED_SCHEDULER_H_
 #define HIVED_SCHEDULER_H_
 
@@ -237,7 +245,9 @@ class HIVED_EXPORT Scheduler {
   // Gives up a reservation: a reserved group's cells are free again; a Preempting group's
   // reservation is cancelled as by `CancelPreemption` (its victims not yet gone keep their
   // cells). For a failed bind, a job deleted before it ran, a preemption given up.
-  // Errors: kNotFound for a group that is not known, kFailedPrecondition for a running one.
+  // A fractional group's shares are given back and its holder unreserved (docs/gpu-sharing.md).
+  // Errors: kNotFound for a group that is not known, kFailedPrecondition for a running one,
+  // kInvalidArgument for a sharing holder ("hived-share/<n>").
   absl::Status Unreserve(std::string_view group);
 
   // Marks a node bad or healthy. Bad nodes are avoided; a VC that cannot be backed by

@@ -1,8 +1,11 @@
 // Property test of GPU sharing in the scheduler: random fractional and whole-GPU operations
-// (schedule in both phases, allocate, release, re-check and cancel preemptions, nodes bad and
-// healthy) on tests/unit/sharing/sharing_cluster.h, with CheckInvariants after every step and
-// a reference model of the shares per GPU built only from what the test allocated: per GPU
-// the running fractional groups' milli and GPU memory, which must match the physical view,
+// (schedule in both phases, allocate, reservations kept then allocated or unreserved,
+// release, re-check and cancel preemptions, strict recovery of random placements, nodes bad
+// and healthy) on tests/unit/sharing/sharing_cluster.h, with CheckInvariants after every step
+// and a reference model of the shares per GPU built only from what the test allocated or
+// reserved: per GPU the running and reserved fractional groups' milli and GPU memory (a
+// reserved pod on a GPU not open yet sits on a leaf its holder reserves, one pod per such
+// leaf), which must match the physical view,
 // stay within 1000 milli and the type's memory, and sit on a holder of the group's own VC and
 // priority when the group is guaranteed (on an opportunistic holder, or a guaranteed one of
 // the `protected` GA type, when it is opportunistic).
@@ -10,6 +13,7 @@
 #include <map>
 #include <memory>
 #include <random>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -29,6 +33,7 @@ struct Leaf {
   int64_t memory = 0;
   std::string holder;
   std::string type;
+  CellState state = CellState::kFree;
 };
 
 void CollectLeaves(const PhysicalCellStatus& c, const std::string& node,
@@ -40,6 +45,7 @@ void CollectLeaves(const PhysicalCellStatus& c, const std::string& node,
     l.memory = c.shared_gpu_memory_mib;
     l.holder = c.sharing_holder;
     l.type = c.cell_type;
+    l.state = c.state;
   }
   for (const PhysicalCellStatus& k : c.children) CollectLeaves(k, here, out);
 }
@@ -50,6 +56,9 @@ TEST_CASE("sharing keeps shares, guarantees and invariants under mixed operation
   REQUIRE(spec.ok());
   int64_t placed_fractional = 0;
   int64_t preemptions = 0;
+  int64_t kept_reserved = 0;
+  int64_t unreserved = 0;
+  int64_t recovered = 0;
   for (uint64_t seed = ::hived::testing::PropertyFirstSeed(1);
        seed < ::hived::testing::PropertySeedEnd(1, 4); ++seed) {
     CAPTURE(seed);
@@ -63,7 +72,7 @@ TEST_CASE("sharing keeps shares, guarantees and invariants under mixed operation
     const std::vector<std::string> nodes = {"a0", "a1", "b0"};
     for (int step = 0; step < kSteps; ++step) {
       CAPTURE(step);
-      const int64_t op = pick(10);
+      const int64_t op = pick(11);
       if (op <= 3) {  // a new group, fractional or whole
         GroupRequest r;
         r.name = "g" + std::to_string(next++);
@@ -87,7 +96,10 @@ TEST_CASE("sharing keeps shares, guarantees and invariants under mixed operation
         const Phase phase = pick(3) == 0 ? Phase::kFiltering : Phase::kPreempting;
         absl::StatusOr<ScheduleResult> res = s.Schedule(r, phase);
         if (res.ok()) {
-          if (res->outcome == Outcome::kPlaced) {
+          if (res->outcome == Outcome::kPlaced && phase == Phase::kPreempting && pick(3) == 0) {
+            REQUIRE(s.GetGroup(r.name).state == GroupState::kReserved);  // kept for later
+            ++kept_reserved;
+          } else if (res->outcome == Outcome::kPlaced) {
             const absl::StatusOr<AllocateInfo> a = s.Allocate(r, res->placement);
             INFO(a.status().message());
             REQUIRE(a.ok());
@@ -106,7 +118,21 @@ TEST_CASE("sharing keeps shares, guarantees and invariants under mixed operation
         auto it = known.begin();
         std::advance(it, pick(static_cast<int64_t>(known.size())));
         const GroupStatus g = s.GetGroup(it->first);
-        if (g.state == GroupState::kPreempting) {
+        if (g.state == GroupState::kReserved) {  // a repeated Schedule, then Allocate or Unreserve
+          absl::StatusOr<ScheduleResult> again = s.Schedule(it->second, Phase::kFiltering);
+          REQUIRE(again.ok());
+          if (again->outcome == Outcome::kPlaced)
+            REQUIRE(again->placement.pods.size() == g.placement.pods.size());
+          if (pick(2) == 0 && again->outcome == Outcome::kPlaced) {
+            const absl::StatusOr<AllocateInfo> a = s.Allocate(it->second, g.placement);
+            INFO(a.status().message());
+            REQUIRE(a.ok());
+          } else {
+            REQUIRE(s.Unreserve(it->first).ok());
+            REQUIRE(s.GetGroup(it->first).state == GroupState::kAbsent);
+            ++unreserved;
+          }
+        } else if (g.state == GroupState::kPreempting) {
           absl::StatusOr<ScheduleResult> res = s.Schedule(it->second, Phase::kPreempting);
           if (res.ok() && res->outcome == Outcome::kPlaced) {
             const absl::StatusOr<AllocateInfo> a = s.Allocate(it->second, res->placement);
@@ -130,6 +156,54 @@ TEST_CASE("sharing keeps shares, guarantees and invariants under mixed operation
         }
       } else if (op == 8) {
         REQUIRE(s.SetNodeHealthy(nodes[static_cast<size_t>(pick(3))], pick(3) != 0).ok());
+      } else if (op == 10) {  // unreserve a reserved group (a failed bind)
+        std::vector<std::string> reserved;
+        for (const GroupStatus& g : s.Groups()) {
+          if (g.state == GroupState::kReserved && known.count(g.name) > 0)
+            reserved.push_back(g.name);
+        }
+        if (!reserved.empty()) {
+          const std::string& name =
+              reserved[static_cast<size_t>(pick(static_cast<int64_t>(reserved.size())))];
+          REQUIRE(s.Release(name).code() == absl::StatusCode::kFailedPrecondition);
+          REQUIRE(s.Unreserve(name).ok());
+          ++unreserved;
+        }
+      } else if (op == 9) {  // recover a random fractional placement: placed whole or refused
+        GroupRequest r;
+        r.name = "g" + std::to_string(next++);
+        r.vc = pick(2) == 0 ? "VC1" : "VC2";
+        r.priority = static_cast<Priority>(pick(3) - 1);
+        GroupMember m;
+        m.pod_number = static_cast<int32_t>(1 + pick(2));
+        m.leaf_cell_number = 1;
+        m.gpu_milli = static_cast<int32_t>(100 * (1 + pick(10)));
+        m.gpu_memory_mib = pick(2) == 0 ? 0 : 2000 * pick(5);
+        r.members = {m};
+        Placement p;
+        for (int32_t i = 0; i < m.pod_number; ++i) {
+          PodPlacement pod;
+          pod.node = pick(20) == 0 ? "nowhere" : nodes[static_cast<size_t>(pick(3))];
+          pod.leaf_cell_number = 1;
+          pod.leaf_cell_indices = {static_cast<int32_t>(
+              pick(6) == 0 ? 4 : pick(pod.node == "b0" ? 2 : 4))};  // 4: no such GPU
+          p.pods.push_back(pod);
+        }
+        const absl::StatusOr<AllocateInfo> a = s.Recover(r, p);
+        INFO(a.status().message());
+        REQUIRE((a.ok() || a.status().code() == absl::StatusCode::kInvalidArgument ||
+                 a.status().code() == absl::StatusCode::kFailedPrecondition));
+        if (a.ok()) {
+          known[r.name] = r;
+          ++recovered;
+          const GroupStatus g = s.GetGroup(r.name);
+          REQUIRE((g.state == GroupState::kAllocated || g.state == GroupState::kOpportunistic ||
+                   g.state == GroupState::kBeingPreempted));  // on a GPU being evicted
+          REQUIRE(g.placement.pods.size() == p.pods.size());
+        } else {
+          REQUIRE(std::string(a.status().message()).find(r.name) != std::string::npos);
+          REQUIRE(s.GetGroup(r.name).state == GroupState::kAbsent);
+        }
       }
       const absl::Status inv = s.CheckInvariants();
       INFO("op " << op << ": " << inv.message());
@@ -140,6 +214,7 @@ TEST_CASE("sharing keeps shares, guarantees and invariants under mixed operation
       for (const PhysicalCellStatus& c : s.PhysicalCluster()) CollectLeaves(c, "", &view);
       std::map<std::string, std::pair<int32_t, int64_t>> model;
       std::map<std::string, GroupStatus> status;
+      std::set<std::string> reserved_new;  // leaves not open yet that reserved pods hold
       for (const GroupStatus& g : s.Groups()) status[g.name] = g;
       for (const auto& [name, r] : known) {
         auto st = status.find(name);
@@ -149,6 +224,12 @@ TEST_CASE("sharing keeps shares, guarantees and invariants under mixed operation
         REQUIRE(g.placement.pods.size() == static_cast<size_t>(r.members[0].pod_number));
         for (const PodPlacement& pod : g.placement.pods) {
           const std::string key = pod.node + "/" + std::to_string(pod.leaf_cell_indices[0]);
+          if (g.state == GroupState::kReserved && view.at(key).holder.empty()) {
+            // On a new leaf of its holder: reserved there, for this one pod.
+            REQUIRE(view.at(key).state != CellState::kFree);
+            REQUIRE(reserved_new.insert(key).second);
+            continue;
+          }
           model[key].first += r.members[0].gpu_milli;
           model[key].second += r.members[0].gpu_memory_mib;
           const Leaf& l = view.at(key);
@@ -176,6 +257,9 @@ TEST_CASE("sharing keeps shares, guarantees and invariants under mixed operation
   // The test must exercise what it checks.
   REQUIRE(placed_fractional > 100);
   REQUIRE(preemptions > 10);
+  REQUIRE(kept_reserved > 30);
+  REQUIRE(unreserved > 20);
+  REQUIRE(recovered > 10);
 }
 
 }  // namespace

@@ -10,73 +10,17 @@
 #include "hived/scheduler.h"
 #include "support/catch.h"
 #include "unit/sharing/sharing_cluster.h"
+#include "unit/sharing/sharing_helpers.h"
 
 namespace hived {
 namespace {
 
-GroupRequest Frac(const std::string& name, const std::string& vc, Priority prio, int32_t milli,
-                  std::vector<std::string> types = {"GA"}, int32_t pods = 1) {
-  GroupRequest r;
-  r.name = name;
-  r.vc = vc;
-  r.priority = prio;
-  r.leaf_cell_types = std::move(types);
-  GroupMember m;
-  m.pod_number = pods;
-  m.leaf_cell_number = 1;
-  m.gpu_milli = milli;
-  r.members = {m};
-  return r;
-}
-
-GroupRequest Whole(const std::string& name, const std::string& vc, Priority prio, int32_t leaves,
-                   const std::string& type) {
-  GroupRequest r;
-  r.name = name;
-  r.vc = vc;
-  r.priority = prio;
-  r.leaf_cell_type = type;
-  r.members = {{1, leaves}};
-  return r;
-}
-
-std::unique_ptr<Scheduler> Make() {
-  absl::StatusOr<ClusterSpec> spec = LoadClusterSpecString(testdata::kSharingYaml, "sharing.yaml");
-  REQUIRE(spec.ok());
-  absl::StatusOr<std::unique_ptr<Scheduler>> s = Scheduler::Create(*spec);
-  REQUIRE(s.ok());
-  return std::move(*s);
-}
-
-// Schedules (Preempting phase) and allocates when placed; the outcome.
-Outcome Run(Scheduler& s, const GroupRequest& r, ScheduleResult* out = nullptr) {
-  absl::StatusOr<ScheduleResult> res = s.Schedule(r, Phase::kPreempting);
-  REQUIRE(res.ok());
-  if (res->outcome == Outcome::kPlaced) REQUIRE(s.Allocate(r, res->placement).ok());
-  REQUIRE(s.CheckInvariants().ok());
-  if (out != nullptr) *out = *res;
-  return res->outcome;
-}
-
-std::string GpuOf(Scheduler& s, const std::string& group) {
-  const GroupStatus g = s.GetGroup(group);
-  REQUIRE(g.placement.pods.size() == 1);
-  return g.placement.pods[0].node + "/" + std::to_string(g.placement.pods[0].leaf_cell_indices[0]);
-}
-
-// Leaves open for sharing: "node/index" -> shared milli.
-void Leaves(const PhysicalCellStatus& c, const std::string& node, std::vector<std::string>* out) {
-  const std::string here = c.is_node_level ? c.address.substr(c.address.rfind('/') + 1) : node;
-  if (c.children.empty() && !c.sharing_holder.empty()) {
-    out->push_back(node + ":" + std::to_string(c.shared_milli));
-  }
-  for (const PhysicalCellStatus& k : c.children) Leaves(k, here, out);
-}
-std::vector<std::string> OpenLeaves(Scheduler& s) {
-  std::vector<std::string> out;
-  for (const PhysicalCellStatus& c : s.PhysicalCluster()) Leaves(c, "", &out);
-  return out;
-}
+using testdata::Frac;
+using testdata::GpuOf;
+using testdata::Make;
+using testdata::OpenLeaves;
+using testdata::Run;
+using testdata::Whole;
 
 TEST_CASE("guaranteed shares pack inside the VC's cells and free the leaf when they leave",
           "[sharing]") {
@@ -245,7 +189,8 @@ TEST_CASE("bad fractional requests are errors, never crashes", "[sharing]") {
   REQUIRE(s->CheckInvariants().ok());
 }
 
-TEST_CASE("Allocate takes the placement it is given, or refuses it", "[sharing]") {
+TEST_CASE("Allocate takes only what Schedule decided, Recover a placement from elsewhere",
+          "[sharing]") {
   auto s = Make();
   GroupRequest r = Frac("f", "VC1", 0, 400);
   absl::StatusOr<ScheduleResult> res = s->Schedule(r, Phase::kFiltering);
@@ -254,7 +199,11 @@ TEST_CASE("Allocate takes the placement it is given, or refuses it", "[sharing]"
   Placement other = res->placement;  // another free GPU of the same node
   const int32_t chosen = other.pods[0].leaf_cell_indices[0];
   other.pods[0].leaf_cell_indices[0] = chosen == 3 ? 2 : 3;
-  REQUIRE(s->Allocate(r, other).ok());
+  absl::StatusOr<AllocateInfo> refused = s->Allocate(r, other);
+  REQUIRE(refused.status().code() == absl::StatusCode::kFailedPrecondition);
+  REQUIRE(std::string(refused.status().message()).find("pod 0") != std::string::npos);
+  REQUIRE(s->GetGroup("f").state == GroupState::kAbsent);
+  REQUIRE(s->Recover(r, other).ok());
   REQUIRE(s->GetGroup("f").placement.pods[0].leaf_cell_indices[0] ==
           other.pods[0].leaf_cell_indices[0]);
   REQUIRE(s->CheckInvariants().ok());
@@ -262,13 +211,15 @@ TEST_CASE("Allocate takes the placement it is given, or refuses it", "[sharing]"
   REQUIRE(Run(*s, Whole("w", "VC1", 0, 1, "GB")) == Outcome::kPlaced);
   GroupRequest g = Frac("g", "VC1", 0, 100, {"GB"});
   Placement on_w = s->GetGroup("w").placement;
-  REQUIRE(s->Allocate(g, on_w).status().code() == absl::StatusCode::kFailedPrecondition);
+  REQUIRE(s->Recover(g, on_w).status().code() == absl::StatusCode::kFailedPrecondition);
   GroupRequest big = Frac("big", "VC1", 0, 700);
-  REQUIRE(s->Allocate(big, s->GetGroup("f").placement).status().code() ==
+  REQUIRE(s->Recover(big, s->GetGroup("f").placement).status().code() ==
           absl::StatusCode::kFailedPrecondition);
+  REQUIRE(s->Allocate(big, s->GetGroup("f").placement).status().code() ==
+          absl::StatusCode::kFailedPrecondition);  // never scheduled
   Placement nowhere = other;
   nowhere.pods[0].leaf_cell_indices[0] = 17;
-  REQUIRE(s->Allocate(big, nowhere).status().code() == absl::StatusCode::kInvalidArgument);
+  REQUIRE(s->Recover(big, nowhere).status().code() == absl::StatusCode::kInvalidArgument);
   REQUIRE(s->CheckInvariants().ok());
 }
 

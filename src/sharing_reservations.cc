@@ -1,0 +1,378 @@
+// Sharing's reservations and recovery: Reserve, the Allocate of what Schedule decided,
+// Unreserve, Recover (src/sharing.h; hived/scheduler.h rules 7-8).
+#include <algorithm>
+#include <map>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "src/internal/check.h"
+#include "src/internal/status_macros.h"
+#include "src/scheduler_impl.h"
+#include "src/sharing.h"
+
+namespace hived {
+
+std::string ShareRequestDifference(const GroupRequest& reserved, const GroupRequest& given) {
+  if (given.vc != reserved.vc) return absl::StrCat("VC ", given.vc, ", reserved in ", reserved.vc);
+  if (given.priority != reserved.priority) {
+    return absl::StrCat("priority ", given.priority, ", reserved at ", reserved.priority);
+  }
+  if (given.leaf_cell_type != reserved.leaf_cell_type ||
+      given.leaf_cell_types != reserved.leaf_cell_types) {
+    return "other leaf cell types than reserved";
+  }
+  if (given.members.size() != reserved.members.size()) {
+    return absl::StrCat(given.members.size(), " members, reserved ", reserved.members.size());
+  }
+  for (size_t i = 0; i < given.members.size(); ++i) {
+    const GroupMember& a = given.members[i];
+    const GroupMember& b = reserved.members[i];
+    if (a.pod_number != b.pod_number || a.leaf_cell_number != b.leaf_cell_number ||
+        a.gpu_milli != b.gpu_milli || a.gpu_memory_mib != b.gpu_memory_mib ||
+        a.cpu_milli != b.cpu_milli || a.memory_mib != b.memory_mib) {
+      return absl::StrCat("member ", i, ": ", a.pod_number, " pods of ", a.gpu_milli,
+                          " milli, reserved ", b.pod_number, " of ", b.gpu_milli,
+                          " (or other memory or CPU)");
+    }
+  }
+  return std::string();
+}
+
+void Sharing::Reserve(const GroupRequest& r, bool guaranteed, Decision d) {
+  Group& g = groups_[r.name];
+  g.request = r;
+  g.guaranteed = guaranteed;
+  g.stage = Stage::kReserved;
+  g.barred.clear();
+  g.holder = std::move(d.holder);
+  g.holder_request = std::move(d.holder_request);
+  g.holder_placement = std::move(d.holder_placement);
+  g.placement = std::move(d.placement);
+  g.pods = std::move(d.pods);
+  for (const PodShare& s : g.pods) {
+    if (s.open) AddShare(r.name, s);
+    AddNodeUse(s, +1);
+  }
+}
+
+absl::Status Sharing::AllocateHolder(const std::string& group, bool guaranteed,
+                                     const GroupRequest& h, const Placement& hp) {
+  internal::FlagScope in(&in_core_);
+  absl::StatusOr<AllocateInfo> core = core_->Allocate(h, hp);
+  if (!core.ok()) {
+    return absl::Status(core.status().code(), absl::StrCat("group ", group, ": its holder ", h.name,
+                                                           ": ", core.status().message()));
+  }
+  if (core->downgraded && guaranteed) {  // its shares would leave the VC's cells
+    HIVED_RETURN_IF_ERROR(core_->Release(h.name));
+    return absl::FailedPreconditionError(absl::StrCat(
+        "group ", group, ": the VC cannot hold these leaf cells now (", core->reason, ")"));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<AllocateInfo> Sharing::CommitReserved(const std::string& name,
+                                                     bool holder_allocated) {
+  Group& g = groups_.at(name);
+  if (!holder_allocated && !g.holder.empty() && CoreStatus(g.holder).state == GroupState::kAbsent) {
+    // A Preempting holder (its victims gone) that an overlapping preemptor cancelled, as
+    // the scheduler cancels Preempting whole groups: the reservation lost its new leaves.
+    const std::string holder = g.holder;
+    g.holder.clear();
+    HIVED_RETURN_IF_ERROR(DropReservation(name));
+    return absl::FailedPreconditionError(
+        absl::StrCat("group ", name, ": the preemption reserving its new leaves (", holder,
+                     ") was cancelled by an overlapping preemptor; Schedule it again"));
+  }
+  if (!g.holder.empty()) {
+    if (!holder_allocated) {
+      const absl::Status s =
+          AllocateHolder(name, g.guaranteed, g.holder_request, g.holder_placement);
+      if (!s.ok()) {
+        // Released on a downgrade: the reservation has no new leaves any more.
+        if (CoreStatus(g.holder).state == GroupState::kAbsent) {
+          g.holder.clear();
+          HIVED_RETURN_IF_ERROR(DropReservation(name));
+        }
+        return s;
+      }
+    }
+    OpenHolder(g.holder, g.holder_request);
+    for (PodShare& s : g.pods) {
+      if (s.open) continue;
+      s.open = true;
+      AddShare(name, s);
+    }
+  }
+  g.stage = Stage::kRunning;
+  g.holder.clear();
+  g.holder_request = GroupRequest();
+  g.holder_placement = Placement();
+  g.request.suggested_nodes.reset();
+  pending_ = Pending();
+  return AllocateInfo();
+}
+
+absl::Status Sharing::DropReservation(const std::string& name) {
+  Group& g = groups_.at(name);
+  std::vector<std::string> holders;
+  while (!g.pods.empty()) {  // pod by pod: RemoveShare reads the group's remaining pods
+    const PodShare s = g.pods.back();
+    if (s.open) {
+      holders.push_back(leaf_use_.at(s.leaf.value()).holder);
+      RemoveShare(name, s);
+    }
+    AddNodeUse(s, -1);
+    g.pods.pop_back();
+  }
+  const absl::Status cancelled = CancelHolder(&g);
+  groups_.erase(name);
+  std::sort(holders.begin(), holders.end());
+  holders.erase(std::unique(holders.begin(), holders.end()), holders.end());
+  for (const std::string& h : holders) ReleaseHolderIfEmpty(h);
+  pending_ = Pending();
+  return cancelled;
+}
+
+absl::StatusOr<std::optional<ScheduleResult>> Sharing::RecheckReserved(const GroupRequest& r,
+                                                                       Phase phase) {
+  const Group& g = groups_.at(r.name);
+  std::string why;
+  if (!g.holder.empty() && CoreStatus(g.holder).state == GroupState::kAbsent) {
+    why = absl::StrCat("its new leaves' preemption (", g.holder, ") was cancelled");
+  }
+  for (const PodShare& s : g.pods) {
+    if (!why.empty()) break;
+    const NodeId n = forest_.node(s.leaf);
+    const std::string& node = forest_.node_name(n);
+    if (!core_->NodeHealthy(n)) {
+      why = absl::StrCat("node ", node, " is bad");
+    } else if (r.suggested_nodes.has_value() &&
+               std::find(r.suggested_nodes->begin(), r.suggested_nodes->end(), node) ==
+                   r.suggested_nodes->end()) {
+      why = absl::StrCat("node ", node, " is not suggested");
+    }
+    if (!why.empty()) break;
+  }
+  ScheduleResult result;
+  if (why.empty()) {
+    result.outcome = Outcome::kPlaced;
+    result.placement = g.placement;
+    return std::optional<ScheduleResult>(std::move(result));
+  }
+  if (phase == Phase::kPreempting) {  // re-placed by the caller
+    HIVED_RETURN_IF_ERROR(DropReservation(r.name));
+    return std::optional<ScheduleResult>();
+  }
+  result.outcome = Outcome::kWaiting;
+  result.code = ReasonCode::kReservationBlocked;
+  result.placement = g.placement;
+  result.reason = absl::StrCat("the reservation of group ", r.name, " is blocked: ", why,
+                               "; schedule in the Preempting phase to re-place it");
+  return std::optional<ScheduleResult>(std::move(result));
+}
+
+absl::StatusOr<AllocateInfo> Sharing::AllocateDecided(const GroupRequest& r, const Parsed& p,
+                                                      const Placement& placement) {
+  auto git = groups_.find(r.name);
+  const bool decided =
+      pending_.group == r.name && pending_.epoch == core_->epoch() &&
+      ShareRequestDifference(pending_.request, r).empty() &&
+      Reservations::PlacementDifference(pending_.decision.placement, placement).empty();
+  if (!decided && pending_.group == r.name && pending_.epoch == core_->epoch()) {
+    std::string diff = ShareRequestDifference(pending_.request, r);
+    if (diff.empty()) {
+      diff = Reservations::PlacementDifference(pending_.decision.placement, placement);
+    }
+    return absl::FailedPreconditionError(
+        absl::StrCat("group ", r.name, ": not what Schedule decided (Filtering phase): ", diff));
+  }
+  if (!decided && git != groups_.end()) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "group ", r.name, " is preempting: Schedule it again (Preempting phase) once its ",
+        "victims are gone, which reserves its placement, then Allocate it"));
+  }
+  if (!decided) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "group ", r.name,
+        " has no reservation: Schedule it first (the Preempting phase reserves a kPlaced "
+        "placement; a Filtering one is taken only by the Allocate right after it), or use "
+        "Recover for a placement from elsewhere"));
+  }
+  Decision d = std::move(pending_.decision);
+  pending_ = Pending();
+  const bool own = git != groups_.end() && !d.holder.empty() && d.holder == git->second.holder;
+  if (!d.holder.empty()) {
+    const absl::Status s =
+        AllocateHolder(r.name, p.guaranteed, d.holder_request, d.holder_placement);
+    if (!s.ok()) {
+      if (own && CoreStatus(d.holder).state == GroupState::kAbsent) git->second.holder.clear();
+      return s;
+    }
+    if (!own) ++next_holder_;
+  }
+  if (git != groups_.end()) {  // a preempting group: its other holder and bars are given up
+    if (!own) HIVED_RETURN_IF_ERROR(CancelHolder(&git->second));
+    Bar(r.name, false);
+  }
+  Reserve(r, p.guaranteed, std::move(d));
+  return CommitReserved(r.name, /*holder_allocated=*/true);
+}
+
+absl::Status Sharing::Unreserve(std::string_view name) {
+  const std::string group(name);
+  if (IsHolderName(name)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("group ", group, " holds GPUs for sharing; it is not unreserved directly"));
+  }
+  auto git = groups_.find(group);
+  if (git == groups_.end()) {
+    return absl::NotFoundError(absl::StrCat("group ", group, " is not known"));
+  }
+  if (git->second.stage == Stage::kRunning) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("group ", group, " holds no reservation (it runs); use Release"));
+  }
+  if (git->second.stage == Stage::kPreempting) return CancelPreemption(name);
+  return DropReservation(group);
+}
+
+absl::Status Sharing::ResolveRecovered(const GroupRequest& r, const Parsed& p,
+                                       const Placement& placement, std::vector<PodShare>* pods,
+                                       std::vector<CellId>* fresh) const {
+  if (placement.pods.size() != p.pods.size()) {
+    return absl::InvalidArgumentError(absl::StrCat("group ", r.name, ": the placement has ",
+                                                   placement.pods.size(), " pods, the request ",
+                                                   p.pods.size()));
+  }
+  Tentative t;
+  for (size_t i = 0; i < p.pods.size(); ++i) {
+    const PodPlacement& pod = placement.pods[i];
+    const PodAsk& a = p.pods[i];
+    const auto where = [&] {
+      return absl::StrCat("group ", r.name, ": pod ", i, " on node ", pod.node);
+    };
+    if (forest_.FindNode(pod.node).IsNil()) {
+      return absl::InvalidArgumentError(absl::StrCat(where(), ": no such node in the cluster"));
+    }
+    if (pod.leaf_cell_indices.size() != 1) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          where(), ": a fractional pod lists one GPU index, not ", pod.leaf_cell_indices.size()));
+    }
+    const CellId leaf = FindLeaf(pod, p);
+    if (leaf.IsNil()) {
+      return absl::InvalidArgumentError(absl::StrCat(where(), ": the node has no GPU ",
+                                                     pod.leaf_cell_indices[0],
+                                                     " of an allowed leaf cell type"));
+    }
+    const auto gpu = t.gpu.find(leaf.value());
+    const int32_t extra_milli = gpu == t.gpu.end() ? 0 : gpu->second.first;
+    const int64_t extra_memory = gpu == t.gpu.end() ? 0 : gpu->second.second;
+    bool fits;
+    if (shares_.IsOpen(leaf)) {
+      const std::string& barred = leaf_use_.at(leaf.value()).barred_by;
+      if (!Compatible(r, p.guaranteed, leaf) || (!barred.empty() && !p.guaranteed)) {
+        return absl::FailedPreconditionError(
+            absl::StrCat(where(), ": GPU ", pod.leaf_cell_indices[0], " is open for sharing by ",
+                         leaf_use_.at(leaf.value()).holder, " of another VC or priority",
+                         barred.empty() ? "" : absl::StrCat(" (or evicted by ", barred, ")")));
+      }
+      fits = shares_.Fits(leaf, a.milli, a.memory, extra_milli, extra_memory);
+    } else {
+      auto type = leaf_types_.find(forest_.chain_info(forest_.chain(leaf)).leaf_type);
+      const int64_t capacity = type == leaf_types_.end() ? 0 : type->second.gpu_memory_mib;
+      fits = extra_milli + a.milli <= cellalloc::kGpuMilli &&
+             (capacity == 0 || extra_memory + a.memory <= capacity);
+      if (std::find(fresh->begin(), fresh->end(), leaf) == fresh->end()) fresh->push_back(leaf);
+    }
+    if (!fits) {
+      return absl::FailedPreconditionError(absl::StrCat(where(), ": GPU ", pod.leaf_cell_indices[0],
+                                                        " has no room for its ", a.milli,
+                                                        " milli and ", a.memory, " MiB"));
+    }
+    if (!NodeRoom(leaf, a, t)) {
+      return absl::FailedPreconditionError(
+          absl::StrCat(where(), ": the node lacks the pod's CPU or host memory"));
+    }
+    Take(leaf, a, &t);
+    pods->push_back({leaf, a.milli, a.memory, a.cpu, a.host_memory, true});
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<AllocateInfo> Sharing::Recover(const GroupRequest& r, const Placement& placement) {
+  auto git = groups_.find(r.name);
+  if (git != groups_.end() && git->second.stage != Stage::kRunning) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("group ", r.name, " holds a reservation: Allocate it, or Unreserve it first"));
+  }
+  HIVED_ASSIGN_OR_RETURN(Parsed p, ParseFor(r));
+  std::vector<PodShare> pods;
+  std::vector<CellId> fresh;
+  HIVED_RETURN_IF_ERROR(ResolveRecovered(r, p, placement, &pods, &fresh));
+  pending_ = Pending();
+  // The GPUs not open yet: one holder per chain, recovered by the scheduler (strict).
+  std::map<uint32_t, std::vector<CellId>> by_chain;
+  for (CellId leaf : fresh) by_chain[forest_.chain(leaf).value()].push_back(leaf);
+  std::vector<GroupRequest> opened;
+  for (const auto& [chain, leaves] : by_chain) {
+    const cellalloc::ChainInfo& info = forest_.chain_info(ChainId(chain));
+    GroupRequest h;
+    h.name = absl::StrCat(kHolderPrefix, next_holder_);
+    h.vc = r.vc;
+    h.priority = r.priority;
+    h.leaf_cell_type = info.leaf_type;
+    h.members = {{static_cast<int32_t>(leaves.size()), 1}};
+    Placement hp;
+    hp.chain = info.name;
+    for (CellId leaf : leaves) {
+      PodPlacement pod;
+      FillPlacementPod(leaf, &pod);
+      hp.pods.push_back(std::move(pod));
+    }
+    internal::FlagScope in(&in_core_);
+    // A guaranteed holder's leaves need their preassigned cell types: the VC's types are
+    // tried in VC order (a type of another chain downgrades the holder: released, next).
+    std::vector<std::string> types;
+    auto vt = vc_types_.find(r.vc);
+    if (p.guaranteed && vt != vc_types_.end()) types = vt->second;
+    absl::StatusOr<AllocateInfo> core = core_->Recover(h, hp);
+    for (const std::string& type : types) {
+      if (!core.ok() || !core->downgraded) break;
+      HIVED_CHECK(core_->Release(h.name).ok());
+      for (PodPlacement& pod : hp.pods) pod.preassigned_cell_types = {type};
+      core = core_->Recover(h, hp);
+    }
+    absl::Status failed = core.status();
+    if (core.ok() && core->downgraded && p.guaranteed) {
+      opened.push_back(h);  // released below with the others
+      failed = absl::FailedPreconditionError(absl::StrCat("the VC cannot hold GPUs of chain ",
+                                                          info.name, " now (", core->reason, ")"));
+    }
+    if (!failed.ok()) {
+      for (const GroupRequest& done : opened) HIVED_CHECK(core_->Release(done.name).ok());
+      return absl::Status(failed.code(), absl::StrCat("group ", r.name,
+                                                      ": reopening its GPUs: ", failed.message()));
+    }
+    ++next_holder_;
+    opened.push_back(std::move(h));
+  }
+  for (const GroupRequest& h : opened) OpenHolder(h.name, h);
+  Group& g = groups_[r.name];
+  g.request = r;
+  g.request.suggested_nodes.reset();
+  g.guaranteed = p.guaranteed;
+  g.stage = Stage::kRunning;
+  g.placement = placement;
+  g.pods = std::move(pods);
+  for (const PodShare& s : g.pods) {
+    AddShare(r.name, s);
+    AddNodeUse(s, +1);
+  }
+  return AllocateInfo();
+}
+
+}  // namespace hived
