@@ -5,7 +5,9 @@
 // go) or being preempted. Ids are dense and recycled, so per-leaf
 // arrays (`p_user_`, `p_reserver_`, `VCell::user`) refer to groups by a 32-bit id; a
 // recycled slot keeps its strings' and vectors' capacity (no allocation per group in the
-// steady state).
+// steady state). Slots live in a deque: a growing table never moves its groups (a filling
+// cluster would otherwise move every group's strings and vectors at each doubling), and a
+// `Group&` stays valid across Add.
 //
 // Invariants (CheckInvariants):
 //  (1) The name index maps exactly the live groups' names to their ids.
@@ -24,6 +26,7 @@
 #define HIVED_SRC_GROUP_TABLE_H_
 
 #include <cstdint>
+#include <deque>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -78,12 +81,12 @@ class GroupTable {
   Group& operator[](GroupId g) { return groups_[g]; }
   const Group& operator[](GroupId g) const { return groups_[g]; }
   // Every slot, live or dead (`alive`), in id order.
-  const std::vector<Group>& slots() const { return groups_; }
+  const std::deque<Group>& slots() const { return groups_; }
 
   absl::Status CheckInvariants() const;
 
  private:
-  std::vector<Group> groups_;
+  std::deque<Group> groups_;
   std::vector<GroupId> free_;
   absl::flat_hash_map<std::string, GroupId> by_name_;
 };

@@ -26,16 +26,24 @@ class Scheduler::Lock {
     writer_ = true;
   }
   void UnlockExclusive() {
+    bool writers;
+    bool readers;
     {
       std::lock_guard<std::mutex> guard(mu_);
       writer_ = false;
+      writers = waiting_writers_ > 0;
+      readers = waiting_readers_ > 0;
     }
-    writer_cv_.notify_one();  // a waiting writer goes first; readers re-check
-    reader_cv_.notify_all();
+    // Only waiters are woken (an uncontended call notifies nobody); a waiter counts itself
+    // under `mu_` before it checks, so none is missed.
+    if (writers) writer_cv_.notify_one();  // a waiting writer goes first; readers re-check
+    if (readers) reader_cv_.notify_all();
   }
   void LockShared() {
     std::unique_lock<std::mutex> guard(mu_);
+    ++waiting_readers_;
     reader_cv_.wait(guard, [this] { return !writer_ && waiting_writers_ == 0; });
+    --waiting_readers_;
     ++readers_;
   }
   void UnlockShared() {
@@ -75,6 +83,7 @@ class Scheduler::Lock {
   std::condition_variable writer_cv_;
   int readers_ = 0;          // holding the lock shared
   int waiting_writers_ = 0;  // blocked in LockExclusive
+  int waiting_readers_ = 0;  // blocked in LockShared
   bool writer_ = false;      // one holds the lock exclusively
 };
 
