@@ -41,9 +41,9 @@
 // PhysicalCluster, VirtualCluster, VcUsages, Capacity, Nodes, CheckInvariants) take it
 // shared and run concurrently with each other; the mutations (Schedule in either phase,
 // Allocate, Recover, Release, CancelPreemption, Unreserve, SetNodeHealthy) take it
-// exclusively, so a view sees
-// the state between two mutations, never half of one. A waiting mutation holds off new
-// views, so status polls cannot starve scheduling. `spec()` needs no lock (immutable).
+// exclusively, so a view sees the state between two mutations, never half of one. A
+// waiting mutation holds off new views, so status polls cannot starve scheduling.
+// `spec()` needs no lock (immutable).
 // A sequence of calls is not atomic: another thread may act between a thread's Schedule
 // and its Allocate; a reservation (Preempting phase) keeps the cells for the group
 // meanwhile, a Filtering result does not (its Allocate is then kFailedPrecondition).
