@@ -118,11 +118,11 @@ absl::Status SchedulerImpl::CheckInvariants() const {
     const VCell& v = v_[i];
     VCellId id = static_cast<VCellId>(i);
     if (v.level != 1) continue;
-    Priority want = v.user == kNilId ? kFreePriority
-                    : groups_[v.user].state == GState::kPreempting ||
-                            groups_[v.user].state == GState::kReserved
-                        ? groups_[v.user].priority
-                        : groups_[v.user].running;
+    Priority want =
+        v.user == kNilId ? kFreePriority
+        : groups_[v.user].state == GState::kPreempting || groups_[v.user].state == GState::kReserved
+            ? groups_[v.user].priority
+            : groups_[v.user].running;
     if (v.user != kNilId && !groups_[v.user].alive)
       return fail("virtual leaf ", VAddress(id), " held by a dead group");
     if (vusage_.LeafPriority(CellId(id)) != want) {
