@@ -62,12 +62,15 @@ Sharing::Sharing(SchedulerImpl* core, const ClusterSpec& spec, const cellalloc::
 
 bool Sharing::Handles(const GroupRequest& request) const {
   if (in_core_) return false;
-  return IsFractional(request) || IsHolderName(request.name) || groups_.count(request.name) > 0;
+  // Every whole-GPU Schedule and Allocate asks: no lookup while no fractional group lives.
+  return IsFractional(request) || IsHolderName(request.name) ||
+         (!groups_.empty() && groups_.find(request.name) != groups_.end());
 }
 
 bool Sharing::Handles(std::string_view group) const {
   if (in_core_) return false;
-  return IsHolderName(group) || groups_.count(std::string(group)) > 0;
+  // Every whole-GPU Release asks: no copy of the name, no lookup while none lives.
+  return IsHolderName(group) || (!groups_.empty() && groups_.find(group) != groups_.end());
 }
 
 absl::StatusOr<Sharing::Parsed> Sharing::Parse(const GroupRequest& r) const {

@@ -63,6 +63,7 @@
 #define HIVED_SRC_SHARING_H_
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -291,7 +292,7 @@ class Sharing {
   std::map<std::string, std::vector<std::string>> vc_types_;
   cellalloc::GpuShares shares_;
   std::map<uint32_t, LeafUse> leaf_use_;
-  std::map<std::string, Group> groups_;
+  std::map<std::string, Group, std::less<>> groups_;  // std::less<>: found by string_view
   std::map<std::string, Holder> holders_;
   uint64_t next_holder_ = 0;
   Pending pending_;
