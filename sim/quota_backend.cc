@@ -247,7 +247,7 @@ class PoolBackend : public SchedulerBackend {
                  const std::vector<char>& usable, NodePlacement how,
                  std::vector<int32_t>* nodes) const {
     std::vector<int32_t> pods;
-    for (const GroupMember& m : job.members)
+    for (const GangMember& m : job.members)
       pods.insert(pods.end(), static_cast<size_t>(m.pod_number), m.leaf_cell_number);
     std::sort(pods.begin(), pods.end(), std::greater<>());
     std::vector<int32_t> types;  // the job's leaf type, or every type in node order

@@ -133,7 +133,10 @@ const GroupRequest& SchedulerBackend::MakeRequest(const SimJob& job, const Ask& 
   } else {
     req.pinned_cell_id.clear();
   }
-  req.members.assign(job.members.begin(), job.members.end());
+  req.members.resize(job.members.size());
+  for (size_t i = 0; i < job.members.size(); ++i) {
+    req.members[i] = GroupMember{job.members[i].pod_number, job.members[i].leaf_cell_number};
+  }
   req.suggested_nodes = SuggestNodes(job, ask);
   return req;
 }
