@@ -126,10 +126,10 @@ const GroupRequest& SchedulerBackend::MakeRequest(const SimJob& job, const Ask& 
   req.name.assign(digits, ec == std::errc() ? end : digits);
   req.vc.assign(ask.vc.data(), ask.vc.size());
   req.priority = ask.priority;
-  req.leaf_cell_type = job.gpu_type;
+  req.leaf_cell_type.assign(job.gpu_type.data(), job.gpu_type.size());
   // The request is reused between jobs: every field is set on every call.
   if (KeepsPinnedCells()) {
-    req.pinned_cell_id = job.pinned_cell;
+    req.pinned_cell_id.assign(job.pinned_cell.data(), job.pinned_cell.size());
   } else {
     req.pinned_cell_id.clear();
   }
