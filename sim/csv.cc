@@ -6,8 +6,10 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <limits>
 #include <memory>
+#include <system_error>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -45,6 +47,12 @@ absl::Status ReadInputFile(const std::string& path, InputLimit limit, std::strin
   out->clear();
   std::unique_ptr<std::FILE, FileCloser> file(std::fopen(path.c_str(), "rb"));
   if (!file) return absl::NotFoundError(absl::StrCat(path, ": cannot open file"));
+  // One buffer of the file's size when it has one within the limit: no regrowth copies.
+  std::error_code size_error;
+  const std::uintmax_t size = std::filesystem::file_size(path, size_error);
+  if (!size_error && size <= static_cast<std::uintmax_t>(limit.max_bytes)) {
+    out->reserve(static_cast<size_t>(size));
+  }
   constexpr size_t kChunk = 64 * 1024;
   char buffer[kChunk];
   int64_t line_length = 0;  // bytes since the last '\n'

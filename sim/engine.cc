@@ -24,11 +24,14 @@ std::string_view JobStateName(JobState state) {
 }
 
 void ResolveJobs(const Trace& trace, const SpecInfo& info, std::vector<SimJob>* jobs,
-                 std::vector<std::string>* reject_reasons) {
+                 std::vector<RareString>* reject_reasons) {
   jobs->clear();
   reject_reasons->clear();
   jobs->reserve(trace.jobs.size());
   reject_reasons->reserve(trace.jobs.size());
+  // Traces name few VCs, mostly in runs: the last name's index, not a hash lookup per job.
+  const std::string* last_vc = nullptr;
+  int32_t last_vc_index = -1;
   for (size_t i = 0; i < trace.jobs.size(); ++i) {
     const TraceJob& t = trace.jobs[i];
     SimJob job;
@@ -38,7 +41,11 @@ void ResolveJobs(const Trace& trace, const SpecInfo& info, std::vector<SimJob>* 
     job.gpu_type = t.gpu_type;
     job.pinned_cell = t.pinned_cell;
     std::string reason;
-    const int32_t vc = info.VcIndex(t.vc);
+    if (last_vc == nullptr || *last_vc != t.vc) {
+      last_vc = &t.vc;
+      last_vc_index = info.VcIndex(t.vc);
+    }
+    const int32_t vc = last_vc_index;
     job.vc = vc;  // -1 for a VC the config lacks: the job is rejected at submission
     if (vc < 0) {
       reason = absl::StrCat("VC '", t.vc, "' is not in the config");
@@ -77,7 +84,7 @@ void ResolveJobs(const Trace& trace, const SpecInfo& info, std::vector<SimJob>* 
     }
     if (job.members.empty()) job.members = {{1, std::max(1, t.total_gpus)}};
     jobs->push_back(std::move(job));
-    reject_reasons->push_back(std::move(reason));
+    reject_reasons->emplace_back() = std::move(reason);
   }
 }
 

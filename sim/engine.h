@@ -39,7 +39,9 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -80,21 +82,48 @@ struct EngineOptions {
 enum class JobState : uint8_t { kPending, kQueued, kRunning, kCompleted, kRejected };
 std::string_view JobStateName(JobState state);
 
+// A string that is almost always empty (a job's rejection reason): one pointer per job, not
+// a 32-byte std::string, so a million job records do not carry 32 MB of empty strings.
+class RareString {
+ public:
+  RareString() = default;
+  RareString(const RareString& o) { *this = o; }
+  RareString(RareString&&) noexcept = default;
+  RareString& operator=(const RareString& o) {
+    if (this != &o) text_ = o.text_ ? std::make_unique<std::string>(*o.text_) : nullptr;
+    return *this;
+  }
+  RareString& operator=(RareString&&) noexcept = default;
+  RareString& operator=(std::string text) {
+    text_ = text.empty() ? nullptr : std::make_unique<std::string>(std::move(text));
+    return *this;
+  }
+  bool empty() const { return text_ == nullptr; }
+  std::string_view view() const { return text_ ? std::string_view(*text_) : std::string_view(); }
+  operator std::string_view() const { return view(); }  // NOLINT: reads as the string it holds
+  friend bool operator==(const RareString& a, std::string_view b) { return a.view() == b; }
+
+ private:
+  std::unique_ptr<std::string> text_;
+};
+
+// Fields ordered so that little pads: 104 bytes a job (136 with the flags spread and a string
+// reason).
 struct JobRecord {
-  JobState state = JobState::kPending;
   Time submit = 0;
   Time first_start = -1;
   Time last_start = -1;
   Time end = -1;
   Time remaining = 0;  // seconds still to run
   int32_t preemptions = 0;
-  int32_t failures = 0;                  // killed by a node going down
-  int32_t epoch = 0;                     // starts so far
+  int32_t failures = 0;  // killed by a node going down
+  int32_t epoch = 0;     // starts so far
+  JobState state = JobState::kPending;
   bool wake_pushed = false;              // a kWake event is queued for its reclaim delay
   bool opportunistic = false;            // the current or last run was opportunistic
   int64_t gpu_seconds_lost = 0;          // to preemptions (restart from zero)
   int64_t failure_gpu_seconds_lost = 0;  // to node failures
-  std::string reason;                    // why rejected
+  RareString reason;                     // why rejected
   NodeList nodes;                        // nodes of the current or last run
 };
 
@@ -146,7 +175,7 @@ struct EngineResult {
 // run (unknown VC, a pod larger than any node, more GPUs than the VC reserves or the cluster
 // has). Returns the jobs and, per job, the reason ("" when runnable).
 void ResolveJobs(const Trace& trace, const SpecInfo& info, std::vector<SimJob>* jobs,
-                 std::vector<std::string>* reject_reasons);
+                 std::vector<RareString>* reject_reasons);
 
 class Engine {
  public:

@@ -314,7 +314,7 @@ Summary Summarize(const EngineResult& result, const SpecInfo& info, const RunInf
       lost[g] += rec.gpu_seconds_lost;
       failure_lost[g] += rec.failure_gpu_seconds_lost;
     }
-    if (rec.state == JobState::kRejected) ++reasons[rec.reason];
+    if (rec.state == JobState::kRejected) ++reasons[std::string(rec.reason.view())];
   }
   for (size_t g = 0; g <= vcs; ++g) {
     GroupSummary& gs = groups[g];
@@ -612,7 +612,7 @@ std::string JobsCsv(const EngineResult& result, const Trace& trace,
       out += nodes[static_cast<size_t>(rec.nodes[n])];
     }
     out += ',';
-    AppendCsvField(&out, rec.reason);
+    AppendCsvField(&out, rec.reason.view());
     out += '\n';
   }
   return out;

@@ -104,7 +104,7 @@ class PoolBackend : public SchedulerBackend {
     if (absl::Status s = SchedulerBackend::Release(job); !s.ok()) return s;
     Held& h = held_[static_cast<size_t>(job.index)];
     if (h.counted && !job.pinned_cell.empty()) {
-      pin_used_[job.pinned_cell] -= job.gpus;
+      pin_used_[std::string(job.pinned_cell)] -= job.gpus;
       vc_pinned_used_[static_cast<size_t>(job.vc)] -= job.gpus;
     }
     if (h.borrower) borrowers_.erase({h.start, job.index});
@@ -135,11 +135,12 @@ class PoolBackend : public SchedulerBackend {
 
   std::string Admit(const SimJob& job) const override {
     if (!job.pinned_cell.empty()) {
-      auto it = pin_used_.find(job.pinned_cell);
+      const std::string pin(job.pinned_cell);
+      auto it = pin_used_.find(pin);
       const int64_t used = it == pin_used_.end() ? 0 : it->second;
-      const int64_t cap = info_.PinnedGpus(job.pinned_cell);
+      const int64_t cap = info_.PinnedGpus(pin);
       if (used + job.gpus <= cap) return "";
-      return absl::StrCat("pinned cell ", job.pinned_cell, " full: ", used, " of ", cap,
+      return absl::StrCat("pinned cell ", pin, " full: ", used, " of ", cap,
                           " GPUs in use, job needs ", job.gpus);
     }
     // quota caps a VC's unpinned jobs at its virtual cells; the elastic policies cap the
@@ -219,7 +220,7 @@ class PoolBackend : public SchedulerBackend {
     h.counted = true;
     h.start = ++starts_;
     if (!job.pinned_cell.empty()) {
-      pin_used_[job.pinned_cell] += job.gpus;
+      pin_used_[std::string(job.pinned_cell)] += job.gpus;
       vc_pinned_used_[static_cast<size_t>(job.vc)] += job.gpus;
     }
     if (Reclaims() && asked == 0) {
@@ -247,7 +248,7 @@ class PoolBackend : public SchedulerBackend {
                  const std::vector<char>& usable, NodePlacement how,
                  std::vector<int32_t>* nodes) const {
     std::vector<int32_t> pods;
-    for (const GroupMember& m : job.members)
+    for (const GangMember& m : job.members)
       pods.insert(pods.end(), static_cast<size_t>(m.pod_number), m.leaf_cell_number);
     std::sort(pods.begin(), pods.end(), std::greater<>());
     std::vector<int32_t> types;  // the job's leaf type, or every type in node order

@@ -23,8 +23,8 @@ struct ShapeKey {
       return false;
     }
     for (size_t i = 0; i < members->size(); ++i) {
-      const GroupMember& a = (*members)[i];
-      const GroupMember& b = (*o.members)[i];
+      const GangMember& a = (*members)[i];
+      const GangMember& b = (*o.members)[i];
       if (a.pod_number != b.pod_number || a.leaf_cell_number != b.leaf_cell_number) return false;
     }
     return true;
@@ -32,7 +32,7 @@ struct ShapeKey {
   template <typename H>
   friend H AbslHashValue(H h, const ShapeKey& k) {
     h = H::combine(std::move(h), k.priority, k.gpu_type, k.pinned_cell, k.members->size());
-    for (const GroupMember& m : *k.members) {
+    for (const GangMember& m : *k.members) {
       h = H::combine(std::move(h), m.pod_number, m.leaf_cell_number);
     }
     return h;
@@ -329,7 +329,7 @@ absl::StatusOr<EngineResult> Replay::Run(const Trace& trace,
                                          const std::vector<NodeEvent>& node_events) {
   const size_t n = trace.jobs.size();
   {
-    std::vector<std::string> reject;
+    std::vector<RareString> reject;
     ResolveJobs(trace, info_, &r_.jobs, &reject);
     r_.records.resize(n);
     for (size_t j = 0; j < n; ++j) r_.records[j].reason = std::move(reject[j]);

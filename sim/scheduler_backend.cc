@@ -126,14 +126,17 @@ const GroupRequest& SchedulerBackend::MakeRequest(const SimJob& job, const Ask& 
   req.name.assign(digits, ec == std::errc() ? end : digits);
   req.vc.assign(ask.vc.data(), ask.vc.size());
   req.priority = ask.priority;
-  req.leaf_cell_type = job.gpu_type;
+  req.leaf_cell_type.assign(job.gpu_type.data(), job.gpu_type.size());
   // The request is reused between jobs: every field is set on every call.
   if (KeepsPinnedCells()) {
-    req.pinned_cell_id = job.pinned_cell;
+    req.pinned_cell_id.assign(job.pinned_cell.data(), job.pinned_cell.size());
   } else {
     req.pinned_cell_id.clear();
   }
-  req.members.assign(job.members.begin(), job.members.end());
+  req.members.resize(job.members.size());
+  for (size_t i = 0; i < job.members.size(); ++i) {
+    req.members[i] = GroupMember{job.members[i].pod_number, job.members[i].leaf_cell_number};
+  }
   req.suggested_nodes = SuggestNodes(job, ask);
   return req;
 }

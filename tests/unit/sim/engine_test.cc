@@ -169,5 +169,30 @@ TEST_CASE("Engine: accounts for every job, also when stopped early", "[sim][unit
   CHECK(s.utilisation == Approx(1240.0 / 2400.0));
 }
 
+TEST_CASE("RareString: empty costs no allocation, copies are deep, empty text clears",
+          "[sim][unit]") {
+  RareString a;
+  CHECK(a.empty());
+  CHECK(a.view().empty());
+  a = std::string("too big");
+  CHECK_FALSE(a.empty());
+  CHECK(a == "too big");
+  RareString b = a;  // a deep copy: changing one leaves the other
+  a = std::string("other");
+  CHECK(b == "too big");
+  CHECK(a == "other");
+  b = a;
+  CHECK(b == "other");
+  const RareString& same = b;
+  b = same;  // self-assignment keeps the text
+  CHECK(b == "other");
+  RareString c = std::move(a);
+  CHECK(c == "other");
+  c = std::string();
+  CHECK(c.empty());
+  static_assert(sizeof(RareString) == sizeof(void*));
+  static_assert(sizeof(GangMember) == 8);
+}
+
 }  // namespace
 }  // namespace hived::sim

@@ -190,7 +190,7 @@ TEST_CASE("PhillyTraceSource: reads the real Philly trace, philly.yaml can place
   SpecInfo info(spec);
   CHECK(info.vc_count() == 15);
   std::vector<SimJob> jobs;
-  std::vector<std::string> reasons;
+  std::vector<RareString> reasons;
   ResolveJobs(*trace, info, &jobs, &reasons);
   int64_t rejected = 0;
   int64_t split = 0;
