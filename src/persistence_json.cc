@@ -56,6 +56,17 @@ constexpr const char* kDoomed = "doomedCells";
 constexpr const char* kVirtualCell = "virtualCell";
 constexpr const char* kPhysicalCell = "physicalCell";
 constexpr const char* kBad = "bad";
+// Version 2: GPU sharing (docs/gpu-sharing.md). MIG keys are reserved (read; a value other
+// than the default is refused until the library schedules MIG profiles).
+constexpr const char* kLeafTypes = "leafCellTypes";
+constexpr const char* kGpuMilli = "gpuMilli";
+constexpr const char* kGpuMemory = "gpuMemoryMiB";
+constexpr const char* kCpuMilli = "cpuMilli";
+constexpr const char* kMemory = "memoryMiB";
+constexpr const char* kMigProfile = "migProfile";
+constexpr const char* kMigStart = "migStart";
+constexpr const char* kNextHolder = "nextShareHolder";
+constexpr int32_t kSharingVersion = 2;  // the first version with the keys above
 
 Json StringArray(const std::vector<std::string>& values) {
   Json out = Json::array();
@@ -70,11 +81,17 @@ Json RecordToJson(const GroupRecord& rec) {
   j[kVc] = r.vc;
   j[kPriority] = r.priority;
   if (!r.leaf_cell_type.empty()) j[kLeafType] = r.leaf_cell_type;
+  if (!r.leaf_cell_types.empty()) j[kLeafTypes] = StringArray(r.leaf_cell_types);
   if (!r.pinned_cell_id.empty()) j[kPinned] = r.pinned_cell_id;
   if (r.lazy_preemption) j[kLazy] = true;
   Json members = Json::array();
   for (const GroupMember& m : r.members) {
-    members.push_back(Json{{kPodNumber, m.pod_number}, {kLeafNumber, m.leaf_cell_number}});
+    Json member = Json{{kPodNumber, m.pod_number}, {kLeafNumber, m.leaf_cell_number}};
+    if (m.gpu_milli != 0) member[kGpuMilli] = m.gpu_milli;
+    if (m.gpu_memory_mib != 0) member[kGpuMemory] = m.gpu_memory_mib;
+    if (m.cpu_milli != 0) member[kCpuMilli] = m.cpu_milli;
+    if (m.memory_mib != 0) member[kMemory] = m.memory_mib;
+    members.push_back(std::move(member));
   }
   j[kMembers] = std::move(members);
   j[kState] = GroupStateName(rec.state);
@@ -235,6 +252,35 @@ class Reader {
     return absl::OkStatus();
   }
 
+  static absl::Status Int64(const Json& v, const std::string& path, int64_t min, int64_t max,
+                            int64_t* out) {
+    if (!v.is_number_integer() ||
+        (v.is_number_unsigned() && v.get<uint64_t>() > static_cast<uint64_t>(max))) {
+      return Error(path, v.is_number_integer()
+                             ? absl::StrCat("integer out of range ", min, "..", max)
+                             : absl::StrCat("expected an integer, got ", v.type_name()));
+    }
+    const int64_t i = v.get<int64_t>();
+    if (i < min || i > max)
+      return Error(path, absl::StrCat("integer out of range ", min, "..", max));
+    *out = i;
+    return absl::OkStatus();
+  }
+
+  // Keys a document of `version` cannot have: those introduced by `since`.
+  static absl::Status NotBefore(const Json& j, const std::string& path, int32_t version,
+                                int32_t since, std::initializer_list<const char*> keys) {
+    if (version >= since) return absl::OkStatus();
+    for (const char* k : keys) {
+      if (j.contains(k)) {
+        return Error(absl::StrCat(path, ".", k),
+                     absl::StrCat("unknown key in a version ", version,
+                                  " document (it is new in version ", since, ")"));
+      }
+    }
+    return absl::OkStatus();
+  }
+
   static absl::Status IntMember(const Json& j, const std::string& path, const char* key,
                                 int64_t min, int64_t max, int32_t* out) {
     HIVED_ASSIGN_OR_RETURN(const Json* v, Member(j, path, key, /*required=*/true));
@@ -268,8 +314,14 @@ class Reader {
   }
 };
 
-absl::Status PodFromJson(const Json& j, const std::string& path, PodPlacement* pod) {
-  HIVED_RETURN_IF_ERROR(Reader::Object(j, path, {kLeafNumber, kNode, kIndices, kTypes}));
+absl::Status PodFromJson(const Json& j, const std::string& path, int32_t version,
+                         PodPlacement* pod) {
+  HIVED_RETURN_IF_ERROR(Reader::Object(j, path, {kLeafNumber, kNode, kIndices, kTypes, kMigStart}));
+  HIVED_RETURN_IF_ERROR(Reader::NotBefore(j, path, version, kSharingVersion, {kMigStart}));
+  if (j.contains(kMigStart)) {
+    return Reader::Error(absl::StrCat(path, ".", kMigStart),
+                         "MIG placements are not restorable by this library (reserved key)");
+  }
   HIVED_RETURN_IF_ERROR(Reader::IntMember(
       j, path, kLeafNumber, 1, std::numeric_limits<int32_t>::max(), &pod->leaf_cell_number));
   HIVED_RETURN_IF_ERROR(Reader::String(j, path, kNode, /*required=*/true, &pod->node));
@@ -296,11 +348,51 @@ absl::Status PodFromJson(const Json& j, const std::string& path, PodPlacement* p
   return absl::OkStatus();
 }
 
-absl::Status RecordFromJson(const Json& j, const std::string& path, GroupRecord* rec) {
+// One member's amounts: whole leaf cells, or (version 2) a share of one GPU.
+absl::Status MemberFromJson(const Json& m, const std::string& mpath, int32_t version,
+                            GroupMember* member) {
+  HIVED_RETURN_IF_ERROR(Reader::Object(
+      m, mpath, {kPodNumber, kLeafNumber, kGpuMilli, kGpuMemory, kCpuMilli, kMemory, kMigProfile}));
+  HIVED_RETURN_IF_ERROR(
+      Reader::NotBefore(m, mpath, version, kSharingVersion,
+                        {kGpuMilli, kGpuMemory, kCpuMilli, kMemory, kMigProfile}));
+  HIVED_RETURN_IF_ERROR(
+      Reader::IntMember(m, mpath, kPodNumber, 1, kMaxGroupPods, &member->pod_number));
+  HIVED_RETURN_IF_ERROR(Reader::IntMember(
+      m, mpath, kLeafNumber, 1, std::numeric_limits<int32_t>::max(), &member->leaf_cell_number));
+  const int64_t max = std::numeric_limits<int64_t>::max();
+  struct Amount {
+    const char* key;
+    int64_t max;
+    int64_t* out;
+  };
+  int64_t milli = 0;
+  for (const Amount& a :
+       {Amount{kGpuMilli, 1000, &milli}, Amount{kGpuMemory, max, &member->gpu_memory_mib},
+        Amount{kCpuMilli, max, &member->cpu_milli}, Amount{kMemory, max, &member->memory_mib}}) {
+    auto it = m.find(a.key);
+    if (it != m.end()) {
+      HIVED_RETURN_IF_ERROR(Reader::Int64(*it, absl::StrCat(mpath, ".", a.key),
+                                          a.key == kGpuMilli ? 1 : 0, a.max, a.out));
+    }
+  }
+  member->gpu_milli = static_cast<int32_t>(milli);
+  std::string mig;
+  HIVED_RETURN_IF_ERROR(Reader::String(m, mpath, kMigProfile, /*required=*/false, &mig));
+  if (!mig.empty()) {
+    return Reader::Error(absl::StrCat(mpath, ".", kMigProfile),
+                         "MIG profiles are not restorable by this library (reserved key)");
+  }
+  return absl::OkStatus();
+}
+
+absl::Status RecordFromJson(const Json& j, const std::string& path, int32_t version,
+                            GroupRecord* rec) {
   HIVED_RETURN_IF_ERROR(
       Reader::Object(j, path,
-                     {kName, kVc, kPriority, kLeafType, kPinned, kLazy, kMembers, kState,
-                      kDowngradeReason, kPreemptor, kPlacement, kVirtual}));
+                     {kName, kVc, kPriority, kLeafType, kLeafTypes, kPinned, kLazy, kMembers,
+                      kState, kDowngradeReason, kPreemptor, kPlacement, kVirtual}));
+  HIVED_RETURN_IF_ERROR(Reader::NotBefore(j, path, version, kSharingVersion, {kLeafTypes}));
   GroupRequest& r = rec->request;
   HIVED_RETURN_IF_ERROR(Reader::String(j, path, kName, /*required=*/true, &r.name));
   if (r.name.empty()) return Reader::Error(absl::StrCat(path, ".", kName), "empty group name");
@@ -308,6 +400,7 @@ absl::Status RecordFromJson(const Json& j, const std::string& path, GroupRecord*
   HIVED_RETURN_IF_ERROR(Reader::IntMember(j, path, kPriority, kOpportunisticPriority,
                                           kMaxGuaranteedPriority, &r.priority));
   HIVED_RETURN_IF_ERROR(Reader::String(j, path, kLeafType, /*required=*/false, &r.leaf_cell_type));
+  HIVED_RETURN_IF_ERROR(Reader::Strings(j, path, kLeafTypes, &r.leaf_cell_types));
   HIVED_RETURN_IF_ERROR(Reader::String(j, path, kPinned, /*required=*/false, &r.pinned_cell_id));
   HIVED_RETURN_IF_ERROR(Reader::Bool(j, path, kLazy, &r.lazy_preemption));
   const Json* members = nullptr;
@@ -317,12 +410,8 @@ absl::Status RecordFromJson(const Json& j, const std::string& path, GroupRecord*
   for (size_t i = 0; i < members->size(); ++i) {
     const std::string mpath = absl::StrCat(path, ".", kMembers, "[", i, "]");
     const Json& m = (*members)[i];
-    HIVED_RETURN_IF_ERROR(Reader::Object(m, mpath, {kPodNumber, kLeafNumber}));
     GroupMember member;
-    HIVED_RETURN_IF_ERROR(
-        Reader::IntMember(m, mpath, kPodNumber, 1, kMaxGroupPods, &member.pod_number));
-    HIVED_RETURN_IF_ERROR(Reader::IntMember(
-        m, mpath, kLeafNumber, 1, std::numeric_limits<int32_t>::max(), &member.leaf_cell_number));
+    HIVED_RETURN_IF_ERROR(MemberFromJson(m, mpath, version, &member));
     pods += member.pod_number;
     if (pods > kMaxGroupPods) {
       return Reader::Error(mpath, absl::StrCat("more than ", kMaxGroupPods, " pods in all"));
@@ -359,7 +448,7 @@ absl::Status RecordFromJson(const Json& j, const std::string& path, GroupRecord*
   for (size_t i = 0; i < pod_list->size(); ++i) {
     PodPlacement pod;
     HIVED_RETURN_IF_ERROR(
-        PodFromJson((*pod_list)[i], absl::StrCat(ppath, ".", kPods, "[", i, "]"), &pod));
+        PodFromJson((*pod_list)[i], absl::StrCat(ppath, ".", kPods, "[", i, "]"), version, &pod));
     leaves += pod.leaf_cell_indices.size();
     rec->placement.pods.push_back(std::move(pod));
   }
@@ -380,7 +469,11 @@ std::string SavedStateToJson(const SavedState& state) {
                                  Dump(Json(kVersion)), ":", kStateVersion, ",", Dump(Json(kConfig)),
                                  ":", Dump(Json(state.config)), ",", Dump(Json(kBadNodes)), ":",
                                  Dump(StringArray(state.bad_nodes)), ",", Dump(Json(kDoomed)), ":",
-                                 Dump(StringArray(state.doomed)), ",", Dump(Json(kGroups)), ":[");
+                                 Dump(StringArray(state.doomed)), ",");
+  if (state.next_holder != 0) {
+    absl::StrAppend(&out, Dump(Json(kNextHolder)), ":", state.next_holder, ",");
+  }
+  absl::StrAppend(&out, Dump(Json(kGroups)), ":[");
   for (size_t i = 0; i < state.groups.size(); ++i) {
     absl::StrAppend(&out, i == 0 ? "\n" : ",\n", Dump(RecordToJson(state.groups[i])));
   }
@@ -399,7 +492,7 @@ absl::StatusOr<SavedState> SavedStateFromJson(std::string_view text) {
   HIVED_ASSIGN_OR_RETURN(Json j, ParseJson(text, "saved state"));
   const std::string root = "$";
   HIVED_RETURN_IF_ERROR(Reader::Object(
-      j, root, {kSchema, kVersion, kConfig, kBadNodes, kDoomed, kGroups, kBindings}));
+      j, root, {kSchema, kVersion, kConfig, kBadNodes, kDoomed, kNextHolder, kGroups, kBindings}));
   std::string schema;
   HIVED_RETURN_IF_ERROR(Reader::String(j, root, kSchema, /*required=*/true, &schema));
   if (schema != kStateSchema) {
@@ -409,14 +502,18 @@ absl::StatusOr<SavedState> SavedStateFromJson(std::string_view text) {
   int32_t version = 0;
   HIVED_RETURN_IF_ERROR(Reader::IntMember(j, root, kVersion, std::numeric_limits<int32_t>::min(),
                                           std::numeric_limits<int32_t>::max(), &version));
-  if (version != kStateVersion) {
-    return Reader::Error(absl::StrCat(root, ".", kVersion),
-                         absl::StrCat("version ", version,
-                                      " is not readable by this library (it "
-                                      "reads version ",
-                                      kStateVersion, " only)"));
+  if (version < kOldestStateVersion || version > kStateVersion) {
+    return Reader::Error(
+        absl::StrCat(root, ".", kVersion),
+        absl::StrCat("version ", version, " is not readable by this library (it reads versions ",
+                     kOldestStateVersion, " to ", kStateVersion, ")"));
   }
+  HIVED_RETURN_IF_ERROR(Reader::NotBefore(j, root, version, kSharingVersion, {kNextHolder}));
   SavedState state;
+  if (auto it = j.find(kNextHolder); it != j.end()) {
+    HIVED_RETURN_IF_ERROR(Reader::Int64(*it, absl::StrCat(root, ".", kNextHolder), 0,
+                                        std::numeric_limits<int64_t>::max(), &state.next_holder));
+  }
   HIVED_RETURN_IF_ERROR(Reader::String(j, root, kConfig, /*required=*/false, &state.config));
   HIVED_RETURN_IF_ERROR(Reader::Strings(j, root, kBadNodes, &state.bad_nodes));
   HIVED_RETURN_IF_ERROR(Reader::Strings(j, root, kDoomed, &state.doomed));
@@ -440,7 +537,7 @@ absl::StatusOr<SavedState> SavedStateFromJson(std::string_view text) {
   for (size_t i = 0; i < groups->size(); ++i) {
     const std::string path = absl::StrCat(root, ".", kGroups, "[", i, "]");
     GroupRecord rec;
-    HIVED_RETURN_IF_ERROR(RecordFromJson((*groups)[i], path, &rec));
+    HIVED_RETURN_IF_ERROR(RecordFromJson((*groups)[i], path, version, &rec));
     auto [it, inserted] = seen.emplace(rec.request.name, i);
     if (!inserted) {
       return Reader::Error(absl::StrCat(path, ".", kName),
@@ -461,7 +558,7 @@ std::string GroupRecordToJson(const GroupRecord& record) {
 absl::StatusOr<GroupRecord> GroupRecordFromJson(std::string_view json) {
   HIVED_ASSIGN_OR_RETURN(internal::Json j, internal::ParseJson(json, "group record"));
   GroupRecord rec;
-  HIVED_RETURN_IF_ERROR(internal::RecordFromJson(j, "$", &rec));
+  HIVED_RETURN_IF_ERROR(internal::RecordFromJson(j, "$", kStateVersion, &rec));
   return rec;
 }
 

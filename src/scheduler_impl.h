@@ -144,8 +144,8 @@ class SchedulerImpl {
   absl::StatusOr<std::vector<VcSummary>> GetVcSummary(std::string_view vc) const;
   const ClusterSpec& spec() const { return spec_; }
   absl::Status CheckInvariants() const;
-  // GPU sharing (src/sharing.h): kUnimplemented while a fractional group runs or preempts
-  // (the state format has no shares yet), for SaveState and GetGroupRecord.
+  // GPU sharing (src/sharing.h): for GetGroupRecord, kFailedPrecondition for a sharing
+  // holder (its record is in SaveState only); OK otherwise.
   absl::Status CanSave(std::string_view group = {}) const;
   // For Sharing's reservations: the state epoch (bumped by every change) and node health.
   uint64_t epoch() const { return epoch_; }
@@ -429,6 +429,9 @@ class SchedulerImpl {
   // kWaiting (kReservationOverlap) naming the `overlapping` reservations.
   absl::StatusOr<ScheduleResult> OverlapWait(const std::vector<GroupId>& overlapping,
                                              ScheduleResult* result) const;
+  // True, with `result` kWaiting (kReservationOverlap), when taking `pleaves` would preempt
+  // a sharing holder whose GPUs carry a reserved share (src/sharing.h invariant 8).
+  bool ReservedSharesWait(const std::vector<CellId>& pleaves, ScheduleResult* result) const;
 
   // Fractional groups and their holders (src/sharing.h); hooks at the top of Schedule,
   // Allocate, Release, CancelPreemption, the group and cell views and CheckInvariants.

@@ -65,13 +65,6 @@ void Sharing::FillLeaf(CellId leaf, PhysicalCellStatus* s) const {
   s->sharers = use.sharers;
 }
 
-absl::Status Sharing::CanSave() const {
-  if (groups_.empty()) return absl::OkStatus();
-  return absl::UnimplementedError(
-      absl::StrCat("SaveState cannot record fractional group ", groups_.begin()->first,
-                   " (GPU shares are not in the state format yet; docs/gpu-sharing.md)"));
-}
-
 absl::Status Sharing::CheckInvariants() const {
   auto fail = [](auto... parts) {
     return absl::InternalError(absl::StrCat("sharing: ", parts...));
@@ -185,7 +178,9 @@ absl::Status Sharing::CheckReservation(const std::string& name, const Group& g) 
   auto fail = [&](auto... parts) {
     return absl::InternalError(absl::StrCat("sharing: (7) group ", name, ": ", parts...));
   };
-  if (g.pods.size() != g.placement.pods.size()) return fail("pods and placement differ");
+  if (g.pods.size() + static_cast<size_t>(g.unaccounted) != g.placement.pods.size()) {
+    return fail("pods and placement differ");
+  }
   if (g.stage == Stage::kRunning) {
     if (!g.holder.empty()) return fail("runs with holder ", g.holder);
     for (const PodShare& pod : g.pods) {
@@ -223,11 +218,10 @@ absl::Status Sharing::CheckReservation(const std::string& name, const Group& g) 
 }
 
 absl::Status SchedulerImpl::CanSave(std::string_view group) const {
-  if (group.empty()) return sharing_->CanSave();
-  if (!sharing_->Handles(group)) return absl::OkStatus();
-  return absl::UnimplementedError(absl::StrCat(
-      "group ", ToAbsl(group), " is fractional (or a sharing holder): GPU shares are not in ",
-      "the state format yet (docs/gpu-sharing.md)"));
+  if (group.empty() || !sharing_->IsHolder(group)) return absl::OkStatus();
+  return absl::FailedPreconditionError(
+      absl::StrCat("group ", ToAbsl(group), " holds GPUs for sharing: it has no record of its ",
+                   "own (SaveState saves it with the groups on its GPUs)"));
 }
 
 }  // namespace hived

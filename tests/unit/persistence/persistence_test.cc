@@ -222,7 +222,7 @@ TEST_CASE("SaveState / Restore: the restored scheduler is the same scheduler",
   REQUIRE(s->SetNodeHealthy("r1n3", false).ok());
 
   const std::string state = Save(*s);
-  CHECK(absl::StartsWith(state, R"({"schema":"hived.scheduler-state","version":1,"config":")"));
+  CHECK(absl::StartsWith(state, R"({"schema":"hived.scheduler-state","version":2,"config":")"));
   CHECK(absl::StrContains(state, R"("badNodes":["r1n3"],"doomedCells":[],"groups":[)"));
   RestoreReport report;
   auto r = Scheduler::Restore(spec, state, &report);
@@ -338,8 +338,11 @@ TEST_CASE("Restore: bad documents are located errors", "[persistence][unit]") {
   Run(*s, Req("b", "v1", 0, 1, 8));
   const std::string state = Save(*s);
 
-  CHECK_THAT(ErrorOf(spec, absl::StrReplaceAll(state, {{"\"version\":1", "\"version\":2"}})),
-             Catch::Contains("$.version: version 2 is not readable"));
+  CHECK_THAT(ErrorOf(spec, absl::StrReplaceAll(state, {{"\"version\":2", "\"version\":3"}})),
+             Catch::Contains("$.version: version 3 is not readable by this library (it reads "
+                             "versions 1 to 2)"));
+  CHECK_THAT(ErrorOf(spec, absl::StrReplaceAll(state, {{"\"version\":2", "\"version\":0"}})),
+             Catch::Contains("$.version: version 0 is not readable"));
   CHECK_THAT(ErrorOf(spec, absl::StrReplaceAll(state, {{"hived.scheduler-state", "other"}})),
              Catch::Contains("$.schema: expected hived.scheduler-state, got other"));
   CHECK_THAT(ErrorOf(spec, state.substr(0, state.size() / 2)),
@@ -630,7 +633,7 @@ TEST_CASE("Restore: an empty scheduler round-trips", "[persistence][unit]") {
   CHECK_THAT(
       state,
       Catch::Matches(
-          R"(\{"schema":"hived.scheduler-state","version":1,"config":"[0-9a-f]{16}","badNodes":\[\],"doomedCells":\[\],"groups":\[\],"bindings":\[\]\}\n)"));
+          R"(\{"schema":"hived.scheduler-state","version":2,"config":"[0-9a-f]{16}","badNodes":\[\],"doomedCells":\[\],"groups":\[\],"bindings":\[\]\}\n)"));
   auto r = Scheduler::Restore(spec, state);
   REQUIRE(r.ok());
   CHECK(Save(**r) == state);
