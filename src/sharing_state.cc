@@ -2,6 +2,8 @@
 // fractional groups, Restore's replay of holders and fractional groups, and the rule that a
 // share reserved on an open GPU is never a victim (invariant 8).
 #include <algorithm>
+#include <cstdint>
+#include <limits>
 #include <string>
 #include <utility>
 #include <vector>
@@ -166,7 +168,8 @@ std::vector<std::string> Sharing::FinishRestore(uint64_t next_holder) {
   std::vector<std::string> names;
   for (const auto& [name, h] : holders_) {
     uint64_t n = 0;
-    if (absl::SimpleAtoi(absl::string_view(name).substr(sizeof(kHolderPrefix) - 1), &n)) {
+    if (absl::SimpleAtoi(absl::string_view(name).substr(sizeof(kHolderPrefix) - 1), &n) &&
+        n < std::numeric_limits<uint64_t>::max()) {
       next_holder_ = std::max(next_holder_, n + 1);
     }
     names.push_back(name);
