@@ -161,7 +161,7 @@ class Sharing {
   std::vector<std::string> FinishRestore(uint64_t next_holder);
   // Whether a fractional group holds a reservation; the reserved groups with shares on the
   // GPUs of holder `holder` appended to `out` (a reservation is never a victim).
-  bool AnyReserved() const;
+  bool AnyReserved() const { return reserved_ > 0; }
   void AppendReservedOn(std::string_view holder, std::vector<std::string>* out) const;
 
   absl::Status CheckInvariants() const;
@@ -319,6 +319,7 @@ class Sharing {
   std::map<std::string, Group, std::less<>> groups_;  // std::less<>: found by string_view
   std::map<std::string, Holder> holders_;
   uint64_t next_holder_ = 0;
+  int64_t reserved_ = 0;  // groups in Stage::kReserved (AnyReserved in O(1))
   Pending pending_;
   bool in_core_ = false;  // calling the scheduler (mutations only): the hooks pass through
 };

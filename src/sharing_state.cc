@@ -183,13 +183,6 @@ std::vector<std::string> Sharing::FinishRestore(uint64_t next_holder) {
   return released;
 }
 
-bool Sharing::AnyReserved() const {
-  for (const auto& [name, g] : groups_) {
-    if (g.stage == Stage::kReserved) return true;
-  }
-  return false;
-}
-
 void Sharing::AppendReservedOn(std::string_view holder, std::vector<std::string>* out) const {
   auto h = holders_.find(std::string(holder));
   if (h == holders_.end()) return;

@@ -162,6 +162,10 @@ absl::Status Sharing::CheckInvariants() const {
       }
     }
   }
+  const int64_t reserved = std::count_if(groups_.begin(), groups_.end(), [](const auto& g) {
+    return g.second.stage == Stage::kReserved;
+  });
+  if (reserved != reserved_) return fail("(7) ", reserved, " reserved groups, counted ", reserved_);
   for (size_t n = 0; n < cpu.size(); ++n) {
     if (cpu[n] != node_cpu_used_[n] || memory[n] != node_memory_used_[n] ||
         (node_cpu_[n] > 0 && cpu[n] > node_cpu_[n]) ||
