@@ -15,6 +15,7 @@
 #include "hived/scheduler.h"
 #include "hived/state.h"
 #include "support/catch.h"
+#include "unit/persistence/mutate.h"
 
 namespace {
 
@@ -534,22 +535,7 @@ TEST_CASE("Restore: mutated documents never crash and never break an invariant",
   const std::string alphabet = "0123456789-v/r\"[]{},:abnt ";
   int accepted = 0;
   for (int i = 0; i < 1500; ++i) {
-    std::string doc = state;
-    for (int k = 1 + static_cast<int>(rng() % 3); k > 0; --k) {
-      const size_t at = rng() % doc.size();
-      switch (rng() % 3) {
-        case 0:
-          doc[at] = alphabet[rng() % alphabet.size()];
-          break;
-        case 1:
-          doc.erase(at, 1 + rng() % 8);
-          break;
-        default:
-          doc.insert(at, doc.substr(rng() % doc.size(), 1 + rng() % 40));
-          break;
-      }
-      if (doc.empty()) doc = "{";
-    }
+    const std::string doc = hived::testing::Mutate(state, alphabet, rng);
     CAPTURE(doc);
     RestoreReport report;
     auto r = Scheduler::Restore(spec, doc, &report);

@@ -16,6 +16,7 @@
 #include "hived/scheduler.h"
 #include "hived/state.h"
 #include "support/catch.h"
+#include "unit/persistence/mutate.h"
 #include "unit/sharing/sharing_cluster.h"
 #include "unit/sharing/sharing_helpers.h"
 
@@ -284,22 +285,7 @@ TEST_CASE("Restore: mutated sharing documents never crash and never break an inv
   int accepted = 0;
   int not_kept = 0;
   for (int i = 0; i < 5000; ++i) {
-    std::string doc = state;
-    for (int k = 1 + static_cast<int>(rng() % 3); k > 0; --k) {
-      const size_t at = rng() % doc.size();
-      switch (rng() % 3) {
-        case 0:
-          doc[at] = alphabet[rng() % alphabet.size()];
-          break;
-        case 1:
-          doc.erase(at, 1 + rng() % 8);
-          break;
-        default:
-          doc.insert(at, doc.substr(rng() % doc.size(), 1 + rng() % 40));
-          break;
-      }
-      if (doc.empty()) doc = "{";
-    }
+    const std::string doc = hived::testing::Mutate(state, alphabet, rng);
     CAPTURE(doc);
     RestoreReport report;
     absl::StatusOr<std::unique_ptr<Scheduler>> r = Scheduler::Restore(spec, doc, &report);
