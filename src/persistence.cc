@@ -204,6 +204,11 @@ void SchedulerImpl::RestoreDoomed(const internal::SavedState& state, RestoreRepo
 
 absl::StatusOr<GroupRecord> SchedulerImpl::GetGroupRecord(std::string_view name) const {
   if (sharing_->HasGroup(name)) return sharing_->GetRecord(name);
+  if (sharing_->IsHolder(name)) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("group ", ToAbsl(name), " holds GPUs for sharing: it has no record of its ",
+                     "own (SaveState saves it with the groups on its GPUs)"));
+  }
   const GroupId g = groups_.Find(name);
   if (g == kNilId) {
     return absl::NotFoundError(absl::StrCat("group ", ToAbsl(name), " is not known"));

@@ -221,11 +221,4 @@ absl::Status Sharing::CheckReservation(const std::string& name, const Group& g) 
   return absl::OkStatus();
 }
 
-absl::Status SchedulerImpl::CanSave(std::string_view group) const {
-  if (group.empty() || !sharing_->IsHolder(group)) return absl::OkStatus();
-  return absl::FailedPreconditionError(
-      absl::StrCat("group ", ToAbsl(group), " holds GPUs for sharing: it has no record of its ",
-                   "own (SaveState saves it with the groups on its GPUs)"));
-}
-
 }  // namespace hived
