@@ -11,10 +11,12 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "src/internal/status_macros.h"
 #include "src/persistence_json.h"
 #include "src/scheduler_impl.h"
+#include "src/sharing.h"
 
 namespace hived {
 
@@ -62,6 +64,9 @@ std::string SchedulerImpl::SaveState() const {
       state.groups.push_back(Record(g));
     }
   }
+  // Fractional groups (their holders are whole groups above), and the next holder's number.
+  sharing_->AppendRecords(&state.groups);
+  state.next_holder = static_cast<int64_t>(sharing_->next_holder());
   std::sort(
       state.groups.begin(), state.groups.end(),
       [](const GroupRecord& a, const GroupRecord& b) { return a.request.name < b.request.name; });
@@ -198,6 +203,12 @@ void SchedulerImpl::RestoreDoomed(const internal::SavedState& state, RestoreRepo
 }
 
 absl::StatusOr<GroupRecord> SchedulerImpl::GetGroupRecord(std::string_view name) const {
+  if (sharing_->HasGroup(name)) return sharing_->GetRecord(name);
+  if (sharing_->IsHolder(name)) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("group ", ToAbsl(name), " holds GPUs for sharing: it has no record of its ",
+                     "own (SaveState saves it with the groups on its GPUs)"));
+  }
   const GroupId g = groups_.Find(name);
   if (g == kNilId) {
     return absl::NotFoundError(absl::StrCat("group ", ToAbsl(name), " is not known"));
@@ -245,6 +256,14 @@ VCellId SchedulerImpl::RecoverHint(size_t i, CellLevel level) const {
 
 absl::StatusOr<AllocateInfo> SchedulerImpl::RestoreGroup(const GroupRecord& rec,
                                                          int32_t* ignored_leaves) {
+  if (IsFractional(rec.request)) {  // runs as asked: never downgraded, no virtual cells
+    if ((rec.state == GroupState::kAllocated) != (rec.request.priority >= kMinGuaranteedPriority)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "group ", rec.request.name, ": a fractional group runs as asked (allocated exactly ",
+          "when its priority is at least 0), not ", GroupStateName(rec.state)));
+    }
+    return Recover(rec.request, rec.placement);
+  }
   GroupRequest request = rec.request;
   // A recorded downgrade is kept: the group runs opportunistically, as it did.
   const bool was_downgraded =
@@ -279,18 +298,33 @@ absl::StatusOr<std::unique_ptr<SchedulerImpl>> SchedulerImpl::Restore(const Clus
   // Groups first, in the saved (name) order, then the bindings history decided (pinned,
   // bad, doomed cells), then the bad nodes, then the doomed marks: with the bindings in
   // place, marking the nodes bad binds nothing more; marking them first could bind
-  // virtual cells to bad cells (doomed) that a recorded group holds.
+  // virtual cells to bad cells (doomed) that a recorded group holds. Fractional groups
+  // come after the whole ones (their GPUs are opened by the holders among those).
+  out.groups.resize(state.groups.size());
+  std::vector<size_t> fractional;
   for (size_t i = 0; i < state.groups.size(); ++i) {
     const GroupRecord& rec = state.groups[i];
-    RestoreReport::Group entry;
+    RestoreReport::Group& entry = out.groups[i];
     entry.name = rec.request.name;
     entry.path = absl::StrCat("$.groups[", i, "]");
+    if (IsFractional(rec.request)) {
+      fractional.push_back(i);
+      continue;
+    }
     int32_t ignored = 0;
-    absl::StatusOr<AllocateInfo> info = impl->RestoreGroup(rec, &ignored);
+    std::vector<std::string> gone;  // a holder's GPUs the cluster no longer has
+    absl::StatusOr<AllocateInfo> info = IsHolderName(rec.request.name)
+                                            ? impl->sharing_->RestoreHolder(rec, &gone)
+                                            : impl->RestoreGroup(rec, &ignored);
     if (!info.ok()) {
       entry.outcome = RestoreOutcome::kDropped;
       entry.reason = std::string(info.status().message());
     } else {
+      if (!gone.empty()) {
+        ignored = static_cast<int32_t>(gone.size());
+        info->reason =
+            absl::StrCat("leaf cells not in the cluster are ignored: ", absl::StrJoin(gone, ", "));
+      }
       const bool was_guaranteed = rec.state == GroupState::kAllocated;
       if (was_guaranteed && info->downgraded) {
         entry.outcome = RestoreOutcome::kDowngraded;
@@ -300,7 +334,28 @@ absl::StatusOr<std::unique_ptr<SchedulerImpl>> SchedulerImpl::Restore(const Clus
       if (entry.outcome != RestoreOutcome::kKept) entry.reason = info->reason;
       if (ignored > 0 && entry.reason.empty()) entry.reason = info->reason;
     }
-    out.groups.push_back(std::move(entry));
+  }
+  for (size_t i : fractional) {
+    RestoreReport::Group& entry = out.groups[i];
+    std::vector<std::string> skipped;
+    const absl::Status s = impl->sharing_->RestoreShared(state.groups[i], &skipped);
+    if (!s.ok()) {
+      entry.outcome = RestoreOutcome::kDropped;
+      entry.reason = std::string(s.message());
+    } else if (!skipped.empty()) {
+      entry.outcome = RestoreOutcome::kPartial;
+      entry.reason = absl::StrCat("pods not accounted: ", absl::StrJoin(skipped, "; "));
+    }
+  }
+  // Holders left without a share (every pod on their GPUs skipped) are released.
+  std::vector<std::string> released =
+      impl->sharing_->FinishRestore(static_cast<uint64_t>(state.next_holder));
+  for (RestoreReport::Group& entry : out.groups) {
+    if (entry.outcome != RestoreOutcome::kDropped &&
+        std::find(released.begin(), released.end(), entry.name) != released.end()) {
+      entry.outcome = RestoreOutcome::kDropped;
+      entry.reason = "a sharing holder left without a restored share on its GPUs: released";
+    }
   }
   const bool same_cluster = impl->RestoreBindings(state, &out);
   for (const std::string& node : state.bad_nodes) {

@@ -13,14 +13,11 @@
 #include "absl/strings/string_view.h"
 #include "nlohmann/json.hpp"
 #include "src/internal/status_macros.h"
+#include "src/persistence_json_reader.h"
 
 namespace hived {
 namespace internal {
 namespace {
-
-using Json = nlohmann::ordered_json;
-
-absl::string_view Sv(std::string_view s) { return absl::string_view(s.data(), s.size()); }
 
 // Compact JSON. Strings that are not valid UTF-8 (a group name from a caller, say) get
 // U+FFFD for each bad byte instead of an exception.
@@ -56,6 +53,17 @@ constexpr const char* kDoomed = "doomedCells";
 constexpr const char* kVirtualCell = "virtualCell";
 constexpr const char* kPhysicalCell = "physicalCell";
 constexpr const char* kBad = "bad";
+// Version 2: GPU sharing (docs/gpu-sharing.md). MIG keys are reserved (read; a value other
+// than the default is refused until the library schedules MIG profiles).
+constexpr const char* kLeafTypes = "leafCellTypes";
+constexpr const char* kGpuMilli = "gpuMilli";
+constexpr const char* kGpuMemory = "gpuMemoryMiB";
+constexpr const char* kCpuMilli = "cpuMilli";
+constexpr const char* kMemory = "memoryMiB";
+constexpr const char* kMigProfile = "migProfile";
+constexpr const char* kMigStart = "migStart";
+constexpr const char* kNextHolder = "nextShareHolder";
+constexpr int32_t kSharingVersion = 2;  // the first version with the keys above
 
 Json StringArray(const std::vector<std::string>& values) {
   Json out = Json::array();
@@ -70,11 +78,17 @@ Json RecordToJson(const GroupRecord& rec) {
   j[kVc] = r.vc;
   j[kPriority] = r.priority;
   if (!r.leaf_cell_type.empty()) j[kLeafType] = r.leaf_cell_type;
+  if (!r.leaf_cell_types.empty()) j[kLeafTypes] = StringArray(r.leaf_cell_types);
   if (!r.pinned_cell_id.empty()) j[kPinned] = r.pinned_cell_id;
   if (r.lazy_preemption) j[kLazy] = true;
   Json members = Json::array();
   for (const GroupMember& m : r.members) {
-    members.push_back(Json{{kPodNumber, m.pod_number}, {kLeafNumber, m.leaf_cell_number}});
+    Json member = Json{{kPodNumber, m.pod_number}, {kLeafNumber, m.leaf_cell_number}};
+    if (m.gpu_milli != 0) member[kGpuMilli] = m.gpu_milli;
+    if (m.gpu_memory_mib != 0) member[kGpuMemory] = m.gpu_memory_mib;
+    if (m.cpu_milli != 0) member[kCpuMilli] = m.cpu_milli;
+    if (m.memory_mib != 0) member[kMemory] = m.memory_mib;
+    members.push_back(std::move(member));
   }
   j[kMembers] = std::move(members);
   j[kState] = GroupStateName(rec.state);
@@ -94,182 +108,14 @@ Json RecordToJson(const GroupRecord& rec) {
   return j;
 }
 
-// The deepest nesting of `text` outside strings, stopping early past `limit`: nlohmann's
-// parser builds values recursively, so depth is bounded before it runs.
-int MaxDepth(std::string_view text, int limit) {
-  int depth = 0, max = 0;
-  bool in_string = false, escaped = false;
-  for (char c : text) {
-    if (in_string) {
-      if (escaped) {
-        escaped = false;
-      } else if (c == '\\') {
-        escaped = true;
-      } else if (c == '"') {
-        in_string = false;
-      }
-      continue;
-    }
-    if (c == '"') {
-      in_string = true;
-    } else if (c == '[' || c == '{') {
-      if (++depth > max) max = depth;
-      if (max > limit) return max;
-    } else if (c == ']' || c == '}') {
-      --depth;
-    }
+absl::Status PodFromJson(const Json& j, const std::string& path, int32_t version,
+                         PodPlacement* pod) {
+  HIVED_RETURN_IF_ERROR(Reader::Object(j, path, {kLeafNumber, kNode, kIndices, kTypes, kMigStart}));
+  HIVED_RETURN_IF_ERROR(Reader::NotBefore(j, path, version, kSharingVersion, {kMigStart}));
+  if (j.contains(kMigStart)) {
+    return Reader::Error(absl::StrCat(path, ".", kMigStart),
+                         "MIG placements are not restorable by this library (reserved key)");
   }
-  return max;
-}
-
-absl::StatusOr<Json> ParseJson(std::string_view text, std::string_view what) {
-  if (MaxDepth(text, kMaxJsonDepth) > kMaxJsonDepth) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(Sv(what), ": nested deeper than ", kMaxJsonDepth, " levels"));
-  }
-  Json j = Json::parse(text.begin(), text.end(), nullptr, /*allow_exceptions=*/false);
-  if (!j.is_discarded()) return j;
-  // Parse again with the SAX interface for the position (no exception is thrown).
-  struct Sax : nlohmann::json_sax<Json> {
-    std::string message;
-    bool null() override { return true; }
-    bool boolean(bool) override { return true; }
-    bool number_integer(number_integer_t) override { return true; }
-    bool number_unsigned(number_unsigned_t) override { return true; }
-    bool number_float(number_float_t, const string_t&) override { return true; }
-    bool string(string_t&) override { return true; }
-    bool binary(binary_t&) override { return true; }
-    bool start_object(std::size_t) override { return true; }
-    bool key(string_t&) override { return true; }
-    bool end_object() override { return true; }
-    bool start_array(std::size_t) override { return true; }
-    bool end_array() override { return true; }
-    bool parse_error(std::size_t, const std::string&,
-                     const nlohmann::detail::exception& ex) override {
-      message = ex.what();
-      return false;
-    }
-  } sax;
-  Json::sax_parse(text.begin(), text.end(), &sax, nlohmann::detail::input_format_t::json,
-                  /*strict=*/true);
-  std::string message = sax.message;
-  // "[json.exception.parse_error.101] parse error at line 1, column 5: ..." -> from "line".
-  const size_t at = message.find("line ");
-  if (at != std::string::npos) message = message.substr(at);
-  return absl::InvalidArgumentError(
-      absl::StrCat(Sv(what), ": malformed JSON at ", message.empty() ? "?" : message));
-}
-
-// Walks a parsed document, naming the JSON path of every problem.
-class Reader {
- public:
-  static absl::Status Error(const std::string& path, std::string_view message) {
-    return absl::InvalidArgumentError(absl::StrCat(path, ": ", Sv(message)));
-  }
-
-  // `j` must be an object whose keys are all in `allowed`.
-  static absl::Status Object(const Json& j, const std::string& path,
-                             std::initializer_list<const char*> allowed) {
-    if (!j.is_object()) return Error(path, absl::StrCat("expected an object, got ", j.type_name()));
-    for (auto it = j.begin(); it != j.end(); ++it) {
-      bool known = false;
-      for (const char* k : allowed) known = known || it.key() == k;
-      if (!known) {
-        return Error(absl::StrCat(path, ".", it.key()),
-                     absl::StrCat("unknown key (this reader knows version ", kStateVersion,
-                                  " of the format)"));
-      }
-    }
-    return absl::OkStatus();
-  }
-
-  // The member `key` of object `j`; null when absent and not `required`.
-  static absl::StatusOr<const Json*> Member(const Json& j, const std::string& path, const char* key,
-                                            bool required) {
-    auto it = j.find(key);
-    if (it == j.end()) {
-      if (required) return Error(absl::StrCat(path, ".", key), "missing");
-      return static_cast<const Json*>(nullptr);
-    }
-    return &*it;
-  }
-
-  static absl::Status String(const Json& j, const std::string& path, const char* key, bool required,
-                             std::string* out) {
-    HIVED_ASSIGN_OR_RETURN(const Json* v, Member(j, path, key, required));
-    if (v == nullptr) return absl::OkStatus();
-    if (!v->is_string()) {
-      return Error(absl::StrCat(path, ".", key),
-                   absl::StrCat("expected a string, got ", v->type_name()));
-    }
-    *out = v->get<std::string>();
-    return absl::OkStatus();
-  }
-
-  // An optional boolean member (false when absent).
-  static absl::Status Bool(const Json& j, const std::string& path, const char* key, bool* out) {
-    HIVED_ASSIGN_OR_RETURN(const Json* v, Member(j, path, key, /*required=*/false));
-    if (v == nullptr) return absl::OkStatus();
-    if (!v->is_boolean()) {
-      return Error(absl::StrCat(path, ".", key),
-                   absl::StrCat("expected true or false, got ", v->type_name()));
-    }
-    *out = v->get<bool>();
-    return absl::OkStatus();
-  }
-
-  static absl::Status Int(const Json& v, const std::string& path, int64_t min, int64_t max,
-                          int32_t* out) {
-    if (!v.is_number_integer()) {
-      return Error(path, absl::StrCat("expected an integer, got ", v.type_name()));
-    }
-    const bool is_unsigned = v.is_number_unsigned();
-    const uint64_t u = is_unsigned ? v.get<uint64_t>() : 0;
-    const int64_t i = is_unsigned ? 0 : v.get<int64_t>();
-    const bool below = is_unsigned ? (min > 0 && u < static_cast<uint64_t>(min)) : i < min;
-    const bool above = is_unsigned ? u > static_cast<uint64_t>(max) : i > max;
-    if (below || above) {
-      return Error(path, absl::StrCat("integer out of range ", min, "..", max));
-    }
-    *out = static_cast<int32_t>(is_unsigned ? static_cast<int64_t>(u) : i);
-    return absl::OkStatus();
-  }
-
-  static absl::Status IntMember(const Json& j, const std::string& path, const char* key,
-                                int64_t min, int64_t max, int32_t* out) {
-    HIVED_ASSIGN_OR_RETURN(const Json* v, Member(j, path, key, /*required=*/true));
-    return Int(*v, absl::StrCat(path, ".", key), min, max, out);
-  }
-
-  static absl::Status Array(const Json& j, const std::string& path, const char* key, bool required,
-                            const Json** out) {
-    HIVED_ASSIGN_OR_RETURN(*out, Member(j, path, key, required));
-    if (*out != nullptr && !(*out)->is_array()) {
-      return Error(absl::StrCat(path, ".", key),
-                   absl::StrCat("expected a list, got ", (*out)->type_name()));
-    }
-    return absl::OkStatus();
-  }
-
-  static absl::Status Strings(const Json& j, const std::string& path, const char* key,
-                              std::vector<std::string>* out) {
-    const Json* a = nullptr;
-    HIVED_RETURN_IF_ERROR(Array(j, path, key, /*required=*/false, &a));
-    if (a == nullptr) return absl::OkStatus();
-    for (size_t i = 0; i < a->size(); ++i) {
-      const Json& v = (*a)[i];
-      if (!v.is_string()) {
-        return Error(absl::StrCat(path, ".", key, "[", i, "]"),
-                     absl::StrCat("expected a string, got ", v.type_name()));
-      }
-      out->push_back(v.get<std::string>());
-    }
-    return absl::OkStatus();
-  }
-};
-
-absl::Status PodFromJson(const Json& j, const std::string& path, PodPlacement* pod) {
-  HIVED_RETURN_IF_ERROR(Reader::Object(j, path, {kLeafNumber, kNode, kIndices, kTypes}));
   HIVED_RETURN_IF_ERROR(Reader::IntMember(
       j, path, kLeafNumber, 1, std::numeric_limits<int32_t>::max(), &pod->leaf_cell_number));
   HIVED_RETURN_IF_ERROR(Reader::String(j, path, kNode, /*required=*/true, &pod->node));
@@ -296,11 +142,51 @@ absl::Status PodFromJson(const Json& j, const std::string& path, PodPlacement* p
   return absl::OkStatus();
 }
 
-absl::Status RecordFromJson(const Json& j, const std::string& path, GroupRecord* rec) {
+// One member's amounts: whole leaf cells, or (version 2) a share of one GPU.
+absl::Status MemberFromJson(const Json& m, const std::string& mpath, int32_t version,
+                            GroupMember* member) {
+  HIVED_RETURN_IF_ERROR(Reader::Object(
+      m, mpath, {kPodNumber, kLeafNumber, kGpuMilli, kGpuMemory, kCpuMilli, kMemory, kMigProfile}));
+  HIVED_RETURN_IF_ERROR(
+      Reader::NotBefore(m, mpath, version, kSharingVersion,
+                        {kGpuMilli, kGpuMemory, kCpuMilli, kMemory, kMigProfile}));
+  HIVED_RETURN_IF_ERROR(
+      Reader::IntMember(m, mpath, kPodNumber, 1, kMaxGroupPods, &member->pod_number));
+  HIVED_RETURN_IF_ERROR(Reader::IntMember(
+      m, mpath, kLeafNumber, 1, std::numeric_limits<int32_t>::max(), &member->leaf_cell_number));
+  const int64_t max = std::numeric_limits<int64_t>::max();
+  struct Amount {
+    const char* key;
+    int64_t max;
+    int64_t* out;
+  };
+  int64_t milli = 0;
+  for (const Amount& a :
+       {Amount{kGpuMilli, 1000, &milli}, Amount{kGpuMemory, max, &member->gpu_memory_mib},
+        Amount{kCpuMilli, max, &member->cpu_milli}, Amount{kMemory, max, &member->memory_mib}}) {
+    auto it = m.find(a.key);
+    if (it != m.end()) {
+      HIVED_RETURN_IF_ERROR(Reader::Int64(*it, absl::StrCat(mpath, ".", a.key),
+                                          a.key == kGpuMilli ? 1 : 0, a.max, a.out));
+    }
+  }
+  member->gpu_milli = static_cast<int32_t>(milli);
+  std::string mig;
+  HIVED_RETURN_IF_ERROR(Reader::String(m, mpath, kMigProfile, /*required=*/false, &mig));
+  if (!mig.empty()) {
+    return Reader::Error(absl::StrCat(mpath, ".", kMigProfile),
+                         "MIG profiles are not restorable by this library (reserved key)");
+  }
+  return absl::OkStatus();
+}
+
+absl::Status RecordFromJson(const Json& j, const std::string& path, int32_t version,
+                            GroupRecord* rec) {
   HIVED_RETURN_IF_ERROR(
       Reader::Object(j, path,
-                     {kName, kVc, kPriority, kLeafType, kPinned, kLazy, kMembers, kState,
-                      kDowngradeReason, kPreemptor, kPlacement, kVirtual}));
+                     {kName, kVc, kPriority, kLeafType, kLeafTypes, kPinned, kLazy, kMembers,
+                      kState, kDowngradeReason, kPreemptor, kPlacement, kVirtual}));
+  HIVED_RETURN_IF_ERROR(Reader::NotBefore(j, path, version, kSharingVersion, {kLeafTypes}));
   GroupRequest& r = rec->request;
   HIVED_RETURN_IF_ERROR(Reader::String(j, path, kName, /*required=*/true, &r.name));
   if (r.name.empty()) return Reader::Error(absl::StrCat(path, ".", kName), "empty group name");
@@ -308,6 +194,7 @@ absl::Status RecordFromJson(const Json& j, const std::string& path, GroupRecord*
   HIVED_RETURN_IF_ERROR(Reader::IntMember(j, path, kPriority, kOpportunisticPriority,
                                           kMaxGuaranteedPriority, &r.priority));
   HIVED_RETURN_IF_ERROR(Reader::String(j, path, kLeafType, /*required=*/false, &r.leaf_cell_type));
+  HIVED_RETURN_IF_ERROR(Reader::Strings(j, path, kLeafTypes, &r.leaf_cell_types));
   HIVED_RETURN_IF_ERROR(Reader::String(j, path, kPinned, /*required=*/false, &r.pinned_cell_id));
   HIVED_RETURN_IF_ERROR(Reader::Bool(j, path, kLazy, &r.lazy_preemption));
   const Json* members = nullptr;
@@ -317,12 +204,8 @@ absl::Status RecordFromJson(const Json& j, const std::string& path, GroupRecord*
   for (size_t i = 0; i < members->size(); ++i) {
     const std::string mpath = absl::StrCat(path, ".", kMembers, "[", i, "]");
     const Json& m = (*members)[i];
-    HIVED_RETURN_IF_ERROR(Reader::Object(m, mpath, {kPodNumber, kLeafNumber}));
     GroupMember member;
-    HIVED_RETURN_IF_ERROR(
-        Reader::IntMember(m, mpath, kPodNumber, 1, kMaxGroupPods, &member.pod_number));
-    HIVED_RETURN_IF_ERROR(Reader::IntMember(
-        m, mpath, kLeafNumber, 1, std::numeric_limits<int32_t>::max(), &member.leaf_cell_number));
+    HIVED_RETURN_IF_ERROR(MemberFromJson(m, mpath, version, &member));
     pods += member.pod_number;
     if (pods > kMaxGroupPods) {
       return Reader::Error(mpath, absl::StrCat("more than ", kMaxGroupPods, " pods in all"));
@@ -359,7 +242,7 @@ absl::Status RecordFromJson(const Json& j, const std::string& path, GroupRecord*
   for (size_t i = 0; i < pod_list->size(); ++i) {
     PodPlacement pod;
     HIVED_RETURN_IF_ERROR(
-        PodFromJson((*pod_list)[i], absl::StrCat(ppath, ".", kPods, "[", i, "]"), &pod));
+        PodFromJson((*pod_list)[i], absl::StrCat(ppath, ".", kPods, "[", i, "]"), version, &pod));
     leaves += pod.leaf_cell_indices.size();
     rec->placement.pods.push_back(std::move(pod));
   }
@@ -380,7 +263,11 @@ std::string SavedStateToJson(const SavedState& state) {
                                  Dump(Json(kVersion)), ":", kStateVersion, ",", Dump(Json(kConfig)),
                                  ":", Dump(Json(state.config)), ",", Dump(Json(kBadNodes)), ":",
                                  Dump(StringArray(state.bad_nodes)), ",", Dump(Json(kDoomed)), ":",
-                                 Dump(StringArray(state.doomed)), ",", Dump(Json(kGroups)), ":[");
+                                 Dump(StringArray(state.doomed)), ",");
+  if (state.next_holder != 0) {
+    absl::StrAppend(&out, Dump(Json(kNextHolder)), ":", state.next_holder, ",");
+  }
+  absl::StrAppend(&out, Dump(Json(kGroups)), ":[");
   for (size_t i = 0; i < state.groups.size(); ++i) {
     absl::StrAppend(&out, i == 0 ? "\n" : ",\n", Dump(RecordToJson(state.groups[i])));
   }
@@ -399,7 +286,7 @@ absl::StatusOr<SavedState> SavedStateFromJson(std::string_view text) {
   HIVED_ASSIGN_OR_RETURN(Json j, ParseJson(text, "saved state"));
   const std::string root = "$";
   HIVED_RETURN_IF_ERROR(Reader::Object(
-      j, root, {kSchema, kVersion, kConfig, kBadNodes, kDoomed, kGroups, kBindings}));
+      j, root, {kSchema, kVersion, kConfig, kBadNodes, kDoomed, kNextHolder, kGroups, kBindings}));
   std::string schema;
   HIVED_RETURN_IF_ERROR(Reader::String(j, root, kSchema, /*required=*/true, &schema));
   if (schema != kStateSchema) {
@@ -409,14 +296,18 @@ absl::StatusOr<SavedState> SavedStateFromJson(std::string_view text) {
   int32_t version = 0;
   HIVED_RETURN_IF_ERROR(Reader::IntMember(j, root, kVersion, std::numeric_limits<int32_t>::min(),
                                           std::numeric_limits<int32_t>::max(), &version));
-  if (version != kStateVersion) {
-    return Reader::Error(absl::StrCat(root, ".", kVersion),
-                         absl::StrCat("version ", version,
-                                      " is not readable by this library (it "
-                                      "reads version ",
-                                      kStateVersion, " only)"));
+  if (version < kOldestStateVersion || version > kStateVersion) {
+    return Reader::Error(
+        absl::StrCat(root, ".", kVersion),
+        absl::StrCat("version ", version, " is not readable by this library (it reads versions ",
+                     kOldestStateVersion, " to ", kStateVersion, ")"));
   }
+  HIVED_RETURN_IF_ERROR(Reader::NotBefore(j, root, version, kSharingVersion, {kNextHolder}));
   SavedState state;
+  if (auto it = j.find(kNextHolder); it != j.end()) {
+    HIVED_RETURN_IF_ERROR(Reader::Int64(*it, absl::StrCat(root, ".", kNextHolder), 0,
+                                        std::numeric_limits<int64_t>::max(), &state.next_holder));
+  }
   HIVED_RETURN_IF_ERROR(Reader::String(j, root, kConfig, /*required=*/false, &state.config));
   HIVED_RETURN_IF_ERROR(Reader::Strings(j, root, kBadNodes, &state.bad_nodes));
   HIVED_RETURN_IF_ERROR(Reader::Strings(j, root, kDoomed, &state.doomed));
@@ -440,7 +331,7 @@ absl::StatusOr<SavedState> SavedStateFromJson(std::string_view text) {
   for (size_t i = 0; i < groups->size(); ++i) {
     const std::string path = absl::StrCat(root, ".", kGroups, "[", i, "]");
     GroupRecord rec;
-    HIVED_RETURN_IF_ERROR(RecordFromJson((*groups)[i], path, &rec));
+    HIVED_RETURN_IF_ERROR(RecordFromJson((*groups)[i], path, version, &rec));
     auto [it, inserted] = seen.emplace(rec.request.name, i);
     if (!inserted) {
       return Reader::Error(absl::StrCat(path, ".", kName),
@@ -461,7 +352,7 @@ std::string GroupRecordToJson(const GroupRecord& record) {
 absl::StatusOr<GroupRecord> GroupRecordFromJson(std::string_view json) {
   HIVED_ASSIGN_OR_RETURN(internal::Json j, internal::ParseJson(json, "group record"));
   GroupRecord rec;
-  HIVED_RETURN_IF_ERROR(internal::RecordFromJson(j, "$", &rec));
+  HIVED_RETURN_IF_ERROR(internal::RecordFromJson(j, "$", kStateVersion, &rec));
   return rec;
 }
 

@@ -9,13 +9,15 @@
 //  (2) Reading never throws and never recurses deeper than `kMaxJsonDepth`; every error is
 //      kInvalidArgument naming the JSON path ("$.groups[3].placement.pods[0].physicalNode")
 //      or, for malformed JSON, the line and column.
-//  (3) Reading rejects unknown keys (a typo must not drop data silently) and a state of
-//      another schema or version.
+//  (3) Reading rejects unknown keys (a typo must not drop data silently), keys newer than
+//      the document's version, and a state of another schema or of a version outside
+//      kOldestStateVersion..kStateVersion.
 //
 // Thread safety: pure functions.
 #ifndef HIVED_SRC_PERSISTENCE_JSON_H_
 #define HIVED_SRC_PERSISTENCE_JSON_H_
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -44,6 +46,7 @@ struct SavedState {
   std::vector<GroupRecord> groups;     // by name
   std::vector<SavedBinding> bindings;  // virtual cell id order: parents first
   std::vector<std::string> doomed;     // doomed preassigned cells, in their VC slots' order
+  int64_t next_holder = 0;             // GPU sharing: the number of the next holder group
 };
 
 // One group per line, so saved states diff well.

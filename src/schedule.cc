@@ -57,6 +57,8 @@ absl::StatusOr<ScheduleResult> SchedulerImpl::Commit(const Req& req, Phase phase
   const std::vector<GroupId>& overlapping = d->overlapping;
   const ChainId found_chain = d->chain;
   FillPlacement(found_chain, req.needs, d->pleaves, d->vleaves, &result.placement);
+  // A share reserved on a sharing holder's GPU is a reservation, never a victim: wait.
+  if (ReservedSharesWait(d->pleaves, &result)) return result;
   if (phase == Phase::kFiltering) {
     // Decide only. A placement that needs lazy downgrades is reported as a preemption
     // whose victims include the groups that would be downgraded.

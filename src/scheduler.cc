@@ -105,12 +105,10 @@ absl::StatusOr<std::unique_ptr<Scheduler>> Scheduler::Restore(const ClusterSpec&
 }
 absl::StatusOr<std::string> Scheduler::SaveState() const {
   Lock::Shared hold(*lock_);
-  HIVED_RETURN_IF_ERROR(impl_->CanSave());
   return impl_->SaveState();
 }
 absl::StatusOr<GroupRecord> Scheduler::GetGroupRecord(std::string_view group) const {
   Lock::Shared hold(*lock_);
-  HIVED_RETURN_IF_ERROR(impl_->CanSave(group));
   return impl_->GetGroupRecord(group);
 }
 absl::StatusOr<AllocateInfo> Scheduler::AllocateRecord(const GroupRecord& record) {

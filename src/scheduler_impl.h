@@ -144,9 +144,6 @@ class SchedulerImpl {
   absl::StatusOr<std::vector<VcSummary>> GetVcSummary(std::string_view vc) const;
   const ClusterSpec& spec() const { return spec_; }
   absl::Status CheckInvariants() const;
-  // GPU sharing (src/sharing.h): kUnimplemented while a fractional group runs or preempts
-  // (the state format has no shares yet), for SaveState and GetGroupRecord.
-  absl::Status CanSave(std::string_view group = {}) const;
   // For Sharing's reservations: the state epoch (bumped by every change) and node health.
   uint64_t epoch() const { return epoch_; }
   bool NodeHealthy(NodeId node) const { return buddy_->IsNodeHealthy(node); }
@@ -154,6 +151,7 @@ class SchedulerImpl {
   // Persistence (persistence.cc, docs/state-format.md): every running group's record, and a
   // scheduler rebuilt from them through `Allocate`'s recovery path.
   std::string SaveState() const;
+  // A fractional group's record comes from Sharing; a holder has none (kFailedPrecondition).
   absl::StatusOr<GroupRecord> GetGroupRecord(std::string_view group) const;
   // `Recover` of a record; `ignored_leaves`: its leaves the cluster no longer has (Restore);
   // null: strict, as `Recover` (AllocateRecord).
@@ -429,6 +427,9 @@ class SchedulerImpl {
   // kWaiting (kReservationOverlap) naming the `overlapping` reservations.
   absl::StatusOr<ScheduleResult> OverlapWait(const std::vector<GroupId>& overlapping,
                                              ScheduleResult* result) const;
+  // True, with `result` kWaiting (kReservationOverlap), when taking `pleaves` would preempt
+  // a sharing holder whose GPUs carry a reserved share (src/sharing.h invariant 8).
+  bool ReservedSharesWait(const std::vector<CellId>& pleaves, ScheduleResult* result) const;
 
   // Fractional groups and their holders (src/sharing.h); hooks at the top of Schedule,
   // Allocate, Release, CancelPreemption, the group and cell views and CheckInvariants.

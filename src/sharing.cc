@@ -211,8 +211,9 @@ std::vector<std::string> Sharing::Guests(CellId leaf) const {
   auto it = leaf_use_.find(leaf.value());
   if (it == leaf_use_.end()) return out;
   if (holders_.at(it->second.holder).priority < kMinGuaranteedPriority) return out;
-  for (const std::string& g : it->second.sharers) {
-    if (!groups_.at(g).guaranteed) out.push_back(g);
+  for (const std::string& g : it->second.sharers) {  // a reserved guest is never a victim
+    const Group& guest = groups_.at(g);
+    if (!guest.guaranteed && guest.stage == Stage::kRunning) out.push_back(g);
   }
   return out;
 }

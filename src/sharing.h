@@ -19,7 +19,8 @@
 //    shares: keep the emptier GPUs whole), ties to the lowest leaf id.
 // Pods that fit no open GPU take new leaves: one holder for all of them, scheduled in the
 // caller's phase. Victims named by the scheduler that are holders are replaced by the
-// groups with shares (or reservations) on the holder's GPUs (whole groups, sorted).
+// groups with shares on the holder's GPUs (whole groups, sorted); a holder whose GPUs carry
+// a reserved share is never a victim (the scheduler's decision waits, invariant 8).
 // A guaranteed pod of a `protected` type that finds neither room nor a new leaf evicts the
 // opportunistic shares on one of its own GPUs: those groups are its victims (Preempting
 // phase), and the GPU is barred to new opportunistic shares until the group is reserved,
@@ -56,7 +57,10 @@
 //      distinct leaves of its holder, which the scheduler holds reserved (kReserved, or
 //      kPreempting with no victim left; absent once an overlapping preemptor cancelled it,
 //      and then its next Schedule re-places the group and its Allocate is refused) and which
-//      are not open; a running group has no holder and every pod on an open GPU.
+//      are not open; a running group has no holder and every pod on an open GPU, except
+//      the pods a Restore skipped (counted nowhere; the report names them).
+//  (8) a share reserved on an open GPU is never a victim: a whole-GPU decision that would
+//      preempt its GPU's holder waits (kReservationOverlap), as for a reserved whole group.
 //
 // Thread safety: not thread-safe; the scheduler serialises.
 #ifndef HIVED_SRC_SHARING_H_
@@ -76,6 +80,7 @@
 #include "cellalloc/gpu_shares.h"
 #include "hived/cluster_spec.h"
 #include "hived/schedule_result.h"
+#include "hived/state.h"
 #include "hived/status_view.h"
 
 namespace hived {
@@ -138,8 +143,26 @@ class Sharing {
   bool HasGroup(std::string_view name) const {
     return !in_core_ && groups_.count(std::string(name)) > 0;
   }
-  // kUnimplemented naming a fractional group when there is one (SaveState cannot hold it).
-  absl::Status CanSave() const;
+  // Persistence (src/sharing_state.cc, docs/state-format.md): running fractional groups'
+  // records (as asked; allocated exactly when guaranteed); a record of `name` (kNotFound,
+  // kFailedPrecondition when reserved or preempting).
+  void AppendRecords(std::vector<GroupRecord>* out) const;
+  absl::StatusOr<GroupRecord> GetRecord(std::string_view name) const;
+  uint64_t next_holder() const { return next_holder_; }
+  // Restore, in three steps: every holder's record (its GPUs the cluster no longer has are
+  // left out and named in `gone`; the others are opened), then every fractional group's
+  // (strictly on the restored open GPUs: a pod that cannot be accounted there, its GPU gone
+  // or not open, of another VC or priority, without room or node CPU / memory, is skipped
+  // and named in `skipped`; the group is then partial), then FinishRestore: the next holder
+  // number, and the holders left without a share released (their names returned).
+  absl::StatusOr<AllocateInfo> RestoreHolder(const GroupRecord& rec,
+                                             std::vector<std::string>* gone);
+  absl::Status RestoreShared(const GroupRecord& rec, std::vector<std::string>* skipped);
+  std::vector<std::string> FinishRestore(uint64_t next_holder);
+  // Whether a fractional group holds a reservation; the reserved groups with shares on the
+  // GPUs of holder `holder` appended to `out` (a reservation is never a victim).
+  bool AnyReserved() const { return reserved_ > 0; }
+  void AppendReservedOn(std::string_view holder, std::vector<std::string>* out) const;
 
   absl::Status CheckInvariants() const;
 
@@ -163,6 +186,7 @@ class Sharing {
     GroupRequest holder_request;  // with a holder: the holder's request
     Placement holder_placement;   // reserved with a holder: the holder's reserved placement
     Placement placement;          // reserved, running
+    int32_t unaccounted = 0;      // running after Restore: placement pods skipped (partial)
   };
   // A kPlaced decision: what Reserve records (or the Filtering phase keeps for Allocate).
   struct Decision {
@@ -228,7 +252,7 @@ class Sharing {
                              const std::string& type, int32_t pods) const;
   std::optional<std::vector<std::string>> RoomyNodes(const Parsed& p,
                                                      const std::string& type) const;
-  // Evictions: the opportunistic guests on `leaf` (sorted).
+  // Evictions: the running opportunistic guests on `leaf` (sorted; reserved ones stay).
   std::vector<std::string> Guests(CellId leaf) const;
   CellId FindLeaf(const PodPlacement& pod, const Parsed& p) const;
   // The first node where the holder's new leaves (for the pods with Nil `leaves`) overfill
@@ -295,6 +319,7 @@ class Sharing {
   std::map<std::string, Group, std::less<>> groups_;  // std::less<>: found by string_view
   std::map<std::string, Holder> holders_;
   uint64_t next_holder_ = 0;
+  int64_t reserved_ = 0;  // groups in Stage::kReserved (AnyReserved in O(1))
   Pending pending_;
   bool in_core_ = false;  // calling the scheduler (mutations only): the hooks pass through
 };

@@ -45,6 +45,7 @@ void Sharing::Reserve(const GroupRequest& r, bool guaranteed, Decision d) {
   Group& g = groups_[r.name];
   g.request = r;
   g.guaranteed = guaranteed;
+  if (g.stage != Stage::kReserved) ++reserved_;
   g.stage = Stage::kReserved;
   g.barred.clear();
   g.holder = std::move(d.holder);
@@ -107,6 +108,7 @@ absl::StatusOr<AllocateInfo> Sharing::CommitReserved(const std::string& name,
       AddShare(name, s);
     }
   }
+  if (g.stage == Stage::kReserved) --reserved_;
   g.stage = Stage::kRunning;
   g.holder.clear();
   g.holder_request = GroupRequest();
@@ -129,6 +131,7 @@ absl::Status Sharing::DropReservation(const std::string& name) {
     g.pods.pop_back();
   }
   const absl::Status cancelled = CancelHolder(&g);
+  if (g.stage == Stage::kReserved) --reserved_;
   groups_.erase(name);
   std::sort(holders.begin(), holders.end());
   holders.erase(std::unique(holders.begin(), holders.end()), holders.end());

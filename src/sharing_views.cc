@@ -65,13 +65,6 @@ void Sharing::FillLeaf(CellId leaf, PhysicalCellStatus* s) const {
   s->sharers = use.sharers;
 }
 
-absl::Status Sharing::CanSave() const {
-  if (groups_.empty()) return absl::OkStatus();
-  return absl::UnimplementedError(
-      absl::StrCat("SaveState cannot record fractional group ", groups_.begin()->first,
-                   " (GPU shares are not in the state format yet; docs/gpu-sharing.md)"));
-}
-
 absl::Status Sharing::CheckInvariants() const {
   auto fail = [](auto... parts) {
     return absl::InternalError(absl::StrCat("sharing: ", parts...));
@@ -169,6 +162,10 @@ absl::Status Sharing::CheckInvariants() const {
       }
     }
   }
+  const int64_t reserved = std::count_if(groups_.begin(), groups_.end(), [](const auto& g) {
+    return g.second.stage == Stage::kReserved;
+  });
+  if (reserved != reserved_) return fail("(7) ", reserved, " reserved groups, counted ", reserved_);
   for (size_t n = 0; n < cpu.size(); ++n) {
     if (cpu[n] != node_cpu_used_[n] || memory[n] != node_memory_used_[n] ||
         (node_cpu_[n] > 0 && cpu[n] > node_cpu_[n]) ||
@@ -185,7 +182,9 @@ absl::Status Sharing::CheckReservation(const std::string& name, const Group& g) 
   auto fail = [&](auto... parts) {
     return absl::InternalError(absl::StrCat("sharing: (7) group ", name, ": ", parts...));
   };
-  if (g.pods.size() != g.placement.pods.size()) return fail("pods and placement differ");
+  if (g.pods.size() + static_cast<size_t>(g.unaccounted) != g.placement.pods.size()) {
+    return fail("pods and placement differ");
+  }
   if (g.stage == Stage::kRunning) {
     if (!g.holder.empty()) return fail("runs with holder ", g.holder);
     for (const PodShare& pod : g.pods) {
@@ -220,14 +219,6 @@ absl::Status Sharing::CheckReservation(const std::string& name, const Group& g) 
   if (used.size() != held.size())
     return fail(held.size(), " reserved leaves, ", used.size(), " used");
   return absl::OkStatus();
-}
-
-absl::Status SchedulerImpl::CanSave(std::string_view group) const {
-  if (group.empty()) return sharing_->CanSave();
-  if (!sharing_->Handles(group)) return absl::OkStatus();
-  return absl::UnimplementedError(absl::StrCat(
-      "group ", ToAbsl(group), " is fractional (or a sharing holder): GPU shares are not in ",
-      "the state format yet (docs/gpu-sharing.md)"));
 }
 
 }  // namespace hived

@@ -175,7 +175,8 @@ class HIVED_EXPORT Scheduler {
   // Persistence (docs/state-format.md). `SaveState` returns a versioned JSON document: every
   // running group's `GroupRecord` (request as asked, placement, how it runs, its virtual
   // leaf cells) sorted by name, the bad nodes, and the virtual bindings history decided
-  // (pinned, bad and doomed cells). Reserved and Preempting groups are not persisted (as in
+  // (pinned, bad and doomed cells); fractional groups and their holders with their shares
+  // (docs/gpu-sharing.md). Reserved and Preempting groups are not persisted (as in
   // HiveD): after `Restore` the manager schedules them again (a reservation is lost with
   // the process; its bind had not happened); victims are saved as running.
   //
@@ -202,8 +203,9 @@ class HIVED_EXPORT Scheduler {
   // or last, as it knows them). Unlike `Restore`, bindings that history decided (pinned,
   // bad, doomed cells) are re-derived, as in HiveD's recovery.
   // Errors: GetGroupRecord: kNotFound for an unknown group, kFailedPrecondition for a
-  // reserved or Preempting one; AllocateRecord: as `Recover` (strict: a leaf the cluster no
-  // longer has is kInvalidArgument; only `Restore` skips such leaves, reporting kPartial).
+  // reserved or Preempting one, or a sharing holder; AllocateRecord: as `Recover` (strict: a leaf
+  // the cluster no longer has is kInvalidArgument; only `Restore` skips such leaves, reporting
+  // kPartial).
   absl::StatusOr<GroupRecord> GetGroupRecord(std::string_view group) const;
   absl::StatusOr<AllocateInfo> AllocateRecord(const GroupRecord& record);
 

@@ -33,9 +33,11 @@
 
 namespace hived {
 
-// The saved state's schema name and the only version this library reads and writes.
+// The saved state's schema name, the version this library writes, and the oldest it reads
+// (docs/state-format.md, Compatibility: 1 whole GPUs only; 2 adds GPU sharing).
 inline constexpr const char* kStateSchema = "hived.scheduler-state";
-inline constexpr int32_t kStateVersion = 1;
+inline constexpr int32_t kStateVersion = 2;
+inline constexpr int32_t kOldestStateVersion = 1;
 
 // One running group, as persisted. `request.suggested_nodes` is never persisted (it belongs
 // to one scheduling call).

@@ -13,7 +13,12 @@
 //  - `CheckInvariants` holds on both;
 //  - restored into the spec without its last VC (sometimes), every group is reported, the
 //    removed VC's guaranteed groups run downgraded and every other group is kept.
-// Runs on a small cluster and on HiveD's design config (vendored).
+// Runs on a small cluster, on HiveD's design config (vendored) and on the sharing tests'
+// cluster (tests/unit/sharing/sharing_cluster.h), where half the new groups are fractional
+// (shares of one GPU with GPU memory, CPU and host memory, one or several allowed GPU
+// models) mixed with whole-GPU groups, and the shares per GPU (holder, milli, memory,
+// sharers) are part of the compared state; restored without its last VC, the removed VC's
+// guaranteed shares are skipped (partial) and their holders downgraded or released.
 #include <algorithm>
 #include <cstdint>
 #include <functional>
@@ -31,6 +36,7 @@
 #include "hived/state.h"
 #include "support/catch.h"
 #include "support/property_knobs.h"
+#include "unit/sharing/sharing_cluster.h"
 
 namespace {
 
@@ -69,8 +75,19 @@ void VirtualText(const std::vector<hived::VirtualCellStatus>& cells, std::string
   }
 }
 
+// The GPUs open for sharing: holder, shared milli and memory, sharers.
+void SharesText(const hived::PhysicalCellStatus& c, std::string* out) {
+  if (!c.sharing_holder.empty()) {
+    absl::StrAppend(out, c.address, " ", c.sharing_holder, " ", c.shared_milli, " ",
+                    c.shared_gpu_memory_mib, " ", absl::StrJoin(c.sharers, ","), "\n");
+  }
+  for (const auto& k : c.children) SharesText(k, out);
+}
+
+bool IsHolder(const std::string& name) { return name.rfind("hived-share/", 0) == 0; }
+
 // Everything a client can observe, except the whole physical tree (the virtual trees and
-// capacity cover its bindings).
+// capacity cover its bindings; the shares of open GPUs are listed).
 std::string StateText(const Scheduler& s) {
   std::string out = *s.SaveState();
   for (const auto& g : s.Groups()) {
@@ -93,6 +110,7 @@ std::string StateText(const Scheduler& s) {
   for (const auto& n : s.Nodes()) {
     absl::StrAppend(&out, n.name, " ", n.free_leaf_cells, " ", n.healthy, "\n");
   }
+  for (const auto& c : s.PhysicalCluster()) SharesText(c, &out);
   return out;
 }
 
@@ -117,10 +135,15 @@ class Lockstep {
       if (std::find(types_.begin(), types_.end(), n.leaf_cell_type) == types_.end())
         types_.push_back(n.leaf_cell_type);
     }
+    for (const auto& t : spec.leaf_cell_types) {
+      sharing_ = sharing_ || t.sharing != hived::SharingMode::kNone;
+    }
   }
 
   int64_t restores() const { return restores_; }
   int64_t placed() const { return placed_; }
+  int64_t placed_fractional() const { return placed_fractional_; }
+  int64_t partial() const { return partial_; }
 
   void Step() {
     if (log_.size() > 12) log_.erase(log_.begin());
@@ -153,7 +176,7 @@ class Lockstep {
   // persisted), then one side is rebuilt from the other's saved state.
   void SaveAndRestore() {
     for (const auto& g : a_->Groups()) {
-      if (Reserving(g.state)) {
+      if (Reserving(g.state) && !IsHolder(g.name)) {  // a holder goes with its group
         REQUIRE(a_->Unreserve(g.name).ok());
         REQUIRE(b_->Unreserve(g.name).ok());
       }
@@ -192,10 +215,21 @@ class Lockstep {
     REQUIRE(report.groups.size() == before.size());
     for (size_t i = 0; i < before.size(); ++i) {
       const hived::GroupStatus& g = before[i];
+      const hived::RestoreOutcome outcome = report.groups[i].outcome;
       CAPTURE(g.name, report.groups[i].reason);
       REQUIRE(report.groups[i].name == g.name);
       const bool downgrade = g.vc == gone && g.state == GroupState::kAllocated;
-      REQUIRE(report.groups[i].outcome ==
+      if (IsFractional(g.request) && downgrade) {
+        // Its shares sat on holders of the gone VC, now opportunistic: not accounted.
+        REQUIRE(outcome == hived::RestoreOutcome::kPartial);
+        ++partial_;
+        continue;
+      }
+      if (IsHolder(g.name) && downgrade && outcome == hived::RestoreOutcome::kDropped) {
+        REQUIRE((*restored)->GetGroup(g.name).state == GroupState::kAbsent);  // released
+        continue;
+      }
+      REQUIRE(outcome ==
               (downgrade ? hived::RestoreOutcome::kDowngraded : hived::RestoreOutcome::kKept));
       REQUIRE((*restored)->GetGroup(g.name).state ==
               (downgrade ? GroupState::kOpportunistic : g.state));
@@ -207,6 +241,32 @@ class Lockstep {
 
  private:
   int Pick(int n) { return static_cast<int>(rng_() % static_cast<uint64_t>(n)); }
+
+  static bool IsFractional(const GroupRequest& r) {
+    return !r.members.empty() && r.members[0].gpu_milli > 0;
+  }
+
+  // A share of one GPU per pod (openb's shapes: small shares, whole-GPU shares, memory, CPU),
+  // of one or several allowed GPU models.
+  void MakeFractional(GroupRequest* r) {
+    r->lazy_preemption = false;
+    r->pinned_cell_id.clear();
+    r->leaf_cell_type.clear();
+    hived::GroupMember m;
+    m.pod_number = 1 + Pick(Pick(4) == 0 ? 3 : 1);
+    m.leaf_cell_number = 1;
+    m.gpu_milli = Pick(5) == 0 ? 1000 : 50 * (1 + Pick(18));
+    m.gpu_memory_mib = Pick(3) == 0 ? 0 : 1000 * Pick(12);
+    m.cpu_milli = Pick(2) == 0 ? 0 : 500 * Pick(6);
+    m.memory_mib = Pick(2) == 0 ? 0 : 4000 * Pick(4);
+    r->members = {m};
+    const int k = Pick(static_cast<int>(types_.size()) + 2);
+    if (k < static_cast<int>(types_.size())) {
+      r->leaf_cell_types = {types_[static_cast<size_t>(k)]};
+    } else if (k == static_cast<int>(types_.size())) {
+      r->leaf_cell_types = types_;  // any of them, in this order
+    }
+  }
 
   GroupRequest RandomRequest() {
     GroupRequest r;
@@ -230,6 +290,7 @@ class Lockstep {
       leaves = std::min(leaves, max_leaves_);
       r.members.push_back({1 + Pick(k == 0 ? 3 : 2), leaves});
     }
+    if (sharing_ && Pick(2) == 0) MakeFractional(&r);
     if (Pick(6) == 0) {
       std::vector<std::string> suggested;
       for (const std::string& n : nodes_) {
@@ -257,6 +318,7 @@ class Lockstep {
       absl::StrAppend(&log_.back(), "allocate: ", Text(ia));
       if (ia.ok()) {
         ++placed_;
+        placed_fractional_ += IsFractional(r) ? 1 : 0;
         placements_.emplace_back(r, ra->placement);
       }
     }
@@ -345,11 +407,12 @@ class Lockstep {
   int64_t restores_ = 0;
   int64_t reconfigured_ = 0;
   int64_t placed_ = 0;
+  int64_t placed_fractional_ = 0;
+  int64_t partial_ = 0;
+  bool sharing_ = false;  // some leaf type is shared: half the new groups are fractional
 };
 
-void RunConfig(const std::string& path, int64_t default_steps) {
-  auto spec = hived::LoadClusterSpecFile(path);
-  REQUIRE(spec.ok());
+void RunSpec(const std::string& path, const hived::ClusterSpec* spec, int64_t default_steps) {
   const int64_t steps = hived::testing::PropertySteps(default_steps);
   const uint64_t end = hived::testing::PropertySeedEnd(1, 4);
   for (uint64_t seed = hived::testing::PropertyFirstSeed(1); seed < end; ++seed) {
@@ -364,7 +427,17 @@ void RunConfig(const std::string& path, int64_t default_steps) {
     CHECK(run.placed() > steps / 20);
     CHECK(run.restores() > steps / 50);
     CHECK(run.reconfigured() > 0);
+    if (path == "sharing") {
+      CHECK(run.placed_fractional() > steps / 20);
+      CHECK(run.partial() > 0);
+    }
   }
+}
+
+void RunConfig(const std::string& path, int64_t default_steps) {
+  auto spec = hived::LoadClusterSpecFile(path);
+  REQUIRE(spec.ok());
+  RunSpec(path, &*spec, default_steps);
 }
 
 TEST_CASE("Persistence: a restored scheduler decides every further call as the saved one",
@@ -378,6 +451,13 @@ TEST_CASE("Persistence: restore fidelity on two leaf types", "[persistence][prop
 
 TEST_CASE("Persistence: restore fidelity on HiveD's design config", "[persistence][property]") {
   RunConfig(std::string(HIVED_SOURCE_DIR) + "/tests/testdata/hived-configs/design.yaml", 800);
+}
+
+TEST_CASE("Persistence: restore fidelity with fractional and whole-GPU groups mixed",
+          "[persistence][property][sharing]") {
+  auto spec = hived::LoadClusterSpecString(hived::testdata::kSharingYaml, "sharing.yaml");
+  REQUIRE(spec.ok());
+  RunSpec("sharing", &*spec, 3000);
 }
 
 }  // namespace

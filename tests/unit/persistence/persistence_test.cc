@@ -15,6 +15,7 @@
 #include "hived/scheduler.h"
 #include "hived/state.h"
 #include "support/catch.h"
+#include "unit/persistence/mutate.h"
 
 namespace {
 
@@ -222,7 +223,7 @@ TEST_CASE("SaveState / Restore: the restored scheduler is the same scheduler",
   REQUIRE(s->SetNodeHealthy("r1n3", false).ok());
 
   const std::string state = Save(*s);
-  CHECK(absl::StartsWith(state, R"({"schema":"hived.scheduler-state","version":1,"config":")"));
+  CHECK(absl::StartsWith(state, R"({"schema":"hived.scheduler-state","version":2,"config":")"));
   CHECK(absl::StrContains(state, R"("badNodes":["r1n3"],"doomedCells":[],"groups":[)"));
   RestoreReport report;
   auto r = Scheduler::Restore(spec, state, &report);
@@ -338,8 +339,11 @@ TEST_CASE("Restore: bad documents are located errors", "[persistence][unit]") {
   Run(*s, Req("b", "v1", 0, 1, 8));
   const std::string state = Save(*s);
 
-  CHECK_THAT(ErrorOf(spec, absl::StrReplaceAll(state, {{"\"version\":1", "\"version\":2"}})),
-             Catch::Contains("$.version: version 2 is not readable"));
+  CHECK_THAT(ErrorOf(spec, absl::StrReplaceAll(state, {{"\"version\":2", "\"version\":3"}})),
+             Catch::Contains("$.version: version 3 is not readable by this library (it reads "
+                             "versions 1 to 2)"));
+  CHECK_THAT(ErrorOf(spec, absl::StrReplaceAll(state, {{"\"version\":2", "\"version\":0"}})),
+             Catch::Contains("$.version: version 0 is not readable"));
   CHECK_THAT(ErrorOf(spec, absl::StrReplaceAll(state, {{"hived.scheduler-state", "other"}})),
              Catch::Contains("$.schema: expected hived.scheduler-state, got other"));
   CHECK_THAT(ErrorOf(spec, state.substr(0, state.size() / 2)),
@@ -531,22 +535,7 @@ TEST_CASE("Restore: mutated documents never crash and never break an invariant",
   const std::string alphabet = "0123456789-v/r\"[]{},:abnt ";
   int accepted = 0;
   for (int i = 0; i < 1500; ++i) {
-    std::string doc = state;
-    for (int k = 1 + static_cast<int>(rng() % 3); k > 0; --k) {
-      const size_t at = rng() % doc.size();
-      switch (rng() % 3) {
-        case 0:
-          doc[at] = alphabet[rng() % alphabet.size()];
-          break;
-        case 1:
-          doc.erase(at, 1 + rng() % 8);
-          break;
-        default:
-          doc.insert(at, doc.substr(rng() % doc.size(), 1 + rng() % 40));
-          break;
-      }
-      if (doc.empty()) doc = "{";
-    }
+    const std::string doc = hived::testing::Mutate(state, alphabet, rng);
     CAPTURE(doc);
     RestoreReport report;
     auto r = Scheduler::Restore(spec, doc, &report);
@@ -630,7 +619,7 @@ TEST_CASE("Restore: an empty scheduler round-trips", "[persistence][unit]") {
   CHECK_THAT(
       state,
       Catch::Matches(
-          R"(\{"schema":"hived.scheduler-state","version":1,"config":"[0-9a-f]{16}","badNodes":\[\],"doomedCells":\[\],"groups":\[\],"bindings":\[\]\}\n)"));
+          R"(\{"schema":"hived.scheduler-state","version":2,"config":"[0-9a-f]{16}","badNodes":\[\],"doomedCells":\[\],"groups":\[\],"bindings":\[\]\}\n)"));
   auto r = Scheduler::Restore(spec, state);
   REQUIRE(r.ok());
   CHECK(Save(**r) == state);
