@@ -56,6 +56,7 @@ void Sharing::AppendStatuses(std::vector<GroupStatus>* out) const {
 }
 
 void Sharing::FillLeaf(CellId leaf, PhysicalCellStatus* s) const {
+  FillMigLeaf(leaf, s);
   if (!shares_.IsOpen(leaf)) return;
   const cellalloc::GpuShares::Gpu& gpu = shares_.gpu(leaf);
   const LeafUse& use = leaf_use_.at(leaf.value());
@@ -66,6 +67,7 @@ void Sharing::FillLeaf(CellId leaf, PhysicalCellStatus* s) const {
 }
 
 absl::Status Sharing::CanSave() const {
+  if (absl::Status mig = MigCanSave(""); !mig.ok()) return mig;
   if (groups_.empty()) return absl::OkStatus();
   return absl::UnimplementedError(
       absl::StrCat("SaveState cannot record fractional group ", groups_.begin()->first,
@@ -77,6 +79,7 @@ absl::Status Sharing::CheckInvariants() const {
     return absl::InternalError(absl::StrCat("sharing: ", parts...));
   };
   if (absl::Status s = shares_.CheckInvariants(); !s.ok()) return s;
+  if (absl::Status s = CheckMig(); !s.ok()) return s;
   // (1) holders and open GPUs.
   size_t holder_leaves = 0;
   for (const auto& [name, h] : holders_) {
@@ -224,6 +227,7 @@ absl::Status Sharing::CheckReservation(const std::string& name, const Group& g) 
 
 absl::Status SchedulerImpl::CanSave(std::string_view group) const {
   if (group.empty()) return sharing_->CanSave();
+  if (absl::Status mig = sharing_->MigCanSave(group); !mig.ok()) return mig;
   if (!sharing_->Handles(group)) return absl::OkStatus();
   return absl::UnimplementedError(absl::StrCat(
       "group ", ToAbsl(group), " is fractional (or a sharing holder): GPU shares are not in ",
