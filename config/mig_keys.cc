@@ -161,6 +161,10 @@ void AppendMigKeyErrors(const ClusterSpec& spec, std::vector<ConfigError>* error
                            " memory slices; the GPU has ", g.memory_slices));
         continue;
       }
+      if (p.starts.empty()) {
+        error(absl::StrCat(item, ".starts"), absl::StrCat("profile `", p.name, "` has no start"),
+              "list the memory slices an instance may begin at");
+      }
       for (size_t k = 0; k < p.starts.size(); ++k) {
         const std::string at = absl::StrCat(item, ".starts[", k, "]");
         if (p.starts[k] + p.memory_slices > g.memory_slices) {
