@@ -172,8 +172,16 @@ CellId Sharing::PlaceMig(const GroupRequest& r, const Parsed& p, const PodAsk& a
 void Sharing::TakeMig(CellId leaf, const PodAsk& a, Tentative* t) const {
   MigLayout layout = MigLayoutOf(leaf, *t);
   const int32_t profile = layout.geometry().Find(a.mig);
-  const std::optional<MigLayout::Choice> c = layout.Choose(profile);
-  HIVED_CHECK(c.has_value() && layout.Take(profile, *c, kTentativeOwner)) << a.mig;
+  std::optional<MigLayout::Choice> c = layout.Choose(profile);
+  if (!c.has_value()) {  // an eviction (PlaceMig's evict): the guests' instances are free
+    layout.FreeOwners(Guests(leaf));
+    c = layout.Choose(profile);
+  }
+  // No choice: a holder's new leaf that a victim still uses (NewPodsOverfill counts only
+  // its node there); its instance is chosen when it opens, idle. PlaceMig's and Recover's
+  // leaves always have one (they were checked on this very state).
+  if (!c.has_value()) return;
+  HIVED_CHECK(layout.Take(profile, *c, kTentativeOwner)) << a.mig;
   t->mig.insert_or_assign(leaf.value(), std::move(layout));
 }
 
