@@ -12,6 +12,7 @@
 #include "hived/config.h"
 #include "hived/scheduler.h"
 #include "support/catch.h"
+#include "unit/sharing/sharing_helpers.h"
 
 namespace hived::testdata {
 
@@ -53,19 +54,12 @@ virtualClusters:
       cellNumber: 1
 )yaml";
 
+// A MIG group: `pods` pods of `profile` (Frac's request with the share replaced).
 inline GroupRequest Mig(const std::string& name, const std::string& vc, Priority prio,
                         const std::string& profile, int32_t pods = 1,
                         std::vector<std::string> types = {}) {
-  GroupRequest r;
-  r.name = name;
-  r.vc = vc;
-  r.priority = prio;
-  r.leaf_cell_types = std::move(types);
-  GroupMember m;
-  m.pod_number = pods;
-  m.leaf_cell_number = 1;
-  m.mig_profile = profile;
-  r.members = {m};
+  GroupRequest r = Frac(name, vc, prio, 0, std::move(types), pods);
+  r.members[0].mig_profile = profile;
   return r;
 }
 
