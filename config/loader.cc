@@ -65,6 +65,10 @@ const std::vector<std::pair<std::string, std::string>>& KeyHomes() {
       {"leafCellTypes", "`physicalCluster`"},
       {"gpuMemoryMiB", "a `physicalCluster.leafCellTypes` entry"},
       {"sharingMode", "a `physicalCluster.leafCellTypes` entry"},
+      {"migGeometry", "a `physicalCluster.leafCellTypes` entry"},
+      {"migProfiles", "a `physicalCluster.leafCellTypes` entry"},
+      {"computeSlices", "a `migProfiles` item"},
+      {"memorySlices", "a `migProfiles` item"},
       {"cpuMilli", "a node-level `physicalCells` item"},
       {"memoryMiB", "a node-level `physicalCells` item"},
   };

@@ -90,6 +90,8 @@ class Loader {
   void ParsePhysicalCluster(const YAML::Node& node, const std::string& path);
   void ParseCellType(const Field& entry, const std::string& path);
   void ParseLeafCellType(const Field& entry, const std::string& path);
+  // One `mig*` key of a leaf cell type (config/mig_keys.cc).
+  void ParseMigKey(const Field& f, const std::string& path, LeafCellTypeSpec* type);
   void ParsePhysicalCell(const YAML::Node& node, const std::string& path, int32_t depth,
                          PhysicalCellSpec* cell);
   void ParseVirtualClusters(const YAML::Node& node, const std::string& path);

@@ -134,7 +134,9 @@ void Loader::ParseCellType(const Field& entry, const std::string& path) {
 }
 
 void Loader::ParseLeafCellType(const Field& entry, const std::string& path) {
-  static const std::vector<std::string> kAllowed = {"gpuMemoryMiB", "sharingMode"};
+  static const std::vector<std::string> kAllowed = {"gpuMemoryMiB",    "sharingMode",
+                                                    "migGeometry",     "migComputeSlices",
+                                                    "migMemorySlices", "migProfiles"};
   LeafCellTypeSpec type;
   type.name = entry.key;
   std::vector<Field> fields;
@@ -143,6 +145,8 @@ void Loader::ParseLeafCellType(const Field& entry, const std::string& path) {
       const std::string field_path = absl::StrCat(path, ".", f.key);
       if (f.key == "gpuMemoryMiB") {
         Int(f.value, field_path, 1, kMaxResource, &type.gpu_memory_mib);
+      } else if (f.key != "sharingMode") {
+        ParseMigKey(f, field_path, &type);
       } else {
         std::string mode;
         if (!String(f.value, field_path, &mode)) continue;

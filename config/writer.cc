@@ -4,6 +4,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include <string>
+#include <vector>
 
 #include "hived/config.h"
 
@@ -27,6 +28,27 @@ void WritePhysicalCell(YAML::Emitter& out, const PhysicalCellSpec& cell) {
     out << YAML::EndSeq;
   }
   out << YAML::EndMap;
+}
+
+// The MIG keys of a leaf cell type, as declared (a built-in name stays a name).
+void WriteMigKeys(YAML::Emitter& out, const LeafCellTypeSpec& t) {
+  if (!t.mig_geometry.empty()) out << YAML::Key << "migGeometry" << YAML::Value << t.mig_geometry;
+  if (t.mig_compute_slices != 0) {
+    out << YAML::Key << "migComputeSlices" << YAML::Value << t.mig_compute_slices;
+  }
+  if (t.mig_memory_slices != 0) {
+    out << YAML::Key << "migMemorySlices" << YAML::Value << t.mig_memory_slices;
+  }
+  if (t.mig_profiles.empty()) return;
+  out << YAML::Key << "migProfiles" << YAML::Value << YAML::BeginSeq;
+  for (const MigProfileSpec& p : t.mig_profiles) {
+    out << YAML::BeginMap << YAML::Key << "name" << YAML::Value << p.name;
+    out << YAML::Key << "computeSlices" << YAML::Value << p.compute_slices;
+    out << YAML::Key << "memorySlices" << YAML::Value << p.memory_slices;
+    out << YAML::Key << "starts" << YAML::Value << YAML::Flow << p.starts;
+    out << YAML::EndMap;
+  }
+  out << YAML::EndSeq;
 }
 
 }  // namespace
@@ -55,6 +77,7 @@ std::string ClusterSpecToYaml(const ClusterSpec& spec) {
         out << YAML::Key << "gpuMemoryMiB" << YAML::Value << t.gpu_memory_mib;
       }
       out << YAML::Key << "sharingMode" << YAML::Value << SharingModeName(t.sharing);
+      WriteMigKeys(out, t);
       out << YAML::EndMap;
     }
     out << YAML::EndMap;

@@ -203,7 +203,10 @@ void SchedulerImpl::RestoreDoomed(const internal::SavedState& state, RestoreRepo
 }
 
 absl::StatusOr<GroupRecord> SchedulerImpl::GetGroupRecord(std::string_view name) const {
-  if (sharing_->HasGroup(name)) return sharing_->GetRecord(name);
+  if (sharing_->HasGroup(name)) {
+    HIVED_RETURN_IF_ERROR(sharing_->MigCanSave(name));
+    return sharing_->GetRecord(name);
+  }
   if (sharing_->IsHolder(name)) {
     return absl::FailedPreconditionError(
         absl::StrCat("group ", ToAbsl(name), " holds GPUs for sharing: it has no record of its ",

@@ -27,13 +27,13 @@ absl::Status ValidateRequest(const GroupRequest& r) {
   int64_t pods = 0;
   bool fractional = false;
   for (const GroupMember& m : r.members) {
-    if (m.gpu_milli < 0 ||
-        (m.gpu_milli == 0 && (m.gpu_memory_mib != 0 || m.cpu_milli != 0 || m.memory_mib != 0))) {
+    if (m.gpu_milli < 0 || (m.gpu_milli == 0 && m.mig_profile.empty() &&
+                            (m.gpu_memory_mib != 0 || m.cpu_milli != 0 || m.memory_mib != 0))) {
       return absl::InvalidArgumentError(absl::StrCat(
           "group ", r.name, ": gpu_memory_mib, cpu_milli and memory_mib are for fractional ",
           "pods (gpu_milli 1..1000) only, and gpu_milli cannot be negative"));
     }
-    fractional = fractional || m.gpu_milli > 0;
+    fractional = fractional || m.gpu_milli > 0 || !m.mig_profile.empty();
     if (m.pod_number <= 0 || m.leaf_cell_number <= 0) {
       return absl::InvalidArgumentError(
           absl::StrCat("group ", r.name, ": podNumber and leafCellNumber must be positive (got ",

@@ -151,6 +151,9 @@ class SchedulerImpl {
   // Persistence (persistence.cc, docs/state-format.md): every running group's record, and a
   // scheduler rebuilt from them through `Allocate`'s recovery path.
   std::string SaveState() const;
+  // kUnimplemented naming a MIG group when there is one: the state format has no MIG
+  // instances yet (docs/state-format.md), so SaveState refuses rather than drop them.
+  absl::Status CanSaveMig() const;
   // A fractional group's record comes from Sharing; a holder has none (kFailedPrecondition).
   absl::StatusOr<GroupRecord> GetGroupRecord(std::string_view group) const;
   // `Recover` of a record; `ignored_leaves`: its leaves the cluster no longer has (Restore);

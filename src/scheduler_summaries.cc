@@ -95,7 +95,8 @@ ChainSummary SchedulerImpl::ChainSummaryOf(ChainId ch, const GroupTally& tally) 
   ChainSummary s;
   s.chain = info.name;
   s.leaf_cell_type = info.leaf_type;
-  int32_t held = 0;  // leaves with a user or a reserver: their priority is set
+  sharing_->FillMigChain(ch, &s);  // MIG counters (src/sharing_mig.cc)
+  int32_t held = 0;                // leaves with a user or a reserver: their priority is set
   for (CellId top : info.top_cells) {
     s.leaves.total += f.leaf_count(top);
     held += pusage_.UsedTotal(top);

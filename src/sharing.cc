@@ -21,7 +21,7 @@ bool IsHolderName(std::string_view name) { return absl::StartsWith(ToAbsl(name),
 
 bool IsFractional(const GroupRequest& request) {
   for (const GroupMember& m : request.members) {
-    if (m.gpu_milli != 0) return true;
+    if (m.gpu_milli != 0 || !m.mig_profile.empty()) return true;
   }
   return false;
 }
@@ -58,6 +58,7 @@ Sharing::Sharing(SchedulerImpl* core, const ClusterSpec& spec, const cellalloc::
     }
     for (const PhysicalCellSpec& child : c->cell_children) stack.push_back(&child);
   }
+  InitMig(spec);
 }
 
 bool Sharing::Handles(const GroupRequest& request) const {
@@ -108,9 +109,10 @@ absl::StatusOr<Sharing::Parsed> Sharing::Parse(const GroupRequest& r) const {
     max_cpu = std::max(max_cpu, node_cpu_[n]);
     max_memory = std::max(max_memory, node_memory_[n]);
   }
+  const bool mig = IsMig(r);  // its members are checked by ParseMig
   for (const GroupMember& m : r.members) {
-    if (m.gpu_milli < 1 || m.gpu_milli > kGpuMilli || m.leaf_cell_number != 1 ||
-        m.gpu_memory_mib < 0 || m.cpu_milli < 0 || m.memory_mib < 0) {
+    if (!mig && (m.gpu_milli < 1 || m.gpu_milli > kGpuMilli || m.leaf_cell_number != 1 ||
+                 m.gpu_memory_mib < 0 || m.cpu_milli < 0 || m.memory_mib < 0)) {
       return absl::InvalidArgumentError(absl::StrCat(
           "group ", r.name, ": a fractional member needs gpu_milli in 1..", kGpuMilli,
           ", leafCellNumber 1 and no negative amounts (got gpu_milli ", m.gpu_milli,
@@ -126,6 +128,7 @@ absl::StatusOr<Sharing::Parsed> Sharing::Parse(const GroupRequest& r) const {
       p.pods.push_back({m.gpu_milli, m.gpu_memory_mib, m.cpu_milli, m.memory_mib});
     }
   }
+  if (mig) HIVED_RETURN_IF_ERROR(ParseMig(r, &p));
   return p;
 }
 
@@ -160,11 +163,13 @@ bool Sharing::Compatible(const GroupRequest& r, bool guaranteed, CellId leaf) co
 
 CellId Sharing::Place(const GroupRequest& r, const Parsed& p, const PodAsk& a, const Tentative& t,
                       bool evict) const {
+  if (!a.mig.empty()) return PlaceMig(r, p, a, t, evict);
   CellId best;
   int32_t best_left = kGpuMilli + 1;
   for (const auto& [id, gpu] : shares_.open()) {
     const CellId leaf(id);
     if (std::find(t.excluded.begin(), t.excluded.end(), id) != t.excluded.end()) continue;
+    if (mig_.Used(leaf) > 0) continue;  // a GPU with MIG instances takes no fractional share
     if (!TypeAllowed(p, leaf) || !Compatible(r, p.guaranteed, leaf) || !NodeRoom(leaf, a, t)) {
       continue;
     }
@@ -204,6 +209,7 @@ void Sharing::Take(CellId leaf, const PodAsk& a, Tentative* t) const {
   auto& n = t->node[forest_.node(leaf).value()];
   n.first += a.cpu;
   n.second += a.host_memory;
+  if (!a.mig.empty()) TakeMig(leaf, a, t);
 }
 
 std::vector<std::string> Sharing::Guests(CellId leaf) const {

@@ -61,6 +61,10 @@
 //      the pods a Restore skipped (counted nowhere; the report names them).
 //  (8) a share reserved on an open GPU is never a victim: a whole-GPU decision that would
 //      preempt its GPU's holder waits (kReservationOverlap), as for a reserved whole group.
+//  (9) MIG (src/sharing_mig.cc, cellalloc/mig_layout.h's invariants too): per GPU of a MIG
+//      type, the used instances are exactly the MIG pods counted on it (owner = the group,
+//      the pod's profile; a pod's milli is its profile's), and a GPU with a used instance
+//      holds no other share.
 //
 // Thread safety: not thread-safe; the scheduler serialises.
 #ifndef HIVED_SRC_SHARING_H_
@@ -78,6 +82,7 @@
 #include "absl/status/statusor.h"
 #include "cellalloc/cell_forest.h"
 #include "cellalloc/gpu_shares.h"
+#include "cellalloc/mig_layout.h"
 #include "hived/cluster_spec.h"
 #include "hived/schedule_result.h"
 #include "hived/state.h"
@@ -107,8 +112,10 @@ class FlagScope {
 inline constexpr char kHolderPrefix[] = "hived-share/";
 bool IsHolderName(std::string_view name);
 
-// Whether a request asks for shares (any member with gpu_milli > 0).
+// Whether a request asks for shares (any member with gpu_milli > 0 or a MIG profile).
 bool IsFractional(const GroupRequest& request);
+// Whether a request asks for MIG instances (any member with a mig_profile).
+bool IsMig(const GroupRequest& request);
 
 // The first difference between a reserved fractional request and an Allocate's (VC,
 // priority, members and their amounts, leaf types), e.g. "priority 1, reserved at 0"; empty
@@ -163,6 +170,11 @@ class Sharing {
   // GPUs of holder `holder` appended to `out` (a reservation is never a victim).
   bool AnyReserved() const { return reserved_ > 0; }
   void AppendReservedOn(std::string_view holder, std::vector<std::string>* out) const;
+  // kUnimplemented naming a MIG group (`group`, or any when empty): the state format has no
+  // MIG instances.
+  absl::Status MigCanSave(std::string_view group) const;
+  // A chain's MIG counters (instances created, reconfigurations).
+  void FillMigChain(ChainId chain, ChainSummary* s) const;
 
   absl::Status CheckInvariants() const;
 
@@ -173,7 +185,8 @@ class Sharing {
     int64_t memory = 0;
     int64_t cpu = 0;
     int64_t host_memory = 0;
-    bool open = true;  // counted on an open GPU (false: a reserved new leaf of its holder)
+    bool open = true;      // counted on an open GPU (false: a reserved new leaf of its holder)
+    std::string mig = {};  // a MIG pod's profile (empty: a fractional share)
   };
   enum class Stage { kPreempting, kReserved, kRunning };
   struct Group {
@@ -213,6 +226,7 @@ class Sharing {
     int64_t memory = 0;
     int64_t cpu = 0;
     int64_t host_memory = 0;
+    std::string mig = {};  // a MIG pod's profile; `milli` is then the profile's compute
   };
   // A request parsed: pods, allowed leaf types, and the holder request new leaves take.
   struct Parsed {
@@ -225,6 +239,7 @@ class Sharing {
     std::map<uint32_t, std::pair<int32_t, int64_t>> gpu;   // leaf -> (milli, memory)
     std::map<uint32_t, std::pair<int64_t, int64_t>> node;  // node -> (cpu, host memory)
     std::vector<uint32_t> excluded;                        // leaves of holders being preempted
+    std::map<uint32_t, cellalloc::MigLayout> mig;  // MIG layouts as the gang's pods leave them
   };
   // The Filtering phase's last kPlaced decision, for the Allocate right after it (valid
   // while the scheduler's epoch is unchanged and no sharing mutation ran).
@@ -303,6 +318,25 @@ class Sharing {
   absl::Status CheckReservation(const std::string& name, const Group& g) const;
   void FillPlacementPod(CellId leaf, PodPlacement* pod) const;
 
+  // MIG (src/sharing_mig.cc; docs/gpu-sharing.md, "MIG"). The geometries of the spec.
+  void InitMig(const ClusterSpec& spec);
+  // A MIG request's members checked (kInvalidArgument naming the group and pod), its
+  // allowed types narrowed to MIG types with every profile, the pods' profile and milli set.
+  absl::Status ParseMig(const GroupRequest& r, Parsed* p) const;
+  // Place for a MIG pod: the open GPU whose layout gives the best choice (mig_layout.h),
+  // ties to the GPU with more compute in use, then the lowest leaf id.
+  CellId PlaceMig(const GroupRequest& r, const Parsed& p, const PodAsk& a, const Tentative& t,
+                  bool evict) const;
+  // `leaf`'s layout as `t` leaves it (a copy).
+  cellalloc::MigLayout MigLayoutOf(CellId leaf, const Tentative& t) const;
+  void TakeMig(CellId leaf, const PodAsk& a, Tentative* t) const;
+  // Recover: why pod `a` cannot be on `leaf` as far as MIG goes; empty when it can.
+  std::string MigRecoverProblem(CellId leaf, const PodAsk& a, const Tentative& t) const;
+  void AddMig(const std::string& group, const PodShare& s);
+  void RemoveMig(const std::string& group, const PodShare& s);
+  absl::Status CheckMig() const;
+  void FillMigLeaf(CellId leaf, PhysicalCellStatus* s) const;
+
   SchedulerImpl* core_;
   const cellalloc::CellForest& forest_;
   std::vector<int64_t> node_cpu_;     // per node: declared CPU (0: none)
@@ -315,6 +349,7 @@ class Sharing {
   // each: what Recover's holders name as their leaves' preassigned cell types.
   std::map<std::string, std::vector<std::string>> vc_types_;
   cellalloc::GpuShares shares_;
+  cellalloc::MigLayouts mig_;
   std::map<uint32_t, LeafUse> leaf_use_;
   std::map<std::string, Group, std::less<>> groups_;  // std::less<>: found by string_view
   std::map<std::string, Holder> holders_;

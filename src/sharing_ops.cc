@@ -164,7 +164,7 @@ absl::StatusOr<ScheduleResult> Sharing::Schedule(const GroupRequest& r, Phase ph
     size_t next = 0;
     for (size_t i = 0; i < p.pods.size(); ++i) {
       const PodAsk& a = p.pods[i];
-      PodShare share{leaves[i], a.milli, a.memory, a.cpu, a.host_memory, true};
+      PodShare share{leaves[i], a.milli, a.memory, a.cpu, a.host_memory, true, a.mig};
       if (leaves[i].IsNil()) {
         share.leaf = FindLeaf(holder_placement->pods[next++], Parsed());
         share.open = false;
@@ -332,6 +332,7 @@ void Sharing::OpenHolder(const std::string& name, const GroupRequest& holder_req
 
 void Sharing::AddShare(const std::string& group, const PodShare& s) {
   HIVED_CHECK(shares_.Add(s.leaf, s.milli, s.memory));
+  if (!s.mig.empty()) AddMig(group, s);
   std::vector<std::string>& sharers = leaf_use_.at(s.leaf.value()).sharers;
   auto it = std::lower_bound(sharers.begin(), sharers.end(), group);
   if (it == sharers.end() || *it != group) sharers.insert(it, group);
@@ -345,6 +346,7 @@ void Sharing::AddNodeUse(const PodShare& s, int64_t sign) {
 
 void Sharing::RemoveShare(const std::string& group, const PodShare& s) {
   HIVED_CHECK(shares_.Remove(s.leaf, s.milli, s.memory));
+  if (!s.mig.empty()) RemoveMig(group, s);
   const Group& g = groups_.at(group);
   int32_t left = 0;
   for (const PodShare& o : g.pods) left += o.leaf == s.leaf ? 1 : 0;

@@ -32,7 +32,8 @@ std::string ShareRequestDifference(const GroupRequest& reserved, const GroupRequ
     const GroupMember& b = reserved.members[i];
     if (a.pod_number != b.pod_number || a.leaf_cell_number != b.leaf_cell_number ||
         a.gpu_milli != b.gpu_milli || a.gpu_memory_mib != b.gpu_memory_mib ||
-        a.cpu_milli != b.cpu_milli || a.memory_mib != b.memory_mib) {
+        a.cpu_milli != b.cpu_milli || a.memory_mib != b.memory_mib ||
+        a.mig_profile != b.mig_profile) {
       return absl::StrCat("member ", i, ": ", a.pod_number, " pods of ", a.gpu_milli,
                           " milli, reserved ", b.pod_number, " of ", b.gpu_milli,
                           " (or other memory or CPU)");
@@ -296,12 +297,15 @@ absl::Status Sharing::ResolveRecovered(const GroupRequest& r, const Parsed& p,
                                                         " has no room for its ", a.milli,
                                                         " milli and ", a.memory, " MiB"));
     }
+    if (const std::string why = MigRecoverProblem(leaf, a, t); !why.empty()) {
+      return absl::FailedPreconditionError(absl::StrCat(where(), ": ", why));
+    }
     if (!NodeRoom(leaf, a, t)) {
       return absl::FailedPreconditionError(
           absl::StrCat(where(), ": the node lacks the pod's CPU or host memory"));
     }
     Take(leaf, a, &t);
-    pods->push_back({leaf, a.milli, a.memory, a.cpu, a.host_memory, true});
+    pods->push_back({leaf, a.milli, a.memory, a.cpu, a.host_memory, true, a.mig});
   }
   return absl::OkStatus();
 }

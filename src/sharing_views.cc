@@ -56,6 +56,7 @@ void Sharing::AppendStatuses(std::vector<GroupStatus>* out) const {
 }
 
 void Sharing::FillLeaf(CellId leaf, PhysicalCellStatus* s) const {
+  FillMigLeaf(leaf, s);
   if (!shares_.IsOpen(leaf)) return;
   const cellalloc::GpuShares::Gpu& gpu = shares_.gpu(leaf);
   const LeafUse& use = leaf_use_.at(leaf.value());
@@ -70,6 +71,7 @@ absl::Status Sharing::CheckInvariants() const {
     return absl::InternalError(absl::StrCat("sharing: ", parts...));
   };
   if (absl::Status s = shares_.CheckInvariants(); !s.ok()) return s;
+  if (absl::Status s = CheckMig(); !s.ok()) return s;
   // (1) holders and open GPUs.
   size_t holder_leaves = 0;
   for (const auto& [name, h] : holders_) {
@@ -220,5 +222,7 @@ absl::Status Sharing::CheckReservation(const std::string& name, const Group& g) 
     return fail(held.size(), " reserved leaves, ", used.size(), " used");
   return absl::OkStatus();
 }
+
+absl::Status SchedulerImpl::CanSaveMig() const { return sharing_->MigCanSave(""); }
 
 }  // namespace hived

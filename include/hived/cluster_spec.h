@@ -67,6 +67,16 @@ enum class SharingMode {
   kNone,
 };
 
+// One MIG profile of a GPU type (`migProfiles` item): an instance takes `compute_slices` of
+// the GPU's compute slices and `memory_slices` consecutive memory slices beginning at one
+// of `starts` (memory-slice positions, as `nvidia-smi mig -lgipp` prints `{starts}:size`).
+struct MigProfileSpec {
+  std::string name;             // `name`, e.g. "1g.10gb"
+  int32_t compute_slices = 0;   // `computeSlices`
+  int32_t memory_slices = 0;    // `memorySlices`
+  std::vector<int32_t> starts;  // `starts`, e.g. [0, 2, 4, 6]
+};
+
 // One entry of `physicalCluster.leafCellTypes` (optional, not HiveD's): what sharing needs
 // to know about a leaf cell type (a GPU model). A leaf type without an entry has no GPU
 // memory limit and `kSeparate` sharing.
@@ -74,6 +84,13 @@ struct LeafCellTypeSpec {
   std::string name;                              // the map key: a leaf cell type
   int64_t gpu_memory_mib = 0;                    // `gpuMemoryMiB`; 0: not declared, no limit
   SharingMode sharing = SharingMode::kSeparate;  // `sharingMode`: separate, protected, none
+  // MIG (docs/gpu-sharing.md, "MIG"): a built-in geometry by name (`migGeometry`:
+  // A100-40GB, A100-80GB, H100-80GB; see BuiltinMigProfiles in hived/config.h) or an explicit
+  // one (`migProfiles`, with `migComputeSlices` / `migMemorySlices`). Neither: no MIG.
+  std::string mig_geometry;
+  int32_t mig_compute_slices = 0;  // `migComputeSlices`; 0: 7 (A100, H100)
+  int32_t mig_memory_slices = 0;   // `migMemorySlices`; 0: 8
+  std::vector<MigProfileSpec> mig_profiles;
 };
 
 // One entry of `virtualClusters.<vc>.virtualCells`: `cell_number` cells of the type at the

@@ -91,6 +91,21 @@ HIVED_EXPORT absl::StatusOr<ClusterSpec> LoadClusterSpecString(std::string_view 
 // Errors carry the YAML path but no file position.
 HIVED_EXPORT std::vector<ConfigError> ValidateClusterSpec(const ClusterSpec& spec);
 
+// The profiles of a built-in MIG geometry (`migGeometry`: "A100-40GB", "A100-80GB",
+// "H100-80GB"; 7 compute and 8 memory slices each, NVIDIA's table in docs/gpu-sharing.md),
+// nullptr for an unknown name. `BuiltinMigGeometries` lists the names.
+HIVED_EXPORT const std::vector<MigProfileSpec>* BuiltinMigProfiles(std::string_view geometry);
+HIVED_EXPORT std::vector<std::string> BuiltinMigGeometries();
+
+// The MIG geometry a leaf type declares, resolved: its profiles (the built-in's or its own),
+// and its compute and memory slices (defaults 7 and 8). Empty profiles: no MIG.
+struct ResolvedMigGeometry {
+  int32_t compute_slices = 7;
+  int32_t memory_slices = 8;
+  std::vector<MigProfileSpec> profiles;
+};
+HIVED_EXPORT ResolvedMigGeometry ResolveMigGeometry(const LeafCellTypeSpec& type);
+
 // Writes `spec` as HiveD YAML that loads back to an equal spec.
 HIVED_EXPORT std::string ClusterSpecToYaml(const ClusterSpec& spec);
 

@@ -33,13 +33,19 @@ namespace hived {
 // optionally `gpu_memory_mib` of its memory. `cpu_milli` and `memory_mib` (per pod) are
 // checked against the nodes' declared CPU and host memory for fractional pods. A group is
 // either all fractional or all whole.
+//
+// MIG (docs/gpu-sharing.md, "MIG"): a member with `mig_profile` (e.g. "1g.10gb") asks for one
+// MIG instance of that profile per pod, on a GPU of an allowed type whose geometry has it
+// (`gpu_milli` 0, `gpu_memory_mib` 0, `leaf_cell_number` 1; `cpu_milli` / `memory_mib` as
+// for fractional pods). A group is all MIG, all fractional or all whole.
 struct GroupMember {
   int32_t pod_number = 0;
   int32_t leaf_cell_number = 0;
-  int32_t gpu_milli = 0;       // 0: whole leaf cells; 1..1000: a share of one GPU
-  int64_t gpu_memory_mib = 0;  // fractional pods: GPU memory asked (0: none)
-  int64_t cpu_milli = 0;       // fractional pods: CPU millicores on the node (0: none)
-  int64_t memory_mib = 0;      // fractional pods: host memory MiB on the node (0: none)
+  int32_t gpu_milli = 0;         // 0: whole leaf cells; 1..1000: a share of one GPU
+  int64_t gpu_memory_mib = 0;    // fractional pods: GPU memory asked (0: none)
+  int64_t cpu_milli = 0;         // fractional pods: CPU millicores on the node (0: none)
+  int64_t memory_mib = 0;        // fractional pods: host memory MiB on the node (0: none)
+  std::string mig_profile = {};  // MIG pods: the profile of each pod's instance (empty: none)
 };
 
 // The most pods one request may ask for, summed over its members. A larger request is

@@ -51,6 +51,13 @@ struct AllocateInfo {
   std::string reason;       // why, when downgraded
 };
 
+// One configured MIG instance of a GPU.
+struct MigInstanceStatus {
+  std::string profile;  // e.g. "3g.40gb"
+  int32_t start = 0;    // its first memory slice
+  std::string group;    // the group whose pod uses it (reserved included); empty: free
+};
+
 struct PhysicalCellStatus {
   std::string cell_type;
   std::string address;
@@ -70,6 +77,12 @@ struct PhysicalCellStatus {
   int64_t shared_gpu_memory_mib = 0;
   std::string sharing_holder;
   std::vector<std::string> sharers;
+  // A GPU of a MIG type (docs/gpu-sharing.md, "MIG"): its configured instances by start
+  // (open for sharing or not: a closed GPU keeps its layout, every instance free), and how
+  // often its layout was created into and reconfigured (destroyed while idle).
+  std::vector<MigInstanceStatus> mig_instances;
+  int64_t mig_instances_created = 0;
+  int64_t mig_reconfigurations = 0;
 };
 
 struct VirtualCellStatus {
@@ -189,6 +202,10 @@ struct ChainSummary {
   int32_t nodes = 0;
   int32_t bad_nodes = 0;
   LeafCounts leaves;
+  // MIG (docs/gpu-sharing.md): instances created on the chain's GPUs and reconfigurations
+  // (a GPU's idle layout destroyed for a profile it had no room for; a drain on real GPUs).
+  int64_t mig_instances_created = 0;
+  int64_t mig_reconfigurations = 0;
 };
 
 // One VC's cells in one chain. `leaves` counts its virtual leaves (its guarantee, pinned

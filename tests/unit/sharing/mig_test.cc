@@ -1,0 +1,239 @@
+// MIG pods in the library (docs/gpu-sharing.md, "MIG"), hand-checked through the public API
+// on tests/unit/sharing/mig_cluster.h: config keys, bad requests, the placement rule across
+// GPUs, guarantees and preemption, reconfiguration counted, reservations, strict Recover,
+// SaveState refusing MIG groups.
+#include <string>
+#include <vector>
+
+#include "hived/config.h"
+#include "hived/scheduler.h"
+#include "support/catch.h"
+#include "unit/sharing/mig_cluster.h"
+#include "unit/sharing/sharing_helpers.h"
+
+namespace hived::testdata {
+namespace {
+
+using V = std::vector<std::string>;
+
+TEST_CASE("MIG config keys: built-in and explicit geometries load and write back", "[mig]") {
+  absl::StatusOr<ClusterSpec> spec = LoadClusterSpecString(kMigYaml, "mig.yaml");
+  REQUIRE(spec.ok());
+  REQUIRE(spec->leaf_cell_types.size() == 1);
+  CHECK(spec->leaf_cell_types[0].mig_geometry == "A100-40GB");
+  const ResolvedMigGeometry g = ResolveMigGeometry(spec->leaf_cell_types[0]);
+  CHECK(g.compute_slices == 7);
+  CHECK(g.memory_slices == 8);
+  REQUIRE(g.profiles.size() == 6);
+  CHECK(g.profiles[3].name == "3g.20gb");
+  CHECK(g.profiles[3].starts == std::vector<int32_t>{0, 4});
+  std::string yaml = kMigYaml;
+  const std::string from = "      migGeometry: A100-40GB\n";
+  yaml.replace(
+      yaml.find(from), from.size(),
+      "      migComputeSlices: 4\n      migProfiles:\n"
+      "      - {name: half, computeSlices: 2, memorySlices: 4, starts: [0, 4]}\n"
+      "      - {name: quarter, computeSlices: 1, memorySlices: 2, starts: [0, 2, 4, 6]}\n");
+  absl::StatusOr<ClusterSpec> own = LoadClusterSpecString(yaml, "own.yaml");
+  INFO(own.status().message());
+  REQUIRE(own.ok());
+  const ResolvedMigGeometry o = ResolveMigGeometry(own->leaf_cell_types[0]);
+  CHECK(o.compute_slices == 4);
+  CHECK(o.memory_slices == 8);
+  REQUIRE(o.profiles.size() == 2);
+  CHECK(o.profiles[1].starts == std::vector<int32_t>{0, 2, 4, 6});
+  for (const ClusterSpec* s : {&*spec, &*own}) {
+    absl::StatusOr<ClusterSpec> back = LoadClusterSpecString(ClusterSpecToYaml(*s), "back.yaml");
+    REQUIRE(back.ok());
+    CHECK(ClusterSpecToYaml(*back) == ClusterSpecToYaml(*s));
+    CHECK(back->leaf_cell_types[0].mig_profiles.size() ==
+          s->leaf_cell_types[0].mig_profiles.size());
+  }
+  CHECK(BuiltinMigProfiles("H100-80GB") != nullptr);
+  CHECK(BuiltinMigProfiles("B200") == nullptr);
+}
+
+TEST_CASE("MIG requests: bad ones are kInvalidArgument naming the group and pod", "[mig]") {
+  auto s = MakeMig();
+  auto invalid = [&](const GroupRequest& r, const std::string& what) {
+    absl::StatusOr<ScheduleResult> res = s->Schedule(r, Phase::kPreempting);
+    REQUIRE(!res.ok());
+    INFO(res.status().message());
+    CHECK(res.status().code() == absl::StatusCode::kInvalidArgument);
+    CHECK(std::string(res.status().message()).find(what) != std::string::npos);
+  };
+  invalid(Mig("bad1", "VC1", 0, "3g.40gb"), "group bad1: no GPU type in the cluster has MIG");
+  invalid(Mig("bad2", "VC1", 0, "1g.5gb", 1, {"V100"}), "V100 declares no MIG geometry");
+  invalid(Mig("bad3", "VC1", 0, "2g.20gb", 1, {"A100"}), "has no MIG profile `2g.20gb`");
+  GroupRequest mixed = Mig("bad4", "VC1", 0, "1g.5gb");
+  mixed.members[0].gpu_milli = 300;
+  invalid(mixed, "group bad4, pod 0 (member 0)");
+  GroupRequest two = Mig("bad5", "VC1", 0, "1g.5gb", 2);
+  GroupMember frac;
+  frac.pod_number = 1;
+  frac.leaf_cell_number = 1;
+  frac.gpu_milli = 200;
+  two.members.push_back(frac);
+  invalid(two, "group bad5, pod 2 (member 1): a MIG member");
+  GroupRequest whole = Mig("bad6", "VC1", 0, "1g.5gb");
+  whole.members.push_back({1, 1});
+  invalid(whole, "pod 1 (member 1)");
+  GroupRequest leaves = Mig("bad7", "VC1", 0, "1g.5gb");
+  leaves.members[0].leaf_cell_number = 2;
+  invalid(leaves, "leafCellNumber 1");
+  GroupRequest memory = Mig("bad8", "VC1", 0, "1g.5gb");
+  memory.members[0].gpu_memory_mib = 100;
+  invalid(memory, "gpu_memory_mib 0");
+  CHECK(s->Groups().empty());
+  CHECK(s->CheckInvariants().ok());
+}
+
+TEST_CASE("MIG placement: allowed starts, packing by placeability across GPUs, reuse", "[mig]") {
+  auto s = MakeMig();
+  // 3g goes to 4 (at 0 it would make the 4g unplaceable); the 4g then fills 0-3 of the
+  // same GPU (no loss there) instead of opening another.
+  REQUIRE(Run(*s, Mig("g1", "VC1", 0, "3g.20gb")) == Outcome::kPlaced);
+  const std::string gpu = GpuOf(*s, "g1");
+  REQUIRE(Run(*s, Mig("g2", "VC1", 0, "4g.20gb")) == Outcome::kPlaced);
+  CHECK(GpuOf(*s, "g2") == gpu);
+  CHECK(MigInstances(*s) == V{gpu + ":4g.20gb@0=g2", gpu + ":3g.20gb@4=g1"});
+  // The GPU is full (7 compute slices): a 1g.5gb opens the VC's other GPU, at 6.
+  REQUIRE(Run(*s, Mig("g3", "VC1", 0, "1g.5gb")) == Outcome::kPlaced);
+  const std::string other = GpuOf(*s, "g3");
+  CHECK(other != gpu);
+  REQUIRE(s->Release("g2").ok());
+  // g2's 4g stays configured, free; the first GPU is busy (g1) and has no unconfigured
+  // slice, so a 2g goes to the other GPU, at 4 (it keeps the 4g@0 there).
+  REQUIRE(Run(*s, Mig("g4", "VC1", 0, "2g.10gb")) == Outcome::kPlaced);
+  CHECK(GpuOf(*s, "g4") == other);
+  // A 4g reuses the free instance: nothing created, nothing reconfigured.
+  REQUIRE(Run(*s, Mig("g5", "VC1", 0, "4g.20gb")) == Outcome::kPlaced);
+  CHECK(GpuOf(*s, "g5") == gpu);
+  CHECK(MigInstances(*s) == V{gpu + ":4g.20gb@0=g5", gpu + ":3g.20gb@4=g1", other + ":2g.10gb@4=g4",
+                              other + ":1g.5gb@6=g3"});
+  int64_t created = 0;
+  for (const ChainSummary& c : s->ChainSummaries()) created += c.mig_instances_created;
+  CHECK(created == 4);
+  CHECK(Reconfigurations(*s) == 0);
+  // The other GPU still has 0-3 unconfigured and 4 compute slices: a 4g fits there.
+  REQUIRE(Run(*s, Mig("g6", "VC1", 0, "4g.20gb")) == Outcome::kPlaced);
+  CHECK(GpuOf(*s, "g6") == other);
+  // Both of VC1's A100 are full and it has no third: a 1g.5gb waits (a normal wait result).
+  ScheduleResult waiting;
+  CHECK(Run(*s, Mig("g7", "VC1", 0, "1g.5gb"), &waiting) == Outcome::kWaiting);
+  CHECK(waiting.code == ReasonCode::kInsufficientCapacity);
+  CHECK(s->GetGroup("g7").state == GroupState::kAbsent);
+}
+
+TEST_CASE("MIG placement: an opportunistic pod packs onto the GPU where it costs least", "[mig]") {
+  auto s = MakeMig();
+  REQUIRE(Run(*s, Mig("a", "VC1", 0, "3g.20gb")) == Outcome::kPlaced);  // VC1's GPU, 3g@4
+  REQUIRE(Run(*s, Mig("b", "VC2", 0, "3g.20gb")) == Outcome::kPlaced);  // VC2's GPU, 3g@4
+  REQUIRE(Run(*s, Mig("c", "VC2", 0, "2g.10gb")) == Outcome::kPlaced);  // VC2's GPU, 2g@0
+  CHECK(GpuOf(*s, "c") == GpuOf(*s, "b"));
+  // `protected`: the opportunistic pod may use either guaranteed GPU. On VC1's (3g@4) any
+  // start kills the 4g@0; on VC2's (2g@0, 3g@4) the 4g is gone already and 2 loses only a
+  // 2g, a 1g.10gb and a 1g.5gb: it goes there, the more used GPU.
+  REQUIRE(Run(*s, Mig("o", "VC1", -1, "1g.5gb")) == Outcome::kPlaced);
+  CHECK(GpuOf(*s, "o") == GpuOf(*s, "b"));
+  CHECK(s->GetGroup("o").state == GroupState::kOpportunistic);
+  const V inst = MigInstances(*s);
+  CHECK(std::find(inst.begin(), inst.end(), GpuOf(*s, "b") + ":1g.5gb@2=o") != inst.end());
+}
+
+TEST_CASE("MIG guarantees: own VC's GPUs only, opportunistic victims whole", "[mig]") {
+  auto s = MakeMig();
+  // VC2's guaranteed pods never use VC1's GPUs: three 4g need three GPUs, VC2 has two.
+  REQUIRE(Run(*s, Mig("v1", "VC2", 0, "4g.20gb")) == Outcome::kPlaced);
+  REQUIRE(Run(*s, Mig("v2", "VC2", 0, "4g.20gb")) == Outcome::kPlaced);
+  CHECK(Run(*s, Mig("v3", "VC2", 0, "4g.20gb")) == Outcome::kWaiting);
+  // An opportunistic gang of VC2 opens VC1's idle GPUs.
+  REQUIRE(Run(*s, Mig("opp", "VC2", -1, "7g.40gb", 2)) == Outcome::kPlaced);
+  CHECK(s->GetGroup("opp").state == GroupState::kOpportunistic);
+  // VC1 takes its two A100 back as a whole group: the opportunistic group is the victim.
+  ScheduleResult res;
+  REQUIRE(Run(*s, Whole("w", "VC1", 0, 2, "A100"), &res) == Outcome::kPreempting);
+  CHECK(res.victims == V{"opp"});
+  CHECK(s->GetGroup("opp").state == GroupState::kBeingPreempted);
+  REQUIRE(s->Release("opp").ok());
+  CHECK(Run(*s, Whole("w", "VC1", 0, 2, "A100")) == Outcome::kPlaced);
+  CHECK(s->CheckInvariants().ok());
+}
+
+TEST_CASE("MIG reconfiguration: only on an idle GPU, counted", "[mig]") {
+  auto s = MakeMig();
+  REQUIRE(Run(*s, Mig("f1", "VC1", 0, "7g.40gb")) == Outcome::kPlaced);
+  REQUIRE(Run(*s, Mig("f2", "VC1", 0, "7g.40gb")) == Outcome::kPlaced);
+  REQUIRE(s->Release("f1").ok());
+  REQUIRE(s->Release("f2").ok());
+  // Both of VC1's A100 keep a free 7g layout (the hardware keeps it): the next 1g.5gb has
+  // no room on whichever GPU it gets, and that GPU is idle: reconfigured, counted once.
+  CHECK(Reconfigurations(*s) == 0);
+  REQUIRE(Run(*s, Mig("g", "VC1", 0, "1g.5gb")) == Outcome::kPlaced);
+  CHECK(Reconfigurations(*s) == 1);
+  const V inst = MigInstances(*s);
+  CHECK(std::find(inst.begin(), inst.end(), GpuOf(*s, "g") + ":1g.5gb@6=g") != inst.end());
+  // A 7g now: the busy GPU is not reconfigured; the other one's free 7g is reused.
+  REQUIRE(Run(*s, Mig("h", "VC1", 0, "7g.40gb")) == Outcome::kPlaced);
+  CHECK(GpuOf(*s, "h") != GpuOf(*s, "g"));
+  CHECK(Reconfigurations(*s) == 1);
+  // A fractional share never joins a GPU with MIG instances: it opens... none is left.
+  CHECK(Run(*s, Frac("fr", "VC1", 0, 100, {"A100"})) == Outcome::kWaiting);
+}
+
+TEST_CASE("MIG reservations, strict Recover and SaveState", "[mig]") {
+  auto s = MakeMig();
+  GroupRequest r = Mig("r", "VC1", 0, "3g.20gb");
+  absl::StatusOr<ScheduleResult> res = s->Schedule(r, Phase::kPreempting);
+  REQUIRE(res.ok());
+  REQUIRE(res->outcome == Outcome::kPlaced);
+  CHECK(s->GetGroup("r").state == GroupState::kReserved);
+  CHECK(s->CheckInvariants().ok());
+  GroupRequest other = r;
+  other.members[0].mig_profile = "4g.20gb";
+  CHECK(s->Allocate(other, res->placement).status().code() ==
+        absl::StatusCode::kFailedPrecondition);
+  REQUIRE(s->Allocate(r, res->placement).ok());
+  const std::string gpu = GpuOf(*s, "r");
+  // A reservation on the open GPU holds its instance; Unreserve frees it (configured).
+  GroupRequest q = Mig("q", "VC1", 0, "4g.20gb");
+  res = s->Schedule(q, Phase::kPreempting);
+  REQUIRE(res.ok());
+  REQUIRE(res->outcome == Outcome::kPlaced);
+  CHECK(MigInstances(*s) == V{gpu + ":4g.20gb@0=q", gpu + ":3g.20gb@4=r"});
+  REQUIRE(s->Unreserve("q").ok());
+  CHECK(MigInstances(*s) == V{gpu + ":4g.20gb@0=-", gpu + ":3g.20gb@4=r"});
+  CHECK(s->CheckInvariants().ok());
+  // SaveState and GetGroupRecord refuse MIG groups, naming them.
+  absl::StatusOr<std::string> saved = s->SaveState();
+  REQUIRE(!saved.ok());
+  CHECK(saved.status().code() == absl::StatusCode::kUnimplemented);
+  CHECK(std::string(saved.status().message()).find("MIG group r") != std::string::npos);
+  CHECK(!s->GetGroupRecord("r").ok());
+  // Recover: a 4g on the same GPU fits (reuses the free 4g@0); a 1g.5gb does not (no room,
+  // busy); a fractional share cannot join MIG instances.
+  Placement at;
+  at.chain = res->placement.chain;
+  at.pods = {res->placement.pods[0]};
+  REQUIRE(s->Recover(Mig("rq", "VC1", 0, "4g.20gb"), at).ok());
+  CHECK(MigInstances(*s) == V{gpu + ":4g.20gb@0=rq", gpu + ":3g.20gb@4=r"});
+  auto refused = [&](const GroupRequest& g, const std::string& what) {
+    absl::StatusOr<AllocateInfo> info = s->Recover(g, at);
+    REQUIRE(!info.ok());
+    INFO(info.status().message());
+    CHECK(info.status().code() == absl::StatusCode::kFailedPrecondition);
+    CHECK(std::string(info.status().message()).find(what) != std::string::npos);
+  };
+  refused(Mig("r1", "VC1", 0, "1g.5gb"), "group r1: pod 0");
+  REQUIRE(s->Release("rq").ok());
+  refused(Frac("r2", "VC1", 0, 100, {"A100"}), "holds MIG instances");
+  CHECK(s->GetGroup("r1").state == GroupState::kAbsent);
+  CHECK(s->GetGroup("r2").state == GroupState::kAbsent);
+  REQUIRE(s->Release("r").ok());
+  CHECK(s->Groups().empty());
+  CHECK(s->SaveState().ok());
+  CHECK(s->CheckInvariants().ok());
+}
+
+}  // namespace
+}  // namespace hived::testdata
