@@ -173,8 +173,7 @@ absl::StatusOr<AllocateInfo> SchedulerImpl::AllocateFree(
           " by group ", groups_[u != kNilId ? u : r].name));
     }
   }
-  auto vc_it = vc_by_name_.find(request.vc);
-  VcId vc = vc_it == vc_by_name_.end() ? VcId::Nil() : vc_it->second;
+  const VcId vc = vclusters_.FindVc(request.vc);
   ++epoch_;
   GroupId g = NewGroup(request, vc);
   Group& grp = groups_[g];
@@ -192,7 +191,7 @@ absl::StatusOr<AllocateInfo> SchedulerImpl::AllocateFree(
       // The placement Schedule just returned: bind its virtual cells directly.
       const std::vector<VCellId>& vleaves = reservations_.vleaves();
       for (size_t i = 0; i < pleaves.size(); ++i) {
-        BindLeafPath(vleaves[i], pleaves[i]);
+        vclusters_.BindLeafPath(vleaves[i], pleaves[i]);
         SetVLeaf(vleaves[i], request.priority, g);
         grp.vleaves[i] = vleaves[i];
       }
@@ -202,8 +201,8 @@ absl::StatusOr<AllocateInfo> SchedulerImpl::AllocateFree(
       req.vc = vc;
       req.raw = &request;
       if (!request.pinned_cell_id.empty()) {
-        auto it = vcs_[vc.value()].pinned.find(request.pinned_cell_id);
-        if (it != vcs_[vc.value()].pinned.end()) req.pinned_root = it->second;
+        auto it = vclusters_.vc(vc).pinned.find(request.pinned_cell_id);
+        if (it != vclusters_.vc(vc).pinned.end()) req.pinned_root = it->second;
       }
       grp.saved_vleaves.clear();
       // RecoverVirtual reads each leaf's preassigned type from `recover_types_`.
@@ -235,7 +234,7 @@ absl::StatusOr<AllocateInfo> SchedulerImpl::AllocateFree(
 std::string SchedulerImpl::RecoverVirtual(const Req& req, Group* grp, bool* downgraded) {
   const cellalloc::CellForest& f = *forest_;
   const GroupId g = groups_.Find(grp->name);
-  const Vc& vc = vcs_[req.vc.value()];
+  const Vc& vc = vclusters_.vc(req.vc);
   std::vector<VCellId> done;
   std::string reason;
   VCellId partial = kNilId;
@@ -261,16 +260,16 @@ std::string SchedulerImpl::RecoverVirtual(const Req& req, Group* grp, bool* down
     CellLevel level = f.type_info(type).level;
     CellId pre = leaf;
     while (f.level(pre) < level) pre = f.parent(pre);
-    VCellId vpre = p_bound_[pre.value()];
+    VCellId vpre = vclusters_.BoundTo(pre);
     if (vpre != kNilId) {
-      if (v_[vpre].vc != req.vc) {
+      if (vclusters_.cell(vpre).vc != req.vc) {
         reason = absl::StrCat("physical cell ", f.address(pre), " is bound to VC ",
-                              vcs_[v_[vpre].vc.value()].name);
+                              vclusters_.vcs()[vclusters_.cell(vpre).vc.value()].name);
         break;
       }
-      bool in_pinned = v_[vpre].pinned;
+      bool in_pinned = vclusters_.cell(vpre).pinned;
       if (in_pinned != (req.pinned_root != kNilId) ||
-          (in_pinned && v_[vpre].root != req.pinned_root)) {
+          (in_pinned && vclusters_.cell(vpre).root != req.pinned_root)) {
         reason =
             absl::StrCat("physical cell ", f.address(pre),
                          in_pinned ? " is in another pinned cell" : " is not in the pinned cell");
@@ -286,9 +285,10 @@ std::string SchedulerImpl::RecoverVirtual(const Req& req, Group* grp, bool* down
       int32_t pos = slot.unbound.FindNext(0);
       // Restore: the recorded preassigned cell when it is still an unbound one of this slot.
       const VCellId hinted = RecoverHint(i, level);
-      if (hinted != kNilId && v_[hinted].is_root && !v_[hinted].pinned && v_[hinted].vc == req.vc &&
-          v_[hinted].chain == ch && v_[hinted].bound.IsNil()) {
-        pos = v_[hinted].slot_pos;
+      if (hinted != kNilId && vclusters_.cell(hinted).is_root && !vclusters_.cell(hinted).pinned &&
+          vclusters_.cell(hinted).vc == req.vc && vclusters_.cell(hinted).chain == ch &&
+          vclusters_.cell(hinted).bound.IsNil()) {
+        pos = vclusters_.cell(hinted).slot_pos;
       }
       if (pos < 0) {
         reason = absl::StrCat("VC ", vc.name, " has no unbound ", tname, " cell left in chain ",
@@ -300,9 +300,9 @@ std::string SchedulerImpl::RecoverVirtual(const Req& req, Group* grp, bool* down
         break;
       }
       vpre = slot.roots[static_cast<size_t>(pos)];
-      AllocatePreassigned(vpre, pre);
+      vclusters_.AllocatePreassigned(vpre, pre);
       partial = vpre;
-      if (!SafetyOk(ch)) {
+      if (!vclusters_.SafetyOk(ch)) {
         reason = absl::StrCat("binding ", f.address(pre), " to VC ", vc.name,
                               " would break the safety of chain ", info.name);
         break;
@@ -311,40 +311,41 @@ std::string SchedulerImpl::RecoverVirtual(const Req& req, Group* grp, bool* down
     // Descend to the leaf.
     VCellId v = vpre;
     CellId p = pre;
-    while (v_[v].level > 1) {
+    while (vclusters_.cell(v).level > 1) {
       CellId pc = leaf;
-      while (f.level(pc) < v_[v].level - 1) pc = f.parent(pc);
-      VCellId vc_child = p_bound_[pc.value()];
+      while (f.level(pc) < vclusters_.cell(v).level - 1) pc = f.parent(pc);
+      VCellId vc_child = vclusters_.BoundTo(pc);
       if (vc_child != kNilId) {
-        if (v_[vc_child].parent != v) {
+        if (vclusters_.cell(vc_child).parent != v) {
           reason = absl::StrCat("physical cell ", f.address(pc), " is bound elsewhere");
           break;
         }
       } else {
-        const VCellId hinted = RecoverHint(i, v_[v].level - 1);
-        if (hinted != kNilId && v_[hinted].parent == v && v_[hinted].bound.IsNil()) {
+        const VCellId hinted = RecoverHint(i, vclusters_.cell(v).level - 1);
+        if (hinted != kNilId && vclusters_.cell(hinted).parent == v &&
+            vclusters_.cell(hinted).bound.IsNil()) {
           vc_child = hinted;
         }
-        for (int32_t j = 0; vc_child == kNilId && j < v_[v].num_children; ++j) {
-          VCellId c = v_[v].first_child + static_cast<VCellId>(j);
-          if (v_[c].bound.IsNil()) {
+        for (int32_t j = 0; vc_child == kNilId && j < vclusters_.cell(v).num_children; ++j) {
+          VCellId c = vclusters_.cell(v).first_child + static_cast<VCellId>(j);
+          if (vclusters_.cell(c).bound.IsNil()) {
             vc_child = c;
             break;
           }
         }
         if (vc_child == kNilId) {
-          reason = absl::StrCat("no free virtual cell under ", VAddress(v));
+          reason = absl::StrCat("no free virtual cell under ", vclusters_.Address(v));
           break;
         }
-        BindCell(vc_child, pc);
+        vclusters_.BindCell(vc_child, pc);
       }
       partial = vc_child;
       v = vc_child;
       p = pc;
     }
     if (!reason.empty()) break;
-    if (v_[v].user != kNilId) {
-      reason = absl::StrCat("virtual cell ", VAddress(v), " is already used");
+    if (vclusters_.cell(v).user != kNilId) {
+      reason = absl::StrCat("virtual cell ", vclusters_.Address(v), " is already used");
       break;
     }
     SetVLeaf(v, req.raw->priority, g);
@@ -354,7 +355,7 @@ std::string SchedulerImpl::RecoverVirtual(const Req& req, Group* grp, bool* down
   }
   if (reason.empty()) return reason;
   // Undo: release what this group bound.
-  if (partial != kNilId) UnbindUp(partial);
+  if (partial != kNilId) vclusters_.UnbindUp(partial);
   for (VCellId v : done) ReleaseVLeaf(v);
   std::fill(grp->vleaves.begin(), grp->vleaves.end(), kNilId);
   *downgraded = true;

@@ -295,15 +295,6 @@ class SchedulerImpl {
   void DeleteGroup(GroupId g);
   void SetVLeaf(VCellId v, Priority p, GroupId user);
   void SetPLeaf(CellId p, Priority prio);
-  // Binding: forwarders to `vclusters_` (virtual_clusters.h), the only writer of the
-  // virtual cells and the binding, so that the call sites read as before.
-  void BindLeafPath(VCellId v, CellId p) { vclusters_.BindLeafPath(v, p); }
-  void BindCell(VCellId v, CellId p) { vclusters_.BindCell(v, p); }
-  void UnbindCell(VCellId v) { vclusters_.UnbindCell(v); }
-  void UnbindUp(VCellId v) { vclusters_.UnbindUp(v); }
-  void AllocatePreassigned(VCellId root, CellId p) { vclusters_.AllocatePreassigned(root, p); }
-  void ReleasePreassigned(VCellId root) { vclusters_.ReleasePreassigned(root); }
-  bool SafetyOk(ChainId ch) const { return vclusters_.SafetyOk(ch); }
   void ReleaseVLeaf(VCellId v);  // frees the virtual leaf and unbinds what it can
   void DowngradeGroup(GroupId g, const std::string& preemptor, const std::string& reason);
   void CancelInternal(GroupId g);
@@ -348,7 +339,6 @@ class SchedulerImpl {
   void RestoreDoomed(const internal::SavedState& state, RestoreReport* report);
 
   // Names.
-  std::string VAddress(VCellId v) const { return vclusters_.Address(v); }
   std::string NodeOfV(VCellId v) const;
   void FillPlacement(ChainId ch, const std::vector<int32_t>& needs,
                      const std::vector<CellId>& pleaves, const std::vector<VCellId>& vleaves,
@@ -382,7 +372,7 @@ class SchedulerImpl {
                          std::vector<VcSummary>* out) const;
   GroupStatus GStatus(const Group& g) const;
   const cellalloc::PriorityUsage& Usage(const View& v) const {
-    return v.physical ? pusage_ : vusage_;
+    return v.physical ? pusage_ : vclusters_.usage();
   }
 
   ClusterSpec spec_;
@@ -394,15 +384,9 @@ class SchedulerImpl {
   cellalloc::PriorityUsage pusage_;
 
   Health health_;  // doomed counts and deferred health work
-  // The virtual cells, their usage, the VCs' preassigned cells and counters, the binding.
+  // The virtual cells, their usage, the VCs' preassigned cells and counters, the binding
+  // (virtual_clusters.h): the only writer of them; read through its const queries.
   VirtualClusters vclusters_;
-  // Read-only aliases of `vclusters_`' state, so that readers keep their names.
-  const std::vector<VCell>& v_ = vclusters_.cells();
-  const std::vector<Vc>& vcs_ = vclusters_.vcs();
-  const absl::flat_hash_map<std::string, VcId>& vc_by_name_ = vclusters_.by_name();
-  const std::vector<std::vector<int32_t>>& all_vc_free_ = vclusters_.all_free();  // [chain][level]
-  const std::vector<VCellId>& p_bound_ = vclusters_.p_bound();  // per physical cell
-  const cellalloc::PriorityUsage& vusage_ = vclusters_.usage();
 
   // Physical, per cell.
   std::vector<GroupId> p_user_;

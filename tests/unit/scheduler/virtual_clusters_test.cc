@@ -91,16 +91,14 @@ struct Fixture {
     return CellId::Nil();
   }
   VCellId Root(const std::string& vc_name, CellLevel level, size_t i = 0) const {
-    const VcId v = vc.by_name().at(vc_name);
+    const VcId v = vc.FindVc(vc_name);
     return vc.vcs()[v.value()].cl[ch.value()][static_cast<size_t>(level)].roots.at(i);
   }
   int32_t Free(const std::string& vc_name, CellLevel level) const {
-    const VcId v = vc.by_name().at(vc_name);
+    const VcId v = vc.FindVc(vc_name);
     return vc.vcs()[v.value()].cl[ch.value()][static_cast<size_t>(level)].free;
   }
-  int32_t AllFree(CellLevel level) const {
-    return vc.all_free()[ch.value()][static_cast<size_t>(level)];
-  }
+  int32_t AllFree(CellLevel level) const { return vc.all_free(ch)[static_cast<size_t>(level)]; }
   // The first leaf (lowest id) below virtual cell `v`, and below physical cell `p`.
   VCellId FirstVLeaf(VCellId v) const {
     while (vc.cells()[v].level > 1) v = vc.cells()[v].first_child;
@@ -360,7 +358,7 @@ TEST_CASE(
     for (CellLevel l = kLeaf; l <= kRack; ++l) {
       int32_t all = 0;
       for (const char* name : {"alpha", "beta"}) {
-        const VcId v = vc.by_name().at(name);
+        const VcId v = vc.FindVc(name);
         const auto& slot = vc.vcs()[v.value()].cl[fx.ch.value()][static_cast<size_t>(l)];
         int32_t model_free = 0;
         for (VCellId x : slot.roots) {
