@@ -240,13 +240,6 @@ VCellId SchedulerImpl::FindVirtualCell(std::string_view address) const {
   return v;
 }
 
-VCellId SchedulerImpl::RecoverHint(size_t i, CellLevel level) const {
-  if (i >= recover_hints_.size() || recover_hints_[i] == kNilId) return kNilId;
-  VCellId v = recover_hints_[i];
-  while (v != kNilId && vclusters_.cell(v).level < level) v = vclusters_.cell(v).parent;
-  return v != kNilId && vclusters_.cell(v).level == level ? v : kNilId;
-}
-
 absl::StatusOr<AllocateInfo> SchedulerImpl::RestoreGroup(const GroupRecord& rec,
                                                          int32_t* ignored_leaves) {
   GroupRequest request = rec.request;

@@ -301,7 +301,6 @@ class SchedulerImpl {
   void ReleaseInternal(GroupId g);
   void UpdateVNodeKey(VCellId node);
   void UpdatePNodeKey(CellId node_cell);
-  std::string RecoverVirtual(const Req& req, Group* group, bool* downgraded);
   // Runs the deferred binding work (bad children of cells bound during the operation,
   // once every leaf of it is bound; doomed rebalancing); a change invalidates the
   // Schedule cache.
@@ -315,18 +314,17 @@ class SchedulerImpl {
   absl::StatusOr<AllocateInfo> AllocatePreempting(GroupId g, const GroupRequest& request,
                                                   const Placement& placement);
   // Runs a group at leaves nobody uses or reserves: `filtered` binds the Filtering
-  // decision's virtual leaves, else they are re-derived (recovery, rule 8).
+  // decision's virtual leaves, else `RecoverBinding` re-derives them (recovery.h, rule 8)
+  // from `types`, the leaves' preassigned cell types.
   absl::StatusOr<AllocateInfo> AllocateFree(const GroupRequest& request, const Placement& placement,
                                             const std::vector<CellId>& pleaves, bool filtered,
-                                            std::vector<const std::string*> types,
+                                            const std::vector<const std::string*>& types,
                                             const std::string& notes);
   // Persistence: a running group's record; replaying one record (`Allocate` preferring the
   // record's virtual leaves, keeping a recorded downgrade), with the number of its leaves
-  // the cluster no longer has; the virtual cell at an address ("VC1/0/3"), kNilId if none;
-  // the ancestor at `level` of the virtual leaf preferred for leaf `i`, kNilId if none.
+  // the cluster no longer has; the virtual cell at an address ("VC1/0/3"), kNilId if none.
   GroupRecord Record(const Group& g) const;
   VCellId FindVirtualCell(std::string_view address) const;
-  VCellId RecoverHint(size_t i, CellLevel level) const;
   // A fingerprint of the physical cells and the VCs' cells: saved bindings apply only to
   // the same structure. The bindings history decided (not implied by the groups), and
   // restoring them (invalid entries are skipped and noted in `report`).
@@ -394,9 +392,7 @@ class SchedulerImpl {
   std::vector<uint32_t> p_nodecell_;  // the node-level cell at or above; kNilId above node
   std::vector<int32_t> p_view_pos_;   // node-level cells: position in the chain's view
 
-  std::vector<const std::string*>
-      recover_types_;                   // Allocate -> RecoverVirtual, per leaf (null: none)
-  std::vector<VCellId> recover_hints_;  // RestoreGroup -> RecoverVirtual: leaves to prefer
+  std::vector<VCellId> recover_hints_;  // RestoreGroup -> RecoverBinding: leaves to prefer
   std::vector<View> views_;             // physical views: id == chain
 
   GroupTable groups_;
