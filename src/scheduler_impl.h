@@ -47,15 +47,18 @@
 //   leaf_usage.cc leaf priorities, the views' histograms and node keys;
 //   groups.cc     the group table's operations (`GroupTable` in group_table.h);
 //   reservations.cc  matching an Allocate with its reservation or the Filtering decision;
-//   recovery.cc   Allocate and Recover: reserved groups, or re-derived bindings (recovery.h);
-//   scheduler_build.cc, scheduler_views.cc: construction, views and CheckInvariants.
+//   allocate.cc   Allocate and Recover: reserved groups, the Filtering decision, or a
+//                 placement from elsewhere (resolved and bound by recovery.h's functions);
+//   scheduler_build.cc, scheduler_views.cc, scheduler_summaries.cc,
+//   scheduler_invariants.cc: construction, views, summaries and CheckInvariants.
 // Components with private state (own headers and invariants): VirtualClusters (the
 // virtual cells and their usage, the VCs' preassigned cells and safety counters, doomed
 // cells, the virtual<->physical binding, and the binding side of health: mirroring bad
 // children, rebalancing doomed cells), GroupTable, Placer (node and leaf choice over const
 // state, owning SuggestedNodes and TakenLeaves), Health (doomed counts, deferred health
 // work), Reservations (what a kPlaced result holds, the Filtering decision for the next
-// Allocate), recovery.h (resolving placements from elsewhere), Sharing (fractional groups
+// Allocate), recovery.h (resolving placements from elsewhere and re-deriving their virtual
+// binding, functions over explicit inputs), Sharing (fractional groups
 // and the holders that open GPUs for them), NodeIndex (a view's node order). Shared
 // records: cluster_state.h.
 //
@@ -120,7 +123,7 @@ class SchedulerImpl {
   absl::Status Release(std::string_view group);
   absl::Status CancelPreemption(std::string_view group);
   absl::Status Unreserve(std::string_view group);
-  // Recovery (recovery.cc, src/recovery.h): a placement from elsewhere, resolved strictly
+  // Recovery (allocate.cc, src/recovery.h): a placement from elsewhere, resolved strictly
   // (every leaf must exist) unless `ignored_leaves` is given (Restore: leaves the cluster
   // no longer has are counted there and noted in the info).
   absl::StatusOr<AllocateInfo> Recover(const GroupRequest& request, const Placement& placement,
@@ -180,7 +183,7 @@ class SchedulerImpl {
  private:
   using VCell = state::VCell;
 
-  // The virtual clusters' records (virtual_clusters.h), under their old names.
+  // The virtual clusters' records (virtual_clusters.h).
   using VcChainLevel = VirtualClusters::ChainLevel;
   using Vc = VirtualClusters::Vc;
 
@@ -357,7 +360,7 @@ class SchedulerImpl {
                    const std::vector<uint8_t>& explicit_levels, PhysicalClusterTable* t) const;
   absl::StatusOr<NodeId> FindNodeOrError(std::string_view node) const;
   absl::StatusOr<ChainId> FindChainOrError(std::string_view chain) const;
-  // Summaries (scheduler_views.cc): counts from the groups, [chain] and [vc * chains + chain].
+  // Summaries (scheduler_summaries.cc): counts from the groups, [chain] and [vc * chains + chain].
   struct GroupTally {
     std::vector<int32_t> reserved_free;
     std::vector<int32_t> vc_reserved;
