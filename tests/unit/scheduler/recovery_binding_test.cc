@@ -76,6 +76,25 @@ TEST_CASE("Recovery: a recovered group's leaves are bound to its VC's preassigne
   CHECK(fx.vc.CheckInvariants().ok());
 }
 
+TEST_CASE("Recovery: a hinted preassigned cell is preferred to the VC's first unbound one",
+          "[scheduler][unit]") {
+  Fixture fx = MakeFixture();
+  // alpha has two G-2 cells; the hint names a leaf of the second.
+  const VCellId second = fx.Root("alpha", testdata::kPair, 1);
+  REQUIRE(second != fx.Root("alpha", testdata::kPair, 0));
+  const VCellId hinted = fx.FirstVLeaf(second);
+  std::vector<VCellId> vleaves;
+  REQUIRE(Bind(&fx, "alpha", Leaves(fx, "n0", 1), {"G-2"}, {hinted}, &vleaves).empty());
+  CHECK(vleaves == std::vector<VCellId>{hinted});
+  CHECK(fx.vc.cell(hinted).root == second);
+  SECTION("without the hint, the first unbound one") {
+    std::vector<VCellId> others;
+    REQUIRE(Bind(&fx, "alpha", Leaves(fx, "n1", 1), {"G-2"}, {}, &others).empty());
+    CHECK(fx.vc.cell(others[0]).root == fx.Root("alpha", testdata::kPair, 0));
+  }
+  CHECK(fx.vc.CheckInvariants().ok());
+}
+
 TEST_CASE("Recovery: a group that cannot keep its virtual cells gets the reason, nothing bound",
           "[scheduler][unit]") {
   Fixture fx = MakeFixture();
