@@ -112,6 +112,14 @@ TEST_CASE("Recovery: a group that cannot keep its virtual cells gets the reason,
               " is bound to VC beta");
     CHECK(vleaves.size() == 3);
   }
+  SECTION("a binding that leaves beta's rack unobtainable breaks safety and is undone") {
+    // alpha's node on rack 0 and a pair on rack 2: no whole rack would be left for beta.
+    const std::vector<CellId> leaves = {Leaves(fx, "n0", 1)[0], Leaves(fx, "n4", 1)[0]};
+    const std::string reason = Bind(&fx, "alpha", leaves, {"G-NODE", "G-2"}, {}, &vleaves);
+    CHECK(reason.rfind("binding ", 0) == 0);
+    CHECK(reason.find(" to VC alpha would break the safety of chain G-RACK") != std::string::npos);
+    CHECK(fx.vc.SafetyOk(fx.ch));
+  }
   SECTION("the placement has no preassigned cell types") {
     const std::vector<CellId> leaves = Leaves(fx, "n0", 1);
     const std::vector<const std::string*> types = {nullptr};
