@@ -48,7 +48,7 @@ void SchedulerImpl::Decide(const Req& req, DecideScratch* s, Decision* d) const 
   };
   auto try_chain = [&](ChainId ch) {
     if (req.guaranteed) {
-      int32_t view = vcs_[req.vc.value()].chain_view[ch.value()];
+      int32_t view = vclusters_.vc(req.vc).chain_view[ch.value()];
       if (view < 0) return false;
       return try_view(view);
     }
@@ -64,7 +64,7 @@ void SchedulerImpl::Decide(const Req& req, DecideScratch* s, Decision* d) const 
   };
   bool ok = false;
   if (req.pinned_root != kNilId) {
-    ok = try_view(vcs_[req.vc.value()].pinned_view.at(r.pinned_cell_id));
+    ok = try_view(vclusters_.vc(req.vc).pinned_view.at(r.pinned_cell_id));
   } else if (!r.leaf_cell_type.empty()) {
     for (ChainId ch : f.ChainsOfLeafType(r.leaf_cell_type)) {
       if ((ok = try_chain(ch))) break;
@@ -141,7 +141,7 @@ SchedulerImpl::Attempt SchedulerImpl::TryGuaranteed(const Req& req, int32_t view
     d->lazy.clear();
     a.code = ReasonCode::kBindingUnavailable;
     a.reason = absl::StrCat(
-        "VC ", vcs_[req.vc.value()].name, ", chain ", forest_->chain_info(view.chain).name,
+        "VC ", vclusters_.vc(req.vc).name, ", chain ", forest_->chain_info(view.chain).name,
         ": mapping the virtual placement to physical cells would need at least one ",
         placer_.suggested().active() ? "bad or non-suggested" : "bad", " node");
     return a;
@@ -183,7 +183,7 @@ SchedulerImpl::Attempt SchedulerImpl::TryOpportunistic(const Req& req, ChainId c
 void SchedulerImpl::LazyDowngrades(const std::vector<VCellId>& vleaves,
                                    std::vector<GroupId>* lazy) const {
   for (VCellId v : vleaves) {
-    CellId pc = v_[v].bound;
+    CellId pc = vclusters_.cell(v).bound;
     if (pc.IsNil()) continue;
     GroupId u = p_user_[pc.value()];
     if (u == kNilId) continue;
@@ -220,31 +220,31 @@ void SchedulerImpl::PlanDowngrades(ChainId ch, const std::vector<GroupId>& downg
   // DowngradeGroup's releases in its order (groups as planned, each group's leaves in
   // order), each followed by UnbindUp's walk with CanUnbind read through the overlay. The
   // physical leaves' lower priorities change no planner input (they stay used).
-  const size_t n = v_.size();
+  const size_t n = vclusters_.cells().size();
   if (o->unbound.size() != n) {
     o->released.assign(n, 0);
     o->unbound_children.assign(n, 0);
     o->unbound.assign(n, 0);
   }
   o->active = true;
-  o->vc_unbound = all_vc_free_[ch.value()];
+  o->vc_unbound = vclusters_.all_free(ch);
   auto touch = [o](VCellId x) {
     if (o->released[x] == 0 && o->unbound_children[x] == 0 && o->unbound[x] == 0) {
       o->touched.push_back(x);
     }
   };
   auto can_unbind = [&](VCellId x) {  // CanUnbind after the releases so far
-    const VCell& c = v_[x];
+    const VCell& c = vclusters_.cell(x);
     if (c.bound.IsNil() || o->unbound[x] != 0 || c.pinned || c.doomed) return false;
     if (c.bound_children - o->unbound_children[x] > 0) return false;
-    if (vusage_.UsedTotal(CellId(x)) - o->released[x] > 0) return false;
+    if (vclusters_.usage().UsedTotal(CellId(x)) - o->released[x] > 0) return false;
     return !c.bad_bound || buddy_->IsHealthy(c.bound);
   };
   for (GroupId u : downgrades) {
     for (VCellId v : groups_[u].vleaves) {
-      if (v == kNilId || v_[v].user != u) continue;
-      if (vusage_.LeafPriority(CellId(v)) != kFreePriority) {
-        for (VCellId x = v; x != kNilId; x = v_[x].parent) {
+      if (v == kNilId || vclusters_.cell(v).user != u) continue;
+      if (vclusters_.usage().LeafPriority(CellId(v)) != kFreePriority) {
+        for (VCellId x = v; x != kNilId; x = vclusters_.cell(x).parent) {
           touch(x);
           ++o->released[x];
         }
@@ -252,13 +252,14 @@ void SchedulerImpl::PlanDowngrades(ChainId ch, const std::vector<GroupId>& downg
       for (VCellId x = v; x != kNilId && can_unbind(x);) {
         touch(x);
         o->unbound[x] = 1;
-        o->unbound_cells.push_back(v_[x].bound);
-        if (v_[x].is_root) {  // ReleasePreassigned
-          o->free_roots.push_back(v_[x].bound);
-          if (v_[x].chain == ch) ++o->vc_unbound[static_cast<size_t>(v_[x].level)];
+        o->unbound_cells.push_back(vclusters_.cell(x).bound);
+        if (vclusters_.cell(x).is_root) {  // ReleasePreassigned
+          o->free_roots.push_back(vclusters_.cell(x).bound);
+          if (vclusters_.cell(x).chain == ch)
+            ++o->vc_unbound[static_cast<size_t>(vclusters_.cell(x).level)];
           break;
         }
-        x = v_[x].parent;
+        x = vclusters_.cell(x).parent;
         touch(x);
         ++o->unbound_children[x];
       }
@@ -277,12 +278,12 @@ bool SchedulerImpl::MapPlacement(ChainId ch, const std::vector<VCellId>& vleaves
   const DowngradeOverlay& o = s->downgrades;
   const uint8_t* const as_unbound = o.unbound.data();
   auto bound = [this, as_unbound](VCellId x) {
-    return kAsIf && as_unbound[x] != 0 ? CellId::Nil() : v_[x].bound;
+    return kAsIf && as_unbound[x] != 0 ? CellId::Nil() : vclusters_.cell(x).bound;
   };
   cellalloc::PlanContext context;
-  context.bound = &p_bound_;
+  context.bound = &vclusters_.p_bound();
   placer_.suggested().FillPlanContext(&context);
-  context.vc_unbound = &all_vc_free_[ch.value()];
+  context.vc_unbound = &vclusters_.all_free(ch);
   cellalloc::StateAsIf as_if;
   if (kAsIf) {
     as_if.free = o.free_roots;
@@ -305,16 +306,16 @@ bool SchedulerImpl::MapPlacement(ChainId ch, const std::vector<VCellId>& vleaves
         if (child_slot >= 0) planner.AddChild(vslot[x], child_slot);
         break;
       }
-      const int32_t slot = planner.AddNode(v_[x].level);
+      const int32_t slot = planner.AddNode(vclusters_.cell(x).level);
       vslot[x] = slot;
       s->vslot_touched.push_back(x);
       if (child_slot >= 0) planner.AddChild(slot, child_slot);
       child_slot = slot;
-      if (v_[x].is_root) {
+      if (vclusters_.cell(x).is_root) {
         pre_roots.push_back(slot);
         break;
       }
-      VCellId parent = v_[x].parent;
+      VCellId parent = vclusters_.cell(x).parent;
       if (!bound(parent).IsNil()) {
         auto it = std::find_if(under_bound.begin(), under_bound.end(),
                                [&](const auto& e) { return e.first == parent; });
@@ -350,7 +351,7 @@ bool SchedulerImpl::MapPlacement(ChainId ch, const std::vector<VCellId>& vleaves
     for (VCellId leaf : vleaves) {
       CellId p = bound(leaf);
       if (p.IsNil()) p = planner.cell(vslot[leaf]);
-      HIVED_CHECK(!p.IsNil()) << "unmapped virtual leaf " << VAddress(leaf);
+      HIVED_CHECK(!p.IsNil()) << "unmapped virtual leaf " << vclusters_.Address(leaf);
       pleaves->push_back(p);
     }
   }

@@ -1,6 +1,7 @@
 #include "src/group_table.h"
 
 #include <algorithm>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -20,17 +21,18 @@ GroupId GroupTable::Add(const std::string& name) {
     g = free_.back();
     free_.pop_back();
   } else {
-    g = static_cast<GroupId>(groups_.size());
-    groups_.emplace_back();
+    g = size_++;
+    if (g % kChunk == 0) chunks_.push_back(std::make_unique<Group[]>(kChunk));
   }
-  groups_[g].name = name;
-  groups_[g].alive = true;
+  Group& grp = (*this)[g];
+  grp.name = name;
+  grp.alive = true;
   by_name_[name] = g;
   return g;
 }
 
 void GroupTable::Remove(GroupId g) {
-  Group& grp = groups_[g];
+  Group& grp = (*this)[g];
   by_name_.erase(grp.name);
   grp.alive = false;
   grp.pleaves.clear();
@@ -40,8 +42,8 @@ void GroupTable::Remove(GroupId g) {
 
 absl::Status GroupTable::CheckInvariants() const {
   size_t live = 0;
-  for (GroupId g = 0; g < groups_.size(); ++g) {
-    const Group& grp = groups_[g];
+  for (GroupId g = 0; g < size_; ++g) {
+    const Group& grp = (*this)[g];
     if (!grp.alive) {
       if (!grp.pleaves.empty() || !grp.vleaves.empty()) {
         return absl::InternalError(absl::StrCat("(3) dead group slot ", g, " holds leaves"));
@@ -62,12 +64,11 @@ absl::Status GroupTable::CheckInvariants() const {
   }
   std::vector<GroupId> free = free_;
   std::sort(free.begin(), free.end());
-  if (std::adjacent_find(free.begin(), free.end()) != free.end() ||
-      free.size() != groups_.size() - live) {
+  if (std::adjacent_find(free.begin(), free.end()) != free.end() || free.size() != size_ - live) {
     return absl::InternalError("(2) the free list does not hold exactly the dead slots");
   }
   for (GroupId g : free) {
-    if (g >= groups_.size() || groups_[g].alive) {
+    if (g >= size_ || (*this)[g].alive) {
       return absl::InternalError(absl::StrCat("(2) slot ", g, " is free but alive"));
     }
   }

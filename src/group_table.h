@@ -5,9 +5,10 @@
 // go) or being preempted. Ids are dense and recycled, so per-leaf
 // arrays (`p_user_`, `p_reserver_`, `VCell::user`) refer to groups by a 32-bit id; a
 // recycled slot keeps its strings' and vectors' capacity (no allocation per group in the
-// steady state). Slots live in a deque: a growing table never moves its groups (a filling
-// cluster would otherwise move every group's strings and vectors at each doubling), and a
-// `Group&` stays valid across Add.
+// steady state). Slots live in fixed chunks of `kChunk` groups: a growing table never moves
+// its groups (a filling cluster would otherwise move every group's strings and vectors at
+// each doubling), a `Group&` stays valid across Add, and a filling cluster allocates one
+// chunk per `kChunk` groups (a deque's blocks hold one group each).
 //
 // Invariants (CheckInvariants):
 //  (1) The name index maps exactly the live groups' names to their ids.
@@ -25,8 +26,9 @@
 #ifndef HIVED_SRC_GROUP_TABLE_H_
 #define HIVED_SRC_GROUP_TABLE_H_
 
+#include <cstddef>
 #include <cstdint>
-#include <deque>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -78,15 +80,44 @@ class GroupTable {
   // Ends group `g`: unindexed, not alive, no leaves, slot free for reuse.
   void Remove(GroupId g);
 
-  Group& operator[](GroupId g) { return groups_[g]; }
-  const Group& operator[](GroupId g) const { return groups_[g]; }
-  // Every slot, live or dead (`alive`), in id order.
-  const std::deque<Group>& slots() const { return groups_; }
+  Group& operator[](GroupId g) { return chunks_[g / kChunk][g % kChunk]; }
+  const Group& operator[](GroupId g) const { return chunks_[g / kChunk][g % kChunk]; }
+
+  // Every slot, live or dead (`alive`), in id order: `size()`, `[id]`, range-for.
+  class Slots {
+   public:
+    class Iterator {
+     public:
+      Iterator(const GroupTable* t, GroupId g) : t_(t), g_(g) {}
+      const Group& operator*() const { return (*t_)[g_]; }
+      Iterator& operator++() {
+        ++g_;
+        return *this;
+      }
+      bool operator!=(const Iterator& o) const { return g_ != o.g_; }
+
+     private:
+      const GroupTable* t_;
+      GroupId g_;
+    };
+    explicit Slots(const GroupTable* t) : t_(t) {}
+    size_t size() const { return t_->size_; }
+    const Group& operator[](size_t g) const { return (*t_)[static_cast<GroupId>(g)]; }
+    Iterator begin() const { return Iterator(t_, 0); }
+    Iterator end() const { return Iterator(t_, t_->size_); }
+
+   private:
+    const GroupTable* t_;
+  };
+  Slots slots() const { return Slots(this); }
 
   absl::Status CheckInvariants() const;
 
  private:
-  std::deque<Group> groups_;
+  static constexpr GroupId kChunk = 64;
+
+  std::vector<std::unique_ptr<Group[]>> chunks_;  // slot g: chunks_[g / kChunk][g % kChunk]
+  GroupId size_ = 0;                              // slots in use (live or dead)
   std::vector<GroupId> free_;
   absl::flat_hash_map<std::string, GroupId> by_name_;
 };

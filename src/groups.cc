@@ -48,7 +48,7 @@ void SchedulerImpl::DowngradeGroup(GroupId g, const std::string& preemptor,
   for (size_t i = 0; i < grp.pleaves.size(); ++i) {
     VCellId v = grp.vleaves[i];
     CellId p = grp.pleaves[i];
-    if (v != kNilId && v_[v].user == g) ReleaseVLeaf(v);
+    if (v != kNilId && vclusters_.cell(v).user == g) ReleaseVLeaf(v);
     if (p_reserver_[p.value()] == kNilId) SetPLeaf(p, kOpportunisticPriority);
     grp.vleaves[i] = kNilId;
   }
@@ -71,7 +71,7 @@ void SchedulerImpl::CancelInternal(GroupId g) {
       VCellId vv = victim.vleaves[static_cast<size_t>(it - victim.pleaves.begin())];
       if (vv != kNilId && vv == v) {
         SetVLeaf(v, victim.running, u);
-      } else if (v != kNilId && v_[v].user == g) {
+      } else if (v != kNilId && vclusters_.cell(v).user == g) {
         ReleaseVLeaf(v);
       }
       SetPLeaf(p, victim.running);
@@ -91,7 +91,7 @@ void SchedulerImpl::CancelInternal(GroupId g) {
       }
     } else {
       SetPLeaf(p, kFreePriority);
-      if (v != kNilId && v_[v].user == g) ReleaseVLeaf(v);
+      if (v != kNilId && vclusters_.cell(v).user == g) ReleaseVLeaf(v);
     }
   }
   DeleteGroup(g);
@@ -106,7 +106,7 @@ void SchedulerImpl::ReleaseInternal(GroupId g) {
     p_user_[p.value()] = kNilId;
     if (p_reserver_[p.value()] != kNilId) continue;  // Reserving -> Reserved
     SetPLeaf(p, kFreePriority);
-    if (v != kNilId && v_[v].user == g) ReleaseVLeaf(v);
+    if (v != kNilId && vclusters_.cell(v).user == g) ReleaseVLeaf(v);
   }
   DeleteGroup(g);
 }

@@ -25,8 +25,8 @@ void HistAdd(std::vector<std::pair<Priority, int32_t>>* h, Priority p, int32_t d
 void SchedulerImpl::SetVLeaf(VCellId v, Priority p, GroupId user) {
   Priority old = vclusters_.SetLeaf(v, p, user);
   if (old == p) return;
-  VCellId node = v_[v].view_node;
-  View& view = views_[static_cast<size_t>(v_[node].view)];
+  VCellId node = vclusters_.cell(v).view_node;
+  View& view = views_[static_cast<size_t>(vclusters_.cell(node).view)];
   HistAdd(&view.histogram, old, -1);
   HistAdd(&view.histogram, p, +1);
   UpdateVNodeKey(node);
@@ -43,8 +43,8 @@ void SchedulerImpl::SetPLeaf(CellId p, Priority prio) {
 }
 
 void SchedulerImpl::UpdateVNodeKey(VCellId node) {
-  View& view = views_[static_cast<size_t>(v_[node].view)];
-  view.index.SetKeys(v_[node].view_pos, vusage_.UsedTotal(CellId(node)), 0);
+  View& view = views_[static_cast<size_t>(vclusters_.cell(node).view)];
+  view.index.SetKeys(vclusters_.cell(node).view_pos, vclusters_.usage().UsedTotal(CellId(node)), 0);
 }
 
 void SchedulerImpl::UpdatePNodeKey(CellId nc) {
@@ -55,7 +55,7 @@ void SchedulerImpl::UpdatePNodeKey(CellId nc) {
 
 void SchedulerImpl::ReleaseVLeaf(VCellId v) {
   SetVLeaf(v, kFreePriority, kNilId);
-  UnbindUp(v);
+  vclusters_.UnbindUp(v);
 }
 
 }  // namespace hived

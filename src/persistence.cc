@@ -46,7 +46,8 @@ GroupRecord SchedulerImpl::Record(const Group& g) const {
   const bool any =
       std::any_of(g.vleaves.begin(), g.vleaves.end(), [](VCellId v) { return v != kNilId; });
   if (any && g.vleaves.size() == leaves) {
-    for (VCellId v : g.vleaves) rec.virtual_leaf_cells.push_back(v == kNilId ? "" : VAddress(v));
+    for (VCellId v : g.vleaves)
+      rec.virtual_leaf_cells.push_back(v == kNilId ? "" : vclusters_.Address(v));
   }
   return rec;
 }
@@ -90,11 +91,11 @@ std::string SchedulerImpl::ConfigFingerprint() const {
     add(f.type_info(f.type(c)).name);
     add(f.own_address(c));
   }
-  for (const Vc& vc : vcs_) {
+  for (const Vc& vc : vclusters_.vcs()) {
     add(vc.name);
     for (VCellId r : vc.roots) {
-      add(f.type_info(v_[r].type).name);
-      add(v_[r].pinned ? f.pinned_id(v_[r].bound) : std::string_view());
+      add(f.type_info(vclusters_.cell(r).type).name);
+      add(vclusters_.cell(r).pinned ? f.pinned_id(vclusters_.cell(r).bound) : std::string_view());
     }
   }
   return absl::StrCat(absl::Hex(h, absl::kZeroPad16));
@@ -102,19 +103,19 @@ std::string SchedulerImpl::ConfigFingerprint() const {
 
 void SchedulerImpl::SaveBindings(internal::SavedState* state) const {
   const cellalloc::CellForest& f = *forest_;
-  for (VCellId v = 0; v < v_.size(); ++v) {
-    const VCell& c = v_[v];
+  for (VCellId v = 0; v < vclusters_.cells().size(); ++v) {
+    const VCell& c = vclusters_.cell(v);
     // Cells with usage are on a running (or preempting) group's path: its record binds
     // them (listed still when bound as bad: that mark decides whether they unbind).
     // Pinned roots are bound at construction.
     if (c.bound.IsNil() || (c.is_root && c.pinned)) continue;
-    if (vusage_.UsedTotal(CellId(v)) > 0 && !c.bad_bound) continue;
-    state->bindings.push_back({VAddress(v), f.address(c.bound), c.bad_bound});
+    if (vclusters_.usage().UsedTotal(CellId(v)) > 0 && !c.bad_bound) continue;
+    state->bindings.push_back({vclusters_.Address(v), f.address(c.bound), c.bad_bound});
   }
-  for (const Vc& vc : vcs_) {
+  for (const Vc& vc : vclusters_.vcs()) {
     for (const auto& per_chain : vc.cl) {
       for (const VcChainLevel& slot : per_chain) {
-        for (VCellId r : slot.doomed) state->doomed.push_back(VAddress(r));
+        for (VCellId r : slot.doomed) state->doomed.push_back(vclusters_.Address(r));
       }
     }
   }
@@ -139,7 +140,7 @@ bool SchedulerImpl::RestoreBindings(const internal::SavedState& state, RestoreRe
     const VCellId v = FindVirtualCell(b.virtual_cell);
     auto p_it = by_address.find(b.physical_cell);
     std::string problem;
-    if (v != kNilId && p_it != by_address.end() && v_[v].bound == p_it->second) {
+    if (v != kNilId && p_it != by_address.end() && vclusters_.cell(v).bound == p_it->second) {
       vclusters_.SetBadBound(v, b.bad);  // bound by a group's record
       continue;
     }
@@ -147,30 +148,32 @@ bool SchedulerImpl::RestoreBindings(const internal::SavedState& state, RestoreRe
       problem = absl::StrCat("no virtual cell ", b.virtual_cell);
     } else if (p_it == by_address.end()) {
       problem = absl::StrCat("no physical cell ", b.physical_cell);
-    } else if (!v_[v].bound.IsNil() || p_bound_[p_it->second.value()] != kNilId) {
+    } else if (!vclusters_.cell(v).bound.IsNil() || vclusters_.BoundTo(p_it->second) != kNilId) {
       problem = "one of the cells is bound already";
-    } else if (v_[v].level != f.level(p_it->second) || v_[v].chain != f.chain(p_it->second)) {
+    } else if (vclusters_.cell(v).level != f.level(p_it->second) ||
+               vclusters_.cell(v).chain != f.chain(p_it->second)) {
       problem = "the cells differ in chain or level";
-    } else if (v_[v].is_root ? !buddy_->IsAvailable(p_it->second)
-                             : v_[v_[v].parent].bound != f.parent(p_it->second)) {
-      problem = v_[v].is_root ? "the physical cell is not free"
-                              : "the parents are not bound to each other";
+    } else if (vclusters_.cell(v).is_root
+                   ? !buddy_->IsAvailable(p_it->second)
+                   : vclusters_.cell(vclusters_.cell(v).parent).bound != f.parent(p_it->second)) {
+      problem = vclusters_.cell(v).is_root ? "the physical cell is not free"
+                                           : "the parents are not bound to each other";
     }
     if (!problem.empty()) {
       report->notes.push_back(absl::StrCat("$.bindings[", i, "]: ", problem, "; skipped"));
       continue;
     }
     const CellId p = p_it->second;
-    if (v_[v].is_root) {
-      AllocatePreassigned(v, p);
-      if (!SafetyOk(v_[v].chain)) {
-        ReleasePreassigned(v);
+    if (vclusters_.cell(v).is_root) {
+      vclusters_.AllocatePreassigned(v, p);
+      if (!vclusters_.SafetyOk(vclusters_.cell(v).chain)) {
+        vclusters_.ReleasePreassigned(v);
         report->notes.push_back(
             absl::StrCat("$.bindings[", i, "]: binding it would break the VCs' safety; skipped"));
         continue;
       }
     } else {
-      BindCell(v, p);
+      vclusters_.BindCell(v, p);
     }
     vclusters_.SetBadBound(v, b.bad);
   }
@@ -183,17 +186,18 @@ void SchedulerImpl::RestoreDoomed(const internal::SavedState& state, RestoreRepo
   absl::flat_hash_set<VCellId> saved;
   for (const internal::SavedBinding& b : state.bindings)
     saved.insert(FindVirtualCell(b.virtual_cell));
-  for (VCellId v = static_cast<VCellId>(v_.size()); v-- > 0;) {
-    const VCell& c = v_[v];
+  for (VCellId v = static_cast<VCellId>(vclusters_.cells().size()); v-- > 0;) {
+    const VCell& c = vclusters_.cell(v);
     if (c.bound.IsNil() || c.is_root || !c.bad_bound || c.bound_children > 0 ||
-        vusage_.UsedTotal(CellId(v)) > 0 || saved.contains(v)) {
+        vclusters_.usage().UsedTotal(CellId(v)) > 0 || saved.contains(v)) {
       continue;
     }
-    UnbindCell(v);
+    vclusters_.UnbindCell(v);
   }
   for (size_t i = 0; i < state.doomed.size(); ++i) {
     const VCellId r = FindVirtualCell(state.doomed[i]);
-    if (r == kNilId || !v_[r].is_root || v_[r].pinned || v_[r].bound.IsNil() || v_[r].doomed) {
+    if (r == kNilId || !vclusters_.cell(r).is_root || vclusters_.cell(r).pinned ||
+        vclusters_.cell(r).bound.IsNil() || vclusters_.cell(r).doomed) {
       report->notes.push_back(absl::StrCat("$.doomedCells[", i, "]: ", state.doomed[i],
                                            " is not a bound preassigned cell; skipped"));
       continue;
@@ -231,30 +235,23 @@ VCellId SchedulerImpl::FindVirtualCell(std::string_view address) const {
   // have consecutive indices).
   std::vector<absl::string_view> parts = absl::StrSplit(ToAbsl(address), '/');
   if (parts.size() < 2) return kNilId;
-  auto vc_it = vc_by_name_.find(parts[0]);
-  if (vc_it == vc_by_name_.end()) return kNilId;
-  const Vc& vc = vcs_[vc_it->second.value()];
+  const VcId vc_id = vclusters_.FindVc(parts[0]);
+  if (vc_id.IsNil()) return kNilId;
+  const Vc& vc = vclusters_.vc(vc_id);
   int32_t index = 0;
   if (!absl::SimpleAtoi(parts[1], &index) || index < 0 ||
       static_cast<size_t>(index) >= vc.roots.size()) {
     return kNilId;
   }
   VCellId v = vc.roots[static_cast<size_t>(index)];
-  if (v_[v].index != index) return kNilId;
+  if (vclusters_.cell(v).index != index) return kNilId;
   for (size_t k = 2; k < parts.size(); ++k) {
-    if (v_[v].num_children == 0 || !absl::SimpleAtoi(parts[k], &index)) return kNilId;
-    const int32_t first = v_[v_[v].first_child].index;
-    if (index < first || index >= first + v_[v].num_children) return kNilId;
-    v = v_[v].first_child + static_cast<VCellId>(index - first);
+    if (vclusters_.cell(v).num_children == 0 || !absl::SimpleAtoi(parts[k], &index)) return kNilId;
+    const int32_t first = vclusters_.cell(vclusters_.cell(v).first_child).index;
+    if (index < first || index >= first + vclusters_.cell(v).num_children) return kNilId;
+    v = vclusters_.cell(v).first_child + static_cast<VCellId>(index - first);
   }
   return v;
-}
-
-VCellId SchedulerImpl::RecoverHint(size_t i, CellLevel level) const {
-  if (i >= recover_hints_.size() || recover_hints_[i] == kNilId) return kNilId;
-  VCellId v = recover_hints_[i];
-  while (v != kNilId && v_[v].level < level) v = v_[v].parent;
-  return v != kNilId && v_[v].level == level ? v : kNilId;
 }
 
 absl::StatusOr<AllocateInfo> SchedulerImpl::RestoreGroup(const GroupRecord& rec,

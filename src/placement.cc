@@ -244,9 +244,9 @@ template void Placer::ChooseLeaves<false>(uint32_t, int32_t, Priority, std::vect
 bool SchedulerImpl::FindNodes(const View& view, const std::vector<int32_t>& needs, Priority q,
                               bool pass1, std::vector<int32_t>* pod_node, std::string* reason,
                               ReasonCode* code) const {
-  const std::string_view vc = view.physical ? std::string_view() : vcs_[view.vc.value()].name;
+  const std::string_view vc = view.physical ? std::string_view() : vclusters_.vc(view.vc).name;
   return placer_.FindNodes(view, needs, q, pass1, pod_node, reason, code,
-                           Placer::Names{[this](uint32_t v) { return VAddress(v); }, vc});
+                           Placer::Names{[this](uint32_t v) { return vclusters_.Address(v); }, vc});
 }
 
 const SchedulerImpl::View* SchedulerImpl::ViewForTesting(std::string_view vc,
@@ -254,9 +254,9 @@ const SchedulerImpl::View* SchedulerImpl::ViewForTesting(std::string_view vc,
   ChainId ch = forest_->FindChain(chain);
   if (ch.IsNil()) return nullptr;
   if (vc.empty()) return &views_[ch.value()];
-  auto it = vc_by_name_.find(ToAbsl(vc));
-  if (it == vc_by_name_.end()) return nullptr;
-  int32_t id = vcs_[it->second.value()].chain_view[ch.value()];
+  const VcId vc_id = vclusters_.FindVc(ToAbsl(vc));
+  if (vc_id.IsNil()) return nullptr;
+  int32_t id = vclusters_.vc(vc_id).chain_view[ch.value()];
   return id < 0 ? nullptr : &views_[static_cast<size_t>(id)];
 }
 

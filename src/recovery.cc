@@ -1,6 +1,5 @@
-// Recovery and Allocate (src/recovery.h, src/reservations.h): running a reserved or
-// Preempting group, the Filtering decision, or a placement from elsewhere resolved by name
-// with its virtual binding re-derived.
+// Recovery (src/recovery.h): resolving a placement from elsewhere to leaf cells, and
+// re-deriving the virtual cells its leaves get.
 #include "src/recovery.h"
 
 #include <algorithm>
@@ -9,17 +8,11 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_join.h"
-#include "src/internal/check.h"
-#include "src/internal/status_macros.h"
-#include "src/scheduler_impl.h"
+#include "absl/strings/string_view.h"
 
 namespace hived {
 
 using cellalloc::ChainInfo;
-
-// ---------------------------------------------------------------------------------------
-// Public mutations.
 
 absl::Status ResolvePlacement(const cellalloc::CellForest& f, const GroupRequest& request,
                               const Placement& placement, MissingLeaves missing,
@@ -107,202 +100,99 @@ absl::Status ResolvePlacement(const cellalloc::CellForest& f, const GroupRequest
   return absl::OkStatus();
 }
 
-absl::StatusOr<AllocateInfo> SchedulerImpl::Allocate(const GroupRequest& request,
-                                                     const Placement& placement) {
-  if (sharing_->Handles(request)) return sharing_->Allocate(request, placement);
-  const GroupId existing = groups_.Find(request.name);
-  if (existing != kNilId) {
-    const GState state = groups_[existing].state;
-    if (state == GState::kReserved || state == GState::kPreempting) {
-      return AllocatePreempting(existing, request, placement);
-    }
-    return absl::AlreadyExistsError(absl::StrCat("group ", request.name, " is already running"));
-  }
-  HIVED_RETURN_IF_ERROR(ValidateRequest(request));
-  if (!reservations_.MatchesFiltered(request, placement, *forest_, epoch_)) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "group ", request.name,
-        " has no reservation: Schedule it first (the Preempting phase reserves a kPlaced "
-        "placement; a Filtering one is taken only by the Allocate right after it), or use "
-        "Recover for a placement from elsewhere"));
-  }
-  // The Filtering decision's leaves are used in place (no copy); nothing below changes them.
-  return AllocateFree(request, placement, reservations_.pleaves(), /*filtered=*/true, {}, "");
+namespace {
+
+// The ancestor at `level` of the virtual leaf hinted for leaf `i`, kNilId if none.
+VCellId Hint(const VirtualClusters& vcs, absl::Span<const VCellId> hints, size_t i,
+             CellLevel level) {
+  if (i >= hints.size() || hints[i] == kNilId) return kNilId;
+  VCellId v = hints[i];
+  while (v != kNilId && vcs.cell(v).level < level) v = vcs.cell(v).parent;
+  return v != kNilId && vcs.cell(v).level == level ? v : kNilId;
 }
 
-absl::StatusOr<AllocateInfo> SchedulerImpl::Recover(const GroupRequest& request,
-                                                    const Placement& placement,
-                                                    int32_t* ignored_leaves) {
-  if (sharing_->Handles(request)) return sharing_->Recover(request, placement);
-  const GroupId existing = groups_.Find(request.name);
-  if (existing != kNilId) {
-    const GState state = groups_[existing].state;
-    if (state == GState::kReserved || state == GState::kPreempting) {
-      return absl::FailedPreconditionError(absl::StrCat(
-          "group ", request.name, " holds a reservation: Allocate it, or Unreserve it first"));
-    }
-    return absl::AlreadyExistsError(absl::StrCat("group ", request.name, " is already running"));
-  }
-  HIVED_RETURN_IF_ERROR(ValidateRequest(request));
-  ResolvedPlacement resolved;
-  HIVED_RETURN_IF_ERROR(ResolvePlacement(
-      *forest_, request, placement,
-      ignored_leaves != nullptr ? MissingLeaves::kIgnore : MissingLeaves::kError, &resolved));
-  std::string notes;
-  if (ignored_leaves != nullptr) {
-    *ignored_leaves = static_cast<int32_t>(resolved.missing.size());
-    if (!resolved.missing.empty()) {
-      notes = absl::StrCat("leaf cells not in the cluster are ignored: ",
-                           absl::StrJoin(resolved.missing, ", "));
-    }
-  }
-  return AllocateFree(request, placement, resolved.leaves, /*filtered=*/false,
-                      std::move(resolved.types), notes);
-}
+}  // namespace
 
-absl::StatusOr<AllocateInfo> SchedulerImpl::AllocateFree(
-    const GroupRequest& request, const Placement& placement, const std::vector<CellId>& pleaves,
-    bool filtered, std::vector<const std::string*> types, const std::string& notes) {
-  for (CellId p : pleaves) {
-    GroupId u = p_user_[p.value()];
-    GroupId r = p_reserver_[p.value()];
-    if (u != kNilId || r != kNilId) {
-      return absl::FailedPreconditionError(absl::StrCat(
-          "group ", request.name, ": leaf cell ", forest_->leaf_index(p), " on node ",
-          forest_->node_name(forest_->node(p)), " is ", u != kNilId ? "used" : "reserved",
-          " by group ", groups_[u != kNilId ? u : r].name));
-    }
+std::string RecoverBinding(const cellalloc::CellForest& f, const cellalloc::BuddyAllocator& buddy,
+                           const RecoveryRequest& r, VirtualClusters* vclusters,
+                           std::vector<VCellId>* vleaves) {
+  VirtualClusters& vcs = *vclusters;
+  const VirtualClusters::Vc& vc = vcs.vc(r.vc);
+  const absl::string_view pinned_id(r.pinned_cell_id.data(), r.pinned_cell_id.size());
+  VCellId pinned_root = kNilId;
+  if (!pinned_id.empty()) {
+    auto it = vc.pinned.find(pinned_id);
+    if (it != vc.pinned.end()) pinned_root = it->second;
   }
-  auto vc_it = vc_by_name_.find(request.vc);
-  VcId vc = vc_it == vc_by_name_.end() ? VcId::Nil() : vc_it->second;
-  ++epoch_;
-  GroupId g = NewGroup(request, vc);
-  Group& grp = groups_[g];
-  grp.placement = placement;
-  grp.chain = filtered ? reservations_.chain() : forest_->FindChain(placement.chain);
-  if (grp.chain.IsNil() && !pleaves.empty()) grp.chain = forest_->chain(pleaves.front());
-  grp.pleaves = pleaves;
-  grp.vleaves.assign(pleaves.size(), kNilId);
-  AllocateInfo info;
-  std::string downgrade;
-  if (request.priority >= kMinGuaranteedPriority) {
-    if (vc.IsNil()) {
-      downgrade = absl::StrCat("VC ", request.vc, " does not exist");
-    } else if (filtered) {
-      // The placement Schedule just returned: bind its virtual cells directly.
-      const std::vector<VCellId>& vleaves = reservations_.vleaves();
-      for (size_t i = 0; i < pleaves.size(); ++i) {
-        BindLeafPath(vleaves[i], pleaves[i]);
-        SetVLeaf(vleaves[i], request.priority, g);
-        grp.vleaves[i] = vleaves[i];
-      }
-    } else {
-      bool down = false;
-      Req req;
-      req.vc = vc;
-      req.raw = &request;
-      if (!request.pinned_cell_id.empty()) {
-        auto it = vcs_[vc.value()].pinned.find(request.pinned_cell_id);
-        if (it != vcs_[vc.value()].pinned.end()) req.pinned_root = it->second;
-      }
-      grp.saved_vleaves.clear();
-      // RecoverVirtual reads each leaf's preassigned type from `recover_types_`.
-      recover_types_ = std::move(types);
-      std::string reason = RecoverVirtual(req, &grp, &down);
-      recover_types_.clear();
-      if (down) downgrade = reason;
-    }
-  }
-  reservations_.Invalidate();
-  Priority prio = request.priority;
-  if (!downgrade.empty()) {
-    prio = kOpportunisticPriority;
-    grp.running = kOpportunisticPriority;
-    grp.downgrade_reason = downgrade;
-    info.downgraded = true;
-    info.reason = downgrade;
-  }
-  for (CellId p : pleaves) {
-    p_user_[p.value()] = g;
-    SetPLeaf(p, prio);
-  }
-  if (!notes.empty())
-    info.reason = info.reason.empty() ? notes : absl::StrCat(info.reason, "; ", notes);
-  Settle();
-  return info;
-}
-
-std::string SchedulerImpl::RecoverVirtual(const Req& req, Group* grp, bool* downgraded) {
-  const cellalloc::CellForest& f = *forest_;
-  const GroupId g = groups_.Find(grp->name);
-  const Vc& vc = vcs_[req.vc.value()];
-  std::vector<VCellId> done;
+  vleaves->assign(r.leaves.size(), kNilId);
   std::string reason;
-  VCellId partial = kNilId;
-  for (size_t i = 0; i < grp->pleaves.size() && reason.empty(); ++i) {
-    CellId leaf = grp->pleaves[i];
-    if (recover_types_[i] == nullptr) {
+  VCellId partial = kNilId;  // the lowest cell bound for the current leaf
+  size_t done = 0;           // leaves bound
+  for (size_t i = 0; i < r.leaves.size(); ++i) {
+    const CellId leaf = r.leaves[i];
+    if (r.types[i] == nullptr) {
       reason = "the placement has no preassigned cell types";
       break;
     }
-    const std::string& tname = *recover_types_[i];
+    const std::string& tname = *r.types[i];
     if (tname.empty()) {
       reason = "the placement has opportunistic leaf cells";
       break;
     }
-    ChainId ch = f.chain(leaf);
+    const ChainId ch = f.chain(leaf);
     const ChainInfo& info = f.chain_info(ch);
-    CellTypeId type = f.FindType(tname);
+    const CellTypeId type = f.FindType(tname);
     if (type.IsNil() || f.type_info(type).level > info.top_level ||
         info.types[static_cast<size_t>(f.type_info(type).level)] != type) {
       reason = absl::StrCat("cell type ", tname, " is not in chain ", info.name);
       break;
     }
-    CellLevel level = f.type_info(type).level;
+    const CellLevel level = f.type_info(type).level;
     CellId pre = leaf;
     while (f.level(pre) < level) pre = f.parent(pre);
-    VCellId vpre = p_bound_[pre.value()];
+    VCellId vpre = vcs.BoundTo(pre);
     if (vpre != kNilId) {
-      if (v_[vpre].vc != req.vc) {
+      const state::VCell& bound = vcs.cell(vpre);
+      if (bound.vc != r.vc) {
         reason = absl::StrCat("physical cell ", f.address(pre), " is bound to VC ",
-                              vcs_[v_[vpre].vc.value()].name);
+                              vcs.vc(bound.vc).name);
         break;
       }
-      bool in_pinned = v_[vpre].pinned;
-      if (in_pinned != (req.pinned_root != kNilId) ||
-          (in_pinned && v_[vpre].root != req.pinned_root)) {
-        reason =
-            absl::StrCat("physical cell ", f.address(pre),
-                         in_pinned ? " is in another pinned cell" : " is not in the pinned cell");
+      if (bound.pinned != (pinned_root != kNilId) || (bound.pinned && bound.root != pinned_root)) {
+        reason = absl::StrCat(
+            "physical cell ", f.address(pre),
+            bound.pinned ? " is in another pinned cell" : " is not in the pinned cell");
         break;
       }
     } else {
-      if (req.pinned_root != kNilId) {
-        reason = absl::StrCat("physical cell ", f.address(pre), " is not in pinned cell ",
-                              req.raw->pinned_cell_id);
+      if (pinned_root != kNilId) {
+        reason =
+            absl::StrCat("physical cell ", f.address(pre), " is not in pinned cell ", pinned_id);
         break;
       }
-      const VcChainLevel& slot = vc.cl[ch.value()][static_cast<size_t>(level)];
+      const VirtualClusters::ChainLevel& slot = vc.cl[ch.value()][static_cast<size_t>(level)];
       int32_t pos = slot.unbound.FindNext(0);
       // Restore: the recorded preassigned cell when it is still an unbound one of this slot.
-      const VCellId hinted = RecoverHint(i, level);
-      if (hinted != kNilId && v_[hinted].is_root && !v_[hinted].pinned && v_[hinted].vc == req.vc &&
-          v_[hinted].chain == ch && v_[hinted].bound.IsNil()) {
-        pos = v_[hinted].slot_pos;
+      const VCellId hinted = Hint(vcs, r.hints, i, level);
+      if (hinted != kNilId) {
+        const state::VCell& h = vcs.cell(hinted);
+        if (h.is_root && !h.pinned && h.vc == r.vc && h.chain == ch && h.bound.IsNil()) {
+          pos = h.slot_pos;
+        }
       }
       if (pos < 0) {
         reason = absl::StrCat("VC ", vc.name, " has no unbound ", tname, " cell left in chain ",
                               info.name);
         break;
       }
-      if (!buddy_->IsAvailable(pre)) {
+      if (!buddy.IsAvailable(pre)) {
         reason = absl::StrCat("physical cell ", f.address(pre), " is not free for VC ", vc.name);
         break;
       }
       vpre = slot.roots[static_cast<size_t>(pos)];
-      AllocatePreassigned(vpre, pre);
+      vcs.AllocatePreassigned(vpre, pre);
       partial = vpre;
-      if (!SafetyOk(ch)) {
+      if (!vcs.SafetyOk(ch)) {
         reason = absl::StrCat("binding ", f.address(pre), " to VC ", vc.name,
                               " would break the safety of chain ", info.name);
         break;
@@ -310,90 +200,49 @@ std::string SchedulerImpl::RecoverVirtual(const Req& req, Group* grp, bool* down
     }
     // Descend to the leaf.
     VCellId v = vpre;
-    CellId p = pre;
-    while (v_[v].level > 1) {
+    while (vcs.cell(v).level > 1) {
+      const CellLevel below = vcs.cell(v).level - 1;
       CellId pc = leaf;
-      while (f.level(pc) < v_[v].level - 1) pc = f.parent(pc);
-      VCellId vc_child = p_bound_[pc.value()];
-      if (vc_child != kNilId) {
-        if (v_[vc_child].parent != v) {
+      while (f.level(pc) < below) pc = f.parent(pc);
+      VCellId child = vcs.BoundTo(pc);
+      if (child != kNilId) {
+        if (vcs.cell(child).parent != v) {
           reason = absl::StrCat("physical cell ", f.address(pc), " is bound elsewhere");
           break;
         }
       } else {
-        const VCellId hinted = RecoverHint(i, v_[v].level - 1);
-        if (hinted != kNilId && v_[hinted].parent == v && v_[hinted].bound.IsNil()) {
-          vc_child = hinted;
+        const VCellId hinted = Hint(vcs, r.hints, i, below);
+        if (hinted != kNilId && vcs.cell(hinted).parent == v && vcs.cell(hinted).bound.IsNil()) {
+          child = hinted;
         }
-        for (int32_t j = 0; vc_child == kNilId && j < v_[v].num_children; ++j) {
-          VCellId c = v_[v].first_child + static_cast<VCellId>(j);
-          if (v_[c].bound.IsNil()) {
-            vc_child = c;
-            break;
-          }
+        for (int32_t j = 0; child == kNilId && j < vcs.cell(v).num_children; ++j) {
+          const VCellId c = vcs.cell(v).first_child + static_cast<VCellId>(j);
+          if (vcs.cell(c).bound.IsNil()) child = c;
         }
-        if (vc_child == kNilId) {
-          reason = absl::StrCat("no free virtual cell under ", VAddress(v));
+        if (child == kNilId) {
+          reason = absl::StrCat("no free virtual cell under ", vcs.Address(v));
           break;
         }
-        BindCell(vc_child, pc);
+        vcs.BindCell(child, pc);
       }
-      partial = vc_child;
-      v = vc_child;
-      p = pc;
+      partial = child;
+      v = child;
     }
     if (!reason.empty()) break;
-    if (v_[v].user != kNilId) {
-      reason = absl::StrCat("virtual cell ", VAddress(v), " is already used");
+    if (vcs.cell(v).user != kNilId) {
+      reason = absl::StrCat("virtual cell ", vcs.Address(v), " is already used");
       break;
     }
-    SetVLeaf(v, req.raw->priority, g);
     partial = kNilId;
-    done.push_back(v);
-    grp->vleaves[i] = v;
+    (*vleaves)[i] = v;
+    done = i + 1;
   }
   if (reason.empty()) return reason;
-  // Undo: release what this group bound.
-  if (partial != kNilId) UnbindUp(partial);
-  for (VCellId v : done) ReleaseVLeaf(v);
-  std::fill(grp->vleaves.begin(), grp->vleaves.end(), kNilId);
-  *downgraded = true;
+  // Undo (invariant 4): unbind what this call bound, the unfinished leaf's path first.
+  if (partial != kNilId) vcs.UnbindUp(partial);
+  for (size_t i = 0; i < done; ++i) vcs.UnbindUp((*vleaves)[i]);
+  std::fill(vleaves->begin(), vleaves->end(), kNilId);
   return reason;
-}
-
-absl::StatusOr<AllocateInfo> SchedulerImpl::AllocatePreempting(GroupId g,
-                                                               const GroupRequest& request,
-                                                               const Placement& placement) {
-  Group& grp = groups_[g];
-  const bool reserved = grp.state == GState::kReserved;
-  std::string diff = Reservations::RequestDifference(grp, request);
-  if (diff.empty()) diff = Reservations::PlacementDifference(grp.placement, placement);
-  if (!diff.empty()) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "group ", grp.name, " holds a reservation for another ", "request or placement (", diff,
-        "); ", reserved ? "Unreserve" : "CancelPreemption", " it first"));
-  }
-  if (!reserved) {
-    std::vector<std::string> still;
-    for (CellId p : grp.pleaves) {
-      GroupId u = p_user_[p.value()];
-      if (u != kNilId && std::find(still.begin(), still.end(), groups_[u].name) == still.end()) {
-        still.push_back(groups_[u].name);
-      }
-    }
-    if (!still.empty()) {
-      std::sort(still.begin(), still.end());
-      return absl::FailedPreconditionError(absl::StrCat(
-          "group ", grp.name, " still waits for its victims: ", absl::StrJoin(still, ", ")));
-    }
-  }
-  ++epoch_;
-  for (CellId p : grp.pleaves) {  // the leaves are held at the group's priority already
-    p_user_[p.value()] = g;
-    p_reserver_[p.value()] = kNilId;
-  }
-  grp.state = GState::kRunning;
-  return AllocateInfo();
 }
 
 }  // namespace hived

@@ -58,17 +58,14 @@ absl::StatusOr<SchedulerImpl::Req> SchedulerImpl::ParseRequest(const GroupReques
   req.raw = &r;
   req.needs.swap(needs_pool_);  // a buffer kept from the previous request
   req.needs.clear();
-  auto it = vc_by_name_.find(r.vc);
-  if (it == vc_by_name_.end()) {
-    return absl::NotFoundError(absl::StrCat("VC ", r.vc, " does not exist"));
-  }
-  req.vc = it->second;
+  req.vc = vclusters_.FindVc(r.vc);
+  if (req.vc.IsNil()) return absl::NotFoundError(absl::StrCat("VC ", r.vc, " does not exist"));
   req.guaranteed = r.priority >= kMinGuaranteedPriority;
   for (const GroupMember& m : r.members) {
     for (int32_t k = 0; k < m.pod_number; ++k) req.needs.push_back(m.leaf_cell_number);
   }
   std::sort(req.needs.begin(), req.needs.end());
-  const Vc& vc = vcs_[req.vc.value()];
+  const Vc& vc = vclusters_.vc(req.vc);
   const cellalloc::CellForest& f = *forest_;
   int32_t largest = 0;
   auto consider_chain = [&](ChainId ch) {
@@ -87,7 +84,7 @@ absl::StatusOr<SchedulerImpl::Req> SchedulerImpl::ParseRequest(const GroupReques
           absl::StrCat("VC ", r.vc, " does not have pinned cell ", r.pinned_cell_id));
     }
     req.pinned_root = p->second;
-    consider_chain(v_[p->second].chain);
+    consider_chain(vclusters_.cell(p->second).chain);
   } else if (!r.leaf_cell_type.empty()) {
     const std::vector<ChainId>& chains = f.ChainsOfLeafType(r.leaf_cell_type);
     if (chains.empty()) {
@@ -135,7 +132,7 @@ std::string SchedulerImpl::Infeasibility(const Req& req, const View& view, Reaso
   const ChainInfo& info = f.chain_info(view.chain);
   std::string where =
       view.physical ? absl::StrCat("chain ", info.name)
-                    : absl::StrCat("VC ", vcs_[view.vc.value()].name, ", chain ", info.name,
+                    : absl::StrCat("VC ", vclusters_.vc(view.vc).name, ", chain ", info.name,
                                    req.pinned_root != kNilId
                                        ? absl::StrCat(", pinned cell ", req.raw->pinned_cell_id)
                                        : std::string());

@@ -38,7 +38,7 @@ absl::StatusOr<ScheduleResult> SchedulerImpl::ScheduleNew(const Req& req, Phase 
   if (s.placer != &placer_) {  // the first decision
     s.placer = &placer_;
     s.planner = planner_.get();
-    s.vslot.assign(v_.size(), -1);
+    s.vslot.assign(vclusters_.cells().size(), -1);
   }
   Decide(req, &s, &decision_);
   return Commit(req, phase, &decision_);
@@ -136,7 +136,7 @@ GroupId SchedulerImpl::HoldLeaves(const Req& req, GState state, const Placement&
       ++victim.reserved_by_others;
     }
     if (v != kNilId) {
-      BindLeafPath(v, p);
+      vclusters_.BindLeafPath(v, p);
       SetVLeaf(v, r.priority, g);
     }
     p_reserver_[p.value()] = g;

@@ -53,7 +53,7 @@ absl::Status SchedulerImpl::Build(const ClusterSpec& spec) {
 
   health_ = Health(forest_.get(), buddy_.get());
   HIVED_RETURN_IF_ERROR(vclusters_.Build(spec, forest_.get(), buddy_.get(), &health_));
-  placer_ = Placer(forest_.get(), &v_, &pusage_, &vusage_);
+  placer_ = Placer(forest_.get(), &vclusters_.cells(), &pusage_, &vclusters_.usage());
   // Node-level cell of every cell at or below node level.
   for (size_t i = 0; i < n; ++i) {
     CellId c(static_cast<uint32_t>(i));

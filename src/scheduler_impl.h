@@ -47,15 +47,18 @@
 //   leaf_usage.cc leaf priorities, the views' histograms and node keys;
 //   groups.cc     the group table's operations (`GroupTable` in group_table.h);
 //   reservations.cc  matching an Allocate with its reservation or the Filtering decision;
-//   recovery.cc   Allocate and Recover: reserved groups, or re-derived bindings (recovery.h);
-//   scheduler_build.cc, scheduler_views.cc: construction, views and CheckInvariants.
+//   allocate.cc   Allocate and Recover: reserved groups, the Filtering decision, or a
+//                 placement from elsewhere (resolved and bound by recovery.h's functions);
+//   scheduler_build.cc, scheduler_views.cc, scheduler_summaries.cc,
+//   scheduler_invariants.cc: construction, views, summaries and CheckInvariants.
 // Components with private state (own headers and invariants): VirtualClusters (the
 // virtual cells and their usage, the VCs' preassigned cells and safety counters, doomed
 // cells, the virtual<->physical binding, and the binding side of health: mirroring bad
 // children, rebalancing doomed cells), GroupTable, Placer (node and leaf choice over const
 // state, owning SuggestedNodes and TakenLeaves), Health (doomed counts, deferred health
 // work), Reservations (what a kPlaced result holds, the Filtering decision for the next
-// Allocate), recovery.h (resolving placements from elsewhere), Sharing (fractional groups
+// Allocate), recovery.h (resolving placements from elsewhere and re-deriving their virtual
+// binding, functions over explicit inputs), Sharing (fractional groups
 // and the holders that open GPUs for them), NodeIndex (a view's node order). Shared
 // records: cluster_state.h.
 //
@@ -120,7 +123,7 @@ class SchedulerImpl {
   absl::Status Release(std::string_view group);
   absl::Status CancelPreemption(std::string_view group);
   absl::Status Unreserve(std::string_view group);
-  // Recovery (recovery.cc, src/recovery.h): a placement from elsewhere, resolved strictly
+  // Recovery (allocate.cc, src/recovery.h): a placement from elsewhere, resolved strictly
   // (every leaf must exist) unless `ignored_leaves` is given (Restore: leaves the cluster
   // no longer has are counted there and noted in the info).
   absl::StatusOr<AllocateInfo> Recover(const GroupRequest& request, const Placement& placement,
@@ -181,7 +184,7 @@ class SchedulerImpl {
  private:
   using VCell = state::VCell;
 
-  // The virtual clusters' records (virtual_clusters.h), under their old names.
+  // The virtual clusters' records (virtual_clusters.h).
   using VcChainLevel = VirtualClusters::ChainLevel;
   using Vc = VirtualClusters::Vc;
 
@@ -296,22 +299,12 @@ class SchedulerImpl {
   void DeleteGroup(GroupId g);
   void SetVLeaf(VCellId v, Priority p, GroupId user);
   void SetPLeaf(CellId p, Priority prio);
-  // Binding: forwarders to `vclusters_` (virtual_clusters.h), the only writer of the
-  // virtual cells and the binding, so that the call sites read as before.
-  void BindLeafPath(VCellId v, CellId p) { vclusters_.BindLeafPath(v, p); }
-  void BindCell(VCellId v, CellId p) { vclusters_.BindCell(v, p); }
-  void UnbindCell(VCellId v) { vclusters_.UnbindCell(v); }
-  void UnbindUp(VCellId v) { vclusters_.UnbindUp(v); }
-  void AllocatePreassigned(VCellId root, CellId p) { vclusters_.AllocatePreassigned(root, p); }
-  void ReleasePreassigned(VCellId root) { vclusters_.ReleasePreassigned(root); }
-  bool SafetyOk(ChainId ch) const { return vclusters_.SafetyOk(ch); }
   void ReleaseVLeaf(VCellId v);  // frees the virtual leaf and unbinds what it can
   void DowngradeGroup(GroupId g, const std::string& preemptor, const std::string& reason);
   void CancelInternal(GroupId g);
   void ReleaseInternal(GroupId g);
   void UpdateVNodeKey(VCellId node);
   void UpdatePNodeKey(CellId node_cell);
-  std::string RecoverVirtual(const Req& req, Group* group, bool* downgraded);
   // Runs the deferred binding work (bad children of cells bound during the operation,
   // once every leaf of it is bound; doomed rebalancing); a change invalidates the
   // Schedule cache.
@@ -325,18 +318,17 @@ class SchedulerImpl {
   absl::StatusOr<AllocateInfo> AllocatePreempting(GroupId g, const GroupRequest& request,
                                                   const Placement& placement);
   // Runs a group at leaves nobody uses or reserves: `filtered` binds the Filtering
-  // decision's virtual leaves, else they are re-derived (recovery, rule 8).
+  // decision's virtual leaves, else `RecoverBinding` re-derives them (recovery.h, rule 8)
+  // from `types`, the leaves' preassigned cell types.
   absl::StatusOr<AllocateInfo> AllocateFree(const GroupRequest& request, const Placement& placement,
                                             const std::vector<CellId>& pleaves, bool filtered,
-                                            std::vector<const std::string*> types,
+                                            const std::vector<const std::string*>& types,
                                             const std::string& notes);
   // Persistence: a running group's record; replaying one record (`Allocate` preferring the
   // record's virtual leaves, keeping a recorded downgrade), with the number of its leaves
-  // the cluster no longer has; the virtual cell at an address ("VC1/0/3"), kNilId if none;
-  // the ancestor at `level` of the virtual leaf preferred for leaf `i`, kNilId if none.
+  // the cluster no longer has; the virtual cell at an address ("VC1/0/3"), kNilId if none.
   GroupRecord Record(const Group& g) const;
   VCellId FindVirtualCell(std::string_view address) const;
-  VCellId RecoverHint(size_t i, CellLevel level) const;
   // A fingerprint of the physical cells and the VCs' cells: saved bindings apply only to
   // the same structure. The bindings history decided (not implied by the groups), and
   // restoring them (invalid entries are skipped and noted in `report`).
@@ -349,7 +341,6 @@ class SchedulerImpl {
   void RestoreDoomed(const internal::SavedState& state, RestoreReport* report);
 
   // Names.
-  std::string VAddress(VCellId v) const { return vclusters_.Address(v); }
   std::string NodeOfV(VCellId v) const;
   void FillPlacement(ChainId ch, const std::vector<int32_t>& needs,
                      const std::vector<CellId>& pleaves, const std::vector<VCellId>& vleaves,
@@ -370,7 +361,7 @@ class SchedulerImpl {
                    const std::vector<uint8_t>& explicit_levels, PhysicalClusterTable* t) const;
   absl::StatusOr<NodeId> FindNodeOrError(std::string_view node) const;
   absl::StatusOr<ChainId> FindChainOrError(std::string_view chain) const;
-  // Summaries (scheduler_views.cc): counts from the groups, [chain] and [vc * chains + chain].
+  // Summaries (scheduler_summaries.cc): counts from the groups, [chain] and [vc * chains + chain].
   struct GroupTally {
     std::vector<int32_t> reserved_free;
     std::vector<int32_t> vc_reserved;
@@ -383,7 +374,7 @@ class SchedulerImpl {
                          std::vector<VcSummary>* out) const;
   GroupStatus GStatus(const Group& g) const;
   const cellalloc::PriorityUsage& Usage(const View& v) const {
-    return v.physical ? pusage_ : vusage_;
+    return v.physical ? pusage_ : vclusters_.usage();
   }
 
   ClusterSpec spec_;
@@ -395,15 +386,9 @@ class SchedulerImpl {
   cellalloc::PriorityUsage pusage_;
 
   Health health_;  // doomed counts and deferred health work
-  // The virtual cells, their usage, the VCs' preassigned cells and counters, the binding.
+  // The virtual cells, their usage, the VCs' preassigned cells and counters, the binding
+  // (virtual_clusters.h): the only writer of them; read through its const queries.
   VirtualClusters vclusters_;
-  // Read-only aliases of `vclusters_`' state, so that readers keep their names.
-  const std::vector<VCell>& v_ = vclusters_.cells();
-  const std::vector<Vc>& vcs_ = vclusters_.vcs();
-  const absl::flat_hash_map<std::string, VcId>& vc_by_name_ = vclusters_.by_name();
-  const std::vector<std::vector<int32_t>>& all_vc_free_ = vclusters_.all_free();  // [chain][level]
-  const std::vector<VCellId>& p_bound_ = vclusters_.p_bound();  // per physical cell
-  const cellalloc::PriorityUsage& vusage_ = vclusters_.usage();
 
   // Physical, per cell.
   std::vector<GroupId> p_user_;
@@ -411,9 +396,7 @@ class SchedulerImpl {
   std::vector<uint32_t> p_nodecell_;  // the node-level cell at or above; kNilId above node
   std::vector<int32_t> p_view_pos_;   // node-level cells: position in the chain's view
 
-  std::vector<const std::string*>
-      recover_types_;                   // Allocate -> RecoverVirtual, per leaf (null: none)
-  std::vector<VCellId> recover_hints_;  // RestoreGroup -> RecoverVirtual: leaves to prefer
+  std::vector<VCellId> recover_hints_;  // RestoreGroup -> RecoverBinding: leaves to prefer
   std::vector<View> views_;             // physical views: id == chain
 
   GroupTable groups_;

@@ -36,7 +36,7 @@ absl::Status SchedulerImpl::CheckInvariants() const {
       return fail("the binding planner's overlay is not empty between plans");
   }
   std::vector<int32_t> doomed(static_cast<size_t>(f.num_chains()), 0);
-  for (const VCell& c : v_) doomed[c.chain.value()] += c.doomed ? 1 : 0;
+  for (const VCell& c : vclusters_.cells()) doomed[c.chain.value()] += c.doomed ? 1 : 0;
   HIVED_RETURN_IF_ERROR(health_.CheckInvariants(doomed));
   for (size_t gi = 0; gi < groups_.slots().size(); ++gi) {
     const Group& g = groups_.slots()[gi];
@@ -65,15 +65,16 @@ absl::Status SchedulerImpl::CheckInvariants() const {
         ++seen_user[p.value()];
       }
       VCellId v = g.vleaves[i];
-      if (v != kNilId && v_[v].user == id) {
-        if (v_[v].bound != p)
-          return fail("(4) group ", g.name, " virtual leaf ", VAddress(v),
+      if (v != kNilId && vclusters_.cell(v).user == id) {
+        if (vclusters_.cell(v).bound != p)
+          return fail("(4) group ", g.name, " virtual leaf ", vclusters_.Address(v),
                       " is not bound to its leaf");
-        if (v_[v].vc != g.vc)
+        if (vclusters_.cell(v).vc != g.vc)
           return fail("(5) group ", g.name, " uses a virtual cell of another VC");
       }
-      if (g.state == GState::kReserved && v != kNilId && v_[v].user != id) {
-        return fail("(R2) reserved group ", g.name, " does not hold virtual leaf ", VAddress(v));
+      if (g.state == GState::kReserved && v != kNilId && vclusters_.cell(v).user != id) {
+        return fail("(R2) reserved group ", g.name, " does not hold virtual leaf ",
+                    vclusters_.Address(v));
       }
       if (v != kNilId && g.running < 0 && g.state != GState::kPreempting &&
           g.state != GState::kReserved) {
@@ -114,9 +115,8 @@ absl::Status SchedulerImpl::CheckInvariants() const {
   }
   // (3) safety and (4) binding: the virtual clusters' invariants; virtual leaf priorities.
   HIVED_RETURN_IF_ERROR(vclusters_.CheckInvariants());
-  for (size_t i = 0; i < v_.size(); ++i) {
-    const VCell& v = v_[i];
-    VCellId id = static_cast<VCellId>(i);
+  for (VCellId id = 0; id < vclusters_.cells().size(); ++id) {
+    const VCell& v = vclusters_.cell(id);
     if (v.level != 1) continue;
     Priority want =
         v.user == kNilId ? kFreePriority
@@ -124,13 +124,13 @@ absl::Status SchedulerImpl::CheckInvariants() const {
             ? groups_[v.user].priority
             : groups_[v.user].running;
     if (v.user != kNilId && !groups_[v.user].alive)
-      return fail("virtual leaf ", VAddress(id), " held by a dead group");
-    if (vusage_.LeafPriority(CellId(id)) != want) {
-      return fail("priority of virtual leaf ", VAddress(id), " is ",
-                  vusage_.LeafPriority(CellId(id)), ", expected ", want);
+      return fail("virtual leaf ", vclusters_.Address(id), " held by a dead group");
+    if (vclusters_.usage().LeafPriority(CellId(id)) != want) {
+      return fail("priority of virtual leaf ", vclusters_.Address(id), " is ",
+                  vclusters_.usage().LeafPriority(CellId(id)), ", expected ", want);
     }
     if (v.user != kNilId && v.bound.IsNil())
-      return fail("(4) used virtual leaf ", VAddress(id), " is unbound");
+      return fail("(4) used virtual leaf ", vclusters_.Address(id), " is unbound");
   }
   // Views.
   for (const View& view : views_) {
@@ -143,9 +143,10 @@ absl::Status SchedulerImpl::CheckInvariants() const {
         k2 = pusage_.UsedAbove(CellId(cell), kOpportunisticPriority);
         healthy = buddy_->IsHealthy(CellId(cell));
       } else {
-        k1 = vusage_.UsedTotal(CellId(cell));
+        k1 = vclusters_.usage().UsedTotal(CellId(cell));
         k2 = 0;
-        healthy = v_[cell].bound.IsNil() || buddy_->IsHealthy(v_[cell].bound);
+        healthy =
+            vclusters_.cell(cell).bound.IsNil() || buddy_->IsHealthy(vclusters_.cell(cell).bound);
       }
       if (k1 != view.index.key1(i) || k2 != view.index.key2(i) ||
           healthy != view.index.healthy(i)) {

@@ -68,8 +68,8 @@ SchedulerImpl::GroupTally SchedulerImpl::TallyGroups() const {
   const size_t chains = static_cast<size_t>(f.num_chains());
   GroupTally t;
   t.reserved_free.assign(chains, 0);
-  t.vc_reserved.assign(vcs_.size() * chains, 0);
-  t.vc_opportunistic.assign(vcs_.size() * chains, 0);
+  t.vc_reserved.assign(vclusters_.vcs().size() * chains, 0);
+  t.vc_opportunistic.assign(vclusters_.vcs().size() * chains, 0);
   for (size_t gi = 0; gi < groups_.slots().size(); ++gi) {
     const Group& g = groups_.slots()[gi];
     if (!g.alive) continue;
@@ -136,11 +136,11 @@ absl::StatusOr<ChainSummary> SchedulerImpl::GetChainSummary(std::string_view cha
 std::vector<int32_t> SchedulerImpl::VcBadLeaves() const {
   const cellalloc::CellForest& f = *forest_;
   const size_t chains = static_cast<size_t>(f.num_chains());
-  std::vector<int32_t> bad(vcs_.size() * chains, 0);
+  std::vector<int32_t> bad(vclusters_.vcs().size() * chains, 0);
   // `bound` is bound to a VC's cell; `counted` (at or below it) holds the bad leaves.
   auto add = [&](CellId bound, CellId counted) {
-    const VCellId v = p_bound_[bound.value()];
-    bad[v_[v].vc.value() * chains + f.chain(counted).value()] += f.leaf_count(counted);
+    const VCellId v = vclusters_.BoundTo(bound);
+    bad[vclusters_.cell(v).vc.value() * chains + f.chain(counted).value()] += f.leaf_count(counted);
   };
   std::vector<CellId> stack;
   for (const View& view : views_) {
@@ -149,7 +149,7 @@ std::vector<int32_t> SchedulerImpl::VcBadLeaves() const {
       const CellId c(node_cell);
       if (buddy_->IsHealthy(c)) continue;
       CellId a = c;
-      while (!a.IsNil() && p_bound_[a.value()] == kNilId) a = f.parent(a);
+      while (!a.IsNil() && vclusters_.BoundTo(a) == kNilId) a = f.parent(a);
       if (!a.IsNil()) {
         add(a, c);
         continue;
@@ -158,7 +158,7 @@ std::vector<int32_t> SchedulerImpl::VcBadLeaves() const {
       while (!stack.empty()) {
         const CellId x = stack.back();
         stack.pop_back();
-        if (p_bound_[x.value()] != kNilId) {
+        if (vclusters_.BoundTo(x) != kNilId) {
           add(x, x);
           continue;
         }
@@ -175,16 +175,16 @@ void SchedulerImpl::AppendVcSummaries(size_t vc, const GroupTally& tally,
   const cellalloc::CellForest& f = *forest_;
   const size_t chains = static_cast<size_t>(f.num_chains());
   std::vector<int32_t> total(chains, 0), held(chains, 0);
-  for (VCellId r : vcs_[vc].roots) {
-    total[v_[r].chain.value()] += f.type_info(v_[r].type).leaf_count;
-    held[v_[r].chain.value()] += vusage_.UsedTotal(CellId(r));
+  for (VCellId r : vclusters_.vcs()[vc].roots) {
+    total[vclusters_.cell(r).chain.value()] += f.type_info(vclusters_.cell(r).type).leaf_count;
+    held[vclusters_.cell(r).chain.value()] += vclusters_.usage().UsedTotal(CellId(r));
   }
   for (size_t ch = 0; ch < chains; ++ch) {
     const size_t k = vc * chains + ch;
     if (total[ch] == 0 && tally.vc_opportunistic[k] == 0) continue;
     const ChainInfo& info = f.chain_info(ChainId(static_cast<uint32_t>(ch)));
     VcSummary s;
-    s.vc = vcs_[vc].name;
+    s.vc = vclusters_.vcs()[vc].name;
     s.chain = info.name;
     s.leaf_cell_type = info.leaf_type;
     s.leaves.total = total[ch];
@@ -201,15 +201,15 @@ std::vector<VcSummary> SchedulerImpl::VcSummaries() const {
   const GroupTally tally = TallyGroups();
   const std::vector<int32_t> bad = VcBadLeaves();
   std::vector<VcSummary> out;
-  for (size_t vc = 0; vc < vcs_.size(); ++vc) AppendVcSummaries(vc, tally, bad, &out);
+  for (size_t vc = 0; vc < vclusters_.vcs().size(); ++vc) AppendVcSummaries(vc, tally, bad, &out);
   return out;
 }
 
 absl::StatusOr<std::vector<VcSummary>> SchedulerImpl::GetVcSummary(std::string_view vc) const {
-  auto it = vc_by_name_.find(ToAbsl(vc));
-  if (it == vc_by_name_.end()) return Unknown("VC", vc);
+  const VcId id = vclusters_.FindVc(ToAbsl(vc));
+  if (id.IsNil()) return Unknown("VC", vc);
   std::vector<VcSummary> out;
-  AppendVcSummaries(it->second.value(), TallyGroups(), VcBadLeaves(), &out);
+  AppendVcSummaries(id.value(), TallyGroups(), VcBadLeaves(), &out);
   return out;
 }
 

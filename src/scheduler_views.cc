@@ -14,7 +14,7 @@ using cellalloc::BuddyState;
 using cellalloc::ChainInfo;
 
 std::string SchedulerImpl::NodeOfV(VCellId v) const {
-  CellId p = v_[v].bound;
+  CellId p = vclusters_.cell(v).bound;
   if (p.IsNil() || forest_->node(p).IsNil()) return std::string();
   return forest_->node_name(forest_->node(p));
 }
@@ -39,7 +39,8 @@ void SchedulerImpl::FillPlacement(ChainId ch, const std::vector<int32_t>& needs,
       pod.leaf_cell_indices.push_back(f.leaf_index(pleaves[off]));
       VCellId v = vleaves[off];
       if (v != kNilId) {
-        pod.preassigned_cell_types.push_back(f.type_info(v_[v_[v].root].type).name);
+        pod.preassigned_cell_types.push_back(
+            f.type_info(vclusters_.cell(vclusters_.cell(v).root).type).name);
       } else {
         pod.preassigned_cell_types.emplace_back();
       }
@@ -95,14 +96,14 @@ CellState SchedulerImpl::PState(CellId c) const {
 }
 
 CellState SchedulerImpl::VState(VCellId v) const {
-  if (v_[v].level == 1) {
-    CellId p = v_[v].bound;
-    if (v_[v].user == kNilId || p.IsNil()) return CellState::kFree;
+  if (vclusters_.cell(v).level == 1) {
+    CellId p = vclusters_.cell(v).bound;
+    if (vclusters_.cell(v).user == kNilId || p.IsNil()) return CellState::kFree;
     return PState(p);
   }
   StateCombiner kids;
-  for (int32_t k = 0; k < v_[v].num_children; ++k) {
-    kids.Add(VState(v_[v].first_child + static_cast<VCellId>(k)));
+  for (int32_t k = 0; k < vclusters_.cell(v).num_children; ++k) {
+    kids.Add(VState(vclusters_.cell(v).first_child + static_cast<VCellId>(k)));
   }
   return kids.Result();
 }
@@ -120,12 +121,12 @@ void SchedulerImpl::FillPStatus(CellId c, std::string address, VCellId parent_v,
   s->health = buddy_->IsHealthy(c) ? CellHealth::kHealthy : CellHealth::kBad;
   s->priority = pusage_.MaxPriority(c);
   s->pinned_cell_id = f.pinned_id(c);
-  const VCellId v = p_bound_[c.value()];
+  const VCellId v = vclusters_.BoundTo(c);
   if (v != kNilId) {
-    s->vc = vcs_[v_[v].vc.value()].name;
-    s->virtual_cell = parent_v != kNilId && v_[v].parent == parent_v
-                          ? absl::StrCat(parent_vaddr, "/", v_[v].index)
-                          : VAddress(v);
+    s->vc = vclusters_.vcs()[vclusters_.cell(v).vc.value()].name;
+    s->virtual_cell = parent_v != kNilId && vclusters_.cell(v).parent == parent_v
+                          ? absl::StrCat(parent_vaddr, "/", vclusters_.cell(v).index)
+                          : vclusters_.Address(v);
   }
   const int32_t n = f.num_children(c);
   if (n == 0) {
@@ -148,27 +149,28 @@ void SchedulerImpl::FillPStatus(CellId c, std::string address, VCellId parent_v,
 PhysicalCellStatus SchedulerImpl::PStatus(CellId c) const {
   PhysicalCellStatus s;
   const CellId parent = forest_->parent(c);
-  const VCellId parent_v = parent.IsNil() ? kNilId : p_bound_[parent.value()];
-  FillPStatus(c, forest_->address(c), parent_v, parent_v == kNilId ? "" : VAddress(parent_v), &s);
+  const VCellId parent_v = parent.IsNil() ? kNilId : vclusters_.BoundTo(parent);
+  FillPStatus(c, forest_->address(c), parent_v,
+              parent_v == kNilId ? "" : vclusters_.Address(parent_v), &s);
   return s;
 }
 
 void SchedulerImpl::FillVStatus(VCellId v, std::string address, CellId parent_p,
                                 const std::string& parent_paddr, VirtualCellStatus* s) const {
   const cellalloc::CellForest& f = *forest_;
-  s->cell_type = f.type_info(v_[v].type).name;
+  s->cell_type = f.type_info(vclusters_.cell(v).type).name;
   s->address = std::move(address);
-  s->level = v_[v].level;
-  const CellId p = v_[v].bound;
+  s->level = vclusters_.cell(v).level;
+  const CellId p = vclusters_.cell(v).bound;
   s->health = p.IsNil() || buddy_->IsHealthy(p) ? CellHealth::kHealthy : CellHealth::kBad;
-  s->priority = vusage_.MaxPriority(CellId(v));
+  s->priority = vclusters_.usage().MaxPriority(CellId(v));
   if (!p.IsNil()) {
     s->physical_cell = !parent_p.IsNil() && f.parent(p) == parent_p
                            ? absl::StrCat(parent_paddr, "/", f.own_address(p))
                            : f.address(p);
   }
-  if (v_[v].pinned && v_[v].is_root) s->pinned_cell_id = f.pinned_id(p);
-  const int32_t n = v_[v].num_children;
+  if (vclusters_.cell(v).pinned && vclusters_.cell(v).is_root) s->pinned_cell_id = f.pinned_id(p);
+  const int32_t n = vclusters_.cell(v).num_children;
   if (n == 0) {
     s->state = VState(v);
     return;
@@ -176,9 +178,10 @@ void SchedulerImpl::FillVStatus(VCellId v, std::string address, CellId parent_p,
   s->children.resize(static_cast<size_t>(n));
   StateCombiner kids;
   for (int32_t k = 0; k < n; ++k) {
-    const VCellId child = v_[v].first_child + static_cast<VCellId>(k);
+    const VCellId child = vclusters_.cell(v).first_child + static_cast<VCellId>(k);
     VirtualCellStatus& out = s->children[static_cast<size_t>(k)];
-    FillVStatus(child, absl::StrCat(s->address, "/", v_[child].index), p, s->physical_cell, &out);
+    FillVStatus(child, absl::StrCat(s->address, "/", vclusters_.cell(child).index), p,
+                s->physical_cell, &out);
     kids.Add(out.state);
   }
   s->state = kids.Result();
@@ -186,7 +189,7 @@ void SchedulerImpl::FillVStatus(VCellId v, std::string address, CellId parent_p,
 
 VirtualCellStatus SchedulerImpl::VStatus(VCellId v) const {
   VirtualCellStatus s;
-  FillVStatus(v, VAddress(v), CellId(), "", &s);
+  FillVStatus(v, vclusters_.Address(v), CellId(), "", &s);
   return s;
 }
 
@@ -286,17 +289,18 @@ void SchedulerImpl::AppendPRows(CellId c, int32_t parent_row, int64_t default_in
       row.own_address = span_from(begin);
     }
   }
-  const VCellId v = p_bound_[c.value()];
+  const VCellId v = vclusters_.BoundTo(c);
   if (v != kNilId) {
-    row.vc = static_cast<int32_t>(v_[v].vc.value());
+    row.vc = static_cast<int32_t>(vclusters_.cell(v).vc.value());
     begin = t->text.size();
     const CellId parent = f.parent(c);
-    if (parent_row >= 0 && v_[v].parent != kNilId && p_bound_[parent.value()] == v_[v].parent) {
+    if (parent_row >= 0 && vclusters_.cell(v).parent != kNilId &&
+        vclusters_.BoundTo(parent) == vclusters_.cell(v).parent) {
       const TextSpan pv = t->rows[static_cast<size_t>(parent_row)].virtual_cell;
       t->text.append(t->text, pv.offset, pv.size);  // a self-append is safe
-      absl::StrAppend(&t->text, "/", v_[v].index);
+      absl::StrAppend(&t->text, "/", vclusters_.cell(v).index);
     } else {
-      t->text += VAddress(v);
+      t->text += vclusters_.Address(v);
     }
     row.virtual_cell = span_from(begin);
   }
@@ -330,7 +334,7 @@ PhysicalClusterTable SchedulerImpl::PhysicalClusterAsTable() const {
   for (int32_t i = 0; i < f.num_types(); ++i) {
     t.cell_types.push_back(f.type_info(CellTypeId(static_cast<uint32_t>(i))).name);
   }
-  for (const Vc& vc : vcs_) t.vcs.push_back(vc.name);
+  for (const Vc& vc : vclusters_.vcs()) t.vcs.push_back(vc.name);
   t.rows.reserve(static_cast<size_t>(f.num_cells()));
   t.text.reserve(static_cast<size_t>(f.num_cells()) * 12);
   std::vector<CellId> tops;
@@ -360,13 +364,10 @@ PhysicalClusterTable SchedulerImpl::PhysicalClusterAsTable() const {
 
 absl::StatusOr<std::vector<VirtualCellStatus>> SchedulerImpl::VirtualCluster(
     std::string_view vc) const {
-  auto it = vc_by_name_.find(ToAbsl(vc));
-  if (it == vc_by_name_.end()) {
-    return absl::NotFoundError(
-        absl::StrCat("VC ", absl::string_view(vc.data(), vc.size()), " does not exist"));
-  }
+  const VcId id = vclusters_.FindVc(ToAbsl(vc));
+  if (id.IsNil()) return absl::NotFoundError(absl::StrCat("VC ", ToAbsl(vc), " does not exist"));
   std::vector<VirtualCellStatus> out;
-  for (VCellId r : vcs_[it->second.value()].roots) out.push_back(VStatus(r));
+  for (VCellId r : vclusters_.vc(id).roots) out.push_back(VStatus(r));
   return out;
 }
 
@@ -381,15 +382,15 @@ std::vector<VcUsage> SchedulerImpl::VcUsages() const {
     type_of_chain[static_cast<size_t>(c)] =
         static_cast<size_t>(std::find(types.begin(), types.end(), t) - types.begin());
   }
-  std::vector<VcUsage> table(vcs_.size() * types.size());  // [vc][leaf type]
-  for (size_t vc = 0; vc < vcs_.size(); ++vc) {
+  std::vector<VcUsage> table(vclusters_.vcs().size() * types.size());  // [vc][leaf type]
+  for (size_t vc = 0; vc < vclusters_.vcs().size(); ++vc) {
     for (size_t t = 0; t < types.size(); ++t) {
-      table[vc * types.size() + t].vc = vcs_[vc].name;
+      table[vc * types.size() + t].vc = vclusters_.vcs()[vc].name;
       table[vc * types.size() + t].leaf_cell_type = types[t];
     }
-    for (VCellId r : vcs_[vc].roots) {
-      table[vc * types.size() + type_of_chain[v_[r].chain.value()]].reserved_leaf_cells +=
-          f.type_info(v_[r].type).leaf_count;
+    for (VCellId r : vclusters_.vcs()[vc].roots) {
+      table[vc * types.size() + type_of_chain[vclusters_.cell(r).chain.value()]]
+          .reserved_leaf_cells += f.type_info(vclusters_.cell(r).type).leaf_count;
     }
   }
   for (size_t gi = 0; gi < groups_.slots().size(); ++gi) {
@@ -429,9 +430,9 @@ std::vector<ChainLevelCapacity> SchedulerImpl::Capacity() const {
       cap.free = buddy_->free_count(ch, l);
       cap.obtainable = buddy_->obtainable(ch, l);
       cap.bad_free = buddy_->bad_free(ch, l);
-      for (const Vc& vc : vcs_)
+      for (const Vc& vc : vclusters_.vcs())
         cap.vc_reserved += vc.cl[ch.value()][static_cast<size_t>(l)].reserved;
-      cap.vc_unbound = all_vc_free_[ch.value()][static_cast<size_t>(l)];
+      cap.vc_unbound = vclusters_.all_free(ch)[static_cast<size_t>(l)];
       out.push_back(cap);
     }
   }

@@ -7,11 +7,11 @@
 // What it owns:
 //  - the arena `cells()` (`state::VCell`: tree links, binding, holder, view position, marks);
 //  - `usage()`: leaves used per priority in every virtual cell (a `PriorityUsage`);
-//  - per VC (`vcs()`, by name `by_name()`): per chain and level the preassigned cells in
+//  - per VC (`vcs()`, by name `FindVc`): per chain and level the preassigned cells in
 //    config order (`ChainLevel::roots`), the positions of the unbound ones (`unbound`), their
 //    number (`free`, HiveD's vcFreeCellNum), the doomed ones; the pinned cells; the VC's
-//    views; and `all_free()[chain][level]`, the unbound preassigned cells of all VCs;
-//  - `p_bound()`: per physical cell the virtual cell bound to it, or kNilId.
+//    views; and `all_free(chain)[level]`, the unbound preassigned cells of all VCs;
+//  - `p_bound()`: per physical cell the virtual cell bound to it (`BoundTo`), or kNilId.
 // What it writes elsewhere, as a consequence of binding: preassigned cells are taken from
 // and given back to the `BuddyAllocator` (`AllocateCell` / `Release`); `Health` hears of
 // bad cells bound and of chains to rebalance; a virtual view node's health flag in its
@@ -26,9 +26,9 @@
 //  (3) A bound preassigned cell holds its physical cell in the allocator (kUsed); a pinned
 //      cell is always bound.
 //  (4) Per VC, chain and level: `unbound` holds exactly the positions of the unbound
-//      preassigned cells and `free` is their number; `all_free()` is the sum over the VCs.
+//      preassigned cells and `free` is their number; `all_free(ch)` is the sum over the VCs.
 //  (5) Safety (design.md invariant 3): per chain and level, the allocator's obtainable
-//      cells >= `all_free()`; jointly, top-down, the free cells left after every VC takes
+//      cells >= `all_free(ch)`; jointly, top-down, the free cells left after every VC takes
 //      its unbound cells of a level can still be split into what the levels below need.
 //  (6) Doomed: a doomed cell is a bound, bad-bound, non-pinned preassigned cell listed once
 //      in its `ChainLevel::doomed`; `Health::doomed(ch)` counts the chain's doomed cells.
@@ -46,6 +46,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
+#include "absl/strings/string_view.h"
 #include "cellalloc/buddy_allocator.h"
 #include "cellalloc/cell_forest.h"
 #include "cellalloc/index_set.h"
@@ -100,11 +101,19 @@ class VirtualClusters {
   // Errors: kInvalidArgument (overlapping pinned cells, too few physical cells for a level).
   absl::Status BindPinned();
 
+  // Const queries; ids must be valid (`FindVc` returns Nil for an unknown name).
   const std::vector<VCell>& cells() const { return cells_; }
+  const VCell& cell(VCellId v) const { return cells_[v]; }
   const std::vector<Vc>& vcs() const { return vcs_; }
-  const absl::flat_hash_map<std::string, VcId>& by_name() const { return by_name_; }
+  const Vc& vc(VcId id) const { return vcs_[id.value()]; }
+  VcId FindVc(absl::string_view name) const {
+    auto it = by_name_.find(name);
+    return it == by_name_.end() ? VcId::Nil() : it->second;
+  }
   const std::vector<VCellId>& p_bound() const { return p_bound_; }
-  const std::vector<std::vector<int32_t>>& all_free() const { return all_free_; }
+  VCellId BoundTo(CellId p) const { return p_bound_[p.value()]; }
+  // Per level of chain `ch`: the unbound preassigned cells of all VCs.
+  const std::vector<int32_t>& all_free(ChainId ch) const { return all_free_[ch.value()]; }
   const cellalloc::PriorityUsage& usage() const { return usage_; }
   // Counts BindCell and UnbindCell calls (a change invalidates cached decisions).
   uint64_t binding_changes() const { return binding_changes_; }

@@ -11,113 +11,19 @@
 
 #include "cellalloc/buddy_allocator.h"
 #include "cellalloc/cell_forest.h"
-#include "hived/config.h"
 #include "src/health.h"
 #include "support/catch.h"
+#include "unit/scheduler/three_racks.h"
 
 namespace hived {
 namespace {
 
-// Three racks of two 4-GPU nodes; node n2 is pinned by beta. alpha: a node and two
-// 2-GPU cells; beta: a rack and the pinned node.
-constexpr char kYaml[] = R"yaml(
-physicalCluster:
-  cellTypes:
-    G-2:
-      childCellType: G
-      childCellNumber: 2
-    G-NODE:
-      childCellType: G-2
-      childCellNumber: 2
-      isNodeLevel: true
-    G-RACK:
-      childCellType: G-NODE
-      childCellNumber: 2
-  physicalCells:
-  - cellType: G-RACK
-    cellChildren:
-    - cellAddress: n0
-    - cellAddress: n1
-  - cellType: G-RACK
-    cellChildren:
-    - cellAddress: n2
-      pinnedCellId: P1
-    - cellAddress: n3
-  - cellType: G-RACK
-    cellChildren:
-    - cellAddress: n4
-    - cellAddress: n5
-virtualClusters:
-  alpha:
-    virtualCells:
-    - cellType: G-RACK.G-NODE
-      cellNumber: 1
-    - cellType: G-RACK.G-NODE.G-2
-      cellNumber: 2
-  beta:
-    virtualCells:
-    - cellType: G-RACK
-      cellNumber: 1
-    pinnedCells:
-    - pinnedCellId: P1
-)yaml";
-
-constexpr CellLevel kLeaf = 1, kPair = 2, kNode = 3, kRack = 4;
-
-// The allocator, health and virtual clusters of kYaml, built as the scheduler builds them.
-struct Fixture {
-  cellalloc::CellForest forest;
-  cellalloc::BuddyAllocator buddy;
-  Health health;
-  std::vector<state::View> views;
-  VirtualClusters vc;
-  ChainId ch;
-
-  explicit Fixture(cellalloc::CellForest f)
-      : forest(std::move(f)), buddy(&forest), health(&forest, &buddy) {
-    ClusterSpec spec = *LoadClusterSpecString(kYaml);
-    REQUIRE(vc.Build(spec, &forest, &buddy, &health).ok());
-    vc.AddViews(spec, &views);
-    REQUIRE(vc.BindPinned().ok());
-    ch = forest.FindChain("G-RACK");
-  }
-
-  // The first cell of `level` the allocator can hand out (Nil when none).
-  CellId Available(CellLevel level, size_t skip = 0) const {
-    for (int32_t i = 0; i < forest.num_cells(); ++i) {
-      CellId c(static_cast<uint32_t>(i));
-      if (forest.level(c) == level && buddy.IsAvailable(c) && skip-- == 0) return c;
-    }
-    return CellId::Nil();
-  }
-  VCellId Root(const std::string& vc_name, CellLevel level, size_t i = 0) const {
-    const VcId v = vc.by_name().at(vc_name);
-    return vc.vcs()[v.value()].cl[ch.value()][static_cast<size_t>(level)].roots.at(i);
-  }
-  int32_t Free(const std::string& vc_name, CellLevel level) const {
-    const VcId v = vc.by_name().at(vc_name);
-    return vc.vcs()[v.value()].cl[ch.value()][static_cast<size_t>(level)].free;
-  }
-  int32_t AllFree(CellLevel level) const {
-    return vc.all_free()[ch.value()][static_cast<size_t>(level)];
-  }
-  // The first leaf (lowest id) below virtual cell `v`, and below physical cell `p`.
-  VCellId FirstVLeaf(VCellId v) const {
-    while (vc.cells()[v].level > 1) v = vc.cells()[v].first_child;
-    return v;
-  }
-  CellId FirstPLeaf(CellId p) const {
-    while (forest.level(p) > 1) p = forest.child(p, 0);
-    return p;
-  }
-};
-
-Fixture MakeFixture() {
-  ClusterSpec spec = *LoadClusterSpecString(kYaml);
-  absl::StatusOr<cellalloc::CellForest> forest = cellalloc::CellForest::Build(spec);
-  REQUIRE(forest.ok());
-  return Fixture(*std::move(forest));
-}
+using testdata::Fixture;
+using testdata::kLeaf;
+using testdata::kNode;
+using testdata::kPair;
+using testdata::kRack;
+using testdata::MakeFixture;
 
 bool Contains(const absl::Status& s, const std::string& what) {
   return std::string(s.message()).find(what) != std::string::npos;
@@ -360,7 +266,7 @@ TEST_CASE(
     for (CellLevel l = kLeaf; l <= kRack; ++l) {
       int32_t all = 0;
       for (const char* name : {"alpha", "beta"}) {
-        const VcId v = vc.by_name().at(name);
+        const VcId v = vc.FindVc(name);
         const auto& slot = vc.vcs()[v.value()].cl[fx.ch.value()][static_cast<size_t>(l)];
         int32_t model_free = 0;
         for (VCellId x : slot.roots) {

@@ -1,0 +1,176 @@
+// Recovery (src/recovery.h): RecoverBinding over the three-rack cluster. A recovered
+// guaranteed group's leaves get virtual leaves of its VC's preassigned cells, preferring
+// hinted ones (invariant 3); when they cannot, the reason comes back and the binding is as
+// before (invariant 4); a strict resolve of a placement naming a missing node is an error
+// before anything is bound.
+#include <string>
+#include <vector>
+
+#include "cellalloc/cell_forest.h"
+#include "src/recovery.h"
+#include "src/virtual_clusters.h"
+#include "support/catch.h"
+#include "unit/scheduler/three_racks.h"
+
+namespace hived {
+namespace {
+
+using testdata::Fixture;
+using testdata::kNode;
+using testdata::MakeFixture;
+
+// The first `n` leaves of node `name`.
+std::vector<CellId> Leaves(const Fixture& fx, const std::string& name, uint32_t n) {
+  const CellId first = fx.forest.first_leaf(fx.forest.node_cells(fx.forest.FindNode(name))[0]);
+  std::vector<CellId> out;
+  for (uint32_t i = 0; i < n; ++i) out.push_back(CellId(first.value() + i));
+  return out;
+}
+
+struct Binding {
+  std::vector<VCellId> p_bound;
+  int32_t alpha_nodes = 0;
+  bool available_n0 = false;
+};
+
+Binding Snapshot(const Fixture& fx) {
+  const CellId n0 = fx.forest.node_cells(fx.forest.FindNode("n0"))[0];
+  return {fx.vc.p_bound(), fx.Free("alpha", kNode), fx.buddy.IsAvailable(n0)};
+}
+
+std::string Bind(Fixture* fx, const std::string& vc, const std::vector<CellId>& leaves,
+                 const std::vector<std::string>& type_names, const std::vector<VCellId>& hints,
+                 std::vector<VCellId>* vleaves) {
+  std::vector<const std::string*> types;
+  for (const std::string& t : type_names) types.push_back(&t);
+  RecoveryRequest r;
+  r.vc = fx->vc.FindVc(vc);
+  r.leaves = leaves;
+  r.types = types;
+  r.hints = hints;
+  return RecoverBinding(fx->forest, fx->buddy, r, &fx->vc, vleaves);
+}
+
+TEST_CASE("Recovery: a recovered group's leaves are bound to its VC's preassigned cell",
+          "[scheduler][unit]") {
+  Fixture fx = MakeFixture();
+  const std::vector<CellId> leaves = Leaves(fx, "n0", 2);
+  const VCellId node = fx.Root("alpha", kNode);
+  const VCellId last = fx.vc.cell(node).first_child + 1;  // the node's second G-2 cell
+  const VCellId hinted = fx.vc.cell(last).first_child + 1;
+  std::vector<VCellId> vleaves;
+  REQUIRE(Bind(&fx, "alpha", leaves, {"G-NODE", "G-NODE"}, {hinted}, &vleaves).empty());
+  REQUIRE(vleaves.size() == 2);
+  CHECK(vleaves[0] == hinted);  // the recorded virtual leaf, when it is free
+  for (size_t i = 0; i < 2; ++i) {
+    const state::VCell& v = fx.vc.cell(vleaves[i]);
+    CHECK(v.level == 1);
+    CHECK(v.bound == leaves[i]);
+    CHECK(fx.vc.BoundTo(leaves[i]) == vleaves[i]);
+    CHECK(v.root == node);
+    CHECK(fx.vc.vc(v.vc).name == "alpha");
+    CHECK(v.user == kNilId);  // the caller holds the leaves
+  }
+  CHECK(vleaves[1] != vleaves[0]);
+  CHECK(fx.Free("alpha", kNode) == 0);
+  CHECK(fx.vc.CheckInvariants().ok());
+}
+
+TEST_CASE("Recovery: a hinted preassigned cell is preferred to the VC's first unbound one",
+          "[scheduler][unit]") {
+  Fixture fx = MakeFixture();
+  // alpha has two G-2 cells; the hint names a leaf of the second.
+  const VCellId second = fx.Root("alpha", testdata::kPair, 1);
+  REQUIRE(second != fx.Root("alpha", testdata::kPair, 0));
+  const VCellId hinted = fx.FirstVLeaf(second);
+  std::vector<VCellId> vleaves;
+  REQUIRE(Bind(&fx, "alpha", Leaves(fx, "n0", 1), {"G-2"}, {hinted}, &vleaves).empty());
+  CHECK(vleaves == std::vector<VCellId>{hinted});
+  CHECK(fx.vc.cell(hinted).root == second);
+  SECTION("without the hint, the first unbound one") {
+    std::vector<VCellId> others;
+    REQUIRE(Bind(&fx, "alpha", Leaves(fx, "n1", 1), {"G-2"}, {}, &others).empty());
+    CHECK(fx.vc.cell(others[0]).root == fx.Root("alpha", testdata::kPair, 0));
+  }
+  CHECK(fx.vc.CheckInvariants().ok());
+}
+
+TEST_CASE("Recovery: a group that cannot keep its virtual cells gets the reason, nothing bound",
+          "[scheduler][unit]") {
+  Fixture fx = MakeFixture();
+  const Binding before = Snapshot(fx);
+  std::vector<VCellId> vleaves;
+  SECTION("no unbound preassigned cell of the level is left in the VC") {
+    CHECK(Bind(&fx, "beta", Leaves(fx, "n0", 1), {"G-NODE"}, {}, &vleaves) ==
+          "VC beta has no unbound G-NODE cell left in chain G-RACK");
+  }
+  SECTION("a later leaf sits in another VC's pinned cell: the earlier leaves are undone") {
+    std::vector<CellId> leaves = Leaves(fx, "n0", 2);
+    leaves.push_back(Leaves(fx, "n2", 1)[0]);
+    CHECK(Bind(&fx, "alpha", leaves, {"G-NODE", "G-NODE", "G-NODE"}, {}, &vleaves) ==
+          "physical cell " + fx.forest.address(fx.forest.node_cells(fx.forest.FindNode("n2"))[0]) +
+              " is bound to VC beta");
+    CHECK(vleaves.size() == 3);
+  }
+  SECTION("a binding that leaves beta's rack unobtainable breaks safety and is undone") {
+    // alpha's node on rack 0 and a pair on rack 2: no whole rack would be left for beta.
+    const std::vector<CellId> leaves = {Leaves(fx, "n0", 1)[0], Leaves(fx, "n4", 1)[0]};
+    const std::string reason = Bind(&fx, "alpha", leaves, {"G-NODE", "G-2"}, {}, &vleaves);
+    CHECK(reason.rfind("binding ", 0) == 0);
+    CHECK(reason.find(" to VC alpha would break the safety of chain G-RACK") != std::string::npos);
+    CHECK(fx.vc.SafetyOk(fx.ch));
+  }
+  SECTION("the placement has no preassigned cell types") {
+    const std::vector<CellId> leaves = Leaves(fx, "n0", 1);
+    const std::vector<const std::string*> types = {nullptr};
+    RecoveryRequest r;
+    r.vc = fx.vc.FindVc("alpha");
+    r.leaves = leaves;
+    r.types = types;
+    CHECK(RecoverBinding(fx.forest, fx.buddy, r, &fx.vc, &vleaves) ==
+          "the placement has no preassigned cell types");
+  }
+  for (VCellId v : vleaves) CHECK(v == kNilId);
+  const Binding after = Snapshot(fx);
+  CHECK(after.p_bound == before.p_bound);
+  CHECK(after.alpha_nodes == before.alpha_nodes);
+  CHECK(after.available_n0 == before.available_n0);
+  CHECK(fx.vc.CheckInvariants().ok());
+}
+
+TEST_CASE("Recovery: a strict resolve naming a missing node fails before anything is bound",
+          "[scheduler][unit]") {
+  Fixture fx = MakeFixture();
+  GroupRequest request;
+  request.name = "g";
+  request.vc = "alpha";
+  request.priority = 1;
+  GroupMember m;
+  m.pod_number = 1;
+  m.leaf_cell_number = 1;
+  request.members = {m};
+  Placement placement;
+  placement.chain = "G-RACK";
+  PodPlacement pod;
+  pod.node = "n9";
+  pod.leaf_cell_number = 1;
+  pod.leaf_cell_indices = {0};
+  pod.preassigned_cell_types = {"G-NODE"};
+  placement.pods = {pod};
+  ResolvedPlacement resolved;
+  const absl::Status s =
+      ResolvePlacement(fx.forest, request, placement, MissingLeaves::kError, &resolved);
+  CHECK(s.code() == absl::StatusCode::kInvalidArgument);
+  CHECK(std::string(s.message()) == "group g, pod 0: node n9 is not in the cluster");
+  // Lenient (Restore): the leaf is skipped and named, and nothing is left to bind.
+  REQUIRE(ResolvePlacement(fx.forest, request, placement, MissingLeaves::kIgnore, &resolved).ok());
+  CHECK(resolved.leaves.empty());
+  CHECK(resolved.missing == std::vector<std::string>{"n9:0"});
+  std::vector<VCellId> vleaves;
+  CHECK(Bind(&fx, "alpha", resolved.leaves, {}, {}, &vleaves).empty());
+  CHECK(vleaves.empty());
+  CHECK(fx.Free("alpha", kNode) == 1);
+}
+
+}  // namespace
+}  // namespace hived
