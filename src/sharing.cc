@@ -63,14 +63,15 @@ Sharing::Sharing(SchedulerImpl* core, const ClusterSpec& spec, const cellalloc::
 bool Sharing::Handles(const GroupRequest& request) const {
   if (in_core_) return false;
   // Every whole-GPU Schedule and Allocate asks: no lookup while no fractional group lives.
-  return IsFractional(request) || IsHolderName(request.name) ||
+  return IsFractional(request) || IsHolderName(request.name) || IsHostRequest(request) ||
          (!groups_.empty() && groups_.find(request.name) != groups_.end());
 }
 
 bool Sharing::Handles(std::string_view group) const {
   if (in_core_) return false;
   // Every whole-GPU Release asks: no copy of the name, no lookup while none lives.
-  return IsHolderName(group) || (!groups_.empty() && groups_.find(group) != groups_.end());
+  return IsHolderName(group) || (!groups_.empty() && groups_.find(group) != groups_.end()) ||
+         (!host_groups_.empty() && host_groups_.find(group) != host_groups_.end());
 }
 
 absl::StatusOr<Sharing::Parsed> Sharing::Parse(const GroupRequest& r) const {

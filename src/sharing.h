@@ -48,8 +48,8 @@
 //  (3) a guaranteed group's shares are on GPUs of holders of its VC at its priority; an
 //      opportunistic group's on opportunistic holders, or on guaranteed holders of a
 //      `protected` leaf type.
-//  (4) per node with declared CPU / host memory, the fractional pods' requests sum to at
-//      most the declared amount.
+//  (4) per node, the recorded CPU / host memory use is the sum over the fractional pods
+//      and the host groups' pods on it, and at most the declared amount where declared.
 //  (5) a running holder has at least one share on its GPUs.
 //  (6) a GPU barred to guests is barred by a preempting guaranteed group that lists it.
 //  (7) a reserved group's pods on open GPUs are counted in (2)-(4); its other pods are on
@@ -57,6 +57,12 @@
 //      kPreempting with no victim left; absent once an overlapping preemptor cancelled it,
 //      and then its next Schedule re-places the group and its Allocate is refused) and which
 //      are not open; a running group has no holder and every pod on an open GPU.
+//
+// Host groups (src/sharing_hosts.cc): a whole-GPU group whose pods ask node CPU or host
+// memory, and a CPU-only group (members with leafCellNumber 0). A whole one is scheduled by
+// the scheduler on nodes with room (its suggested nodes narrowed to them) and counted on its
+// nodes from Allocate to Release; a CPU-only one never touches cells: its pods take a node
+// each (src/share_choice.h chooses) and are counted from Allocate to Release.
 //
 // Thread safety: not thread-safe; the scheduler serialises.
 #ifndef HIVED_SRC_SHARING_H_
@@ -77,6 +83,7 @@
 #include "hived/cluster_spec.h"
 #include "hived/schedule_result.h"
 #include "hived/status_view.h"
+#include "src/share_choice.h"
 
 namespace hived {
 
@@ -104,6 +111,9 @@ bool IsHolderName(std::string_view name);
 
 // Whether a request asks for shares (any member with gpu_milli > 0).
 bool IsFractional(const GroupRequest& request);
+// Whether a request is a host group's (src/sharing_hosts.cc): no share, and a member with
+// leafCellNumber 0 (CPU-only) or with CPU or host memory.
+bool IsHostRequest(const GroupRequest& request);
 
 // The first difference between a reserved fractional request and an Allocate's (VC,
 // priority, members and their amounts, leaf types), e.g. "priority 1, reserved at 0"; empty
@@ -136,7 +146,7 @@ class Sharing {
   void FillLeaf(CellId leaf, PhysicalCellStatus* s) const;
   bool IsHolder(std::string_view name) const { return holders_.count(std::string(name)) > 0; }
   bool HasGroup(std::string_view name) const {
-    return !in_core_ && groups_.count(std::string(name)) > 0;
+    return !in_core_ && (groups_.count(std::string(name)) > 0 || CpuOnlyGroup(name) != nullptr);
   }
   // kUnimplemented naming a fractional group when there is one (SaveState cannot hold it).
   absl::Status CanSave() const;
@@ -279,6 +289,28 @@ class Sharing {
   absl::Status CheckReservation(const std::string& name, const Group& g) const;
   void FillPlacementPod(CellId leaf, PodPlacement* pod) const;
 
+  // Host groups (sharing_hosts.cc). A running one: per pod its node and amounts.
+  struct HostPod {
+    uint32_t node = 0;
+    int64_t cpu = 0;
+    int64_t host_memory = 0;
+  };
+  struct HostGroup {
+    GroupRequest request;
+    bool cpu_only = false;
+    std::vector<HostPod> pods;
+    Placement placement;
+  };
+  absl::StatusOr<ScheduleResult> ScheduleHost(const GroupRequest& r, Phase phase);
+  absl::StatusOr<AllocateInfo> AllocateHost(const GroupRequest& r, const Placement& placement,
+                                            bool recover);
+  absl::Status ReleaseHost(std::string_view group);
+  const HostGroup* CpuOnlyGroup(std::string_view name) const;
+  // The node state share_choice scores: per leaf its free milli, CPU and memory left.
+  ShareChoice::NodeState NodeStateOf(uint32_t node) const;
+  // Invariant (4)'s sums: the host groups' pods added per node.
+  void AddHostUse(std::vector<int64_t>* cpu, std::vector<int64_t>* memory) const;
+
   SchedulerImpl* core_;
   const cellalloc::CellForest& forest_;
   std::vector<int64_t> node_cpu_;     // per node: declared CPU (0: none)
@@ -296,6 +328,8 @@ class Sharing {
   std::map<std::string, Holder> holders_;
   uint64_t next_holder_ = 0;
   Pending pending_;
+  std::map<std::string, HostGroup, std::less<>> host_groups_;  // running host groups
+  ShareChoice choice_;    // the fragmentation-aware choice of GPUs and nodes
   bool in_core_ = false;  // calling the scheduler (mutations only): the hooks pass through
 };
 

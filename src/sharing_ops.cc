@@ -103,6 +103,7 @@ absl::StatusOr<Sharing::Parsed> Sharing::ParseFor(const GroupRequest& r) const {
 }
 
 absl::StatusOr<ScheduleResult> Sharing::Schedule(const GroupRequest& r, Phase phase) {
+  if (IsHostRequest(r)) return ScheduleHost(r, phase);
   pending_ = Pending();
   auto rit = groups_.find(r.name);
   if (rit != groups_.end() && rit->second.stage == Stage::kReserved) {
@@ -295,6 +296,7 @@ CellId Sharing::FindLeaf(const PodPlacement& pod, const Parsed& p) const {
 }
 
 absl::StatusOr<AllocateInfo> Sharing::Allocate(const GroupRequest& r, const Placement& placement) {
+  if (IsHostRequest(r)) return AllocateHost(r, placement, /*recover=*/false);
   auto git = groups_.find(r.name);
   if (git == groups_.end() || git->second.stage != Stage::kReserved) {
     HIVED_ASSIGN_OR_RETURN(Parsed p, ParseFor(r));
@@ -375,6 +377,7 @@ void Sharing::ReleaseHolderIfEmpty(const std::string& name) {
 }
 
 absl::Status Sharing::Release(std::string_view name) {
+  if (host_groups_.count(name) > 0) return ReleaseHost(name);
   const std::string group(name);
   if (IsHolder(group) || IsHolderName(name)) {
     return absl::InvalidArgumentError(
@@ -409,6 +412,13 @@ absl::Status Sharing::Release(std::string_view name) {
 }
 
 absl::Status Sharing::CancelPreemption(std::string_view name) {
+  if (host_groups_.count(name) > 0) {  // running: the scheduler's answer for a running group
+    internal::FlagScope in(&in_core_);
+    return host_groups_.find(name)->second.cpu_only
+               ? absl::FailedPreconditionError(
+                     absl::StrCat("group ", ToAbsl(name), " is not preempting"))
+               : core_->CancelPreemption(name);
+  }
   const std::string group(name);
   if (IsHolderName(name)) {
     return absl::InvalidArgumentError(

@@ -223,6 +223,13 @@ absl::StatusOr<AllocateInfo> Sharing::AllocateDecided(const GroupRequest& r, con
 }
 
 absl::Status Sharing::Unreserve(std::string_view name) {
+  if (host_groups_.count(name) > 0) {  // running: the scheduler's answer for a running group
+    internal::FlagScope in(&in_core_);
+    return host_groups_.find(name)->second.cpu_only
+               ? absl::FailedPreconditionError(
+                     absl::StrCat("group ", ToAbsl(name), " is not reserved"))
+               : core_->Unreserve(name);
+  }
   const std::string group(name);
   if (IsHolderName(name)) {
     return absl::InvalidArgumentError(
@@ -304,6 +311,7 @@ absl::Status Sharing::ResolveRecovered(const GroupRequest& r, const Parsed& p,
 }
 
 absl::StatusOr<AllocateInfo> Sharing::Recover(const GroupRequest& r, const Placement& placement) {
+  if (IsHostRequest(r)) return AllocateHost(r, placement, /*recover=*/true);
   auto git = groups_.find(r.name);
   if (git != groups_.end() && git->second.stage != Stage::kRunning) {
     return absl::FailedPreconditionError(

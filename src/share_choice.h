@@ -1,0 +1,96 @@
+// src/share_choice.h: the fragmentation-aware measure the sharing component chooses nodes by
+// (docs/gpu-sharing.md, "The library's rule"): a node's *stranded* GPU milli — free GPU milli
+// that the pods to come will not be able to use.
+//
+// The library learns the pods to come from a deterministic running tally of the pods it is
+// asked to place (`Note`: every Schedule of a fractional, host or CPU-only group's pods): the
+// shapes (CPU, host memory, share per GPU, GPU count, allowed leaf types) and how often each
+// was asked. The *typical* shapes are the most frequent ones covering 95% of the tally,
+// weighted by frequency; they are rebuilt when the tally's pod count reaches a power of two
+// (1, 2, 4, ...), so the measure changes O(log pods) times and every decision depends only on
+// the calls before it.
+//
+// A node's stranded milli is the sum of two parts, both in GPU milli:
+//  1. shapes: per typical GPU shape its leaf type may run, weight x (the free milli of the
+//     GPUs too small for it if the shape fits the node — GPUs, CPU, memory — else all the
+//     node's free milli);
+//  2. resources: the free milli the node cannot feed with the CPU and memory it has left, at
+//     the tally's own ratios (CPU per GPU milli, memory per GPU milli): max(0, free - CPU
+//     left / ratio, free - memory left / ratio); 0 where the node declares no limit.
+//
+// Invariants: (1) 0 <= Stranded(n) <= 2 x the node's free milli, 0 without free milli;
+// (2) the typical weights are positive and sum to 1 (none before the first Note);
+// (3) the tally's counts sum to `noted()`.
+//
+// Example:
+//   ShareChoice c;
+//   c.Note({4000, 8192, 500, 1, ~uint64_t{0}}, 1);
+//   ShareChoice::NodeState n{0, 32000, 65536, {1000, 500}};
+//   double before = c.Stranded(n);
+//
+// Thread safety: not thread-safe; the scheduler serialises.
+#ifndef HIVED_SRC_SHARE_CHOICE_H_
+#define HIVED_SRC_SHARE_CHOICE_H_
+
+#include <cstdint>
+#include <map>
+#include <tuple>
+#include <vector>
+
+#include "absl/container/inlined_vector.h"
+#include "absl/status/status.h"
+
+namespace hived {
+
+class ShareChoice {
+ public:
+  // One pod's shape. `milli`: per GPU (1..1000; 1000 for whole GPUs), 0 for CPU-only pods.
+  struct Shape {
+    int64_t cpu = 0;
+    int64_t memory = 0;
+    int32_t milli = 0;
+    int32_t gpus = 0;
+    uint64_t types = ~uint64_t{0};  // bit t: may run on leaf type t (the forest's order)
+  };
+  // A node as the measure sees it. Negative CPU / memory left: no declared limit.
+  struct NodeState {
+    int32_t type = -1;  // the node's leaf type index; -1: none
+    int64_t cpu_left = -1;
+    int64_t memory_left = -1;
+    absl::InlinedVector<int32_t, 8> free;  // per leaf: its free milli
+  };
+
+  // Counts `pods` pods of `shape` (pods > 0).
+  void Note(const Shape& shape, int32_t pods);
+  int64_t noted() const { return noted_; }
+  // Bumped whenever the typical shapes are rebuilt (cached scores are stale then).
+  uint32_t generation() const { return generation_; }
+
+  double Stranded(const NodeState& node) const;
+  // Stranded(after) - Stranded(before) for one pod of `shape` on `node` taking leaf `leaf`
+  // (-1: no GPU; whole GPUs: the first `gpus` fully free leaves). REQUIRES: it fits.
+  double Change(const NodeState& node, const Shape& shape, int32_t leaf) const;
+
+  absl::Status CheckInvariants() const;
+
+ private:
+  using Key = std::tuple<int64_t, int64_t, int32_t, int32_t, uint64_t>;
+  struct Typical {
+    Shape shape;
+    double weight = 0;
+  };
+  void Rebuild();
+
+  std::map<Key, int64_t> tally_;  // ordered: deterministic
+  int64_t noted_ = 0;
+  int64_t next_rebuild_ = 1;
+  uint32_t generation_ = 0;
+  std::vector<Typical> typical_;  // GPU shapes only; weights normalised over all typical
+  double cpu_per_milli_ = 0;
+  double memory_per_milli_ = 0;
+  double cpu_sum_ = 0, memory_sum_ = 0, milli_sum_ = 0;
+};
+
+}  // namespace hived
+
+#endif  // HIVED_SRC_SHARE_CHOICE_H_
