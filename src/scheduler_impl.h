@@ -150,8 +150,8 @@ class SchedulerImpl {
   // For Sharing's reservations: the state epoch (bumped by every change) and node health.
   uint64_t epoch() const { return epoch_; }
   bool NodeHealthy(NodeId node) const { return buddy_->IsNodeHealthy(node); }
-  // For Sharing's choice: whether a leaf is used (at any priority) by a whole group.
-  bool LeafUsed(CellId leaf) const { return pusage_.UsedTotal(leaf) > 0; }
+  // For Sharing's choice: the leaves of a cell used (at any priority) by whole groups.
+  int32_t UsedLeaves(CellId cell) const { return pusage_.UsedTotal(cell); }
 
   // Persistence (persistence.cc, docs/state-format.md): every running group's record, and a
   // scheduler rebuilt from them through `Allocate`'s recovery path.

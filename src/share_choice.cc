@@ -2,6 +2,7 @@
 #include "src/share_choice.h"
 
 #include <algorithm>
+#include <limits>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -96,6 +97,56 @@ double ShareChoice::Change(const NodeState& node, const Shape& shape, int32_t le
     }
   }
   return Stranded(after) - Stranded(node);
+}
+
+ShareChoice::ShapeCache* ShareChoice::CacheOf(const Shape& shape) {
+  return &cache_[Key{shape.cpu, shape.memory, shape.milli, shape.gpus, shape.types}];
+}
+
+const absl::InlinedVector<double, 9>& ShareChoice::Changes(ShapeCache* cache, const Shape& shape,
+                                                           uint32_t node, uint64_t core_used,
+                                                           absl::FunctionRef<NodeState()> state) {
+  ShapeCache& per_node = *cache;
+  if (node >= per_node.size()) per_node.resize(node + 1);
+  if (node >= version_.size()) version_.resize(node + 1, 0);
+  Entry& e = per_node[node];
+  if (e.generation == generation_ && e.version == version_[node] && e.core_used == core_used) {
+    return e.changes;
+  }
+  const NodeState n = state();
+  const double inf = std::numeric_limits<double>::infinity();
+  e.changes.assign(n.free.size() + 1, inf);
+  const bool room = (n.cpu_left < 0 || n.cpu_left >= shape.cpu) &&
+                    (n.memory_left < 0 || n.memory_left >= shape.memory) &&
+                    (shape.gpus == 0 || (n.type >= 0 && (shape.types >> n.type & 1U) != 0));
+  if (room) {
+    const double before = Stranded(n);
+    NodeState after = n;
+    if (after.cpu_left >= 0) after.cpu_left -= shape.cpu;
+    if (after.memory_left >= 0) after.memory_left -= shape.memory;
+    if (shape.milli > 0 && shape.milli < 1000) {
+      for (size_t i = 0; i < n.free.size(); ++i) {
+        if (n.free[i] < shape.milli) continue;
+        after.free[i] -= shape.milli;
+        e.changes[i] = Stranded(after) - before;
+        after.free[i] += shape.milli;
+        if (n.free[i] == 1000 && e.changes.back() == inf) e.changes.back() = e.changes[i];
+      }
+    } else {
+      int32_t left = shape.gpus;
+      for (int32_t& f : after.free) {
+        if (left > 0 && f == 1000) {
+          f = 0;
+          --left;
+        }
+      }
+      if (left == 0) e.changes.back() = Stranded(after) - before;
+    }
+  }
+  e.generation = generation_;
+  e.version = version_[node];
+  e.core_used = core_used;
+  return e.changes;
 }
 
 absl::Status ShareChoice::CheckInvariants() const {

@@ -161,6 +161,9 @@ bool Sharing::Compatible(const GroupRequest& r, bool guaranteed, CellId leaf) co
 
 CellId Sharing::Place(const GroupRequest& r, const Parsed& p, const PodAsk& a, const Tentative& t,
                       bool evict) const {
+  if (nodes_declare_ && !evict && t.gpu.empty() && t.node.empty() && t.excluded.empty()) {
+    return PlaceStranded(r, p, a, t);
+  }
   CellId best;
   int32_t best_left = kGpuMilli + 1;
   for (const auto& [id, gpu] : shares_.open()) {

@@ -306,6 +306,15 @@ class Sharing {
                                             bool recover);
   absl::Status ReleaseHost(std::string_view group);
   const HostGroup* CpuOnlyGroup(std::string_view name) const;
+  // The stranded rule (share_choice.h): bits of the forest's leaf types; the scheduler's
+  // used leaves on a node; a leaf's position among its node's leaves.
+  uint64_t TypeMask(const std::vector<std::string>& types) const;
+  uint64_t CoreUsed(uint32_t node) const;
+  int32_t LeafPos(CellId leaf) const;
+  // Place by the stranded rule (no tentative use, no eviction): the open GPU, or Nil with
+  // preferred_node_ set when a fresh leaf on that node strands less.
+  CellId PlaceStranded(const GroupRequest& r, const Parsed& p, const PodAsk& a,
+                       const Tentative& t) const;
   // The node state share_choice scores: per leaf its free milli, CPU and memory left.
   ShareChoice::NodeState NodeStateOf(uint32_t node) const;
   // Invariant (4)'s sums: the host groups' pods added per node.
@@ -329,7 +338,8 @@ class Sharing {
   uint64_t next_holder_ = 0;
   Pending pending_;
   std::map<std::string, HostGroup, std::less<>> host_groups_;  // running host groups
-  ShareChoice choice_;    // the fragmentation-aware choice of GPUs and nodes
+  mutable ShareChoice choice_;          // the fragmentation-aware choice (its cache is mutable)
+  mutable std::string preferred_node_;  // set by PlaceStranded: a fresh leaf's best node
   bool in_core_ = false;  // calling the scheduler (mutations only): the hooks pass through
 };
 

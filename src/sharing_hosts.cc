@@ -262,6 +262,7 @@ absl::StatusOr<AllocateInfo> Sharing::AllocateHost(const GroupRequest& r,
                                          : core_->Allocate(core_request, placement));
   }
   for (const HostPod& p : g.pods) {
+    choice_.Touch(p.node);
     node_cpu_used_[p.node] += p.cpu;
     node_memory_used_[p.node] += p.host_memory;
   }
@@ -277,6 +278,7 @@ absl::Status Sharing::ReleaseHost(std::string_view name) {
     HIVED_RETURN_IF_ERROR(core_->Release(name));
   }
   for (const HostPod& p : it->second.pods) {
+    choice_.Touch(p.node);
     node_cpu_used_[p.node] -= p.cpu;
     node_memory_used_[p.node] -= p.host_memory;
   }
@@ -308,7 +310,7 @@ ShareChoice::NodeState Sharing::NodeStateOf(uint32_t node) const {
       if (shares_.IsOpen(CellId(leaf))) {
         s.free.push_back(cellalloc::kGpuMilli - shares_.gpu(CellId(leaf)).used_milli);
       } else {
-        s.free.push_back(core_->LeafUsed(CellId(leaf)) ? 0 : cellalloc::kGpuMilli);
+        s.free.push_back(core_->UsedLeaves(CellId(leaf)) > 0 ? 0 : cellalloc::kGpuMilli);
       }
     }
   }

@@ -76,6 +76,18 @@ absl::StatusOr<ScheduleResult> Sharing::ScheduleHolder(const GroupRequest& r, co
   bool have_first = false;
   for (const std::string& type : types) {
     GroupRequest h = HolderRequest(r, p, *name, type, pods);
+    if (pods == 1 && !preferred_node_.empty()) {  // the stranded rule's node first
+      GroupRequest there = h;
+      there.suggested_nodes = std::vector<std::string>{preferred_node_};
+      absl::StatusOr<ScheduleResult> try_there = core_->Schedule(there, Phase::kFiltering);
+      if (try_there.ok() && try_there->outcome == Outcome::kPlaced) {
+        try_there = core_->Schedule(there, phase);
+        if (try_there.ok() && try_there->outcome == Outcome::kPlaced) {
+          *holder_request = std::move(there);
+          return try_there;
+        }
+      }
+    }
     absl::StatusOr<ScheduleResult> res = core_->Schedule(h, phase);
     if (res.ok() && (res->outcome == Outcome::kPlaced || res->outcome == Outcome::kPreempting)) {
       *holder_request = std::move(h);
@@ -113,6 +125,10 @@ absl::StatusOr<ScheduleResult> Sharing::Schedule(const GroupRequest& r, Phase ph
   }
   auto git = groups_.find(r.name);
   HIVED_ASSIGN_OR_RETURN(Parsed p, ParseFor(r));
+  preferred_node_.clear();
+  for (const GroupMember& m : r.members) {  // the tally of shapes (share_choice.h)
+    choice_.Note({m.cpu_milli, m.memory_mib, m.gpu_milli, 1, TypeMask(p.types)}, m.pod_number);
+  }
   const bool preempting = git != groups_.end();
   // A preempting group's bars are lifted while it is re-decided, and set again (its GPUs
   // may have changed) if it still preempts when this returns.
@@ -327,6 +343,7 @@ void Sharing::OpenHolder(const std::string& name, const GroupRequest& holder_req
     h.leaves.push_back(leaf);
     auto it = leaf_types_.find(forest_.chain_info(forest_.chain(leaf)).leaf_type);
     HIVED_CHECK(shares_.Open(leaf, it == leaf_types_.end() ? 0 : it->second.gpu_memory_mib));
+    choice_.Touch(forest_.node(leaf).value());
     leaf_use_[leaf.value()].holder = name;
   }
   holders_[name] = std::move(h);
@@ -334,6 +351,7 @@ void Sharing::OpenHolder(const std::string& name, const GroupRequest& holder_req
 
 void Sharing::AddShare(const std::string& group, const PodShare& s) {
   HIVED_CHECK(shares_.Add(s.leaf, s.milli, s.memory));
+  choice_.Touch(forest_.node(s.leaf).value());
   std::vector<std::string>& sharers = leaf_use_.at(s.leaf.value()).sharers;
   auto it = std::lower_bound(sharers.begin(), sharers.end(), group);
   if (it == sharers.end() || *it != group) sharers.insert(it, group);
@@ -341,12 +359,14 @@ void Sharing::AddShare(const std::string& group, const PodShare& s) {
 
 void Sharing::AddNodeUse(const PodShare& s, int64_t sign) {
   const size_t n = forest_.node(s.leaf).value();
+  choice_.Touch(static_cast<uint32_t>(n));
   node_cpu_used_[n] += sign * s.cpu;
   node_memory_used_[n] += sign * s.host_memory;
 }
 
 void Sharing::RemoveShare(const std::string& group, const PodShare& s) {
   HIVED_CHECK(shares_.Remove(s.leaf, s.milli, s.memory));
+  choice_.Touch(forest_.node(s.leaf).value());
   const Group& g = groups_.at(group);
   int32_t left = 0;
   for (const PodShare& o : g.pods) left += o.leaf == s.leaf ? 1 : 0;
@@ -363,6 +383,7 @@ void Sharing::ReleaseHolderIfEmpty(const std::string& name) {
   }
   for (CellId leaf : it->second.leaves) {
     HIVED_CHECK(shares_.Close(leaf));
+    choice_.Touch(forest_.node(leaf).value());
     auto use = leaf_use_.find(leaf.value());
     if (!use->second.barred_by.empty()) {  // the evicting group waits for a GPU now closed
       std::vector<CellId>& barred = groups_.at(use->second.barred_by).barred;
