@@ -1,6 +1,7 @@
 // Sharing's host groups: node CPU and host memory for whole-GPU pods, and CPU-only pods
 // (src/sharing.h, "Host groups"; docs/gpu-sharing.md).
 #include <algorithm>
+#include <limits>
 #include <map>
 #include <string>
 #include <utility>
@@ -181,7 +182,37 @@ absl::StatusOr<ScheduleResult> Sharing::ScheduleHost(const GroupRequest& r, Phas
   absl::StatusOr<ScheduleResult> core;
   {
     internal::FlagScope in(&in_core_);
-    core = core_->Schedule(core_request, phase);
+    // One pod: the node where it strands least first (share_choice.h); the scheduler
+    // decides the leaves, and all nodes with room when it cannot place it there.
+    if (nodes_declare_ && pods.size() == 1) {
+      const int32_t need = r.members.front().leaf_cell_number;
+      std::vector<std::string> types;
+      if (!r.leaf_cell_type.empty()) types.push_back(r.leaf_cell_type);
+      const ShareChoice::Shape shape{big.cpu, big.host_memory, cellalloc::kGpuMilli, need,
+                                     TypeMask(types)};
+      ShareChoice::ShapeCache* cache = choice_.CacheOf(shape);
+      double best = std::numeric_limits<double>::infinity();
+      std::string best_node;
+      for (const std::string& name : *core_request.suggested_nodes) {
+        const uint32_t n = forest_.FindNode(name).value();
+        const double change =
+            choice_.Changes(cache, shape, n, CoreUsed(n), [&] { return NodeStateOf(n); }).back();
+        if (change < best) {
+          best = change;
+          best_node = name;
+        }
+      }
+      if (!best_node.empty()) {
+        GroupRequest there = core_request;
+        there.suggested_nodes = std::vector<std::string>{best_node};
+        core = core_->Schedule(there, Phase::kFiltering);
+        if (core.ok() && core->outcome == Outcome::kPlaced && phase == Phase::kPreempting) {
+          core = core_->Schedule(there, phase);
+        }
+      }
+    }
+    if (!core.ok() || core->outcome != Outcome::kPlaced)
+      core = core_->Schedule(core_request, phase);
   }
   if (!core.ok() || core->outcome != Outcome::kPlaced) {
     if (core.ok()) TranslateVictims(&core->victims);
