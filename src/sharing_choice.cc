@@ -66,6 +66,7 @@ CellId Sharing::PlaceStranded(const GroupRequest& r, const Parsed& p, const PodA
       best_left = left;
     }
   }
+  if (!best.IsNil()) return best;  // open GPUs first: a fresh leaf only when none has room
   // A fresh leaf: the node where one strands least (the scheduler may still refuse it).
   double fresh = inf;
   uint32_t fresh_node = 0;
@@ -82,11 +83,8 @@ CellId Sharing::PlaceStranded(const GroupRequest& r, const Parsed& p, const PodA
       fresh_node = n;
     }
   }
-  if (fresh < best_change) {
-    preferred_node_ = forest_.node_name(NodeId(fresh_node));
-    return CellId();
-  }
-  return best;
+  if (fresh < inf) preferred_node_ = forest_.node_name(NodeId(fresh_node));
+  return CellId();
 }
 
 }  // namespace hived
