@@ -54,17 +54,18 @@ CellId Sharing::PlaceStranded(const GroupRequest& r, const Parsed& p, const PodA
   int32_t best_left = cellalloc::kGpuMilli + 1;
   for (const auto& [id, gpu] : shares_.open()) {
     const CellId leaf(id);
+    // Cheap tests first (the cached change is O(1)); lookups only for a better candidate.
+    const int32_t left = cellalloc::kGpuMilli - gpu.used_milli - a.milli;
+    if (left < 0) continue;
+    const double change = changes(forest_.node(leaf).value())[static_cast<size_t>(LeafPos(leaf))];
+    if (change > best_change || (change == best_change && left >= best_left)) continue;
     if (!TypeAllowed(p, leaf) || !Compatible(r, p.guaranteed, leaf) || !NodeRoom(leaf, a, t) ||
         !shares_.Fits(leaf, a.milli, a.memory)) {
       continue;
     }
-    const double change = changes(forest_.node(leaf).value())[static_cast<size_t>(LeafPos(leaf))];
-    const int32_t left = cellalloc::kGpuMilli - gpu.used_milli - a.milli;
-    if (change < best_change || (change == best_change && left < best_left)) {
-      best = leaf;
-      best_change = change;
-      best_left = left;
-    }
+    best = leaf;
+    best_change = change;
+    best_left = left;
   }
   if (!best.IsNil()) return best;  // open GPUs first: a fresh leaf only when none has room
   // A fresh leaf: the node where one strands least (the scheduler may still refuse it).

@@ -31,15 +31,18 @@ namespace hived {
 // GPU sharing (docs/gpu-sharing.md): a member with `gpu_milli` > 0 is fractional: each pod
 // asks for `gpu_milli` thousandths of ONE GPU (1..1000; `leaf_cell_number` must be 1) and
 // optionally `gpu_memory_mib` of its memory. `cpu_milli` and `memory_mib` (per pod) are
-// checked against the nodes' declared CPU and host memory for fractional pods. A group is
-// either all fractional or all whole.
+// counted against the nodes' declared CPU and host memory (`cpuMilli`, `memoryMiB`) for
+// every pod: fractional, whole-GPU, and CPU-only. A **CPU-only** pod has
+// `leaf_cell_number` 0 (and `gpu_milli` 0): it takes no cell, only a node's CPU and memory;
+// its PodPlacement names the node with no leaf cell indices. A group is all fractional, all
+// whole, or all CPU-only.
 struct GroupMember {
   int32_t pod_number = 0;
-  int32_t leaf_cell_number = 0;
-  int32_t gpu_milli = 0;       // 0: whole leaf cells; 1..1000: a share of one GPU
-  int64_t gpu_memory_mib = 0;  // fractional pods: GPU memory asked (0: none)
-  int64_t cpu_milli = 0;       // fractional pods: CPU millicores on the node (0: none)
-  int64_t memory_mib = 0;      // fractional pods: host memory MiB on the node (0: none)
+  int32_t leaf_cell_number = 0;  // 0: a CPU-only pod (no GPU)
+  int32_t gpu_milli = 0;         // 0: whole leaf cells; 1..1000: a share of one GPU
+  int64_t gpu_memory_mib = 0;    // fractional pods: GPU memory asked (0: none)
+  int64_t cpu_milli = 0;         // CPU millicores on the node, per pod (0: none)
+  int64_t memory_mib = 0;        // host memory MiB on the node, per pod (0: none)
 };
 
 // The most pods one request may ask for, summed over its members. A larger request is
