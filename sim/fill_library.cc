@@ -58,9 +58,9 @@ class LibraryPolicy : public FillPolicy {
     return {};
   }
 
-  void Removed(const FillCluster& /*cluster*/, const FillPod& /*pod*/,
+  void Removed(const FillCluster& /*cluster*/, const FillPod& pod,
                const FillChoice& choice) override {
-    auto it = names_.find({choice.node, choice.gpus});
+    auto it = names_.find(Where(pod, choice));
     if (it == names_.end() || it->second.empty()) {
       error_ = absl::InternalError("fill library: a removed pod was never placed");
       return;
@@ -107,14 +107,20 @@ class LibraryPolicy : public FillPolicy {
                                                 " where the fill model finds it does not fit"));
       return {};
     }
-    names_[{c.node, c.gpus}].push_back(name);
+    names_[Where(pod, c)].push_back(name);
     return c;
+  }
+
+  // Pods of one shape on the same GPUs are interchangeable: any of their groups is released.
+  using Key = std::tuple<int32_t, uint64_t, int64_t, int64_t, int32_t, int32_t>;
+  static Key Where(const FillPod& pod, const FillChoice& c) {
+    return Key{c.node, c.gpus, pod.cpu_milli, pod.memory_mib, pod.gpu_milli, pod.num_gpu};
   }
 
   std::unique_ptr<Scheduler> scheduler_;
   std::vector<std::string> models_;
   std::map<std::string, int32_t> node_index_;
-  std::map<std::pair<int32_t, uint64_t>, std::vector<std::string>> names_;  // for Removed
+  std::map<Key, std::vector<std::string>> names_;  // for Removed
   uint64_t next_ = 0;
   absl::Status error_;
 };
