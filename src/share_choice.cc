@@ -113,14 +113,24 @@ const absl::InlinedVector<double, 9>& ShareChoice::Changes(ShapeCache* cache, co
   if (e.generation == generation_ && e.version == version_[node] && e.core_used == core_used) {
     return e.changes;
   }
-  const NodeState n = state();
+  // The node's state and stranded milli, shared by every shape until the node changes.
+  if (node >= nodes_.size()) nodes_.resize(node + 1);
+  NodeCache& nc = nodes_[node];
+  if (nc.generation != generation_ || nc.version != version_[node] || nc.core_used != core_used) {
+    nc.state = state();
+    nc.before = Stranded(nc.state);
+    nc.generation = generation_;
+    nc.version = version_[node];
+    nc.core_used = core_used;
+  }
+  const NodeState& n = nc.state;
   const double inf = std::numeric_limits<double>::infinity();
   e.changes.assign(n.free.size() + 1, inf);
   const bool room = (n.cpu_left < 0 || n.cpu_left >= shape.cpu) &&
                     (n.memory_left < 0 || n.memory_left >= shape.memory) &&
                     (shape.gpus == 0 || (n.type >= 0 && (shape.types >> n.type & 1U) != 0));
   if (room) {
-    const double before = Stranded(n);
+    const double before = nc.before;
     NodeState after = n;
     if (after.cpu_left >= 0) after.cpu_left -= shape.cpu;
     if (after.memory_left >= 0) after.memory_left -= shape.memory;

@@ -115,6 +115,14 @@ class ShareChoice {
   double cpu_sum_ = 0, memory_sum_ = 0, milli_sum_ = 0;
   std::vector<uint32_t> version_;  // per node
   std::map<Key, ShapeCache> cache_;
+  struct NodeCache {
+    uint32_t generation = 0;
+    uint32_t version = 0;
+    uint64_t core_used = ~uint64_t{0};
+    NodeState state;
+    double before = 0;
+  };
+  std::vector<NodeCache> nodes_;  // per node: its state and stranded milli
 };
 
 }  // namespace hived

@@ -331,10 +331,12 @@ ShareChoice::NodeState Sharing::NodeStateOf(uint32_t node) const {
   ShareChoice::NodeState s;
   s.cpu_left = node_cpu_[node] > 0 ? node_cpu_[node] - node_cpu_used_[node] : -1;
   s.memory_left = node_memory_[node] > 0 ? node_memory_[node] - node_memory_used_[node] : -1;
+  const std::vector<std::string>& types = forest_.leaf_types();
   for (CellId cell : forest_.node_cells(NodeId(node))) {
-    const std::string& type = forest_.chain_info(forest_.chain(cell)).leaf_type;
-    const auto& types = forest_.leaf_types();
-    s.type = static_cast<int32_t>(std::find(types.begin(), types.end(), type) - types.begin());
+    if (s.type < 0) {
+      const std::string& type = forest_.chain_info(forest_.chain(cell)).leaf_type;
+      s.type = static_cast<int32_t>(std::find(types.begin(), types.end(), type) - types.begin());
+    }
     const uint32_t first = forest_.first_leaf(cell).value();
     const uint32_t count = static_cast<uint32_t>(forest_.leaf_count(cell));
     for (uint32_t leaf = first; leaf < first + count; ++leaf) {
