@@ -305,6 +305,9 @@ class Sharing {
   absl::StatusOr<AllocateInfo> AllocateHost(const GroupRequest& r, const Placement& placement,
                                             bool recover);
   absl::Status ReleaseHost(std::string_view group);
+  // CancelPreemption (`cancel`) or Unreserve of a running host group: the scheduler's answer
+  // for a running group (kFailedPrecondition for a CPU-only one).
+  absl::Status HostNotPending(std::string_view group, bool cancel);
   const HostGroup* CpuOnlyGroup(std::string_view name) const;
   // The stranded rule (share_choice.h): bits of the forest's leaf types; the scheduler's
   // used leaves on a node; a leaf's position among its node's leaves.

@@ -318,6 +318,15 @@ absl::Status Sharing::ReleaseHost(std::string_view name) {
   return absl::OkStatus();
 }
 
+absl::Status Sharing::HostNotPending(std::string_view name, bool cancel) {
+  internal::FlagScope in(&in_core_);
+  if (host_groups_.find(name)->second.cpu_only) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("group ", ToAbsl(name), cancel ? " is not preempting" : " is not reserved"));
+  }
+  return cancel ? core_->CancelPreemption(name) : core_->Unreserve(name);
+}
+
 void Sharing::AddHostUse(std::vector<int64_t>* cpu, std::vector<int64_t>* memory) const {
   for (const auto& [name, g] : host_groups_) {
     for (const HostPod& p : g.pods) {

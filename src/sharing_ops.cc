@@ -433,13 +433,7 @@ absl::Status Sharing::Release(std::string_view name) {
 }
 
 absl::Status Sharing::CancelPreemption(std::string_view name) {
-  if (host_groups_.count(name) > 0) {  // running: the scheduler's answer for a running group
-    internal::FlagScope in(&in_core_);
-    return host_groups_.find(name)->second.cpu_only
-               ? absl::FailedPreconditionError(
-                     absl::StrCat("group ", ToAbsl(name), " is not preempting"))
-               : core_->CancelPreemption(name);
-  }
+  if (host_groups_.count(name) > 0) return HostNotPending(name, /*cancel=*/true);
   const std::string group(name);
   if (IsHolderName(name)) {
     return absl::InvalidArgumentError(

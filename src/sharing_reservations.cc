@@ -223,13 +223,7 @@ absl::StatusOr<AllocateInfo> Sharing::AllocateDecided(const GroupRequest& r, con
 }
 
 absl::Status Sharing::Unreserve(std::string_view name) {
-  if (host_groups_.count(name) > 0) {  // running: the scheduler's answer for a running group
-    internal::FlagScope in(&in_core_);
-    return host_groups_.find(name)->second.cpu_only
-               ? absl::FailedPreconditionError(
-                     absl::StrCat("group ", ToAbsl(name), " is not reserved"))
-               : core_->Unreserve(name);
-  }
+  if (host_groups_.count(name) > 0) return HostNotPending(name, /*cancel=*/false);
   const std::string group(name);
   if (IsHolderName(name)) {
     return absl::InvalidArgumentError(
