@@ -19,7 +19,8 @@
 //     left / ratio, free - memory left / ratio); 0 where the node declares no limit.
 //
 // Invariants: (1) 0 <= Stranded(n) <= 2 x the node's free milli, 0 without free milli;
-// (2) the typical weights are positive and sum to 1 (none before the first Note);
+// (2) the typical GPU shapes' weights are positive and sum to at most 1 (CPU-only shapes
+//     count in the normalisation but strand nothing; none before the first Note);
 // (3) the tally's counts sum to `noted()`.
 //
 // Example:

@@ -15,15 +15,17 @@
 //  - an opportunistic pod: GPUs of opportunistic holders of any VC, and — when the leaf
 //    type's sharing mode is `protected` (TGS/AntMan style) — GPUs of guaranteed holders;
 //  - among those with room (shares, GPU memory, the node's declared CPU and host memory):
-//    the one left with the least free milli (tightest fit, HiveD's buddy rule applied to
-//    shares: keep the emptier GPUs whole), ties to the lowest leaf id.
+//    when some node declares CPU or memory, the one where the stranded rule
+//    (src/share_choice.h, sharing_choice.cc) grows the node's stranded milli least, ties to
+//    the tightest; otherwise the one left with the least free milli (tightest fit, HiveD's
+//    buddy rule applied to shares: keep the emptier GPUs whole); ties to the lowest leaf id.
 // Pods that fit no open GPU take new leaves: one holder for all of them, scheduled in the
-// caller's phase. Victims named by the scheduler that are holders are replaced by the
-// groups with shares (or reservations) on the holder's GPUs (whole groups, sorted).
-// A guaranteed pod of a `protected` type that finds neither room nor a new leaf evicts the
-// opportunistic shares on one of its own GPUs: those groups are its victims (Preempting
-// phase), and the GPU is barred to new opportunistic shares until the group is reserved,
-// allocated or cancelled.
+// caller's phase (a single new leaf first on the node the stranded rule prefers). Victims named by
+// the scheduler that are holders are replaced by the groups with shares (or reservations) on the
+// holder's GPUs (whole groups, sorted). A guaranteed pod of a `protected` type that finds neither
+// room nor a new leaf evicts the opportunistic shares on one of its own GPUs: those groups are its
+// victims (Preempting phase), and the GPU is barred to new opportunistic shares until the group is
+// reserved, allocated or cancelled.
 //
 // Reservations (scheduler.h rules 7-8, as for whole groups; src/sharing_reservations.cc):
 // a Preempting-phase kPlaced result reserves the group (stage kReserved, GroupState
