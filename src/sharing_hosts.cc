@@ -133,6 +133,7 @@ absl::StatusOr<ScheduleResult> Sharing::ScheduleHost(const GroupRequest& r, Phas
     // Each pod on the node whose stranded GPU milli grows least (ties: the first node).
     std::map<size_t, std::pair<int64_t, int64_t>> taken;  // this gang's earlier pods
     for (const PodAsk& a : pods) {
+      ShareChoice::ShapeCache* cache = choice_.CacheOf({a.cpu, a.host_memory, 0, 0, ~uint64_t{0}});
       size_t best = node_cpu_.size();
       double best_change = 0;
       for (size_t n = 0; n < node_cpu_.size(); ++n) {
@@ -142,10 +143,20 @@ absl::StatusOr<ScheduleResult> Sharing::ScheduleHost(const GroupRequest& r, Phas
             !room(n, t.first + a.cpu, t.second + a.host_memory)) {
           continue;
         }
-        ShareChoice::NodeState s = NodeStateOf(static_cast<uint32_t>(n));
-        if (s.cpu_left >= 0) s.cpu_left -= t.first;
-        if (s.memory_left >= 0) s.memory_left -= t.second;
-        const double change = choice_.Change(s, {a.cpu, a.host_memory, 0, 0, ~uint64_t{0}}, -1);
+        const ShareChoice::Shape shape{a.cpu, a.host_memory, 0, 0, ~uint64_t{0}};
+        const uint32_t node32 = static_cast<uint32_t>(n);
+        double change = 0;
+        if (t.first == 0 && t.second == 0) {  // cached while the node is unchanged
+          change = choice_
+                       .Changes(cache, shape, node32, CoreUsed(node32),
+                                [&] { return NodeStateOf(node32); })
+                       .back();
+        } else {  // the gang's earlier pods on this node
+          ShareChoice::NodeState s = NodeStateOf(node32);
+          if (s.cpu_left >= 0) s.cpu_left -= t.first;
+          if (s.memory_left >= 0) s.memory_left -= t.second;
+          change = choice_.Change(s, shape, -1);
+        }
         if (best == node_cpu_.size() || change < best_change) {
           best = n;
           best_change = change;
