@@ -399,7 +399,7 @@ int OpenbReplayCommand(int argc, char** argv) {
       "       [--sharing ideal|exclusive|time-slice|mps|tgs|mig] --out DIR",
       "Replays an openb pod list in time: pods arrive at their creation time, run as long\n"
       "as they ran in the trace and leave; a pod that fits nowhere waits (a Pending pod\n"
-      "until its deletion). Placement by a fill policy (default hived). Writes\n"
+      "until its deletion). Placement by a fill policy (default hived: the library). Writes\n"
       "DIR/summary.json, DIR/timeline.csv (hourly allocation ratio, fragmentation,\n"
       "running and waiting pods) and DIR/pods.csv (each pod's placement, run and slowdown).\n"
       "--sharing: how pods on one GPU progress (sim/sharing_model.h; default ideal, the\n"
@@ -409,8 +409,8 @@ int OpenbReplayCommand(int argc, char** argv) {
   int64_t seed = 42, step = 3600;
   AddOpenbInputFlags(&p, &input, "openb pod list with times (11 columns)");
   p.String("policy", &policy_name, "P",
-           "hived (default), fgd, fgd-exact, best-fit, gpu-packing, gpu-clustering, dot-product, "
-           "random");
+           "hived (default: the library), hived-model, fgd, fgd-exact, best-fit, gpu-packing, "
+           "gpu-clustering, dot-product, random");
   p.Int("seed", &seed, "seed of the random policy (default 42)");
   p.Int("sample-seconds", &step, "timeline step in seconds (default 3600)");
   std::string sharing_name = "ideal";
