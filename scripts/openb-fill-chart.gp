@@ -6,7 +6,7 @@
 #          scripts/openb-fill-chart.gp
 if (!exists("dir")) dir = 'build/openb-fill/sample/default'
 if (!exists("out")) out = 'docs/images/openb-fill-default.png'
-policies = "random dot-product gpu-clustering gpu-packing best-fit fgd hived"
+policies = "random dot-product gpu-clustering gpu-packing best-fit fgd hived hived-model"
 set terminal pngcairo size 1000,900 font ",11"
 set output out
 set datafile separator ","

@@ -27,6 +27,8 @@ std::string_view FillFailureName(FillFailure reason) {
       return "gpu";
     case FillFailure::kCpu:
       return "cpu";
+    case FillFailure::kDeclined:
+      return "declined";
     case FillFailure::kMemory:
       return "memory";
   }

@@ -49,9 +49,10 @@ enum class FillFailure {
   kGpu,       // no node of an allowed model has the free GPU share(s)
   kCpu,       // ... and the CPU
   kMemory,    // ... and the memory
+  kDeclined,  // some node fits it in the fill model, but the policy (the library) declined it
 };
 std::string_view FillFailureName(FillFailure reason);
-inline constexpr int kFillFailureKinds = 4;
+inline constexpr int kFillFailureKinds = 5;
 
 // The pods of `list` for `nodes`: `gpu_spec` turned into a model mask over `nodes.models`.
 // REQUIRES: CheckPodSpecs(list, nodes) passed. Errors: kInvalidArgument when the node list

@@ -92,8 +92,9 @@ int FillCommand(int argc, char** argv) {
       "placed or fail; nothing leaves. Writes DIR/summary.json (allocation_ratio = allocated\n"
       "GPU share / capacity at the end, per seed, mean and spread; failed pods by reason) and\n"
       "DIR/curve.csv (allocation ratio and FGD fragmentation against arrived demand).\n"
-      "Policies: hived (default: this project's placement, sim/fill_hived.h), fgd, fgd-exact,\n"
-      "best-fit, gpu-packing, gpu-clustering, dot-product, random.");
+      "Policies: hived (default: the library, sim/fill_library.h), hived-model (the simulator's\n"
+      "model of its rule, sim/fill_hived.h), fgd, fgd-exact, best-fit, gpu-packing,\n"
+      "gpu-clustering, dot-product, random.");
   OpenbInputFlags input;
   std::string format, policy_name = "hived", seeds_text, workload_name = "sample";
   double inflate = 1.3, coverage = 0.95;
@@ -125,7 +126,8 @@ int FillCommand(int argc, char** argv) {
   } else {
     return p.UsageError(absl::StrCat(
         "unknown --policy '", policy_name,
-        "' (hived, fgd, fgd-exact, best-fit, gpu-packing, gpu-clustering, dot-product, random)"));
+        "' (hived, hived-model, fgd, fgd-exact, best-fit, gpu-packing, gpu-clustering, "
+        "dot-product, random)"));
   }
   if (workload_name == "sample") {
     options.workload = FillWorkload::kSample;
@@ -200,9 +202,9 @@ int FillCommand(int argc, char** argv) {
       {"pods_file", input.pods_path},
       {"policy", std::string(FillPolicyName(options.policy))},
       {"note",
-       "hived is this project's placement rule for GPU shares (sim/fill_hived.h), implemented in "
-       "the simulator's fill model: the library has no fractional cells yet (issue 13 items "
-       "1-3); the other policies are the published baselines as implemented here"},
+       "hived is the library (every pod through hived::Scheduler on the generated config, "
+       "sim/fill_library.h); hived-model the simulator's model of its rule (sim/fill_hived.h); "
+       "the other policies are the published baselines as implemented here"},
       {"inflate", inflate},
       {"workload", workload_name},
       {"typical_coverage", coverage},

@@ -140,7 +140,7 @@ absl::StatusOr<FillRun> RunFill(const OpenbNodeList& nodes, const std::vector<Fi
   std::unique_ptr<FillPolicy> policy =
       MakeFillPolicy(options.policy,
                      {&policy_rng, &frag, shapes, &workload, options.typical_coverage,
-                      static_cast<int32_t>(nodes.models.size())},
+                      static_cast<int32_t>(nodes.models.size()), &nodes},
                      cluster.node_count());
 
   FillRun run;
@@ -167,12 +167,14 @@ absl::StatusOr<FillRun> RunFill(const OpenbNodeList& nodes, const std::vector<Fi
     for (int32_t n = 0; n < cluster.node_count(); ++n) {
       if (cluster.Fits(n, pod)) feasible.push_back(n);
     }
-    if (feasible.empty()) {
+    const FillChoice choice =
+        feasible.empty() ? FillChoice() : policy->Choose(cluster, pod, feasible);
+    if (choice.node < 0) {
       ++run.failed_pods;
       run.failed_milli += pod.TotalGpuMilli();
-      ++run.failed_by_reason[static_cast<size_t>(cluster.WhyNoFit(pod))];
+      ++run.failed_by_reason[static_cast<size_t>(feasible.empty() ? cluster.WhyNoFit(pod)
+                                                                  : FillFailure::kDeclined)];
     } else {
-      const FillChoice choice = policy->Choose(cluster, pod, feasible);
       cluster.Place(pod, choice.node, choice.gpus);
       policy->Placed(cluster, pod, choice);
       ++run.placed_pods;
@@ -196,6 +198,7 @@ absl::StatusOr<FillRun> RunFill(const OpenbNodeList& nodes, const std::vector<Fi
     }
   }
   if (absl::Status s = cluster.CheckInvariants(); !s.ok()) return s;
+  if (absl::Status s = policy->Check(); !s.ok()) return s;
   if (run.placed_pods + run.failed_pods != run.arrived_pods) {
     return absl::InternalError("fill: placed + failed != arrived pods");
   }

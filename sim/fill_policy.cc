@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "sim/fill_hived.h"
+#include "sim/fill_library.h"
 
 namespace hived::sim {
 namespace {
@@ -266,6 +267,21 @@ uint64_t UniformIndex(std::mt19937_64& rng, uint64_t n) {
   }
 }
 
+namespace {
+// A policy that could not be made: declines every pod, and Check says why.
+class DeclinePolicy : public FillPolicy {
+ public:
+  explicit DeclinePolicy(absl::Status error) : error_(std::move(error)) {}
+  FillChoice Choose(const FillCluster&, const FillPod&, const std::vector<int32_t>&) override {
+    return {};
+  }
+  absl::Status Check() const override { return error_; }
+
+ private:
+  absl::Status error_;
+};
+}  // namespace
+
 std::optional<FillPolicyKind> ParseFillPolicy(std::string_view name) {
   for (FillPolicyKind k : kAllFillPolicies) {
     if (FillPolicyName(k) == name) return k;
@@ -277,6 +293,8 @@ std::string_view FillPolicyName(FillPolicyKind kind) {
   switch (kind) {
     case FillPolicyKind::kHived:
       return "hived";
+    case FillPolicyKind::kHivedModel:
+      return "hived-model";
     case FillPolicyKind::kBestFit:
       return "best-fit";
     case FillPolicyKind::kGpuPacking:
@@ -298,7 +316,14 @@ std::string_view FillPolicyName(FillPolicyKind kind) {
 std::unique_ptr<FillPolicy> MakeFillPolicy(FillPolicyKind kind, FillPolicyContext context,
                                            int32_t node_count) {
   switch (kind) {
-    case FillPolicyKind::kHived:
+    case FillPolicyKind::kHived: {
+      absl::StatusOr<std::unique_ptr<FillPolicy>> p =
+          context.nodes != nullptr ? MakeLibraryFillPolicy(*context.nodes)
+                                   : absl::InvalidArgumentError("policy hived needs the node list");
+      if (p.ok()) return *std::move(p);
+      return std::make_unique<DeclinePolicy>(p.status());
+    }
+    case FillPolicyKind::kHivedModel:
       // Without a workload: no typical pods and no resource ratios (every change 0: ties).
       return MakeHivedFillPolicy(
           context.workload != nullptr ? *context.workload : std::vector<FillPod>{},

@@ -9,7 +9,9 @@
 // Constants shared with the simulator: leftovers are normalised by 128 CPUs (128000 milli)
 // and 8 GPUs (8000 milli), not by the node's own capacity.
 //
-// `hived`, this project's own placement, is in fill_hived.h (made through MakeFillPolicy).
+// `hived`, this project's placement, is the library itself (fill_library.h); `hived-model`,
+// the simulator's model of its rule before the library had it, is in fill_hived.h. Both are
+// made through MakeFillPolicy.
 //
 // Example:
 //   std::mt19937_64 rng(42);
@@ -29,13 +31,15 @@
 #include <string_view>
 #include <vector>
 
+#include "absl/status/status.h"
 #include "sim/fgd_frag.h"
 #include "sim/fill_cluster.h"
 
 namespace hived::sim {
 
 enum class FillPolicyKind {
-  kHived,  // this project's placement (fill_hived.h)
+  kHived,       // this project's placement: the library (fill_library.h)
+  kHivedModel,  // the simulator's stranded-milli model (fill_hived.h), for comparison
   kBestFit,
   kGpuPacking,
   kGpuClustering,
@@ -47,7 +51,7 @@ enum class FillPolicyKind {
 inline constexpr FillPolicyKind kAllFillPolicies[] = {
     FillPolicyKind::kHived,         FillPolicyKind::kRandom,     FillPolicyKind::kDotProduct,
     FillPolicyKind::kGpuClustering, FillPolicyKind::kGpuPacking, FillPolicyKind::kBestFit,
-    FillPolicyKind::kFgd,           FillPolicyKind::kFgdExact};
+    FillPolicyKind::kFgd,           FillPolicyKind::kFgdExact,   FillPolicyKind::kHivedModel};
 
 std::optional<FillPolicyKind> ParseFillPolicy(std::string_view name);
 std::string_view FillPolicyName(FillPolicyKind kind);
@@ -57,7 +61,7 @@ std::string_view FillPolicyName(FillPolicyKind kind);
 uint64_t UniformIndex(std::mt19937_64& rng, uint64_t n);
 
 struct FillChoice {
-  int32_t node = -1;
+  int32_t node = -1;  // -1: the policy declined the pod (`hived`: the library did not place it)
   uint64_t gpus = 0;  // bit i: the node's GPU i
 };
 
@@ -68,14 +72,16 @@ struct FillPolicyContext {
   int32_t shape_count = 0;                         // `fgd`, `hived`: pods' `shape` ids are below it
   const std::vector<FillPod>* workload = nullptr;  // `hived`: the pods that will arrive
   double typical_coverage = 0.95;                  // `hived`: as FGD's typical pods
-  int32_t model_count = 0;                         // `hived`: GPU models of the node list
+  int32_t model_count = 0;                         // `hived-model`: GPU models of the node list
+  const OpenbNodeList* nodes = nullptr;            // `hived`: the node list (its config)
 };
 
 class FillPolicy {
  public:
   virtual ~FillPolicy() = default;
   // The node and GPUs for `pod` among `feasible` (node indices, ascending, every one passing
-  // FillCluster::Fits). REQUIRES: `feasible` is not empty.
+  // FillCluster::Fits), or node -1 when the policy declines it (only `hived`: the library
+  // placed it nowhere). REQUIRES: `feasible` is not empty.
   virtual FillChoice Choose(const FillCluster& cluster, const FillPod& pod,
                             const std::vector<int32_t>& feasible) = 0;
   // Called after `cluster.Place(pod, choice...)`.
@@ -84,6 +90,8 @@ class FillPolicy {
   // Called after `cluster.Remove(pod, choice...)` (time-based replay).
   virtual void Removed(const FillCluster& /*cluster*/, const FillPod& /*pod*/,
                        const FillChoice& /*choice*/) {}
+  // An error the policy met (`hived`: the library's, or a placement the fill model rejects).
+  virtual absl::Status Check() const { return absl::OkStatus(); }
 };
 
 // REQUIRES: the context fields the policy uses are set.

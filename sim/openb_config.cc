@@ -49,6 +49,8 @@ absl::StatusOr<OpenbConfig> BuildOpenbConfig(const OpenbNodeList& nodes) {
     PhysicalCellSpec cell;
     cell.cell_type = out.spec.cell_types[it->second].name;
     cell.cell_address = n.name;
+    cell.cpu_milli = n.cpu_milli;  // 0 (a node list row without it): no limit
+    cell.memory_mib = n.memory_mib;
     out.spec.physical_cells.push_back(std::move(cell));
   }
   if (absl::Status s = errors.ToStatus(); !s.ok()) return s;
@@ -72,8 +74,8 @@ absl::StatusOr<OpenbConfig> BuildOpenbConfig(const OpenbNodeList& nodes) {
       " GPU nodes, ", nodes.total_gpus, " GPUs, ", chains.size(),
       " chains (one per GPU model and node size); ", out.cpu_only_nodes,
       " nodes without GPUs left out.\n"
-      "# CPU (millicores) and host memory (MiB) per node stay in the node list: HiveD's format\n"
-      "# has no keys for them.\n",
+      "# CPU (millicores) and host memory (MiB) per node: the optional keys cpuMilli and\n"
+      "# memoryMiB (docs/gpu-sharing.md).\n",
       ClusterSpecToYaml(out.spec));
   return out;
 }

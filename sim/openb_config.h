@@ -5,9 +5,9 @@
 // GPU node a top-level physical cell addressed by its node name. HiveD's chains need one
 // child count per type, so a model whose nodes differ in GPU count (P100 with 1 and 2, for
 // instance) gets one chain per size. One VC, `openb`, reserves every node, so the config
-// runs as it is. Nodes without GPUs are left out and counted. CPU and host memory have no
-// keys in HiveD's format (and our loader accepts none), so they stay in the node list, which
-// is the fill experiment's input; the file's header comment says so.
+// runs as it is. Nodes without GPUs are left out and counted. Each node cell declares the
+// node's CPU and host memory with the optional keys `cpuMilli` and `memoryMiB` (absent where
+// the node list gives 0: no limit).
 //
 // Thread safety: free functions without shared state.
 #ifndef HIVED_SIM_OPENB_CONFIG_H_

@@ -43,7 +43,7 @@ class Replay {
         rng_(options.seed),
         policy_(MakeFillPolicy(options.policy,
                                {&rng_, &frag_, shapes_, &pods_, options.typical_coverage,
-                                static_cast<int32_t>(nodes.models.size())},
+                                static_cast<int32_t>(nodes.models.size()), &nodes},
                                cluster_.node_count())),
         placement_(pods_.size()),
         node_frag_(static_cast<size_t>(cluster_.node_count())),
@@ -95,6 +95,7 @@ class Replay {
       return absl::InternalError("replay: GPU milli still allocated after the last departure");
     }
     if (absl::Status s = cluster_.CheckInvariants(); !s.ok()) return s;
+    if (absl::Status s = policy_->Check(); !s.ok()) return s;
     if (r.placed + r.never_placed != r.pods) {
       return absl::InternalError("replay: placed + never placed != pods");
     }
@@ -219,11 +220,10 @@ class Replay {
     for (int32_t n = 0; n < cluster_.node_count(); ++n) {
       if (cluster_.Fits(n, pod)) feasible_.push_back(n);
     }
-    if (feasible_.empty()) {
+    if (feasible_.empty() || !Place(i, t)) {
       waiting_.push_back(i);
       return;
     }
-    Place(i, t);
     ++result_.placed_at_arrival;
   }
 
@@ -258,19 +258,20 @@ class Replay {
       }
       if (cluster_.Fits(choice.node, pods_[static_cast<size_t>(w)])) {
         feasible_.assign(1, choice.node);
-        Place(w, t);
-        continue;
+        if (Place(w, t)) continue;
       }
       waiting_[keep++] = w;
     }
     waiting_.resize(keep);
   }
 
-  // Places pod `i` at `t` on one of `feasible_`.
-  void Place(int32_t i, int64_t t) {
+  // Places pod `i` at `t` on one of `feasible_` (`hived`: where the library places it);
+  // false when the policy declines it.
+  bool Place(int32_t i, int64_t t) {
     const FillPod& pod = pods_[static_cast<size_t>(i)];
     const OpenbPod& p = list_.pods[static_cast<size_t>(i)];
     const FillChoice choice = policy_->Choose(cluster_, pod, feasible_);
+    if (choice.node < 0) return false;
     cluster_.Place(pod, choice.node, choice.gpus);
     policy_->Placed(cluster_, pod, choice);
     UpdateFrag(choice.node);
@@ -301,6 +302,7 @@ class Replay {
       ChangeDegree(on.size() - 1, on.size());
       Reschedule(Gpu(choice.node, g), t, i);
     }
+    return true;
   }
 
   // Fills in the slowdown and sharing-degree figures once every pod has left.
@@ -397,7 +399,7 @@ int OpenbReplayCommand(int argc, char** argv) {
       "       [--sharing ideal|exclusive|time-slice|mps|tgs|mig] --out DIR",
       "Replays an openb pod list in time: pods arrive at their creation time, run as long\n"
       "as they ran in the trace and leave; a pod that fits nowhere waits (a Pending pod\n"
-      "until its deletion). Placement by a fill policy (default hived). Writes\n"
+      "until its deletion). Placement by a fill policy (default hived: the library). Writes\n"
       "DIR/summary.json, DIR/timeline.csv (hourly allocation ratio, fragmentation,\n"
       "running and waiting pods) and DIR/pods.csv (each pod's placement, run and slowdown).\n"
       "--sharing: how pods on one GPU progress (sim/sharing_model.h; default ideal, the\n"
@@ -407,8 +409,8 @@ int OpenbReplayCommand(int argc, char** argv) {
   int64_t seed = 42, step = 3600;
   AddOpenbInputFlags(&p, &input, "openb pod list with times (11 columns)");
   p.String("policy", &policy_name, "P",
-           "hived (default), fgd, fgd-exact, best-fit, gpu-packing, gpu-clustering, dot-product, "
-           "random");
+           "hived (default: the library), hived-model, fgd, fgd-exact, best-fit, gpu-packing, "
+           "gpu-clustering, dot-product, random");
   p.Int("seed", &seed, "seed of the random policy (default 42)");
   p.Int("sample-seconds", &step, "timeline step in seconds (default 3600)");
   std::string sharing_name = "ideal";

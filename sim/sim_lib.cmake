@@ -12,6 +12,7 @@ add_library(hived_simlib STATIC
   ${CMAKE_CURRENT_LIST_DIR}/fill_command.cc
   ${CMAKE_CURRENT_LIST_DIR}/fill_experiment.cc
   ${CMAKE_CURRENT_LIST_DIR}/fill_hived.cc
+  ${CMAKE_CURRENT_LIST_DIR}/fill_library.cc
   ${CMAKE_CURRENT_LIST_DIR}/fill_policy.cc
   ${CMAKE_CURRENT_LIST_DIR}/flags.cc
   ${CMAKE_CURRENT_LIST_DIR}/plot.cc

@@ -68,6 +68,7 @@ std::string SchedulerImpl::SaveState() const {
   // Fractional groups (their holders are whole groups above), and the next holder's number.
   sharing_->AppendRecords(&state.groups);
   state.next_holder = static_cast<int64_t>(sharing_->next_holder());
+  state.share_shapes = sharing_->LearnedShapes();
   std::sort(
       state.groups.begin(), state.groups.end(),
       [](const GroupRecord& a, const GroupRecord& b) { return a.request.name < b.request.name; });
@@ -207,10 +208,8 @@ void SchedulerImpl::RestoreDoomed(const internal::SavedState& state, RestoreRepo
 }
 
 absl::StatusOr<GroupRecord> SchedulerImpl::GetGroupRecord(std::string_view name) const {
-  if (sharing_->HasGroup(name)) {
-    HIVED_RETURN_IF_ERROR(sharing_->MigCanSave(name));
-    return sharing_->GetRecord(name);
-  }
+  HIVED_RETURN_IF_ERROR(sharing_->CanSave(name));
+  if (sharing_->HasGroup(name)) return sharing_->GetRecord(name);
   if (sharing_->IsHolder(name)) {
     return absl::FailedPreconditionError(
         absl::StrCat("group ", ToAbsl(name), " holds GPUs for sharing: it has no record of its ",
@@ -350,6 +349,16 @@ absl::StatusOr<std::unique_ptr<SchedulerImpl>> SchedulerImpl::Restore(const Clus
   // Holders left without a share (every pod on their GPUs skipped) are released.
   std::vector<std::string> released =
       impl->sharing_->FinishRestore(static_cast<uint64_t>(state.next_holder));
+  // The shapes the stranded rule learnt (share_choice.h): exactly as saved, so the decisions
+  // after a restart are the ones the saved scheduler would have made; their leaf-type masks
+  // mean nothing in another cluster, so a changed one learns them again from its requests.
+  if (state.config == impl->ConfigFingerprint()) {
+    HIVED_RETURN_IF_ERROR(impl->sharing_->LearnShapes(state.share_shapes));
+  } else if (!state.share_shapes.tally.empty()) {
+    out.notes.push_back(
+        "$.shareShapes: the cluster's cells or VCs changed since the state was saved: the pod "
+        "shapes the sharing choice learnt are not restored (it learns them again)");
+  }
   for (RestoreReport::Group& entry : out.groups) {
     if (entry.outcome != RestoreOutcome::kDropped &&
         std::find(released.begin(), released.end(), entry.name) != released.end()) {

@@ -63,6 +63,9 @@ constexpr const char* kMemory = "memoryMiB";
 constexpr const char* kMigProfile = "migProfile";
 constexpr const char* kMigStart = "migStart";
 constexpr const char* kNextHolder = "nextShareHolder";
+constexpr const char* kShareShapes = "shareShapes";  // {"tally": [...], "atRebuild": [...]}
+constexpr const char* kShapeTally = "tally";
+constexpr const char* kShapesAtRebuild = "atRebuild";
 constexpr int32_t kSharingVersion = 2;  // the first version with the keys above
 
 Json StringArray(const std::vector<std::string>& values) {
@@ -255,6 +258,40 @@ absl::Status RecordFromJson(const Json& j, const std::string& path, int32_t vers
   return absl::OkStatus();
 }
 
+// "shareShapes": {"tally": [[cpuMilli, memoryMiB, gpuMilli, gpus, typeMask, pods], ...],
+// "atRebuild": [...]} (docs/state-format.md).
+absl::Status ReadShareShapes(const Json& v, const std::string& path, ShareChoice::Learning* out) {
+  HIVED_RETURN_IF_ERROR(Reader::Object(v, path, {kShapeTally, kShapesAtRebuild}));
+  for (const char* key : {kShapeTally, kShapesAtRebuild}) {
+    const Json* list = nullptr;
+    HIVED_RETURN_IF_ERROR(Reader::Array(v, path, key, /*required=*/true, &list));
+    std::vector<ShareChoice::Count>& counts = key == kShapeTally ? out->tally : out->at_rebuild;
+    for (size_t i = 0; i < list->size(); ++i) {
+      const std::string at = absl::StrCat(path, ".", key, "[", i, "]");
+      const Json& e = (*list)[i];
+      if (!e.is_array() || e.size() != 6) {
+        return Reader::Error(at, "expected [cpuMilli, memoryMiB, gpuMilli, gpus, typeMask, pods]");
+      }
+      ShareChoice::Count c;
+      int64_t milli = 0, gpus = 0;
+      constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+      HIVED_RETURN_IF_ERROR(Reader::Int64(e[0], at + "[0]", 0, kMax, &c.shape.cpu));
+      HIVED_RETURN_IF_ERROR(Reader::Int64(e[1], at + "[1]", 0, kMax, &c.shape.memory));
+      HIVED_RETURN_IF_ERROR(Reader::Int64(e[2], at + "[2]", 0, 1000, &milli));
+      HIVED_RETURN_IF_ERROR(Reader::Int64(e[3], at + "[3]", 0, kMaxGroupPods, &gpus));
+      if (!e[4].is_number_unsigned() && !(e[4].is_number_integer() && e[4].get<int64_t>() >= 0)) {
+        return Reader::Error(at + "[4]", "expected a non-negative integer (a leaf-type mask)");
+      }
+      c.shape.types = e[4].get<uint64_t>();
+      HIVED_RETURN_IF_ERROR(Reader::Int64(e[5], at + "[5]", 1, kMax, &c.pods));
+      c.shape.milli = static_cast<int32_t>(milli);
+      c.shape.gpus = static_cast<int32_t>(gpus);
+      counts.push_back(c);
+    }
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 std::string SavedStateToJson(const SavedState& state) {
@@ -266,6 +303,20 @@ std::string SavedStateToJson(const SavedState& state) {
                                  Dump(StringArray(state.doomed)), ",");
   if (state.next_holder != 0) {
     absl::StrAppend(&out, Dump(Json(kNextHolder)), ":", state.next_holder, ",");
+  }
+  if (!state.share_shapes.tally.empty() || !state.share_shapes.at_rebuild.empty()) {
+    auto counts = [](const std::vector<ShareChoice::Count>& cs) {
+      Json a = Json::array();
+      for (const ShareChoice::Count& c : cs) {
+        a.push_back(Json::array(
+            {c.shape.cpu, c.shape.memory, c.shape.milli, c.shape.gpus, c.shape.types, c.pods}));
+      }
+      return a;
+    };
+    absl::StrAppend(&out, Dump(Json(kShareShapes)), ":",
+                    Dump(Json{{kShapeTally, counts(state.share_shapes.tally)},
+                              {kShapesAtRebuild, counts(state.share_shapes.at_rebuild)}}),
+                    ",");
   }
   absl::StrAppend(&out, Dump(Json(kGroups)), ":[");
   for (size_t i = 0; i < state.groups.size(); ++i) {
@@ -285,8 +336,9 @@ std::string SavedStateToJson(const SavedState& state) {
 absl::StatusOr<SavedState> SavedStateFromJson(std::string_view text) {
   HIVED_ASSIGN_OR_RETURN(Json j, ParseJson(text, "saved state"));
   const std::string root = "$";
-  HIVED_RETURN_IF_ERROR(Reader::Object(
-      j, root, {kSchema, kVersion, kConfig, kBadNodes, kDoomed, kNextHolder, kGroups, kBindings}));
+  HIVED_RETURN_IF_ERROR(Reader::Object(j, root,
+                                       {kSchema, kVersion, kConfig, kBadNodes, kDoomed, kNextHolder,
+                                        kShareShapes, kGroups, kBindings}));
   std::string schema;
   HIVED_RETURN_IF_ERROR(Reader::String(j, root, kSchema, /*required=*/true, &schema));
   if (schema != kStateSchema) {
@@ -302,11 +354,16 @@ absl::StatusOr<SavedState> SavedStateFromJson(std::string_view text) {
         absl::StrCat("version ", version, " is not readable by this library (it reads versions ",
                      kOldestStateVersion, " to ", kStateVersion, ")"));
   }
-  HIVED_RETURN_IF_ERROR(Reader::NotBefore(j, root, version, kSharingVersion, {kNextHolder}));
+  HIVED_RETURN_IF_ERROR(
+      Reader::NotBefore(j, root, version, kSharingVersion, {kNextHolder, kShareShapes}));
   SavedState state;
   if (auto it = j.find(kNextHolder); it != j.end()) {
     HIVED_RETURN_IF_ERROR(Reader::Int64(*it, absl::StrCat(root, ".", kNextHolder), 0,
                                         std::numeric_limits<int64_t>::max(), &state.next_holder));
+  }
+  if (auto it = j.find(kShareShapes); it != j.end()) {
+    HIVED_RETURN_IF_ERROR(
+        ReadShareShapes(*it, absl::StrCat(root, ".", kShareShapes), &state.share_shapes));
   }
   HIVED_RETURN_IF_ERROR(Reader::String(j, root, kConfig, /*required=*/false, &state.config));
   HIVED_RETURN_IF_ERROR(Reader::Strings(j, root, kBadNodes, &state.bad_nodes));

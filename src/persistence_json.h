@@ -25,6 +25,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "hived/state.h"
+#include "src/share_choice.h"
 
 namespace hived::internal {
 
@@ -47,6 +48,7 @@ struct SavedState {
   std::vector<SavedBinding> bindings;  // virtual cell id order: parents first
   std::vector<std::string> doomed;     // doomed preassigned cells, in their VC slots' order
   int64_t next_holder = 0;             // GPU sharing: the number of the next holder group
+  ShareChoice::Learning share_shapes;  // GPU sharing: the shapes the stranded rule learnt
 };
 
 // One group per line, so saved states diff well.

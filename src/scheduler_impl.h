@@ -150,13 +150,16 @@ class SchedulerImpl {
   // For Sharing's reservations: the state epoch (bumped by every change) and node health.
   uint64_t epoch() const { return epoch_; }
   bool NodeHealthy(NodeId node) const { return buddy_->IsNodeHealthy(node); }
+  // For Sharing's choice: the leaves of a cell used (at any priority) by whole groups.
+  int32_t UsedLeaves(CellId cell) const { return pusage_.UsedTotal(cell); }
 
   // Persistence (persistence.cc, docs/state-format.md): every running group's record, and a
   // scheduler rebuilt from them through `Allocate`'s recovery path.
   std::string SaveState() const;
-  // kUnimplemented naming a MIG group when there is one: the state format has no MIG
-  // instances yet (docs/state-format.md), so SaveState refuses rather than drop them.
-  absl::Status CanSaveMig() const;
+  // kUnimplemented naming a group the state format cannot hold faithfully yet (`group`, or
+  // any when empty: MIG and host groups, src/sharing.h), so SaveState and GetGroupRecord
+  // refuse rather than drop or misrecord them.
+  absl::Status CanSaveSharing(std::string_view group) const;
   // A fractional group's record comes from Sharing; a holder has none (kFailedPrecondition).
   absl::StatusOr<GroupRecord> GetGroupRecord(std::string_view group) const;
   // `Recover` of a record; `ignored_leaves`: its leaves the cluster no longer has (Restore);

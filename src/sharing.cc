@@ -64,14 +64,15 @@ Sharing::Sharing(SchedulerImpl* core, const ClusterSpec& spec, const cellalloc::
 bool Sharing::Handles(const GroupRequest& request) const {
   if (in_core_) return false;
   // Every whole-GPU Schedule and Allocate asks: no lookup while no fractional group lives.
-  return IsFractional(request) || IsHolderName(request.name) ||
+  return IsFractional(request) || IsHolderName(request.name) || IsHostRequest(request) ||
          (!groups_.empty() && groups_.find(request.name) != groups_.end());
 }
 
 bool Sharing::Handles(std::string_view group) const {
   if (in_core_) return false;
   // Every whole-GPU Release asks: no copy of the name, no lookup while none lives.
-  return IsHolderName(group) || (!groups_.empty() && groups_.find(group) != groups_.end());
+  return IsHolderName(group) || (!groups_.empty() && groups_.find(group) != groups_.end()) ||
+         (!host_groups_.empty() && host_groups_.find(group) != host_groups_.end());
 }
 
 absl::StatusOr<Sharing::Parsed> Sharing::Parse(const GroupRequest& r) const {
@@ -164,6 +165,9 @@ bool Sharing::Compatible(const GroupRequest& r, bool guaranteed, CellId leaf) co
 CellId Sharing::Place(const GroupRequest& r, const Parsed& p, const PodAsk& a, const Tentative& t,
                       bool evict) const {
   if (!a.mig.empty()) return PlaceMig(r, p, a, t, evict);
+  if (nodes_declare_ && !evict && t.gpu.empty() && t.node.empty() && t.excluded.empty()) {
+    return PlaceStranded(r, p, a, t);
+  }
   CellId best;
   int32_t best_left = kGpuMilli + 1;
   for (const auto& [id, gpu] : shares_.open()) {

@@ -15,12 +15,15 @@
 //  - an opportunistic pod: GPUs of opportunistic holders of any VC, and — when the leaf
 //    type's sharing mode is `protected` (TGS/AntMan style) — GPUs of guaranteed holders;
 //  - among those with room (shares, GPU memory, the node's declared CPU and host memory):
-//    the one left with the least free milli (tightest fit, HiveD's buddy rule applied to
-//    shares: keep the emptier GPUs whole), ties to the lowest leaf id.
+//    when some node declares CPU or memory, the one where the stranded rule
+//    (src/share_choice.h, sharing_choice.cc) grows the node's stranded milli least, ties to
+//    the tightest; otherwise the one left with the least free milli (tightest fit, HiveD's
+//    buddy rule applied to shares: keep the emptier GPUs whole); ties to the lowest leaf id.
 // Pods that fit no open GPU take new leaves: one holder for all of them, scheduled in the
-// caller's phase. Victims named by the scheduler that are holders are replaced by the
-// groups with shares on the holder's GPUs (whole groups, sorted); a holder whose GPUs carry
-// a reserved share is never a victim (the scheduler's decision waits, invariant 8).
+// caller's phase (a single new leaf first on the node the stranded rule prefers). Victims
+// named by the scheduler that are holders are replaced by the groups with shares on the
+// holder's GPUs (whole groups, sorted); a holder whose GPUs carry a reserved share is never
+// a victim (the scheduler's decision waits, invariant 8).
 // A guaranteed pod of a `protected` type that finds neither room nor a new leaf evicts the
 // opportunistic shares on one of its own GPUs: those groups are its victims (Preempting
 // phase), and the GPU is barred to new opportunistic shares until the group is reserved,
@@ -49,8 +52,8 @@
 //  (3) a guaranteed group's shares are on GPUs of holders of its VC at its priority; an
 //      opportunistic group's on opportunistic holders, or on guaranteed holders of a
 //      `protected` leaf type.
-//  (4) per node with declared CPU / host memory, the fractional pods' requests sum to at
-//      most the declared amount.
+//  (4) per node, the recorded CPU / host memory use is the sum over the fractional pods
+//      and the host groups' pods on it, and at most the declared amount where declared.
 //  (5) a running holder has at least one share on its GPUs.
 //  (6) a GPU barred to guests is barred by a preempting guaranteed group that lists it.
 //  (7) a reserved group's pods on open GPUs are counted in (2)-(4); its other pods are on
@@ -65,6 +68,12 @@
 //      type, the used instances are exactly the MIG pods counted on it (owner = the group,
 //      the pod's profile; a pod's milli is its profile's), and a GPU with a used instance
 //      holds no other share.
+//
+// Host groups (src/sharing_hosts.cc): a whole-GPU group whose pods ask node CPU or host
+// memory, and a CPU-only group (members with leafCellNumber 0). A whole one is scheduled by
+// the scheduler on nodes with room (its suggested nodes narrowed to them) and counted on its
+// nodes from Allocate to Release; a CPU-only one never touches cells: its pods take a node
+// each (src/share_choice.h chooses) and are counted from Allocate to Release.
 //
 // Thread safety: not thread-safe; the scheduler serialises.
 #ifndef HIVED_SRC_SHARING_H_
@@ -87,6 +96,7 @@
 #include "hived/schedule_result.h"
 #include "hived/state.h"
 #include "hived/status_view.h"
+#include "src/share_choice.h"
 
 namespace hived {
 
@@ -116,6 +126,9 @@ bool IsHolderName(std::string_view name);
 bool IsFractional(const GroupRequest& request);
 // Whether a request asks for MIG instances (any member with a mig_profile).
 bool IsMig(const GroupRequest& request);
+// Whether a request is a host group's (src/sharing_hosts.cc): no share, and a member with
+// leafCellNumber 0 (CPU-only) or with CPU or host memory.
+bool IsHostRequest(const GroupRequest& request);
 
 // The first difference between a reserved fractional request and an Allocate's (VC,
 // priority, members and their amounts, leaf types), e.g. "priority 1, reserved at 0"; empty
@@ -148,7 +161,7 @@ class Sharing {
   void FillLeaf(CellId leaf, PhysicalCellStatus* s) const;
   bool IsHolder(std::string_view name) const { return holders_.count(std::string(name)) > 0; }
   bool HasGroup(std::string_view name) const {
-    return !in_core_ && groups_.count(std::string(name)) > 0;
+    return !in_core_ && (groups_.count(std::string(name)) > 0 || CpuOnlyGroup(name) != nullptr);
   }
   // Persistence (src/sharing_state.cc, docs/state-format.md): running fractional groups'
   // records (as asked; allocated exactly when guaranteed); a record of `name` (kNotFound,
@@ -156,6 +169,9 @@ class Sharing {
   void AppendRecords(std::vector<GroupRecord>* out) const;
   absl::StatusOr<GroupRecord> GetRecord(std::string_view name) const;
   uint64_t next_holder() const { return next_holder_; }
+  // The stranded rule's learnt shapes (share_choice.h), saved and restored with the state.
+  ShareChoice::Learning LearnedShapes() const { return choice_.Learned(); }
+  absl::Status LearnShapes(const ShareChoice::Learning& l) { return choice_.Learn(l); }
   // Restore, in three steps: every holder's record (its GPUs the cluster no longer has are
   // left out and named in `gone`; the others are opened), then every fractional group's
   // (strictly on the restored open GPUs: a pod that cannot be accounted there, its GPU gone
@@ -173,6 +189,10 @@ class Sharing {
   // kUnimplemented naming a MIG group (`group`, or any when empty): the state format has no
   // MIG instances.
   absl::Status MigCanSave(std::string_view group) const;
+  // kUnimplemented naming a group SaveState / GetGroupRecord cannot record faithfully yet
+  // (`group`, or any when empty): a MIG group, or a host group (node CPU and host memory of
+  // whole-GPU and CPU-only pods are not re-counted by Restore).
+  absl::Status CanSave(std::string_view group) const;
   // A chain's MIG counters (instances created, reconfigurations).
   void FillMigChain(ChainId chain, ChainSummary* s) const;
 
@@ -336,6 +356,41 @@ class Sharing {
   void RemoveMig(const std::string& group, const PodShare& s);
   absl::Status CheckMig() const;
   void FillMigLeaf(CellId leaf, PhysicalCellStatus* s) const;
+  // Host groups (sharing_hosts.cc). A running one: per pod its node and amounts.
+  struct HostPod {
+    uint32_t node = 0;
+    int64_t cpu = 0;
+    int64_t host_memory = 0;
+  };
+  struct HostGroup {
+    GroupRequest request;
+    bool cpu_only = false;
+    std::vector<HostPod> pods;
+    Placement placement;
+  };
+  absl::StatusOr<ScheduleResult> ScheduleHost(const GroupRequest& r, Phase phase);
+  absl::StatusOr<AllocateInfo> AllocateHost(const GroupRequest& r, const Placement& placement,
+                                            bool recover);
+  absl::Status ReleaseHost(std::string_view group);
+  // CancelPreemption (`cancel`) or Unreserve of a running host group: the scheduler's answer
+  // for a running group (kFailedPrecondition for a CPU-only one).
+  absl::Status HostNotPending(std::string_view group, bool cancel);
+  const HostGroup* CpuOnlyGroup(std::string_view name) const;
+  // The stranded rule (share_choice.h): bits of the forest's leaf types; the scheduler's
+  // used leaves on a node; a leaf's position among its node's leaves.
+  uint64_t TypeMask(const std::vector<std::string>& types) const;
+  // Counts a group that starts to run in the stranded rule's tally (its pods' shapes).
+  void NoteAdmitted(const GroupRequest& r, uint64_t types);
+  uint64_t CoreUsed(uint32_t node) const;
+  int32_t LeafPos(CellId leaf) const;
+  // Place by the stranded rule (no tentative use, no eviction): the open GPU, or Nil with
+  // preferred_node_ set when a fresh leaf on that node strands less.
+  CellId PlaceStranded(const GroupRequest& r, const Parsed& p, const PodAsk& a,
+                       const Tentative& t) const;
+  // The node state share_choice scores: per leaf its free milli, CPU and memory left.
+  ShareChoice::NodeState NodeStateOf(uint32_t node) const;
+  // Invariant (4)'s sums: the host groups' pods added per node.
+  void AddHostUse(std::vector<int64_t>* cpu, std::vector<int64_t>* memory) const;
 
   SchedulerImpl* core_;
   const cellalloc::CellForest& forest_;
@@ -356,6 +411,9 @@ class Sharing {
   uint64_t next_holder_ = 0;
   int64_t reserved_ = 0;  // groups in Stage::kReserved (AnyReserved in O(1))
   Pending pending_;
+  std::map<std::string, HostGroup, std::less<>> host_groups_;  // running host groups
+  mutable ShareChoice choice_;          // the fragmentation-aware choice (its cache is mutable)
+  mutable std::string preferred_node_;  // set by PlaceStranded: a fresh leaf's best node
   bool in_core_ = false;  // calling the scheduler (mutations only): the hooks pass through
 };
 

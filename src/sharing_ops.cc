@@ -76,6 +76,18 @@ absl::StatusOr<ScheduleResult> Sharing::ScheduleHolder(const GroupRequest& r, co
   bool have_first = false;
   for (const std::string& type : types) {
     GroupRequest h = HolderRequest(r, p, *name, type, pods);
+    if (pods == 1 && !preferred_node_.empty()) {  // the stranded rule's node first
+      GroupRequest there = h;
+      there.suggested_nodes = std::vector<std::string>{preferred_node_};
+      absl::StatusOr<ScheduleResult> try_there = core_->Schedule(there, Phase::kFiltering);
+      if (try_there.ok() && try_there->outcome == Outcome::kPlaced) {
+        try_there = core_->Schedule(there, phase);
+        if (try_there.ok() && try_there->outcome == Outcome::kPlaced) {
+          *holder_request = std::move(there);
+          return try_there;
+        }
+      }
+    }
     absl::StatusOr<ScheduleResult> res = core_->Schedule(h, phase);
     if (res.ok() && (res->outcome == Outcome::kPlaced || res->outcome == Outcome::kPreempting)) {
       *holder_request = std::move(h);
@@ -102,7 +114,26 @@ absl::StatusOr<Sharing::Parsed> Sharing::ParseFor(const GroupRequest& r) const {
   return Parse(r);
 }
 
+void Sharing::NoteAdmitted(const GroupRequest& r, uint64_t types) {
+  // The tally of shapes (share_choice.h) counts the pods of every group that starts to run
+  // (Allocate, Recover): never a Schedule, so a Filtering call changes nothing and a group
+  // retried while it waits is counted once. MIG pods are placed by their layouts, not by the
+  // stranded rule, so they are not counted.
+  const bool host = IsHostRequest(r);
+  for (const GroupMember& m : r.members) {
+    if (!m.mig_profile.empty()) continue;
+    if (host) {
+      choice_.Note({m.cpu_milli, m.memory_mib, m.leaf_cell_number > 0 ? cellalloc::kGpuMilli : 0,
+                    m.leaf_cell_number, ~uint64_t{0}},
+                   m.pod_number);
+    } else {
+      choice_.Note({m.cpu_milli, m.memory_mib, m.gpu_milli, 1, types}, m.pod_number);
+    }
+  }
+}
+
 absl::StatusOr<ScheduleResult> Sharing::Schedule(const GroupRequest& r, Phase phase) {
+  if (IsHostRequest(r)) return ScheduleHost(r, phase);
   pending_ = Pending();
   auto rit = groups_.find(r.name);
   if (rit != groups_.end() && rit->second.stage == Stage::kReserved) {
@@ -112,6 +143,7 @@ absl::StatusOr<ScheduleResult> Sharing::Schedule(const GroupRequest& r, Phase ph
   }
   auto git = groups_.find(r.name);
   HIVED_ASSIGN_OR_RETURN(Parsed p, ParseFor(r));
+  preferred_node_.clear();
   const bool preempting = git != groups_.end();
   // A preempting group's bars are lifted while it is re-decided, and set again (its GPUs
   // may have changed) if it still preempts when this returns.
@@ -295,6 +327,7 @@ CellId Sharing::FindLeaf(const PodPlacement& pod, const Parsed& p) const {
 }
 
 absl::StatusOr<AllocateInfo> Sharing::Allocate(const GroupRequest& r, const Placement& placement) {
+  if (IsHostRequest(r)) return AllocateHost(r, placement, /*recover=*/false);
   auto git = groups_.find(r.name);
   if (git == groups_.end() || git->second.stage != Stage::kReserved) {
     HIVED_ASSIGN_OR_RETURN(Parsed p, ParseFor(r));
@@ -325,6 +358,7 @@ void Sharing::OpenHolder(const std::string& name, const GroupRequest& holder_req
     h.leaves.push_back(leaf);
     auto it = leaf_types_.find(forest_.chain_info(forest_.chain(leaf)).leaf_type);
     HIVED_CHECK(shares_.Open(leaf, it == leaf_types_.end() ? 0 : it->second.gpu_memory_mib));
+    choice_.Touch(forest_.node(leaf).value());
     leaf_use_[leaf.value()].holder = name;
   }
   holders_[name] = std::move(h);
@@ -333,6 +367,7 @@ void Sharing::OpenHolder(const std::string& name, const GroupRequest& holder_req
 void Sharing::AddShare(const std::string& group, const PodShare& s) {
   HIVED_CHECK(shares_.Add(s.leaf, s.milli, s.memory));
   if (!s.mig.empty()) AddMig(group, s);
+  choice_.Touch(forest_.node(s.leaf).value());
   std::vector<std::string>& sharers = leaf_use_.at(s.leaf.value()).sharers;
   auto it = std::lower_bound(sharers.begin(), sharers.end(), group);
   if (it == sharers.end() || *it != group) sharers.insert(it, group);
@@ -340,6 +375,7 @@ void Sharing::AddShare(const std::string& group, const PodShare& s) {
 
 void Sharing::AddNodeUse(const PodShare& s, int64_t sign) {
   const size_t n = forest_.node(s.leaf).value();
+  choice_.Touch(static_cast<uint32_t>(n));
   node_cpu_used_[n] += sign * s.cpu;
   node_memory_used_[n] += sign * s.host_memory;
 }
@@ -347,6 +383,7 @@ void Sharing::AddNodeUse(const PodShare& s, int64_t sign) {
 void Sharing::RemoveShare(const std::string& group, const PodShare& s) {
   HIVED_CHECK(shares_.Remove(s.leaf, s.milli, s.memory));
   if (!s.mig.empty()) RemoveMig(group, s);
+  choice_.Touch(forest_.node(s.leaf).value());
   const Group& g = groups_.at(group);
   int32_t left = 0;
   for (const PodShare& o : g.pods) left += o.leaf == s.leaf ? 1 : 0;
@@ -363,6 +400,7 @@ void Sharing::ReleaseHolderIfEmpty(const std::string& name) {
   }
   for (CellId leaf : it->second.leaves) {
     HIVED_CHECK(shares_.Close(leaf));
+    choice_.Touch(forest_.node(leaf).value());
     auto use = leaf_use_.find(leaf.value());
     if (!use->second.barred_by.empty()) {  // the evicting group waits for a GPU now closed
       std::vector<CellId>& barred = groups_.at(use->second.barred_by).barred;
@@ -377,6 +415,7 @@ void Sharing::ReleaseHolderIfEmpty(const std::string& name) {
 }
 
 absl::Status Sharing::Release(std::string_view name) {
+  if (host_groups_.count(name) > 0) return ReleaseHost(name);
   const std::string group(name);
   if (IsHolder(group) || IsHolderName(name)) {
     return absl::InvalidArgumentError(
@@ -411,6 +450,7 @@ absl::Status Sharing::Release(std::string_view name) {
 }
 
 absl::Status Sharing::CancelPreemption(std::string_view name) {
+  if (host_groups_.count(name) > 0) return HostNotPending(name, /*cancel=*/true);
   const std::string group(name);
   if (IsHolderName(name)) {
     return absl::InvalidArgumentError(

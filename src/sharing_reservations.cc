@@ -116,6 +116,8 @@ absl::StatusOr<AllocateInfo> Sharing::CommitReserved(const std::string& name,
   g.holder_placement = Placement();
   g.request.suggested_nodes.reset();
   pending_ = Pending();
+  absl::StatusOr<Parsed> parsed = Parse(g.request);  // it parsed when it was reserved
+  NoteAdmitted(g.request, parsed.ok() ? TypeMask(parsed->types) : ~uint64_t{0});
   return AllocateInfo();
 }
 
@@ -227,6 +229,7 @@ absl::StatusOr<AllocateInfo> Sharing::AllocateDecided(const GroupRequest& r, con
 }
 
 absl::Status Sharing::Unreserve(std::string_view name) {
+  if (host_groups_.count(name) > 0) return HostNotPending(name, /*cancel=*/false);
   const std::string group(name);
   if (IsHolderName(name)) {
     return absl::InvalidArgumentError(
@@ -311,6 +314,7 @@ absl::Status Sharing::ResolveRecovered(const GroupRequest& r, const Parsed& p,
 }
 
 absl::StatusOr<AllocateInfo> Sharing::Recover(const GroupRequest& r, const Placement& placement) {
+  if (IsHostRequest(r)) return AllocateHost(r, placement, /*recover=*/true);
   auto git = groups_.find(r.name);
   if (git != groups_.end() && git->second.stage != Stage::kRunning) {
     return absl::FailedPreconditionError(

@@ -31,20 +31,22 @@ namespace hived {
 // GPU sharing (docs/gpu-sharing.md): a member with `gpu_milli` > 0 is fractional: each pod
 // asks for `gpu_milli` thousandths of ONE GPU (1..1000; `leaf_cell_number` must be 1) and
 // optionally `gpu_memory_mib` of its memory. `cpu_milli` and `memory_mib` (per pod) are
-// checked against the nodes' declared CPU and host memory for fractional pods. A group is
-// either all fractional or all whole.
+// counted against the nodes' declared CPU and host memory (`cpuMilli`, `memoryMiB`) for
+// every pod: fractional, whole-GPU, MIG and CPU-only. A **CPU-only** pod has
+// `leaf_cell_number` 0 (and `gpu_milli` 0, no `mig_profile`): it takes no cell, only a node's
+// CPU and memory; its PodPlacement names the node with no leaf cell indices.
 //
 // MIG (docs/gpu-sharing.md, "MIG"): a member with `mig_profile` (e.g. "1g.10gb") asks for one
 // MIG instance of that profile per pod, on a GPU of an allowed type whose geometry has it
-// (`gpu_milli` 0, `gpu_memory_mib` 0, `leaf_cell_number` 1; `cpu_milli` / `memory_mib` as
-// for fractional pods). A group is all MIG, all fractional or all whole.
+// (`gpu_milli` 0, `gpu_memory_mib` 0, `leaf_cell_number` 1). A group is all MIG, all
+// fractional, all whole or all CPU-only.
 struct GroupMember {
   int32_t pod_number = 0;
-  int32_t leaf_cell_number = 0;
+  int32_t leaf_cell_number = 0;  // 0: a CPU-only pod (no GPU)
   int32_t gpu_milli = 0;         // 0: whole leaf cells; 1..1000: a share of one GPU
   int64_t gpu_memory_mib = 0;    // fractional pods: GPU memory asked (0: none)
-  int64_t cpu_milli = 0;         // fractional pods: CPU millicores on the node (0: none)
-  int64_t memory_mib = 0;        // fractional pods: host memory MiB on the node (0: none)
+  int64_t cpu_milli = 0;         // CPU millicores on the node, per pod (0: none)
+  int64_t memory_mib = 0;        // host memory MiB on the node, per pod (0: none)
   std::string mig_profile = {};  // MIG pods: the profile of each pod's instance (empty: none)
 };
 

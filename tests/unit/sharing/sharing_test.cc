@@ -169,9 +169,9 @@ TEST_CASE("bad fractional requests are errors, never crashes", "[sharing]") {
   GroupRequest mixed = Frac("x", "VC1", 0, 100);
   mixed.members.push_back({1, 1});
   REQUIRE(code(mixed) == absl::StatusCode::kInvalidArgument);
-  GroupRequest whole_cpu = Whole("x", "VC1", 0, 1, "GA");
+  GroupRequest whole_cpu = Whole("x", "VC1", 0, 1, "GA");  // a host group now
   whole_cpu.members[0].cpu_milli = 100;
-  REQUIRE(code(whole_cpu) == absl::StatusCode::kInvalidArgument);
+  REQUIRE(code(whole_cpu) == absl::StatusCode::kOk);
   GroupRequest whole_types = Whole("x", "VC1", 0, 1, "");
   whole_types.leaf_cell_types = {"GA"};
   REQUIRE(code(whole_types) == absl::StatusCode::kInvalidArgument);
