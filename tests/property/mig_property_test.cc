@@ -187,7 +187,9 @@ TEST_CASE("MIG, fractional and whole groups keep guarantees, layouts and invaria
           }
         }
       } else if (op == 8) {
-        REQUIRE(s.SetNodeHealthy(nodes[static_cast<size_t>(pick(3))], pick(4) != 0).ok());
+        // Two draws in separate statements: argument evaluation order is unspecified.
+        const std::string& node = nodes[static_cast<size_t>(pick(3))];
+        REQUIRE(s.SetNodeHealthy(node, pick(4) != 0).ok());
       } else if (op == 9) {  // recover a random MIG or fractional placement
         GroupRequest r = NewGroup("g" + std::to_string(next++), rng, pick(2));
         if (r.members[0].mig_profile == "2g.20gb") r.members[0].mig_profile = "1g.5gb";
