@@ -93,8 +93,9 @@ absl::StatusOr<ScheduleResult> Sharing::ScheduleHolder(const GroupRequest& r, co
       *holder_request = std::move(h);
       return res;
     }
-    // A type the VC lacks is an error for that type only; the first answer is reported.
-    if (!have_first) {
+    // A type the VC lacks is an error for that type only: the answer is the first type's
+    // that is not an error (a wait), and the first error only when every type is one.
+    if (!have_first || (res.ok() && !first.ok())) {
       first = std::move(res);
       have_first = true;
     }

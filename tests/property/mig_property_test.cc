@@ -126,10 +126,11 @@ TEST_CASE("MIG, fractional and whole groups keep guarantees, layouts and invaria
         if (!res.ok()) {
           INFO(res.status().message());
           REQUIRE(res.status().code() == absl::StatusCode::kInvalidArgument);
-          // The only invalid requests made: a profile the A100 lacks, V100 for VC2 (also
-          // when A100 is allowed after it: Sharing reports the first type's answer).
+          // The only invalid requests made: a profile the A100 lacks, V100 alone for VC2
+          // (with A100 allowed after it, A100's answer counts: a type the VC lacks is an
+          // error for that type only).
           const bool v100 = r.leaf_cell_type == "V100" ||
-                            (!r.leaf_cell_types.empty() && r.leaf_cell_types[0] == "V100");
+                            (r.leaf_cell_types.size() == 1 && r.leaf_cell_types[0] == "V100");
           REQUIRE((r.members[0].mig_profile == "2g.20gb" || (r.vc == "VC2" && v100)));
           ++invalid;
         } else {
@@ -299,7 +300,9 @@ TEST_CASE("MIG, fractional and whole groups keep guarantees, layouts and invaria
     }
   }
   // The test must exercise what it checks.
-  CHECK(placed_mig > 100);
+  // (88 MIG placements on the default seeds since fractional groups allowing V100 then A100
+  // in VC2 are placed on A100 instead of refused, taking A100s MIG could have used.)
+  CHECK(placed_mig > 60);
   CHECK(placed_fractional > 50);
   CHECK(preemptions > 10);
   CHECK(kept_reserved > 30);

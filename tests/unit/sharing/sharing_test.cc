@@ -223,6 +223,27 @@ TEST_CASE("Allocate takes only what Schedule decided, Recover a placement from e
   REQUIRE(s->CheckInvariants().ok());
 }
 
+// Regression (found by the MIG property test): with several allowed types, the answer was
+// the first type's even when that type was an error for the VC (it has no GB) and a later
+// type gave an ordinary wait; a type the VC lacks is an error for that type only.
+TEST_CASE("allowed types: a type the VC lacks does not hide another type's wait", "[sharing]") {
+  auto s = Make();
+  REQUIRE(Run(*s, Whole("w", "VC2", 0, 4, "GA")) == Outcome::kPlaced);  // VC2's GA node full
+  GroupRequest f = Frac("f", "VC2", 0, 500, {"GB", "GA"});
+  absl::StatusOr<ScheduleResult> res = s->Schedule(f, Phase::kFiltering);
+  REQUIRE(res.ok());
+  REQUIRE(res->outcome == Outcome::kWaiting);
+  REQUIRE(s->Release("w").ok());
+  res = s->Schedule(f, Phase::kFiltering);  // and with room, GA places it
+  REQUIRE(res.ok());
+  REQUIRE(res->outcome == Outcome::kPlaced);
+  // Every allowed type an error for the VC: the first error is the answer.
+  absl::StatusOr<ScheduleResult> bad =
+      s->Schedule(Frac("g", "VC2", 0, 500, {"GB"}), Phase::kFiltering);
+  REQUIRE_FALSE(bad.ok());
+  REQUIRE(s->CheckInvariants().ok());
+}
+
 TEST_CASE("SaveState records a fractional group, and the views show shares", "[sharing]") {
   auto s = Make();
   REQUIRE(Run(*s, Frac("f1", "VC1", 0, 250)) == Outcome::kPlaced);
