@@ -213,13 +213,14 @@ class Sharing {
     GroupRequest request;
     bool guaranteed = false;
     Stage stage = Stage::kPreempting;
-    std::string holder;           // preempting / reserved: its holder (may be empty)
-    std::vector<PodShare> pods;   // reserved, running: every pod
-    std::vector<CellId> barred;   // preempting: GPUs barred to guests for it
-    GroupRequest holder_request;  // with a holder: the holder's request
-    Placement holder_placement;   // reserved with a holder: the holder's reserved placement
-    Placement placement;          // reserved, running
-    int32_t unaccounted = 0;      // running after Restore: placement pods skipped (partial)
+    std::string holder;             // preempting / reserved: its holder (may be empty)
+    std::vector<PodShare> pods;     // reserved, running: every pod
+    std::vector<CellId> barred;     // preempting: GPUs barred to guests for it
+    GroupRequest holder_request;    // with a holder: the holder's request
+    Placement holder_placement;     // reserved with a holder: the holder's reserved placement
+    Placement placement;            // reserved, running
+    int32_t unaccounted = 0;        // running after Restore: placement pods skipped (partial)
+    uint64_t types = ~uint64_t{0};  // reserved: its allowed leaf types as a TypeMask (the tally)
   };
   // A kPlaced decision: what Reserve records (or the Filtering phase keeps for Allocate).
   struct Decision {
@@ -312,7 +313,7 @@ class Sharing {
   void RemoveShare(const std::string& group, const PodShare& s);
   void AddNodeUse(const PodShare& s, int64_t sign);
   // Reservations (sharing_reservations.cc). Records `d` as group `r`'s reservation.
-  void Reserve(const GroupRequest& r, bool guaranteed, Decision d);
+  void Reserve(const GroupRequest& r, const Parsed& p, Decision d);
   // Runs a reserved group: allocates its holder (unless `holder_allocated`), opens its
   // GPUs and adds the shares of its new leaves.
   absl::StatusOr<AllocateInfo> CommitReserved(const std::string& group, bool holder_allocated);

@@ -275,12 +275,17 @@ void Sharing::FillMigChain(ChainId chain, ChainSummary* s) const {
 }
 
 absl::Status Sharing::MigCanSave(std::string_view group) const {
+  auto refuse = [](std::string_view name) {
+    return absl::UnimplementedError(
+        absl::StrCat("SaveState cannot record MIG group ", ToAbsl(name),
+                     " (MIG instances are not in the state format; docs/gpu-sharing.md)"));
+  };
+  if (!group.empty()) {  // one group: found by name, not by a walk over all of them
+    auto it = groups_.find(group);
+    return it != groups_.end() && IsMig(it->second.request) ? refuse(group) : absl::OkStatus();
+  }
   for (const auto& [name, g] : groups_) {
-    if ((group.empty() || name == group) && IsMig(g.request)) {
-      return absl::UnimplementedError(
-          absl::StrCat("SaveState cannot record MIG group ", name,
-                       " (MIG instances are not in the state format; docs/gpu-sharing.md)"));
-    }
+    if (IsMig(g.request)) return refuse(name);
   }
   return absl::OkStatus();
 }

@@ -211,7 +211,7 @@ absl::StatusOr<ScheduleResult> Sharing::Schedule(const GroupRequest& r, Phase ph
       d.holder_placement = *holder_placement;
     }
     if (phase == Phase::kPreempting) {
-      Reserve(r, p.guaranteed, std::move(d));
+      Reserve(r, p, std::move(d));
     } else {
       pending_ = Pending{r.name, r, std::move(d), core_->epoch()};
     }

@@ -42,10 +42,11 @@ std::string ShareRequestDifference(const GroupRequest& reserved, const GroupRequ
   return std::string();
 }
 
-void Sharing::Reserve(const GroupRequest& r, bool guaranteed, Decision d) {
+void Sharing::Reserve(const GroupRequest& r, const Parsed& p, Decision d) {
   Group& g = groups_[r.name];
   g.request = r;
-  g.guaranteed = guaranteed;
+  g.guaranteed = p.guaranteed;
+  g.types = TypeMask(p.types);
   if (g.stage != Stage::kReserved) ++reserved_;
   g.stage = Stage::kReserved;
   g.barred.clear();
@@ -116,8 +117,7 @@ absl::StatusOr<AllocateInfo> Sharing::CommitReserved(const std::string& name,
   g.holder_placement = Placement();
   g.request.suggested_nodes.reset();
   pending_ = Pending();
-  absl::StatusOr<Parsed> parsed = Parse(g.request);  // it parsed when it was reserved
-  NoteAdmitted(g.request, parsed.ok() ? TypeMask(parsed->types) : ~uint64_t{0});
+  NoteAdmitted(g.request, g.types);
   return AllocateInfo();
 }
 
@@ -224,7 +224,7 @@ absl::StatusOr<AllocateInfo> Sharing::AllocateDecided(const GroupRequest& r, con
     if (!own) HIVED_RETURN_IF_ERROR(CancelHolder(&git->second));
     Bar(r.name, false);
   }
-  Reserve(r, p.guaranteed, std::move(d));
+  Reserve(r, p, std::move(d));
   return CommitReserved(r.name, /*holder_allocated=*/true);
 }
 
