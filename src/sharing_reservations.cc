@@ -383,6 +383,7 @@ absl::StatusOr<AllocateInfo> Sharing::Recover(const GroupRequest& r, const Place
     AddShare(r.name, s);
     AddNodeUse(s, +1);
   }
+  NoteAdmitted(r, TypeMask(p.types));  // a recovered group starts to run, as at Allocate
   return AllocateInfo();
 }
 
