@@ -1,5 +1,6 @@
 // The `hived` policy: one Scheduler on the config; jobs run in their own VC.
 #include <memory>
+#include <utility>
 
 #include "sim/scheduler_backend.h"
 
@@ -15,7 +16,7 @@ class HivedBackend : public SchedulerBackend {
     if (!full.ok()) return full.status();
     SetNodes(**full);
     total_gpus_ = info_.TotalGpus();
-    return AddDomain(spec);
+    return AddDomain(std::move(*full));  // the domain is the full cluster: built once
   }
 
   std::string_view policy_name() const override { return "hived"; }

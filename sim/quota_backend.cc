@@ -67,7 +67,7 @@ class PoolBackend : public SchedulerBackend {
     }
     healthy_.assign(node_type_.size(), 1);
     total_gpus_ = info_.TotalGpus();
-    return AddDomain(pool);
+    return AddDomain(std::move(*full));  // the pool is the full cluster: built once
   }
 
   std::string_view policy_name() const override { return PolicyKindName(kind_); }

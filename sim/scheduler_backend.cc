@@ -95,14 +95,19 @@ std::optional<std::vector<int32_t>> SchedulerBackend::NodesNamed(std::string_vie
 absl::Status SchedulerBackend::AddDomain(const ClusterSpec& spec, const std::string& prefix) {
   absl::StatusOr<std::unique_ptr<Scheduler>> s = Scheduler::Create(spec);
   if (!s.ok()) return s.status();
+  return AddDomain(std::move(*s), prefix);
+}
+
+absl::Status SchedulerBackend::AddDomain(std::unique_ptr<Scheduler> scheduler,
+                                         const std::string& prefix) {
   if (!prefix.empty()) {
-    for (const NodeStatus& n : (*s)->Nodes()) {
+    for (const NodeStatus& n : scheduler->Nodes()) {
       const int32_t id = AddNode(prefix + n.name, n.name, n.total_leaf_cells);
       std::vector<int32_t>& ids = copies_[n.name];
       if (std::find(ids.begin(), ids.end(), id) == ids.end()) ids.push_back(id);
     }
   }
-  Domain d{std::move(*s),
+  Domain d{std::move(scheduler),
            NodeUsage(node_capacity_),
            std::vector<bool>(nodes_.size(), false),
            prefix,
@@ -305,7 +310,15 @@ absl::Status SchedulerBackend::Release(const SimJob& job) {
     return absl::FailedPreconditionError(absl::StrCat("job ", job.index, " is not running"));
   }
   Domain& d = domains_[static_cast<size_t>(run.domain)];
-  if (absl::Status s = d.scheduler->Release(std::to_string(job.index)); !s.ok()) return s;
+  // The group name (the job index in decimal) in a buffer: no string built per release.
+  char name[16];
+  const auto [end, ec] = std::to_chars(name, name + sizeof(name), job.index);
+  if (ec != std::errc()) return absl::InternalError("job index does not fit a group name");
+  if (absl::Status s =
+          d.scheduler->Release(std::string_view(name, static_cast<size_t>(end - name)));
+      !s.ok()) {
+    return s;
+  }
   for (const auto& [node, gpus] : run.pods) d.usage.Remove(node, gpus);
   if (!run.opportunistic) {
     const Priority p = run.priority;

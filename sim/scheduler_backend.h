@@ -116,6 +116,9 @@ class SchedulerBackend : public ClusterBackend {
   // `nodes_`; otherwise the domain has hardware of its own: its nodes join `nodes_` as
   // `prefix` + name (private clusters fail independently of each other).
   absl::Status AddDomain(const ClusterSpec& spec, const std::string& prefix = "");
+  // The same with the domain's scheduler already built (e.g. the one `SetNodes` read, so a
+  // one-domain policy builds its scheduler once, not twice).
+  absl::Status AddDomain(std::unique_ptr<Scheduler> scheduler, const std::string& prefix = "");
   // Sets the global node list from a scheduler over the full physical cluster.
   void SetNodes(const Scheduler& full);
 
