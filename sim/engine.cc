@@ -30,7 +30,7 @@ void ResolveJobs(const Trace& trace, const SpecInfo& info, std::vector<SimJob>* 
   jobs->reserve(trace.jobs.size());
   reject_reasons->reserve(trace.jobs.size());
   // Traces name few VCs, mostly in runs: the last name's index, not a hash lookup per job.
-  const std::string* last_vc = nullptr;
+  const Name* last_vc = nullptr;
   int32_t last_vc_index = -1;
   for (size_t i = 0; i < trace.jobs.size(); ++i) {
     const TraceJob& t = trace.jobs[i];
@@ -48,13 +48,13 @@ void ResolveJobs(const Trace& trace, const SpecInfo& info, std::vector<SimJob>* 
     const int32_t vc = last_vc_index;
     job.vc = vc;  // -1 for a VC the config lacks: the job is rejected at submission
     if (vc < 0) {
-      reason = absl::StrCat("VC '", t.vc, "' is not in the config");
+      reason = absl::StrCat("VC '", t.vc.str(), "' is not in the config");
     } else {
       const int32_t node = info.VcNodeGpus(vc, t.gpu_type);
       if (t.pods == 0) {
         if (node <= 0) {
-          reason = absl::StrCat("VC ", t.vc, " has no nodes",
-                                t.gpu_type.empty() ? "" : " of type " + t.gpu_type);
+          reason = absl::StrCat("VC ", t.vc.str(), " has no nodes",
+                                t.gpu_type.empty() ? "" : " of type " + t.gpu_type.str());
         } else {
           job.members = SplitIntoPods(t.total_gpus, node);
         }
@@ -70,12 +70,12 @@ void ResolveJobs(const Trace& trace, const SpecInfo& info, std::vector<SimJob>* 
       // or than the VC's virtual cells, can never run under hived or private.
       if (reason.empty() && t.priority >= 0 && !t.pinned_cell.empty() &&
           t.total_gpus > info.PinnedGpus(t.pinned_cell)) {
-        reason = absl::StrCat("needs ", t.total_gpus, " GPUs but pinned cell ", t.pinned_cell,
+        reason = absl::StrCat("needs ", t.total_gpus, " GPUs but pinned cell ", t.pinned_cell.str(),
                               " has only ", info.PinnedGpus(t.pinned_cell));
       } else if (reason.empty() && t.priority >= 0 && t.pinned_cell.empty() &&
                  t.total_gpus > info.VcVirtualGpus(vc)) {
-        reason = absl::StrCat("needs ", t.total_gpus, " GPUs but VC ", t.vc, " reserves only ",
-                              info.VcVirtualGpus(vc), " in virtual cells");
+        reason = absl::StrCat("needs ", t.total_gpus, " GPUs but VC ", t.vc.str(),
+                              " reserves only ", info.VcVirtualGpus(vc), " in virtual cells");
       }
       if (reason.empty() && t.total_gpus > info.TotalGpus()) {
         reason = absl::StrCat("needs ", t.total_gpus, " GPUs but the cluster has only ",

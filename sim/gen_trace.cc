@@ -98,7 +98,7 @@ absl::StatusOr<Trace> GenerateTrace(const SpecInfo& info, const GenTraceOptions&
     size_t k = 0;
     while (k + 1 < vcs.size() && pick >= weights[k]) pick -= weights[k++];
     const int32_t vc = vcs[k];
-    job.vc = info.vc_name(vc);
+    job.vc = trace.Intern(info.vc_name(vc));
     double s = rng.Uniform() * size_sum;
     int32_t gpus = kSizes[0].gpus;
     for (const SizeWeight& sw : kSizes) {

@@ -4,14 +4,27 @@
 // config into a `SimJob`: a VC index, the gang's members (pods x GPUs per pod) and an arrival
 // key. Times are integer seconds since the earliest submission in the trace.
 //
-// Thread safety: plain values.
+// Names that rows repeat (VC, leaf cell type, pinned cell) are interned: a row holds a `Name`
+// (one pointer) into its trace's `NameTable`, so a million rows naming 100 VCs hold 100
+// strings, not a million (a row is 96 bytes, not 168).
+// Invariants: (1) a table stores each distinct text once and never changes or frees a stored
+// text while it lives, so a `Name` or a view of it stays valid as long as the table;
+// (2) every `Name` of a trace's rows is the empty name or one of `Trace::names`' texts; the
+// copies of a `Trace` share its table (append-only), so a copy's names stay valid too.
+//
+// Thread safety: plain values; a `NameTable` (so `Trace::Intern`) is not thread-safe for
+// interning, callers serialize; reading names is safe from any thread.
 #ifndef HIVED_SIM_JOB_H_
 #define HIVED_SIM_JOB_H_
 
 #include <cstdint>
+#include <deque>
+#include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/container/inlined_vector.h"
 #include "hived/schedule_result.h"
 #include "hived/types.h"
@@ -23,21 +36,70 @@ using Time = int64_t;
 // A job's index in the (sorted) trace; also its group name in the scheduler.
 using JobIndex = int32_t;
 
+// An interned name: a pointer to a text stored in a `NameTable` (or to the shared empty
+// text). Compares, hashes and converts as the text it names.
+class Name {
+ public:
+  Name() : text_(&EmptyText()) {}
+  const std::string& str() const { return *text_; }
+  std::string_view view() const { return *text_; }
+  operator std::string_view() const { return *text_; }    // NOLINT: reads as its text
+  operator const std::string&() const { return *text_; }  // NOLINT: likewise
+  bool empty() const { return text_->empty(); }
+  const char* data() const { return text_->data(); }
+  size_t size() const { return text_->size(); }
+  friend bool operator==(Name a, Name b) { return a.text_ == b.text_ || *a.text_ == *b.text_; }
+  friend bool operator==(Name a, std::string_view b) { return *a.text_ == b; }
+  friend bool operator==(std::string_view a, Name b) { return b == a; }
+  friend bool operator!=(Name a, Name b) { return !(a == b); }
+  friend bool operator!=(Name a, std::string_view b) { return !(a == b); }
+  friend bool operator!=(std::string_view a, Name b) { return !(b == a); }
+  friend bool operator<(Name a, Name b) { return *a.text_ < *b.text_; }
+  template <typename H>
+  friend H AbslHashValue(H h, Name n) {
+    return H::combine(std::move(h), std::string_view(*n.text_));
+  }
+
+ private:
+  friend class NameTable;
+  explicit Name(const std::string* text) : text_(text) {}
+  static const std::string& EmptyText() {
+    static const std::string* const kEmpty = new std::string();
+    return *kEmpty;
+  }
+  const std::string* text_;
+};
+
+// The distinct names of a trace, each stored once (invariant (1) above).
+class NameTable {
+ public:
+  NameTable() = default;
+  NameTable(const NameTable&) = delete;
+  NameTable& operator=(const NameTable&) = delete;
+  // The name of `text`, stored on first use; the empty text is the default `Name`.
+  Name Intern(std::string_view text);
+  size_t size() const { return texts_.size(); }
+
+ private:
+  std::deque<std::string> texts_;  // a deque: growing never moves a stored text
+  absl::flat_hash_map<std::string_view, const std::string*> index_;  // views into texts_
+};
+
 // One trace row. `pods == 0` means "split `total_gpus` by the node size" (the Philly
 // format gives only a gang size); otherwise the gang is `pods` x `gpus_per_pod`.
 struct TraceJob {
   std::string id;        // job id from the trace, or "<file line>" when the format has none
   Time submit_time = 0;  // seconds since the earliest submission
-  std::string vc;
+  Name vc;
   Priority priority = 0;  // -1 opportunistic, 0..1000 guaranteed
   int32_t pods = 0;
   int32_t gpus_per_pod = 0;
   int32_t total_gpus = 0;
-  std::string gpu_type;  // leaf cell type; empty = any type the VC has
-  Time duration = 0;     // run time in seconds, >= 1
+  Name gpu_type;      // leaf cell type; empty = any type the VC has
+  Time duration = 0;  // run time in seconds, >= 1
   // HiveD's `pinnedCellId`: the job runs only in this pinned cell of its VC; empty = in the
   // VC's virtual cells.
-  std::string pinned_cell;
+  Name pinned_cell;
   // Where the row was read (0 for jobs not read from a file), for errors found later
   // (e.g. a pinned cell the config lacks): its line and the pinned_cell column.
   int32_t line = 0;
@@ -51,6 +113,9 @@ struct Trace {
   int64_t skipped_rows = 0;           // bad rows skipped with --skip-bad-rows
   std::vector<std::string> warnings;  // e.g. ignored extra columns, skipped rows (first few)
   std::string file;                   // the file read, for located errors; may be empty
+  // The rows' names (invariant (2)); shared by copies of the trace.
+  std::shared_ptr<NameTable> names = std::make_shared<NameTable>();
+  Name Intern(std::string_view text) { return names->Intern(text); }
 };
 
 // Splits a gang of `total_gpus` into pods for nodes of `node_gpus` GPUs: full-node pods plus

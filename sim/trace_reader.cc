@@ -259,6 +259,8 @@ absl::StatusOr<Trace> HivedTraceSource::Parse(std::string_view text,
   // (A field never holds a newline: "\n" stands for none yet.)
   std::optional<std::string_view> last_vc;
   std::string_view last_type;
+  Name last_vc_name;  // the name of the last row's VC and GPU type, interned
+  Name last_type_name;
   const size_t rows = EstimatedRows(text);
   trace.jobs.reserve(rows);
   ids.reserve(rows);
@@ -330,16 +332,19 @@ absl::StatusOr<Trace> HivedTraceSource::Parse(std::string_view text,
     }
     job.id = std::string(id.text);
     job.submit_time = *t;
-    job.vc = std::string(vc.text);
+    // Rows repeat names in runs: the last interned name, not a lookup per row.
+    if (vc.text != last_vc_name.view()) last_vc_name = trace.Intern(vc.text);
+    job.vc = last_vc_name;
     job.priority = static_cast<Priority>(*p);
     job.pods = static_cast<int32_t>(*np);
     job.gpus_per_pod = static_cast<int32_t>(*g);
     job.total_gpus = job.pods * job.gpus_per_pod;
-    job.gpu_type = std::string(type.text);
+    if (type.text != last_type_name.view()) last_type_name = trace.Intern(type.text);
+    job.gpu_type = last_type_name;
     job.duration = *d;
     job.line = ln;
     if (pin != nullptr) {
-      job.pinned_cell = std::string(pin->text);
+      job.pinned_cell = trace.Intern(pin->text);
       job.pinned_column = pin->column;
     }
     trace.jobs.push_back(std::move(job));
@@ -371,6 +376,7 @@ absl::StatusOr<Trace> PhillyTraceSource::Parse(std::string_view text,
   std::vector<std::pair<int32_t, int32_t>> rows;  // per job: line and timestamp column
   std::vector<CsvField> f;                        // one row's fields; reused
   std::optional<std::string_view> last_cluster;   // the last that passed CheckName
+  Name last_cluster_name;                         // the last row's, interned
   trace.jobs.reserve(EstimatedRows(text));
   while (reader.Next(&line)) {
     if (IsBlank(line)) continue;
@@ -413,7 +419,8 @@ absl::StatusOr<Trace> PhillyTraceSource::Parse(std::string_view text,
     char id[16] = {'L'};
     job.id.assign(id, std::to_chars(id + 1, id + sizeof(id), ln).ptr);
     job.submit_time = *t;
-    job.vc = std::string(cluster.text);
+    if (cluster.text != last_cluster_name.view()) last_cluster_name = trace.Intern(cluster.text);
+    job.vc = last_cluster_name;
     job.priority = 0;
     job.pods = 0;
     job.total_gpus = static_cast<int32_t>(*g);
@@ -474,9 +481,9 @@ std::string TraceToCsv(const Trace& trace) {
   for (const TraceJob& j : trace.jobs) {
     const int32_t pods = j.pods == 0 ? 1 : j.pods;
     const int32_t gpp = j.pods == 0 ? j.total_gpus : j.gpus_per_pod;
-    absl::StrAppend(&out, j.id, ",", j.submit_time, ",", j.vc, ",", j.priority, ",", pods, ",", gpp,
-                    ",", j.gpu_type, ",", j.duration);
-    if (pins) absl::StrAppend(&out, ",", j.pinned_cell);
+    absl::StrAppend(&out, j.id, ",", j.submit_time, ",", j.vc.str(), ",", j.priority, ",", pods,
+                    ",", gpp, ",", j.gpu_type.str(), ",", j.duration);
+    if (pins) absl::StrAppend(&out, ",", j.pinned_cell.str());
     out += "\n";
   }
   return out;
@@ -485,11 +492,20 @@ std::string TraceToCsv(const Trace& trace) {
 std::vector<std::string> NamedPinnedCells(const Trace& trace) {
   std::vector<std::string> out;
   for (const TraceJob& j : trace.jobs) {
-    if (!j.pinned_cell.empty()) out.push_back(j.pinned_cell);
+    if (!j.pinned_cell.empty()) out.push_back(j.pinned_cell.str());
   }
   std::sort(out.begin(), out.end());
   out.erase(std::unique(out.begin(), out.end()), out.end());
   return out;
+}
+
+Name NameTable::Intern(std::string_view text) {
+  if (text.empty()) return Name();
+  auto it = index_.find(text);
+  if (it != index_.end()) return Name(it->second);
+  const std::string* stored = &texts_.emplace_back(text);
+  index_.emplace(*stored, stored);
+  return Name(stored);
 }
 
 GangMembers SplitIntoPods(int32_t total_gpus, int32_t node_gpus) {

@@ -71,7 +71,7 @@ std::vector<std::string> TraceVcs(const Trace& trace) {
   std::vector<std::string> out;
   std::set<std::string> seen;
   for (const TraceJob& j : trace.jobs) {
-    if (seen.insert(j.vc).second) out.push_back(j.vc);
+    if (seen.insert(j.vc.str()).second) out.push_back(j.vc.str());
   }
   return out;
 }
@@ -94,7 +94,7 @@ template <typename V>
 absl::StatusOr<std::map<std::string, V>> ByPresentVc(
     const char* flag, const std::vector<std::pair<std::string, V>>& items, const Trace& trace) {
   std::set<std::string> present;
-  for (const TraceJob& j : trace.jobs) present.insert(j.vc);
+  for (const TraceJob& j : trace.jobs) present.insert(j.vc.str());
   std::map<std::string, V> out;
   for (const auto& [vc, value] : items) {
     if (absl::Status s = RequirePresent(flag, vc, present, trace); !s.ok()) return s;
@@ -194,7 +194,7 @@ absl::Status ApplyTraceTransforms(const TraceTransforms& t, const ClusterSpec& s
   std::vector<TraceJob>& jobs = trace->jobs;
   auto present = [&] {
     std::set<std::string> vcs;
-    for (const TraceJob& j : jobs) vcs.insert(j.vc);
+    for (const TraceJob& j : jobs) vcs.insert(j.vc.str());
     return vcs;
   };
   if (!t.only_vcs.empty()) {
@@ -204,7 +204,7 @@ absl::Status ApplyTraceTransforms(const TraceTransforms& t, const ClusterSpec& s
     }
     const std::set<std::string> keep(t.only_vcs.begin(), t.only_vcs.end());
     jobs.erase(std::remove_if(jobs.begin(), jobs.end(),
-                              [&](const TraceJob& j) { return keep.count(j.vc) == 0; }),
+                              [&](const TraceJob& j) { return keep.count(j.vc.str()) == 0; }),
                jobs.end());
   }
   if (!t.rename_vcs.empty()) {
@@ -212,8 +212,8 @@ absl::Status ApplyTraceTransforms(const TraceTransforms& t, const ClusterSpec& s
         ByPresentVc("rename-vcs", t.rename_vcs, *trace);
     if (!rename.ok()) return rename.status();
     for (TraceJob& j : jobs) {
-      auto it = rename->find(j.vc);
-      if (it != rename->end()) j.vc = it->second;
+      auto it = rename->find(j.vc.str());
+      if (it != rename->end()) j.vc = trace->Intern(it->second);
     }
   }
   for (const TenantSpec& tenant : t.tenants) {
@@ -236,6 +236,10 @@ absl::Status ApplyTraceTransforms(const TraceTransforms& t, const ClusterSpec& s
     const size_t real = jobs.size();
     for (TraceJob& j : generated->jobs) {
       j.id = absl::StrCat(tenant.vc, "-", j.id);
+      // Its names are the generated trace's, which goes: the trace's own from now on.
+      j.vc = trace->Intern(j.vc);
+      j.gpu_type = trace->Intern(j.gpu_type);
+      j.pinned_cell = trace->Intern(j.pinned_cell);
       jobs.push_back(std::move(j));
     }
     std::inplace_merge(
@@ -247,7 +251,7 @@ absl::Status ApplyTraceTransforms(const TraceTransforms& t, const ClusterSpec& s
         ByPresentVc("vc-priority", t.vc_priority, *trace);
     if (!priority.ok()) return priority.status();
     for (TraceJob& j : jobs) {
-      auto it = priority->find(j.vc);
+      auto it = priority->find(j.vc.str());
       if (it != priority->end()) j.priority = it->second;
     }
   }
@@ -257,9 +261,9 @@ absl::Status ApplyTraceTransforms(const TraceTransforms& t, const ClusterSpec& s
     if (!share.ok()) return share.status();
     std::map<std::string, uint64_t> ordinal;
     for (TraceJob& j : jobs) {
-      auto it = share->find(j.vc);
+      auto it = share->find(j.vc.str());
       if (it == share->end()) continue;
-      const uint64_t k = ordinal[j.vc]++;
+      const uint64_t k = ordinal[j.vc.str()]++;
       const uint64_t h = Mix(Mix(seed ^ HashString(j.vc)) + k);
       const double u = static_cast<double>(h >> 11) * 0x1.0p-53;
       if (u < it->second) j.priority = kOpportunisticPriority;
@@ -273,7 +277,9 @@ absl::Status ApplyTraceTransforms(const TraceTransforms& t, const ClusterSpec& s
     for (TraceJob& j : jobs) {
       // Pinned jobs stay on their pinned cells (hardware that does not move); untyped jobs
       // take any type the VC has, which is now only the target's.
-      if (j.vc == vc && j.pinned_cell.empty() && !j.gpu_type.empty()) j.gpu_type = *leaf;
+      if (j.vc == vc && j.pinned_cell.empty() && !j.gpu_type.empty()) {
+        j.gpu_type = trace->Intern(*leaf);
+      }
     }
   }
   if (jobs.empty()) {
@@ -304,11 +310,11 @@ absl::Status CheckPinnedCells(const SpecInfo& info, bool skip_bad_rows, Trace* t
     std::string why;
     const int32_t owner = info.PinnedVc(j.pinned_cell);
     if (info.PinnedGpus(j.pinned_cell) == 0) {
-      why = absl::StrCat("pinned cell '", j.pinned_cell, "' is not in the config");
+      why = absl::StrCat("pinned cell '", j.pinned_cell.str(), "' is not in the config");
     } else if (owner != vc) {
-      why = absl::StrCat("pinned cell '", j.pinned_cell, "' belongs to ",
+      why = absl::StrCat("pinned cell '", j.pinned_cell.str(), "' belongs to ",
                          owner < 0 ? "no VC" : absl::StrCat("VC ", info.vc_name(owner)),
-                         ", not to the job's VC ", j.vc);
+                         ", not to the job's VC ", j.vc.str());
     }
     if (why.empty()) continue;
     errors.Add(j.line, j.pinned_column, why);

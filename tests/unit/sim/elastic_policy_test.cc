@@ -174,7 +174,7 @@ TEST_CASE("Metrics: delay by gang size, SLO shares and the warm-up, by hand", "[
     TraceJob j;
     j.id = std::move(id);
     j.submit_time = submit;
-    j.vc = "T1";
+    j.vc = trace.Intern("T1");
     j.pods = gpus > 8 ? gpus / 8 : 1;
     j.gpus_per_pod = gpus > 8 ? 8 : gpus;
     j.total_gpus = gpus;

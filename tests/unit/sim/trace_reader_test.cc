@@ -13,6 +13,47 @@
 namespace hived::sim {
 namespace {
 
+TEST_CASE("NameTable: stores each text once, at an address that never moves", "[sim][unit]") {
+  NameTable table;
+  const Name empty = table.Intern("");
+  CHECK(empty.empty());
+  CHECK(empty == Name());  // the empty text is the default name, never stored
+  CHECK(table.size() == 0);
+  const Name a = table.Intern("vc-a");
+  const char* at = a.data();
+  for (int i = 0; i < 5000; ++i) table.Intern("vc" + std::to_string(i));  // growth moves nothing
+  CHECK(table.size() == 5001);
+  CHECK(a.data() == at);
+  CHECK(a == "vc-a");
+  CHECK(table.Intern("vc-a").data() == at);  // (1): stored once
+  CHECK(table.Intern("vc17") == "vc17");
+  CHECK(table.Intern("vc17") != a);
+  CHECK(std::string_view("vc-a") == a);
+}
+
+TEST_CASE("Trace: copies share the name table, so their names outlive the original",
+          "[sim][unit]") {
+  Trace copy;
+  {
+    absl::StatusOr<Trace> t = HivedTraceSource({}).Parse(
+        "job_id,submit_time,vc,priority,pods,gpus_per_pod,gpu_type,duration,pinned_cell\n"
+        "j1,0,A,0,1,1,G,10,p1\nj2,1,A,0,1,1,,10,\nj3,2,B,0,1,1,G,10,\n",
+        "t.csv");
+    REQUIRE(t.ok());
+    copy = *t;
+    // Rows naming the same text share one stored name (2).
+    CHECK(t->jobs[0].vc.data() == t->jobs[1].vc.data());
+    CHECK(t->jobs[0].gpu_type.data() == t->jobs[2].gpu_type.data());
+    CHECK(t->names->size() == 4);  // A, G, p1, B
+  }
+  REQUIRE(copy.jobs.size() == 3);
+  CHECK(copy.jobs[0].vc == "A");
+  CHECK(copy.jobs[0].pinned_cell == "p1");
+  CHECK(copy.jobs[1].gpu_type.empty());
+  CHECK(copy.jobs[2].vc == "B");
+  CHECK(copy.Intern("A").data() == copy.jobs[0].vc.data());
+}
+
 TEST_CASE("SplitCsvLine: the reusing form clears and refills, like the returning one",
           "[sim][unit]") {
   std::vector<CsvField> fields;

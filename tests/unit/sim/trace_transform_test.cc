@@ -19,7 +19,7 @@ Trace Jobs(const std::vector<std::pair<std::string, Time>>& vc_and_time) {
   for (const auto& [vc, time] : vc_and_time) {
     TraceJob j;
     j.id = "j" + std::to_string(n++);
-    j.vc = vc;
+    j.vc = t.Intern(vc);
     j.submit_time = time;
     j.pods = 1;
     j.gpus_per_pod = 1;
@@ -52,6 +52,25 @@ TEST_CASE("TraceTransform: filter, rename/merge and priority apply in order",
   }
   CHECK(TraceTransformArgs(f) ==
         std::vector<std::string>{"--only-vcs=x,y", "--rename-vcs=x=a,y=a", "--vc-priority=a=7"});
+}
+
+TEST_CASE("TraceTransform: an added tenant's jobs name the trace's own interned VC",
+          "[sim][planning][unit]") {
+  Trace trace = Jobs({{"a", 0}, {"a", 5}});
+  TraceTransformFlags f;
+  f.add_tenant = "b:jobs=20";
+  REQUIRE(ApplyTraceTransforms(Parse(f), Small(), 1, &trace).ok());
+  REQUIRE(trace.jobs.size() == 22);
+  // The generated trace (and its name table) is gone: the tenant's names must be this
+  // trace's, equal to the ones it interns (ASan would catch a dangling one).
+  int tenant = 0;
+  for (const TraceJob& j : trace.jobs) {
+    if (j.id.rfind("b-", 0) != 0) continue;
+    ++tenant;
+    CHECK(j.vc == "b");
+    CHECK(j.vc.data() == trace.Intern("b").data());
+  }
+  CHECK(tenant == 20);
 }
 
 TEST_CASE("TraceTransform: an opportunistic share is deterministic and close to the fraction",
