@@ -384,6 +384,7 @@ class Sharing {
   void NoteAdmitted(const GroupRequest& r, uint64_t types);
   uint64_t CoreUsed(uint32_t node) const;
   int32_t LeafPos(CellId leaf) const;
+  void IndexLeaves() const;  // builds leaf_pos_ and node_leaves_ once
   // Place by the stranded rule (no tentative use, no eviction): the open GPU, or Nil with
   // preferred_node_ set when a fresh leaf on that node strands less.
   CellId PlaceStranded(const GroupRequest& r, const Parsed& p, const PodAsk& a,
@@ -415,6 +416,11 @@ class Sharing {
   std::map<std::string, HostGroup, std::less<>> host_groups_;  // running host groups
   mutable ShareChoice choice_;          // the fragmentation-aware choice (its cache is mutable)
   mutable std::string preferred_node_;  // set by PlaceStranded: a fresh leaf's best node
+  // Built together by the first LeafPos (the forest never changes): per cell id the LeafPos
+  // of a leaf (-1: not a leaf), and per node its leaf count.
+  mutable std::vector<int32_t> leaf_pos_;
+  mutable std::vector<uint64_t> node_leaves_;
+  mutable bool leaves_indexed_ = false;
   bool in_core_ = false;  // calling the scheduler (mutations only): the hooks pass through
 };
 
