@@ -177,13 +177,21 @@ double ShareChoice::ChangeAt(ShapeCache* cache, const Shape& shape, uint32_t nod
       nc.version = version_[node];
       nc.core_used = core_used;
     }
-    e.changes.assign(nc.state.free.size() + 1, std::numeric_limits<double>::quiet_NaN());
+    const double unknown = std::numeric_limits<double>::quiet_NaN();
+    e.any = unknown;
+    if (shape.milli > 0 && shape.milli < 1000) {
+      e.leaves.assign(nc.state.free.size(), unknown);
+    } else {
+      e.leaves.clear();
+    }
     e.generation = generation_;
     e.version = version_[node];
     e.core_used = core_used;
   }
-  const size_t at = choice == kAnyFreeLeaf ? e.changes.size() - 1 : static_cast<size_t>(choice);
-  double& c = e.changes[at];
+  if (choice != kAnyFreeLeaf && static_cast<size_t>(choice) >= e.leaves.size()) {
+    return std::numeric_limits<double>::infinity();  // whole GPUs or no GPU: one choice only
+  }
+  double& c = choice == kAnyFreeLeaf ? e.any : e.leaves[static_cast<size_t>(choice)];
   if (std::isnan(c)) c = Compute(nc, shape, choice);
   return c;
 }

@@ -87,7 +87,8 @@ class ShareChoice {
     uint32_t generation = 0;
     uint32_t version = 0;
     uint64_t core_used = ~uint64_t{0};
-    absl::InlinedVector<double, 9> changes;  // per choice, the last kAnyFreeLeaf; NaN: not yet
+    double any = 0;              // kAnyFreeLeaf's change; NaN: not computed yet
+    std::vector<double> leaves;  // a share's, per leaf (empty for other shapes); NaN: not yet
   };
   using ShapeCache = std::vector<Entry>;  // per node
   // The cache of one shape (found once per call, then used for every node).

@@ -416,10 +416,11 @@ class Sharing {
   std::map<std::string, HostGroup, std::less<>> host_groups_;  // running host groups
   mutable ShareChoice choice_;          // the fragmentation-aware choice (its cache is mutable)
   mutable std::string preferred_node_;  // set by PlaceStranded: a fresh leaf's best node
-  // Built together by the first LeafPos (the forest never changes): per cell id the LeafPos
-  // of a leaf (-1: not a leaf), and per node its leaf count.
+  // Built together by IndexLeaves (the forest never changes): per cell id the LeafPos of a
+  // leaf (-1: not a leaf); per node its leaf count and its leaf types (TypeMask bits).
   mutable std::vector<int32_t> leaf_pos_;
   mutable std::vector<uint64_t> node_leaves_;
+  mutable std::vector<uint64_t> node_types_;
   mutable bool leaves_indexed_ = false;
   bool in_core_ = false;  // calling the scheduler (mutations only): the hooks pass through
 };

@@ -33,9 +33,15 @@ void Sharing::IndexLeaves() const {
   leaves_indexed_ = true;
   leaf_pos_.assign(static_cast<size_t>(forest_.num_cells()), -1);
   node_leaves_.assign(static_cast<size_t>(forest_.num_nodes()), 0);
+  node_types_.assign(static_cast<size_t>(forest_.num_nodes()), 0);
+  const std::vector<std::string>& types = forest_.leaf_types();
   for (uint32_t n = 0; n < static_cast<uint32_t>(forest_.num_nodes()); ++n) {
     int32_t pos = 0;
     for (CellId cell : forest_.node_cells(NodeId(n))) {
+      const size_t t = static_cast<size_t>(
+          std::find(types.begin(), types.end(), forest_.chain_info(forest_.chain(cell)).leaf_type) -
+          types.begin());
+      if (t < 64) node_types_[n] |= uint64_t{1} << t;
       const uint32_t first = forest_.first_leaf(cell).value();
       const uint32_t count = static_cast<uint32_t>(forest_.leaf_count(cell));
       for (uint32_t i = 0; i < count; ++i) leaf_pos_[first + i] = pos++;
