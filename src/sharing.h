@@ -85,6 +85,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -422,7 +423,13 @@ class Sharing {
   mutable std::vector<uint64_t> node_leaves_;
   mutable std::vector<uint64_t> node_types_;
   mutable bool leaves_indexed_ = false;
-  bool in_core_ = false;  // calling the scheduler (mutations only): the hooks pass through
+  // The open GPUs of shares_ as (leaf id, used milli), ascending by id: a flat mirror kept by
+  // OpenHolder / AddShare / RemoveShare / ReleaseHolderIfEmpty (the only GpuShares mutators),
+  // walked per share by PlaceStranded. OpenAt: the position of `leaf` (or where it goes).
+  std::vector<std::pair<uint32_t, int32_t>> open_milli_;
+  std::vector<std::pair<uint32_t, int32_t>>::iterator OpenAt(CellId leaf);
+  bool OpenMilliMatches() const;  // the mirror equals shares_.open()
+  bool in_core_ = false;          // calling the scheduler (mutations only): the hooks pass through
 };
 
 }  // namespace hived

@@ -3,8 +3,10 @@
 #include <algorithm>
 #include <limits>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "src/internal/check.h"
 #include "src/scheduler_impl.h"
 #include "src/sharing.h"
 
@@ -55,6 +57,23 @@ int32_t Sharing::LeafPos(CellId leaf) const {
   return leaf.value() < leaf_pos_.size() ? leaf_pos_[leaf.value()] : -1;
 }
 
+std::vector<std::pair<uint32_t, int32_t>>::iterator Sharing::OpenAt(CellId leaf) {
+  auto it = std::lower_bound(
+      open_milli_.begin(), open_milli_.end(), leaf.value(),
+      [](const std::pair<uint32_t, int32_t>& e, uint32_t id) { return e.first < id; });
+  return it;
+}
+
+bool Sharing::OpenMilliMatches() const {
+  if (open_milli_.size() != shares_.open().size()) return false;
+  size_t i = 0;
+  for (const auto& [id, gpu] : shares_.open()) {
+    if (open_milli_[i].first != id || open_milli_[i].second != gpu.used_milli) return false;
+    ++i;
+  }
+  return true;
+}
+
 CellId Sharing::PlaceStranded(const GroupRequest& r, const Parsed& p, const PodAsk& a,
                               const Tentative& t) const {
   IndexLeaves();
@@ -68,11 +87,15 @@ CellId Sharing::PlaceStranded(const GroupRequest& r, const Parsed& p, const PodA
   CellId best;
   double best_change = inf;
   int32_t best_left = cellalloc::kGpuMilli + 1;
-  for (const auto& [id, gpu] : shares_.open()) {
+  // The open GPUs from the flat mirror of GpuShares (leaf id order, as its map): no pointer
+  // chasing per GPU. Checked against GpuShares at every call in debug builds.
+  HIVED_DCHECK(OpenMilliMatches()) << "the open GPUs' mirror differs from GpuShares";
+  HIVED_CHECK(open_milli_.size() == shares_.open().size()) << "open GPUs not mirrored";
+  for (const auto& [id, used_milli] : open_milli_) {
     const CellId leaf(id);
     if (mig_.Used(leaf) > 0) continue;  // a GPU with MIG instances takes no fractional share
     // Cheap tests first (the cached change is O(1)); lookups only for a better candidate.
-    const int32_t left = cellalloc::kGpuMilli - gpu.used_milli - a.milli;
+    const int32_t left = cellalloc::kGpuMilli - used_milli - a.milli;
     if (left < 0) continue;
     const double change = change_at(forest_.node(leaf).value(), LeafPos(leaf));
     if (change > best_change || (change == best_change && left >= best_left)) continue;
