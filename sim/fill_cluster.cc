@@ -128,6 +128,7 @@ FillFailure FillCluster::WhyNoFit(const FillPod& pod) const {
     gpu = true;
     if (node(n).cpu_left < pod.cpu_milli) continue;
     cpu = true;
+    break;  // every earlier check passed on this node: the answer is kMemory
   }
   if (!model) return FillFailure::kGpuModel;
   if (!gpu) return FillFailure::kGpu;

@@ -160,12 +160,18 @@ absl::StatusOr<FillRun> RunFill(const OpenbNodeList& nodes, const std::vector<Fi
   int32_t next_step = 1;
   std::vector<int32_t> feasible;
   feasible.reserve(static_cast<size_t>(cluster.node_count()));
+  // The library (`hived`) decides the node itself and ignores the list: the driver only
+  // needs to know whether any node fits (ask it, or count the pod as unplaceable), so it
+  // stops at the first fitting node and passes just that one.
+  const bool library = options.policy == FillPolicyKind::kHived;
   for (const FillPod& pod : workload) {
     ++run.arrived_pods;
     run.arrived_milli += pod.TotalGpuMilli();
     feasible.clear();
     for (int32_t n = 0; n < cluster.node_count(); ++n) {
-      if (cluster.Fits(n, pod)) feasible.push_back(n);
+      if (!cluster.Fits(n, pod)) continue;
+      feasible.push_back(n);
+      if (library) break;
     }
     const FillChoice choice =
         feasible.empty() ? FillChoice() : policy->Choose(cluster, pod, feasible);

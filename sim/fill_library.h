@@ -6,6 +6,8 @@
 // member with CPU and memory (each allowed model tried in the node list's order), a CPU-only
 // pod a CPU-only member (leafCellNumber 0). Schedule (Filtering) then Allocate; a pod the
 // library does not place is declined (FillChoice::node -1; the run counts it by reason).
+// The library decides the node itself, so it ignores `feasible`: RunFill only checks that
+// some node fits (asking then) and passes just the first one it finds.
 // Departures (the replay) Release the pod's group. The library's placement is mirrored on
 // the fill model (node, GPUs), which checks it: a placement the model finds infeasible is an
 // error (`Check`).

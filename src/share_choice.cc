@@ -2,6 +2,7 @@
 #include "src/share_choice.h"
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 #include <utility>
 
@@ -104,60 +105,142 @@ ShareChoice::ShapeCache* ShareChoice::CacheOf(const Shape& shape) {
   return &cache_[Key{shape.cpu, shape.memory, shape.milli, shape.gpus, shape.types}];
 }
 
-const absl::InlinedVector<double, 9>& ShareChoice::Changes(ShapeCache* cache, const Shape& shape,
-                                                           uint32_t node, uint64_t core_used,
-                                                           absl::FunctionRef<NodeState()> state) {
+double ShareChoice::StrandedFrom(int64_t cpu_left, int64_t memory_left, int64_t free,
+                                 const int32_t* enough, const int64_t* small) const {
+  // Stranded(), term for term: the same sums in the same order.
+  if (free == 0) return 0;
+  const double total = static_cast<double>(free);
+  double stranded = 0;
+  for (size_t i = 0; i < typical_.size(); ++i) {
+    if (enough[i] < 0) continue;
+    const Typical& t = typical_[i];
+    const bool fits = enough[i] >= t.shape.gpus && (cpu_left < 0 || cpu_left >= t.shape.cpu) &&
+                      (memory_left < 0 || memory_left >= t.shape.memory);
+    stranded += t.weight * static_cast<double>(fits ? small[i] : free);
+  }
+  double unfed = 0;
+  if (cpu_per_milli_ > 0 && cpu_left >= 0) {
+    unfed = std::max(unfed, total - static_cast<double>(cpu_left) / cpu_per_milli_);
+  }
+  if (memory_per_milli_ > 0 && memory_left >= 0) {
+    unfed = std::max(unfed, total - static_cast<double>(memory_left) / memory_per_milli_);
+  }
+  return stranded + unfed;
+}
+
+void ShareChoice::Summarise(NodeCache* nc) const {
+  const NodeState& n = nc->state;
+  nc->free = 0;
+  nc->full = 0;
+  for (int32_t f : n.free) {
+    nc->free += f;
+    nc->full += f == 1000 ? 1 : 0;
+  }
+  nc->enough.assign(typical_.size(), -1);
+  nc->small.assign(typical_.size(), 0);
+  for (size_t i = 0; i < typical_.size(); ++i) {
+    const Typical& t = typical_[i];
+    if (n.type < 0 || (t.shape.types >> n.type & 1U) == 0) continue;
+    int32_t enough = 0;
+    int64_t small = 0;
+    for (int32_t f : n.free) {
+      if (f >= t.shape.milli) {
+        ++enough;
+      } else {
+        small += f;
+      }
+    }
+    nc->enough[i] = enough;
+    nc->small[i] = small;
+  }
+  nc->before =
+      StrandedFrom(n.cpu_left, n.memory_left, nc->free, nc->enough.data(), nc->small.data());
+}
+
+double ShareChoice::ChangeAt(ShapeCache* cache, const Shape& shape, uint32_t node,
+                             uint64_t core_used, absl::FunctionRef<NodeState()> state,
+                             int32_t choice) {
   ShapeCache& per_node = *cache;
   if (node >= per_node.size()) per_node.resize(node + 1);
   if (node >= version_.size()) version_.resize(node + 1, 0);
-  Entry& e = per_node[node];
-  if (e.generation == generation_ && e.version == version_[node] && e.core_used == core_used) {
-    return e.changes;
-  }
-  // The node's state and stranded milli, shared by every shape until the node changes.
   if (node >= nodes_.size()) nodes_.resize(node + 1);
+  Entry& e = per_node[node];
   NodeCache& nc = nodes_[node];
-  if (nc.generation != generation_ || nc.version != version_[node] || nc.core_used != core_used) {
-    nc.state = state();
-    nc.before = Stranded(nc.state);
-    nc.generation = generation_;
-    nc.version = version_[node];
-    nc.core_used = core_used;
+  const bool current =
+      e.generation == generation_ && e.version == version_[node] && e.core_used == core_used;
+  if (!current) {
+    // The node's state, stranded milli and counts, shared by every shape until it changes.
+    if (nc.generation != generation_ || nc.version != version_[node] || nc.core_used != core_used) {
+      nc.state = state();
+      Summarise(&nc);
+      nc.generation = generation_;
+      nc.version = version_[node];
+      nc.core_used = core_used;
+    }
+    const double unknown = std::numeric_limits<double>::quiet_NaN();
+    e.any = unknown;
+    if (shape.milli > 0 && shape.milli < 1000) {
+      e.leaves.assign(nc.state.free.size(), unknown);
+    } else {
+      e.leaves.clear();
+    }
+    e.generation = generation_;
+    e.version = version_[node];
+    e.core_used = core_used;
   }
+  if (choice != kAnyFreeLeaf && static_cast<size_t>(choice) >= e.leaves.size()) {
+    return std::numeric_limits<double>::infinity();  // whole GPUs or no GPU: one choice only
+  }
+  double& c = choice == kAnyFreeLeaf ? e.any : e.leaves[static_cast<size_t>(choice)];
+  if (std::isnan(c)) c = Compute(nc, shape, choice);
+  return c;
+}
+
+double ShareChoice::Compute(const NodeCache& nc, const Shape& shape, int32_t choice) {
   const NodeState& n = nc.state;
   const double inf = std::numeric_limits<double>::infinity();
-  e.changes.assign(n.free.size() + 1, inf);
   const bool room = (n.cpu_left < 0 || n.cpu_left >= shape.cpu) &&
                     (n.memory_left < 0 || n.memory_left >= shape.memory) &&
                     (shape.gpus == 0 || (n.type >= 0 && (shape.types >> n.type & 1U) != 0));
-  if (room) {
-    const double before = nc.before;
-    NodeState after = n;
-    if (after.cpu_left >= 0) after.cpu_left -= shape.cpu;
-    if (after.memory_left >= 0) after.memory_left -= shape.memory;
-    if (shape.milli > 0 && shape.milli < 1000) {
-      for (size_t i = 0; i < n.free.size(); ++i) {
-        if (n.free[i] < shape.milli) continue;
-        after.free[i] -= shape.milli;
-        e.changes[i] = Stranded(after) - before;
-        after.free[i] += shape.milli;
-        if (n.free[i] == 1000 && e.changes.back() == inf) e.changes.back() = e.changes[i];
-      }
+  if (!room) return inf;
+  const int64_t cpu_left = n.cpu_left >= 0 ? n.cpu_left - shape.cpu : n.cpu_left;
+  const int64_t memory_left = n.memory_left >= 0 ? n.memory_left - shape.memory : n.memory_left;
+  const size_t kinds = typical_.size();
+  enough_scratch_.resize(kinds);
+  small_scratch_.resize(kinds);
+  int32_t* enough = enough_scratch_.data();
+  int64_t* small = small_scratch_.data();
+  if (shape.milli > 0 && shape.milli < 1000) {
+    // A share on one leaf: only that leaf's term of each count moves. Every fully free
+    // leaf gives the same change, so kAnyFreeLeaf is that of one (inf without any).
+    int32_t f = 0;
+    if (choice == kAnyFreeLeaf) {
+      if (nc.full == 0) return inf;
+      f = 1000;
     } else {
-      int32_t left = shape.gpus;
-      for (int32_t& f : after.free) {
-        if (left > 0 && f == 1000) {
-          f = 0;
-          --left;
-        }
-      }
-      if (left == 0) e.changes.back() = Stranded(after) - before;
+      f = n.free[static_cast<size_t>(choice)];
     }
+    if (f < shape.milli) return inf;
+    const int32_t g = f - shape.milli;
+    for (size_t k = 0; k < kinds; ++k) {
+      const int32_t tm = typical_[k].shape.milli;
+      enough[k] = nc.enough[k] < 0 ? -1 : nc.enough[k] - (f >= tm ? 1 : 0) + (g >= tm ? 1 : 0);
+      small[k] = nc.small[k] - (f < tm ? f : 0) + (g < tm ? g : 0);
+    }
+    return StrandedFrom(cpu_left, memory_left, nc.free - shape.milli, enough, small) - nc.before;
   }
-  e.generation = generation_;
-  e.version = version_[node];
-  e.core_used = core_used;
-  return e.changes;
+  // Whole GPUs or no GPU: only the last choice; the first `gpus` fully free leaves go from
+  // 1000 to 0 milli free.
+  if (choice != kAnyFreeLeaf || shape.gpus > nc.full) return inf;
+  const int32_t gpus = std::max(shape.gpus, 0);
+  for (size_t k = 0; k < kinds; ++k) {
+    const int32_t tm = typical_[k].shape.milli;
+    enough[k] =
+        nc.enough[k] < 0 ? -1 : nc.enough[k] + gpus * ((0 >= tm ? 1 : 0) - (1000 >= tm ? 1 : 0));
+    small[k] = nc.small[k] - int64_t{gpus} * (1000 < tm ? 1000 : 0);
+  }
+  return StrandedFrom(cpu_left, memory_left, nc.free - int64_t{1000} * gpus, enough, small) -
+         nc.before;
 }
 
 ShareChoice::Learning ShareChoice::Learned() const {

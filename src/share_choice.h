@@ -22,7 +22,8 @@
 // Invariants: (1) 0 <= Stranded(n) <= 2 x the node's free milli, 0 without free milli;
 // (2) the typical GPU shapes' weights are positive and sum to at most 1 (CPU-only shapes
 //     count in the normalisation but strand nothing; none before the first Note);
-// (3) the tally's counts sum to `noted()`.
+// (3) the tally's counts sum to `noted()`;
+// (4) `ChangeAt` equals `Change` for every choice (bit for bit; tested against it).
 //
 // Example:
 //   ShareChoice c;
@@ -74,23 +75,26 @@ class ShareChoice {
   // (-1: no GPU; whole GPUs: the first `gpus` fully free leaves). REQUIRES: it fits.
   double Change(const NodeState& node, const Shape& shape, int32_t leaf) const;
 
-  // Change() of one pod of `shape` on `node` for every choice there at once: element i for
-  // leaf i of the node (a share there; +inf where it does not fit), the last for a share on
-  // a fully free leaf, or for whole GPUs / no GPU (+inf where they do not fit). Cached per (shape,
-  // node) until the node's version (`Touch`), `core_used` (the scheduler's used leaves on it) or
-  // the generation changes; `state` computes the node's state on a miss. O(1) on a hit.
+  // Change() of one pod of `shape` on `node` for one choice there: `choice` i for leaf i of
+  // the node (a share there; +inf where it does not fit), `kAnyFreeLeaf` for a share on a
+  // fully free leaf, or for whole GPUs / no GPU (+inf where they do not fit). Cached per
+  // (shape, node, choice) until the node's version (`Touch`), `core_used` (the scheduler's
+  // used leaves on it) or the generation changes; `state` computes the node's state on a
+  // miss. O(1) on a hit; a miss is O(typical shapes) (the node's counts, O(typical shapes x
+  // leaves), are computed once per node and version and shared by every shape).
+  static constexpr int32_t kAnyFreeLeaf = -1;
   struct Entry {
     uint32_t generation = 0;
     uint32_t version = 0;
     uint64_t core_used = ~uint64_t{0};
-    absl::InlinedVector<double, 9> changes;
+    double any = 0;              // kAnyFreeLeaf's change; NaN: not computed yet
+    std::vector<double> leaves;  // a share's, per leaf (empty for other shapes); NaN: not yet
   };
   using ShapeCache = std::vector<Entry>;  // per node
   // The cache of one shape (found once per call, then used for every node).
   ShapeCache* CacheOf(const Shape& shape);
-  const absl::InlinedVector<double, 9>& Changes(ShapeCache* cache, const Shape& shape,
-                                                uint32_t node, uint64_t core_used,
-                                                absl::FunctionRef<NodeState()> state);
+  double ChangeAt(ShapeCache* cache, const Shape& shape, uint32_t node, uint64_t core_used,
+                  absl::FunctionRef<NodeState()> state, int32_t choice);
   // The node changed (a share, a GPU opened or closed, CPU or memory counted).
   void Touch(uint32_t node) {
     if (node >= version_.size()) version_.resize(node + 1, 0);
@@ -136,14 +140,32 @@ class ShareChoice {
   double cpu_sum_ = 0, memory_sum_ = 0, milli_sum_ = 0;
   std::vector<uint32_t> version_;  // per node
   std::map<Key, ShapeCache> cache_;
+  // Per node, until it changes: its state, its stranded milli, and per typical shape the
+  // counts Stranded sums over its leaves (leaves with at least the shape's milli free, and
+  // the free milli of the others), so a choice's change is O(typical shapes), not
+  // O(typical shapes x leaves) (invariant (4)).
   struct NodeCache {
     uint32_t generation = 0;
     uint32_t version = 0;
     uint64_t core_used = ~uint64_t{0};
     NodeState state;
     double before = 0;
+    int64_t free = 0;             // the sum of state.free
+    int32_t full = 0;             // leaves with all 1000 milli free
+    std::vector<int32_t> enough;  // per typical shape (-1: the node's type may not run it)
+    std::vector<int64_t> small;
   };
+  // Stranded() of a node from its per-typical counts (`enough[t] < 0`: shape t not allowed),
+  // with the same arithmetic in the same order, so the result is bit-identical.
+  double StrandedFrom(int64_t cpu_left, int64_t memory_left, int64_t free, const int32_t* enough,
+                      const int64_t* small) const;
+  void Summarise(NodeCache* nc) const;
+  // One choice's change on a node whose cache is current (ChangeAt's miss).
+  double Compute(const NodeCache& nc, const Shape& shape, int32_t choice);
   std::vector<NodeCache> nodes_;  // per node: its state and stranded milli
+  // Scratch of ChangeAt (no allocation per call).
+  std::vector<int32_t> enough_scratch_;
+  std::vector<int64_t> small_scratch_;
 };
 
 }  // namespace hived

@@ -236,12 +236,20 @@ std::optional<std::vector<std::string>> Sharing::RoomyNodes(const Parsed& p,
     big.cpu = std::max(big.cpu, a.cpu);
     big.host_memory = std::max(big.host_memory, a.host_memory);
   }
+  // The node's leaf types as a mask (one compare per node), when the forest has at most 64.
+  IndexLeaves();
+  const uint64_t want =
+      !type.empty() && forest_.leaf_types().size() <= 64 ? TypeMask({type}) : uint64_t{0};
+  const bool by_mask = want != 0;
   std::vector<std::string> out;
+  out.reserve(static_cast<size_t>(forest_.num_nodes()));
   for (int32_t n = 0; n < forest_.num_nodes(); ++n) {
     const NodeId node(static_cast<uint32_t>(n));
-    bool has_type = type.empty();
-    for (CellId c : forest_.node_cells(node)) {
-      has_type = has_type || forest_.chain_info(forest_.chain(c)).leaf_type == type;
+    bool has_type = type.empty() || (by_mask && (node_types_[node.value()] & want) != 0);
+    if (!by_mask) {
+      for (CellId c : forest_.node_cells(node)) {
+        has_type = has_type || forest_.chain_info(forest_.chain(c)).leaf_type == type;
+      }
     }
     const size_t i = static_cast<size_t>(n);
     if (has_type && (node_cpu_[i] == 0 || node_cpu_used_[i] + big.cpu <= node_cpu_[i]) &&

@@ -85,6 +85,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -384,6 +385,7 @@ class Sharing {
   void NoteAdmitted(const GroupRequest& r, uint64_t types);
   uint64_t CoreUsed(uint32_t node) const;
   int32_t LeafPos(CellId leaf) const;
+  void IndexLeaves() const;  // builds leaf_pos_ and node_leaves_ once
   // Place by the stranded rule (no tentative use, no eviction): the open GPU, or Nil with
   // preferred_node_ set when a fresh leaf on that node strands less.
   CellId PlaceStranded(const GroupRequest& r, const Parsed& p, const PodAsk& a,
@@ -415,7 +417,19 @@ class Sharing {
   std::map<std::string, HostGroup, std::less<>> host_groups_;  // running host groups
   mutable ShareChoice choice_;          // the fragmentation-aware choice (its cache is mutable)
   mutable std::string preferred_node_;  // set by PlaceStranded: a fresh leaf's best node
-  bool in_core_ = false;  // calling the scheduler (mutations only): the hooks pass through
+  // Built together by IndexLeaves (the forest never changes): per cell id the LeafPos of a
+  // leaf (-1: not a leaf); per node its leaf count and its leaf types (TypeMask bits).
+  mutable std::vector<int32_t> leaf_pos_;
+  mutable std::vector<uint64_t> node_leaves_;
+  mutable std::vector<uint64_t> node_types_;
+  mutable bool leaves_indexed_ = false;
+  // The open GPUs of shares_ as (leaf id, used milli), ascending by id: a flat mirror kept by
+  // OpenHolder / AddShare / RemoveShare / ReleaseHolderIfEmpty (the only GpuShares mutators),
+  // walked per share by PlaceStranded. OpenAt: the position of `leaf` (or where it goes).
+  std::vector<std::pair<uint32_t, int32_t>> open_milli_;
+  std::vector<std::pair<uint32_t, int32_t>>::iterator OpenAt(CellId leaf);
+  bool OpenMilliMatches() const;  // the mirror equals shares_.open()
+  bool in_core_ = false;          // calling the scheduler (mutations only): the hooks pass through
 };
 
 }  // namespace hived

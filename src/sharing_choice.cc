@@ -3,8 +3,10 @@
 #include <algorithm>
 #include <limits>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "src/internal/check.h"
 #include "src/scheduler_impl.h"
 #include "src/sharing.h"
 
@@ -28,37 +30,74 @@ uint64_t Sharing::CoreUsed(uint32_t node) const {
   return used;
 }
 
-int32_t Sharing::LeafPos(CellId leaf) const {
-  int32_t pos = 0;
-  for (CellId cell : forest_.node_cells(forest_.node(leaf))) {
-    const uint32_t first = forest_.first_leaf(cell).value();
-    const uint32_t count = static_cast<uint32_t>(forest_.leaf_count(cell));
-    if (leaf.value() >= first && leaf.value() < first + count) {
-      return pos + static_cast<int32_t>(leaf.value() - first);
+void Sharing::IndexLeaves() const {
+  if (leaves_indexed_) return;  // built once: the forest never changes
+  leaves_indexed_ = true;
+  leaf_pos_.assign(static_cast<size_t>(forest_.num_cells()), -1);
+  node_leaves_.assign(static_cast<size_t>(forest_.num_nodes()), 0);
+  node_types_.assign(static_cast<size_t>(forest_.num_nodes()), 0);
+  const std::vector<std::string>& types = forest_.leaf_types();
+  for (uint32_t n = 0; n < static_cast<uint32_t>(forest_.num_nodes()); ++n) {
+    int32_t pos = 0;
+    for (CellId cell : forest_.node_cells(NodeId(n))) {
+      const size_t t = static_cast<size_t>(
+          std::find(types.begin(), types.end(), forest_.chain_info(forest_.chain(cell)).leaf_type) -
+          types.begin());
+      if (t < 64) node_types_[n] |= uint64_t{1} << t;
+      const uint32_t first = forest_.first_leaf(cell).value();
+      const uint32_t count = static_cast<uint32_t>(forest_.leaf_count(cell));
+      for (uint32_t i = 0; i < count; ++i) leaf_pos_[first + i] = pos++;
     }
-    pos += static_cast<int32_t>(count);
+    node_leaves_[n] = static_cast<uint64_t>(pos);
   }
-  return -1;
+}
+
+int32_t Sharing::LeafPos(CellId leaf) const {
+  IndexLeaves();
+  return leaf.value() < leaf_pos_.size() ? leaf_pos_[leaf.value()] : -1;
+}
+
+std::vector<std::pair<uint32_t, int32_t>>::iterator Sharing::OpenAt(CellId leaf) {
+  auto it = std::lower_bound(
+      open_milli_.begin(), open_milli_.end(), leaf.value(),
+      [](const std::pair<uint32_t, int32_t>& e, uint32_t id) { return e.first < id; });
+  return it;
+}
+
+bool Sharing::OpenMilliMatches() const {
+  if (open_milli_.size() != shares_.open().size()) return false;
+  size_t i = 0;
+  for (const auto& [id, gpu] : shares_.open()) {
+    if (open_milli_[i].first != id || open_milli_[i].second != gpu.used_milli) return false;
+    ++i;
+  }
+  return true;
 }
 
 CellId Sharing::PlaceStranded(const GroupRequest& r, const Parsed& p, const PodAsk& a,
                               const Tentative& t) const {
+  IndexLeaves();
   const ShareChoice::Shape shape{a.cpu, a.host_memory, a.milli, 1, TypeMask(p.types)};
   ShareChoice::ShapeCache* cache = choice_.CacheOf(shape);
-  auto changes = [&](uint32_t n) -> const absl::InlinedVector<double, 9>& {
-    return choice_.Changes(cache, shape, n, CoreUsed(n), [&] { return NodeStateOf(n); });
+  auto change_at = [&](uint32_t n, int32_t choice) {
+    return choice_.ChangeAt(
+        cache, shape, n, CoreUsed(n), [&] { return NodeStateOf(n); }, choice);
   };
   const double inf = std::numeric_limits<double>::infinity();
   CellId best;
   double best_change = inf;
   int32_t best_left = cellalloc::kGpuMilli + 1;
-  for (const auto& [id, gpu] : shares_.open()) {
+  // The open GPUs from the flat mirror of GpuShares (leaf id order, as its map): no pointer
+  // chasing per GPU. Checked against GpuShares at every call in debug builds.
+  HIVED_DCHECK(OpenMilliMatches()) << "the open GPUs' mirror differs from GpuShares";
+  HIVED_CHECK(open_milli_.size() == shares_.open().size()) << "open GPUs not mirrored";
+  for (const auto& [id, used_milli] : open_milli_) {
     const CellId leaf(id);
     if (mig_.Used(leaf) > 0) continue;  // a GPU with MIG instances takes no fractional share
     // Cheap tests first (the cached change is O(1)); lookups only for a better candidate.
-    const int32_t left = cellalloc::kGpuMilli - gpu.used_milli - a.milli;
+    const int32_t left = cellalloc::kGpuMilli - used_milli - a.milli;
     if (left < 0) continue;
-    const double change = changes(forest_.node(leaf).value())[static_cast<size_t>(LeafPos(leaf))];
+    const double change = change_at(forest_.node(leaf).value(), LeafPos(leaf));
     if (change > best_change || (change == best_change && left >= best_left)) continue;
     if (!TypeAllowed(p, leaf) || !Compatible(r, p.guaranteed, leaf) || !NodeRoom(leaf, a, t) ||
         !shares_.Fits(leaf, a.milli, a.memory)) {
@@ -73,13 +112,9 @@ CellId Sharing::PlaceStranded(const GroupRequest& r, const Parsed& p, const PodA
   double fresh = inf;
   uint32_t fresh_node = 0;
   for (uint32_t n = 0; n < static_cast<uint32_t>(forest_.num_nodes()); ++n) {
-    uint64_t leaves = 0;
-    for (CellId cell : forest_.node_cells(NodeId(n))) {
-      leaves += static_cast<uint64_t>(forest_.leaf_count(cell));
-    }
     const uint64_t used = CoreUsed(n);
-    if (used >= leaves || !core_->NodeHealthy(NodeId(n))) continue;
-    const double change = changes(n).back();
+    if (used >= node_leaves_[n] || !core_->NodeHealthy(NodeId(n))) continue;
+    const double change = change_at(n, ShareChoice::kAnyFreeLeaf);
     if (change < fresh) {
       fresh = change;
       fresh_node = n;

@@ -135,7 +135,10 @@ absl::StatusOr<ScheduleResult> Sharing::ScheduleHost(const GroupRequest& r, Phas
       double best_change = 0;
       for (size_t n = 0; n < node_cpu_.size(); ++n) {
         const NodeId node(static_cast<uint32_t>(n));
-        const auto& t = taken[n];
+        // Looked up, never inserted: most nodes hold none of the gang's pods.
+        const auto found = taken.find(n);
+        const std::pair<int64_t, int64_t> t =
+            found == taken.end() ? std::pair<int64_t, int64_t>{0, 0} : found->second;
         if (!suggested[n] || !core_->NodeHealthy(node) ||
             !room(n, t.first + a.cpu, t.second + a.host_memory)) {
           continue;
@@ -144,10 +147,9 @@ absl::StatusOr<ScheduleResult> Sharing::ScheduleHost(const GroupRequest& r, Phas
         const uint32_t node32 = static_cast<uint32_t>(n);
         double change = 0;
         if (t.first == 0 && t.second == 0) {  // cached while the node is unchanged
-          change = choice_
-                       .Changes(cache, shape, node32, CoreUsed(node32),
-                                [&] { return NodeStateOf(node32); })
-                       .back();
+          change = choice_.ChangeAt(
+              cache, shape, node32, CoreUsed(node32), [&] { return NodeStateOf(node32); },
+              ShareChoice::kAnyFreeLeaf);
         } else {  // the gang's earlier pods on this node
           ShareChoice::NodeState s = NodeStateOf(node32);
           if (s.cpu_left >= 0) s.cpu_left -= t.first;
@@ -178,15 +180,20 @@ absl::StatusOr<ScheduleResult> Sharing::ScheduleHost(const GroupRequest& r, Phas
   }
   // Whole GPUs: the scheduler decides, on the nodes with room for the largest pod.
   GroupRequest core_request = Stripped(r);
+  std::vector<uint32_t> roomy;  // by node id; their names only when the scheduler needs them
   if (nodes_declare_) {
-    std::vector<std::string> names;
     for (size_t n = 0; n < node_cpu_.size(); ++n) {
       if (suggested[n] && room(n, big.cpu, big.host_memory)) {
-        names.push_back(forest_.node_name(NodeId(static_cast<uint32_t>(n))));
+        roomy.push_back(static_cast<uint32_t>(n));
       }
     }
-    core_request.suggested_nodes = std::move(names);
   }
+  auto suggest_roomy = [&] {
+    std::vector<std::string> names;
+    names.reserve(roomy.size());
+    for (uint32_t n : roomy) names.push_back(forest_.node_name(NodeId(n)));
+    core_request.suggested_nodes = std::move(names);
+  };
   absl::StatusOr<ScheduleResult> core;
   {
     internal::FlagScope in(&in_core_);
@@ -200,27 +207,31 @@ absl::StatusOr<ScheduleResult> Sharing::ScheduleHost(const GroupRequest& r, Phas
                                      TypeMask(types)};
       ShareChoice::ShapeCache* cache = choice_.CacheOf(shape);
       double best = std::numeric_limits<double>::infinity();
-      std::string best_node;
-      for (const std::string& name : *core_request.suggested_nodes) {
-        const uint32_t n = forest_.FindNode(name).value();
-        const double change =
-            choice_.Changes(cache, shape, n, CoreUsed(n), [&] { return NodeStateOf(n); }).back();
+      bool found = false;
+      uint32_t best_node = 0;
+      for (uint32_t n : roomy) {
+        const double change = choice_.ChangeAt(
+            cache, shape, n, CoreUsed(n), [&] { return NodeStateOf(n); },
+            ShareChoice::kAnyFreeLeaf);
         if (change < best) {
           best = change;
-          best_node = name;
+          best_node = n;
+          found = true;
         }
       }
-      if (!best_node.empty()) {
-        GroupRequest there = core_request;
-        there.suggested_nodes = std::vector<std::string>{best_node};
-        core = core_->Schedule(there, Phase::kFiltering);
+      if (found) {
+        core_request.suggested_nodes =
+            std::vector<std::string>{forest_.node_name(NodeId(best_node))};
+        core = core_->Schedule(core_request, Phase::kFiltering);
         if (core.ok() && core->outcome == Outcome::kPlaced && phase == Phase::kPreempting) {
-          core = core_->Schedule(there, phase);
+          core = core_->Schedule(core_request, phase);
         }
       }
     }
-    if (!core.ok() || core->outcome != Outcome::kPlaced)
+    if (!core.ok() || core->outcome != Outcome::kPlaced) {
+      if (nodes_declare_) suggest_roomy();
       core = core_->Schedule(core_request, phase);
+    }
   }
   if (!core.ok() || core->outcome != Outcome::kPlaced) {
     if (core.ok()) TranslateVictims(&core->victims);
