@@ -31,7 +31,7 @@ GroupId GroupTable::Add(std::string_view name) {
   grp.name.assign(name.data(), name.size());
   grp.alive = true;
   last_found_id_ = kNilId;  // the insert may rehash
-  by_name_.emplace(absl::string_view(grp.name), g);
+  by_name_.emplace(grp.name, g);
   return g;
 }
 
@@ -68,10 +68,9 @@ absl::Status GroupTable::CheckInvariants() const {
     }
   }
   for (const auto& [key, g] : by_name_) {
-    if (g >= size_ || !(*this)[g].alive || key.data() != (*this)[g].name.data() ||
-        key.size() != (*this)[g].name.size()) {
+    if (g >= size_ || !(*this)[g].alive || key != (*this)[g].name) {
       return absl::InternalError(
-          absl::StrCat("(1) the name index entry ", g, " does not view a live group's name"));
+          absl::StrCat("(1) the name index entry ", key, " is not live group ", g, "'s name"));
     }
   }
   if (by_name_.size() != live) {

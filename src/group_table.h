@@ -10,14 +10,13 @@
 // each doubling), a `Group&` stays valid across Add, and a filling cluster allocates one
 // chunk per `kChunk` groups (a deque's blocks hold one group each).
 //
-// The name index holds views of the groups' own `name` strings (slots never move, and a
-// live group's name is never reassigned), so adding a group copies its name once, into the
-// slot's recycled string, and allocates no key. `Find` remembers the entry it found, so
-// the usual `Find` then `Remove` of one group (Release, Unreserve) hashes the name once.
+// The name index owns its keys (a short name sits inline in the table's slot, so a lookup
+// compares it without touching the group: keys that viewed the groups' names cost a cache
+// miss per lookup on a large table). `Find` remembers the entry it found, so the usual
+// `Find` then `Remove` of one group (Release, Unreserve) hashes the name once.
 //
 // Invariants (CheckInvariants):
-//  (1) The name index maps exactly the live groups' names to their ids; each key views
-//      its group's `name` (same characters, same storage).
+//  (1) The name index maps exactly the live groups' names to their ids.
 //  (2) The free list holds exactly the dead slots, each once.
 //  (3) A dead slot holds no leaves; a live group's physical and virtual leaf arrays have
 //      the same length.
@@ -82,8 +81,7 @@ class GroupTable {
   // The live group named `name`, or kNilId. One hash of `name`.
   GroupId Find(std::string_view name) const;
   // A slot for a new live group named `name` (a recycled one first); its other fields
-  // are the caller's to set, except `name`, which stays as given while the group lives.
-  // REQUIRES: Find(name) == kNilId.
+  // are the caller's to set, except `name`. REQUIRES: Find(name) == kNilId.
   GroupId Add(std::string_view name);
   // Ends group `g`: unindexed, not alive, no leaves, slot free for reuse. No hashing when
   // the last `Find` since the last `Add` or `Remove` found `g`. REQUIRES: g is live.
@@ -128,8 +126,8 @@ class GroupTable {
   std::vector<std::unique_ptr<Group[]>> chunks_;  // slot g: chunks_[g / kChunk][g % kChunk]
   GroupId size_ = 0;                              // slots in use (live or dead)
   std::vector<GroupId> free_;
-  using NameIndex = absl::flat_hash_map<absl::string_view, GroupId>;
-  NameIndex by_name_;  // keys view the live groups' `name` (invariant 1)
+  using NameIndex = absl::flat_hash_map<std::string, GroupId>;
+  NameIndex by_name_;  // the live groups' names (invariant 1)
   // The entry the last successful `Find` returned, valid until the next Add or Remove
   // (an insert may rehash; an erase leaves other iterators valid in absl's tables, but
   // the cache is dropped anyway for simplicity). kNilId: none.

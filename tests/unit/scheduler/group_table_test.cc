@@ -58,8 +58,8 @@ TEST_CASE("GroupTable: CheckInvariants names a broken rule", "[scheduler][unit]"
   }
 }
 
-// Random Add / Find / Remove against a std::map reference model: the name index (keys that
-// view the slots' names, the cached entry of the last Find) always agrees with the model,
+// Random Add / Find / Remove against a std::map reference model: the name index (with the
+// cached entry of the last Find that Remove reuses) always agrees with the model,
 // slots are recycled before new ones are made, and the invariants hold after every step.
 TEST_CASE("GroupTable: random adds, finds and removes agree with a map of names",
           "[scheduler][property]") {
