@@ -97,9 +97,10 @@ absl::StatusOr<AllocateInfo> SchedulerImpl::AllocateFree(
     } else if (filtered) {
       // The placement Schedule just returned: bind its virtual cells directly.
       const std::vector<VCellId>& vleaves = reservations_.vleaves();
+      NodeKeys keys(this);
       for (size_t i = 0; i < pleaves.size(); ++i) {
         vclusters_.BindLeafPath(vleaves[i], pleaves[i]);
-        SetVLeaf(vleaves[i], request.priority, g);
+        SetVLeaf(vleaves[i], request.priority, g, &keys);
         grp.vleaves[i] = vleaves[i];
       }
     } else {
@@ -125,10 +126,12 @@ absl::StatusOr<AllocateInfo> SchedulerImpl::AllocateFree(
     info.downgraded = true;
     info.reason = downgrade;
   }
+  NodeKeys keys(this);
   for (CellId p : pleaves) {
     p_user_[p.value()] = g;
-    SetPLeaf(p, prio);
+    SetPLeaf(p, prio, &keys);
   }
+  keys.Flush();
   if (!notes.empty())
     info.reason = info.reason.empty() ? notes : absl::StrCat(info.reason, "; ", notes);
   Settle();

@@ -12,10 +12,13 @@ namespace hived {
 
 GroupId GroupTable::Find(std::string_view name) const {
   auto it = by_name_.find(absl::string_view(name.data(), name.size()));
-  return it == by_name_.end() ? kNilId : it->second;
+  if (it == by_name_.end()) return kNilId;
+  last_found_ = it;
+  last_found_id_ = it->second;
+  return it->second;
 }
 
-GroupId GroupTable::Add(const std::string& name) {
+GroupId GroupTable::Add(std::string_view name) {
   GroupId g;
   if (!free_.empty()) {
     g = free_.back();
@@ -25,15 +28,21 @@ GroupId GroupTable::Add(const std::string& name) {
     if (g % kChunk == 0) chunks_.push_back(std::make_unique<Group[]>(kChunk));
   }
   Group& grp = (*this)[g];
-  grp.name = name;
+  grp.name.assign(name.data(), name.size());
   grp.alive = true;
-  by_name_[name] = g;
+  last_found_id_ = kNilId;  // the insert may rehash
+  by_name_.emplace(grp.name, g);
   return g;
 }
 
 void GroupTable::Remove(GroupId g) {
   Group& grp = (*this)[g];
-  by_name_.erase(grp.name);
+  if (last_found_id_ == g) {
+    by_name_.erase(last_found_);
+  } else {
+    by_name_.erase(absl::string_view(grp.name));
+  }
+  last_found_id_ = kNilId;
   grp.alive = false;
   grp.pleaves.clear();
   grp.vleaves.clear();
@@ -56,6 +65,12 @@ absl::Status GroupTable::CheckInvariants() const {
     }
     if (grp.pleaves.size() != grp.vleaves.size()) {
       return absl::InternalError(absl::StrCat("(3) group ", grp.name, " leaf arrays differ"));
+    }
+  }
+  for (const auto& [key, g] : by_name_) {
+    if (g >= size_ || !(*this)[g].alive || key != (*this)[g].name) {
+      return absl::InternalError(
+          absl::StrCat("(1) the name index entry ", key, " is not live group ", g, "'s name"));
     }
   }
   if (by_name_.size() != live) {

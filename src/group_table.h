@@ -10,6 +10,11 @@
 // each doubling), a `Group&` stays valid across Add, and a filling cluster allocates one
 // chunk per `kChunk` groups (a deque's blocks hold one group each).
 //
+// The name index owns its keys (a short name sits inline in the table's slot, so a lookup
+// compares it without touching the group: keys that viewed the groups' names cost a cache
+// miss per lookup on a large table). `Find` remembers the entry it found, so the usual
+// `Find` then `Remove` of one group (Release, Unreserve) hashes the name once.
+//
 // Invariants (CheckInvariants):
 //  (1) The name index maps exactly the live groups' names to their ids.
 //  (2) The free list holds exactly the dead slots, each once.
@@ -35,6 +40,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
+#include "absl/strings/string_view.h"
 #include "cellalloc/ids.h"
 #include "hived/schedule_result.h"
 #include "hived/types.h"
@@ -72,12 +78,13 @@ struct Group {
 
 class GroupTable {
  public:
-  // The live group named `name`, or kNilId.
+  // The live group named `name`, or kNilId. One hash of `name`.
   GroupId Find(std::string_view name) const;
   // A slot for a new live group named `name` (a recycled one first); its other fields
-  // are the caller's to set. REQUIRES: Find(name) == kNilId.
-  GroupId Add(const std::string& name);
-  // Ends group `g`: unindexed, not alive, no leaves, slot free for reuse.
+  // are the caller's to set, except `name`. REQUIRES: Find(name) == kNilId.
+  GroupId Add(std::string_view name);
+  // Ends group `g`: unindexed, not alive, no leaves, slot free for reuse. No hashing when
+  // the last `Find` since the last `Add` or `Remove` found `g`. REQUIRES: g is live.
   void Remove(GroupId g);
 
   Group& operator[](GroupId g) { return chunks_[g / kChunk][g % kChunk]; }
@@ -119,7 +126,13 @@ class GroupTable {
   std::vector<std::unique_ptr<Group[]>> chunks_;  // slot g: chunks_[g / kChunk][g % kChunk]
   GroupId size_ = 0;                              // slots in use (live or dead)
   std::vector<GroupId> free_;
-  absl::flat_hash_map<std::string, GroupId> by_name_;
+  using NameIndex = absl::flat_hash_map<std::string, GroupId>;
+  NameIndex by_name_;  // the live groups' names (invariant 1)
+  // The entry the last successful `Find` returned, valid until the next Add or Remove
+  // (an insert may rehash; an erase leaves other iterators valid in absl's tables, but
+  // the cache is dropped anyway for simplicity). kNilId: none.
+  mutable NameIndex::const_iterator last_found_;
+  mutable GroupId last_found_id_ = kNilId;
 };
 
 }  // namespace hived

@@ -99,15 +99,17 @@ void SchedulerImpl::CancelInternal(GroupId g) {
 
 void SchedulerImpl::ReleaseInternal(GroupId g) {
   Group& grp = groups_[g];
+  NodeKeys keys(this);
   for (size_t i = 0; i < grp.pleaves.size(); ++i) {
     CellId p = grp.pleaves[i];
     VCellId v = grp.vleaves[i];
     if (p_user_[p.value()] != g) continue;
     p_user_[p.value()] = kNilId;
     if (p_reserver_[p.value()] != kNilId) continue;  // Reserving -> Reserved
-    SetPLeaf(p, kFreePriority);
-    if (v != kNilId && vclusters_.cell(v).user == g) ReleaseVLeaf(v);
+    SetPLeaf(p, kFreePriority, &keys);
+    if (v != kNilId && vclusters_.cell(v).user == g) ReleaseVLeaf(v, &keys);
   }
+  keys.Flush();
   DeleteGroup(g);
 }
 

@@ -23,23 +23,52 @@ void HistAdd(std::vector<std::pair<Priority, int32_t>>* h, Priority p, int32_t d
 }  // namespace
 
 void SchedulerImpl::SetVLeaf(VCellId v, Priority p, GroupId user) {
+  if (SetVLeafUsage(v, p, user)) UpdateVNodeKey(vclusters_.cell(v).view_node);
+}
+
+void SchedulerImpl::SetPLeaf(CellId p, Priority prio) {
+  if (SetPLeafUsage(p, prio)) UpdatePNodeKey(CellId(p_nodecell_[p.value()]));
+}
+
+bool SchedulerImpl::SetVLeafUsage(VCellId v, Priority p, GroupId user) {
   Priority old = vclusters_.SetLeaf(v, p, user);
-  if (old == p) return;
+  if (old == p) return false;
   VCellId node = vclusters_.cell(v).view_node;
   View& view = views_[static_cast<size_t>(vclusters_.cell(node).view)];
   HistAdd(&view.histogram, old, -1);
   HistAdd(&view.histogram, p, +1);
-  UpdateVNodeKey(node);
+  return true;
 }
 
-void SchedulerImpl::SetPLeaf(CellId p, Priority prio) {
+bool SchedulerImpl::SetPLeafUsage(CellId p, Priority prio) {
   Priority old = pusage_.LeafPriority(p);
-  if (old == prio) return;
+  if (old == prio) return false;
   pusage_.SetLeafPriority(p, prio);
   View& view = views_[forest_->chain(p).value()];
   HistAdd(&view.histogram, old, -1);
   HistAdd(&view.histogram, prio, +1);
-  UpdatePNodeKey(CellId(p_nodecell_[p.value()]));
+  return true;
+}
+
+void SchedulerImpl::NodeKeys::TouchP(CellId leaf) {
+  const uint32_t nc = s_->p_nodecell_[leaf.value()];
+  if (nc == pnode_) return;
+  if (pnode_ != kNilId) s_->UpdatePNodeKey(CellId(pnode_));
+  pnode_ = nc;
+}
+
+void SchedulerImpl::NodeKeys::TouchV(VCellId leaf) {
+  const VCellId node = s_->vclusters_.cell(leaf).view_node;
+  if (node == vnode_) return;
+  if (vnode_ != kNilId) s_->UpdateVNodeKey(vnode_);
+  vnode_ = node;
+}
+
+void SchedulerImpl::NodeKeys::Flush() {
+  if (pnode_ != kNilId) s_->UpdatePNodeKey(CellId(pnode_));
+  if (vnode_ != kNilId) s_->UpdateVNodeKey(vnode_);
+  pnode_ = kNilId;
+  vnode_ = kNilId;
 }
 
 void SchedulerImpl::UpdateVNodeKey(VCellId node) {
@@ -55,6 +84,11 @@ void SchedulerImpl::UpdatePNodeKey(CellId nc) {
 
 void SchedulerImpl::ReleaseVLeaf(VCellId v) {
   SetVLeaf(v, kFreePriority, kNilId);
+  vclusters_.UnbindUp(v);
+}
+
+void SchedulerImpl::ReleaseVLeaf(VCellId v, NodeKeys* keys) {
+  if (SetVLeafUsage(v, kFreePriority, kNilId)) keys->TouchV(v);
   vclusters_.UnbindUp(v);
 }
 

@@ -181,6 +181,30 @@ void Placer::ChooseLeaves(uint32_t node_cell, int32_t need, Priority q,
   auto free_count = [&](uint32_t c) {
     return u.leaf_count(CellId(c)) - u.UsedTotal(CellId(c)) - taken.free(c);
   };
+  // One leaf (most pods): the lowest cell with a usable leaf is a leaf, and among leaves a
+  // free one beats a preemptible one, then depth-first order. So the choice below is the
+  // first free untaken leaf depth-first, else the first usable one: found by walking down
+  // to the first child that has one, touching levels x fan-out cells instead of every
+  // usable child's subtree. (Counts are consistent: a cell with a free untaken leaf has a
+  // child with one; if not, the general search below decides.)
+  if (need == 1) {
+    for (int pass = 0; pass < 2; ++pass) {
+      auto has = [&](uint32_t c) { return pass == 0 ? free_count(c) > 0 : usable(c) > 0; };
+      if (!has(node_cell)) continue;
+      uint32_t c = node_cell;
+      while (level(c) > 1) {
+        const int32_t n = nchildren(c);
+        int32_t k = 0;
+        while (k < n && !has(child(c, k))) ++k;
+        if (k == n) break;
+        c = child(c, k);
+      }
+      if (level(c) != 1) break;  // inconsistent counts: the general search decides
+      out->push_back(c);
+      taken.Take(c, /*is_free=*/pass == 0, node_cell, parent);
+      return;
+    }
+  }
   // The lowest cell with enough usable leaves; ties: more free (not preempting) leaves up to
   // `need`, then depth-first child order.
   uint32_t best = node_cell;

@@ -125,6 +125,7 @@ GroupId SchedulerImpl::HoldLeaves(const Req& req, GState state, const Placement&
   grp.placement = placement;
   grp.pleaves = d.pleaves;
   grp.vleaves = d.vleaves;
+  NodeKeys keys(this);
   for (size_t i = 0; i < d.pleaves.size(); ++i) {
     CellId p = d.pleaves[i];
     VCellId v = d.vleaves[i];
@@ -137,10 +138,10 @@ GroupId SchedulerImpl::HoldLeaves(const Req& req, GState state, const Placement&
     }
     if (v != kNilId) {
       vclusters_.BindLeafPath(v, p);
-      SetVLeaf(v, r.priority, g);
+      SetVLeaf(v, r.priority, g, &keys);
     }
     p_reserver_[p.value()] = g;
-    SetPLeaf(p, r.priority);
+    SetPLeaf(p, r.priority, &keys);
   }
   return g;
 }

@@ -303,6 +303,36 @@ class SchedulerImpl {
   void SetVLeaf(VCellId v, Priority p, GroupId user);
   void SetPLeaf(CellId p, Priority prio);
   void ReleaseVLeaf(VCellId v);  // frees the virtual leaf and unbinds what it can
+  // Batched node keys: a group's leaves come in runs on one node (a pod), so the loops
+  // that set many leaves (HoldLeaves, AllocateFree, ReleaseInternal) update the usage of
+  // each leaf (`Set*LeafUsage`: usage and histogram, true when the priority changed) and
+  // the node's index key once per run (`NodeKeys`), not once per leaf. Nothing reads the
+  // node index in between; `Flush` (or the destructor) makes the keys current.
+  bool SetVLeafUsage(VCellId v, Priority p, GroupId user);
+  bool SetPLeafUsage(CellId p, Priority prio);
+  class NodeKeys {
+   public:
+    explicit NodeKeys(SchedulerImpl* s) : s_(s) {}
+    ~NodeKeys() { Flush(); }
+    NodeKeys(const NodeKeys&) = delete;
+    NodeKeys& operator=(const NodeKeys&) = delete;
+    // The node of a physical (virtual) leaf whose usage changed needs its key updated.
+    void TouchP(CellId leaf);
+    void TouchV(VCellId leaf);
+    void Flush();
+
+   private:
+    SchedulerImpl* s_;
+    uint32_t pnode_ = kNilId;  // the pending physical node-level cell
+    VCellId vnode_ = kNilId;   // the pending virtual node
+  };
+  void SetPLeaf(CellId p, Priority prio, NodeKeys* keys) {
+    if (SetPLeafUsage(p, prio)) keys->TouchP(p);
+  }
+  void SetVLeaf(VCellId v, Priority p, GroupId user, NodeKeys* keys) {
+    if (SetVLeafUsage(v, p, user)) keys->TouchV(v);
+  }
+  void ReleaseVLeaf(VCellId v, NodeKeys* keys);
   void DowngradeGroup(GroupId g, const std::string& preemptor, const std::string& reason);
   void CancelInternal(GroupId g);
   void ReleaseInternal(GroupId g);

@@ -4,12 +4,15 @@
 #include "src/placer.h"
 
 #include <algorithm>
+#include <cstdint>
+#include <random>
 #include <string>
 #include <vector>
 
 #include "cellalloc/cell_forest.h"
 #include "cellalloc/priority_usage.h"
 #include "support/catch.h"
+#include "support/property_knobs.h"
 #include "unit/scheduler/design_forest.h"
 
 namespace hived {
@@ -96,6 +99,65 @@ TEST_CASE("Placer: a pod takes the lowest cell holding it, free leaves first, ne
   CHECK(high.back() == used.value());  // preemptible leaves after the free ones
   placer.ClearTaken();
   REQUIRE(placer.CheckInvariants().ok());
+}
+
+// A one-leaf pod (the walk-down path of ChooseLeaves) against rule 5's reference: the
+// first free leaf not yet taken in depth-first order, else the first one used below the
+// pod's priority. Random leaf priorities and request priorities; pods taken one after the
+// other until the node has no usable leaf left.
+TEST_CASE(
+    "Placer: a one-leaf pod takes the first free leaf depth-first, else the first "
+    "preemptible one",
+    "[scheduler][property]") {
+  World w = MakeWorld();
+  const cellalloc::CellForest& f = w.forest;
+  Placer placer(&f, &w.vcells, &w.pusage, &w.vusage);
+  const CellId node = EightLeafNode(f);
+  std::vector<CellId> dfs;  // the node's leaves in depth-first order
+  std::vector<CellId> stack = {node};
+  while (!stack.empty()) {
+    const CellId c = stack.back();
+    stack.pop_back();
+    if (f.level(c) == 1) {
+      dfs.push_back(c);
+      continue;
+    }
+    for (int32_t k = f.num_children(c) - 1; k >= 0; --k) stack.push_back(f.child(c, k));
+  }
+  REQUIRE(dfs.size() == 8);
+  for (uint64_t seed = testing::PropertyFirstSeed(1); seed < testing::PropertySeedEnd(1, 200);
+       ++seed) {
+    CAPTURE(seed);
+    std::mt19937_64 rng(seed);
+    for (CellId l : dfs) {
+      const uint64_t r = rng() % 4;
+      w.pusage.SetLeafPriority(
+          l, r == 0 ? kFreePriority : static_cast<Priority>(rng() % 12) - 1);  // -1..10
+    }
+    const Priority q = static_cast<Priority>(rng() % 12) - 1;
+    CAPTURE(q);
+    std::vector<bool> taken(dfs.size(), false);
+    for (int pod = 0; pod < 8; ++pod) {
+      int32_t expected = -1;
+      for (size_t i = 0; i < dfs.size() && expected < 0; ++i) {
+        if (!taken[i] && w.pusage.LeafPriority(dfs[i]) == kFreePriority) {
+          expected = static_cast<int32_t>(i);
+        }
+      }
+      for (size_t i = 0; i < dfs.size() && expected < 0; ++i) {
+        const Priority p = w.pusage.LeafPriority(dfs[i]);
+        if (!taken[i] && p != kFreePriority && p < q) expected = static_cast<int32_t>(i);
+      }
+      if (expected < 0) break;  // no usable leaf: the caller never asks
+      std::vector<uint32_t> got;
+      placer.ChooseLeaves<true>(node.value(), 1, q, &got);
+      REQUIRE(got.size() == 1);
+      CHECK(got[0] == dfs[static_cast<size_t>(expected)].value());
+      taken[static_cast<size_t>(expected)] = true;
+    }
+    placer.ClearTaken();
+    REQUIRE(placer.CheckInvariants().ok());
+  }
 }
 
 TEST_CASE("Placer: CheckInvariants reports suggested nodes left marked", "[scheduler][unit]") {
