@@ -37,8 +37,8 @@
 #include <map>
 #include <optional>
 #include <string>
-#include <utility>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -102,8 +102,8 @@ class MigLayout {
   // one, every instance free (the pods' records give the owners); an empty message when it
   // holds the invariants, else why not (the first bad instance's index and the reason; the
   // layout is unchanged). `instances`: (profile, start) pairs by ascending start.
-  std::string Restore(const std::vector<std::pair<int32_t, int32_t>>& instances,
-                      int64_t creations, int64_t reconfigurations);
+  std::string Restore(const std::vector<std::pair<int32_t, int32_t>>& instances, int64_t creations,
+                      int64_t reconfigurations);
   // Gives `owner` the instance of `profile` at `start`: the free configured one there, else
   // one created there when CanCreate (counted). Empty when done, else why not (nothing
   // changed). A restored pod's instance: where its record says, not where Choose would.

@@ -129,10 +129,10 @@ absl::Status PodFromJson(const Json& j, const std::string& path, int32_t version
   HIVED_RETURN_IF_ERROR(Reader::NotBefore(j, path, version, kSharingVersion, {kMigStart}));
   if (auto it = j.find(kMigStart); it != j.end()) {
     if (version < kMigVersion) {
-      return Reader::Error(absl::StrCat(path, ".", kMigStart),
-                           absl::StrCat("a MIG placement in a version ", version,
-                                        " document (reserved there; MIG is new in version ",
-                                        kMigVersion, ")"));
+      return Reader::Error(
+          absl::StrCat(path, ".", kMigStart),
+          absl::StrCat("a MIG placement in a version ", version,
+                       " document (reserved there; MIG is new in version ", kMigVersion, ")"));
     }
     HIVED_RETURN_IF_ERROR(
         Reader::Int(*it, absl::StrCat(path, ".", kMigStart), 0, kMaxMigStart, &pod->mig_start));
@@ -198,10 +198,10 @@ absl::Status MemberFromJson(const Json& m, const std::string& mpath, int32_t ver
   HIVED_RETURN_IF_ERROR(
       Reader::String(m, mpath, kMigProfile, /*required=*/false, &member->mig_profile));
   if (!member->mig_profile.empty() && version < kMigVersion) {
-    return Reader::Error(absl::StrCat(mpath, ".", kMigProfile),
-                         absl::StrCat("a MIG profile in a version ", version,
-                                      " document (reserved there; MIG is new in version ",
-                                      kMigVersion, ")"));
+    return Reader::Error(
+        absl::StrCat(mpath, ".", kMigProfile),
+        absl::StrCat("a MIG profile in a version ", version,
+                     " document (reserved there; MIG is new in version ", kMigVersion, ")"));
   }
   return absl::OkStatus();
 }
@@ -278,9 +278,8 @@ absl::Status RecordFromJson(const Json& j, const std::string& path, int32_t vers
     for (int32_t k = 0; k < m.pod_number && pod_index < rec->placement.pods.size(); ++k) {
       PodPlacement& pod = rec->placement.pods[pod_index++];
       if (pod.mig_start >= 0 && m.mig_profile.empty()) {
-        return Reader::Error(
-            absl::StrCat(ppath, ".", kPods, "[", pod_index - 1, "].", kMigStart),
-            "a MIG start on a pod whose member has no migProfile");
+        return Reader::Error(absl::StrCat(ppath, ".", kPods, "[", pod_index - 1, "].", kMigStart),
+                             "a MIG start on a pod whose member has no migProfile");
       }
       if (pod.mig_start >= 0) pod.mig_profile = m.mig_profile;
     }
@@ -330,7 +329,8 @@ absl::Status ReadShareShapes(const Json& v, const std::string& path, ShareChoice
 
 absl::Status ReadMigLayouts(const Json& v, const std::string& path,
                             std::vector<SavedMigLayout>* out) {
-  if (!v.is_array()) return Reader::Error(path, absl::StrCat("expected a list, got ", v.type_name()));
+  if (!v.is_array())
+    return Reader::Error(path, absl::StrCat("expected a list, got ", v.type_name()));
   constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
   for (size_t i = 0; i < v.size(); ++i) {
     const std::string at = absl::StrCat(path, "[", i, "]");
@@ -374,12 +374,11 @@ int32_t VersionNeeded(const SavedState& state) {
 
 std::string SavedStateToJson(const SavedState& state) {
   // The header on one line, then one group per line: valid JSON that diffs well.
-  std::string out = absl::StrCat("{", Dump(Json(kSchema)), ":", Dump(Json(kStateSchema)), ",",
-                                 Dump(Json(kVersion)), ":", VersionNeeded(state), ",",
-                                 Dump(Json(kConfig)),
-                                 ":", Dump(Json(state.config)), ",", Dump(Json(kBadNodes)), ":",
-                                 Dump(StringArray(state.bad_nodes)), ",", Dump(Json(kDoomed)), ":",
-                                 Dump(StringArray(state.doomed)), ",");
+  std::string out = absl::StrCat(
+      "{", Dump(Json(kSchema)), ":", Dump(Json(kStateSchema)), ",", Dump(Json(kVersion)), ":",
+      VersionNeeded(state), ",", Dump(Json(kConfig)), ":", Dump(Json(state.config)), ",",
+      Dump(Json(kBadNodes)), ":", Dump(StringArray(state.bad_nodes)), ",", Dump(Json(kDoomed)), ":",
+      Dump(StringArray(state.doomed)), ",");
   if (state.next_holder != 0) {
     absl::StrAppend(&out, Dump(Json(kNextHolder)), ":", state.next_holder, ",");
   }
@@ -407,7 +406,8 @@ std::string SavedStateToJson(const SavedState& state) {
     for (size_t i = 0; i < state.mig_layouts.size(); ++i) {
       const SavedMigLayout& l = state.mig_layouts[i];
       Json inst = Json::array();
-      for (const auto& [profile, start] : l.instances) inst.push_back(Json::array({profile, start}));
+      for (const auto& [profile, start] : l.instances)
+        inst.push_back(Json::array({profile, start}));
       Json j = Json{{kGpu, l.gpu},
                     {kInstances, std::move(inst)},
                     {kCreations, l.creations},

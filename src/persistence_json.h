@@ -43,7 +43,7 @@ struct SavedBinding {
 // A MIG GPU's layout (cellalloc/mig_layout.h), version 3: its configured instances by
 // ascending start, free or used (the pods' records say by whom), and its counters.
 struct SavedMigLayout {
-  std::string gpu;  // the GPU's physical address, "0/b0/1"
+  std::string gpu;                                         // the GPU's physical address, "0/b0/1"
   std::vector<std::pair<std::string, int32_t>> instances;  // (profile, start)
   int64_t creations = 0;
   int64_t reconfigurations = 0;
@@ -52,13 +52,13 @@ struct SavedMigLayout {
 // A whole saved state: the nodes marked bad, every running group and the bindings that
 // history decided (valid only for the same cluster structure: `config`).
 struct SavedState {
-  std::string config;                  // fingerprint of the cells and VCs it was saved with
-  std::vector<std::string> bad_nodes;  // config order
-  std::vector<GroupRecord> groups;     // by name
-  std::vector<SavedBinding> bindings;  // virtual cell id order: parents first
-  std::vector<std::string> doomed;     // doomed preassigned cells, in their VC slots' order
-  int64_t next_holder = 0;             // GPU sharing: the number of the next holder group
-  ShareChoice::Learning share_shapes;  // GPU sharing: the shapes the stranded rule learnt
+  std::string config;                       // fingerprint of the cells and VCs it was saved with
+  std::vector<std::string> bad_nodes;       // config order
+  std::vector<GroupRecord> groups;          // by name
+  std::vector<SavedBinding> bindings;       // virtual cell id order: parents first
+  std::vector<std::string> doomed;          // doomed preassigned cells, in their VC slots' order
+  int64_t next_holder = 0;                  // GPU sharing: the number of the next holder group
+  ShareChoice::Learning share_shapes;       // GPU sharing: the shapes the stranded rule learnt
   std::vector<SavedMigLayout> mig_layouts;  // version 3: every MIG GPU's layout, leaf id order
 };
 

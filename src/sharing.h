@@ -223,8 +223,8 @@ class Sharing {
     int64_t memory = 0;
     int64_t cpu = 0;
     int64_t host_memory = 0;
-    bool open = true;      // counted on an open GPU (false: a reserved new leaf of its holder)
-    std::string mig = {};  // a MIG pod's profile (empty: a fractional share)
+    bool open = true;        // counted on an open GPU (false: a reserved new leaf of its holder)
+    std::string mig = {};    // a MIG pod's profile (empty: a fractional share)
     int32_t mig_start = -1;  // Restore: the instance's start from the record (-1: Choose)
   };
   enum class Stage { kPreempting, kReserved, kRunning };

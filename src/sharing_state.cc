@@ -119,8 +119,7 @@ absl::Status Sharing::CheckSavedState(const internal::SavedState& state) const {
       const GroupMember& member = rec.request.members[m];
       for (int32_t k = 0; k < member.pod_number && pod_index < rec.placement.pods.size(); ++k) {
         const PodPlacement& pod = rec.placement.pods[pod_index];
-        const std::string ppath =
-            absl::StrCat("$.groups[", i, "].placement.pods[", pod_index, "]");
+        const std::string ppath = absl::StrCat("$.groups[", i, "].placement.pods[", pod_index, "]");
         ++pod_index;
         const NodeId node = forest_.FindNode(pod.node);
         if (node.IsNil()) continue;  // a node gone: Restore skips or drops the pod
@@ -169,8 +168,8 @@ absl::Status Sharing::CheckSavedState(const internal::SavedState& state) const {
             return x.profile == profile && x.start == pod.mig_start;
           });
           if (!has) {
-            return error(spath, "the saved layout of GPU ", forest_.address(leaf), " ($.migLayouts[",
-                         saved->second.second, "]) has no ", member.mig_profile,
+            return error(spath, "the saved layout of GPU ", forest_.address(leaf),
+                         " ($.migLayouts[", saved->second.second, "]) has no ", member.mig_profile,
                          " instance at ", pod.mig_start);
           }
         }

@@ -63,8 +63,8 @@ GroupRequest NewGroup(const std::string& name, std::mt19937_64& rng) {
   auto pick = [&](uint64_t n) { return static_cast<int64_t>(rng() % n); };
   const std::string vc = pick(2) == 0 ? "VC1" : "VC2";
   const Priority prio = static_cast<Priority>(pick(3) - 1);
-  static const char* const kProfiles[] = {"1g.5gb", "1g.10gb", "2g.10gb", "3g.20gb", "4g.20gb",
-                                          "7g.40gb"};
+  static const char* const kProfiles[] = {"1g.5gb",  "1g.10gb", "2g.10gb",
+                                          "3g.20gb", "4g.20gb", "7g.40gb"};
   switch (pick(5)) {
     case 0:
       return testdata::Whole(name, vc, prio, static_cast<int32_t>(1 + pick(2)),
@@ -170,7 +170,8 @@ TEST_CASE("SaveState / Restore with MIG and host groups: the restored scheduler 
       if (state->find("\"cpuMilli\"") != std::string::npos) ++host_saved;
       if (state->find("\"leafCellNumber\":0") != std::string::npos) ++cpu_only_saved;
       RestoreReport report;
-      absl::StatusOr<std::unique_ptr<Scheduler>> restored = Scheduler::Restore(spec, *state, &report);
+      absl::StatusOr<std::unique_ptr<Scheduler>> restored =
+          Scheduler::Restore(spec, *state, &report);
       INFO(*state);
       REQUIRE(restored.ok());
       std::unique_ptr<Scheduler> b = std::move(*restored);

@@ -43,7 +43,8 @@ GroupRequest CpuOnly(const std::string& name, int32_t pods, int64_t cpu) {
 }
 
 // A scheduler with a MIG GPU holding a 3g.20gb (a, at 4) and a 1g.5gb (b, at 0), a freed
-// 2g.10gb's instance (at 2) left configured, a whole-GPU host group (h, 3000 CPU milli) and a CPU-only group (c, 2 x 1000).
+// 2g.10gb's instance (at 2) left configured, a whole-GPU host group (h, 3000 CPU milli) and a
+// CPU-only group (c, 2 x 1000).
 std::unique_ptr<Scheduler> Populated() {
   auto s = MakeHost();
   REQUIRE(Run(*s, Mig("a", "VC1", 0, "3g.20gb")) == Outcome::kPlaced);
@@ -64,7 +65,7 @@ std::string Placed(Scheduler& s, const std::string& group) {
   return g.placement.pods[0].mig_profile + "@" + std::to_string(g.placement.pods[0].mig_start);
 }
 
-TEST_CASE("MIG placements name the instance; records and SaveState hold MIG and host groups",
+TEST_CASE("MIG placements name the instance, records and SaveState hold MIG and host groups",
           "[persistence][mig]") {
   auto s = Populated();
   // The placement names the instance the views show.
@@ -154,8 +155,7 @@ TEST_CASE("Restore refuses impossible MIG instances and host use, naming the JSO
           R"("physicalLeafCellIndices":[0],"migStart":2})",
           "the saved layout of GPU 0/m0/0 ($.migLayouts[0]) has no 1g.5gb instance at 2");
   // A member's profile the GPU type lacks.
-  refused(R"("migProfile":"1g.5gb")", R"("migProfile":"1g.6gb")",
-          ".members[0].migProfile: GPU m");
+  refused(R"("migProfile":"1g.5gb")", R"("migProfile":"1g.6gb")", ".members[0].migProfile: GPU m");
   // Host groups over a node's CPU: h's 3000 milli made 5000 on the 4000-milli V100 node.
   refused(R"("cpuMilli":3000)", R"("cpuMilli":5000)", "node v0: the saved host groups use 5000");
   refused(R"("cpuMilli":3000)", R"("cpuMilli":5000)", "$.groups[");
@@ -176,7 +176,8 @@ TEST_CASE("Restore without saved layouts: MIG pods overlapping each other are re
   state.erase(from, to - from);
   {
     RestoreReport report;
-    absl::StatusOr<std::unique_ptr<Scheduler>> r = Scheduler::Restore(MigHostSpec(), state, &report);
+    absl::StatusOr<std::unique_ptr<Scheduler>> r =
+        Scheduler::Restore(MigHostSpec(), state, &report);
     REQUIRE(r.ok());  // the instances are created where the records say
     REQUIRE((*r)->CheckInvariants().ok());
     CHECK(MigInstances(**r) == MigInstances(*s));
@@ -190,7 +191,7 @@ TEST_CASE("Restore without saved layouts: MIG pods overlapping each other are re
   CHECK(absl::StrContains(r.status().message(), "used by $.groups[0].placement.pods[0]"));
 }
 
-TEST_CASE("MIG keys are refused in version 2 documents; states without them stay version 2",
+TEST_CASE("MIG keys are refused in version 2 documents, states without them stay version 2",
           "[persistence][mig]") {
   auto s = MakeHost();
   GroupRequest h = Whole("h", "VC1", 0, 1, "V100");
@@ -231,7 +232,7 @@ TEST_CASE("the checked-in version-3 state keeps loading as written", "[persisten
 
 // Regression: replaying a CPU-only group's record (AllocateRecord, Restore) looked the group
 // up among the scheduler's whole groups, where it is not (an index out of range).
-TEST_CASE("AllocateRecord replays a CPU-only record; a downgraded one is refused",
+TEST_CASE("AllocateRecord replays a CPU-only record, a downgraded one is refused",
           "[persistence][hosts]") {
   auto s = MakeHost();
   REQUIRE(Run(*s, CpuOnly("c", 2, 1000)) == Outcome::kPlaced);
