@@ -135,9 +135,13 @@ std::string Step(Scheduler& s, std::mt19937_64& rng, int* next) {
     absl::StatusOr<AllocateInfo> info = s.Allocate(r, res->placement);
     out << " allocate " << info.status().ToString();
     out << " -> " << Show(s.GetGroup(r.name).placement);
-    if (!info.ok() && s.GetGroup(r.name).state == GroupState::kReserved) {
-      out << " unreserve " << s.Unreserve(r.name).ToString();
-    }
+  }
+  // A group still reserved or preempting (a Schedule again that no longer preempts leaves
+  // a sharing group preempting until cancelled) is given up.
+  const GroupState left = s.GetGroup(r.name).state;
+  if (left == GroupState::kReserved) out << " unreserve " << s.Unreserve(r.name).ToString();
+  if (left == GroupState::kPreempting) {
+    out << " cancel " << s.CancelPreemption(r.name).ToString();
   }
   return out.str();
 }
@@ -148,7 +152,7 @@ TEST_CASE("SaveState / Restore with MIG and host groups: the restored scheduler 
   const uint64_t first = PropertyFirstSeed(1);
   int64_t steps_done = 0;
   int64_t mig_saved = 0, host_saved = 0, cpu_only_saved = 0;
-  for (uint64_t seed = first; seed < PropertySeedEnd(first, PropertySeeds(12)); ++seed) {
+  for (uint64_t seed = first; seed < PropertySeedEnd(first, PropertySeeds(25)); ++seed) {
     std::mt19937_64 rng(seed);
     absl::StatusOr<std::unique_ptr<Scheduler>> created = Scheduler::Create(spec);
     REQUIRE(created.ok());
