@@ -176,6 +176,73 @@ void MigLayout::FreeOwners(const std::vector<std::string>& owners) {
   }
 }
 
+std::string MigLayout::Restore(const std::vector<std::pair<int32_t, int32_t>>& instances,
+                               int64_t creations, int64_t reconfigurations) {
+  MigLayout l(g_);
+  for (size_t k = 0; k < instances.size(); ++k) {
+    const auto [profile, start] = instances[k];
+    if (profile < 0 || profile >= static_cast<int32_t>(g_->profiles.size())) {
+      return absl::StrCat("instance ", k, ": unknown profile");
+    }
+    const MigProfile& p = g_->profiles[static_cast<size_t>(profile)];
+    if (!l.instances_.empty() && start <= l.instances_.back().start) {
+      return absl::StrCat("instance ", k, " (", p.name, "@", start,
+                          "): not after the previous instance's start");
+    }
+    if (std::find(p.starts.begin(), p.starts.end(), start) == p.starts.end()) {
+      return absl::StrCat("instance ", k, " (", p.name, "@", start, "): ", start,
+                          " is not an allowed start of profile ", p.name);
+    }
+    if (!l.CanCreate(profile, start)) {
+      return absl::StrCat("instance ", k, " (", p.name, "@", start,
+                          "): overlaps another instance or exceeds the GPU's slices");
+    }
+    l.instances_.push_back({profile, start, ""});
+  }
+  if (creations < static_cast<int64_t>(instances.size()) || reconfigurations < 0 ||
+      reconfigurations > creations) {
+    return absl::StrCat(creations, " creations and ", reconfigurations,
+                        " reconfigurations cannot have made ", instances.size(),
+                        " instances (at least one creation per instance, at most one "
+                        "reconfiguration per creation)");
+  }
+  l.creations_ = creations;
+  l.reconfigurations_ = reconfigurations;
+  *this = std::move(l);
+  return "";
+}
+
+std::string MigLayout::TakeAt(int32_t profile, int32_t start, const std::string& owner) {
+  if (owner.empty() || profile < 0 || profile >= static_cast<int32_t>(g_->profiles.size())) {
+    return "no such profile";
+  }
+  const MigProfile& p = g_->profiles[static_cast<size_t>(profile)];
+  for (Instance& i : instances_) {
+    if (i.start != start) continue;
+    if (i.profile != profile) {
+      return absl::StrCat("the GPU's instance at ", start, " is a ",
+                          g_->profiles[static_cast<size_t>(i.profile)].name, ", not a ", p.name);
+    }
+    if (!i.owner.empty()) {
+      return absl::StrCat("the ", p.name, " instance at ", start, " is used by ", i.owner);
+    }
+    i.owner = owner;
+    ++used_;
+    return "";
+  }
+  if (std::find(p.starts.begin(), p.starts.end(), start) == p.starts.end()) {
+    return absl::StrCat(start, " is not an allowed start of profile ", p.name);
+  }
+  if (!CanCreate(profile, start)) {
+    return absl::StrCat("a ", p.name, " instance at ", start,
+                        " overlaps the GPU's configured instances or exceeds its slices");
+  }
+  Choice c;
+  c.step = Step::kCreate;
+  c.start = start;
+  return Take(profile, c, owner) ? "" : "not created";
+}
+
 absl::Status MigLayout::CheckInvariants() const {
   uint64_t covered = 0;
   int32_t compute = 0;

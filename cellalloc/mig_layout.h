@@ -38,6 +38,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -97,6 +98,16 @@ class MigLayout {
   bool Free(int32_t profile, std::string_view owner);
   // Frees every instance owned by one of `owners` (a copy's what-if: evicted guests).
   void FreeOwners(const std::vector<std::string>& owners);
+  // Persistence (docs/state-format.md, `migLayouts`). Restore: this layout becomes the saved
+  // one, every instance free (the pods' records give the owners); an empty message when it
+  // holds the invariants, else why not (the first bad instance's index and the reason; the
+  // layout is unchanged). `instances`: (profile, start) pairs by ascending start.
+  std::string Restore(const std::vector<std::pair<int32_t, int32_t>>& instances, int64_t creations,
+                      int64_t reconfigurations);
+  // Gives `owner` the instance of `profile` at `start`: the free configured one there, else
+  // one created there when CanCreate (counted). Empty when done, else why not (nothing
+  // changed). A restored pod's instance: where its record says, not where Choose would.
+  std::string TakeAt(int32_t profile, int32_t start, const std::string& owner);
 
   const MigGeometry& geometry() const { return *g_; }
   const std::vector<Instance>& instances() const { return instances_; }
@@ -135,6 +146,8 @@ class MigLayouts {
   MigLayout& layout(CellId leaf, std::string_view type);
   // nullptr while `leaf` has none.
   const MigLayout* find(CellId leaf) const;
+  // Drops every layout (Restore replaces them with the saved ones).
+  void ClearLayouts() { layouts_.clear(); }
   int32_t Used(CellId leaf) const;  // used instances on `leaf`; 0 without a layout
   const std::map<uint32_t, MigLayout>& layouts() const { return layouts_; }
 

@@ -63,10 +63,13 @@ std::string SchedulerImpl::SaveState() const {
     // Preempting groups are not persisted (as in HiveD): the manager schedules them again.
     if (g.alive && g.state != GState::kPreempting && g.state != GState::kReserved) {
       state.groups.push_back(Record(g));
+      sharing_->CompleteHostRecord(&state.groups.back());  // a host group's CPU and memory
     }
   }
-  // Fractional groups (their holders are whole groups above), and the next holder's number.
+  // Fractional, MIG and CPU-only groups (holders are whole groups above), the next holder's
+  // number, and every MIG GPU's layout.
   sharing_->AppendRecords(&state.groups);
+  sharing_->AppendMigLayouts(&state.mig_layouts);
   state.next_holder = static_cast<int64_t>(sharing_->next_holder());
   state.share_shapes = sharing_->LearnedShapes();
   std::sort(
@@ -208,7 +211,7 @@ void SchedulerImpl::RestoreDoomed(const internal::SavedState& state, RestoreRepo
 }
 
 absl::StatusOr<GroupRecord> SchedulerImpl::GetGroupRecord(std::string_view name) const {
-  HIVED_RETURN_IF_ERROR(sharing_->CanSave(name));
+  if (GroupRecord rec; sharing_->CpuOnlyRecord(name, &rec)) return rec;
   if (sharing_->HasGroup(name)) return sharing_->GetRecord(name);
   if (sharing_->IsHolder(name)) {
     return absl::FailedPreconditionError(
@@ -225,7 +228,9 @@ absl::StatusOr<GroupRecord> SchedulerImpl::GetGroupRecord(std::string_view name)
                      groups_[g].state == GState::kReserved ? "reserved" : "preempting",
                      ", not running: it has no record"));
   }
-  return Record(groups_[g]);
+  GroupRecord rec = Record(groups_[g]);
+  sharing_->CompleteHostRecord(&rec);
+  return rec;
 }
 
 VCellId SchedulerImpl::FindVirtualCell(std::string_view address) const {
@@ -267,6 +272,14 @@ absl::StatusOr<AllocateInfo> SchedulerImpl::RestoreGroup(const GroupRecord& rec,
   // A recorded downgrade is kept: the group runs opportunistically, as it did.
   const bool was_downgraded =
       rec.state == GroupState::kOpportunistic && rec.request.priority >= kMinGuaranteedPriority;
+  // A CPU-only group is not the scheduler's (src/sharing.h, host groups): it runs as asked.
+  const bool cpu_only =
+      !rec.request.members.empty() && rec.request.members[0].leaf_cell_number == 0;
+  if (cpu_only && was_downgraded) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "group ", rec.request.name, ": a CPU-only group runs as asked (allocated exactly when ",
+        "its priority is at least 0), not ", GroupStateName(rec.state)));
+  }
   if (was_downgraded) request.priority = kOpportunisticPriority;
   recover_hints_.clear();
   for (const std::string& address : rec.virtual_leaf_cells) {
@@ -275,8 +288,8 @@ absl::StatusOr<AllocateInfo> SchedulerImpl::RestoreGroup(const GroupRecord& rec,
   absl::StatusOr<AllocateInfo> info = Recover(request, rec.placement, ignored_leaves);
   recover_hints_.clear();
   if (!info.ok()) return info;
-  Group& grp = groups_[groups_.Find(request.name)];
-  if (was_downgraded) {
+  if (was_downgraded) {  // (a CPU-only group has no slot here: it never is, checked above)
+    Group& grp = groups_[groups_.Find(request.name)];
     grp.priority = rec.request.priority;
     grp.downgrade_reason = rec.downgrade_reason;
     grp.preemptor = rec.preemptor;
@@ -291,6 +304,9 @@ absl::StatusOr<std::unique_ptr<SchedulerImpl>> SchedulerImpl::Restore(const Clus
                                                                       RestoreReport* report) {
   HIVED_ASSIGN_OR_RETURN(internal::SavedState state, internal::SavedStateFromJson(text));
   HIVED_ASSIGN_OR_RETURN(std::unique_ptr<SchedulerImpl> impl, Create(spec));
+  // MIG instances and host use that cannot be (overlaps, starts or profiles the GPU lacks,
+  // nodes over their CPU or memory) reject the document, naming the JSON path.
+  HIVED_RETURN_IF_ERROR(impl->sharing_->CheckSavedState(state));
   RestoreReport local;
   RestoreReport& out = report != nullptr ? *report : local;
   out = RestoreReport();
@@ -334,6 +350,8 @@ absl::StatusOr<std::unique_ptr<SchedulerImpl>> SchedulerImpl::Restore(const Clus
       if (ignored > 0 && entry.reason.empty()) entry.reason = info->reason;
     }
   }
+  // The MIG GPUs' layouts, before the MIG groups take their instances in them.
+  impl->sharing_->RestoreMigLayouts(state, &out.notes);
   for (size_t i : fractional) {
     RestoreReport::Group& entry = out.groups[i];
     std::vector<std::string> skipped;

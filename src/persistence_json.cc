@@ -53,8 +53,8 @@ constexpr const char* kDoomed = "doomedCells";
 constexpr const char* kVirtualCell = "virtualCell";
 constexpr const char* kPhysicalCell = "physicalCell";
 constexpr const char* kBad = "bad";
-// Version 2: GPU sharing (docs/gpu-sharing.md). MIG keys are reserved (read; a value other
-// than the default is refused until the library schedules MIG profiles).
+// Version 2: GPU sharing (docs/gpu-sharing.md); `migProfile` and `migStart` were reserved
+// there (only their defaults), and mean MIG from version 3.
 constexpr const char* kLeafTypes = "leafCellTypes";
 constexpr const char* kGpuMilli = "gpuMilli";
 constexpr const char* kGpuMemory = "gpuMemoryMiB";
@@ -67,6 +67,16 @@ constexpr const char* kShareShapes = "shareShapes";  // {"tally": [...], "atRebu
 constexpr const char* kShapeTally = "tally";
 constexpr const char* kShapesAtRebuild = "atRebuild";
 constexpr int32_t kSharingVersion = 2;  // the first version with the keys above
+// Version 3: MIG groups (a member's `migProfile`, a pod's `migStart`), every MIG GPU's
+// layout, CPU-only pods (`leafCellNumber` 0).
+constexpr const char* kMigLayouts = "migLayouts";
+constexpr const char* kGpu = "gpu";
+constexpr const char* kInstances = "instances";
+constexpr const char* kCreations = "creations";
+constexpr const char* kReconfigurations = "reconfigurations";
+constexpr int32_t kMigVersion = 3;
+// The most memory slices a MIG geometry may declare (config validation): starts below it.
+constexpr int32_t kMaxMigStart = 63;
 
 Json StringArray(const std::vector<std::string>& values) {
   Json out = Json::array();
@@ -91,6 +101,7 @@ Json RecordToJson(const GroupRecord& rec) {
     if (m.gpu_memory_mib != 0) member[kGpuMemory] = m.gpu_memory_mib;
     if (m.cpu_milli != 0) member[kCpuMilli] = m.cpu_milli;
     if (m.memory_mib != 0) member[kMemory] = m.memory_mib;
+    if (!m.mig_profile.empty()) member[kMigProfile] = m.mig_profile;
     members.push_back(std::move(member));
   }
   j[kMembers] = std::move(members);
@@ -104,6 +115,7 @@ Json RecordToJson(const GroupRecord& rec) {
     p[kNode] = pod.node;
     p[kIndices] = pod.leaf_cell_indices;
     if (!pod.preassigned_cell_types.empty()) p[kTypes] = StringArray(pod.preassigned_cell_types);
+    if (pod.mig_start >= 0) p[kMigStart] = pod.mig_start;
     pods.push_back(std::move(p));
   }
   j[kPlacement] = Json{{kChain, rec.placement.chain}, {kPods, std::move(pods)}};
@@ -115,12 +127,20 @@ absl::Status PodFromJson(const Json& j, const std::string& path, int32_t version
                          PodPlacement* pod) {
   HIVED_RETURN_IF_ERROR(Reader::Object(j, path, {kLeafNumber, kNode, kIndices, kTypes, kMigStart}));
   HIVED_RETURN_IF_ERROR(Reader::NotBefore(j, path, version, kSharingVersion, {kMigStart}));
-  if (j.contains(kMigStart)) {
-    return Reader::Error(absl::StrCat(path, ".", kMigStart),
-                         "MIG placements are not restorable by this library (reserved key)");
+  if (auto it = j.find(kMigStart); it != j.end()) {
+    if (version < kMigVersion) {
+      return Reader::Error(
+          absl::StrCat(path, ".", kMigStart),
+          absl::StrCat("a MIG placement in a version ", version,
+                       " document (reserved there; MIG is new in version ", kMigVersion, ")"));
+    }
+    HIVED_RETURN_IF_ERROR(
+        Reader::Int(*it, absl::StrCat(path, ".", kMigStart), 0, kMaxMigStart, &pod->mig_start));
   }
-  HIVED_RETURN_IF_ERROR(Reader::IntMember(
-      j, path, kLeafNumber, 1, std::numeric_limits<int32_t>::max(), &pod->leaf_cell_number));
+  // A CPU-only pod (version 3) names its node and no leaf cell.
+  HIVED_RETURN_IF_ERROR(Reader::IntMember(j, path, kLeafNumber, version >= kMigVersion ? 0 : 1,
+                                          std::numeric_limits<int32_t>::max(),
+                                          &pod->leaf_cell_number));
   HIVED_RETURN_IF_ERROR(Reader::String(j, path, kNode, /*required=*/true, &pod->node));
   const Json* indices = nullptr;
   HIVED_RETURN_IF_ERROR(Reader::Array(j, path, kIndices, /*required=*/true, &indices));
@@ -155,8 +175,9 @@ absl::Status MemberFromJson(const Json& m, const std::string& mpath, int32_t ver
                         {kGpuMilli, kGpuMemory, kCpuMilli, kMemory, kMigProfile}));
   HIVED_RETURN_IF_ERROR(
       Reader::IntMember(m, mpath, kPodNumber, 1, kMaxGroupPods, &member->pod_number));
-  HIVED_RETURN_IF_ERROR(Reader::IntMember(
-      m, mpath, kLeafNumber, 1, std::numeric_limits<int32_t>::max(), &member->leaf_cell_number));
+  HIVED_RETURN_IF_ERROR(Reader::IntMember(m, mpath, kLeafNumber, version >= kMigVersion ? 0 : 1,
+                                          std::numeric_limits<int32_t>::max(),
+                                          &member->leaf_cell_number));
   const int64_t max = std::numeric_limits<int64_t>::max();
   struct Amount {
     const char* key;
@@ -174,11 +195,13 @@ absl::Status MemberFromJson(const Json& m, const std::string& mpath, int32_t ver
     }
   }
   member->gpu_milli = static_cast<int32_t>(milli);
-  std::string mig;
-  HIVED_RETURN_IF_ERROR(Reader::String(m, mpath, kMigProfile, /*required=*/false, &mig));
-  if (!mig.empty()) {
-    return Reader::Error(absl::StrCat(mpath, ".", kMigProfile),
-                         "MIG profiles are not restorable by this library (reserved key)");
+  HIVED_RETURN_IF_ERROR(
+      Reader::String(m, mpath, kMigProfile, /*required=*/false, &member->mig_profile));
+  if (!member->mig_profile.empty() && version < kMigVersion) {
+    return Reader::Error(
+        absl::StrCat(mpath, ".", kMigProfile),
+        absl::StrCat("a MIG profile in a version ", version,
+                     " document (reserved there; MIG is new in version ", kMigVersion, ")"));
   }
   return absl::OkStatus();
 }
@@ -249,6 +272,18 @@ absl::Status RecordFromJson(const Json& j, const std::string& path, int32_t vers
     leaves += pod.leaf_cell_indices.size();
     rec->placement.pods.push_back(std::move(pod));
   }
+  // A MIG pod's profile is its member's (pods in member order); migStart only on MIG pods.
+  size_t pod_index = 0;
+  for (const GroupMember& m : r.members) {
+    for (int32_t k = 0; k < m.pod_number && pod_index < rec->placement.pods.size(); ++k) {
+      PodPlacement& pod = rec->placement.pods[pod_index++];
+      if (pod.mig_start >= 0 && m.mig_profile.empty()) {
+        return Reader::Error(absl::StrCat(ppath, ".", kPods, "[", pod_index - 1, "].", kMigStart),
+                             "a MIG start on a pod whose member has no migProfile");
+      }
+      if (pod.mig_start >= 0) pod.mig_profile = m.mig_profile;
+    }
+  }
   HIVED_RETURN_IF_ERROR(Reader::Strings(j, path, kVirtual, &rec->virtual_leaf_cells));
   if (!rec->virtual_leaf_cells.empty() && rec->virtual_leaf_cells.size() != leaves) {
     return Reader::Error(absl::StrCat(path, ".", kVirtual),
@@ -292,15 +327,58 @@ absl::Status ReadShareShapes(const Json& v, const std::string& path, ShareChoice
   return absl::OkStatus();
 }
 
+absl::Status ReadMigLayouts(const Json& v, const std::string& path,
+                            std::vector<SavedMigLayout>* out) {
+  if (!v.is_array())
+    return Reader::Error(path, absl::StrCat("expected a list, got ", v.type_name()));
+  constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+  for (size_t i = 0; i < v.size(); ++i) {
+    const std::string at = absl::StrCat(path, "[", i, "]");
+    const Json& e = v[i];
+    HIVED_RETURN_IF_ERROR(Reader::Object(e, at, {kGpu, kInstances, kCreations, kReconfigurations}));
+    SavedMigLayout l;
+    HIVED_RETURN_IF_ERROR(Reader::String(e, at, kGpu, /*required=*/true, &l.gpu));
+    const Json* list = nullptr;
+    HIVED_RETURN_IF_ERROR(Reader::Array(e, at, kInstances, /*required=*/true, &list));
+    for (size_t k = 0; k < list->size(); ++k) {
+      const std::string ipath = absl::StrCat(at, ".", kInstances, "[", k, "]");
+      const Json& inst = (*list)[k];
+      if (!inst.is_array() || inst.size() != 2 || !inst[0].is_string()) {
+        return Reader::Error(ipath, "expected [profile, start]");
+      }
+      int32_t start = 0;
+      HIVED_RETURN_IF_ERROR(Reader::Int(inst[1], ipath + "[1]", 0, kMaxMigStart, &start));
+      l.instances.emplace_back(inst[0].get<std::string>(), start);
+    }
+    for (const char* key : {kCreations, kReconfigurations}) {
+      HIVED_ASSIGN_OR_RETURN(const Json* n, Reader::Member(e, at, key, /*required=*/true));
+      HIVED_RETURN_IF_ERROR(Reader::Int64(*n, absl::StrCat(at, ".", key), 0, kMax,
+                                          key == kCreations ? &l.creations : &l.reconfigurations));
+    }
+    out->push_back(std::move(l));
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
+
+int32_t VersionNeeded(const SavedState& state) {
+  if (!state.mig_layouts.empty()) return kMigVersion;
+  for (const GroupRecord& g : state.groups) {
+    for (const GroupMember& m : g.request.members) {
+      if (!m.mig_profile.empty() || m.leaf_cell_number == 0) return kMigVersion;
+    }
+  }
+  return kSharingVersion;
+}
 
 std::string SavedStateToJson(const SavedState& state) {
   // The header on one line, then one group per line: valid JSON that diffs well.
-  std::string out = absl::StrCat("{", Dump(Json(kSchema)), ":", Dump(Json(kStateSchema)), ",",
-                                 Dump(Json(kVersion)), ":", kStateVersion, ",", Dump(Json(kConfig)),
-                                 ":", Dump(Json(state.config)), ",", Dump(Json(kBadNodes)), ":",
-                                 Dump(StringArray(state.bad_nodes)), ",", Dump(Json(kDoomed)), ":",
-                                 Dump(StringArray(state.doomed)), ",");
+  std::string out = absl::StrCat(
+      "{", Dump(Json(kSchema)), ":", Dump(Json(kStateSchema)), ",", Dump(Json(kVersion)), ":",
+      VersionNeeded(state), ",", Dump(Json(kConfig)), ":", Dump(Json(state.config)), ",",
+      Dump(Json(kBadNodes)), ":", Dump(StringArray(state.bad_nodes)), ",", Dump(Json(kDoomed)), ":",
+      Dump(StringArray(state.doomed)), ",");
   if (state.next_holder != 0) {
     absl::StrAppend(&out, Dump(Json(kNextHolder)), ":", state.next_holder, ",");
   }
@@ -322,7 +400,23 @@ std::string SavedStateToJson(const SavedState& state) {
   for (size_t i = 0; i < state.groups.size(); ++i) {
     absl::StrAppend(&out, i == 0 ? "\n" : ",\n", Dump(RecordToJson(state.groups[i])));
   }
-  absl::StrAppend(&out, state.groups.empty() ? "]," : "\n],", Dump(Json(kBindings)), ":[");
+  absl::StrAppend(&out, state.groups.empty() ? "]," : "\n],");
+  if (!state.mig_layouts.empty()) {  // one GPU per line
+    absl::StrAppend(&out, Dump(Json(kMigLayouts)), ":[");
+    for (size_t i = 0; i < state.mig_layouts.size(); ++i) {
+      const SavedMigLayout& l = state.mig_layouts[i];
+      Json inst = Json::array();
+      for (const auto& [profile, start] : l.instances)
+        inst.push_back(Json::array({profile, start}));
+      Json j = Json{{kGpu, l.gpu},
+                    {kInstances, std::move(inst)},
+                    {kCreations, l.creations},
+                    {kReconfigurations, l.reconfigurations}};
+      absl::StrAppend(&out, i == 0 ? "\n" : ",\n", Dump(j));
+    }
+    absl::StrAppend(&out, "\n],");
+  }
+  absl::StrAppend(&out, Dump(Json(kBindings)), ":[");
   for (size_t i = 0; i < state.bindings.size(); ++i) {
     const SavedBinding& b = state.bindings[i];
     Json j = Json{{kVirtualCell, b.virtual_cell}, {kPhysicalCell, b.physical_cell}};
@@ -338,7 +432,7 @@ absl::StatusOr<SavedState> SavedStateFromJson(std::string_view text) {
   const std::string root = "$";
   HIVED_RETURN_IF_ERROR(Reader::Object(j, root,
                                        {kSchema, kVersion, kConfig, kBadNodes, kDoomed, kNextHolder,
-                                        kShareShapes, kGroups, kBindings}));
+                                        kShareShapes, kGroups, kMigLayouts, kBindings}));
   std::string schema;
   HIVED_RETURN_IF_ERROR(Reader::String(j, root, kSchema, /*required=*/true, &schema));
   if (schema != kStateSchema) {
@@ -356,7 +450,12 @@ absl::StatusOr<SavedState> SavedStateFromJson(std::string_view text) {
   }
   HIVED_RETURN_IF_ERROR(
       Reader::NotBefore(j, root, version, kSharingVersion, {kNextHolder, kShareShapes}));
+  HIVED_RETURN_IF_ERROR(Reader::NotBefore(j, root, version, kMigVersion, {kMigLayouts}));
   SavedState state;
+  if (auto it = j.find(kMigLayouts); it != j.end()) {
+    HIVED_RETURN_IF_ERROR(
+        ReadMigLayouts(*it, absl::StrCat(root, ".", kMigLayouts), &state.mig_layouts));
+  }
   if (auto it = j.find(kNextHolder); it != j.end()) {
     HIVED_RETURN_IF_ERROR(Reader::Int64(*it, absl::StrCat(root, ".", kNextHolder), 0,
                                         std::numeric_limits<int64_t>::max(), &state.next_holder));

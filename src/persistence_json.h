@@ -20,6 +20,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -39,17 +40,31 @@ struct SavedBinding {
   bool bad = false;           // bound because the physical cell is bad
 };
 
+// A MIG GPU's layout (cellalloc/mig_layout.h), version 3: its configured instances by
+// ascending start, free or used (the pods' records say by whom), and its counters.
+struct SavedMigLayout {
+  std::string gpu;                                         // the GPU's physical address, "0/b0/1"
+  std::vector<std::pair<std::string, int32_t>> instances;  // (profile, start)
+  int64_t creations = 0;
+  int64_t reconfigurations = 0;
+};
+
 // A whole saved state: the nodes marked bad, every running group and the bindings that
 // history decided (valid only for the same cluster structure: `config`).
 struct SavedState {
-  std::string config;                  // fingerprint of the cells and VCs it was saved with
-  std::vector<std::string> bad_nodes;  // config order
-  std::vector<GroupRecord> groups;     // by name
-  std::vector<SavedBinding> bindings;  // virtual cell id order: parents first
-  std::vector<std::string> doomed;     // doomed preassigned cells, in their VC slots' order
-  int64_t next_holder = 0;             // GPU sharing: the number of the next holder group
-  ShareChoice::Learning share_shapes;  // GPU sharing: the shapes the stranded rule learnt
+  std::string config;                       // fingerprint of the cells and VCs it was saved with
+  std::vector<std::string> bad_nodes;       // config order
+  std::vector<GroupRecord> groups;          // by name
+  std::vector<SavedBinding> bindings;       // virtual cell id order: parents first
+  std::vector<std::string> doomed;          // doomed preassigned cells, in their VC slots' order
+  int64_t next_holder = 0;                  // GPU sharing: the number of the next holder group
+  ShareChoice::Learning share_shapes;       // GPU sharing: the shapes the stranded rule learnt
+  std::vector<SavedMigLayout> mig_layouts;  // version 3: every MIG GPU's layout, leaf id order
 };
+
+// The lowest version that holds `state`: 3 with a MIG layout, a MIG member or a CPU-only
+// member, else 2 (so that a state without them is written as before).
+int32_t VersionNeeded(const SavedState& state);
 
 // One group per line, so saved states diff well.
 std::string SavedStateToJson(const SavedState& state);

@@ -104,6 +104,8 @@ namespace hived {
 class SchedulerImpl;
 
 namespace internal {
+struct SavedMigLayout;  // src/persistence_json.h
+struct SavedState;
 // Sets a flag for a scope and restores it (the hooks pass through while Sharing calls the
 // scheduler).
 class FlagScope {
@@ -187,13 +189,29 @@ class Sharing {
   // GPUs of holder `holder` appended to `out` (a reservation is never a victim).
   bool AnyReserved() const { return reserved_ > 0; }
   void AppendReservedOn(std::string_view holder, std::vector<std::string>* out) const;
-  // kUnimplemented naming a MIG group (`group`, or any when empty): the state format has no
-  // MIG instances.
-  absl::Status MigCanSave(std::string_view group) const;
-  // kUnimplemented naming a group SaveState / GetGroupRecord cannot record faithfully yet
-  // (`group`, or any when empty): a MIG group, or a host group (node CPU and host memory of
-  // whole-GPU and CPU-only pods are not re-counted by Restore).
+  // Whether SaveState / GetGroupRecord can record `group` (or every group, when empty):
+  // always, since state format 3 holds MIG and host groups (kept for the callers).
   absl::Status CanSave(std::string_view group) const;
+  // Persistence of MIG and host groups (docs/state-format.md, version 3; sharing_state.cc,
+  // sharing_mig.cc, the end of sharing_hosts.cc).
+  // Every MIG GPU's layout, leaf id order (closed GPUs' too: the hardware keeps them).
+  void AppendMigLayouts(std::vector<internal::SavedMigLayout>* out) const;
+  // Restore's checks before any group is restored (kInvalidArgument naming the JSON path):
+  // every saved layout fits its GPU's geometry; every MIG pod's profile is one of its GPU
+  // type's, its start allowed, its instance the saved layout's (when saved) and overlapping
+  // no other pod's; the host groups' pods fit every node's declared CPU and memory.
+  absl::Status CheckSavedState(const internal::SavedState& state) const;
+  // The saved layouts, every instance free (the MIG pods' records take theirs); a GPU the
+  // cluster no longer has, or no longer of that MIG type, is skipped with a note.
+  void RestoreMigLayouts(const internal::SavedState& state, std::vector<std::string>* notes);
+  // A reserved or running group's placement with each MIG pod's instance (profile, start).
+  void FillMigPlacement(std::string_view group, Placement* placement) const;
+  // Host groups: the CPU-only groups' records appended; a whole host group's members (with
+  // their CPU and memory, which the scheduler's own record lacks) set in `rec`.
+  void AppendHostRecords(std::vector<GroupRecord>* out) const;
+  // GetGroupRecord of a CPU-only group (it is not the scheduler's): false when `name` is none.
+  bool CpuOnlyRecord(std::string_view name, GroupRecord* out) const;
+  void CompleteHostRecord(GroupRecord* rec) const;
   // A chain's MIG counters (instances created, reconfigurations).
   void FillMigChain(ChainId chain, ChainSummary* s) const;
 
@@ -206,8 +224,9 @@ class Sharing {
     int64_t memory = 0;
     int64_t cpu = 0;
     int64_t host_memory = 0;
-    bool open = true;      // counted on an open GPU (false: a reserved new leaf of its holder)
-    std::string mig = {};  // a MIG pod's profile (empty: a fractional share)
+    bool open = true;        // counted on an open GPU (false: a reserved new leaf of its holder)
+    std::string mig = {};    // a MIG pod's profile (empty: a fractional share)
+    int32_t mig_start = -1;  // Restore: the instance's start from the record (-1: Choose)
   };
   enum class Stage { kPreempting, kReserved, kRunning };
   struct Group {

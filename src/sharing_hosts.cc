@@ -379,4 +379,33 @@ ShareChoice::NodeState Sharing::NodeStateOf(uint32_t node) const {
   return s;
 }
 
+// Persistence (docs/state-format.md, version 3): a host group's record is its request as
+// asked (with CPU and memory) and its placement; Restore re-counts the nodes' use from the
+// restored groups (AllocateHost), never from a saved total.
+void Sharing::AppendHostRecords(std::vector<GroupRecord>* out) const {
+  for (const auto& [name, g] : host_groups_) {
+    GroupRecord rec;
+    if (CpuOnlyRecord(name, &rec)) out->push_back(std::move(rec));  // whole: the scheduler's
+  }
+}
+
+bool Sharing::CpuOnlyRecord(std::string_view name, GroupRecord* out) const {
+  const HostGroup* g = CpuOnlyGroup(name);
+  if (g == nullptr) return false;
+  out->request = g->request;
+  out->request.suggested_nodes.reset();
+  out->placement = g->placement;
+  out->state = g->request.priority >= kMinGuaranteedPriority ? GroupState::kAllocated
+                                                             : GroupState::kOpportunistic;
+  return true;
+}
+
+void Sharing::CompleteHostRecord(GroupRecord* rec) const {
+  if (host_groups_.empty()) return;
+  auto it = host_groups_.find(rec->request.name);
+  if (it == host_groups_.end() || it->second.cpu_only) return;
+  // The scheduler sees the request without CPU and memory (Stripped); same pods.
+  rec->request.members = it->second.request.members;
+}
+
 }  // namespace hived

@@ -12,6 +12,7 @@
 #include "absl/strings/str_join.h"
 #include "hived/config.h"
 #include "src/internal/check.h"
+#include "src/persistence_json.h"
 #include "src/scheduler_impl.h"
 #include "src/sharing.h"
 
@@ -204,6 +205,11 @@ std::string Sharing::MigRecoverProblem(CellId leaf, const PodAsk& a, const Tenta
 void Sharing::AddMig(const std::string& group, const PodShare& s) {
   MigLayout& layout = mig_.layout(s.leaf, forest_.chain_info(forest_.chain(s.leaf)).leaf_type);
   const int32_t profile = layout.geometry().Find(s.mig);
+  if (s.mig_start >= 0) {  // Restore: the recorded instance (checked by RestoreShared)
+    const std::string why = layout.TakeAt(profile, s.mig_start, group);
+    HIVED_CHECK(why.empty()) << group << " " << s.mig << "@" << s.mig_start << ": " << why;
+    return;
+  }
   const std::optional<MigLayout::Choice> c = layout.Choose(profile);
   HIVED_CHECK(c.has_value() && layout.Take(profile, *c, group)) << group << " " << s.mig;
 }
@@ -274,20 +280,61 @@ void Sharing::FillMigChain(ChainId chain, ChainSummary* s) const {
   }
 }
 
-absl::Status Sharing::MigCanSave(std::string_view group) const {
-  auto refuse = [](std::string_view name) {
-    return absl::UnimplementedError(
-        absl::StrCat("SaveState cannot record MIG group ", ToAbsl(name),
-                     " (MIG instances are not in the state format; docs/gpu-sharing.md)"));
-  };
-  if (!group.empty()) {  // one group: found by name, not by a walk over all of them
-    auto it = groups_.find(group);
-    return it != groups_.end() && IsMig(it->second.request) ? refuse(group) : absl::OkStatus();
+void Sharing::AppendMigLayouts(std::vector<internal::SavedMigLayout>* out) const {
+  for (const auto& [id, layout] : mig_.layouts()) {
+    internal::SavedMigLayout l;
+    l.gpu = forest_.address(CellId(id));
+    for (const MigLayout::Instance& i : layout.instances()) {
+      l.instances.emplace_back(layout.geometry().profiles[static_cast<size_t>(i.profile)].name,
+                               i.start);
+    }
+    l.creations = layout.creations();
+    l.reconfigurations = layout.reconfigurations();
+    out->push_back(std::move(l));
   }
-  for (const auto& [name, g] : groups_) {
-    if (IsMig(g.request)) return refuse(name);
+}
+
+void Sharing::FillMigPlacement(std::string_view group, Placement* placement) const {
+  auto it = groups_.find(group);
+  if (it == groups_.end() || !IsMig(it->second.request)) return;
+  const Group& g = it->second;
+  // Per (leaf, profile): the starts of the group's instances there, ascending; the pods on
+  // that leaf with that profile take them in pod order (they are interchangeable).
+  std::map<std::pair<uint32_t, std::string>, std::vector<int32_t>> starts;
+  for (const PodShare& pod : g.pods) {
+    if (pod.mig.empty() || !pod.open) continue;
+    auto key = std::make_pair(pod.leaf.value(), pod.mig);
+    if (starts.count(key) > 0) continue;
+    std::vector<int32_t>& list = starts[key];
+    const MigLayout* layout = mig_.find(pod.leaf);
+    if (layout == nullptr) continue;
+    const int32_t profile = layout->geometry().Find(pod.mig);
+    for (const MigLayout::Instance& i : layout->instances()) {
+      if (i.profile == profile && i.owner == g.request.name) list.push_back(i.start);
+    }
   }
-  return absl::OkStatus();
+  std::map<std::pair<uint32_t, std::string>, size_t> next;
+  size_t pod_index = 0;
+  for (const GroupMember& m : g.request.members) {
+    for (int32_t k = 0; k < m.pod_number && pod_index < placement->pods.size(); ++k) {
+      PodPlacement& pod = placement->pods[pod_index++];
+      pod.mig_profile = m.mig_profile;
+      pod.mig_start = -1;
+      // The pod's GPU among the group's MIG leaves (a pod skipped by Restore has none).
+      for (const PodShare& s : g.pods) {
+        if (s.mig != m.mig_profile || !s.open || pod.leaf_cell_indices.size() != 1 ||
+            forest_.leaf_index(s.leaf) != pod.leaf_cell_indices[0] ||
+            forest_.node_name(forest_.node(s.leaf)) != pod.node) {
+          continue;
+        }
+        const auto key = std::make_pair(s.leaf.value(), s.mig);
+        size_t& n = next[key];
+        const std::vector<int32_t>& list = starts[key];
+        if (n < list.size()) pod.mig_start = list[n++];
+        break;
+      }
+    }
+  }
 }
 
 }  // namespace hived

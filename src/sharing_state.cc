@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <limits>
+#include <map>
 #include <string>
 #include <utility>
 #include <vector>
@@ -11,13 +12,28 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "src/internal/check.h"
 #include "src/internal/status_macros.h"
+#include "src/persistence_json.h"
 #include "src/scheduler_impl.h"
 #include "src/sharing.h"
 
 namespace hived {
 
 namespace {
+
+// The MIG GPUs by physical address (Restore's look-up of `migLayouts`).
+std::map<std::string, CellId> MigGpus(const cellalloc::CellForest& forest,
+                                      const cellalloc::MigLayouts& mig) {
+  std::map<std::string, CellId> out;
+  for (int32_t i = 0; i < forest.num_cells(); ++i) {
+    const CellId c(static_cast<uint32_t>(i));
+    if (forest.leaf_index(c) < 0) continue;
+    if (mig.geometry(forest.chain_info(forest.chain(c)).leaf_type) == nullptr) continue;
+    out.emplace(forest.address(c), c);
+  }
+  return out;
+}
 
 GroupRecord RecordOf(const GroupRequest& request, const Placement& placement, bool guaranteed) {
   GroupRecord rec;
@@ -32,8 +48,11 @@ GroupRecord RecordOf(const GroupRequest& request, const Placement& placement, bo
 
 void Sharing::AppendRecords(std::vector<GroupRecord>* out) const {
   for (const auto& [name, g] : groups_) {
-    if (g.stage == Stage::kRunning) out->push_back(RecordOf(g.request, g.placement, g.guaranteed));
+    if (g.stage != Stage::kRunning) continue;
+    out->push_back(RecordOf(g.request, g.placement, g.guaranteed));
+    FillMigPlacement(name, &out->back().placement);
   }
+  AppendHostRecords(out);
 }
 
 absl::StatusOr<GroupRecord> Sharing::GetRecord(std::string_view name) const {
@@ -47,7 +66,144 @@ absl::StatusOr<GroupRecord> Sharing::GetRecord(std::string_view name) const {
         "group ", ToAbsl(name), " is ", g.stage == Stage::kReserved ? "reserved" : "preempting",
         ", not running: it has no record"));
   }
-  return RecordOf(g.request, g.placement, g.guaranteed);
+  GroupRecord rec = RecordOf(g.request, g.placement, g.guaranteed);
+  FillMigPlacement(name, &rec.placement);
+  return rec;
+}
+
+absl::Status Sharing::CheckSavedState(const internal::SavedState& state) const {
+  auto error = [](const std::string& path, auto... parts) {
+    return absl::InvalidArgumentError(absl::StrCat(path, ": ", parts...));
+  };
+  // The saved layouts, each checked against its GPU's geometry.
+  const std::map<std::string, CellId> gpus =
+      state.mig_layouts.empty() ? std::map<std::string, CellId>() : MigGpus(forest_, mig_);
+  std::map<uint32_t, std::pair<cellalloc::MigLayout, size_t>> layouts;  // leaf -> (layout, index)
+  for (size_t k = 0; k < state.mig_layouts.size(); ++k) {
+    const internal::SavedMigLayout& l = state.mig_layouts[k];
+    const std::string path = absl::StrCat("$.migLayouts[", k, "]");
+    auto gpu = gpus.find(l.gpu);
+    if (gpu == gpus.end()) continue;  // RestoreMigLayouts notes it
+    const std::string& type = forest_.chain_info(forest_.chain(gpu->second)).leaf_type;
+    const cellalloc::MigGeometry* geo = mig_.geometry(type);
+    std::vector<std::pair<int32_t, int32_t>> instances;
+    for (size_t j = 0; j < l.instances.size(); ++j) {
+      const int32_t profile = geo->Find(l.instances[j].first);
+      if (profile < 0) {
+        return error(absl::StrCat(path, ".instances[", j, "]"), "GPU ", l.gpu, " (", type,
+                     ") has no MIG profile ", l.instances[j].first);
+      }
+      instances.emplace_back(profile, l.instances[j].second);
+    }
+    cellalloc::MigLayout layout(geo);
+    if (const std::string why = layout.Restore(instances, l.creations, l.reconfigurations);
+        !why.empty()) {
+      return error(path, "GPU ", l.gpu, ": ", why);
+    }
+    if (!layouts.emplace(gpu->second.value(), std::make_pair(std::move(layout), k)).second) {
+      return error(absl::StrCat(path, ".gpu"), "GPU ", l.gpu, " has a layout already");
+    }
+  }
+  // The MIG pods' instances, taken on copies of the layouts in document order (the owner is
+  // the pod's path, so an overlap names the other pod).
+  std::map<uint32_t, cellalloc::MigLayout> claimed;
+  std::vector<int64_t> cpu(node_cpu_.size(), 0);
+  std::vector<int64_t> memory(node_memory_.size(), 0);
+  for (size_t i = 0; i < state.groups.size(); ++i) {
+    const GroupRecord& rec = state.groups[i];
+    const bool host = IsHostRequest(rec.request) && !IsFractional(rec.request);
+    const bool mig = IsMig(rec.request);
+    if (!host && !mig) continue;
+    size_t pod_index = 0;
+    for (size_t m = 0; m < rec.request.members.size(); ++m) {
+      const GroupMember& member = rec.request.members[m];
+      for (int32_t k = 0; k < member.pod_number && pod_index < rec.placement.pods.size(); ++k) {
+        const PodPlacement& pod = rec.placement.pods[pod_index];
+        const std::string ppath = absl::StrCat("$.groups[", i, "].placement.pods[", pod_index, "]");
+        ++pod_index;
+        const NodeId node = forest_.FindNode(pod.node);
+        if (node.IsNil()) continue;  // a node gone: Restore skips or drops the pod
+        if (host) {
+          const size_t n = node.value();
+          cpu[n] += member.cpu_milli;
+          memory[n] += member.memory_mib;
+          if ((node_cpu_[n] > 0 && cpu[n] > node_cpu_[n]) ||
+              (node_memory_[n] > 0 && memory[n] > node_memory_[n])) {
+            return error(ppath, "node ", pod.node, ": the saved host groups use ", cpu[n],
+                         " CPU milli and ", memory[n], " MiB host memory up to this pod, of its ",
+                         node_cpu_[n], " and ", node_memory_[n], " (0: not declared)");
+          }
+        }
+        if (!mig || member.mig_profile.empty() || pod.leaf_cell_indices.size() != 1) continue;
+        const CellId leaf = FindLeaf(pod, Parsed());
+        if (leaf.IsNil()) continue;  // a GPU gone: Restore skips the pod (partial)
+        const std::string& type = forest_.chain_info(forest_.chain(leaf)).leaf_type;
+        const cellalloc::MigGeometry* geo = mig_.geometry(type);
+        const int32_t profile = geo == nullptr ? -1 : geo->Find(member.mig_profile);
+        if (profile < 0) {
+          return error(absl::StrCat("$.groups[", i, "].members[", m, "].migProfile"), "GPU ",
+                       pod.node, ":", pod.leaf_cell_indices[0], " is a ", type,
+                       geo == nullptr ? ", which has no MIG geometry"
+                                      : ", whose MIG geometry has no profile ",
+                       geo == nullptr ? "" : member.mig_profile);
+        }
+        if (pod.mig_start < 0) continue;  // no instance recorded: Restore chooses one
+        const std::string spath = absl::StrCat(ppath, ".migStart");
+        const std::vector<int32_t>& starts = geo->profiles[static_cast<size_t>(profile)].starts;
+        if (std::find(starts.begin(), starts.end(), pod.mig_start) == starts.end()) {
+          return error(spath, pod.mig_start, " is not an allowed start of profile ",
+                       member.mig_profile, " (", absl::StrJoin(starts, ", "), ")");
+        }
+        auto saved = layouts.find(leaf.value());
+        auto it = claimed.find(leaf.value());
+        if (it == claimed.end()) {
+          it = claimed
+                   .emplace(leaf.value(), saved != layouts.end() ? saved->second.first
+                                                                 : cellalloc::MigLayout(geo))
+                   .first;
+        }
+        if (saved != layouts.end()) {
+          const auto& inst = saved->second.first.instances();
+          const bool has = std::any_of(inst.begin(), inst.end(), [&](const auto& x) {
+            return x.profile == profile && x.start == pod.mig_start;
+          });
+          if (!has) {
+            return error(spath, "the saved layout of GPU ", forest_.address(leaf),
+                         " ($.migLayouts[", saved->second.second, "]) has no ", member.mig_profile,
+                         " instance at ", pod.mig_start);
+          }
+        }
+        if (const std::string why = it->second.TakeAt(profile, pod.mig_start, ppath);
+            !why.empty()) {
+          return error(spath, "GPU ", pod.node, ":", pod.leaf_cell_indices[0], ": ", why);
+        }
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
+void Sharing::RestoreMigLayouts(const internal::SavedState& state,
+                                std::vector<std::string>* notes) {
+  if (state.mig_layouts.empty()) return;
+  const std::map<std::string, CellId> gpus = MigGpus(forest_, mig_);
+  for (size_t k = 0; k < state.mig_layouts.size(); ++k) {
+    const internal::SavedMigLayout& l = state.mig_layouts[k];
+    auto gpu = gpus.find(l.gpu);
+    if (gpu == gpus.end()) {
+      notes->push_back(absl::StrCat("$.migLayouts[", k, "]: the cluster has no MIG GPU ", l.gpu,
+                                    "; its layout is not restored"));
+      continue;
+    }
+    const std::string& type = forest_.chain_info(forest_.chain(gpu->second)).leaf_type;
+    cellalloc::MigLayout& layout = mig_.layout(gpu->second, type);
+    std::vector<std::pair<int32_t, int32_t>> instances;
+    for (const auto& [profile, start] : l.instances) {
+      instances.emplace_back(layout.geometry().Find(profile), start);
+    }
+    const std::string why = layout.Restore(instances, l.creations, l.reconfigurations);
+    HIVED_CHECK(why.empty()) << why;  // CheckSavedState checked it
+  }
 }
 
 absl::StatusOr<AllocateInfo> Sharing::RestoreHolder(const GroupRecord& rec,
@@ -136,6 +292,14 @@ absl::Status Sharing::RestoreShared(const GroupRecord& rec, std::vector<std::str
         why = absl::StrCat("no room for its ", a.milli, " milli and ", a.memory, " MiB");
       } else if (!NodeRoom(leaf, a, t)) {
         why = "the node lacks its CPU or host memory";
+      } else if (a.mig.empty() || pod.mig_start < 0) {
+        why = MigRecoverProblem(leaf, a, t);  // fractional beside MIG, or no room (Choose)
+      } else if (shares_.IsOpen(leaf) && shares_.gpu(leaf).shares > mig_.Used(leaf)) {
+        why = "the GPU holds fractional shares; a MIG instance cannot join them";
+      } else {  // the recorded instance, on the layout as this group's pods leave it
+        cellalloc::MigLayout layout = MigLayoutOf(leaf, t);
+        why = layout.TakeAt(layout.geometry().Find(a.mig), pod.mig_start, r.name);
+        if (why.empty()) t.mig.insert_or_assign(leaf.value(), std::move(layout));
       }
     }
     if (!why.empty()) {
@@ -143,8 +307,18 @@ absl::Status Sharing::RestoreShared(const GroupRecord& rec, std::vector<std::str
           absl::StrCat("pod ", i, " on ", pod.node, ":", pod.leaf_cell_indices[0], ": ", why));
       continue;
     }
-    Take(leaf, a, &t);
-    pods.push_back({leaf, a.milli, a.memory, a.cpu, a.host_memory, true});
+    const int32_t start = a.mig.empty() ? -1 : pod.mig_start;
+    if (start < 0) {
+      Take(leaf, a, &t);
+    } else {  // Take without TakeMig: the instance is taken above
+      auto& gpu = t.gpu[leaf.value()];
+      gpu.first += a.milli;
+      gpu.second += a.memory;
+      auto& n = t.node[forest_.node(leaf).value()];
+      n.first += a.cpu;
+      n.second += a.host_memory;
+    }
+    pods.push_back({leaf, a.milli, a.memory, a.cpu, a.host_memory, true, a.mig, start});
   }
   pending_ = Pending();
   Group& g = groups_[r.name];

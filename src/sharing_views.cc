@@ -33,6 +33,7 @@ GroupStatus Sharing::Status(std::string_view name) const {
     return s;
   }
   s.placement = g.placement;
+  FillMigPlacement(name, &s.placement);
   if (g.stage == Stage::kReserved) {
     s.state = GroupState::kReserved;
     return s;
@@ -78,14 +79,9 @@ void Sharing::FillLeaf(CellId leaf, PhysicalCellStatus* s) const {
   s->sharers = use.sharers;
 }
 
-absl::Status Sharing::CanSave(std::string_view group) const {
-  if (absl::Status mig = MigCanSave(group); !mig.ok()) return mig;
-  auto it = group.empty() ? host_groups_.begin() : host_groups_.find(group);
-  if (it == host_groups_.end()) return absl::OkStatus();
-  return absl::UnimplementedError(absl::StrCat(
-      "SaveState cannot record group ", it->first,
-      " (node CPU and host memory of whole-GPU and CPU-only pods are not restored by the state "
-      "format yet; docs/state-format.md)"));
+absl::Status Sharing::CanSave(std::string_view /*group*/) const {
+  // State format 3 holds every running group: whole, fractional, MIG and host groups.
+  return absl::OkStatus();
 }
 
 absl::Status Sharing::CheckInvariants() const {

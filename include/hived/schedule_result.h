@@ -78,6 +78,13 @@ struct PodPlacement {
   // For every leaf: the cell type of the VC's preassigned cell it came from; empty for an
   // opportunistic leaf. Needed to rebuild the virtual binding after a restart.
   std::vector<std::string> preassigned_cell_types;
+  // A MIG pod (docs/gpu-sharing.md, "MIG"): its instance on the GPU, the profile and the
+  // first memory slice (`nvidia-smi mig -cgi <profile> ... ` at that placement start), so a
+  // cluster manager can create it. Set in a running group's GroupStatus and GroupRecord
+  // (Schedule's kPlaced placement names the GPU; the instance is chosen when the group
+  // runs). Empty and -1 for any other pod.
+  std::string mig_profile = {};
+  int32_t mig_start = -1;
 };
 
 // A whole group's placement, pods ordered by `leaf_cell_number` ascending, then pod index.

@@ -33,10 +33,12 @@
 
 namespace hived {
 
-// The saved state's schema name, the version this library writes, and the oldest it reads
-// (docs/state-format.md, Compatibility: 1 whole GPUs only; 2 adds GPU sharing).
+// The saved state's schema name, the newest version this library writes (a document that
+// needs nothing of version 3 is written as version 2), and the oldest it reads
+// (docs/state-format.md, Compatibility: 1 whole GPUs only; 2 adds GPU sharing; 3 adds MIG
+// groups and layouts and CPU-only pods).
 inline constexpr const char* kStateSchema = "hived.scheduler-state";
-inline constexpr int32_t kStateVersion = 2;
+inline constexpr int32_t kStateVersion = 3;
 inline constexpr int32_t kOldestStateVersion = 1;
 
 // One running group, as persisted. `request.suggested_nodes` is never persisted (it belongs

@@ -40,6 +40,7 @@ struct GroupStatus {
   // The request as asked (`request.priority` is the original priority, also after a
   // downgrade; `suggested_nodes` is not kept). For kAbsent only `request.name` is set.
   GroupRequest request;
+  // A MIG pod names its instance in `mig_profile` / `mig_start` (once it holds one).
   Placement placement;
   std::string preemptor;         // for kBeingPreempted, or a lazily downgraded group
   std::string downgrade_reason;  // why a guaranteed group runs opportunistically

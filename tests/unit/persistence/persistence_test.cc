@@ -339,9 +339,9 @@ TEST_CASE("Restore: bad documents are located errors", "[persistence][unit]") {
   Run(*s, Req("b", "v1", 0, 1, 8));
   const std::string state = Save(*s);
 
-  CHECK_THAT(ErrorOf(spec, absl::StrReplaceAll(state, {{"\"version\":2", "\"version\":3"}})),
-             Catch::Contains("$.version: version 3 is not readable by this library (it reads "
-                             "versions 1 to 2)"));
+  CHECK_THAT(ErrorOf(spec, absl::StrReplaceAll(state, {{"\"version\":2", "\"version\":4"}})),
+             Catch::Contains("$.version: version 4 is not readable by this library (it reads "
+                             "versions 1 to 3)"));
   CHECK_THAT(ErrorOf(spec, absl::StrReplaceAll(state, {{"\"version\":2", "\"version\":0"}})),
              Catch::Contains("$.version: version 0 is not readable"));
   CHECK_THAT(ErrorOf(spec, absl::StrReplaceAll(state, {{"hived.scheduler-state", "other"}})),

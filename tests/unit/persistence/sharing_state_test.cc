@@ -356,7 +356,11 @@ TEST_CASE("version 2 keys: bad amounts and the reserved MIG keys are located err
   CHECK_THAT(error(R"("cpuMilli":1500)", R"("cpuMilli":-1)"),
              Catch::Contains("cpuMilli: integer out of range 0.."));
   CHECK_THAT(error(R"("gpuMilli":400)", R"("gpuMilli":400,"migProfile":"1g.10gb")"),
-             Catch::Contains("migProfile: MIG profiles are not restorable by this library"));
+             Catch::Contains("migProfile: a MIG profile in a version 2 document (reserved "
+                             "there; MIG is new in version 3)"));
+  CHECK_THAT(error(R"("groups":[)", R"("migLayouts":[],"groups":[)"),
+             Catch::Contains("$.migLayouts: unknown key in a version 2 document (it is new in "
+                             "version 3)"));
   CHECK_THAT(error(R"("nextShareHolder":)", R"("nextShareHolder":-)"),
              Catch::Contains("$.nextShareHolder: integer out of range"));
   // An empty MIG profile is the default: accepted.

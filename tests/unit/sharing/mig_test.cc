@@ -1,7 +1,7 @@
 // MIG pods in the library (docs/gpu-sharing.md, "MIG"), hand-checked through the public API
 // on tests/unit/sharing/mig_cluster.h: config keys, bad requests, the placement rule across
 // GPUs, guarantees and preemption, reconfiguration counted, reservations, strict Recover,
-// SaveState refusing MIG groups.
+// SaveState recording MIG groups.
 #include <string>
 #include <vector>
 
@@ -204,12 +204,14 @@ TEST_CASE("MIG reservations, strict Recover and SaveState", "[mig]") {
   REQUIRE(s->Unreserve("q").ok());
   CHECK(MigInstances(*s) == V{gpu + ":4g.20gb@0=-", gpu + ":3g.20gb@4=r"});
   CHECK(s->CheckInvariants().ok());
-  // SaveState and GetGroupRecord refuse MIG groups, naming them.
+  // SaveState and GetGroupRecord record MIG groups (state format 3,
+  // tests/unit/persistence/mig_host_state_test.cc): the record names r's instance.
   absl::StatusOr<std::string> saved = s->SaveState();
-  REQUIRE(!saved.ok());
-  CHECK(saved.status().code() == absl::StatusCode::kUnimplemented);
-  CHECK(std::string(saved.status().message()).find("MIG group r") != std::string::npos);
-  CHECK(!s->GetGroupRecord("r").ok());
+  REQUIRE(saved.ok());
+  absl::StatusOr<GroupRecord> rec = s->GetGroupRecord("r");
+  REQUIRE(rec.ok());
+  CHECK(rec->placement.pods[0].mig_profile == "3g.20gb");
+  CHECK(rec->placement.pods[0].mig_start == 4);
   // Recover: a 4g on the same GPU fits (reuses the free 4g@0); a 1g.5gb does not (no room,
   // busy); a fractional share cannot join MIG instances.
   Placement at;
