@@ -7,11 +7,30 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "absl/types/span.h"
 
 namespace hived {
 
 namespace {
 constexpr double kCoverage = 0.95;  // as FGD's typical pods
+
+// A node's two counts for one shape: its leaves with at least `milli` free (`enough`) and
+// the free milli of the others (`small`).
+struct Counts {
+  int32_t enough = 0;
+  int64_t small = 0;
+};
+Counts CountFor(absl::Span<const int32_t> free, int32_t milli) {
+  Counts c;
+  for (int32_t f : free) {
+    if (f >= milli) {
+      ++c.enough;
+    } else {
+      c.small += f;
+    }
+  }
+  return c;
+}
 }  // namespace
 
 void ShareChoice::Note(const Shape& s, int32_t pods) {
@@ -60,15 +79,7 @@ double ShareChoice::Stranded(const NodeState& n) const {
   double stranded = 0;
   for (const Typical& t : typical_) {
     if (n.type < 0 || (t.shape.types >> n.type & 1U) == 0) continue;
-    int32_t enough = 0;
-    int64_t small = 0;
-    for (int32_t f : n.free) {
-      if (f >= t.shape.milli) {
-        ++enough;
-      } else {
-        small += f;
-      }
-    }
+    const auto [enough, small] = CountFor(n.free, t.shape.milli);
     const bool fits = enough >= t.shape.gpus && (n.cpu_left < 0 || n.cpu_left >= t.shape.cpu) &&
                       (n.memory_left < 0 || n.memory_left >= t.shape.memory);
     stranded += t.weight * static_cast<double>(fits ? small : free);
@@ -141,15 +152,7 @@ void ShareChoice::Summarise(NodeCache* nc) const {
   for (size_t i = 0; i < typical_.size(); ++i) {
     const Typical& t = typical_[i];
     if (n.type < 0 || (t.shape.types >> n.type & 1U) == 0) continue;
-    int32_t enough = 0;
-    int64_t small = 0;
-    for (int32_t f : n.free) {
-      if (f >= t.shape.milli) {
-        ++enough;
-      } else {
-        small += f;
-      }
-    }
+    const auto [enough, small] = CountFor(n.free, t.shape.milli);
     nc->enough[i] = enough;
     nc->small[i] = small;
   }
