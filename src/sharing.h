@@ -129,8 +129,8 @@ bool IsHolderName(std::string_view name);
 bool IsFractional(const GroupRequest& request);
 // Whether a request asks for MIG instances (any member with a mig_profile).
 bool IsMig(const GroupRequest& request);
-// Whether a request is a host group's (src/sharing_hosts.cc): no share, and a member with
-// leafCellNumber 0 (CPU-only) or with CPU or host memory.
+// Whether a request is a host group's (src/sharing_hosts.cc): no share (no gpu_milli, no
+// MIG profile), and a member with leafCellNumber 0 (CPU-only) or with CPU or host memory.
 bool IsHostRequest(const GroupRequest& request);
 
 // The first difference between a reserved fractional request and an Allocate's (VC,

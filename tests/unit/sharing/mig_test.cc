@@ -1,13 +1,15 @@
 // MIG pods in the library (docs/gpu-sharing.md, "MIG"), hand-checked through the public API
 // on tests/unit/sharing/mig_cluster.h: config keys, bad requests, the placement rule across
 // GPUs, guarantees and preemption, reconfiguration counted, reservations, strict Recover,
-// SaveState recording MIG groups.
+// SaveState recording MIG groups, MIG pods asking node CPU and host memory.
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "hived/config.h"
 #include "hived/scheduler.h"
 #include "support/catch.h"
+#include "support/mig_host_cluster.h"
 #include "unit/sharing/mig_cluster.h"
 #include "unit/sharing/sharing_helpers.h"
 
@@ -235,6 +237,57 @@ TEST_CASE("MIG reservations, strict Recover and SaveState", "[mig]") {
   CHECK(s->Groups().empty());
   CHECK(s->SaveState().ok());
   CHECK(s->CheckInvariants().ok());
+}
+
+// A MIG pod that also asks node CPU or host memory is a MIG pod (it once went down the
+// whole-GPU host path: a whole GPU, no instance): the MIG path picks its instance, and its
+// CPU and memory are counted on its node from Allocate to Release, as a fractional pod's.
+TEST_CASE("MIG pods with CPU and host memory get an instance and count on their node",
+          "[mig][hosts]") {
+  absl::StatusOr<std::unique_ptr<Scheduler>> made = Scheduler::Create(MigHostSpec());
+  REQUIRE(made.ok());
+  Scheduler& s = **made;
+  GroupRequest a = Mig("a", "VC1", 0, "1g.5gb");
+  a.members[0].cpu_milli = 6000;
+  a.members[0].memory_mib = 1000;
+  REQUIRE(Run(s, a) == Outcome::kPlaced);
+  const std::string gpu = GpuOf(s, "a");
+  CHECK(MigInstances(s) == V{gpu + ":1g.5gb@6=a"});
+  const GroupStatus st = s.GetGroup("a");
+  REQUIRE(st.placement.pods.size() == 1);
+  CHECK(st.placement.pods[0].mig_profile == "1g.5gb");
+  CHECK(st.placement.pods[0].mig_start == 6);
+  const std::string node = st.placement.pods[0].node;
+  // VC1's A100 cells are one node (8000 CPU milli): 6000 are a's, 3000 more do not fit.
+  GroupRequest b = Mig("b", "VC1", 0, "1g.5gb");
+  b.members[0].cpu_milli = 3000;
+  CHECK(Run(s, b) == Outcome::kWaiting);
+  CHECK(s.GetGroup("b").state == GroupState::kAbsent);
+  b.members[0].cpu_milli = 2000;
+  REQUIRE(Run(s, b) == Outcome::kPlaced);
+  CHECK(s.GetGroup("b").placement.pods[0].node == node);
+  CHECK(s.GetGroup("b").placement.pods[0].mig_profile == "1g.5gb");
+  // Host memory too: 64000 MiB on the node, 1000 are a's.
+  GroupRequest m = Mig("m", "VC1", 0, "1g.5gb");
+  m.members[0].memory_mib = 63500;
+  CHECK(Run(s, m) == Outcome::kWaiting);
+  m.members[0].memory_mib = 63000;
+  REQUIRE(Run(s, m) == Outcome::kPlaced);
+  CHECK(s.GetGroup("m").placement.pods[0].node == node);
+  REQUIRE(s.Release("m").ok());
+  // The record keeps the CPU and memory; Release gives them back.
+  absl::StatusOr<GroupRecord> rec = s.GetGroupRecord("a");
+  REQUIRE(rec.ok());
+  CHECK(rec->request.members[0].cpu_milli == 6000);
+  CHECK(rec->request.members[0].memory_mib == 1000);
+  CHECK(rec->placement.pods[0].mig_start == 6);
+  REQUIRE(s.Release("a").ok());
+  GroupRequest c = Mig("c", "VC1", 0, "1g.5gb");
+  c.members[0].cpu_milli = 6000;
+  REQUIRE(Run(s, c) == Outcome::kPlaced);
+  CHECK(s.GetGroup("c").placement.pods[0].node == node);
+  CHECK(s.GetGroup("c").placement.pods[0].mig_profile == "1g.5gb");
+  CHECK(s.CheckInvariants().ok());
 }
 
 }  // namespace
