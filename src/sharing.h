@@ -189,9 +189,6 @@ class Sharing {
   // GPUs of holder `holder` appended to `out` (a reservation is never a victim).
   bool AnyReserved() const { return reserved_ > 0; }
   void AppendReservedOn(std::string_view holder, std::vector<std::string>* out) const;
-  // Whether SaveState / GetGroupRecord can record `group` (or every group, when empty):
-  // always, since state format 3 holds MIG and host groups (kept for the callers).
-  absl::Status CanSave(std::string_view group) const;
   // Persistence of MIG and host groups (docs/state-format.md, version 3; sharing_state.cc,
   // sharing_mig.cc, the end of sharing_hosts.cc).
   // Every MIG GPU's layout, leaf id order (closed GPUs' too: the hardware keeps them).
