@@ -223,7 +223,7 @@ class Sharing {
     int64_t host_memory = 0;
     bool open = true;        // counted on an open GPU (false: a reserved new leaf of its holder)
     std::string mig = {};    // a MIG pod's profile (empty: a fractional share)
-    int32_t mig_start = -1;  // Restore: the instance's start from the record (-1: Choose)
+    int32_t mig_start = -1;  // Restore, Recover: the instance named by the placement (-1: Choose)
   };
   enum class Stage { kPreempting, kReserved, kRunning };
   struct Group {
@@ -345,7 +345,8 @@ class Sharing {
   // The Allocate of the Filtering decision (pending_) or kFailedPrecondition.
   absl::StatusOr<AllocateInfo> AllocateDecided(const GroupRequest& r, const Parsed& p,
                                                const Placement& placement);
-  // Recover: each pod's open GPU or new leaf, checked strictly (kInvalidArgument /
+  // Recover: each pod's open GPU or new leaf, and a MIG pod's instance (the placement's
+  // `mig_start` when it names one, else the rule's), checked strictly (kInvalidArgument /
   // kFailedPrecondition naming the group and pod); `fresh` gets the distinct new leaves.
   absl::Status ResolveRecovered(const GroupRequest& r, const Parsed& p, const Placement& placement,
                                 std::vector<PodShare>* pods, std::vector<CellId>* fresh) const;
