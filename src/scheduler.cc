@@ -105,7 +105,6 @@ absl::StatusOr<std::unique_ptr<Scheduler>> Scheduler::Restore(const ClusterSpec&
 }
 absl::StatusOr<std::string> Scheduler::SaveState() const {
   Lock::Shared hold(*lock_);
-  HIVED_RETURN_IF_ERROR(impl_->CanSaveSharing(""));
   return impl_->SaveState();
 }
 absl::StatusOr<GroupRecord> Scheduler::GetGroupRecord(std::string_view group) const {

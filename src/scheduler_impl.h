@@ -156,10 +156,6 @@ class SchedulerImpl {
   // Persistence (persistence.cc, docs/state-format.md): every running group's record, and a
   // scheduler rebuilt from them through `Allocate`'s recovery path.
   std::string SaveState() const;
-  // kUnimplemented naming a group the state format cannot hold faithfully yet (`group`, or
-  // any when empty: MIG and host groups, src/sharing.h), so SaveState and GetGroupRecord
-  // refuse rather than drop or misrecord them.
-  absl::Status CanSaveSharing(std::string_view group) const;
   // A fractional group's record comes from Sharing; a holder has none (kFailedPrecondition).
   absl::StatusOr<GroupRecord> GetGroupRecord(std::string_view group) const;
   // `Recover` of a record; `ignored_leaves`: its leaves the cluster no longer has (Restore);

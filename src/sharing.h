@@ -129,8 +129,8 @@ bool IsHolderName(std::string_view name);
 bool IsFractional(const GroupRequest& request);
 // Whether a request asks for MIG instances (any member with a mig_profile).
 bool IsMig(const GroupRequest& request);
-// Whether a request is a host group's (src/sharing_hosts.cc): no share, and a member with
-// leafCellNumber 0 (CPU-only) or with CPU or host memory.
+// Whether a request is a host group's (src/sharing_hosts.cc): no share (no gpu_milli, no
+// MIG profile), and a member with leafCellNumber 0 (CPU-only) or with CPU or host memory.
 bool IsHostRequest(const GroupRequest& request);
 
 // The first difference between a reserved fractional request and an Allocate's (VC,
@@ -189,9 +189,6 @@ class Sharing {
   // GPUs of holder `holder` appended to `out` (a reservation is never a victim).
   bool AnyReserved() const { return reserved_ > 0; }
   void AppendReservedOn(std::string_view holder, std::vector<std::string>* out) const;
-  // Whether SaveState / GetGroupRecord can record `group` (or every group, when empty):
-  // always, since state format 3 holds MIG and host groups (kept for the callers).
-  absl::Status CanSave(std::string_view group) const;
   // Persistence of MIG and host groups (docs/state-format.md, version 3; sharing_state.cc,
   // sharing_mig.cc, the end of sharing_hosts.cc).
   // Every MIG GPU's layout, leaf id order (closed GPUs' too: the hardware keeps them).
@@ -226,7 +223,7 @@ class Sharing {
     int64_t host_memory = 0;
     bool open = true;        // counted on an open GPU (false: a reserved new leaf of its holder)
     std::string mig = {};    // a MIG pod's profile (empty: a fractional share)
-    int32_t mig_start = -1;  // Restore: the instance's start from the record (-1: Choose)
+    int32_t mig_start = -1;  // Restore, Recover: the instance named by the placement (-1: Choose)
   };
   enum class Stage { kPreempting, kReserved, kRunning };
   struct Group {
@@ -348,7 +345,8 @@ class Sharing {
   // The Allocate of the Filtering decision (pending_) or kFailedPrecondition.
   absl::StatusOr<AllocateInfo> AllocateDecided(const GroupRequest& r, const Parsed& p,
                                                const Placement& placement);
-  // Recover: each pod's open GPU or new leaf, checked strictly (kInvalidArgument /
+  // Recover: each pod's open GPU or new leaf, and a MIG pod's instance (the placement's
+  // `mig_start` when it names one, else the rule's), checked strictly (kInvalidArgument /
   // kFailedPrecondition naming the group and pod); `fresh` gets the distinct new leaves.
   absl::Status ResolveRecovered(const GroupRequest& r, const Parsed& p, const Placement& placement,
                                 std::vector<PodShare>* pods, std::vector<CellId>* fresh) const;

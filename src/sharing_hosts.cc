@@ -17,7 +17,8 @@ namespace hived {
 bool IsHostRequest(const GroupRequest& r) {
   bool host = false;
   for (const GroupMember& m : r.members) {
-    if (m.gpu_milli != 0) return false;
+    // A MIG pod's CPU and host memory are the MIG path's (counted like a fractional pod's).
+    if (m.gpu_milli != 0 || !m.mig_profile.empty()) return false;
     host = host || m.leaf_cell_number == 0 || m.cpu_milli != 0 || m.memory_mib != 0;
   }
   return host;

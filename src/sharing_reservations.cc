@@ -300,15 +300,47 @@ absl::Status Sharing::ResolveRecovered(const GroupRequest& r, const Parsed& p,
                                                         " has no room for its ", a.milli,
                                                         " milli and ", a.memory, " MiB"));
     }
-    if (const std::string why = MigRecoverProblem(leaf, a, t); !why.empty()) {
-      return absl::FailedPreconditionError(absl::StrCat(where(), ": ", why));
+    // A MIG pod whose placement names its instance (a record's, GetGroup's) takes that one,
+    // as Restore does; without a start the rule chooses, as at Allocate.
+    const bool at_start = !a.mig.empty() && pod.mig_start >= 0;
+    if (at_start && !pod.mig_profile.empty() && pod.mig_profile != a.mig) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          where(), ": the placement names a ", pod.mig_profile, " instance, the request ", a.mig));
+    }
+    std::optional<cellalloc::MigLayout> layout;  // at_start: with the named instance taken
+    if (!at_start) {
+      if (const std::string why = MigRecoverProblem(leaf, a, t); !why.empty()) {
+        return absl::FailedPreconditionError(absl::StrCat(where(), ": ", why));
+      }
+    } else if (shares_.IsOpen(leaf) && shares_.gpu(leaf).shares > mig_.Used(leaf)) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          where(), ": the GPU holds fractional shares; a MIG instance cannot join them"));
+    } else {  // the named instance, on the layout as this group's earlier pods leave it
+      layout = MigLayoutOf(leaf, t);
+      if (const std::string why =
+              layout->TakeAt(layout->geometry().Find(a.mig), pod.mig_start, r.name);
+          !why.empty()) {
+        return absl::FailedPreconditionError(
+            absl::StrCat(where(), ": its ", a.mig, " instance at ", pod.mig_start, ": ", why));
+      }
     }
     if (!NodeRoom(leaf, a, t)) {
       return absl::FailedPreconditionError(
           absl::StrCat(where(), ": the node lacks the pod's CPU or host memory"));
     }
-    Take(leaf, a, &t);
-    pods->push_back({leaf, a.milli, a.memory, a.cpu, a.host_memory, true, a.mig});
+    if (!at_start) {
+      Take(leaf, a, &t);
+    } else {  // Take without TakeMig: the instance is taken above
+      t.mig.insert_or_assign(leaf.value(), *std::move(layout));
+      auto& gpu_use = t.gpu[leaf.value()];
+      gpu_use.first += a.milli;
+      gpu_use.second += a.memory;
+      auto& node_use = t.node[forest_.node(leaf).value()];
+      node_use.first += a.cpu;
+      node_use.second += a.host_memory;
+    }
+    pods->push_back({leaf, a.milli, a.memory, a.cpu, a.host_memory, true, a.mig,
+                     at_start ? pod.mig_start : -1});
   }
   return absl::OkStatus();
 }

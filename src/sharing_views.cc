@@ -79,11 +79,6 @@ void Sharing::FillLeaf(CellId leaf, PhysicalCellStatus* s) const {
   s->sharers = use.sharers;
 }
 
-absl::Status Sharing::CanSave(std::string_view /*group*/) const {
-  // State format 3 holds every running group: whole, fractional, MIG and host groups.
-  return absl::OkStatus();
-}
-
 absl::Status Sharing::CheckInvariants() const {
   auto fail = [](auto... parts) {
     return absl::InternalError(absl::StrCat("sharing: ", parts...));
@@ -249,10 +244,6 @@ absl::Status Sharing::CheckReservation(const std::string& name, const Group& g) 
   if (used.size() != held.size())
     return fail(held.size(), " reserved leaves, ", used.size(), " used");
   return absl::OkStatus();
-}
-
-absl::Status SchedulerImpl::CanSaveSharing(std::string_view group) const {
-  return sharing_->CanSave(group);
 }
 
 }  // namespace hived

@@ -1,13 +1,16 @@
 // MIG pods in the library (docs/gpu-sharing.md, "MIG"), hand-checked through the public API
 // on tests/unit/sharing/mig_cluster.h: config keys, bad requests, the placement rule across
 // GPUs, guarantees and preemption, reconfiguration counted, reservations, strict Recover,
-// SaveState recording MIG groups.
+// SaveState recording MIG groups, MIG pods asking node CPU and host memory, Recover and
+// AllocateRecord taking the recorded instance.
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "hived/config.h"
 #include "hived/scheduler.h"
 #include "support/catch.h"
+#include "support/mig_host_cluster.h"
 #include "unit/sharing/mig_cluster.h"
 #include "unit/sharing/sharing_helpers.h"
 
@@ -235,6 +238,115 @@ TEST_CASE("MIG reservations, strict Recover and SaveState", "[mig]") {
   CHECK(s->Groups().empty());
   CHECK(s->SaveState().ok());
   CHECK(s->CheckInvariants().ok());
+}
+
+// A MIG pod that also asks node CPU or host memory is a MIG pod (it once went down the
+// whole-GPU host path: a whole GPU, no instance): the MIG path picks its instance, and its
+// CPU and memory are counted on its node from Allocate to Release, as a fractional pod's.
+TEST_CASE("MIG pods with CPU and host memory get an instance and count on their node",
+          "[mig][hosts]") {
+  absl::StatusOr<std::unique_ptr<Scheduler>> made = Scheduler::Create(MigHostSpec());
+  REQUIRE(made.ok());
+  Scheduler& s = **made;
+  GroupRequest a = Mig("a", "VC1", 0, "1g.5gb");
+  a.members[0].cpu_milli = 6000;
+  a.members[0].memory_mib = 1000;
+  REQUIRE(Run(s, a) == Outcome::kPlaced);
+  const std::string gpu = GpuOf(s, "a");
+  CHECK(MigInstances(s) == V{gpu + ":1g.5gb@6=a"});
+  const GroupStatus st = s.GetGroup("a");
+  REQUIRE(st.placement.pods.size() == 1);
+  CHECK(st.placement.pods[0].mig_profile == "1g.5gb");
+  CHECK(st.placement.pods[0].mig_start == 6);
+  const std::string node = st.placement.pods[0].node;
+  // VC1's A100 cells are one node (8000 CPU milli): 6000 are a's, 3000 more do not fit.
+  GroupRequest b = Mig("b", "VC1", 0, "1g.5gb");
+  b.members[0].cpu_milli = 3000;
+  CHECK(Run(s, b) == Outcome::kWaiting);
+  CHECK(s.GetGroup("b").state == GroupState::kAbsent);
+  b.members[0].cpu_milli = 2000;
+  REQUIRE(Run(s, b) == Outcome::kPlaced);
+  CHECK(s.GetGroup("b").placement.pods[0].node == node);
+  CHECK(s.GetGroup("b").placement.pods[0].mig_profile == "1g.5gb");
+  // Host memory too: 64000 MiB on the node, 1000 are a's.
+  GroupRequest m = Mig("m", "VC1", 0, "1g.5gb");
+  m.members[0].memory_mib = 63500;
+  CHECK(Run(s, m) == Outcome::kWaiting);
+  m.members[0].memory_mib = 63000;
+  REQUIRE(Run(s, m) == Outcome::kPlaced);
+  CHECK(s.GetGroup("m").placement.pods[0].node == node);
+  REQUIRE(s.Release("m").ok());
+  // The record keeps the CPU and memory; Release gives them back.
+  absl::StatusOr<GroupRecord> rec = s.GetGroupRecord("a");
+  REQUIRE(rec.ok());
+  CHECK(rec->request.members[0].cpu_milli == 6000);
+  CHECK(rec->request.members[0].memory_mib == 1000);
+  CHECK(rec->placement.pods[0].mig_start == 6);
+  REQUIRE(s.Release("a").ok());
+  GroupRequest c = Mig("c", "VC1", 0, "1g.5gb");
+  c.members[0].cpu_milli = 6000;
+  REQUIRE(Run(s, c) == Outcome::kPlaced);
+  CHECK(s.GetGroup("c").placement.pods[0].node == node);
+  CHECK(s.GetGroup("c").placement.pods[0].mig_profile == "1g.5gb");
+  CHECK(s.CheckInvariants().ok());
+}
+
+// Recover and AllocateRecord take the instance a placement names (`mig_start`, as records
+// and GetGroup give it), as Restore does; without one the rule chooses. Here the rule would
+// put a lone 1g.5gb at 6, the record says 0.
+TEST_CASE("MIG Recover and AllocateRecord take the recorded instance", "[mig]") {
+  auto s = MakeMig();
+  REQUIRE(Run(*s, Mig("a", "VC1", 0, "3g.20gb")) == Outcome::kPlaced);  // 3g@4
+  REQUIRE(Run(*s, Mig("b", "VC1", 0, "1g.5gb")) == Outcome::kPlaced);   // 1g@0 beside it
+  const std::string gpu = GpuOf(*s, "a");
+  REQUIRE(MigInstances(*s) == V{gpu + ":1g.5gb@0=b", gpu + ":3g.20gb@4=a"});
+  absl::StatusOr<GroupRecord> a = s->GetGroupRecord("a");
+  absl::StatusOr<GroupRecord> b = s->GetGroupRecord("b");
+  REQUIRE(a.ok());
+  REQUIRE(b.ok());
+  REQUIRE(b->placement.pods[0].mig_start == 0);
+  // A fresh scheduler, b first: by the rule it would take 6 on the empty GPU.
+  auto fresh = MakeMig();
+  REQUIRE(fresh->AllocateRecord(*b).ok());
+  CHECK(MigInstances(*fresh) == V{gpu + ":1g.5gb@0=b"});
+  CHECK(fresh->GetGroup("b").placement.pods[0].mig_start == 0);
+  REQUIRE(fresh->AllocateRecord(*a).ok());
+  CHECK(MigInstances(*fresh) == V{gpu + ":1g.5gb@0=b", gpu + ":3g.20gb@4=a"});
+  CHECK(fresh->CheckInvariants().ok());
+  // Recover with a named instance: a free one is taken; a used one, a start the profile does
+  // not allow, or an instance overlapping a configured one is refused naming the group and
+  // pod (nothing changes); a profile other than the request's is kInvalidArgument.
+  Placement at = b->placement;
+  at.pods[0].mig_start = 1;
+  REQUIRE(fresh->Recover(Mig("c", "VC1", 0, "1g.5gb"), at).ok());
+  CHECK(fresh->GetGroup("c").placement.pods[0].mig_start == 1);
+  auto refused = [&](const GroupRequest& g, int32_t start, absl::StatusCode code,
+                     const std::string& what) {
+    Placement p = b->placement;
+    p.pods[0].mig_start = start;
+    p.pods[0].mig_profile = g.members[0].mig_profile;
+    if (code == absl::StatusCode::kInvalidArgument) p.pods[0].mig_profile = "2g.10gb";
+    absl::StatusOr<AllocateInfo> info = fresh->Recover(g, p);
+    REQUIRE(!info.ok());
+    INFO(info.status().message());
+    CHECK(info.status().code() == code);
+    CHECK(std::string(info.status().message()).find("group " + g.name + ": pod 0") !=
+          std::string::npos);
+    CHECK(std::string(info.status().message()).find(what) != std::string::npos);
+    CHECK(fresh->GetGroup(g.name).state == GroupState::kAbsent);
+  };
+  refused(Mig("d", "VC1", 0, "1g.5gb"), 0, absl::StatusCode::kFailedPrecondition,
+          "the 1g.5gb instance at 0 is used by b");
+  refused(Mig("e", "VC1", 0, "2g.10gb"), 3, absl::StatusCode::kFailedPrecondition,
+          "3 is not an allowed start of profile 2g.10gb");
+  refused(Mig("h", "VC1", 0, "1g.5gb"), 5, absl::StatusCode::kFailedPrecondition,
+          "overlaps the GPU's configured instances");
+  refused(Mig("f", "VC1", 0, "1g.5gb"), 4, absl::StatusCode::kFailedPrecondition,
+          "is a 3g.20gb, not a 1g.5gb");
+  refused(Mig("g", "VC1", 0, "1g.5gb"), 2, absl::StatusCode::kInvalidArgument,
+          "names a 2g.10gb instance, the request 1g.5gb");
+  CHECK(MigInstances(*fresh) == V{gpu + ":1g.5gb@0=b", gpu + ":1g.5gb@1=c", gpu + ":3g.20gb@4=a"});
+  CHECK(fresh->CheckInvariants().ok());
 }
 
 }  // namespace
