@@ -12,10 +12,7 @@ namespace hived {
 
 GroupId GroupTable::Find(std::string_view name) const {
   auto it = by_name_.find(absl::string_view(name.data(), name.size()));
-  if (it == by_name_.end()) return kNilId;
-  last_found_ = it;
-  last_found_id_ = it->second;
-  return it->second;
+  return it == by_name_.end() ? kNilId : it->second;
 }
 
 GroupId GroupTable::Add(std::string_view name) {
@@ -30,19 +27,13 @@ GroupId GroupTable::Add(std::string_view name) {
   Group& grp = (*this)[g];
   grp.name.assign(name.data(), name.size());
   grp.alive = true;
-  last_found_id_ = kNilId;  // the insert may rehash
   by_name_.emplace(grp.name, g);
   return g;
 }
 
 void GroupTable::Remove(GroupId g) {
   Group& grp = (*this)[g];
-  if (last_found_id_ == g) {
-    by_name_.erase(last_found_);
-  } else {
-    by_name_.erase(absl::string_view(grp.name));
-  }
-  last_found_id_ = kNilId;
+  by_name_.erase(absl::string_view(grp.name));
   grp.alive = false;
   grp.pleaves.clear();
   grp.vleaves.clear();

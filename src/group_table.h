@@ -12,8 +12,9 @@
 //
 // The name index owns its keys (a short name sits inline in the table's slot, so a lookup
 // compares it without touching the group: keys that viewed the groups' names cost a cache
-// miss per lookup on a large table). `Find` remembers the entry it found, so the usual
-// `Find` then `Remove` of one group (Release, Unreserve) hashes the name once.
+// miss per lookup on a large table). `Find` is const and writes nothing, so readers that
+// share a lock (the views, CheckInvariants) may call it at once; a remembered last entry,
+// which would save `Remove` its hash, raced between such readers (TSan, tests/stress).
 //
 // Invariants (CheckInvariants):
 //  (1) The name index maps exactly the live groups' names to their ids.
@@ -27,7 +28,8 @@
 //   groups[g].priority = 3;
 //   groups.Remove(groups.Find("job-1"));
 //
-// Thread safety: not thread-safe; callers serialize.
+// Thread safety: const members may run concurrently with each other; anything else needs
+// exclusive access.
 #ifndef HIVED_SRC_GROUP_TABLE_H_
 #define HIVED_SRC_GROUP_TABLE_H_
 
@@ -83,8 +85,8 @@ class GroupTable {
   // A slot for a new live group named `name` (a recycled one first); its other fields
   // are the caller's to set, except `name`. REQUIRES: Find(name) == kNilId.
   GroupId Add(std::string_view name);
-  // Ends group `g`: unindexed, not alive, no leaves, slot free for reuse. No hashing when
-  // the last `Find` since the last `Add` or `Remove` found `g`. REQUIRES: g is live.
+  // Ends group `g`: unindexed, not alive, no leaves, slot free for reuse. One hash of its
+  // name. REQUIRES: g is live.
   void Remove(GroupId g);
 
   Group& operator[](GroupId g) { return chunks_[g / kChunk][g % kChunk]; }
@@ -128,11 +130,6 @@ class GroupTable {
   std::vector<GroupId> free_;
   using NameIndex = absl::flat_hash_map<std::string, GroupId>;
   NameIndex by_name_;  // the live groups' names (invariant 1)
-  // The entry the last successful `Find` returned, valid until the next Add or Remove
-  // (an insert may rehash; an erase leaves other iterators valid in absl's tables, but
-  // the cache is dropped anyway for simplicity). kNilId: none.
-  mutable NameIndex::const_iterator last_found_;
-  mutable GroupId last_found_id_ = kNilId;
 };
 
 }  // namespace hived
