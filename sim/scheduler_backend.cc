@@ -221,7 +221,7 @@ absl::Status SchedulerBackend::Attempt(const SimJob& job, bool opportunistic,
       absl::StatusOr<AllocateInfo> a = scheduler.Allocate(req, r->placement);
       if (!a.ok()) return a.status();
       attempt->kind = StartAttempt::Kind::kStarted;
-      JobRun& run = jobs_[static_cast<size_t>(job.index)];
+      JobRun& run = jobs_.Open(job.index);
       run.domain = ask.domain;
       run.opportunistic = attempt->opportunistic;
       run.priority = ask.priority;
@@ -243,7 +243,7 @@ absl::Status SchedulerBackend::Attempt(const SimJob& job, bool opportunistic,
         }
         attempt->victims.push_back(victim);
       }
-      JobRun& run = jobs_[static_cast<size_t>(job.index)];
+      JobRun& run = jobs_.Open(job.index);
       run.domain = ask.domain;
       run.opportunistic = attempt->opportunistic;
       run.priority = ask.priority;
@@ -263,7 +263,7 @@ absl::Status SchedulerBackend::Attempt(const SimJob& job, bool opportunistic,
 }
 
 absl::Status SchedulerBackend::Record(const SimJob& job, const Placement& placement) {
-  JobRun& run = jobs_[static_cast<size_t>(job.index)];
+  JobRun& run = jobs_.Open(job.index);
   Domain& d = domains_[static_cast<size_t>(run.domain)];
   run.running = true;
   run.pods.clear();
@@ -293,10 +293,11 @@ absl::Status SchedulerBackend::Record(const SimJob& job, const Placement& placem
 }
 
 absl::Status SchedulerBackend::FinishPreemption(const SimJob& job) {
-  JobRun& run = jobs_[static_cast<size_t>(job.index)];
-  if (!run.pending) {
+  JobRun* found = jobs_.Find(job.index);
+  if (found == nullptr || !found->pending) {
     return absl::FailedPreconditionError(absl::StrCat("job ", job.index, " is not preempting"));
   }
+  JobRun& run = *found;
   Scheduler& scheduler = *domains_[static_cast<size_t>(run.domain)].scheduler;
   absl::StatusOr<AllocateInfo> a = scheduler.Allocate(run.pending->request, run.pending->placement);
   if (!a.ok()) return a.status();
@@ -305,10 +306,11 @@ absl::Status SchedulerBackend::FinishPreemption(const SimJob& job) {
 }
 
 absl::Status SchedulerBackend::Release(const SimJob& job) {
-  JobRun& run = jobs_[static_cast<size_t>(job.index)];
-  if (!run.running) {
+  JobRun* found = jobs_.Find(job.index);
+  if (found == nullptr || !found->running) {
     return absl::FailedPreconditionError(absl::StrCat("job ", job.index, " is not running"));
   }
+  JobRun& run = *found;
   Domain& d = domains_[static_cast<size_t>(run.domain)];
   // The group name (the job index in decimal) in a buffer: no string built per release.
   char name[16];
@@ -328,8 +330,7 @@ absl::Status SchedulerBackend::Release(const SimJob& job) {
     vc_guaranteed_used_[static_cast<size_t>(job.vc)] -= job.gpus;
     guaranteed_used_ -= job.gpus;
   }
-  run.running = false;
-  run.pods.clear();
+  jobs_.Close(job.index);
   return absl::OkStatus();
 }
 
@@ -350,7 +351,9 @@ absl::Status SchedulerBackend::SetNodeHealthy(int32_t node, bool healthy) {
 
 NodeList SchedulerBackend::JobNodes(JobIndex job) const {
   NodeList out;
-  for (const auto& pod : jobs_[static_cast<size_t>(job)].pods) out.push_back(pod.first);
+  const JobRun* run = jobs_.Find(job);
+  if (run == nullptr) return out;
+  for (const auto& pod : run->pods) out.push_back(pod.first);
   std::sort(out.begin(), out.end());
   out.erase(std::unique(out.begin(), out.end()), out.end());
   return out;
