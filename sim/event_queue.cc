@@ -20,7 +20,7 @@ void EventQueue::Push(Event event) {
 }
 
 void EventQueue::PushArrival(Time time, JobIndex job) {
-  if (cursor_ < arrivals_.size() && time < arrivals_.back().time) {
+  if (cursor_ < arrivals_.size() && time < arrivals_.back()) {
     Event e;
     e.time = time;
     e.kind = EventKind::kSubmit;
@@ -31,9 +31,20 @@ void EventQueue::PushArrival(Time time, JobIndex job) {
   if (cursor_ == arrivals_.size()) {
     // The lane is drained: reuse its storage.
     arrivals_.clear();
+    runs_.clear();
     cursor_ = 0;
+    run_cursor_ = 0;
   }
-  arrivals_.push_back({time, next_sequence_++, job});
+  const uint64_t sequence = next_sequence_++;
+  bool continues = false;
+  if (!runs_.empty()) {
+    const Run& last = runs_.back();
+    const size_t offset = arrivals_.size() - last.start;
+    continues = last.sequence + offset == sequence &&
+                static_cast<int64_t>(last.job) + static_cast<int64_t>(offset) == job;
+  }
+  if (!continues) runs_.push_back({arrivals_.size(), job, sequence});
+  arrivals_.push_back(time);
 }
 
 void EventQueue::Reserve(size_t arrivals, size_t others) {
@@ -44,19 +55,18 @@ void EventQueue::Reserve(size_t arrivals, size_t others) {
 bool EventQueue::ArrivalFirst() const {
   if (cursor_ == arrivals_.size()) return false;
   if (heap_.empty()) return true;
-  const Arrival& a = arrivals_[cursor_];
+  const Time a = arrivals_[cursor_];
   const Event& h = heap_.front();
-  return a.time != h.time ? a.time < h.time : a.sequence < h.sequence;
+  return a != h.time ? a < h.time : HeadSequence() < h.sequence;
 }
 
 Event EventQueue::Top() const {
   if (!ArrivalFirst()) return heap_.front();
-  const Arrival& a = arrivals_[cursor_];
   Event e;
-  e.time = a.time;
+  e.time = arrivals_[cursor_];
   e.kind = EventKind::kSubmit;
-  e.job = a.job;
-  e.sequence = a.sequence;
+  e.job = HeadJob();
+  e.sequence = HeadSequence();
   return e;
 }
 
@@ -64,6 +74,7 @@ Event EventQueue::Pop() {
   if (ArrivalFirst()) {
     const Event e = Top();
     ++cursor_;
+    if (run_cursor_ + 1 < runs_.size() && runs_[run_cursor_ + 1].start == cursor_) ++run_cursor_;
     return e;
   }
   std::pop_heap(heap_.begin(), heap_.end(), Later);

@@ -4,8 +4,10 @@
 // assigned by `Push` and `PushArrival`), so a replay is deterministic.
 //
 // Two lanes, one order: arrivals known up front (a trace's submissions, pushed in
-// non-decreasing time) wait in a plain array read by a cursor, O(1) per event and 24 bytes
-// each; everything else (finishes, node events, wake-ups) in a binary heap, O(log n) per
+// non-decreasing time) wait in a plain array read by a cursor, O(1) per event and 8 bytes
+// each (a trace's arrivals are pushed in one run, jobs 0, 1, 2, ... with consecutive
+// sequence numbers: a run stores its first job and sequence once, each arrival only its
+// time); everything else (finishes, node events, wake-ups) in a binary heap, O(log n) per
 // event, whose size is about the number of running jobs rather than of the whole trace.
 // `Top` and `Pop` take the earlier of the two heads by (time, sequence), so the order is
 // exactly that of a single heap holding every event. An arrival earlier than the last one
@@ -18,7 +20,10 @@
 //   while (!q.empty()) Handle(q.Pop());
 //
 // Invariants: arrivals_[cursor_..] are sorted by (time, sequence); heap_ is a heap under
-// `Later`; every sequence number is distinct.
+// `Later`; every sequence number is distinct; runs_ is sorted by `start`, runs_[0].start == 0
+// when the lane holds arrivals, and arrival i of run r (start <= i < the next run's start) is
+// job r.job + (i - r.start) with sequence r.sequence + (i - r.start); runs_[run_cursor_] is
+// the run holding arrivals_[cursor_] while the lane is not drained.
 //
 // Thread safety: not thread-safe; callers serialize.
 #ifndef HIVED_SIM_EVENT_QUEUE_H_
@@ -59,16 +64,29 @@ class EventQueue {
   void Reserve(size_t arrivals, size_t others);
 
  private:
-  struct Arrival {
-    Time time;
-    uint64_t sequence;
+  // Arrivals pushed one after another, for consecutive jobs: the first one's position in
+  // arrivals_, job and sequence.
+  struct Run {
+    size_t start;
     JobIndex job;
+    uint64_t sequence;
   };
   // Whether the next event is the arrival lane's head. REQUIRES: !empty().
   bool ArrivalFirst() const;
+  // The lane's head's sequence and job. REQUIRES: cursor_ < arrivals_.size().
+  uint64_t HeadSequence() const {
+    const Run& r = runs_[run_cursor_];
+    return r.sequence + (cursor_ - r.start);
+  }
+  JobIndex HeadJob() const {
+    const Run& r = runs_[run_cursor_];
+    return r.job + static_cast<JobIndex>(cursor_ - r.start);
+  }
 
-  std::vector<Arrival> arrivals_;
-  size_t cursor_ = 0;  // arrivals_[cursor_] is the lane's head
+  std::vector<Time> arrivals_;  // the arrivals' times
+  std::vector<Run> runs_;
+  size_t cursor_ = 0;      // arrivals_[cursor_] is the lane's head
+  size_t run_cursor_ = 0;  // the run of the head
   std::vector<Event> heap_;
   uint64_t next_sequence_ = 0;
 };

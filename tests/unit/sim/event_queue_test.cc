@@ -67,6 +67,22 @@ TEST_CASE("EventQueue: the arrival lane pops exactly as one heap of every event 
   }
   while (!heap.empty()) pop_both();
   CHECK(lane.empty());
+  // Runs of consecutive jobs break where a job is skipped or another event is pushed between
+  // two arrivals; each arrival keeps its own job and sequence across those breaks.
+  JobIndex job = 0;
+  for (int i = 0; i < 2000; ++i) {
+    job += gen() % 5 == 0 ? 2 + static_cast<JobIndex>(gen() % 3) : 1;
+    lane.PushArrival(t, job);
+    heap.Push({t, EventKind::kSubmit, job});
+    t += static_cast<Time>(gen() % 2);
+    if (gen() % 7 == 0) {
+      lane.Push({t, EventKind::kWake, job});
+      heap.Push({t, EventKind::kWake, job});
+    }
+    if (gen() % 9 == 0) pop_both();
+  }
+  while (!heap.empty()) pop_both();
+  CHECK(lane.empty());
   // A drained lane is reused.
   lane.PushArrival(5, 1);
   lane.Push({5, EventKind::kFinish, 2});
