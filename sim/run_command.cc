@@ -115,6 +115,9 @@ absl::StatusOr<Replayed> Replay(PolicyKind policy, const ClusterSpec& spec, cons
   Replayed out;
   out.result = std::move(*result);
   out.nodes = (*backend)->nodes();
+  // The scheduler and the backend's tables are not needed to summarize: freed first, so the
+  // summary's per-job vectors do not add to them at the peak.
+  backend->reset();
   RunInfo info_copy = run_info;
   info_copy.policy = std::string(PolicyKindName(policy));
   out.summary = Summarize(out.result, info, info_copy);

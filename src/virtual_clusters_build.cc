@@ -153,6 +153,8 @@ absl::Status VirtualClusters::Build(const ClusterSpec& spec, const CellForest* f
     for (VCellId x = root; x < end; ++x) cells_[x].pinned = true;
   }
 
+  // Built by appending: its doubling spare (up to half of it on a large cluster) is returned.
+  cells_.shrink_to_fit();
   {
     const size_t vn = cells_.size();
     std::vector<CellId> parents(vn);
