@@ -56,7 +56,10 @@ void ResolveJobs(const Trace& trace, const SpecInfo& info, std::vector<SimJob>* 
           reason = absl::StrCat("VC ", t.vc.str(), " has no nodes",
                                 t.gpu_type.empty() ? "" : " of type " + t.gpu_type.str());
         } else {
-          job.members = SplitIntoPods(t.total_gpus, node);
+          // Copied in, not move-assigned: GCC 12 takes the move's deallocation check for a
+          // read of uninitialized storage (-Wmaybe-uninitialized, a false positive).
+          const GangMembers split = SplitIntoPods(t.total_gpus, node);
+          job.members.assign(split.begin(), split.end());
         }
       } else {
         job.members = {{t.pods, t.gpus_per_pod}};
