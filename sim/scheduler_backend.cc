@@ -339,7 +339,12 @@ absl::Status SchedulerBackend::SetNodeHealthy(int32_t node, bool healthy) {
     return absl::NotFoundError(absl::StrCat("node index ", node, " out of range"));
   }
   for (Domain& d : domains_) {
-    if (!d.has_node[static_cast<size_t>(node)]) continue;
+    // A domain's `has_node` covers the nodes registered up to it (later domains add more): a
+    // node beyond it is another domain's. Reading past it read stray bits, so a failure in one
+    // private cluster also took down a node of the same physical name in another, depending
+    // on the heap (private runs with failures differed from run to run).
+    const size_t n = static_cast<size_t>(node);
+    if (n >= d.has_node.size() || !d.has_node[n]) continue;
     if (absl::Status s =
             d.scheduler->SetNodeHealthy(physical_name_[static_cast<size_t>(node)], healthy);
         !s.ok()) {

@@ -151,8 +151,10 @@ class SchedulerBackend : public ClusterBackend {
   struct Domain {
     std::unique_ptr<Scheduler> scheduler;
     NodeUsage usage;
-    std::vector<bool> has_node;  // by global node index
-    std::string prefix;          // of its nodes' global names
+    // By global node index, for the nodes registered when the domain was added (its own
+    // nodes are among them): an index past the end is not the domain's.
+    std::vector<bool> has_node;
+    std::string prefix;  // of its nodes' global names
     // The scheduler's node names -> global node index (saves prefixing names per placement).
     absl::flat_hash_map<std::string, int32_t> global_index;
   };

@@ -5,6 +5,8 @@
 #include <memory>
 #include <string>
 
+#include "absl/strings/str_cat.h"
+#include "hived/config.h"
 #include "sim/engine.h"
 #include "sim/gen_trace.h"
 #include "sim/metrics.h"
@@ -375,6 +377,53 @@ TEST_CASE("Private baseline: each VC's cluster fails on its own", "[sim][unit]")
   REQUIRE(b.ok());
   Engine engine(info, b->get(), {});
   CHECK_FALSE(engine.Run(trace, {{20, "n9", false, 2, ""}}).ok());
+}
+
+// Regression: a domain's node mask covers only the nodes registered when it was added, and
+// SetNodeHealthy read past it for later domains' nodes. With more than 64 nodes after the
+// first private cluster the read left its allocation (stray bits: the first cluster's
+// scheduler was told of a node it lacks, or of its own node of that name, as the heap
+// happened to be), so private runs with failures differed from run to run on Philly.
+TEST_CASE("Private baseline: a failure past the first cluster's nodes touches only its own",
+          "[sim][unit]") {
+  // 36 racks of 2 nodes; T1 reserves one rack, T2 35: T2's private cluster has 70 nodes,
+  // global indices 2..71, past the first 64-bit word of T1's mask.
+  std::string yaml =
+      "physicalCluster:\n  cellTypes:\n    NODE: {childCellType: G, childCellNumber: 8, "
+      "isNodeLevel: true}\n    RACK: {childCellType: NODE, childCellNumber: 2}\n"
+      "  physicalCells:\n";
+  for (int r = 0; r < 36; ++r) {
+    absl::StrAppend(&yaml, "  - cellType: RACK\n    cellChildren:\n    - cellAddress: n", 2 * r,
+                    "\n    - cellAddress: n", 2 * r + 1, "\n");
+  }
+  absl::StrAppend(&yaml,
+                  "virtualClusters:\n  T1:\n    virtualCells:\n    - {cellType: RACK, "
+                  "cellNumber: 1}\n  T2:\n    virtualCells:\n    - {cellType: RACK, "
+                  "cellNumber: 35}\n");
+  absl::StatusOr<ClusterSpec> spec = LoadClusterSpecString(yaml);
+  INFO(spec.status().ToString());
+  REQUIRE(spec.ok());
+  auto backend = MakeSchedulerBackend(PolicyKind::kPrivate, *spec, 1);
+  REQUIRE(backend.ok());
+  ClusterBackend& b = **backend;
+  REQUIRE(b.nodes().size() == 72);
+  REQUIRE(b.nodes()[1] == "T1/n1");
+  REQUIRE(b.nodes()[71] == "T2/n69");
+  for (int32_t node = 2; node < 72; ++node) {
+    INFO(b.nodes()[static_cast<size_t>(node)]);
+    REQUIRE(b.SetNodeHealthy(node, false).ok());
+  }
+  // T1's cluster lost nothing: a job the size of its rack starts.
+  SimJob job;
+  job.vc = 0;
+  job.gpus = 16;
+  job.members = {{2, 8}};
+  absl::StatusOr<StartAttempt> a = b.TryStart(job, /*allow_overflow=*/false);
+  INFO(a.status().ToString());
+  REQUIRE(a.ok());
+  CHECK(a->kind == StartAttempt::Kind::kStarted);
+  for (int32_t node = 2; node < 72; ++node) REQUIRE(b.SetNodeHealthy(node, true).ok());
+  REQUIRE(b.CheckInvariants().ok());
 }
 
 }  // namespace
