@@ -9,7 +9,8 @@
 # Cases: Philly (../shared/traces/philly/philly.csv on config/examples/philly.yaml) under
 # hived (with the private baseline), quota, private, yarn-cs (also with --reclaim-after),
 # elastic-quota; hived alone with --resume, --opportunistic-overflow, node events from a
-# file, an MTBF/MTTR failure model, each queue policy; Philly with priorities, opportunistic
+# file, an MTBF/MTTR failure model (also under private, whose clusters fail apart), each
+# queue policy; Philly with priorities, opportunistic
 # shares and twice the load (preemption paths) under hived (with the baseline), hived with
 # --opportunistic-overflow and elastic-quota; a sweep of 8 runs (2 seeds x 2 queues x hived,
 # quota) at --jobs 2. -L adds the 1,000,000-job replay on the default gen-cluster (inputs
@@ -65,6 +66,7 @@ cases=(
   "overflow|run ${philly[*]} --baseline none --opportunistic-overflow"
   "node-events|run ${philly[*]} --baseline none --node-events $scratch/node-events.csv"
   "mtbf|run ${philly[*]} --baseline none --mtbf 2000 --mttr 24 --seed 7"
+  "private-mtbf|run ${philly[*]} --policy private --baseline none --mtbf 200 --mttr 2"
   "strict|run ${philly[*]} --baseline none --queue strict"
   "backfill|run ${philly[*]} --baseline none --queue backfill"
   "easy|run ${philly[*]} --baseline none --queue easy"
