@@ -73,6 +73,7 @@ int32_t SchedulerBackend::AddNode(const std::string& name, const std::string& ph
     nodes_.push_back(name);
     physical_name_.push_back(physical);
     node_capacity_.push_back(gpus);
+    node_domain_.push_back(-1);  // until a domain claims it
   } else {
     node_capacity_[static_cast<size_t>(it->second)] += gpus;
   }
@@ -107,17 +108,18 @@ absl::Status SchedulerBackend::AddDomain(std::unique_ptr<Scheduler> scheduler,
       if (std::find(ids.begin(), ids.end(), id) == ids.end()) ids.push_back(id);
     }
   }
-  Domain d{std::move(scheduler),
-           NodeUsage(node_capacity_),
-           std::vector<bool>(nodes_.size(), false),
-           prefix,
-           {}};
+  Domain d{std::move(scheduler), NodeUsage(node_capacity_), prefix, {}};
+  const int32_t domain = static_cast<int32_t>(domains_.size());
   for (const NodeStatus& n : d.scheduler->Nodes()) {
     auto it = node_index_.find(prefix + n.name);
     if (it == node_index_.end()) {
       return absl::InternalError(absl::StrCat("node ", n.name, " is not in the full cluster"));
     }
-    d.has_node[static_cast<size_t>(it->second)] = true;
+    int32_t& owner = node_domain_[static_cast<size_t>(it->second)];
+    if (owner != -1 && owner != domain) {
+      return absl::InternalError(absl::StrCat("node ", prefix, n.name, " is in two domains"));
+    }
+    owner = domain;
     d.global_index.emplace(n.name, it->second);
   }
   domains_.push_back(std::move(d));
@@ -338,20 +340,13 @@ absl::Status SchedulerBackend::SetNodeHealthy(int32_t node, bool healthy) {
   if (node < 0 || static_cast<size_t>(node) >= nodes_.size()) {
     return absl::NotFoundError(absl::StrCat("node index ", node, " out of range"));
   }
-  for (Domain& d : domains_) {
-    // A domain's `has_node` covers the nodes registered up to it (later domains add more): a
-    // node beyond it is another domain's. Reading past it read stray bits, so a failure in one
-    // private cluster also took down a node of the same physical name in another, depending
-    // on the heap (private runs with failures differed from run to run).
-    const size_t n = static_cast<size_t>(node);
-    if (n >= d.has_node.size() || !d.has_node[n]) continue;
-    if (absl::Status s =
-            d.scheduler->SetNodeHealthy(physical_name_[static_cast<size_t>(node)], healthy);
-        !s.ok()) {
-      return s;
-    }
-  }
-  return absl::OkStatus();
+  // Only the node's own domain hears of it. (Per-domain masks sized when each domain was
+  // added were read past their end for later domains' nodes: stray bits sent a private
+  // cluster's failure to another cluster, and runs differed from run to run.)
+  const int32_t d = node_domain_[static_cast<size_t>(node)];
+  if (d < 0) return absl::OkStatus();
+  return domains_[static_cast<size_t>(d)].scheduler->SetNodeHealthy(
+      physical_name_[static_cast<size_t>(node)], healthy);
 }
 
 NodeList SchedulerBackend::JobNodes(JobIndex job) const {

@@ -151,9 +151,6 @@ class SchedulerBackend : public ClusterBackend {
   struct Domain {
     std::unique_ptr<Scheduler> scheduler;
     NodeUsage usage;
-    // By global node index, for the nodes registered when the domain was added (its own
-    // nodes are among them): an index past the end is not the domain's.
-    std::vector<bool> has_node;
     std::string prefix;  // of its nodes' global names
     // The scheduler's node names -> global node index (saves prefixing names per placement).
     absl::flat_hash_map<std::string, int32_t> global_index;
@@ -192,6 +189,9 @@ class SchedulerBackend : public ClusterBackend {
   std::vector<std::string> config_nodes_;  // sorted physical node names (private only)
   std::vector<int32_t> node_capacity_;
   std::vector<Domain> domains_;
+  // By global node index: the one domain holding the node, or -1 (a config node in no
+  // private cluster); AddNode gives every node its entry.
+  std::vector<int32_t> node_domain_;
   // By job index, for the jobs running or preempting only (a million-job trace with a few
   // thousand running held 48 MB of idle runs when every job had one).
   SlotTable<JobRun> jobs_;
