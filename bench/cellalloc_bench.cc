@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <cstdlib>
+#include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -176,6 +177,36 @@ void BM_PriorityUsageSetLeaf(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations());
 }
 BENCHMARK(BM_PriorityUsageSetLeaf)->ArgName("gpus")->Arg(1024)->Arg(102400);
+
+// Leaves set and cleared in a fixed pseudo-random order over the whole cluster, as a replay
+// touches them: what the cache sees on a large cluster, which one hot leaf hides.
+void BM_PriorityUsageSetLeafScattered(benchmark::State& state) {
+  const CellForest forest = BuildOrDie(SpecForGpus(state.range(0)));
+  PriorityUsage usage = PriorityUsage::ForForest(forest);
+  std::vector<CellId> leaves;
+  for (CellId top : forest.chain_info(ChainId(0)).top_cells) {
+    for (int32_t i = 0; i < forest.leaf_count(top); ++i) {
+      leaves.push_back(CellId(forest.first_leaf(top).value() + static_cast<uint32_t>(i)));
+    }
+  }
+  uint64_t x = 88172645463325252ull;  // xorshift: the same order on every run
+  for (size_t i = leaves.size(); i > 1; --i) {
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    std::swap(leaves[i - 1], leaves[x % i]);
+  }
+  size_t next = 0;
+  for (auto _ : state) {
+    const CellId leaf = leaves[next];
+    next = next + 1 == leaves.size() ? 0 : next + 1;
+    usage.SetLeafPriority(leaf, 5);
+    usage.SetLeafPriority(leaf, kFreePriority);
+  }
+  benchmark::DoNotOptimize(usage.UsedTotal(leaves.front()));
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(BM_PriorityUsageSetLeafScattered)->ArgName("gpus")->Arg(1024)->Arg(102400);
 
 }  // namespace
 }  // namespace hived::cellalloc
