@@ -37,6 +37,7 @@
 #ifndef HIVED_SIM_ENGINE_H_
 #define HIVED_SIM_ENGINE_H_
 
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -107,8 +108,115 @@ class RareString {
   std::unique_ptr<std::string> text_;
 };
 
-// Fields ordered so that little pads: 104 bytes a job (136 with the flags spread and a string
-// reason).
+// A value that almost every job lacks, behind one pointer allocated on first write: reads of
+// an absent value see `T()`. Copies are deep.
+template <typename T>
+class Rare {
+ public:
+  Rare() = default;
+  Rare(const Rare& o) : p_(o.p_ ? std::make_unique<T>(*o.p_) : nullptr) {}
+  Rare(Rare&&) noexcept = default;
+  Rare& operator=(const Rare& o) {
+    if (this != &o) p_ = o.p_ ? std::make_unique<T>(*o.p_) : nullptr;
+    return *this;
+  }
+  Rare& operator=(Rare&&) noexcept = default;
+  const T& get() const {
+    static const T* const kAbsent = new T();
+    return p_ ? *p_ : *kAbsent;
+  }
+  T& mutable_get() {
+    if (!p_) p_ = std::make_unique<T>();
+    return *p_;
+  }
+
+ private:
+  std::unique_ptr<T> p_;
+};
+
+// The nodes of a job's run, sorted, in 8 bytes: a single node inline (almost every job), more
+// in a heap block. Invariant: `word_` is 0 (no nodes), `(node << 32) | 1` (one node), or the
+// address (8-aligned, low bit 0) of a block holding the count and then the nodes.
+class RunNodes {
+ public:
+  RunNodes() = default;
+  RunNodes(const RunNodes& o) { Assign(o.begin(), o.size()); }
+  RunNodes(RunNodes&& o) noexcept : word_(o.word_) { o.word_ = 0; }
+  RunNodes& operator=(const RunNodes& o) {
+    if (this != &o) Assign(o.begin(), o.size());
+    return *this;
+  }
+  RunNodes& operator=(RunNodes&& o) noexcept {
+    if (this != &o) {
+      Free();
+      word_ = o.word_;
+      o.word_ = 0;
+    }
+    return *this;
+  }
+  RunNodes& operator=(const NodeList& nodes) {
+    Assign(nodes.data(), nodes.size());
+    return *this;
+  }
+  ~RunNodes() { Free(); }
+
+  size_t size() const {
+    if (word_ == 0) return 0;
+    return (word_ & 1) != 0 ? 1 : static_cast<size_t>(Block()[0]);
+  }
+  const int32_t* begin() const {
+    if ((word_ & 1) != 0) return reinterpret_cast<const int32_t*>(&word_) + kInlineSlot;
+    return word_ == 0 ? nullptr : Block() + 1;
+  }
+  const int32_t* end() const { return begin() + size(); }
+  bool empty() const { return word_ == 0; }
+  int32_t operator[](size_t i) const { return begin()[i]; }
+  friend bool operator==(const RunNodes& a, const NodeList& b) {
+    return std::equal(a.begin(), a.end(), b.begin(), b.end());
+  }
+  friend bool operator!=(const RunNodes& a, const NodeList& b) { return !(a == b); }
+  friend bool operator==(const RunNodes& a, const RunNodes& b) {
+    return std::equal(a.begin(), a.end(), b.begin(), b.end());
+  }
+  friend bool operator!=(const RunNodes& a, const RunNodes& b) { return !(a == b); }
+
+ private:
+  // The 32-bit half of `word_` that holds an inline node: the high half, where it sits in
+  // memory depending on the byte order.
+  static constexpr size_t kInlineSlot = __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ ? 1 : 0;
+  int32_t* Block() const { return reinterpret_cast<int32_t*>(static_cast<uintptr_t>(word_)); }
+  void Free() {
+    if (word_ != 0 && (word_ & 1) == 0) delete[] Block();
+    word_ = 0;
+  }
+  void Assign(const int32_t* nodes, size_t n) {
+    if (n == 1) {
+      const uint64_t one = (static_cast<uint64_t>(static_cast<uint32_t>(nodes[0])) << 32) | 1;
+      Free();
+      word_ = one;
+      return;
+    }
+    int32_t* block = nullptr;
+    if (n > 1) {
+      block = new int32_t[n + 1];
+      block[0] = static_cast<int32_t>(n);
+      std::copy(nodes, nodes + n, block + 1);
+    }
+    Free();
+    word_ = static_cast<uint64_t>(reinterpret_cast<uintptr_t>(block));
+  }
+  uint64_t word_ = 0;
+};
+
+// What few jobs have: a rejection reason, GPU-seconds lost to preemptions and to failures.
+struct JobRarities {
+  std::string reason;                    // why rejected
+  int64_t gpu_seconds_lost = 0;          // to preemptions (restart from zero)
+  int64_t failure_gpu_seconds_lost = 0;  // to node failures
+};
+
+// Fields ordered so that nothing pads: 72 bytes a job (104 with the losses inline and the
+// nodes in an InlinedVector, 136 with the flags spread and a string reason).
 struct JobRecord {
   Time submit = 0;
   Time first_start = -1;
@@ -119,12 +227,14 @@ struct JobRecord {
   int32_t failures = 0;  // killed by a node going down
   int32_t epoch = 0;     // starts so far
   JobState state = JobState::kPending;
-  bool wake_pushed = false;              // a kWake event is queued for its reclaim delay
-  bool opportunistic = false;            // the current or last run was opportunistic
-  int64_t gpu_seconds_lost = 0;          // to preemptions (restart from zero)
-  int64_t failure_gpu_seconds_lost = 0;  // to node failures
-  RareString reason;                     // why rejected
-  NodeList nodes;                        // nodes of the current or last run
+  bool wake_pushed = false;    // a kWake event is queued for its reclaim delay
+  bool opportunistic = false;  // the current or last run was opportunistic
+  Rare<JobRarities> rare;      // reason and losses; `rare.get()` reads them
+  RunNodes nodes;              // nodes of the current or last run
+
+  std::string_view reason() const { return rare.get().reason; }
+  int64_t gpu_seconds_lost() const { return rare.get().gpu_seconds_lost; }
+  int64_t failure_gpu_seconds_lost() const { return rare.get().failure_gpu_seconds_lost; }
 };
 
 struct TimelineRow {

@@ -6,7 +6,7 @@
 //
 // Names that rows repeat (VC, leaf cell type, pinned cell) are interned: a row holds a `Name`
 // (one pointer) into its trace's `NameTable`, so a million rows naming 100 VCs hold 100
-// strings, not a million (a row is 96 bytes, not 168).
+// strings, not a million; the id is a `JobId` (a row is 80 bytes, not 168).
 // Invariants: (1) a table stores each distinct text once and never changes or frees a stored
 // text while it lives, so a `Name` or a view of it stays valid as long as the table;
 // (2) every `Name` of a trace's rows is the empty name or one of `Trace::names`' texts; the
@@ -17,7 +17,9 @@
 #ifndef HIVED_SIM_JOB_H_
 #define HIVED_SIM_JOB_H_
 
+#include <array>
 #include <cstdint>
+#include <cstring>
 #include <deque>
 #include <memory>
 #include <string>
@@ -85,10 +87,94 @@ class NameTable {
   absl::flat_hash_map<std::string_view, const std::string*> index_;  // views into texts_
 };
 
+// A job's id: up to 15 bytes inline (the ids of every shipped and generated trace), longer
+// ones in a heap block of their own: 16 bytes a row instead of a std::string's 32.
+// Invariant: `bytes_[kTag]` is the inline length (0..15), the text in `bytes_[0..len)`; or
+// kOnHeap, with the block's address in `bytes_[0..8)` and the length in `bytes_[8..12)`.
+class JobId {
+ public:
+  JobId() = default;
+  JobId(std::string_view text) { Set(text); }  // NOLINT: an id is made from its text
+  JobId(const JobId& o) { Set(o.view()); }
+  JobId(JobId&& o) noexcept : bytes_(o.bytes_) { o.bytes_ = {}; }
+  JobId& operator=(const JobId& o) {
+    if (this != &o) Reset(o.view());
+    return *this;
+  }
+  JobId& operator=(JobId&& o) noexcept {
+    if (this != &o) {
+      Free();
+      bytes_ = o.bytes_;
+      o.bytes_ = {};
+    }
+    return *this;
+  }
+  JobId& operator=(std::string_view text) {
+    Reset(text);
+    return *this;
+  }
+  ~JobId() { Free(); }
+  void assign(const char* first, const char* last) {
+    Reset(std::string_view(first, static_cast<size_t>(last - first)));
+  }
+
+  std::string_view view() const {
+    if (!OnHeap()) return std::string_view(bytes_.data(), static_cast<size_t>(bytes_[kTag]));
+    return std::string_view(HeapText(), HeapSize());
+  }
+  operator std::string_view() const { return view(); }  // NOLINT: reads as its text
+  std::string str() const { return std::string(view()); }
+  bool empty() const { return bytes_[kTag] == 0; }
+  size_t size() const { return view().size(); }
+  friend bool operator==(const JobId& a, const JobId& b) { return a.view() == b.view(); }
+  friend bool operator==(const JobId& a, std::string_view b) { return a.view() == b; }
+  friend bool operator!=(const JobId& a, const JobId& b) { return !(a == b); }
+  friend bool operator!=(const JobId& a, std::string_view b) { return !(a == b); }
+
+ private:
+  static constexpr size_t kTag = 15;
+  static constexpr char kOnHeap = static_cast<char>(0x7f);
+  bool OnHeap() const { return bytes_[kTag] == kOnHeap; }
+  const char* HeapText() const {
+    const char* p = nullptr;
+    std::memcpy(&p, bytes_.data(), sizeof(p));
+    return p;
+  }
+  size_t HeapSize() const {
+    uint32_t n = 0;
+    std::memcpy(&n, bytes_.data() + 8, sizeof(n));
+    return n;
+  }
+  // REQUIRES: the id is empty (fresh or freed).
+  void Set(std::string_view text) {
+    if (text.size() <= kTag) {
+      std::memcpy(bytes_.data(), text.data(), text.size());
+      bytes_[kTag] = static_cast<char>(text.size());
+      return;
+    }
+    char* block = new char[text.size()];
+    std::memcpy(block, text.data(), text.size());
+    const auto n = static_cast<uint32_t>(text.size());
+    std::memcpy(bytes_.data(), &block, sizeof(block));
+    std::memcpy(bytes_.data() + 8, &n, sizeof(n));
+    bytes_[kTag] = kOnHeap;
+  }
+  // Set, for a text that may view this id's own storage.
+  void Reset(std::string_view text) {
+    JobId fresh(text);
+    *this = std::move(fresh);
+  }
+  void Free() {
+    if (OnHeap()) delete[] HeapText();
+    bytes_ = {};
+  }
+  std::array<char, 16> bytes_{};
+};
+
 // One trace row. `pods == 0` means "split `total_gpus` by the node size" (the Philly
 // format gives only a gang size); otherwise the gang is `pods` x `gpus_per_pod`.
 struct TraceJob {
-  std::string id;        // job id from the trace, or "<file line>" when the format has none
+  JobId id;              // job id from the trace, or "<file line>" when the format has none
   Time submit_time = 0;  // seconds since the earliest submission
   Name vc;
   Priority priority = 0;  // -1 opportunistic, 0..1000 guaranteed

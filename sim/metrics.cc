@@ -311,10 +311,10 @@ Summary Summarize(const EngineResult& result, const SpecInfo& info, const RunInf
       }
       gs.preemptions += rec.preemptions;
       gs.failures += rec.failures;
-      lost[g] += rec.gpu_seconds_lost;
-      failure_lost[g] += rec.failure_gpu_seconds_lost;
+      lost[g] += rec.gpu_seconds_lost();
+      failure_lost[g] += rec.failure_gpu_seconds_lost();
     }
-    if (rec.state == JobState::kRejected) ++reasons[std::string(rec.reason.view())];
+    if (rec.state == JobState::kRejected) ++reasons[std::string(rec.reason())];
   }
   for (size_t g = 0; g <= vcs; ++g) {
     GroupSummary& gs = groups[g];
@@ -600,7 +600,7 @@ std::string JobsCsv(const EngineResult& result, const Trace& trace,
     out += ',';
     AppendInt(&out, rec.failures);
     out += ',';
-    const int64_t lost = rec.gpu_seconds_lost + rec.failure_gpu_seconds_lost;
+    const int64_t lost = rec.gpu_seconds_lost() + rec.failure_gpu_seconds_lost();
     if (lost == 0) {
       out += "0.000";  // what FormatFixed writes for 0, without formatting
     } else {
@@ -612,7 +612,7 @@ std::string JobsCsv(const EngineResult& result, const Trace& trace,
       out += nodes[static_cast<size_t>(rec.nodes[n])];
     }
     out += ',';
-    AppendCsvField(&out, rec.reason.view());
+    AppendCsvField(&out, rec.reason());
     out += '\n';
   }
   return out;

@@ -161,8 +161,11 @@ absl::Status Replay::Interrupt(JobIndex j, Interruption why) {
   } else {
     // Restart from zero: `remaining` stays the full duration; the run so far is lost.
     const int64_t lost = static_cast<int64_t>(job.gpus) * ran;
-    (why == Interruption::kPreemption ? rec.gpu_seconds_lost : rec.failure_gpu_seconds_lost) +=
-        lost;
+    if (lost != 0) {
+      JobRarities& rare = rec.rare.mutable_get();
+      (why == Interruption::kPreemption ? rare.gpu_seconds_lost : rare.failure_gpu_seconds_lost) +=
+          lost;
+    }
   }
   if (why == Interruption::kPreemption) {
     ++rec.preemptions;
@@ -217,7 +220,8 @@ TryResult Replay::TryStart(JobIndex j) {
     case StartAttempt::Kind::kInfeasible: {
       JobRecord& rec = r_.records[static_cast<size_t>(j)];
       rec.state = JobState::kRejected;
-      rec.reason = a->reason.empty() ? "the scheduler says it can never be placed" : a->reason;
+      rec.rare.mutable_get().reason =
+          a->reason.empty() ? "the scheduler says it can never be placed" : a->reason;
       ChangeQueued(job, -1);
       return TryResult::kRemoved;
     }
@@ -256,7 +260,7 @@ absl::Status Replay::Handle(const Event& e) {
       ++submitted_;
       const size_t j = static_cast<size_t>(e.job);
       // A reason before the job ran: ResolveJobs found it can never run.
-      if (!r_.records[j].reason.empty()) {
+      if (!r_.records[j].reason().empty()) {
         r_.records[j].state = JobState::kRejected;
         return absl::OkStatus();
       }
@@ -332,7 +336,9 @@ absl::StatusOr<EngineResult> Replay::Run(const Trace& trace,
     std::vector<RareString> reject;
     ResolveJobs(trace, info_, &r_.jobs, &reject);
     r_.records.resize(n);
-    for (size_t j = 0; j < n; ++j) r_.records[j].reason = std::move(reject[j]);
+    for (size_t j = 0; j < n; ++j) {
+      if (!reject[j].empty()) r_.records[j].rare.mutable_get().reason = reject[j].view();
+    }
   }
   r_.total_gpus = backend_->total_gpus();
   r_.cluster_gpus = info_.TotalGpus();

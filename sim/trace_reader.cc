@@ -330,7 +330,7 @@ absl::StatusOr<Trace> HivedTraceSource::Parse(std::string_view text,
       bad(id, absl::StrCat("duplicate job_id '", Av(id.text), "'"));
       continue;
     }
-    job.id = std::string(id.text);
+    job.id = id.text;
     job.submit_time = *t;
     // Rows repeat names in runs: the last interned name, not a lookup per row.
     if (vc.text != last_vc_name.view()) last_vc_name = trace.Intern(vc.text);
@@ -481,8 +481,8 @@ std::string TraceToCsv(const Trace& trace) {
   for (const TraceJob& j : trace.jobs) {
     const int32_t pods = j.pods == 0 ? 1 : j.pods;
     const int32_t gpp = j.pods == 0 ? j.total_gpus : j.gpus_per_pod;
-    absl::StrAppend(&out, j.id, ",", j.submit_time, ",", j.vc.str(), ",", j.priority, ",", pods,
-                    ",", gpp, ",", j.gpu_type.str(), ",", j.duration);
+    absl::StrAppend(&out, Av(j.id.view()), ",", j.submit_time, ",", j.vc.str(), ",", j.priority,
+                    ",", pods, ",", gpp, ",", j.gpu_type.str(), ",", j.duration);
     if (pins) absl::StrAppend(&out, ",", j.pinned_cell.str());
     out += "\n";
   }

@@ -235,7 +235,7 @@ absl::Status ApplyTraceTransforms(const TraceTransforms& t, const ClusterSpec& s
     }
     const size_t real = jobs.size();
     for (TraceJob& j : generated->jobs) {
-      j.id = absl::StrCat(tenant.vc, "-", j.id);
+      j.id = absl::StrCat(tenant.vc, "-", Av(j.id));
       // Its names are the generated trace's, which goes: the trace's own from now on.
       j.vc = trace->Intern(j.vc);
       j.gpu_type = trace->Intern(j.gpu_type);

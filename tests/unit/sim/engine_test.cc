@@ -3,8 +3,13 @@
 // queue policy alone.
 #include "sim/engine.h"
 
+#include <algorithm>
+#include <climits>
+#include <cstdint>
 #include <map>
+#include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "sim/metrics.h"
@@ -70,7 +75,7 @@ Trace MakeTrace(const std::string& csv) {
 // Start time per job id.
 std::map<std::string, Time> Starts(const EngineResult& r, const Trace& t) {
   std::map<std::string, Time> out;
-  for (size_t j = 0; j < r.records.size(); ++j) out[t.jobs[j].id] = r.records[j].first_start;
+  for (size_t j = 0; j < r.records.size(); ++j) out[t.jobs[j].id.str()] = r.records[j].first_start;
   return out;
 }
 
@@ -192,6 +197,86 @@ TEST_CASE("RareString: empty costs no allocation, copies are deep, empty text cl
   CHECK(c.empty());
   static_assert(sizeof(RareString) == sizeof(void*));
   static_assert(sizeof(GangMember) == 8);
+}
+
+TEST_CASE("Rare: absent reads as T(), the first write allocates, copies are deep", "[sim][unit]") {
+  Rare<JobRarities> a;
+  CHECK(a.get().reason.empty());
+  CHECK(a.get().gpu_seconds_lost == 0);
+  a.mutable_get().gpu_seconds_lost += 40;
+  Rare<JobRarities> b = a;
+  b.mutable_get().gpu_seconds_lost += 2;
+  CHECK(a.get().gpu_seconds_lost == 40);
+  CHECK(b.get().gpu_seconds_lost == 42);
+  a = b;
+  CHECK(a.get().gpu_seconds_lost == 42);
+  const Rare<JobRarities>& same = a;
+  a = same;
+  CHECK(a.get().gpu_seconds_lost == 42);
+  Rare<JobRarities> c = std::move(a);
+  CHECK(c.get().gpu_seconds_lost == 42);
+  JobRecord rec;
+  CHECK(rec.reason().empty());
+  rec.rare.mutable_get().reason = "never fits";
+  CHECK(rec.reason() == "never fits");
+  CHECK(rec.failure_gpu_seconds_lost() == 0);
+  static_assert(sizeof(RunNodes) == 8);
+  static_assert(sizeof(JobRecord) == 72);
+}
+
+TEST_CASE("RunNodes holds what a NodeList holds, through random assigns, copies and moves",
+          "[sim][unit]") {
+  // Model: a NodeList per slot; each step assigns, copies or moves between slots and checks
+  // every slot against its model (size, elements, comparisons, empty).
+  std::mt19937 rng(7);
+  constexpr int kSlots = 6;
+  std::vector<RunNodes> slots(kSlots);
+  std::vector<NodeList> model(kSlots);
+  for (int step = 0; step < 5000; ++step) {
+    const size_t i = rng() % kSlots;
+    const size_t k = rng() % kSlots;
+    switch (rng() % 4) {
+      case 0: {  // assign a sorted list of 0..5 nodes, big ids included
+        NodeList nodes;
+        const size_t n = rng() % 6;
+        for (size_t m = 0; m < n; ++m) {
+          nodes.push_back(
+              static_cast<int32_t>(rng() % 3 == 0 ? INT32_MAX - rng() % 4 : rng() % 50));
+        }
+        std::sort(nodes.begin(), nodes.end());
+        slots[i] = nodes;
+        model[i] = nodes;
+        break;
+      }
+      case 1:
+        slots[i] = slots[k];
+        model[i] = model[k];
+        break;
+      case 2:
+        if (i != k) {
+          slots[i] = std::move(slots[k]);
+          model[i] = model[k];
+          model[k].clear();
+          CHECK(slots[k].empty());
+        }
+        break;
+      default: {
+        RunNodes copy(slots[i]);
+        RunNodes moved(std::move(copy));
+        CHECK(moved == slots[i]);
+        CHECK(copy.empty());  // NOLINT(bugprone-use-after-move): a moved-from list is empty
+        break;
+      }
+    }
+    for (size_t s = 0; s < kSlots; ++s) {
+      REQUIRE(slots[s].size() == model[s].size());
+      CHECK(slots[s].empty() == model[s].empty());
+      CHECK(slots[s] == model[s]);
+      CHECK(std::vector<int32_t>(slots[s].begin(), slots[s].end()) ==
+            std::vector<int32_t>(model[s].begin(), model[s].end()));
+      for (size_t m = 0; m < model[s].size(); ++m) CHECK(slots[s][m] == model[s][m]);
+    }
+  }
 }
 
 }  // namespace

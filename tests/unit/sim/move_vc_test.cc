@@ -113,7 +113,7 @@ TEST_CASE("MoveVc in the trace: the VC's typed jobs ask for the new type and run
   REQUIRE(r.ok());
   const std::vector<std::string>& nodes = (*backend)->nodes();
   for (size_t j = 0; j < 4; ++j) {
-    INFO(trace->jobs[j].id);
+    INFO(trace->jobs[j].id.str());
     CHECK(r->records[j].state == JobState::kCompleted);
     CHECK(r->records[j].first_start == 0);
     REQUIRE(r->records[j].nodes.size() == 1);

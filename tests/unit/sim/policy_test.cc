@@ -36,7 +36,7 @@ std::unique_ptr<Outcome> Run(PolicyKind policy, const std::string& trace_file,
   auto out = std::make_unique<Outcome>();
   out->result = std::move(*r);
   for (size_t j = 0; j < trace.jobs.size(); ++j) {
-    out->by_id[trace.jobs[j].id] = &out->result.records[j];
+    out->by_id[trace.jobs[j].id.str()] = &out->result.records[j];
   }
   REQUIRE(Summarize(out->result, info, {}).accounting_ok);
   return out;
@@ -89,7 +89,7 @@ TEST_CASE("Policies: a guaranteed job preempts an opportunistic one, which reque
       CHECK(o1.preemptions == 1);
       CHECK(o1.last_start == 110);
       CHECK(o1.end == 1110);
-      CHECK(o1.gpu_seconds_lost == 24 * 10);
+      CHECK(o1.gpu_seconds_lost() == 24 * 10);
       CHECK(o1.opportunistic);
     }
     SECTION(std::string("resume: ") + std::string(PolicyKindName(policy))) {
@@ -99,7 +99,7 @@ TEST_CASE("Policies: a guaranteed job preempts an opportunistic one, which reque
       const JobRecord& o1 = *o->by_id["o1"];
       CHECK(o1.preemptions == 1);
       CHECK(o1.end == 1100);
-      CHECK(o1.gpu_seconds_lost == 0);
+      CHECK(o1.gpu_seconds_lost() == 0);
     }
   }
 }
@@ -157,7 +157,7 @@ TEST_CASE("Policies: a node going down kills its jobs, which requeue, node up br
   REQUIRE(r.ok());
   const JobRecord& a1 = r->records[0];
   CHECK(a1.failures == 1);
-  CHECK(a1.failure_gpu_seconds_lost == 16 * 50);
+  CHECK(a1.failure_gpu_seconds_lost() == 16 * 50);
   CHECK(r->node_down_events == 1);
   CHECK(Summarize(*r, info, {}).accounting_ok);
   CHECK(Summarize(*r, info, {}).all.completed == 3);

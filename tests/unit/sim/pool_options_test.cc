@@ -91,7 +91,7 @@ TEST_CASE("Pinned trace jobs: the pinned cell serves them under every policy", "
                  Parse("job_id,submit_time,vc,priority,pods,gpus_per_pod,gpu_type,duration,"
                        "pinned_cell\nbig,0,A,0,2,8,,100,a-pin\n"));
     CHECK(o->Job("big").state == JobState::kRejected);
-    CHECK(o->Job("big").reason == "needs 16 GPUs but pinned cell a-pin has only 8");
+    CHECK(o->Job("big").reason() == "needs 16 GPUs but pinned cell a-pin has only 8");
   }
 }
 
@@ -220,7 +220,7 @@ TEST_CASE("elastic-quota reclaims from the youngest borrowers first", "[sim][uni
   CHECK(o->Job("t1c").preemptions == 0);
   CHECK(o->Job("t1d").preemptions == 1);
   CHECK(o->Job("t1e").preemptions == 1);
-  CHECK(o->Job("t1d").gpu_seconds_lost + o->Job("t1e").gpu_seconds_lost == 28);
+  CHECK(o->Job("t1d").gpu_seconds_lost() + o->Job("t1e").gpu_seconds_lost() == 28);
   CHECK(o->Job("t2a").nodes == o->Job("t1e").nodes);
   // They restart once t2a ends at 110.
   CHECK(o->Job("t1d").last_start == 110);

@@ -1,6 +1,10 @@
 #include "sim/trace_reader.h"
 
+#include <random>
 #include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
 
 #include "sim/csv.h"
 #include "sim/engine.h"
@@ -12,6 +16,66 @@
 
 namespace hived::sim {
 namespace {
+
+TEST_CASE("JobId holds what a std::string holds, inline up to 15 bytes, through random steps",
+          "[sim][unit]") {
+  // Model: a std::string per slot; texts of every length around the inline limit, copies,
+  // moves, self-assignment and assignment from a view of the id itself.
+  static_assert(sizeof(JobId) == 16);
+  std::mt19937 rng(11);
+  constexpr size_t kSlots = 5;
+  std::vector<JobId> ids(kSlots);
+  std::vector<std::string> model(kSlots);
+  for (int step = 0; step < 5000; ++step) {
+    const size_t i = rng() % kSlots;
+    const size_t k = rng() % kSlots;
+    switch (rng() % 5) {
+      case 0: {
+        const size_t len = rng() % 3 == 0 ? 13 + rng() % 5 : rng() % 40;  // 13..17 often
+        std::string text(len, 'a');
+        for (char& c : text) c = static_cast<char>('a' + rng() % 26);
+        ids[i] = text;
+        model[i] = text;
+        break;
+      }
+      case 1:
+        ids[i] = ids[k];
+        model[i] = model[k];
+        break;
+      case 2:
+        if (i != k) {
+          ids[i] = std::move(ids[k]);
+          model[i] = model[k];
+          model[k].clear();
+          CHECK(ids[k].empty());
+        }
+        break;
+      case 3: {  // a suffix of its own text: the source is freed only after the copy
+        const size_t cut = model[i].empty() ? 0 : rng() % model[i].size();
+        ids[i] = ids[i].view().substr(cut);
+        model[i] = model[i].substr(cut);
+        break;
+      }
+      default: {
+        JobId copy(ids[i]);
+        const JobId moved(std::move(copy));
+        CHECK(moved == ids[i]);
+        break;
+      }
+    }
+    for (size_t s = 0; s < kSlots; ++s) {
+      REQUIRE(ids[s].view() == model[s]);
+      CHECK(ids[s].size() == model[s].size());
+      CHECK(ids[s].empty() == model[s].empty());
+      CHECK(ids[s] == std::string_view(model[s]));
+      CHECK(ids[s].str() == model[s]);
+    }
+  }
+  JobId philly;
+  const char text[] = "L123";
+  philly.assign(text, text + 4);
+  CHECK(philly == "L123");
+}
 
 TEST_CASE("NameTable: stores each text once, at an address that never moves", "[sim][unit]") {
   NameTable table;

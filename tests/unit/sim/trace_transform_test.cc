@@ -65,7 +65,7 @@ TEST_CASE("TraceTransform: an added tenant's jobs name the trace's own interned 
   // trace's, equal to the ones it interns (ASan would catch a dangling one).
   int tenant = 0;
   for (const TraceJob& j : trace.jobs) {
-    if (j.id.rfind("b-", 0) != 0) continue;
+    if (!absl::StartsWith(Av(j.id), "b-")) continue;
     ++tenant;
     CHECK(j.vc == "b");
     CHECK(j.vc.data() == trace.Intern("b").data());
@@ -106,7 +106,7 @@ TEST_CASE("TraceTransform: a synthetic tenant is interleaved by submit time",
     if (i > 0) CHECK(trace.jobs[i - 1].submit_time <= trace.jobs[i].submit_time);
     if (trace.jobs[i].vc == "b") {
       ++tenant;
-      CHECK(absl::StartsWith(trace.jobs[i].id, "b-"));
+      CHECK(absl::StartsWith(Av(trace.jobs[i].id), "b-"));
     }
   }
   CHECK(tenant == 50);
