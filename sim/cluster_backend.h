@@ -26,24 +26,30 @@
 
 namespace hived::sim {
 
-// A job resolved against the config: what a backend needs to place it.
 // A run's nodes, sorted and unique; inline up to four (no allocation for most runs).
 using NodeList = absl::InlinedVector<int32_t, 4>;
 
+// A job resolved against the config: what a backend needs to place it. 48 bytes, nothing
+// padded (a million jobs: 48 MB).
 struct SimJob {
   JobIndex index = 0;
   int32_t vc = 0;  // index of the VC in config order; -1 when unknown (rejected job)
   Priority priority = 0;
   int32_t gpus = 0;
-  // Set by the engine before each `TryStart`: the job has waited at least the policy's
-  // `ReclaimAfter()`, so it may preempt borrowers (yarn-cs with its preemption monitor).
-  bool may_reclaim = false;
   GangMembers members;
   // The trace row's interned names (`Engine::Run`'s trace's `NameTable`): valid while that
   // trace lives, which covers the replay; read by the backends during it, never after. One
   // pointer each: 16 bytes a job instead of 64 for copies or 32 for views.
   Name gpu_type;
   Name pinned_cell;  // HiveD's pinnedCellId; empty = the VC's virtual cells
+};
+
+// How the engine asks for a start (per attempt, so not in the job: a `SimJob` is 48 bytes).
+struct TryOptions {
+  bool allow_overflow = false;  // a guaranteed job that must wait may run opportunistically
+  // The job has waited at least the policy's `ReclaimAfter()`, so it may preempt borrowers
+  // (yarn-cs with its preemption monitor).
+  bool may_reclaim = false;
 };
 
 struct StartAttempt {
@@ -91,7 +97,7 @@ class ClusterBackend {
 
   // Tries to start `job` now: as asked (its own priority), or, when `allow_overflow` and a
   // guaranteed job must wait, opportunistically. Errors are bugs (the run fails).
-  virtual absl::StatusOr<StartAttempt> TryStart(const SimJob& job, bool allow_overflow) = 0;
+  virtual absl::StatusOr<StartAttempt> TryStart(const SimJob& job, const TryOptions& options) = 0;
   // After kPreempting and the release of every victim: runs the job.
   virtual absl::Status FinishPreemption(const SimJob& job) = 0;
   // Ends a running job.

@@ -19,15 +19,16 @@
 
 #include <array>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <deque>
+#include <initializer_list>
 #include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
-#include "absl/container/inlined_vector.h"
 #include "hived/schedule_result.h"
 #include "hived/types.h"
 
@@ -215,8 +216,40 @@ struct GangMember {
   int32_t pod_number = 0;
   int32_t leaf_cell_number = 0;
 };
-// Inline up to two members (a gang of full nodes plus a remainder): no allocation per job.
-using GangMembers = absl::InlinedVector<GangMember, 2>;
+// A gang's members, one or two: a row of `pods` x `gpus_per_pod` is one, a gang split by the
+// node size is full-node pods plus a remainder (`SplitIntoPods`). Inline in 16 bytes, with
+// no size field and no allocation per job.
+// Invariant: the members are `slots_[0..size())`, each with pod_number >= 1; the slots
+// after them have pod_number 0.
+class GangMembers {
+ public:
+  static constexpr size_t kCapacity = 2;
+  GangMembers() = default;
+  // REQUIRES: at most kCapacity members, each with pod_number >= 1 (else: abort).
+  GangMembers(std::initializer_list<GangMember> members) {
+    for (const GangMember& m : members) push_back(m);
+  }
+  void push_back(GangMember m) {
+    const size_t n = size();
+    if (n == kCapacity || m.pod_number < 1) std::abort();  // a bug: see the REQUIRES
+    slots_[n] = m;
+  }
+  void assign(const GangMember* first, const GangMember* last) {
+    slots_ = {};
+    for (; first != last; ++first) push_back(*first);
+  }
+  size_t size() const {
+    if (slots_[1].pod_number != 0) return 2;
+    return slots_[0].pod_number != 0 ? 1 : 0;
+  }
+  bool empty() const { return slots_[0].pod_number == 0; }
+  const GangMember& operator[](size_t i) const { return slots_[i]; }
+  const GangMember* begin() const { return slots_.data(); }
+  const GangMember* end() const { return slots_.data() + size(); }
+
+ private:
+  std::array<GangMember, kCapacity> slots_{};
+};
 GangMembers SplitIntoPods(int32_t total_gpus, int32_t node_gpus);
 
 // The distinct pinned cells the trace's jobs name, sorted.

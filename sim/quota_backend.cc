@@ -76,10 +76,10 @@ class PoolBackend : public SchedulerBackend {
   int64_t VcMaxGpus(int32_t vc) const override { return max_[static_cast<size_t>(vc)]; }
   Time ReclaimAfter() const override { return reclaim_after_; }
 
-  absl::StatusOr<StartAttempt> TryStart(const SimJob& job, bool allow_overflow) override {
+  absl::StatusOr<StartAttempt> TryStart(const SimJob& job, const TryOptions& options) override {
     const Priority asked = job.priority >= 0 ? AskFor(job, false).priority : -1;
     steered_ = false;
-    absl::StatusOr<StartAttempt> a = SchedulerBackend::TryStart(job, allow_overflow);
+    absl::StatusOr<StartAttempt> a = SchedulerBackend::TryStart(job, options);
     if (!a.ok()) return a;
     Held& h = held_[static_cast<size_t>(job.index)];
     // A steered attempt the library could not place: let it choose the next time.
@@ -169,14 +169,14 @@ class PoolBackend : public SchedulerBackend {
   }
 
   // yarn-cs reclaims only after the delay; elastic-quota at once.
-  bool MayPreempt(const SimJob& job) const override {
-    return kind_ != PolicyKind::kYarnCs || job.may_reclaim;
+  bool MayPreempt(const SimJob& /*job*/, const Ask& ask) const override {
+    return kind_ != PolicyKind::kYarnCs || ask.may_reclaim;
   }
 
   std::optional<std::vector<std::string>> SuggestNodes(const SimJob& job,
                                                        const Ask& ask) const override {
     if (ask.priority < 0 || held_[static_cast<size_t>(job.index)].unsteered) return std::nullopt;
-    const bool may_reclaim = Reclaims() && ask.priority > 0 && MayPreempt(job);
+    const bool may_reclaim = Reclaims() && ask.priority > 0 && MayPreempt(job, ask);
     if (!may_reclaim && placement_ == NodePlacement::kPack) return std::nullopt;
     std::vector<int32_t> avail = FreeGpus();
     const std::vector<char> usable(avail.size(), 1);

@@ -178,11 +178,13 @@ absl::Status Replay::Interrupt(JobIndex j, Interruption why) {
 
 TryResult Replay::TryStart(JobIndex j) {
   if (!error_.ok()) return TryResult::kWaiting;
-  SimJob& job = r_.jobs[static_cast<size_t>(j)];
+  const SimJob& job = r_.jobs[static_cast<size_t>(j)];
   JobRecord& record = r_.records[static_cast<size_t>(j)];
   const Time delay = backend_->ReclaimAfter();
-  job.may_reclaim = delay >= 0 && now_ - record.submit >= delay;
-  if (delay >= 0 && !job.may_reclaim && !record.wake_pushed) {
+  TryOptions try_options;
+  try_options.allow_overflow = options_.opportunistic_overflow;
+  try_options.may_reclaim = delay >= 0 && now_ - record.submit >= delay;
+  if (delay >= 0 && !try_options.may_reclaim && !record.wake_pushed) {
     // Try it again when the delay is over, whatever else happens by then.
     record.wake_pushed = true;
     Event wake;
@@ -191,7 +193,7 @@ TryResult Replay::TryStart(JobIndex j) {
     wake.job = j;
     events_.Push(wake);
   }
-  absl::StatusOr<StartAttempt> a = backend_->TryStart(job, options_.opportunistic_overflow);
+  absl::StatusOr<StartAttempt> a = backend_->TryStart(job, try_options);
   if (!a.ok()) {
     error_ = a.status();
     return TryResult::kWaiting;

@@ -158,7 +158,8 @@ bool SchedulerBackend::MayFitGuaranteed(const SimJob& job) const {
   return info_.VcReservedGpus(job.vc) - used >= job.gpus;
 }
 
-absl::StatusOr<StartAttempt> SchedulerBackend::TryStart(const SimJob& job, bool allow_overflow) {
+absl::StatusOr<StartAttempt> SchedulerBackend::TryStart(const SimJob& job,
+                                                        const TryOptions& options) {
   StartAttempt first;
   if (job.priority >= 0 || !SupportsOverflow()) {
     // A guaranteed ask (private runs opportunistic jobs as guaranteed inside the VC).
@@ -179,10 +180,13 @@ absl::StatusOr<StartAttempt> SchedulerBackend::TryStart(const SimJob& job, bool 
       // Waiting: the VC has too few reserved GPUs free or preemptible. No reason string:
       // this is the most frequent answer, and waiting reasons are not reported.
     } else {
-      if (absl::Status s = Attempt(job, /*opportunistic=*/false, &first); !s.ok()) return s;
+      if (absl::Status s = Attempt(job, /*opportunistic=*/false, options.may_reclaim, &first);
+          !s.ok()) {
+        return s;
+      }
       if (first.kind != StartAttempt::Kind::kWaiting) return first;
     }
-    if (!allow_overflow || !SupportsOverflow() || opportunistic_job) return first;
+    if (!options.allow_overflow || !SupportsOverflow() || opportunistic_job) return first;
   }
   // Opportunistic: the job's own priority -1, or an overflow attempt.
   const int32_t domain = AskFor(job, /*opportunistic=*/true).domain;
@@ -191,20 +195,22 @@ absl::StatusOr<StartAttempt> SchedulerBackend::TryStart(const SimJob& job, bool 
   if (d.usage.capacity() - d.usage.used() < job.gpus) {
     // Waiting: too few idle GPUs in the cluster for an opportunistic run (no reason string,
     // as above).
-  } else if (absl::Status s = Attempt(job, /*opportunistic=*/true, &second); !s.ok()) {
+  } else if (absl::Status s = Attempt(job, /*opportunistic=*/true, options.may_reclaim, &second);
+             !s.ok()) {
     return s;
   }
   if (job.priority >= 0 && second.kind != StartAttempt::Kind::kStarted) return first;
   return second;
 }
 
-absl::Status SchedulerBackend::Attempt(const SimJob& job, bool opportunistic,
+absl::Status SchedulerBackend::Attempt(const SimJob& job, bool opportunistic, bool may_reclaim,
                                        StartAttempt* attempt) {
-  const Ask ask = AskFor(job, opportunistic);
+  Ask ask = AskFor(job, opportunistic);
+  ask.may_reclaim = may_reclaim;
   const GroupRequest& req = MakeRequest(job, ask);
   Scheduler& scheduler = *domains_[static_cast<size_t>(ask.domain)].scheduler;
   ++schedule_calls_;
-  const bool may_preempt = opportunistic || MayPreempt(job);
+  const bool may_preempt = opportunistic || MayPreempt(job, ask);
   absl::StatusOr<ScheduleResult> r =
       scheduler.Schedule(req, may_preempt ? Phase::kPreempting : Phase::kFiltering);
   if (!r.ok()) {

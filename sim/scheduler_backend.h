@@ -91,7 +91,7 @@ absl::StatusOr<std::unique_ptr<ClusterBackend>> MakeSchedulerBackend(
 // priority a job uses and whether it is admitted.
 class SchedulerBackend : public ClusterBackend {
  public:
-  absl::StatusOr<StartAttempt> TryStart(const SimJob& job, bool allow_overflow) override;
+  absl::StatusOr<StartAttempt> TryStart(const SimJob& job, const TryOptions& options) override;
   absl::Status FinishPreemption(const SimJob& job) override;
   absl::Status Release(const SimJob& job) override;
   absl::Status SetNodeHealthy(int32_t node, bool healthy) override;
@@ -111,6 +111,7 @@ class SchedulerBackend : public ClusterBackend {
     int32_t domain = 0;
     std::string_view vc;  // into storage that outlives the backend's calls (info_, a constant)
     Priority priority = 0;
+    bool may_reclaim = false;  // TryOptions::may_reclaim of the attempt
   };
   SchedulerBackend(const ClusterSpec& spec, int32_t job_count);
   // Adds a domain built from `spec`. With an empty `prefix` its nodes must be among
@@ -174,9 +175,10 @@ class SchedulerBackend : public ClusterBackend {
   // Fills `request_` (reusing its strings' and members' capacity) for `job` asked as `ask`.
   const GroupRequest& MakeRequest(const SimJob& job, const Ask& ask);
   // Whether a guaranteed job may preempt now (else a placement needing victims waits).
-  virtual bool MayPreempt(const SimJob& /*job*/) const { return true; }
+  virtual bool MayPreempt(const SimJob& /*job*/, const Ask& /*ask*/) const { return true; }
   // Schedules and, when placed, allocates. Fills `attempt`.
-  absl::Status Attempt(const SimJob& job, bool opportunistic, StartAttempt* attempt);
+  absl::Status Attempt(const SimJob& job, bool opportunistic, bool may_reclaim,
+                       StartAttempt* attempt);
   absl::Status Record(const SimJob& job, const Placement& placement);
 
   GroupRequest request_;  // MakeRequest's scratch: one request at a time

@@ -418,7 +418,7 @@ TEST_CASE("Private baseline: a failure past the first cluster's nodes touches on
   job.vc = 0;
   job.gpus = 16;
   job.members = {{2, 8}};
-  absl::StatusOr<StartAttempt> a = b.TryStart(job, /*allow_overflow=*/false);
+  absl::StatusOr<StartAttempt> a = b.TryStart(job, TryOptions());
   INFO(a.status().ToString());
   REQUIRE(a.ok());
   CHECK(a->kind == StartAttempt::Kind::kStarted);

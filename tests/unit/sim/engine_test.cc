@@ -33,7 +33,7 @@ class PoolBackend : public ClusterBackend {
   explicit PoolBackend(const SpecInfo& info) : info_(info), used_(2, 0) {}
   std::string_view policy_name() const override { return "pool"; }
   const std::vector<std::string>& nodes() const override { return nodes_; }
-  absl::StatusOr<StartAttempt> TryStart(const SimJob& job, bool) override {
+  absl::StatusOr<StartAttempt> TryStart(const SimJob& job, const TryOptions&) override {
     StartAttempt a;
     ++calls_;
     const size_t v = static_cast<size_t>(job.vc);

@@ -242,6 +242,16 @@ TEST_CASE("PhillyTraceSource: bad rows are located errors", "[sim][unit]") {
 }
 
 TEST_CASE("SplitIntoPods: full-node pods plus one remainder pod", "[sim][unit]") {
+  static_assert(sizeof(GangMembers) == 16);
+  static_assert(sizeof(SimJob) == 48);
+  GangMembers empty;
+  CHECK(empty.empty());
+  CHECK(empty.size() == 0);
+  CHECK(empty.begin() == empty.end());
+  const GangMembers one = {{3, 8}};
+  REQUIRE(one.size() == 1);
+  CHECK(one[0].pod_number == 3);
+  CHECK(one.end() - one.begin() == 1);
   auto members = SplitIntoPods(12, 8);
   REQUIRE(members.size() == 2);
   CHECK(members[0].pod_number == 1);
