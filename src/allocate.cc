@@ -122,7 +122,7 @@ absl::StatusOr<AllocateInfo> SchedulerImpl::AllocateFree(
   if (!downgrade.empty()) {
     prio = kOpportunisticPriority;
     grp.running = kOpportunisticPriority;
-    grp.downgrade_reason = downgrade;
+    grp.SetNote(&GroupNotes::downgrade_reason, downgrade);
     info.downgraded = true;
     info.reason = downgrade;
   }

@@ -35,6 +35,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <initializer_list>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -56,17 +57,30 @@ inline constexpr uint32_t kNilId = 0xffffffffu;
 // kReserved: a kPlaced result held until Allocate or Unreserve (src/reservations.h).
 enum class GState : uint8_t { kRunning, kPreempting, kBeingPreempted, kReserved };
 
+// What few groups have, all empty for most: one pointer in `Group`, allocated on the first
+// non-empty write; a recycled slot keeps it, emptied.
+struct GroupNotes {
+  std::string unknown_vc;        // the requested VC, when the config lacks it
+  std::string pinned_id;         // the request's pinned cell
+  std::string leaf_type;         // the request's leaf cell type
+  std::string preemptor;         // the group preempting it, or that downgraded it
+  std::string downgrade_reason;  // why it runs opportunistically though guaranteed
+};
+
 struct Group {
   std::string name;
-  std::string vc_name;
+  // The requested VC's name: the VC's own (`known_vc`: the VCs never change after the
+  // scheduler is built) or, for a VC the config lacks, `notes().unknown_vc`.
+  const std::string& vc_name() const {
+    return known_vc != nullptr ? *known_vc : notes().unknown_vc;
+  }
+  const std::string* known_vc = nullptr;
   VcId vc;
   Priority priority = 0;  // requested
   Priority running = 0;   // priority it runs at now
   bool lazy = false;
   bool alive = false;
   GState state = GState::kRunning;
-  std::string pinned_id;
-  std::string leaf_type;
   std::vector<GroupMember> members;  // as requested (GroupStatus::request, SaveState)
   Placement placement;
   ChainId chain;
@@ -74,8 +88,29 @@ struct Group {
   std::vector<VCellId> vleaves;        // kNilId for opportunistic leaves
   std::vector<VCellId> saved_vleaves;  // before a lazy downgrade (for its revert)
   int32_t reserved_by_others = 0;
-  std::string preemptor;
-  std::string downgrade_reason;
+
+  const GroupNotes& notes() const {
+    static const GroupNotes* const kNone = new GroupNotes();
+    return notes_ != nullptr ? *notes_ : *kNone;
+  }
+  // Sets one note (`&GroupNotes::preemptor`, ...); empty text allocates nothing.
+  void SetNote(std::string GroupNotes::*note, std::string_view text) {
+    if (text.empty() && notes_ == nullptr) return;
+    if (notes_ == nullptr) notes_ = std::make_unique<GroupNotes>();
+    ((*notes_).*note).assign(text.data(), text.size());
+  }
+  // Empties every note, keeping the strings' capacity.
+  void ClearNotes() {
+    if (notes_ == nullptr) return;
+    for (std::string GroupNotes::*n :
+         {&GroupNotes::unknown_vc, &GroupNotes::pinned_id, &GroupNotes::leaf_type,
+          &GroupNotes::preemptor, &GroupNotes::downgrade_reason}) {
+      ((*notes_).*n).clear();
+    }
+  }
+
+ private:
+  std::unique_ptr<GroupNotes> notes_;
 };
 
 class GroupTable {

@@ -20,22 +20,22 @@ GroupId SchedulerImpl::NewGroup(const GroupRequest& request, VcId vc) {
   const GroupId g = groups_.Add(request.name);
   Group& grp = groups_[g];
   // Reset in place: keeps the strings' and vectors' capacity of a recycled slot.
-  grp.vc_name = request.vc;
+  grp.ClearNotes();
+  grp.known_vc = vc.IsNil() ? nullptr : &vclusters_.vc(vc).name;
+  if (vc.IsNil()) grp.SetNote(&GroupNotes::unknown_vc, request.vc);
   grp.vc = vc;
   grp.priority = request.priority;
   grp.running = request.priority;
   grp.lazy = request.lazy_preemption;
   grp.state = GState::kRunning;
-  grp.pinned_id = request.pinned_cell_id;
-  grp.leaf_type = request.leaf_cell_type;
+  grp.SetNote(&GroupNotes::pinned_id, request.pinned_cell_id);
+  grp.SetNote(&GroupNotes::leaf_type, request.leaf_cell_type);
   grp.members.assign(request.members.begin(), request.members.end());
   grp.chain = ChainId::Nil();
   grp.pleaves.clear();
   grp.vleaves.clear();
   grp.saved_vleaves.clear();
   grp.reserved_by_others = 0;
-  grp.preemptor.clear();
-  grp.downgrade_reason.clear();
   return g;
 }
 
@@ -53,8 +53,8 @@ void SchedulerImpl::DowngradeGroup(GroupId g, const std::string& preemptor,
     grp.vleaves[i] = kNilId;
   }
   grp.running = kOpportunisticPriority;
-  grp.preemptor = preemptor;
-  grp.downgrade_reason = reason;
+  grp.SetNote(&GroupNotes::preemptor, preemptor);
+  grp.SetNote(&GroupNotes::downgrade_reason, reason);
 }
 
 void SchedulerImpl::CancelInternal(GroupId g) {
@@ -78,13 +78,13 @@ void SchedulerImpl::CancelInternal(GroupId g) {
       if (--victim.reserved_by_others == 0 && victim.state == GState::kBeingPreempted) {
         victim.state = GState::kRunning;
         // A lazily downgraded victim keeps naming its preemptor; others name nobody.
-        if (victim.running >= 0 || victim.priority < 0) victim.preemptor.clear();
-      } else if (victim.reserved_by_others > 0 && victim.preemptor == pre.name) {
+        if (victim.running >= 0 || victim.priority < 0) victim.SetNote(&GroupNotes::preemptor, "");
+      } else if (victim.reserved_by_others > 0 && victim.notes().preemptor == pre.name) {
         // Still preempted by another group: name that one.
         for (CellId q : victim.pleaves) {
           GroupId r = p_reserver_[q.value()];
           if (r != kNilId && r != g) {
-            victim.preemptor = groups_[r].name;
+            victim.SetNote(&GroupNotes::preemptor, groups_[r].name);
             break;
           }
         }

@@ -24,10 +24,10 @@ GroupRecord SchedulerImpl::Record(const Group& g) const {
   GroupRecord rec;
   GroupRequest& r = rec.request;
   r.name = g.name;
-  r.vc = g.vc_name;
+  r.vc = g.vc_name();
   r.priority = g.priority;
-  r.leaf_cell_type = g.leaf_type;
-  r.pinned_cell_id = g.pinned_id;
+  r.leaf_cell_type = g.notes().leaf_type;
+  r.pinned_cell_id = g.notes().pinned_id;
   r.lazy_preemption = g.lazy;
   r.members = g.members;
   rec.placement = g.placement;
@@ -36,8 +36,8 @@ GroupRecord SchedulerImpl::Record(const Group& g) const {
   rec.state =
       g.running >= kMinGuaranteedPriority ? GroupState::kAllocated : GroupState::kOpportunistic;
   if (g.running < kMinGuaranteedPriority && g.priority >= kMinGuaranteedPriority) {
-    rec.downgrade_reason = g.downgrade_reason;
-    rec.preemptor = g.preemptor;
+    rec.downgrade_reason = g.notes().downgrade_reason;
+    rec.preemptor = g.notes().preemptor;
   }
   // The virtual leaves, when they line up with the placement's leaves (they do not when
   // recovery ignored leaves the cluster no longer has).
@@ -291,8 +291,8 @@ absl::StatusOr<AllocateInfo> SchedulerImpl::RestoreGroup(const GroupRecord& rec,
   if (was_downgraded) {  // (a CPU-only group has no slot here: it never is, checked above)
     Group& grp = groups_[groups_.Find(request.name)];
     grp.priority = rec.request.priority;
-    grp.downgrade_reason = rec.downgrade_reason;
-    grp.preemptor = rec.preemptor;
+    grp.SetNote(&GroupNotes::downgrade_reason, rec.downgrade_reason);
+    grp.SetNote(&GroupNotes::preemptor, rec.preemptor);
     info->downgraded = true;
     info->reason = rec.downgrade_reason;
   }

@@ -49,7 +49,7 @@ std::string Members(const std::vector<int32_t>& sizes) {
 }  // namespace
 
 std::string Reservations::RequestDifference(const Group& g, const GroupRequest& r) {
-  if (r.vc != g.vc_name) return absl::StrCat("VC ", r.vc, ", reserved in VC ", g.vc_name);
+  if (r.vc != g.vc_name()) return absl::StrCat("VC ", r.vc, ", reserved in VC ", g.vc_name());
   if (r.priority != g.priority) {
     return absl::StrCat("priority ", r.priority, ", reserved at ", g.priority);
   }
@@ -57,12 +57,13 @@ std::string Reservations::RequestDifference(const Group& g, const GroupRequest& 
     return absl::StrCat(Members(PodSizes(r.members)), ", reserved for ",
                         Members(PodSizes(g.members)));
   }
-  if (r.pinned_cell_id != g.pinned_id) {
-    return absl::StrCat("pinned cell '", r.pinned_cell_id, "', reserved for '", g.pinned_id, "'");
-  }
-  if (r.leaf_cell_type != g.leaf_type) {
-    return absl::StrCat("leaf cell type '", r.leaf_cell_type, "', reserved for '", g.leaf_type,
+  if (r.pinned_cell_id != g.notes().pinned_id) {
+    return absl::StrCat("pinned cell '", r.pinned_cell_id, "', reserved for '", g.notes().pinned_id,
                         "'");
+  }
+  if (r.leaf_cell_type != g.notes().leaf_type) {
+    return absl::StrCat("leaf cell type '", r.leaf_cell_type, "', reserved for '",
+                        g.notes().leaf_type, "'");
   }
   if (r.lazy_preemption != g.lazy) {
     return absl::StrCat("lazy preemption ", r.lazy_preemption ? "on" : "off", ", reserved with it ",

@@ -133,7 +133,7 @@ GroupId SchedulerImpl::HoldLeaves(const Req& req, GState state, const Placement&
     if (u != kNilId) {  // kPreempting only: a kReserved decision has no victims
       Group& victim = groups_[u];
       victim.state = GState::kBeingPreempted;
-      victim.preemptor = r.name;
+      victim.SetNote(&GroupNotes::preemptor, r.name);
       ++victim.reserved_by_others;
     }
     if (v != kNilId) {

@@ -196,7 +196,7 @@ VirtualCellStatus SchedulerImpl::VStatus(VCellId v) const {
 GroupStatus SchedulerImpl::GStatus(const Group& g) const {
   GroupStatus s;
   s.name = g.name;
-  s.vc = g.vc_name;
+  s.vc = g.vc_name();
   switch (g.state) {
     case GState::kRunning:
       s.state = g.running >= 0 ? GroupState::kAllocated : GroupState::kOpportunistic;
@@ -213,15 +213,15 @@ GroupStatus SchedulerImpl::GStatus(const Group& g) const {
   }
   s.priority = g.running;
   s.request.name = g.name;
-  s.request.vc = g.vc_name;
+  s.request.vc = g.vc_name();
   s.request.priority = g.priority;
-  s.request.leaf_cell_type = g.leaf_type;
-  s.request.pinned_cell_id = g.pinned_id;
+  s.request.leaf_cell_type = g.notes().leaf_type;
+  s.request.pinned_cell_id = g.notes().pinned_id;
   s.request.lazy_preemption = g.lazy;
   s.request.members = g.members;
   s.placement = g.placement;
-  s.preemptor = g.preemptor;
-  s.downgrade_reason = g.downgrade_reason;
+  s.preemptor = g.notes().preemptor;
+  s.downgrade_reason = g.notes().downgrade_reason;
   return s;
 }
 

@@ -72,7 +72,7 @@ TEST_CASE("Reservations: the first difference between a reservation and an Alloc
   Fixture x = Make();
   Group g;
   g.name = "g";
-  g.vc_name = "VC1";
+  g.SetNote(&GroupNotes::unknown_vc, "VC1");  // a VC this test has no config for
   g.priority = 1;
   g.members = {{1, 2}, {1, 1}};  // the same pods in another member order
   CHECK(Reservations::RequestDifference(g, x.request).empty());
