@@ -1,6 +1,7 @@
 #include "sim/event_queue.h"
 
 #include <algorithm>
+#include <cstdint>
 
 namespace hived::sim {
 namespace {
@@ -20,7 +21,7 @@ void EventQueue::Push(Event event) {
 }
 
 void EventQueue::PushArrival(Time time, JobIndex job) {
-  if (cursor_ < arrivals_.size() && time < arrivals_.back()) {
+  if (cursor_ < offsets_.size() && time < last_arrival_) {
     Event e;
     e.time = time;
     e.kind = EventKind::kSubmit;
@@ -28,9 +29,9 @@ void EventQueue::PushArrival(Time time, JobIndex job) {
     Push(e);
     return;
   }
-  if (cursor_ == arrivals_.size()) {
+  if (cursor_ == offsets_.size()) {
     // The lane is drained: reuse its storage.
-    arrivals_.clear();
+    offsets_.clear();
     runs_.clear();
     cursor_ = 0;
     run_cursor_ = 0;
@@ -39,23 +40,25 @@ void EventQueue::PushArrival(Time time, JobIndex job) {
   bool continues = false;
   if (!runs_.empty()) {
     const Run& last = runs_.back();
-    const size_t offset = arrivals_.size() - last.start;
+    const size_t offset = offsets_.size() - last.start;
     continues = last.sequence + offset == sequence &&
-                static_cast<int64_t>(last.job) + static_cast<int64_t>(offset) == job;
+                static_cast<int64_t>(last.job) + static_cast<int64_t>(offset) == job &&
+                time - last.time <= static_cast<Time>(UINT32_MAX);
   }
-  if (!continues) runs_.push_back({arrivals_.size(), job, sequence});
-  arrivals_.push_back(time);
+  if (!continues) runs_.push_back({offsets_.size(), job, sequence, time});
+  offsets_.push_back(static_cast<uint32_t>(time - runs_.back().time));
+  last_arrival_ = time;
 }
 
 void EventQueue::Reserve(size_t arrivals, size_t others) {
-  arrivals_.reserve(arrivals);
+  offsets_.reserve(arrivals);
   heap_.reserve(others);
 }
 
 bool EventQueue::ArrivalFirst() const {
-  if (cursor_ == arrivals_.size()) return false;
+  if (cursor_ == offsets_.size()) return false;
   if (heap_.empty()) return true;
-  const Time a = arrivals_[cursor_];
+  const Time a = HeadTime();
   const Event& h = heap_.front();
   return a != h.time ? a < h.time : HeadSequence() < h.sequence;
 }
@@ -63,7 +66,7 @@ bool EventQueue::ArrivalFirst() const {
 Event EventQueue::Top() const {
   if (!ArrivalFirst()) return heap_.front();
   Event e;
-  e.time = arrivals_[cursor_];
+  e.time = HeadTime();
   e.kind = EventKind::kSubmit;
   e.job = HeadJob();
   e.sequence = HeadSequence();

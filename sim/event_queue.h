@@ -4,10 +4,11 @@
 // assigned by `Push` and `PushArrival`), so a replay is deterministic.
 //
 // Two lanes, one order: arrivals known up front (a trace's submissions, pushed in
-// non-decreasing time) wait in a plain array read by a cursor, O(1) per event and 8 bytes
+// non-decreasing time) wait in a plain array read by a cursor, O(1) per event and 4 bytes
 // each (a trace's arrivals are pushed in one run, jobs 0, 1, 2, ... with consecutive
-// sequence numbers: a run stores its first job and sequence once, each arrival only its
-// time); everything else (finishes, node events, wake-ups) in a binary heap, O(log n) per
+// sequence numbers: a run stores its first job, sequence and time once, each arrival only
+// its time's offset from the run's, in 32 bits: a later arrival starts a new run);
+// everything else (finishes, node events, wake-ups) in a binary heap, O(log n) per
 // event, whose size is about the number of running jobs rather than of the whole trace.
 // `Top` and `Pop` take the earlier of the two heads by (time, sequence), so the order is
 // exactly that of a single heap holding every event. An arrival earlier than the last one
@@ -19,11 +20,12 @@
 //   q.Push({.time = 5, .kind = EventKind::kFinish, .job = 1});
 //   while (!q.empty()) Handle(q.Pop());
 //
-// Invariants: arrivals_[cursor_..] are sorted by (time, sequence); heap_ is a heap under
-// `Later`; every sequence number is distinct; runs_ is sorted by `start`, runs_[0].start == 0
+// Invariants: the lane's arrivals from cursor_ on are sorted by (time, sequence); heap_ is a heap
+// under `Later`; every sequence number is distinct; runs_ is sorted by `start`, runs_[0].start == 0
 // when the lane holds arrivals, and arrival i of run r (start <= i < the next run's start) is
-// job r.job + (i - r.start) with sequence r.sequence + (i - r.start); runs_[run_cursor_] is
-// the run holding arrivals_[cursor_] while the lane is not drained.
+// job r.job + (i - r.start) with sequence r.sequence + (i - r.start) at time
+// r.time + offsets_[i]; runs_[run_cursor_] is the run holding offsets_[cursor_] while the lane
+// is not drained.
 //
 // Thread safety: not thread-safe; callers serialize.
 #ifndef HIVED_SIM_EVENT_QUEUE_H_
@@ -58,22 +60,23 @@ class EventQueue {
   Event Top() const;
   // REQUIRES: !empty(). Removes and returns the earliest event (ties: lowest sequence).
   Event Pop();
-  bool empty() const { return heap_.empty() && cursor_ == arrivals_.size(); }
-  size_t size() const { return heap_.size() + (arrivals_.size() - cursor_); }
+  bool empty() const { return heap_.empty() && cursor_ == offsets_.size(); }
+  size_t size() const { return heap_.size() + (offsets_.size() - cursor_); }
   // Capacity for `arrivals` arrival-lane events and `others` heap events.
   void Reserve(size_t arrivals, size_t others);
 
  private:
-  // Arrivals pushed one after another, for consecutive jobs: the first one's position in
-  // arrivals_, job and sequence.
+  // Arrivals pushed one after another, for consecutive jobs, less than 2^32 s after the
+  // first: the first one's position in offsets_, job, sequence and time.
   struct Run {
     size_t start;
     JobIndex job;
     uint64_t sequence;
+    Time time;
   };
   // Whether the next event is the arrival lane's head. REQUIRES: !empty().
   bool ArrivalFirst() const;
-  // The lane's head's sequence and job. REQUIRES: cursor_ < arrivals_.size().
+  // The lane's head's sequence, job and time. REQUIRES: cursor_ < offsets_.size().
   uint64_t HeadSequence() const {
     const Run& r = runs_[run_cursor_];
     return r.sequence + (cursor_ - r.start);
@@ -82,10 +85,12 @@ class EventQueue {
     const Run& r = runs_[run_cursor_];
     return r.job + static_cast<JobIndex>(cursor_ - r.start);
   }
+  Time HeadTime() const { return runs_[run_cursor_].time + offsets_[cursor_]; }
 
-  std::vector<Time> arrivals_;  // the arrivals' times
+  std::vector<uint32_t> offsets_;  // the arrivals' times, each from its run's
   std::vector<Run> runs_;
-  size_t cursor_ = 0;      // arrivals_[cursor_] is the lane's head
+  size_t cursor_ = 0;      // offsets_[cursor_] is the lane's head
+  Time last_arrival_ = 0;  // the last time pushed into the lane
   size_t run_cursor_ = 0;  // the run of the head
   std::vector<Event> heap_;
   uint64_t next_sequence_ = 0;

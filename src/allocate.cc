@@ -110,7 +110,6 @@ absl::StatusOr<AllocateInfo> SchedulerImpl::AllocateFree(
       recovery.leaves = pleaves;
       recovery.types = types;
       recovery.hints = recover_hints_;
-      grp.saved_vleaves.clear();
       downgrade = RecoverBinding(*forest_, *buddy_, recovery, &vclusters_, &grp.vleaves);
       if (downgrade.empty()) {
         for (VCellId v : grp.vleaves) SetVLeaf(v, request.priority, g);

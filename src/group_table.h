@@ -84,9 +84,8 @@ struct Group {
   std::vector<GroupMember> members;  // as requested (GroupStatus::request, SaveState)
   Placement placement;
   ChainId chain;
-  std::vector<CellId> pleaves;         // placement order
-  std::vector<VCellId> vleaves;        // kNilId for opportunistic leaves
-  std::vector<VCellId> saved_vleaves;  // before a lazy downgrade (for its revert)
+  std::vector<CellId> pleaves;   // placement order
+  std::vector<VCellId> vleaves;  // kNilId for opportunistic leaves
   int32_t reserved_by_others = 0;
 
   const GroupNotes& notes() const {

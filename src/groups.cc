@@ -34,7 +34,6 @@ GroupId SchedulerImpl::NewGroup(const GroupRequest& request, VcId vc) {
   grp.chain = ChainId::Nil();
   grp.pleaves.clear();
   grp.vleaves.clear();
-  grp.saved_vleaves.clear();
   grp.reserved_by_others = 0;
   return g;
 }
@@ -44,7 +43,6 @@ void SchedulerImpl::DeleteGroup(GroupId g) { groups_.Remove(g); }
 void SchedulerImpl::DowngradeGroup(GroupId g, const std::string& preemptor,
                                    const std::string& reason) {
   Group& grp = groups_[g];
-  grp.saved_vleaves = grp.vleaves;
   for (size_t i = 0; i < grp.pleaves.size(); ++i) {
     VCellId v = grp.vleaves[i];
     CellId p = grp.pleaves[i];

@@ -1,5 +1,6 @@
 #include "sim/event_queue.h"
 
+#include <cstdint>
 #include <random>
 #include <vector>
 
@@ -80,6 +81,19 @@ TEST_CASE("EventQueue: the arrival lane pops exactly as one heap of every event 
       heap.Push({t, EventKind::kWake, job});
     }
     if (gen() % 9 == 0) pop_both();
+  }
+  while (!heap.empty()) pop_both();
+  CHECK(lane.empty());
+  // Gaps of 2^32 s and more (a run holds 32-bit offsets from its first time): a new run
+  // begins at each, the times come back whole, and ties still keep push order.
+  for (int i = 0; i < 500; ++i) {
+    const int kind = static_cast<int>(gen() % 4);
+    t += kind == 0 ? (Time{1} << 32) + static_cast<Time>(gen() % 3) - 1
+                   : (kind == 1 ? static_cast<Time>(UINT32_MAX) : static_cast<Time>(gen() % 2));
+    ++job;
+    lane.PushArrival(t, job);
+    heap.Push({t, EventKind::kSubmit, job});
+    if (gen() % 5 == 0) pop_both();
   }
   while (!heap.empty()) pop_both();
   CHECK(lane.empty());
