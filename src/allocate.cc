@@ -84,7 +84,6 @@ absl::StatusOr<AllocateInfo> SchedulerImpl::AllocateFree(
   ++epoch_;
   GroupId g = NewGroup(request, vc);
   Group& grp = groups_[g];
-  grp.placement = placement;
   grp.chain = filtered ? reservations_.chain() : forest_->FindChain(placement.chain);
   if (grp.chain.IsNil() && !pleaves.empty()) grp.chain = forest_->chain(pleaves.front());
   grp.pleaves = pleaves;
@@ -116,6 +115,11 @@ absl::StatusOr<AllocateInfo> SchedulerImpl::AllocateFree(
       }
     }
   }
+  // A filtered placement is the decision's (MatchesFiltered), unless it names other or no
+  // preassigned types (or MIG fields): then, like any other, the group keeps the caller's.
+  if (!filtered || !PlacementMatches(grp, placement, /*exact=*/true)) {
+    grp.given_placement = std::make_unique<Placement>(placement);
+  }
   reservations_.Invalidate();
   Priority prio = request.priority;
   if (!downgrade.empty()) {
@@ -143,7 +147,9 @@ absl::StatusOr<AllocateInfo> SchedulerImpl::AllocatePreempting(GroupId g,
   Group& grp = groups_[g];
   const bool reserved = grp.state == GState::kReserved;
   std::string diff = Reservations::RequestDifference(grp, request);
-  if (diff.empty()) diff = Reservations::PlacementDifference(grp.placement, placement);
+  if (diff.empty() && !PlacementMatches(grp, placement)) {
+    diff = Reservations::PlacementDifference(PlacementOf(grp), placement);
+  }
   if (!diff.empty()) {
     return absl::FailedPreconditionError(absl::StrCat(
         "group ", grp.name, " holds a reservation for another ", "request or placement (", diff,

@@ -82,7 +82,12 @@ struct Group {
   bool alive = false;
   GState state = GState::kRunning;
   std::vector<GroupMember> members;  // as requested (GroupStatus::request, SaveState)
-  Placement placement;
+  // The placement its caller allocated it with, for a group no Schedule decision placed (or
+  // one whose placement no longer follows from its leaves: lazily downgraded, or allocated
+  // with other preassigned types than decided); null for the rest, whose placement is the
+  // decision's, derived again from `chain`, `members`, `pleaves` and `vleaves` when asked
+  // (`SchedulerImpl::PlacementOf`): a running group holds no copy of it.
+  std::unique_ptr<Placement> given_placement;
   ChainId chain;
   std::vector<CellId> pleaves;   // placement order
   std::vector<VCellId> vleaves;  // kNilId for opportunistic leaves

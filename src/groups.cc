@@ -31,6 +31,7 @@ GroupId SchedulerImpl::NewGroup(const GroupRequest& request, VcId vc) {
   grp.SetNote(&GroupNotes::pinned_id, request.pinned_cell_id);
   grp.SetNote(&GroupNotes::leaf_type, request.leaf_cell_type);
   grp.members.assign(request.members.begin(), request.members.end());
+  grp.given_placement.reset();
   grp.chain = ChainId::Nil();
   grp.pleaves.clear();
   grp.vleaves.clear();
@@ -43,6 +44,10 @@ void SchedulerImpl::DeleteGroup(GroupId g) { groups_.Remove(g); }
 void SchedulerImpl::DowngradeGroup(GroupId g, const std::string& preemptor,
                                    const std::string& reason) {
   Group& grp = groups_[g];
+  // Its placement keeps the preassigned types its virtual leaves gave it.
+  if (grp.given_placement == nullptr) {
+    grp.given_placement = std::make_unique<Placement>(PlacementOf(grp));
+  }
   for (size_t i = 0; i < grp.pleaves.size(); ++i) {
     VCellId v = grp.vleaves[i];
     CellId p = grp.pleaves[i];

@@ -30,7 +30,7 @@ GroupRecord SchedulerImpl::Record(const Group& g) const {
   r.pinned_cell_id = g.notes().pinned_id;
   r.lazy_preemption = g.lazy;
   r.members = g.members;
-  rec.placement = g.placement;
+  rec.placement = PlacementOf(g);
   // A group being preempted is saved as running: its preemptor's reservation is not
   // persisted (the manager schedules the preemptor again after the restart).
   rec.state =
@@ -42,7 +42,7 @@ GroupRecord SchedulerImpl::Record(const Group& g) const {
   // The virtual leaves, when they line up with the placement's leaves (they do not when
   // recovery ignored leaves the cluster no longer has).
   size_t leaves = 0;
-  for (const PodPlacement& pod : g.placement.pods) leaves += pod.leaf_cell_indices.size();
+  for (const PodPlacement& pod : rec.placement.pods) leaves += pod.leaf_cell_indices.size();
   const bool any =
       std::any_of(g.vleaves.begin(), g.vleaves.end(), [](VCellId v) { return v != kNilId; });
   if (any && g.vleaves.size() == leaves) {

@@ -103,26 +103,24 @@ absl::StatusOr<ScheduleResult> SchedulerImpl::Commit(const Req& req, Phase phase
     }
   }
   if (victims.empty()) {
-    HoldLeaves(req, GState::kReserved, result.placement, *d);
+    HoldLeaves(req, GState::kReserved, *d);
     result.outcome = Outcome::kPlaced;
     return result;
   }
-  HoldLeaves(req, GState::kPreempting, result.placement, *d);
+  HoldLeaves(req, GState::kPreempting, *d);
   result.outcome = Outcome::kPreempting;
   for (GroupId x : victims) result.victims.push_back(groups_[x].name);
   std::sort(result.victims.begin(), result.victims.end());
   return result;
 }
 
-GroupId SchedulerImpl::HoldLeaves(const Req& req, GState state, const Placement& placement,
-                                  const Decision& d) {
+GroupId SchedulerImpl::HoldLeaves(const Req& req, GState state, const Decision& d) {
   const GroupRequest& r = *req.raw;
   ++epoch_;
   GroupId g = NewGroup(r, req.vc);
   Group& grp = groups_[g];
   grp.state = state;
-  grp.chain = d.chain;
-  grp.placement = placement;
+  grp.chain = d.chain;  // the placement Commit filled follows from these (PlacementOf)
   grp.pleaves = d.pleaves;
   grp.vleaves = d.vleaves;
   NodeKeys keys(this);
@@ -202,7 +200,7 @@ absl::StatusOr<ScheduleResult> SchedulerImpl::RecheckPreempting(GroupId g,
     return ScheduleNew(req, phase);
   }
   ScheduleResult result;
-  result.placement = grp.placement;
+  result.placement = PlacementOf(grp);
   for (CellId p : grp.pleaves) {
     GroupId u = p_user_[p.value()];
     if (u != kNilId && u != g) {

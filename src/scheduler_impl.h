@@ -374,6 +374,12 @@ class SchedulerImpl {
   void FillPlacement(ChainId ch, const std::vector<int32_t>& needs,
                      const std::vector<CellId>& pleaves, const std::vector<VCellId>& vleaves,
                      Placement* out) const;
+  // A group's placement: `given_placement`, else what FillPlacement made of its decision.
+  Placement PlacementOf(const Group& g) const;
+  // PlacementDifference(PlacementOf(g), given).empty() (a pod's empty preassigned types
+  // match any), without building PlacementOf(g) when g has no given placement; with
+  // `exact`, whether `given` is PlacementOf(g) field for field (what a view would show).
+  bool PlacementMatches(const Group& g, const Placement& given, bool exact = false) const;
   CellState PState(CellId c) const;
   CellState VState(VCellId v) const;
   PhysicalCellStatus PStatus(CellId c) const;
@@ -438,7 +444,7 @@ class SchedulerImpl {
   void CacheDecision(const Req& req, ChainId chain);
   // Holds `d`'s leaves at the group's priority for a new group in state `state` (kReserved:
   // no victims; kPreempting: its victims marked).
-  GroupId HoldLeaves(const Req& req, GState state, const Placement& placement, const Decision& d);
+  GroupId HoldLeaves(const Req& req, GState state, const Decision& d);
   // kWaiting (kReservationOverlap) naming the `overlapping` reservations.
   absl::StatusOr<ScheduleResult> OverlapWait(const std::vector<GroupId>& overlapping,
                                              ScheduleResult* result) const;

@@ -52,6 +52,68 @@ namespace {
 
 const std::string kNoName;
 
+// A group's pod sizes as ParseRequest orders them (ascending): the `needs` of its decision.
+std::vector<int32_t> NeedsOf(const std::vector<GroupMember>& members) {
+  std::vector<int32_t> needs;
+  for (const GroupMember& m : members) {
+    for (int32_t k = 0; k < m.pod_number; ++k) needs.push_back(m.leaf_cell_number);
+  }
+  std::sort(needs.begin(), needs.end());
+  return needs;
+}
+
+}  // namespace
+
+Placement SchedulerImpl::PlacementOf(const Group& g) const {
+  if (g.given_placement != nullptr) return *g.given_placement;
+  Placement out;
+  FillPlacement(g.chain, NeedsOf(g.members), g.pleaves, g.vleaves, &out);
+  return out;
+}
+
+bool SchedulerImpl::PlacementMatches(const Group& g, const Placement& given, bool exact) const {
+  if (g.given_placement != nullptr) {
+    if (!exact) return Reservations::PlacementDifference(*g.given_placement, given).empty();
+    const Placement& a = *g.given_placement;
+    auto same_pod = [](const PodPlacement& x, const PodPlacement& y) {
+      return x.leaf_cell_number == y.leaf_cell_number && x.node == y.node &&
+             x.leaf_cell_indices == y.leaf_cell_indices &&
+             x.preassigned_cell_types == y.preassigned_cell_types &&
+             x.mig_profile == y.mig_profile && x.mig_start == y.mig_start;
+    };
+    return a.chain == given.chain &&
+           std::equal(a.pods.begin(), a.pods.end(), given.pods.begin(), given.pods.end(), same_pod);
+  }
+  // PlacementDifference's tests, against what FillPlacement would write.
+  const cellalloc::CellForest& f = *forest_;
+  if (given.chain != f.chain_info(g.chain).name) return false;
+  const std::vector<int32_t> needs = NeedsOf(g.members);
+  if (given.pods.size() != needs.size()) return false;
+  size_t off = 0;
+  for (size_t k = 0; k < needs.size(); ++k) {
+    const PodPlacement& pod = given.pods[k];
+    const size_t n = static_cast<size_t>(needs[k]);
+    if (pod.leaf_cell_number != needs[k] || pod.leaf_cell_indices.size() != n ||
+        off + n > g.pleaves.size() || pod.node != f.node_name(f.node(g.pleaves[off]))) {
+      return false;
+    }
+    if (exact && (!pod.mig_profile.empty() || pod.mig_start != -1)) return false;
+    const bool types = exact || !pod.preassigned_cell_types.empty();
+    if (types && pod.preassigned_cell_types.size() != n) return false;
+    for (size_t i = 0; i < n; ++i, ++off) {
+      if (pod.leaf_cell_indices[i] != f.leaf_index(g.pleaves[off])) return false;
+      if (!types) continue;
+      const VCellId v = g.vleaves[off];
+      const std::string& want =
+          v != kNilId ? f.type_info(vclusters_.cell(vclusters_.cell(v).root).type).name : kNoName;
+      if (pod.preassigned_cell_types[i] != want) return false;
+    }
+  }
+  return true;
+}
+
+namespace {
+
 // A parent cell's state from its children's, one child at a time (no buffer): Used if any
 // child is Used; else the children's state when they all share it; else Reserving if any
 // child is Reserving, else Reserved if any is Reserved, else Free.
@@ -219,7 +281,7 @@ GroupStatus SchedulerImpl::GStatus(const Group& g) const {
   s.request.pinned_cell_id = g.notes().pinned_id;
   s.request.lazy_preemption = g.lazy;
   s.request.members = g.members;
-  s.placement = g.placement;
+  s.placement = PlacementOf(g);
   s.preemptor = g.notes().preemptor;
   s.downgrade_reason = g.notes().downgrade_reason;
   return s;

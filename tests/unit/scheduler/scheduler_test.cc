@@ -245,6 +245,70 @@ TEST_CASE("Scheduler: lazy preemption downgrades the victim instead of killing i
   CHECK(r->placement.pods[0].node != s->GetGroup("low").placement.pods[0].node);
 }
 
+bool SamePlacement(const Placement& a, const Placement& b) {
+  if (a.chain != b.chain || a.pods.size() != b.pods.size()) return false;
+  for (size_t k = 0; k < a.pods.size(); ++k) {
+    const PodPlacement& x = a.pods[k];
+    const PodPlacement& y = b.pods[k];
+    if (x.leaf_cell_number != y.leaf_cell_number || x.node != y.node ||
+        x.leaf_cell_indices != y.leaf_cell_indices ||
+        x.preassigned_cell_types != y.preassigned_cell_types || x.mig_profile != y.mig_profile ||
+        x.mig_start != y.mig_start) {
+      return false;
+    }
+  }
+  return true;
+}
+
+// Regression: groups hold no copy of a decided placement (it is derived again from their
+// leaves when asked); every view must still show the one the group was placed with.
+TEST_CASE("Scheduler: a group's status and record show the placement it was placed with",
+          "[scheduler][unit]") {
+  auto shows = [](const Scheduler& s, const std::string& name, const Placement& want) {
+    INFO(name);
+    CHECK(SamePlacement(s.GetGroup(name).placement, want));
+    absl::StatusOr<GroupRecord> rec = s.GetGroupRecord(name);
+    REQUIRE(rec.ok());
+    CHECK(SamePlacement(rec->placement, want));
+  };
+  auto s = Make(testdata::kTwoRacksYaml);
+  // Scheduled and allocated: the decision's placement, preassigned types included.
+  GroupRequest low = Req("low", "beta", 1, {{1, 4}});
+  low.lazy_preemption = true;
+  const Placement low_placed = Run(*s, low);
+  REQUIRE(!low_placed.pods.empty());
+  CHECK(!low_placed.pods[0].preassigned_cell_types[0].empty());
+  shows(*s, "low", low_placed);
+  // Lazily downgraded: it loses its virtual cells but keeps showing its types.
+  auto r = s->Schedule(Req("high", "beta", 5, {{1, 4}}), Phase::kPreempting);
+  REQUIRE(r.ok());
+  REQUIRE(r->outcome == Outcome::kPlaced);
+  REQUIRE(s->GetGroup("low").state == GroupState::kOpportunistic);
+  shows(*s, "low", low_placed);
+  REQUIRE(s->Allocate(Req("high", "beta", 5, {{1, 4}}), r->placement).ok());
+  shows(*s, "high", r->placement);
+  shows(*s, "low", low_placed);
+  RequireOk(*s);
+  // Filtered and allocated with no preassigned types: the caller's placement, as given;
+  // with them, the decision's.
+  auto t = Make(testdata::kTwoRacksYaml);
+  const GroupRequest bare_req = Req("bare", "alpha", 2, {{1, 2}});
+  auto f = t->Schedule(bare_req, Phase::kFiltering);
+  REQUIRE(f.ok());
+  REQUIRE(f->outcome == Outcome::kPlaced);
+  Placement bare = f->placement;
+  for (PodPlacement& pod : bare.pods) pod.preassigned_cell_types.clear();
+  REQUIRE(t->Allocate(bare_req, bare).ok());
+  shows(*t, "bare", bare);
+  const GroupRequest typed_req = Req("typed", "alpha", 2, {{1, 2}});
+  auto g = t->Schedule(typed_req, Phase::kFiltering);
+  REQUIRE(g.ok());
+  REQUIRE(g->outcome == Outcome::kPlaced);
+  REQUIRE(t->Allocate(typed_req, g->placement).ok());
+  shows(*t, "typed", g->placement);
+  RequireOk(*t);
+}
+
 TEST_CASE("Scheduler: the filtering phase never changes state", "[scheduler][unit]") {
   auto s = Make(testdata::kTwoRacksYaml);
   GroupRequest low = Req("low", "beta", 1, {{1, 4}});
