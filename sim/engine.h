@@ -38,7 +38,9 @@
 #define HIVED_SIM_ENGINE_H_
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
+#include <cstring>
 #include <functional>
 #include <memory>
 #include <string>
@@ -135,13 +137,17 @@ class Rare {
 };
 
 // The nodes of a job's run, sorted, in 8 bytes: a single node inline (almost every job), more
-// in a heap block. Invariant: `word_` is 0 (no nodes), `(node << 32) | 1` (one node), or the
-// address (8-aligned, low bit 0) of a block holding the count and then the nodes.
+// in a heap block. Invariant: `slots_` is all zero (no nodes); or holds the tag 1 in
+// `slots_[kTag]` and the node in `slots_[kNode]` (one node); or holds the address of a block
+// with the count and then the nodes. `kTag` is the slot with the low half of the 8 bytes read
+// as one word, so a block's address (8-aligned) reads with the low bit 0 and an inline node
+// with 1. The address is copied in and out with memcpy, the node is a real int32_t: no
+// storage is read as a type it does not hold.
 class RunNodes {
  public:
   RunNodes() = default;
   RunNodes(const RunNodes& o) { Assign(o.begin(), o.size()); }
-  RunNodes(RunNodes&& o) noexcept : word_(o.word_) { o.word_ = 0; }
+  RunNodes(RunNodes&& o) noexcept : slots_(o.slots_) { o.slots_ = {}; }
   RunNodes& operator=(const RunNodes& o) {
     if (this != &o) Assign(o.begin(), o.size());
     return *this;
@@ -149,8 +155,8 @@ class RunNodes {
   RunNodes& operator=(RunNodes&& o) noexcept {
     if (this != &o) {
       Free();
-      word_ = o.word_;
-      o.word_ = 0;
+      slots_ = o.slots_;
+      o.slots_ = {};
     }
     return *this;
   }
@@ -161,15 +167,15 @@ class RunNodes {
   ~RunNodes() { Free(); }
 
   size_t size() const {
-    if (word_ == 0) return 0;
-    return (word_ & 1) != 0 ? 1 : static_cast<size_t>(Block()[0]);
+    if (empty()) return 0;
+    return Inline() ? 1 : static_cast<size_t>(Block()[0]);
   }
   const int32_t* begin() const {
-    if ((word_ & 1) != 0) return reinterpret_cast<const int32_t*>(&word_) + kInlineSlot;
-    return word_ == 0 ? nullptr : Block() + 1;
+    if (empty()) return nullptr;
+    return Inline() ? &slots_[kNode] : Block() + 1;
   }
   const int32_t* end() const { return begin() + size(); }
-  bool empty() const { return word_ == 0; }
+  bool empty() const { return slots_[0] == 0 && slots_[1] == 0; }
   int32_t operator[](size_t i) const { return begin()[i]; }
   friend bool operator==(const RunNodes& a, const NodeList& b) {
     return std::equal(a.begin(), a.end(), b.begin(), b.end());
@@ -181,31 +187,34 @@ class RunNodes {
   friend bool operator!=(const RunNodes& a, const RunNodes& b) { return !(a == b); }
 
  private:
-  // The 32-bit half of `word_` that holds an inline node: the high half, where it sits in
-  // memory depending on the byte order.
-  static constexpr size_t kInlineSlot = __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ ? 1 : 0;
-  int32_t* Block() const { return reinterpret_cast<int32_t*>(static_cast<uintptr_t>(word_)); }
+  static constexpr size_t kTag = __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ ? 0 : 1;
+  static constexpr size_t kNode = 1 - kTag;
+  static_assert(sizeof(int32_t*) == 8, "a block's address fills both slots");
+  bool Inline() const { return (slots_[kTag] & 1) != 0; }
+  int32_t* Block() const {
+    int32_t* block = nullptr;
+    std::memcpy(&block, slots_.data(), sizeof(block));
+    return block;
+  }
   void Free() {
-    if (word_ != 0 && (word_ & 1) == 0) delete[] Block();
-    word_ = 0;
+    if (!empty() && !Inline()) delete[] Block();
+    slots_ = {};
   }
   void Assign(const int32_t* nodes, size_t n) {
+    std::array<int32_t, 2> next{};
     if (n == 1) {
-      const uint64_t one = (static_cast<uint64_t>(static_cast<uint32_t>(nodes[0])) << 32) | 1;
-      Free();
-      word_ = one;
-      return;
-    }
-    int32_t* block = nullptr;
-    if (n > 1) {
-      block = new int32_t[n + 1];
+      next[kTag] = 1;
+      next[kNode] = nodes[0];
+    } else if (n > 1) {
+      auto* block = new int32_t[n + 1];
       block[0] = static_cast<int32_t>(n);
       std::copy(nodes, nodes + n, block + 1);
+      std::memcpy(next.data(), &block, sizeof(block));
     }
     Free();
-    word_ = static_cast<uint64_t>(reinterpret_cast<uintptr_t>(block));
+    slots_ = next;
   }
-  uint64_t word_ = 0;
+  std::array<int32_t, 2> slots_{};
 };
 
 // What few jobs have: a rejection reason, GPU-seconds lost to preemptions and to failures.
