@@ -85,31 +85,6 @@ struct EngineOptions {
 enum class JobState : uint8_t { kPending, kQueued, kRunning, kCompleted, kRejected };
 std::string_view JobStateName(JobState state);
 
-// A string that is almost always empty (a job's rejection reason): one pointer per job, not
-// a 32-byte std::string, so a million job records do not carry 32 MB of empty strings.
-class RareString {
- public:
-  RareString() = default;
-  RareString(const RareString& o) { *this = o; }
-  RareString(RareString&&) noexcept = default;
-  RareString& operator=(const RareString& o) {
-    if (this != &o) text_ = o.text_ ? std::make_unique<std::string>(*o.text_) : nullptr;
-    return *this;
-  }
-  RareString& operator=(RareString&&) noexcept = default;
-  RareString& operator=(std::string text) {
-    text_ = text.empty() ? nullptr : std::make_unique<std::string>(std::move(text));
-    return *this;
-  }
-  bool empty() const { return text_ == nullptr; }
-  std::string_view view() const { return text_ ? std::string_view(*text_) : std::string_view(); }
-  operator std::string_view() const { return view(); }  // NOLINT: reads as the string it holds
-  friend bool operator==(const RareString& a, std::string_view b) { return a.view() == b; }
-
- private:
-  std::unique_ptr<std::string> text_;
-};
-
 // A value that almost every job lacks, behind one pointer allocated on first write: reads of
 // an absent value see `T()`. Copies are deep.
 template <typename T>
@@ -131,9 +106,32 @@ class Rare {
     if (!p_) p_ = std::make_unique<T>();
     return *p_;
   }
+  bool present() const { return p_ != nullptr; }
+  void reset() { p_.reset(); }
 
  private:
   std::unique_ptr<T> p_;
+};
+
+// A string that is almost always empty (a job's rejection reason): one pointer per job, not
+// a 32-byte std::string, so a million job records do not carry 32 MB of empty strings.
+class RareString {
+ public:
+  RareString& operator=(std::string text) {
+    if (text.empty()) {
+      text_.reset();
+    } else {
+      text_.mutable_get() = std::move(text);
+    }
+    return *this;
+  }
+  bool empty() const { return !text_.present(); }
+  std::string_view view() const { return text_.get(); }
+  operator std::string_view() const { return view(); }  // NOLINT: reads as the string it holds
+  friend bool operator==(const RareString& a, std::string_view b) { return a.view() == b; }
+
+ private:
+  Rare<std::string> text_;  // present iff not empty
 };
 
 // The nodes of a job's run, sorted, in 8 bytes: a single node inline (almost every job), more
