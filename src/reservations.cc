@@ -146,6 +146,32 @@ bool Reservations::MatchesFiltered(const GroupRequest& request, const Placement&
   return true;
 }
 
+void Reservations::NoteCancelled(std::string_view group, std::string_view by) {
+  cancelled_[std::string(group)] = std::string(by);
+}
+
+std::string Reservations::TakeCancelled(std::string_view group) {
+  if (cancelled_.empty()) return std::string();
+  auto it = cancelled_.find(group);
+  if (it == cancelled_.end()) return std::string();
+  std::string by = std::move(it->second);
+  cancelled_.erase(it);
+  return by;
+}
+
+const std::string* Reservations::CancelledBy(std::string_view group) const {
+  if (cancelled_.empty()) return nullptr;
+  auto it = cancelled_.find(group);
+  return it == cancelled_.end() ? nullptr : &it->second;
+}
+
+std::string Reservations::CancelledMessage(std::string_view group, std::string_view by) {
+  return absl::StrCat("group ", absl::string_view(group.data(), group.size()),
+                      " has no reservation: it was cancelled by group ",
+                      absl::string_view(by.data(), by.size()),
+                      ", whose decision overlapped it while it was preempting; Schedule it again");
+}
+
 absl::Status Reservations::CheckInvariants() const {
   if (epoch_ == kNever) return absl::OkStatus();
   if (!std::is_sorted(needs_.begin(), needs_.end())) {

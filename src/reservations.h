@@ -37,6 +37,8 @@
 #define HIVED_SRC_RESERVATIONS_H_
 
 #include <cstdint>
+#include <functional>
+#include <map>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -77,8 +79,19 @@ class Reservations {
 
   absl::Status CheckInvariants() const;
 
+  // Cancellations the library made (scheduler.h rule 8): a Preempting group's reservation
+  // cancelled by another group's decision that overlaps it. The note names the canceller
+  // until the cancelled group's next `Schedule` takes it (`TakeCancelled`); `Allocate`
+  // only reads it (`CancelledBy`, nullptr when none). A later note replaces an earlier one.
+  void NoteCancelled(std::string_view group, std::string_view by);
+  std::string TakeCancelled(std::string_view group);
+  const std::string* CancelledBy(std::string_view group) const;
+  // "group G was cancelled by B: ..." (Allocate's kFailedPrecondition message).
+  static std::string CancelledMessage(std::string_view group, std::string_view by);
+
  private:
   static constexpr uint64_t kNever = ~uint64_t{0};
+  std::map<std::string, std::string, std::less<>> cancelled_;  // group -> canceller
   std::string name_;
   uint64_t epoch_ = kNever;
   ChainId chain_;

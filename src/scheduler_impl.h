@@ -150,6 +150,8 @@ class SchedulerImpl {
   // For Sharing's reservations: the state epoch (bumped by every change) and node health.
   uint64_t epoch() const { return epoch_; }
   bool NodeHealthy(NodeId node) const { return buddy_->IsNodeHealthy(node); }
+  // For Sharing's holders: the cancellation notes (Reservations::NoteCancelled).
+  Reservations& cancellations() { return reservations_; }
   // For Sharing's choice: the leaves of a cell used (at any priority) by whole groups.
   int32_t UsedLeaves(CellId cell) const { return pusage_.UsedTotal(cell); }
 

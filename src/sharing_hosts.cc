@@ -255,6 +255,8 @@ absl::StatusOr<ScheduleResult> Sharing::ScheduleHost(const GroupRequest& r, Phas
     }
     result.outcome = Outcome::kWaiting;
     result.code = ReasonCode::kInsufficientCapacity;
+    result.cancelled = std::move(core->cancelled);
+    result.cancelled_by = std::move(core->cancelled_by);
     result.reason =
         absl::StrCat("group ", r.name, ": its pods on node ",
                      forest_.node_name(NodeId(static_cast<uint32_t>(n))), " need ", u.first,

@@ -135,6 +135,67 @@ void Sharing::NoteAdmitted(const GroupRequest& r, uint64_t types) {
 
 absl::StatusOr<ScheduleResult> Sharing::Schedule(const GroupRequest& r, Phase phase) {
   if (IsHostRequest(r)) return ScheduleHost(r, phase);
+  // A preempting group whose holder an overlapping preemptor cancelled is told so, once, by
+  // the Preempting phase (the Filtering phase changes nothing).
+  std::string by;
+  auto git = groups_.find(r.name);
+  if (git != groups_.end() && git->second.stage == Stage::kPreempting &&
+      !git->second.holder.empty()) {
+    Reservations& notes = core_->cancellations();
+    if (phase == Phase::kPreempting) {
+      by = notes.TakeCancelled(git->second.holder);
+    } else if (const std::string* b = notes.CancelledBy(git->second.holder)) {
+      by = *b;
+    }
+  }
+  absl::StatusOr<ScheduleResult> result = ScheduleShares(r, phase);
+  git = groups_.find(r.name);
+  if (result.ok() && git != groups_.end() && git->second.stage == Stage::kPreempting &&
+      (result->outcome == Outcome::kWaiting || result->outcome == Outcome::kInfeasible)) {
+    // A preempting group that can neither place nor preempt now holds nothing: its bars and
+    // its holder are given up in the Preempting phase (as a whole group's blocked
+    // reservation is re-placed), and the Filtering phase, which changes nothing, says that
+    // it still preempts.
+    if (phase == Phase::kPreempting) {
+      HIVED_RETURN_IF_ERROR(CancelHolder(&git->second));
+      Bar(r.name, false);
+      groups_.erase(git);
+      pending_ = Pending();
+      absl::StrAppend(&result->reason, "; its preemption is given up");
+    } else {
+      result->code = ReasonCode::kReservationBlocked;
+      result->reason =
+          absl::StrCat("preempting group ", r.name, " cannot be placed now (", result->reason,
+                       "); it keeps its reservation until a Preempting-phase "
+                       "Schedule re-places it or CancelPreemption");
+    }
+  }
+  if (result.ok()) {
+    result->cancelled_by = std::move(by);
+    // The scheduler noted the holder that cancelled them; the group it placed is named.
+    for (const std::string& c : result->cancelled) {
+      auto cit = groups_.find(c);
+      core_->cancellations().NoteCancelled(
+          cit != groups_.end() && !cit->second.holder.empty() ? cit->second.holder : c, r.name);
+    }
+  }
+  return result;
+}
+
+void Sharing::TranslateCancelled(std::vector<std::string>* cancelled) const {
+  for (std::string& c : *cancelled) {
+    if (!IsHolderName(c)) continue;
+    for (const auto& [name, g] : groups_) {
+      if (g.stage == Stage::kPreempting && g.holder == c) {
+        c = name;
+        break;
+      }
+    }
+  }
+  std::sort(cancelled->begin(), cancelled->end());
+}
+
+absl::StatusOr<ScheduleResult> Sharing::ScheduleShares(const GroupRequest& r, Phase phase) {
   pending_ = Pending();
   auto rit = groups_.find(r.name);
   if (rit != groups_.end() && rit->second.stage == Stage::kReserved) {
@@ -245,7 +306,8 @@ absl::StatusOr<ScheduleResult> Sharing::Schedule(const GroupRequest& r, Phase ph
       return result;
     }
     result.outcome = core->outcome;
-    result.victims = core->victims;  // already translated by the scheduler's hook
+    result.victims = core->victims;      // already translated by the scheduler's hook
+    result.cancelled = core->cancelled;  // likewise
     result.reason = core->reason;
     result.code = core->code;
     fill(leaves, &core->placement);

@@ -147,9 +147,6 @@ absl::StatusOr<std::optional<ScheduleResult>> Sharing::RecheckReserved(const Gro
                                                                        Phase phase) {
   const Group& g = groups_.at(r.name);
   std::string why;
-  if (!g.holder.empty() && CoreStatus(g.holder).state == GroupState::kAbsent) {
-    why = absl::StrCat("its new leaves' preemption (", g.holder, ") was cancelled");
-  }
   for (const PodShare& s : g.pods) {
     if (!why.empty()) break;
     const NodeId n = forest_.node(s.leaf);
@@ -197,6 +194,12 @@ absl::StatusOr<AllocateInfo> Sharing::AllocateDecided(const GroupRequest& r, con
         absl::StrCat("group ", r.name, ": not what Schedule decided (Filtering phase): ", diff));
   }
   if (!decided && git != groups_.end()) {
+    const std::string* by = git->second.holder.empty()
+                                ? nullptr
+                                : core_->cancellations().CancelledBy(git->second.holder);
+    if (by != nullptr) {
+      return absl::FailedPreconditionError(Reservations::CancelledMessage(r.name, *by));
+    }
     return absl::FailedPreconditionError(absl::StrCat(
         "group ", r.name, " is preempting: Schedule it again (Preempting phase) once its ",
         "victims are gone, which reserves its placement, then Allocate it"));

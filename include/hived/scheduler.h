@@ -110,8 +110,11 @@
 //    never a victim nor cancelled by another group (a manager trusts its reservation until
 //    it binds or unreserves; Kubernetes does not preempt assumed pods either). A result with
 //    victims reserves the leaves (Reserving/Reserved, GroupState kPreempting), cancels preempting
-//    groups whose reservation overlaps, and returns kPreempting; after the victims are released,
-//    `Schedule` of the same group returns kPlaced with the reserved placement. `Schedule` of a
+//    groups whose reservation overlaps (listed in `ScheduleResult::cancelled`; each one's next
+//    `Schedule` names the canceller in `cancelled_by`, its `Allocate` error too), and returns
+//    kPreempting; after the victims are released, `Schedule` of the same group returns kPlaced
+//    with the reserved placement, which in kPreempting reserves it as above (GroupState
+//    kReserved: whatever path led to a kPlaced, it is then held). `Schedule` of a
 //    reserved or Preempting group returns its reservation (re-checked: on a bad or non-suggested
 //    node it is re-placed in kPreempting, kWaiting in kFiltering). A decision that lands on a
 //    reserved group's leaves (pass 2 counts lower-priority reserved leaves like used ones) waits
