@@ -91,6 +91,7 @@
 #include "src/cluster_state.h"
 #include "src/group_table.h"
 #include "src/health.h"
+#include "src/internal/strings.h"
 #include "src/node_index.h"
 #include "src/placer.h"
 #include "src/reservations.h"
@@ -102,11 +103,6 @@ namespace hived {
 namespace internal {
 struct SavedState;  // persistence_json.h
 }  // namespace internal
-
-// Abseil's string_view is not std::string_view in the Debian build.
-inline absl::string_view ToAbsl(std::string_view s) {
-  return absl::string_view(s.data(), s.size());
-}
 
 // The checks every request passes before `Schedule` or `Allocate` looks at it (the same
 // for both): a name, a priority in range, members with positive counts and at most

@@ -132,11 +132,6 @@ bool IsMig(const GroupRequest& request);
 // MIG profile), and a member with leafCellNumber 0 (CPU-only) or with CPU or host memory.
 bool IsHostRequest(const GroupRequest& request);
 
-// The first difference between a reserved fractional request and an Allocate's (VC,
-// priority, members and their amounts, leaf types), e.g. "priority 1, reserved at 0"; empty
-// when none.
-std::string ShareRequestDifference(const GroupRequest& reserved, const GroupRequest& given);
-
 class Sharing {
  public:
   Sharing(SchedulerImpl* core, const ClusterSpec& spec, const cellalloc::CellForest& forest);
@@ -374,6 +369,12 @@ class Sharing {
   void TakeMig(CellId leaf, const PodAsk& a, Tentative* t) const;
   // Recover: why pod `a` cannot be on `leaf` as far as MIG goes; empty when it can.
   std::string MigRecoverProblem(CellId leaf, const PodAsk& a, const Tentative& t) const;
+  // The one accounting of a recorded pod (Recover's and Restore's), its GPU room and node
+  // CPU and memory checked by the caller: pod `a` of `group` counted in `t` on `leaf`, a MIG
+  // pod at the instance `start` a placement or record names (-1: the rule's, as at
+  // Allocate); why it cannot be (no pod is counted then), empty when counted.
+  std::string TakeRecorded(const std::string& group, CellId leaf, const PodAsk& a, int32_t start,
+                           Tentative* t) const;
   void AddMig(const std::string& group, const PodShare& s);
   void RemoveMig(const std::string& group, const PodShare& s);
   absl::Status CheckMig() const;

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "src/group_record.h"
 #include "src/internal/status_macros.h"
 #include "src/scheduler_impl.h"
 #include "src/sharing.h"
@@ -395,11 +396,7 @@ void Sharing::AppendHostRecords(std::vector<GroupRecord>* out) const {
 bool Sharing::CpuOnlyRecord(std::string_view name, GroupRecord* out) const {
   const HostGroup* g = CpuOnlyGroup(name);
   if (g == nullptr) return false;
-  out->request = g->request;
-  out->request.suggested_nodes.reset();
-  out->placement = g->placement;
-  out->state = g->request.priority >= kMinGuaranteedPriority ? GroupState::kAllocated
-                                                             : GroupState::kOpportunistic;
+  *out = RunningRecord(g->request, g->placement, g->request.priority >= kMinGuaranteedPriority);
   return true;
 }
 

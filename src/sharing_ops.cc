@@ -397,7 +397,7 @@ absl::StatusOr<AllocateInfo> Sharing::Allocate(const GroupRequest& r, const Plac
     return AllocateDecided(r, p, placement);
   }
   HIVED_RETURN_IF_ERROR(Parse(r).status());
-  std::string diff = ShareRequestDifference(git->second.request, r);
+  std::string diff = Reservations::RequestDifference(git->second.request, r);
   if (diff.empty()) diff = Reservations::PlacementDifference(git->second.placement, placement);
   if (!diff.empty()) {
     return absl::FailedPreconditionError(
