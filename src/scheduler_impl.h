@@ -62,6 +62,20 @@
 // and the holders that open GPUs for them), NodeIndex (a view's node order). Shared
 // records: cluster_state.h.
 //
+// Invariants (CheckInvariants, scheduler_invariants.cc; each component checks its own too):
+//  (1) A leaf cell is used by at most one group; a group holds exactly the leaves of its
+//      placement (a reserved or preempting group reserves them, a running one uses them).
+//  (2) Buddy: no two free buddies at the same level remain unmerged; free + split + used
+//      cells account for every cell at every level (cellalloc/buddy_allocator.h).
+//  (3) Safety: per chain and level, obtainable physical cells >= unbound virtual cells of
+//      all VCs (virtual_clusters.h (5)).
+//  (4) A bound virtual cell and its physical cell are bound to each other, same level, same
+//      chain (virtual_clusters.h (2)).
+//  (5) A guaranteed group of a VC never uses more cells at a level than the VC reserves.
+//  (6) Only lower-priority or opportunistic groups are ever preempted; a victim is a whole
+//      group.
+//  (7) Releasing everything returns the allocator to its initial state.
+//
 // Thread safety: not thread-safe; callers serialize.
 #ifndef HIVED_SRC_SCHEDULER_IMPL_H_
 #define HIVED_SRC_SCHEDULER_IMPL_H_

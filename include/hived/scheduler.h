@@ -19,7 +19,7 @@
 // live is not an error: GetGroup returns its name with state kAbsent. Mutations of a group
 // that is not live (Release, CancelPreemption) are kNotFound.
 //
-// Example (C++17; compiled by tests/unit/scheduler_api/header_example_test.cc):
+// Example (C++17; compiled by tests/api/header_example_test.cc):
 //   auto spec = hived::LoadClusterSpecFile("cluster.yaml");
 //   if (!spec.ok()) return spec.status();
 //   auto scheduler = hived::Scheduler::Create(*spec);
@@ -284,8 +284,8 @@ class HIVED_EXPORT Scheduler {
   absl::StatusOr<std::vector<VcSummary>> GetVcSummary(std::string_view vc) const;
   const ClusterSpec& spec() const;
 
-  // Checks the invariants listed in design.md (and the allocator's own); returns the first
-  // violation as kInternal.
+  // Checks the scheduler's invariants (src/scheduler_impl.h) and every component's;
+  // returns the first violation as kInternal.
   absl::Status CheckInvariants() const;
 
  private:
