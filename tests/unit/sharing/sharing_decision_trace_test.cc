@@ -1,7 +1,7 @@
-// The sharing decision trace: every decision the scheduler makes on seeded call sequences
-// of fractional, MIG and host groups mixed with whole-GPU ones, written to the file named by
-// HIVED_SHARING_DECISION_TRACE. `scripts/decision-check.sh` runs it on the build before and
-// after a change and compares the files byte for byte, as it does the whole-GPU trace
+// The sharing decision trace and the sharing Filtering property: every decision the scheduler makes
+// on seeded call sequences of fractional, MIG and host groups mixed with whole-GPU ones, written to
+// the file named by HIVED_SHARING_DECISION_TRACE. `scripts/decision-check.sh` runs it on the build
+// before and after a change and compares the files byte for byte, as it does the whole-GPU trace
 // (tests/unit/scheduler_api/decision_trace_test.cc).
 //
 // Hidden (tag [.decisions]): it judges nothing by itself; it only records. The calls:
@@ -77,11 +77,15 @@ std::string StateText(const Scheduler& s) {
   return out;
 }
 
-// Seeded random calls on one cluster; `mig` adds MIG pods (the MIG cluster's A100).
+// Seeded random calls on one cluster; `mig` adds MIG pods (the MIG cluster's A100). With
+// `check_filtering`, every Filtering-phase Schedule is bracketed by full snapshots of the
+// observable state (groups, every leaf's shares, holder, sharers and MIG instances, nodes)
+// and the invariants, which must not change.
 class SharingTrace {
  public:
-  SharingTrace(const char* yaml, bool mig, uint64_t seed, std::string* out)
-      : mig_(mig), rng_(seed), out_(out) {
+  SharingTrace(const char* yaml, bool mig, uint64_t seed, std::string* out,
+               bool check_filtering = false)
+      : mig_(mig), check_filtering_(check_filtering), rng_(seed), out_(out) {
     absl::StatusOr<ClusterSpec> spec = LoadClusterSpecString(yaml, "trace.yaml");
     REQUIRE(spec.ok());
     absl::StatusOr<std::unique_ptr<Scheduler>> s = Scheduler::Create(*spec);
@@ -92,6 +96,9 @@ class SharingTrace {
       types_.push_back(n.leaf_cell_type);
     }
   }
+
+  // Filtering-phase calls checked, by kind of request: fractional, MIG, host, whole.
+  int64_t filtering_checked(int kind) const { return filtering_[kind]; }
 
   void Run(int steps) {
     for (int step = 0; step < steps; ++step) {
@@ -187,10 +194,29 @@ class SharingTrace {
     return r;
   }
 
+  // Schedule; a Filtering-phase call (with `check_filtering_`) must change nothing.
+  absl::StatusOr<ScheduleResult> Schedule(const GroupRequest& r, Phase phase) {
+    if (!check_filtering_ || phase != Phase::kFiltering) return s_->Schedule(r, phase);
+    const std::string before = StateText(*s_);
+    absl::StatusOr<ScheduleResult> res = s_->Schedule(r, phase);
+    REQUIRE(s_->CheckInvariants().ok());
+    if (before != StateText(*s_)) {
+      INFO("Filtering " << r.name << " -> " << ResultText(res) << " changed the state");
+      CHECK(before == StateText(*s_));
+    }
+    const GroupMember& m = r.members[0];
+    const int kind = !m.mig_profile.empty()                                           ? 1
+                     : m.gpu_milli > 0                                                ? 0
+                     : m.leaf_cell_number == 0 || m.cpu_milli > 0 || m.memory_mib > 0 ? 2
+                                                                                      : 3;
+    ++filtering_[kind];
+    return res;
+  }
+
   void ScheduleNew() {
     const GroupRequest r = RandomRequest();
     const Phase phase = Pick(3) == 0 ? Phase::kFiltering : Phase::kPreempting;
-    absl::StatusOr<ScheduleResult> res = s_->Schedule(r, phase);
+    absl::StatusOr<ScheduleResult> res = Schedule(r, phase);
     Line("schedule ", r.name, " ", r.vc, " p", r.priority, " ", PhaseName(phase), " ",
          ResultText(res));
     if (!res.ok()) return;
@@ -208,7 +234,7 @@ class SharingTrace {
       auto it = known_.find(g.name);
       if (it == known_.end() || Pick(2) == 0) continue;
       const Phase phase = Pick(3) == 0 ? Phase::kFiltering : Phase::kPreempting;
-      absl::StatusOr<ScheduleResult> res = s_->Schedule(it->second, phase);
+      absl::StatusOr<ScheduleResult> res = Schedule(it->second, phase);
       Line("recheck ", g.name, " ", PhaseName(phase), " ", ResultText(res));
       if (res.ok() && res->outcome == Outcome::kPlaced && Pick(4) != 0) {
         absl::StatusOr<AllocateInfo> a = s_->Allocate(it->second, res->placement);
@@ -246,6 +272,8 @@ class SharingTrace {
   }
 
   bool mig_;
+  bool check_filtering_;
+  int64_t filtering_[4] = {0, 0, 0, 0};
   std::mt19937_64 rng_;
   std::string* out_;
   std::unique_ptr<Scheduler> s_;
@@ -254,6 +282,27 @@ class SharingTrace {
   std::map<std::string, GroupRequest> known_;
   int64_t next_ = 0;
 };
+
+// Issue 27: `Phase::kFiltering` changes nothing for shared, MIG and host requests either.
+TEST_CASE("Sharing: the Filtering phase leaves the whole observable state unchanged",
+          "[sharing][property]") {
+  int64_t checked[4] = {0, 0, 0, 0};
+  for (uint64_t seed = 1; seed <= 3; ++seed) {
+    CAPTURE(seed);
+    for (const bool mig : {false, true}) {
+      std::string out;
+      SharingTrace trace(mig ? testdata::kMigYaml : testdata::kSharingYaml, mig, seed, &out,
+                         /*check_filtering=*/true);
+      trace.Run(400);
+      for (int k = 0; k < 4; ++k) checked[k] += trace.filtering_checked(k);
+    }
+  }
+  // The sequences must reach every kind of request, or the test proves little.
+  CHECK(checked[0] > 50);  // fractional
+  CHECK(checked[1] > 20);  // MIG
+  CHECK(checked[2] > 20);  // host (CPU-only, or whole with CPU or memory)
+  CHECK(checked[3] > 10);  // whole
+}
 
 TEST_CASE("Sharing decision trace: fractional, MIG and host call sequences, for comparison",
           "[sharing][.decisions]") {
