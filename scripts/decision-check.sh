@@ -10,6 +10,11 @@
 #    decision_trace_test.cc): the three reference workloads of bench/scheduler_bench.cc and
 #    seeded random call sequences on HiveD's configs and the test configs, every result
 #    and the full views;
+#  - decisions-sharing.txt: the hidden [.decisions] test of tests/unit/sharing/
+#    sharing_decision_trace_test.cc: seeded fractional, MIG and host call sequences mixed
+#    with whole groups, every result and the groups' and leaves' sharing views;
+#  - fill-<list>/curve.csv: `hived-sim fill` (the library's policy) seed 42 on the openb
+#    pod lists default, gpushare40 and multigpu20 (allocation ratio per arrived demand);
 #  - scenarios.txt: `hived-sim scenario` on every tests/scenarios/*.yaml (pass/fail lines);
 #  - philly-<policy>/jobs.csv and summary.json without timings: the Philly replay with
 #    the hived, quota and private policies.
@@ -28,6 +33,15 @@ HIVED_DECISION_TRACE="$dest/decisions.txt" \
 # Error messages name config files by absolute path: keep them relative to the checkout, so
 # a baseline recorded in one worktree compares equal in another.
 sed -i "s#$root/##g" "$dest/decisions.txt"
+HIVED_SHARING_DECISION_TRACE="$dest/decisions-sharing.txt" \
+  "$build/tests/unit/sharing/sharing_decision_trace" "[.decisions]" >/dev/null
+openb=../shared/traces/openb
+for list in default gpushare40 multigpu20; do
+  "$build/sim/hived-sim" fill --nodes "$openb/openb_node_list_gpu_node.csv" \
+    --pods "$openb/openb_pod_list_$list.csv" --format openb --seed 42 \
+    --out "$dest/fill-$list" >/dev/null
+  find "$dest/fill-$list" -type f ! -name curve.csv -delete
+done
 for f in tests/scenarios/*.yaml; do
   if "$build/sim/hived-sim" scenario --skip-missing-config "$f" >/dev/null 2>&1; then
     echo "pass $f"

@@ -27,6 +27,9 @@ absl::StatusOr<AllocateInfo> SchedulerImpl::Allocate(const GroupRequest& request
   }
   HIVED_RETURN_IF_ERROR(ValidateRequest(request));
   if (!reservations_.MatchesFiltered(request, placement, *forest_, epoch_)) {
+    if (const std::string* by = reservations_.CancelledBy(request.name)) {
+      return absl::FailedPreconditionError(Reservations::CancelledMessage(request.name, *by));
+    }
     return absl::FailedPreconditionError(absl::StrCat(
         "group ", request.name,
         " has no reservation: Schedule it first (the Preempting phase reserves a kPlaced "
@@ -82,6 +85,7 @@ absl::StatusOr<AllocateInfo> SchedulerImpl::AllocateFree(
   }
   const VcId vc = vclusters_.FindVc(request.vc);
   ++epoch_;
+  reservations_.TakeCancelled(request.name);  // it runs now: an old cancellation is told
   GroupId g = NewGroup(request, vc);
   Group& grp = groups_[g];
   grp.chain = filtered ? reservations_.chain() : forest_->FindChain(placement.chain);

@@ -7,11 +7,12 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
+#include "src/internal/strings.h"
 
 namespace hived {
 
 GroupId GroupTable::Find(std::string_view name) const {
-  auto it = by_name_.find(absl::string_view(name.data(), name.size()));
+  auto it = by_name_.find(ToAbsl(name));
   return it == by_name_.end() ? kNilId : it->second;
 }
 

@@ -120,12 +120,11 @@ absl::Status SchedulerImpl::Release(std::string_view name) {
   if (sharing_->Handles(name)) return sharing_->Release(name);
   const GroupId g = groups_.Find(name);
   if (g == kNilId) {
-    return absl::NotFoundError(
-        absl::StrCat("group ", absl::string_view(name.data(), name.size()), " is not running"));
+    return absl::NotFoundError(absl::StrCat("group ", ToAbsl(name), " is not running"));
   }
   if (groups_[g].state == GState::kPreempting || groups_[g].state == GState::kReserved) {
     return absl::FailedPreconditionError(
-        absl::StrCat("group ", absl::string_view(name.data(), name.size()),
+        absl::StrCat("group ", ToAbsl(name),
                      groups_[g].state == GState::kReserved
                          ? " is reserved, not running; use Unreserve"
                          : " is preempting, not running; use CancelPreemption"));
@@ -141,7 +140,7 @@ absl::Status SchedulerImpl::CancelPreemption(std::string_view name) {
   const GroupId g = groups_.Find(name);
   if (g != kNilId && groups_[g].state != GState::kPreempting) {
     return absl::FailedPreconditionError(
-        absl::StrCat("group ", absl::string_view(name.data(), name.size()), " is not preempting",
+        absl::StrCat("group ", ToAbsl(name), " is not preempting",
                      groups_[g].state == GState::kReserved ? "; use Unreserve" : ""));
   }
   return Unreserve(name);  // kNotFound for an unknown group; else gives up the reservation
@@ -151,15 +150,13 @@ absl::Status SchedulerImpl::Unreserve(std::string_view name) {
   if (sharing_->Handles(name)) return sharing_->Unreserve(name);
   const GroupId g = groups_.Find(name);
   if (g == kNilId) {
-    return absl::NotFoundError(
-        absl::StrCat("group ", absl::string_view(name.data(), name.size()), " is not known"));
+    return absl::NotFoundError(absl::StrCat("group ", ToAbsl(name), " is not known"));
   }
   // A Preempting group's reservation is given up as by CancelPreemption: a manager that
   // unreserves on every failed bind need not know whether the group had victims.
   if (groups_[g].state != GState::kReserved && groups_[g].state != GState::kPreempting) {
     return absl::FailedPreconditionError(
-        absl::StrCat("group ", absl::string_view(name.data(), name.size()),
-                     " holds no reservation (it runs); use Release"));
+        absl::StrCat("group ", ToAbsl(name), " holds no reservation (it runs); use Release"));
   }
   ++epoch_;
   CancelInternal(g);
@@ -171,8 +168,7 @@ absl::Status SchedulerImpl::SetNodeHealthy(std::string_view node, bool healthy) 
   const cellalloc::CellForest& f = *forest_;
   NodeId n = f.FindNode(node);
   if (n.IsNil()) {
-    return absl::NotFoundError(absl::StrCat("node ", absl::string_view(node.data(), node.size()),
-                                            " is not in the cluster"));
+    return absl::NotFoundError(absl::StrCat("node ", ToAbsl(node), " is not in the cluster"));
   }
   std::vector<CellId> changed = buddy_->SetNodeHealthy(n, healthy);
   if (changed.empty()) return absl::OkStatus();

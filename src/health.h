@@ -2,7 +2,7 @@
 // deferred work bad cells cause (chains whose doomed cells need rebalancing, newly bound
 // cells whose bad children must be mirrored), and the search for a bad cell to doom.
 //
-// HiveD's rules (hived-reference.md, design.md invariant 6): a virtual cell bound to a
+// HiveD's rules (HiveD's doomed cells and bad-cell mirroring): a virtual cell bound to a
 // cell with bad children binds free virtual children to them ("bad-cell mirroring"); when
 // a VC's unbound preassigned cells cannot all be backed by healthy free cells, some are
 // bound to bad free cells ("doomed"), and given back once healthy cells suffice again.

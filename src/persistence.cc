@@ -13,6 +13,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "src/group_record.h"
 #include "src/internal/status_macros.h"
 #include "src/persistence_json.h"
 #include "src/scheduler_impl.h"
@@ -21,8 +22,7 @@
 namespace hived {
 
 GroupRecord SchedulerImpl::Record(const Group& g) const {
-  GroupRecord rec;
-  GroupRequest& r = rec.request;
+  GroupRequest r;
   r.name = g.name;
   r.vc = g.vc_name();
   r.priority = g.priority;
@@ -30,11 +30,10 @@ GroupRecord SchedulerImpl::Record(const Group& g) const {
   r.pinned_cell_id = g.notes().pinned_id;
   r.lazy_preemption = g.lazy;
   r.members = g.members;
-  rec.placement = PlacementOf(g);
   // A group being preempted is saved as running: its preemptor's reservation is not
   // persisted (the manager schedules the preemptor again after the restart).
-  rec.state =
-      g.running >= kMinGuaranteedPriority ? GroupState::kAllocated : GroupState::kOpportunistic;
+  GroupRecord rec =
+      RunningRecord(std::move(r), PlacementOf(g), g.running >= kMinGuaranteedPriority);
   if (g.running < kMinGuaranteedPriority && g.priority >= kMinGuaranteedPriority) {
     rec.downgrade_reason = g.notes().downgrade_reason;
     rec.preemptor = g.notes().preemptor;

@@ -43,7 +43,7 @@ int MaxDepth(std::string_view text, int limit) {
 absl::StatusOr<Json> ParseJson(std::string_view text, std::string_view what) {
   if (MaxDepth(text, kMaxJsonDepth) > kMaxJsonDepth) {
     return absl::InvalidArgumentError(
-        absl::StrCat(Sv(what), ": nested deeper than ", kMaxJsonDepth, " levels"));
+        absl::StrCat(ToAbsl(what), ": nested deeper than ", kMaxJsonDepth, " levels"));
   }
   Json j = Json::parse(text.begin(), text.end(), nullptr, /*allow_exceptions=*/false);
   if (!j.is_discarded()) return j;
@@ -75,7 +75,7 @@ absl::StatusOr<Json> ParseJson(std::string_view text, std::string_view what) {
   const size_t at = message.find("line ");
   if (at != std::string::npos) message = message.substr(at);
   return absl::InvalidArgumentError(
-      absl::StrCat(Sv(what), ": malformed JSON at ", message.empty() ? "?" : message));
+      absl::StrCat(ToAbsl(what), ": malformed JSON at ", message.empty() ? "?" : message));
 }
 
 }  // namespace hived::internal

@@ -21,12 +21,11 @@
 #include "hived/state.h"
 #include "nlohmann/json.hpp"
 #include "src/internal/status_macros.h"
+#include "src/internal/strings.h"
 
 namespace hived::internal {
 
 using Json = nlohmann::ordered_json;
-
-inline absl::string_view Sv(std::string_view s) { return absl::string_view(s.data(), s.size()); }
 
 // `text` parsed; kInvalidArgument "<what>: nested deeper than 32 levels" or "<what>:
 // malformed JSON at line L, column C: ...". Never throws.
@@ -36,7 +35,7 @@ absl::StatusOr<Json> ParseJson(std::string_view text, std::string_view what);
 class Reader {
  public:
   static absl::Status Error(const std::string& path, std::string_view message) {
-    return absl::InvalidArgumentError(absl::StrCat(path, ": ", Sv(message)));
+    return absl::InvalidArgumentError(absl::StrCat(path, ": ", ToAbsl(message)));
   }
 
   // `j` must be an object whose keys are all in `allowed`.

@@ -1,6 +1,6 @@
 // src/placer.h: the intra-VC placement policy: which nodes a group's pods go to and which
-// leaves inside each node (include/hived/scheduler.h rules 3-5). The seam design.md
-// promises for other intra-VC policies: it reads the cluster state const (views, virtual
+// leaves inside each node (include/hived/scheduler.h rules 3-5). The seam for
+// other intra-VC policies: it reads the cluster state const (views, virtual
 // cells, leaf usage) and writes only its own per-request scratch.
 //
 // Contract: per request, the caller marks the suggested nodes (`suggested().Mark`), runs

@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "src/internal/strings.h"
 
 namespace hived {
 
@@ -24,20 +25,26 @@ std::vector<int32_t> PodSizes(const std::vector<GroupMember>& members) {
   return sizes;
 }
 
-// Pods of `size` leaf cells in `members`.
-int64_t PodsOfSize(const std::vector<GroupMember>& members, int32_t size) {
+// Pods of `m`'s shape (leaf cells, share, GPU memory, CPU, host memory, MIG profile).
+int64_t PodsShaped(const std::vector<GroupMember>& members, const GroupMember& m) {
   int64_t n = 0;
-  for (const GroupMember& m : members) n += m.leaf_cell_number == size ? m.pod_number : 0;
+  for (const GroupMember& o : members) {
+    if (o.leaf_cell_number == m.leaf_cell_number && o.gpu_milli == m.gpu_milli &&
+        o.gpu_memory_mib == m.gpu_memory_mib && o.cpu_milli == m.cpu_milli &&
+        o.memory_mib == m.memory_mib && o.mig_profile == m.mig_profile) {
+      n += o.pod_number;
+    }
+  }
   return n;
 }
 
-// The same multiset of pod sizes, without allocating (the Allocate of every reservation).
-bool SamePods(const std::vector<GroupMember>& a, const std::vector<GroupMember>& b) {
+// The same multiset of pod shapes, without allocating (the Allocate of every reservation).
+bool SameShapes(const std::vector<GroupMember>& a, const std::vector<GroupMember>& b) {
   for (const GroupMember& m : a) {
-    if (PodsOfSize(a, m.leaf_cell_number) != PodsOfSize(b, m.leaf_cell_number)) return false;
+    if (PodsShaped(a, m) != PodsShaped(b, m)) return false;
   }
   for (const GroupMember& m : b) {
-    if (PodsOfSize(a, m.leaf_cell_number) != PodsOfSize(b, m.leaf_cell_number)) return false;
+    if (PodsShaped(a, m) != PodsShaped(b, m)) return false;
   }
   return true;
 }
@@ -49,25 +56,45 @@ std::string Members(const std::vector<int32_t>& sizes) {
 }  // namespace
 
 std::string Reservations::RequestDifference(const Group& g, const GroupRequest& r) {
-  if (r.vc != g.vc_name()) return absl::StrCat("VC ", r.vc, ", reserved in VC ", g.vc_name());
+  static const std::vector<std::string> kNoTypes;  // a whole group has one leaf type or none
+  return Difference({g.vc_name(), g.priority, g.members, g.notes().pinned_id, g.notes().leaf_type,
+                     kNoTypes, g.lazy},
+                    r);
+}
+
+std::string Reservations::RequestDifference(const GroupRequest& reserved, const GroupRequest& r) {
+  return Difference({reserved.vc, reserved.priority, reserved.members, reserved.pinned_cell_id,
+                     reserved.leaf_cell_type, reserved.leaf_cell_types, reserved.lazy_preemption},
+                    r);
+}
+
+std::string Reservations::Difference(const Reserved& g, const GroupRequest& r) {
+  if (r.vc != g.vc) return absl::StrCat("VC ", r.vc, ", reserved in VC ", ToAbsl(g.vc));
   if (r.priority != g.priority) {
     return absl::StrCat("priority ", r.priority, ", reserved at ", g.priority);
   }
-  if (!SamePods(r.members, g.members)) {
-    return absl::StrCat(Members(PodSizes(r.members)), ", reserved for ",
-                        Members(PodSizes(g.members)));
+  if (!SameShapes(r.members, g.members)) {
+    const std::vector<int32_t> given = PodSizes(r.members);
+    const std::vector<int32_t> reserved = PodSizes(g.members);
+    if (given != reserved)
+      return absl::StrCat(Members(given), ", reserved for ", Members(reserved));
+    return "other GPU shares, GPU memory, CPU, host memory or MIG profiles than reserved";
   }
-  if (r.pinned_cell_id != g.notes().pinned_id) {
-    return absl::StrCat("pinned cell '", r.pinned_cell_id, "', reserved for '", g.notes().pinned_id,
-                        "'");
+  if (r.pinned_cell_id != g.pinned_cell_id) {
+    return absl::StrCat("pinned cell '", r.pinned_cell_id, "', reserved for '",
+                        ToAbsl(g.pinned_cell_id), "'");
   }
-  if (r.leaf_cell_type != g.notes().leaf_type) {
+  if (r.leaf_cell_type != g.leaf_cell_type) {
     return absl::StrCat("leaf cell type '", r.leaf_cell_type, "', reserved for '",
-                        g.notes().leaf_type, "'");
+                        ToAbsl(g.leaf_cell_type), "'");
   }
-  if (r.lazy_preemption != g.lazy) {
+  if (r.leaf_cell_types != g.leaf_cell_types) {
+    return absl::StrCat("leaf cell types [", absl::StrJoin(r.leaf_cell_types, ","),
+                        "], reserved for [", absl::StrJoin(g.leaf_cell_types, ","), "]");
+  }
+  if (r.lazy_preemption != g.lazy_preemption) {
     return absl::StrCat("lazy preemption ", r.lazy_preemption ? "on" : "off", ", reserved with it ",
-                        g.lazy ? "on" : "off");
+                        g.lazy_preemption ? "on" : "off");
   }
   return std::string();
 }
@@ -144,6 +171,31 @@ bool Reservations::MatchesFiltered(const GroupRequest& request, const Placement&
     }
   }
   return true;
+}
+
+void Reservations::NoteCancelled(std::string_view group, std::string_view by) {
+  cancelled_[std::string(group)] = std::string(by);
+}
+
+std::string Reservations::TakeCancelled(std::string_view group) {
+  if (cancelled_.empty()) return std::string();
+  auto it = cancelled_.find(group);
+  if (it == cancelled_.end()) return std::string();
+  std::string by = std::move(it->second);
+  cancelled_.erase(it);
+  return by;
+}
+
+const std::string* Reservations::CancelledBy(std::string_view group) const {
+  if (cancelled_.empty()) return nullptr;
+  auto it = cancelled_.find(group);
+  return it == cancelled_.end() ? nullptr : &it->second;
+}
+
+std::string Reservations::CancelledMessage(std::string_view group, std::string_view by) {
+  return absl::StrCat("group ", ToAbsl(group), " has no reservation: it was cancelled by group ",
+                      ToAbsl(by),
+                      ", whose decision overlapped it while it was preempting; Schedule it again");
 }
 
 absl::Status Reservations::CheckInvariants() const {

@@ -37,6 +37,8 @@
 #define HIVED_SRC_RESERVATIONS_H_
 
 #include <cstdint>
+#include <functional>
+#include <map>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -55,6 +57,8 @@ class Reservations {
   // The first difference between reserved group `g` and `request` (VC, priority, members,
   // pinned cell, leaf type, lazy flag), e.g. "priority 3, reserved at 5"; empty if none.
   static std::string RequestDifference(const Group& g, const GroupRequest& request);
+  // The same for a reservation kept as its request (Sharing's fractional and MIG groups).
+  static std::string RequestDifference(const GroupRequest& reserved, const GroupRequest& request);
   // The first difference between the reserved `placement` and `given` (chain, pods, nodes,
   // leaf indices; preassigned cell types only when `given` lists them); empty if none.
   static std::string PlacementDifference(const Placement& reserved, const Placement& given);
@@ -77,8 +81,32 @@ class Reservations {
 
   absl::Status CheckInvariants() const;
 
+  // Cancellations the library made (scheduler.h rule 8): a Preempting group's reservation
+  // cancelled by another group's decision that overlaps it. The note names the canceller
+  // until the cancelled group's next `Schedule` takes it (`TakeCancelled`); `Allocate`
+  // only reads it (`CancelledBy`, nullptr when none). A later note replaces an earlier one.
+  void NoteCancelled(std::string_view group, std::string_view by);
+  std::string TakeCancelled(std::string_view group);
+  const std::string* CancelledBy(std::string_view group) const;
+  // "group G was cancelled by B: ..." (Allocate's kFailedPrecondition message).
+  static std::string CancelledMessage(std::string_view group, std::string_view by);
+
  private:
+  // What an Allocate must repeat of the reserved request, viewed where it is kept (no copy).
+  struct Reserved {
+    std::string_view vc;
+    Priority priority;
+    const std::vector<GroupMember>& members;
+    std::string_view pinned_cell_id;
+    std::string_view leaf_cell_type;
+    const std::vector<std::string>& leaf_cell_types;
+    bool lazy_preemption;
+  };
+  // The one comparison behind both RequestDifference overloads.
+  static std::string Difference(const Reserved& reserved, const GroupRequest& given);
+
   static constexpr uint64_t kNever = ~uint64_t{0};
+  std::map<std::string, std::string, std::less<>> cancelled_;  // group -> canceller
   std::string name_;
   uint64_t epoch_ = kNever;
   ChainId chain_;

@@ -22,14 +22,26 @@ absl::StatusOr<ScheduleResult> SchedulerImpl::Schedule(const GroupRequest& reque
     }
     absl::StatusOr<ScheduleResult> result = RecheckPreempting(existing, request, phase);
     Settle();
-    if (result.ok()) sharing_->TranslateVictims(&result->victims);
+    if (result.ok()) {
+      sharing_->TranslateVictims(&result->victims);
+      if (!result->cancelled.empty()) sharing_->TranslateCancelled(&result->cancelled);
+    }
     return result;
   }
   HIVED_ASSIGN_OR_RETURN(Req req, ParseRequest(request));
   absl::StatusOr<ScheduleResult> result = ScheduleNew(req, phase);
   needs_pool_.swap(req.needs);
   Settle();
-  if (result.ok()) sharing_->TranslateVictims(&result->victims);
+  if (result.ok()) {
+    sharing_->TranslateVictims(&result->victims);
+    if (!result->cancelled.empty()) sharing_->TranslateCancelled(&result->cancelled);
+    // Told once, by the Preempting phase (the Filtering phase changes nothing).
+    if (phase == Phase::kPreempting) {
+      result->cancelled_by = reservations_.TakeCancelled(request.name);
+    } else if (const std::string* by = reservations_.CancelledBy(request.name)) {
+      result->cancelled_by = *by;
+    }
+  }
   return result;
 }
 
@@ -92,7 +104,14 @@ absl::StatusOr<ScheduleResult> SchedulerImpl::Commit(const Req& req, Phase phase
     DowngradeGroup(u, r.name, absl::StrCat("lazily preempted by group ", r.name));
   }
   if (!d->lazy.empty()) ++epoch_;
-  for (GroupId g : overlapping) CancelInternal(g);
+  // Cancelled reservations are told: this result lists them, and each group's next
+  // Schedule or Allocate names this one (Reservations::NoteCancelled).
+  for (GroupId g : overlapping) {
+    result.cancelled.push_back(groups_[g].name);
+    reservations_.NoteCancelled(groups_[g].name, r.name);
+    CancelInternal(g);
+  }
+  std::sort(result.cancelled.begin(), result.cancelled.end());
   if (!overlapping.empty()) {
     victims.clear();
     for (CellId p : d->pleaves) {
@@ -220,6 +239,13 @@ absl::StatusOr<ScheduleResult> SchedulerImpl::RecheckPreempting(GroupId g,
     return result;
   }
   result.outcome = result.victims.empty() ? Outcome::kPlaced : Outcome::kPreempting;
+  if (result.outcome == Outcome::kPlaced && phase == Phase::kPreempting &&
+      grp.state == GState::kPreempting) {
+    // A kPlaced result in the Preempting phase reserves, whatever path led to it (scheduler.h
+    // rule 7): the victims are gone, so the leaves are the group's alone (invariant R1).
+    ++epoch_;
+    grp.state = GState::kReserved;
+  }
   return result;
 }
 

@@ -62,6 +62,20 @@
 // and the holders that open GPUs for them), NodeIndex (a view's node order). Shared
 // records: cluster_state.h.
 //
+// Invariants (CheckInvariants, scheduler_invariants.cc; each component checks its own too):
+//  (1) A leaf cell is used by at most one group; a group holds exactly the leaves of its
+//      placement (a reserved or preempting group reserves them, a running one uses them).
+//  (2) Buddy: no two free buddies at the same level remain unmerged; free + split + used
+//      cells account for every cell at every level (cellalloc/buddy_allocator.h).
+//  (3) Safety: per chain and level, obtainable physical cells >= unbound virtual cells of
+//      all VCs (virtual_clusters.h (5)).
+//  (4) A bound virtual cell and its physical cell are bound to each other, same level, same
+//      chain (virtual_clusters.h (2)).
+//  (5) A guaranteed group of a VC never uses more cells at a level than the VC reserves.
+//  (6) Only lower-priority or opportunistic groups are ever preempted; a victim is a whole
+//      group.
+//  (7) Releasing everything returns the allocator to its initial state.
+//
 // Thread safety: not thread-safe; callers serialize.
 #ifndef HIVED_SRC_SCHEDULER_IMPL_H_
 #define HIVED_SRC_SCHEDULER_IMPL_H_
@@ -91,6 +105,7 @@
 #include "src/cluster_state.h"
 #include "src/group_table.h"
 #include "src/health.h"
+#include "src/internal/strings.h"
 #include "src/node_index.h"
 #include "src/placer.h"
 #include "src/reservations.h"
@@ -102,11 +117,6 @@ namespace hived {
 namespace internal {
 struct SavedState;  // persistence_json.h
 }  // namespace internal
-
-// Abseil's string_view is not std::string_view in the Debian build.
-inline absl::string_view ToAbsl(std::string_view s) {
-  return absl::string_view(s.data(), s.size());
-}
 
 // The checks every request passes before `Schedule` or `Allocate` looks at it (the same
 // for both): a name, a priority in range, members with positive counts and at most
@@ -150,6 +160,8 @@ class SchedulerImpl {
   // For Sharing's reservations: the state epoch (bumped by every change) and node health.
   uint64_t epoch() const { return epoch_; }
   bool NodeHealthy(NodeId node) const { return buddy_->IsNodeHealthy(node); }
+  // For Sharing's holders: the cancellation notes (Reservations::NoteCancelled).
+  Reservations& cancellations() { return reservations_; }
   // For Sharing's choice: the leaves of a cell used (at any priority) by whole groups.
   int32_t UsedLeaves(CellId cell) const { return pusage_.UsedTotal(cell); }
 

@@ -1,4 +1,4 @@
-// SchedulerImpl::CheckInvariants: design.md's invariants, and each component's, checked
+// SchedulerImpl::CheckInvariants: scheduler_impl.h's invariants, and each component's, checked
 // from scratch.
 #include <algorithm>
 #include <string>

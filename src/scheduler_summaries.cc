@@ -16,8 +16,7 @@ using cellalloc::ChainInfo;
 namespace {
 
 absl::Status Unknown(const char* what, std::string_view name) {
-  return absl::NotFoundError(
-      absl::StrCat(what, " ", absl::string_view(name.data(), name.size()), " does not exist"));
+  return absl::NotFoundError(absl::StrCat(what, " ", ToAbsl(name), " does not exist"));
 }
 
 }  // namespace

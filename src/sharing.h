@@ -33,8 +33,8 @@
 // a Preempting-phase kPlaced result reserves the group (stage kReserved, GroupState
 // kReserved): its shares on open GPUs are added to GpuShares at once (no other Schedule can
 // take them; they keep their GPU's holder open) and its new leaves are its holder's,
-// reserved by the scheduler (the holder is a kReserved core group, or a Preempting one
-// whose victims are gone; its GPUs open only at Allocate). The node CPU and memory of every
+// reserved by the scheduler (the holder is a kReserved core group; its GPUs open only at
+// Allocate). The node CPU and memory of every
 // pod are counted. A repeated Schedule returns the reservation (on a bad or non-suggested
 // node: re-placed in kPreempting, kWaiting in kFiltering); `Allocate` accepts only the
 // reserved request and placement, or the Filtering phase's last kPlaced decision with no
@@ -57,11 +57,10 @@
 //  (5) a running holder has at least one share on its GPUs.
 //  (6) a GPU barred to guests is barred by a preempting guaranteed group that lists it.
 //  (7) a reserved group's pods on open GPUs are counted in (2)-(4); its other pods are on
-//      distinct leaves of its holder, which the scheduler holds reserved (kReserved, or
-//      kPreempting with no victim left; absent once an overlapping preemptor cancelled it,
-//      and then its next Schedule re-places the group and its Allocate is refused) and which
-//      are not open; a running group has no holder and every pod on an open GPU, except
-//      the pods a Restore skipped (counted nowhere; the report names them).
+//      distinct leaves of its holder, which the scheduler holds reserved (kReserved: a
+//      reservation is never cancelled by another group) and which are not open; a running group has
+//      no holder and every pod on an open GPU, except the pods a Restore skipped (counted nowhere;
+//      the report names them).
 //  (8) a share reserved on an open GPU is never a victim: a whole-GPU decision that would
 //      preempt its GPU's holder waits (kReservationOverlap), as for a reserved whole group.
 //  (9) MIG (src/sharing_mig.cc, cellalloc/mig_layout.h's invariants too): per GPU of a MIG
@@ -133,11 +132,6 @@ bool IsMig(const GroupRequest& request);
 // MIG profile), and a member with leafCellNumber 0 (CPU-only) or with CPU or host memory.
 bool IsHostRequest(const GroupRequest& request);
 
-// The first difference between a reserved fractional request and an Allocate's (VC,
-// priority, members and their amounts, leaf types), e.g. "priority 1, reserved at 0"; empty
-// when none.
-std::string ShareRequestDifference(const GroupRequest& reserved, const GroupRequest& given);
-
 class Sharing {
  public:
   Sharing(SchedulerImpl* core, const ClusterSpec& spec, const cellalloc::CellForest& forest);
@@ -156,6 +150,8 @@ class Sharing {
 
   // Replaces holders among `victims` by the groups sharing their GPUs (sorted, unique).
   void TranslateVictims(std::vector<std::string>* victims) const;
+  // Replaces preempting groups' holders among `cancelled` by those groups (sorted).
+  void TranslateCancelled(std::vector<std::string>* cancelled) const;
 
   // Views: a fractional group's status; every fractional group's status appended; a
   // leaf's shares filled in (no-op when it is not open); whether `name` is a holder.
@@ -288,6 +284,8 @@ class Sharing {
     uint64_t epoch = 0;
   };
 
+  // Schedule of a fractional or MIG group (Schedule adds the cancellation notes).
+  absl::StatusOr<ScheduleResult> ScheduleShares(const GroupRequest& r, Phase phase);
   absl::StatusOr<Parsed> Parse(const GroupRequest& r) const;
   // Schedule's and Allocate's first step: kAlreadyExists for a running fractional group or
   // any whole group of that name, then Parse.
@@ -371,6 +369,12 @@ class Sharing {
   void TakeMig(CellId leaf, const PodAsk& a, Tentative* t) const;
   // Recover: why pod `a` cannot be on `leaf` as far as MIG goes; empty when it can.
   std::string MigRecoverProblem(CellId leaf, const PodAsk& a, const Tentative& t) const;
+  // The one accounting of a recorded pod (Recover's and Restore's), its GPU room and node
+  // CPU and memory checked by the caller: pod `a` of `group` counted in `t` on `leaf`, a MIG
+  // pod at the instance `start` a placement or record names (-1: the rule's, as at
+  // Allocate); why it cannot be (no pod is counted then), empty when counted.
+  std::string TakeRecorded(const std::string& group, CellId leaf, const PodAsk& a, int32_t start,
+                           Tentative* t) const;
   void AddMig(const std::string& group, const PodShare& s);
   void RemoveMig(const std::string& group, const PodShare& s);
   absl::Status CheckMig() const;

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "src/group_record.h"
 #include "src/internal/status_macros.h"
 #include "src/scheduler_impl.h"
 #include "src/sharing.h"
@@ -255,6 +256,8 @@ absl::StatusOr<ScheduleResult> Sharing::ScheduleHost(const GroupRequest& r, Phas
     }
     result.outcome = Outcome::kWaiting;
     result.code = ReasonCode::kInsufficientCapacity;
+    result.cancelled = std::move(core->cancelled);
+    result.cancelled_by = std::move(core->cancelled_by);
     result.reason =
         absl::StrCat("group ", r.name, ": its pods on node ",
                      forest_.node_name(NodeId(static_cast<uint32_t>(n))), " need ", u.first,
@@ -393,11 +396,7 @@ void Sharing::AppendHostRecords(std::vector<GroupRecord>* out) const {
 bool Sharing::CpuOnlyRecord(std::string_view name, GroupRecord* out) const {
   const HostGroup* g = CpuOnlyGroup(name);
   if (g == nullptr) return false;
-  out->request = g->request;
-  out->request.suggested_nodes.reset();
-  out->placement = g->placement;
-  out->state = g->request.priority >= kMinGuaranteedPriority ? GroupState::kAllocated
-                                                             : GroupState::kOpportunistic;
+  *out = RunningRecord(g->request, g->placement, g->request.priority >= kMinGuaranteedPriority);
   return true;
 }
 

@@ -337,4 +337,29 @@ void Sharing::FillMigPlacement(std::string_view group, Placement* placement) con
   }
 }
 
+std::string Sharing::TakeRecorded(const std::string& group, CellId leaf, const PodAsk& a,
+                                  int32_t start, Tentative* t) const {
+  if (start < 0) {  // a fractional pod, or a MIG pod whose instance the rule chooses
+    std::string why = MigRecoverProblem(leaf, a, *t);
+    if (why.empty()) Take(leaf, a, t);
+    return why;
+  }
+  if (shares_.IsOpen(leaf) && shares_.gpu(leaf).shares > mig_.Used(leaf)) {
+    return "the GPU holds fractional shares; a MIG instance cannot join them";
+  }
+  // The recorded instance, on the layout as this group's earlier pods leave it.
+  cellalloc::MigLayout layout = MigLayoutOf(leaf, *t);
+  if (std::string why = layout.TakeAt(layout.geometry().Find(a.mig), start, group); !why.empty()) {
+    return absl::StrCat("its ", a.mig, " instance at ", start, ": ", why);
+  }
+  t->mig.insert_or_assign(leaf.value(), std::move(layout));  // Take without TakeMig
+  auto& gpu = t->gpu[leaf.value()];
+  gpu.first += a.milli;
+  gpu.second += a.memory;
+  auto& node = t->node[forest_.node(leaf).value()];
+  node.first += a.cpu;
+  node.second += a.host_memory;
+  return std::string();
+}
+
 }  // namespace hived

@@ -1,4 +1,5 @@
-// Sharing's operations: Schedule, Allocate, Release, CancelPreemption (src/sharing.h).
+// Sharing's decisions: Schedule (holders, evictions, the cancellation notes) and Allocate
+// (src/sharing.h); the bookkeeping and Release are in sharing_release.cc.
 #include <algorithm>
 #include <string>
 #include <utility>
@@ -12,15 +13,6 @@
 #include "src/sharing.h"
 
 namespace hived {
-
-namespace {
-
-bool Running(GroupState s) {
-  return s == GroupState::kAllocated || s == GroupState::kOpportunistic ||
-         s == GroupState::kBeingPreempted;
-}
-
-}  // namespace
 
 CellId Sharing::PlaceLive(const GroupRequest& r, const Parsed& p, const PodAsk& a, Tentative* t,
                           bool evict) const {
@@ -135,6 +127,54 @@ void Sharing::NoteAdmitted(const GroupRequest& r, uint64_t types) {
 
 absl::StatusOr<ScheduleResult> Sharing::Schedule(const GroupRequest& r, Phase phase) {
   if (IsHostRequest(r)) return ScheduleHost(r, phase);
+  // A preempting group whose holder an overlapping preemptor cancelled is told so, once, by
+  // the Preempting phase (the Filtering phase changes nothing).
+  std::string by;
+  auto git = groups_.find(r.name);
+  if (git != groups_.end() && git->second.stage == Stage::kPreempting &&
+      !git->second.holder.empty()) {
+    Reservations& notes = core_->cancellations();
+    if (phase == Phase::kPreempting) {
+      by = notes.TakeCancelled(git->second.holder);
+    } else if (const std::string* b = notes.CancelledBy(git->second.holder)) {
+      by = *b;
+    }
+  }
+  absl::StatusOr<ScheduleResult> result = ScheduleShares(r, phase);
+  git = groups_.find(r.name);
+  if (result.ok() && git != groups_.end() && git->second.stage == Stage::kPreempting &&
+      (result->outcome == Outcome::kWaiting || result->outcome == Outcome::kInfeasible)) {
+    // A preempting group that can neither place nor preempt now holds nothing: its bars and
+    // its holder are given up in the Preempting phase (as a whole group's blocked
+    // reservation is re-placed), and the Filtering phase, which changes nothing, says that
+    // it still preempts.
+    if (phase == Phase::kPreempting) {
+      HIVED_RETURN_IF_ERROR(CancelHolder(&git->second));
+      Bar(r.name, false);
+      groups_.erase(git);
+      pending_ = Pending();
+      absl::StrAppend(&result->reason, "; its preemption is given up");
+    } else {
+      result->code = ReasonCode::kReservationBlocked;
+      result->reason =
+          absl::StrCat("preempting group ", r.name, " cannot be placed now (", result->reason,
+                       "); it keeps its reservation until a Preempting-phase "
+                       "Schedule re-places it or CancelPreemption");
+    }
+  }
+  if (result.ok()) {
+    result->cancelled_by = std::move(by);
+    // The scheduler noted the holder that cancelled them; the group it placed is named.
+    for (const std::string& c : result->cancelled) {
+      auto cit = groups_.find(c);
+      core_->cancellations().NoteCancelled(
+          cit != groups_.end() && !cit->second.holder.empty() ? cit->second.holder : c, r.name);
+    }
+  }
+  return result;
+}
+
+absl::StatusOr<ScheduleResult> Sharing::ScheduleShares(const GroupRequest& r, Phase phase) {
   pending_ = Pending();
   auto rit = groups_.find(r.name);
   if (rit != groups_.end() && rit->second.stage == Stage::kReserved) {
@@ -245,7 +285,8 @@ absl::StatusOr<ScheduleResult> Sharing::Schedule(const GroupRequest& r, Phase ph
       return result;
     }
     result.outcome = core->outcome;
-    result.victims = core->victims;  // already translated by the scheduler's hook
+    result.victims = core->victims;      // already translated by the scheduler's hook
+    result.cancelled = core->cancelled;  // likewise
     result.reason = core->reason;
     result.code = core->code;
     fill(leaves, &core->placement);
@@ -335,7 +376,7 @@ absl::StatusOr<AllocateInfo> Sharing::Allocate(const GroupRequest& r, const Plac
     return AllocateDecided(r, p, placement);
   }
   HIVED_RETURN_IF_ERROR(Parse(r).status());
-  std::string diff = ShareRequestDifference(git->second.request, r);
+  std::string diff = Reservations::RequestDifference(git->second.request, r);
   if (diff.empty()) diff = Reservations::PlacementDifference(git->second.placement, placement);
   if (!diff.empty()) {
     return absl::FailedPreconditionError(
@@ -343,157 +384,6 @@ absl::StatusOr<AllocateInfo> Sharing::Allocate(const GroupRequest& r, const Plac
                      " (Allocate the reserved placement, or Unreserve and Schedule again)"));
   }
   return CommitReserved(r.name, /*holder_allocated=*/false);
-}
-
-void Sharing::OpenHolder(const std::string& name, const GroupRequest& holder_request) {
-  const GroupStatus s = CoreStatus(name);
-  HIVED_CHECK(Running(s.state)) << name;
-  Holder h;
-  h.vc = holder_request.vc;
-  h.priority = s.priority;
-  const ChainId chain = forest_.FindChain(s.placement.chain);
-  for (const PodPlacement& pod : s.placement.pods) {
-    const CellId leaf =
-        forest_.FindLeaf(chain, forest_.FindNode(pod.node), pod.leaf_cell_indices[0]);
-    HIVED_CHECK(!leaf.IsNil());
-    h.leaves.push_back(leaf);
-    auto it = leaf_types_.find(forest_.chain_info(forest_.chain(leaf)).leaf_type);
-    HIVED_CHECK(shares_.Open(leaf, it == leaf_types_.end() ? 0 : it->second.gpu_memory_mib));
-    open_milli_.insert(OpenAt(leaf), {leaf.value(), 0});
-    choice_.Touch(forest_.node(leaf).value());
-    leaf_use_[leaf.value()].holder = name;
-  }
-  holders_[name] = std::move(h);
-}
-
-void Sharing::AddShare(const std::string& group, const PodShare& s) {
-  HIVED_CHECK(shares_.Add(s.leaf, s.milli, s.memory));
-  OpenAt(s.leaf)->second += s.milli;
-  if (!s.mig.empty()) AddMig(group, s);
-  choice_.Touch(forest_.node(s.leaf).value());
-  std::vector<std::string>& sharers = leaf_use_.at(s.leaf.value()).sharers;
-  auto it = std::lower_bound(sharers.begin(), sharers.end(), group);
-  if (it == sharers.end() || *it != group) sharers.insert(it, group);
-}
-
-void Sharing::AddNodeUse(const PodShare& s, int64_t sign) {
-  const size_t n = forest_.node(s.leaf).value();
-  choice_.Touch(static_cast<uint32_t>(n));
-  node_cpu_used_[n] += sign * s.cpu;
-  node_memory_used_[n] += sign * s.host_memory;
-}
-
-void Sharing::RemoveShare(const std::string& group, const PodShare& s) {
-  HIVED_CHECK(shares_.Remove(s.leaf, s.milli, s.memory));
-  OpenAt(s.leaf)->second -= s.milli;
-  if (!s.mig.empty()) RemoveMig(group, s);
-  choice_.Touch(forest_.node(s.leaf).value());
-  const Group& g = groups_.at(group);
-  int32_t left = 0;
-  for (const PodShare& o : g.pods) left += o.leaf == s.leaf ? 1 : 0;
-  if (left > 1) return;  // another pod of the group stays on this GPU
-  std::vector<std::string>& sharers = leaf_use_.at(s.leaf.value()).sharers;
-  sharers.erase(std::remove(sharers.begin(), sharers.end(), group), sharers.end());
-}
-
-void Sharing::ReleaseHolderIfEmpty(const std::string& name) {
-  auto it = holders_.find(name);
-  if (it == holders_.end()) return;
-  for (CellId leaf : it->second.leaves) {
-    if (!shares_.Empty(leaf)) return;
-  }
-  for (CellId leaf : it->second.leaves) {
-    HIVED_CHECK(shares_.Close(leaf));
-    open_milli_.erase(OpenAt(leaf));
-    choice_.Touch(forest_.node(leaf).value());
-    auto use = leaf_use_.find(leaf.value());
-    if (!use->second.barred_by.empty()) {  // the evicting group waits for a GPU now closed
-      std::vector<CellId>& barred = groups_.at(use->second.barred_by).barred;
-      barred.erase(std::remove(barred.begin(), barred.end(), leaf), barred.end());
-    }
-    leaf_use_.erase(use);
-  }
-  holders_.erase(it);
-  internal::FlagScope in(&in_core_);
-  const absl::Status s = core_->Release(name);
-  HIVED_CHECK(s.ok()) << s.message();
-}
-
-absl::Status Sharing::Release(std::string_view name) {
-  if (host_groups_.count(name) > 0) return ReleaseHost(name);
-  const std::string group(name);
-  if (IsHolder(group) || IsHolderName(name)) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("group ", group, " holds GPUs for sharing; release the groups on them"));
-  }
-  auto git = groups_.find(group);
-  if (git == groups_.end())
-    return absl::NotFoundError(absl::StrCat("group ", group, " is not running"));
-  if (git->second.stage != Stage::kRunning) {
-    return absl::FailedPreconditionError(
-        absl::StrCat("group ", group,
-                     git->second.stage == Stage::kReserved
-                         ? " is reserved, not running; use Unreserve"
-                         : " is preempting, not running; use CancelPreemption"));
-  }
-  std::vector<std::string> holders;
-  // Remove pod by pod from a copy: RemoveShare reads the group's remaining pods.
-  std::vector<PodShare> pods = git->second.pods;
-  while (!git->second.pods.empty()) {
-    const PodShare s = git->second.pods.back();
-    RemoveShare(group, s);
-    AddNodeUse(s, -1);
-    git->second.pods.pop_back();
-  }
-  for (const PodShare& s : pods) holders.push_back(leaf_use_.at(s.leaf.value()).holder);
-  groups_.erase(git);
-  std::sort(holders.begin(), holders.end());
-  holders.erase(std::unique(holders.begin(), holders.end()), holders.end());
-  for (const std::string& h : holders) ReleaseHolderIfEmpty(h);
-  pending_ = Pending();
-  return absl::OkStatus();
-}
-
-absl::Status Sharing::CancelPreemption(std::string_view name) {
-  if (host_groups_.count(name) > 0) return HostNotPending(name, /*cancel=*/true);
-  const std::string group(name);
-  if (IsHolderName(name)) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("group ", group, " holds GPUs for sharing; it is not cancelled directly"));
-  }
-  auto git = groups_.find(group);
-  if (git == groups_.end())
-    return absl::NotFoundError(absl::StrCat("group ", group, " is not known"));
-  if (git->second.stage != Stage::kPreempting) {
-    return absl::FailedPreconditionError(
-        absl::StrCat("group ", group, " is not preempting",
-                     git->second.stage == Stage::kReserved ? "; use Unreserve" : ""));
-  }
-  HIVED_RETURN_IF_ERROR(CancelHolder(&git->second));
-  Bar(group, false);
-  groups_.erase(git);
-  pending_ = Pending();
-  return absl::OkStatus();
-}
-
-void Sharing::TranslateVictims(std::vector<std::string>* victims) const {
-  bool any = false;
-  std::vector<std::string> out;
-  for (const std::string& v : *victims) {
-    auto h = holders_.find(v);
-    if (h == holders_.end()) {
-      out.push_back(v);
-      continue;
-    }
-    any = true;
-    for (CellId leaf : h->second.leaves) {
-      for (const std::string& g : leaf_use_.at(leaf.value()).sharers) out.push_back(g);
-    }
-  }
-  if (!any) return;
-  std::sort(out.begin(), out.end());
-  out.erase(std::unique(out.begin(), out.end()), out.end());
-  *victims = std::move(out);
 }
 
 }  // namespace hived

@@ -15,33 +15,6 @@
 
 namespace hived {
 
-std::string ShareRequestDifference(const GroupRequest& reserved, const GroupRequest& given) {
-  if (given.vc != reserved.vc) return absl::StrCat("VC ", given.vc, ", reserved in ", reserved.vc);
-  if (given.priority != reserved.priority) {
-    return absl::StrCat("priority ", given.priority, ", reserved at ", reserved.priority);
-  }
-  if (given.leaf_cell_type != reserved.leaf_cell_type ||
-      given.leaf_cell_types != reserved.leaf_cell_types) {
-    return "other leaf cell types than reserved";
-  }
-  if (given.members.size() != reserved.members.size()) {
-    return absl::StrCat(given.members.size(), " members, reserved ", reserved.members.size());
-  }
-  for (size_t i = 0; i < given.members.size(); ++i) {
-    const GroupMember& a = given.members[i];
-    const GroupMember& b = reserved.members[i];
-    if (a.pod_number != b.pod_number || a.leaf_cell_number != b.leaf_cell_number ||
-        a.gpu_milli != b.gpu_milli || a.gpu_memory_mib != b.gpu_memory_mib ||
-        a.cpu_milli != b.cpu_milli || a.memory_mib != b.memory_mib ||
-        a.mig_profile != b.mig_profile) {
-      return absl::StrCat("member ", i, ": ", a.pod_number, " pods of ", a.gpu_milli,
-                          " milli, reserved ", b.pod_number, " of ", b.gpu_milli,
-                          " (or other memory or CPU)");
-    }
-  }
-  return std::string();
-}
-
 void Sharing::Reserve(const GroupRequest& r, const Parsed& p, Decision d) {
   Group& g = groups_[r.name];
   g.request = r;
@@ -147,9 +120,6 @@ absl::StatusOr<std::optional<ScheduleResult>> Sharing::RecheckReserved(const Gro
                                                                        Phase phase) {
   const Group& g = groups_.at(r.name);
   std::string why;
-  if (!g.holder.empty() && CoreStatus(g.holder).state == GroupState::kAbsent) {
-    why = absl::StrCat("its new leaves' preemption (", g.holder, ") was cancelled");
-  }
   for (const PodShare& s : g.pods) {
     if (!why.empty()) break;
     const NodeId n = forest_.node(s.leaf);
@@ -186,10 +156,10 @@ absl::StatusOr<AllocateInfo> Sharing::AllocateDecided(const GroupRequest& r, con
   auto git = groups_.find(r.name);
   const bool decided =
       pending_.group == r.name && pending_.epoch == core_->epoch() &&
-      ShareRequestDifference(pending_.request, r).empty() &&
+      Reservations::RequestDifference(pending_.request, r).empty() &&
       Reservations::PlacementDifference(pending_.decision.placement, placement).empty();
   if (!decided && pending_.group == r.name && pending_.epoch == core_->epoch()) {
-    std::string diff = ShareRequestDifference(pending_.request, r);
+    std::string diff = Reservations::RequestDifference(pending_.request, r);
     if (diff.empty()) {
       diff = Reservations::PlacementDifference(pending_.decision.placement, placement);
     }
@@ -197,6 +167,12 @@ absl::StatusOr<AllocateInfo> Sharing::AllocateDecided(const GroupRequest& r, con
         absl::StrCat("group ", r.name, ": not what Schedule decided (Filtering phase): ", diff));
   }
   if (!decided && git != groups_.end()) {
+    const std::string* by = git->second.holder.empty()
+                                ? nullptr
+                                : core_->cancellations().CancelledBy(git->second.holder);
+    if (by != nullptr) {
+      return absl::FailedPreconditionError(Reservations::CancelledMessage(r.name, *by));
+    }
     return absl::FailedPreconditionError(absl::StrCat(
         "group ", r.name, " is preempting: Schedule it again (Preempting phase) once its ",
         "victims are gone, which reserves its placement, then Allocate it"));
@@ -307,37 +283,13 @@ absl::Status Sharing::ResolveRecovered(const GroupRequest& r, const Parsed& p,
       return absl::InvalidArgumentError(absl::StrCat(
           where(), ": the placement names a ", pod.mig_profile, " instance, the request ", a.mig));
     }
-    std::optional<cellalloc::MigLayout> layout;  // at_start: with the named instance taken
-    if (!at_start) {
-      if (const std::string why = MigRecoverProblem(leaf, a, t); !why.empty()) {
-        return absl::FailedPreconditionError(absl::StrCat(where(), ": ", why));
-      }
-    } else if (shares_.IsOpen(leaf) && shares_.gpu(leaf).shares > mig_.Used(leaf)) {
-      return absl::FailedPreconditionError(absl::StrCat(
-          where(), ": the GPU holds fractional shares; a MIG instance cannot join them"));
-    } else {  // the named instance, on the layout as this group's earlier pods leave it
-      layout = MigLayoutOf(leaf, t);
-      if (const std::string why =
-              layout->TakeAt(layout->geometry().Find(a.mig), pod.mig_start, r.name);
-          !why.empty()) {
-        return absl::FailedPreconditionError(
-            absl::StrCat(where(), ": its ", a.mig, " instance at ", pod.mig_start, ": ", why));
-      }
-    }
     if (!NodeRoom(leaf, a, t)) {
       return absl::FailedPreconditionError(
           absl::StrCat(where(), ": the node lacks the pod's CPU or host memory"));
     }
-    if (!at_start) {
-      Take(leaf, a, &t);
-    } else {  // Take without TakeMig: the instance is taken above
-      t.mig.insert_or_assign(leaf.value(), *std::move(layout));
-      auto& gpu_use = t.gpu[leaf.value()];
-      gpu_use.first += a.milli;
-      gpu_use.second += a.memory;
-      auto& node_use = t.node[forest_.node(leaf).value()];
-      node_use.first += a.cpu;
-      node_use.second += a.host_memory;
+    if (const std::string why = TakeRecorded(r.name, leaf, a, at_start ? pod.mig_start : -1, &t);
+        !why.empty()) {
+      return absl::FailedPreconditionError(absl::StrCat(where(), ": ", why));
     }
     pods->push_back({leaf, a.milli, a.memory, a.cpu, a.host_memory, true, a.mig,
                      at_start ? pod.mig_start : -1});

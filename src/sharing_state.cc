@@ -12,6 +12,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "src/group_record.h"
 #include "src/internal/check.h"
 #include "src/internal/status_macros.h"
 #include "src/persistence_json.h"
@@ -35,21 +36,12 @@ std::map<std::string, CellId> MigGpus(const cellalloc::CellForest& forest,
   return out;
 }
 
-GroupRecord RecordOf(const GroupRequest& request, const Placement& placement, bool guaranteed) {
-  GroupRecord rec;
-  rec.request = request;
-  rec.request.suggested_nodes.reset();
-  rec.placement = placement;
-  rec.state = guaranteed ? GroupState::kAllocated : GroupState::kOpportunistic;
-  return rec;
-}
-
 }  // namespace
 
 void Sharing::AppendRecords(std::vector<GroupRecord>* out) const {
   for (const auto& [name, g] : groups_) {
     if (g.stage != Stage::kRunning) continue;
-    out->push_back(RecordOf(g.request, g.placement, g.guaranteed));
+    out->push_back(RunningRecord(g.request, g.placement, g.guaranteed));
     FillMigPlacement(name, &out->back().placement);
   }
   AppendHostRecords(out);
@@ -66,7 +58,7 @@ absl::StatusOr<GroupRecord> Sharing::GetRecord(std::string_view name) const {
         "group ", ToAbsl(name), " is ", g.stage == Stage::kReserved ? "reserved" : "preempting",
         ", not running: it has no record"));
   }
-  GroupRecord rec = RecordOf(g.request, g.placement, g.guaranteed);
+  GroupRecord rec = RunningRecord(g.request, g.placement, g.guaranteed);
   FillMigPlacement(name, &rec.placement);
   return rec;
 }
@@ -292,14 +284,8 @@ absl::Status Sharing::RestoreShared(const GroupRecord& rec, std::vector<std::str
         why = absl::StrCat("no room for its ", a.milli, " milli and ", a.memory, " MiB");
       } else if (!NodeRoom(leaf, a, t)) {
         why = "the node lacks its CPU or host memory";
-      } else if (a.mig.empty() || pod.mig_start < 0) {
-        why = MigRecoverProblem(leaf, a, t);  // fractional beside MIG, or no room (Choose)
-      } else if (shares_.IsOpen(leaf) && shares_.gpu(leaf).shares > mig_.Used(leaf)) {
-        why = "the GPU holds fractional shares; a MIG instance cannot join them";
-      } else {  // the recorded instance, on the layout as this group's pods leave it
-        cellalloc::MigLayout layout = MigLayoutOf(leaf, t);
-        why = layout.TakeAt(layout.geometry().Find(a.mig), pod.mig_start, r.name);
-        if (why.empty()) t.mig.insert_or_assign(leaf.value(), std::move(layout));
+      } else {
+        why = TakeRecorded(r.name, leaf, a, a.mig.empty() ? -1 : pod.mig_start, &t);
       }
     }
     if (!why.empty()) {
@@ -308,16 +294,6 @@ absl::Status Sharing::RestoreShared(const GroupRecord& rec, std::vector<std::str
       continue;
     }
     const int32_t start = a.mig.empty() ? -1 : pod.mig_start;
-    if (start < 0) {
-      Take(leaf, a, &t);
-    } else {  // Take without TakeMig: the instance is taken above
-      auto& gpu = t.gpu[leaf.value()];
-      gpu.first += a.milli;
-      gpu.second += a.memory;
-      auto& n = t.node[forest_.node(leaf).value()];
-      n.first += a.cpu;
-      n.second += a.host_memory;
-    }
     pods.push_back({leaf, a.milli, a.memory, a.cpu, a.host_memory, true, a.mig, start});
   }
   pending_ = Pending();

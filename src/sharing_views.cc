@@ -220,11 +220,7 @@ absl::Status Sharing::CheckReservation(const std::string& name, const Group& g) 
   std::vector<CellId> held;  // the holder's reserved leaves
   if (!g.holder.empty()) {
     const GroupStatus h = CoreStatus(g.holder);
-    // kAbsent: a Preempting holder cancelled by an overlapping preemptor (its next Schedule
-    // re-places the group, its Allocate is refused).
-    if (h.state == GroupState::kAbsent) return absl::OkStatus();
-    if ((h.state != GroupState::kReserved && h.state != GroupState::kPreempting) ||
-        IsHolder(g.holder)) {
+    if (h.state != GroupState::kReserved || IsHolder(g.holder)) {
       return fail("holder ", g.holder, " is ", GroupStateName(h.state));
     }
     const ChainId chain = forest_.FindChain(h.placement.chain);

@@ -20,14 +20,14 @@
 // Invariants (checked by CheckInvariants; tests/unit/scheduler/virtual_clusters_test.cc):
 //  (1) Tree: a cell's children are `first_child .. first_child + num_children - 1`, each
 //      with `parent` pointing back, `level` one lower and the same `root`, VC and chain.
-//  (2) Binding is symmetric (design.md invariant 4): `cells()[v].bound == p` iff
+//  (2) Binding is symmetric (src/scheduler_impl.h invariant 4): `cells()[v].bound == p` iff
 //      `p_bound()[p] == v`; both have the same level and chain; a bound cell's parent is
 //      bound, to the physical parent; `bound_children` counts the bound children.
 //  (3) A bound preassigned cell holds its physical cell in the allocator (kUsed); a pinned
 //      cell is always bound.
 //  (4) Per VC, chain and level: `unbound` holds exactly the positions of the unbound
 //      preassigned cells and `free` is their number; `all_free(ch)` is the sum over the VCs.
-//  (5) Safety (design.md invariant 3): per chain and level, the allocator's obtainable
+//  (5) Safety (src/scheduler_impl.h invariant 3): per chain and level, the allocator's obtainable
 //      cells >= `all_free(ch)`; jointly, top-down, the free cells left after every VC takes
 //      its unbound cells of a level can still be split into what the levels below need.
 //  (6) Doomed: a doomed cell is a bound, bad-bound, non-pinned preassigned cell listed once

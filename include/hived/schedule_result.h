@@ -129,6 +129,13 @@ struct ScheduleResult {
   std::vector<std::string> victims;  // kPreempting: whole groups, sorted by name
   std::string reason;                // kWaiting and kInfeasible (and kLazyDowngrade)
   ReasonCode code = ReasonCode::kNone;
+  // Preempting phase: the Preempting groups whose reservations this call cancelled because
+  // the new decision overlaps them (a reserved group is never cancelled), sorted by name.
+  // Each is told on its next `Schedule` (`cancelled_by`) and `Allocate` (the error).
+  std::vector<std::string> cancelled;
+  // The first `Schedule` of a group after another group's decision cancelled its
+  // Preempting reservation: that group's name (the call then schedules it anew).
+  std::string cancelled_by;
 };
 
 // Lower-case names, as in scenario files and reports: "placed", "preempting", "waiting",

@@ -19,7 +19,7 @@
 // live is not an error: GetGroup returns its name with state kAbsent. Mutations of a group
 // that is not live (Release, CancelPreemption) are kNotFound.
 //
-// Example (C++17; compiled by tests/unit/scheduler_api/header_example_test.cc):
+// Example (C++17; compiled by tests/api/header_example_test.cc):
 //   auto spec = hived::LoadClusterSpecFile("cluster.yaml");
 //   if (!spec.ok()) return spec.status();
 //   auto scheduler = hived::Scheduler::Create(*spec);
@@ -110,8 +110,11 @@
 //    never a victim nor cancelled by another group (a manager trusts its reservation until
 //    it binds or unreserves; Kubernetes does not preempt assumed pods either). A result with
 //    victims reserves the leaves (Reserving/Reserved, GroupState kPreempting), cancels preempting
-//    groups whose reservation overlaps, and returns kPreempting; after the victims are released,
-//    `Schedule` of the same group returns kPlaced with the reserved placement. `Schedule` of a
+//    groups whose reservation overlaps (listed in `ScheduleResult::cancelled`; each one's next
+//    `Schedule` names the canceller in `cancelled_by`, its `Allocate` error too), and returns
+//    kPreempting; after the victims are released, `Schedule` of the same group returns kPlaced
+//    with the reserved placement, which in kPreempting reserves it as above (GroupState
+//    kReserved: whatever path led to a kPlaced, it is then held). `Schedule` of a
 //    reserved or Preempting group returns its reservation (re-checked: on a bad or non-suggested
 //    node it is re-placed in kPreempting, kWaiting in kFiltering). A decision that lands on a
 //    reserved group's leaves (pass 2 counts lower-priority reserved leaves like used ones) waits
@@ -281,8 +284,8 @@ class HIVED_EXPORT Scheduler {
   absl::StatusOr<std::vector<VcSummary>> GetVcSummary(std::string_view vc) const;
   const ClusterSpec& spec() const;
 
-  // Checks the invariants listed in design.md (and the allocator's own); returns the first
-  // violation as kInternal.
+  // Checks the scheduler's invariants (src/scheduler_impl.h) and every component's;
+  // returns the first violation as kInternal.
   absl::Status CheckInvariants() const;
 
  private:

@@ -157,10 +157,16 @@ class Run {
         for (const Leaf& l : Leaves(existing->second.placement))
           victims |= Holder(l, false) != nullptr;
         REQUIRE(res->outcome == (victims ? Outcome::kPreempting : Outcome::kPlaced));
+        // A Preempting-phase kPlaced reserves, whatever path led to it (issue 27).
+        if (!victims && phase == Phase::kPreempting) existing->second.held = Held::kReserved;
       }
+      REQUIRE(res->cancelled.empty());
       return;
     }
-    if (res->outcome != Outcome::kPlaced && res->outcome != Outcome::kPreempting) return;
+    if (res->outcome != Outcome::kPlaced && res->outcome != Outcome::kPreempting) {
+      REQUIRE(res->cancelled.empty());
+      return;
+    }
     const std::set<Leaf> leaves = Leaves(res->placement);
     // Never a reserved group's leaf, never a victim that holds a reservation.
     std::set<std::string> cancelled;
@@ -180,12 +186,15 @@ class Run {
       // Nothing is reserved or cancelled: a reservation on the leaves would be kWaiting;
       // groups that would be lazily downgraded are reported as victims too.
       REQUIRE(cancelled.empty());
+      REQUIRE(res->cancelled.empty());
       REQUIRE(std::includes(reported.begin(), reported.end(), victims.begin(), victims.end()));
       REQUIRE((res->outcome == Outcome::kPlaced) == reported.empty());
       return;
     }
     REQUIRE(reported == victims);
     REQUIRE((res->outcome == Outcome::kPlaced) == victims.empty());
+    // Every cancellation is listed in the result that made it (issue 27).
+    REQUIRE(std::set<std::string>(res->cancelled.begin(), res->cancelled.end()) == cancelled);
     for (const std::string& c : cancelled) groups_.erase(c);
     ModelGroup g;
     g.request = r;

@@ -98,6 +98,24 @@ TEST_CASE("Reservations: the first difference between a reservation and an Alloc
   r.lazy_preemption = true;
   CHECK(Reservations::RequestDifference(g, r) == "lazy preemption on, reserved with it off");
 
+  // The same comparison for a reservation kept as its request (fractional and MIG groups):
+  // pod shapes as a multiset, and the allowed GPU models.
+  GroupRequest shared = x.request;
+  shared.members = {{2, 1, 500, 1000, 200, 0}};
+  shared.leaf_cell_types = {"GA", "GB"};
+  r = shared;
+  r.members = {{1, 1, 500, 1000, 200, 0}, {1, 1, 500, 1000, 200, 0}};
+  CHECK(Reservations::RequestDifference(shared, r).empty());
+  r.members[1].gpu_milli = 400;
+  CHECK(Reservations::RequestDifference(shared, r) ==
+        "other GPU shares, GPU memory, CPU, host memory or MIG profiles than reserved");
+  r = shared;
+  r.members[0].mig_profile = "1g.5gb";
+  CHECK(!Reservations::RequestDifference(shared, r).empty());
+  r = shared;
+  r.leaf_cell_types = {"GA"};
+  CHECK(Reservations::RequestDifference(shared, r) == "leaf cell types [GA], reserved for [GA,GB]");
+
   Placement moved = x.placement;
   moved.pods[1].leaf_cell_indices[1] += 100;
   const std::string diff = Reservations::PlacementDifference(x.placement, moved);
