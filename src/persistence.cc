@@ -324,7 +324,11 @@ absl::StatusOr<AllocateInfo> SchedulerImpl::RestoreGroup(const GroupRecord& rec,
     grp.SetNote(&GroupNotes::downgrade_reason, rec.downgrade_reason);
     grp.SetNote(&GroupNotes::preemptor, rec.preemptor);
     info->downgraded = true;
-    info->reason = rec.downgrade_reason;
+    // The recorded reason, then what this restore skipped (leaves the cluster lacks), which
+    // the report must name too.
+    info->reason = info->reason.empty() || rec.downgrade_reason.empty()
+                       ? absl::StrCat(rec.downgrade_reason, info->reason)
+                       : absl::StrCat(rec.downgrade_reason, "; ", info->reason);
   }
   return info;
 }

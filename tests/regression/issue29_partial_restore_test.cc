@@ -108,5 +108,36 @@ TEST_CASE("Regression: a state restored with a node renamed is a fixed point aft
   CHECK(partial_groups > 0);  // the case the test is about happened
 }
 
+// Found by tests/fuzz/state_fuzz.cc: a record saved downgraded (opportunistic at a priority
+// >= 0) whose leaves the cluster lacks was reported partial with no reason: the recorded
+// downgrade reason replaced the note naming the skipped leaves.
+TEST_CASE("Regression: a downgraded group restored partially is reported with the leaves skipped",
+          "[persistence][regression]") {
+  const ClusterSpec spec =
+      Load(ReadFile(std::string(HIVED_SOURCE_DIR) + "/config/examples/two-racks.yaml"));
+  const std::string reason = GENERATE(std::string(), std::string("lazily preempted by group x"));
+  CAPTURE(reason);
+  const std::string state = absl::StrCat(
+      R"({"schema":"hived.scheduler-state","version":2,"badNodes":[],"doomedCells":[],)",
+      R"("groups":[{"name":"g","virtualCluster":"prod","priority":0,"members":[{"podNumber":2,)",
+      R"("leafCellNumber":2}],"state":"opportunistic",)",
+      reason.empty() ? "" : absl::StrCat(R"("downgradeReason":")", reason, R"(",)"),
+      R"("placement":{"cellChain":"V100-RACK","pods":[{"leafCellNumber":2,)",
+      R"("physicalNode":"rack0-node0","physicalLeafCellIndices":[0,1]},{"leafCellNumber":2,)",
+      R"("physicalNode":"gone","physicalLeafCellIndices":[6,7]}]}}],"bindings":[]})");
+  RestoreReport report;
+  absl::StatusOr<std::unique_ptr<Scheduler>> s = Scheduler::Restore(spec, state, &report);
+  REQUIRE(s.ok());
+  REQUIRE(report.groups.size() == 1);
+  CHECK(report.groups[0].outcome == RestoreOutcome::kPartial);
+  CHECK(report.groups[0].reason.find("leaf cells not in the cluster are ignored: gone:6, gone:7") !=
+        std::string::npos);
+  CHECK(report.groups[0].reason.find(reason) != std::string::npos);
+  // The group still runs downgraded with its recorded reason, as saved.
+  CHECK((*s)->GetGroup("g").downgrade_reason == reason);
+  const std::string saved = RestoreAndSave(spec, state);
+  CHECK(RestoreAndSave(spec, saved) == saved);
+}
+
 }  // namespace
 }  // namespace hived
