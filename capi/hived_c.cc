@@ -375,22 +375,25 @@ void hived_result_destroy(hived_result* result) { delete result; }
 hived_code hived_schedule(hived_scheduler* scheduler, const hived_request* request,
                           hived_phase phase, hived_result* result, char** error) {
   constexpr const char* kFn = "hived_schedule";
-  if (result != nullptr) result->result = hived::ScheduleResult();
-  if (scheduler == nullptr) return NullArgument(error, kFn, "scheduler");
-  if (request == nullptr) return NullArgument(error, kFn, "request");
   if (result == nullptr) return NullArgument(error, kFn, "result");
-  if (phase != HIVED_PHASE_FILTERING && phase != HIVED_PHASE_PREEMPTING) {
-    return Fail(error, HIVED_INVALID_ARGUMENT,
-                absl::StrCat(kFn, ": phase ", static_cast<int>(phase), " is not a hived_phase"));
-  }
-  return Guard(error, [&] {
-    absl::StatusOr<hived::ScheduleResult> r = scheduler->scheduler->Schedule(
-        request->request,
-        phase == HIVED_PHASE_FILTERING ? hived::Phase::kFiltering : hived::Phase::kPreempting);
-    if (!r.ok()) return FromStatus(r.status(), error);
-    result->result = std::move(*r);
-    return HIVED_OK;
-  });
+  const hived_code code = [&] {
+    if (scheduler == nullptr) return NullArgument(error, kFn, "scheduler");
+    if (request == nullptr) return NullArgument(error, kFn, "request");
+    if (phase != HIVED_PHASE_FILTERING && phase != HIVED_PHASE_PREEMPTING) {
+      return Fail(error, HIVED_INVALID_ARGUMENT,
+                  absl::StrCat(kFn, ": phase ", static_cast<int>(phase), " is not a hived_phase"));
+    }
+    return Guard(error, [&] {
+      absl::StatusOr<hived::ScheduleResult> r = scheduler->scheduler->Schedule(
+          request->request,
+          phase == HIVED_PHASE_FILTERING ? hived::Phase::kFiltering : hived::Phase::kPreempting);
+      if (!r.ok()) return FromStatus(r.status(), error);
+      result->result = *std::move(r);
+      return HIVED_OK;
+    });
+  }();
+  if (code != HIVED_OK) result->result = hived::ScheduleResult();  // emptied on an error
+  return code;
 }
 
 hived_outcome hived_result_outcome(const hived_result* result) {
