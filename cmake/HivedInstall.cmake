@@ -3,7 +3,7 @@ include(CMakePackageConfigHelpers)
 
 set(HIVED_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/hived)
 
-install(TARGETS hived_hived
+install(TARGETS hived_hived hived_hived_c
   EXPORT hivedTargets
   ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
@@ -39,7 +39,9 @@ endif()
 file(RELATIVE_PATH HIVED_PC_RELATIVE_PREFIX
      "/prefix/${CMAKE_INSTALL_LIBDIR}/pkgconfig" "/prefix")
 configure_file(${PROJECT_SOURCE_DIR}/cmake/hived.pc.in ${PROJECT_BINARY_DIR}/hived.pc @ONLY)
-install(FILES ${PROJECT_BINARY_DIR}/hived.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
+configure_file(${PROJECT_SOURCE_DIR}/cmake/hived_c.pc.in ${PROJECT_BINARY_DIR}/hived_c.pc @ONLY)
+install(FILES ${PROJECT_BINARY_DIR}/hived.pc ${PROJECT_BINARY_DIR}/hived_c.pc
+        DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
 
 if(HIVED_BUILD_SIM)
   install(TARGETS hived-sim RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})

@@ -48,6 +48,17 @@ class AnnotationReader {
 
   void Fail(const YAML::Mark& mark, const std::string& path, std::string_view message) {
     if (!status_.ok()) return;
+    // A message may quote the input (a scalar that is not an integer, the parser's context):
+    // at most ~100 bytes of it (hived/state.h, limits).
+    constexpr size_t kMaxMessage = 100 + kMaxQuotedInputBytes;
+    std::string shortened;
+    if (message.size() > kMaxMessage) {
+      size_t n = kMaxMessage;
+      while (n > 0 && (static_cast<unsigned char>(message[n]) & 0xC0) == 0x80) --n;
+      shortened =
+          absl::StrCat(absl::string_view(message.data(), n), "... (", message.size(), " bytes)");
+      message = shortened;
+    }
     std::string where = annotation_;
     if (!mark.is_null()) absl::StrAppend(&where, ":", mark.line + 1, ":", mark.column + 1);
     status_ = absl::InvalidArgumentError(
@@ -80,6 +91,12 @@ class AnnotationReader {
     }
     if (!v.IsScalar()) {
       Fail(v.Mark(), at, absl::StrCat("expected a string, got ", yaml_internal::KindName(v)));
+      return std::nullopt;
+    }
+    if (v.Scalar().size() > static_cast<size_t>(kMaxNameBytes)) {  // every string is a name
+      Fail(v.Mark(), at,
+           absl::StrCat(v.Scalar().size(), " bytes, more than the limit of ", kMaxNameBytes,
+                        " for a name"));
       return std::nullopt;
     }
     return v.Scalar();
@@ -215,6 +232,13 @@ absl::Status ReadBindInfo(std::string_view text, GroupRecord* rec) {
             r.Fail(types[x].Mark(), absl::StrCat(tpath, "[", x, "]"), "expected a cell type");
             break;
           }
+          if (types[x].IsScalar() &&
+              types[x].Scalar().size() > static_cast<size_t>(kMaxNameBytes)) {
+            r.Fail(types[x].Mark(), absl::StrCat(tpath, "[", x, "]"),
+                   absl::StrCat(types[x].Scalar().size(), " bytes, more than the limit of ",
+                                kMaxNameBytes, " for a name"));
+            break;
+          }
           pod.preassigned_cell_types.push_back(types[x].IsNull() ? "" : types[x].Scalar());
         }
       }
@@ -307,6 +331,17 @@ absl::Status ReadSchedulingSpec(std::string_view text, GroupRecord* rec) {
 
 absl::StatusOr<GroupRecord> ImportHivedBindInfo(std::string_view bind_info_yaml,
                                                 std::string_view scheduling_spec_yaml) {
+  // Before any parsing: the YAML reader's time and memory grow with the text (a 200 MB scalar
+  // took 33 s and 1.44 GB).
+  for (const auto& [name, text] :
+       {std::pair<const char*, std::string_view>{"pod-bind-info", bind_info_yaml},
+        {"pod-scheduling-spec", scheduling_spec_yaml}}) {
+    if (text.size() > static_cast<size_t>(kMaxAnnotationBytes)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(name, ": ", text.size(), " bytes, more than the limit of ",
+                       kMaxAnnotationBytes, " (what Kubernetes allows for a pod's annotations)"));
+    }
+  }
   GroupRecord rec;
   absl::Status s = ReadBindInfo(bind_info_yaml, &rec);
   if (!s.ok()) return s;

@@ -6,7 +6,7 @@ set -euo pipefail
 packages=(
   cmake ninja-build g++ clang clang-format clang-tidy libclang-rt-14-dev pkg-config
   libboost-graph-dev libabsl-dev libyaml-cpp-dev catch2 libbenchmark-dev nlohmann-json3-dev
-  gnuplot-nox time
+  gnuplot-nox time golang-go python3
 )
 
 missing=()

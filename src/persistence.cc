@@ -16,6 +16,7 @@
 #include "src/group_record.h"
 #include "src/internal/status_macros.h"
 #include "src/persistence_json.h"
+#include "src/recovery.h"
 #include "src/scheduler_impl.h"
 #include "src/sharing.h"
 
@@ -38,16 +39,25 @@ GroupRecord SchedulerImpl::Record(const Group& g) const {
     rec.downgrade_reason = g.notes().downgrade_reason;
     rec.preemptor = g.notes().preemptor;
   }
-  // The virtual leaves, when they line up with the placement's leaves (they do not when
-  // recovery ignored leaves the cluster no longer has).
-  size_t leaves = 0;
-  for (const PodPlacement& pod : rec.placement.pods) leaves += pod.leaf_cell_indices.size();
+  // The virtual leaves, one per leaf of the placement. A group restored partially (leaves
+  // the cluster no longer has were skipped) keeps its whole placement but holds only the
+  // leaves the cluster has: those get their virtual cells, the skipped ones "" (a restore
+  // skips them again, or, in a cluster that has them again, re-derives theirs). Without
+  // them the next restore would re-derive every virtual cell, not the ones held (issue 29).
   const bool any =
       std::any_of(g.vleaves.begin(), g.vleaves.end(), [](VCellId v) { return v != kNilId; });
-  if (any && g.vleaves.size() == leaves) {
-    for (VCellId v : g.vleaves)
+  if (!any) return rec;
+  const cellalloc::CellForest& f = *forest_;
+  size_t held = 0;  // the next of the group's leaves (`pleaves`, in placement order)
+  for (const PodPlacement& pod : rec.placement.pods) {
+    for (int32_t idx : pod.leaf_cell_indices) {
+      const bool kept = held < g.pleaves.size() && f.leaf_index(g.pleaves[held]) == idx &&
+                        f.node_name(f.node(g.pleaves[held])) == pod.node;
+      const VCellId v = kept ? g.vleaves[held++] : kNilId;
       rec.virtual_leaf_cells.push_back(v == kNilId ? "" : vclusters_.Address(v));
+    }
   }
+  if (held != g.pleaves.size()) rec.virtual_leaf_cells.clear();  // not in placement order
   return rec;
 }
 
@@ -281,8 +291,28 @@ absl::StatusOr<AllocateInfo> SchedulerImpl::RestoreGroup(const GroupRecord& rec,
   }
   if (was_downgraded) request.priority = kOpportunisticPriority;
   recover_hints_.clear();
-  for (const std::string& address : rec.virtual_leaf_cells) {
-    recover_hints_.push_back(address.empty() ? kNilId : FindVirtualCell(address));
+  if (!rec.virtual_leaf_cells.empty()) {
+    // The hints follow the leaves recovery holds: a leaf the cluster no longer has (which
+    // `Recover` skips, reporting it missing in placement order) takes no hint.
+    ResolvedPlacement resolved;
+    if (!ResolvePlacement(*forest_, request, rec.placement, MissingLeaves::kIgnore, &resolved)
+             .ok()) {
+      resolved.missing.clear();  // Recover reports the error
+    }
+    size_t leaf = 0, missing = 0;
+    for (const PodPlacement& pod : rec.placement.pods) {
+      for (int32_t idx : pod.leaf_cell_indices) {
+        const std::string address =
+            leaf < rec.virtual_leaf_cells.size() ? rec.virtual_leaf_cells[leaf] : std::string();
+        ++leaf;
+        if (missing < resolved.missing.size() &&
+            resolved.missing[missing] == absl::StrCat(pod.node, ":", idx)) {
+          ++missing;
+          continue;
+        }
+        recover_hints_.push_back(address.empty() ? kNilId : FindVirtualCell(address));
+      }
+    }
   }
   absl::StatusOr<AllocateInfo> info = Recover(request, rec.placement, ignored_leaves);
   recover_hints_.clear();
@@ -293,7 +323,11 @@ absl::StatusOr<AllocateInfo> SchedulerImpl::RestoreGroup(const GroupRecord& rec,
     grp.SetNote(&GroupNotes::downgrade_reason, rec.downgrade_reason);
     grp.SetNote(&GroupNotes::preemptor, rec.preemptor);
     info->downgraded = true;
-    info->reason = rec.downgrade_reason;
+    // The recorded reason, then what this restore skipped (leaves the cluster lacks), which
+    // the report must name too.
+    info->reason = info->reason.empty() || rec.downgrade_reason.empty()
+                       ? absl::StrCat(rec.downgrade_reason, info->reason)
+                       : absl::StrCat(rec.downgrade_reason, "; ", info->reason);
   }
   return info;
 }

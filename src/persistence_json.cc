@@ -250,10 +250,10 @@ absl::Status RecordFromJson(const Json& j, const std::string& path, int32_t vers
     rec->state = GroupState::kOpportunistic;
   } else {
     return Reader::Error(absl::StrCat(path, ".", kState),
-                         absl::StrCat("expected allocated or opportunistic, got ", state));
+                         absl::StrCat("expected allocated or opportunistic, got ", Quote(state)));
   }
-  HIVED_RETURN_IF_ERROR(
-      Reader::String(j, path, kDowngradeReason, /*required=*/false, &rec->downgrade_reason));
+  HIVED_RETURN_IF_ERROR(Reader::String(j, path, kDowngradeReason, /*required=*/false,
+                                       &rec->downgrade_reason, kMaxStateStringBytes));
   HIVED_RETURN_IF_ERROR(Reader::String(j, path, kPreemptor, /*required=*/false, &rec->preemptor));
 
   HIVED_ASSIGN_OR_RETURN(const Json* placement,
@@ -284,7 +284,8 @@ absl::Status RecordFromJson(const Json& j, const std::string& path, int32_t vers
       if (pod.mig_start >= 0) pod.mig_profile = m.mig_profile;
     }
   }
-  HIVED_RETURN_IF_ERROR(Reader::Strings(j, path, kVirtual, &rec->virtual_leaf_cells));
+  HIVED_RETURN_IF_ERROR(
+      Reader::Strings(j, path, kVirtual, &rec->virtual_leaf_cells, kMaxStateStringBytes));
   if (!rec->virtual_leaf_cells.empty() && rec->virtual_leaf_cells.size() != leaves) {
     return Reader::Error(absl::StrCat(path, ".", kVirtual),
                          absl::StrCat(rec->virtual_leaf_cells.size(), " virtual cells for ", leaves,
@@ -337,7 +338,8 @@ absl::Status ReadMigLayouts(const Json& v, const std::string& path,
     const Json& e = v[i];
     HIVED_RETURN_IF_ERROR(Reader::Object(e, at, {kGpu, kInstances, kCreations, kReconfigurations}));
     SavedMigLayout l;
-    HIVED_RETURN_IF_ERROR(Reader::String(e, at, kGpu, /*required=*/true, &l.gpu));
+    HIVED_RETURN_IF_ERROR(
+        Reader::String(e, at, kGpu, /*required=*/true, &l.gpu, kMaxStateStringBytes));
     const Json* list = nullptr;
     HIVED_RETURN_IF_ERROR(Reader::Array(e, at, kInstances, /*required=*/true, &list));
     for (size_t k = 0; k < list->size(); ++k) {
@@ -348,6 +350,7 @@ absl::Status ReadMigLayouts(const Json& v, const std::string& path,
       }
       int32_t start = 0;
       HIVED_RETURN_IF_ERROR(Reader::Int(inst[1], ipath + "[1]", 0, kMaxMigStart, &start));
+      HIVED_RETURN_IF_ERROR(Reader::Size(inst[0], absl::StrCat(ipath, "[0]"), kMaxNameBytes));
       l.instances.emplace_back(inst[0].get<std::string>(), start);
     }
     for (const char* key : {kCreations, kReconfigurations}) {
@@ -437,7 +440,7 @@ absl::StatusOr<SavedState> SavedStateFromJson(std::string_view text) {
   HIVED_RETURN_IF_ERROR(Reader::String(j, root, kSchema, /*required=*/true, &schema));
   if (schema != kStateSchema) {
     return Reader::Error(absl::StrCat(root, ".", kSchema),
-                         absl::StrCat("expected ", kStateSchema, ", got ", schema));
+                         absl::StrCat("expected ", kStateSchema, ", got ", Quote(schema)));
   }
   int32_t version = 0;
   HIVED_RETURN_IF_ERROR(Reader::IntMember(j, root, kVersion, std::numeric_limits<int32_t>::min(),
@@ -466,7 +469,7 @@ absl::StatusOr<SavedState> SavedStateFromJson(std::string_view text) {
   }
   HIVED_RETURN_IF_ERROR(Reader::String(j, root, kConfig, /*required=*/false, &state.config));
   HIVED_RETURN_IF_ERROR(Reader::Strings(j, root, kBadNodes, &state.bad_nodes));
-  HIVED_RETURN_IF_ERROR(Reader::Strings(j, root, kDoomed, &state.doomed));
+  HIVED_RETURN_IF_ERROR(Reader::Strings(j, root, kDoomed, &state.doomed, kMaxStateStringBytes));
   const Json* bindings = nullptr;
   HIVED_RETURN_IF_ERROR(Reader::Array(j, root, kBindings, /*required=*/false, &bindings));
   for (size_t i = 0; bindings != nullptr && i < bindings->size(); ++i) {
@@ -474,10 +477,10 @@ absl::StatusOr<SavedState> SavedStateFromJson(std::string_view text) {
     const Json& b = (*bindings)[i];
     HIVED_RETURN_IF_ERROR(Reader::Object(b, path, {kVirtualCell, kPhysicalCell, kBad}));
     SavedBinding binding;
-    HIVED_RETURN_IF_ERROR(
-        Reader::String(b, path, kVirtualCell, /*required=*/true, &binding.virtual_cell));
-    HIVED_RETURN_IF_ERROR(
-        Reader::String(b, path, kPhysicalCell, /*required=*/true, &binding.physical_cell));
+    HIVED_RETURN_IF_ERROR(Reader::String(b, path, kVirtualCell, /*required=*/true,
+                                         &binding.virtual_cell, kMaxStateStringBytes));
+    HIVED_RETURN_IF_ERROR(Reader::String(b, path, kPhysicalCell, /*required=*/true,
+                                         &binding.physical_cell, kMaxStateStringBytes));
     HIVED_RETURN_IF_ERROR(Reader::Bool(b, path, kBad, &binding.bad));
     state.bindings.push_back(std::move(binding));
   }
@@ -491,7 +494,7 @@ absl::StatusOr<SavedState> SavedStateFromJson(std::string_view text) {
     auto [it, inserted] = seen.emplace(rec.request.name, i);
     if (!inserted) {
       return Reader::Error(absl::StrCat(path, ".", kName),
-                           absl::StrCat("duplicate group ", rec.request.name, " (also at $.",
+                           absl::StrCat("duplicate group ", Quote(rec.request.name), " (also at $.",
                                         kGroups, "[", it->second, "])"));
     }
     state.groups.push_back(std::move(rec));

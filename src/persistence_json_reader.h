@@ -28,8 +28,13 @@ namespace hived::internal {
 using Json = nlohmann::ordered_json;
 
 // `text` parsed; kInvalidArgument "<what>: nested deeper than 32 levels" or "<what>:
-// malformed JSON at line L, column C: ...". Never throws.
+// malformed JSON at line L, column C: ...". The limits of hived/state.h (document size, JSON
+// values, string size) are checked before parsing. Never throws.
 absl::StatusOr<Json> ParseJson(std::string_view text, std::string_view what);
+
+// `s` as an error message may quote it: whole up to `kMaxQuotedInputBytes`, else its first
+// bytes (whole UTF-8 characters) and "... (N bytes)".
+std::string Quote(std::string_view s);
 
 // Walks a parsed document, naming the JSON path of every problem.
 class Reader {
@@ -46,7 +51,7 @@ class Reader {
       bool known = false;
       for (const char* k : allowed) known = known || it.key() == k;
       if (!known) {
-        return Error(absl::StrCat(path, ".", it.key()),
+        return Error(absl::StrCat(path, ".", Quote(it.key())),
                      absl::StrCat("unknown key (this reader knows version ", kStateVersion,
                                   " of the format)"));
       }
@@ -65,16 +70,26 @@ class Reader {
     return &*it;
   }
 
+  // A string of at most `max` bytes (names by default: `kMaxNameBytes`).
   static absl::Status String(const Json& j, const std::string& path, const char* key, bool required,
-                             std::string* out) {
+                             std::string* out, int64_t max = kMaxNameBytes) {
     HIVED_ASSIGN_OR_RETURN(const Json* v, Member(j, path, key, required));
     if (v == nullptr) return absl::OkStatus();
     if (!v->is_string()) {
       return Error(absl::StrCat(path, ".", key),
                    absl::StrCat("expected a string, got ", v->type_name()));
     }
+    HIVED_RETURN_IF_ERROR(Size(*v, absl::StrCat(path, ".", key), max));
     *out = v->get<std::string>();
     return absl::OkStatus();
+  }
+
+  // A string value `v` of at most `max` bytes.
+  static absl::Status Size(const Json& v, const std::string& path, int64_t max) {
+    const size_t size = v.get_ref<const std::string&>().size();
+    if (size <= static_cast<size_t>(max)) return absl::OkStatus();
+    return Error(path, absl::StrCat(size, " bytes, more than the limit of ", max,
+                                    max == kMaxNameBytes ? " for a name" : ""));
   }
 
   // An optional boolean member (false when absent).
@@ -152,7 +167,7 @@ class Reader {
   }
 
   static absl::Status Strings(const Json& j, const std::string& path, const char* key,
-                              std::vector<std::string>* out) {
+                              std::vector<std::string>* out, int64_t max = kMaxNameBytes) {
     const Json* a = nullptr;
     HIVED_RETURN_IF_ERROR(Array(j, path, key, /*required=*/false, &a));
     if (a == nullptr) return absl::OkStatus();
@@ -162,6 +177,7 @@ class Reader {
         return Error(absl::StrCat(path, ".", key, "[", i, "]"),
                      absl::StrCat("expected a string, got ", v.type_name()));
       }
+      HIVED_RETURN_IF_ERROR(Size(v, absl::StrCat(path, ".", key, "[", i, "]"), max));
       out->push_back(v.get<std::string>());
     }
     return absl::OkStatus();

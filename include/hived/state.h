@@ -41,6 +41,24 @@ inline constexpr const char* kStateSchema = "hived.scheduler-state";
 inline constexpr int32_t kStateVersion = 3;
 inline constexpr int32_t kOldestStateVersion = 1;
 
+// Limits of the persisted-state readers (`Scheduler::Restore`, `GroupRecordFromJson`,
+// `ImportHivedBindInfo`), each checked before the work it bounds, so that any input ends
+// quickly, in bounded memory, with kInvalidArgument; error messages quote at most
+// `kMaxQuotedInputBytes` of any input value.
+//  - a saved state or group record document: `kMaxStateBytes` (a saved state is 15.5 MiB at
+//    100k GPUs and 50k groups), at most `kMaxStateJsonValues` JSON values, each JSON string
+//    (key or value) at most `kMaxStateStringBytes`;
+//  - names (group, VC, node, cell type, chain, pinned cell, MIG profile, preemptor) at most
+//    `kMaxNameBytes`, as in Kubernetes; addresses and reasons at most `kMaxStateStringBytes`;
+//  - one HiveD annotation at most `kMaxAnnotationBytes` (what Kubernetes allows for all of a
+//    pod's annotations together).
+inline constexpr int64_t kMaxStateBytes = int64_t{256} << 20;
+inline constexpr int64_t kMaxStateJsonValues = int64_t{32} << 20;
+inline constexpr int64_t kMaxStateStringBytes = int64_t{64} << 10;
+inline constexpr int64_t kMaxNameBytes = 253;
+inline constexpr int64_t kMaxAnnotationBytes = int64_t{256} << 10;
+inline constexpr int64_t kMaxQuotedInputBytes = 100;
+
 // One running group, as persisted. `request.suggested_nodes` is never persisted (it belongs
 // to one scheduling call).
 struct GroupRecord {

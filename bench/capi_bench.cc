@@ -1,0 +1,129 @@
+// The C interface's cost (issue 29, goal: at most 10% over C++ on the 1-GPU cycle): the same
+// Schedule + Allocate + Release of a 1-GPU guaranteed group on the reference cluster
+// (tests/testdata/bench-configs/gen-1000-nodes.yaml, half full with 4,000 1-GPU jobs, as in
+// scheduler_bench.cc), through `hived::Scheduler` and through hived_c.h. Both reuse one
+// request (the group's name is free again after its release) and, in C, one result.
+// Compare medians of repetitions on a Release build:
+//   build/release/bench/capi_bench --benchmark_repetitions=10
+//       --benchmark_report_aggregates_only=true  (one command line)
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "benchmark/benchmark.h"
+#include "hived/cluster_spec.h"
+#include "hived/config.h"
+#include "hived/hived_c.h"
+#include "hived/scheduler.h"
+
+namespace {
+
+const std::string& ReferenceConfigPath() {
+  static const std::string path =
+      std::string(HIVED_SOURCE_DIR) + "/tests/testdata/bench-configs/gen-1000-nodes.yaml";
+  return path;
+}
+
+// Fills a scheduler as scheduler_bench.cc's HalfFullReference does: 4,000 1-GPU jobs, VCs
+// by turns.
+template <typename Place>
+void Fill(const hived::ClusterSpec& spec, Place&& place) {
+  for (int64_t job = 0; job < 4000; ++job) {
+    place(absl::StrCat("fill", job),
+          spec.virtual_clusters[static_cast<std::size_t>(job) % spec.virtual_clusters.size()].name);
+  }
+}
+
+void BM_CapiCycleCpp(benchmark::State& state) {
+  absl::StatusOr<hived::ClusterSpec> spec = hived::LoadClusterSpecFile(ReferenceConfigPath());
+  if (!spec.ok()) {
+    state.SkipWithError(spec.status().ToString().c_str());
+    return;
+  }
+  absl::StatusOr<std::unique_ptr<hived::Scheduler>> scheduler = hived::Scheduler::Create(*spec);
+  if (!scheduler.ok()) {
+    state.SkipWithError(scheduler.status().ToString().c_str());
+    return;
+  }
+  hived::Scheduler& s = **scheduler;
+  hived::GroupRequest req;
+  req.priority = 1;
+  req.members = {{1, 1}};
+  Fill(*spec, [&](const std::string& name, const std::string& vc) {
+    req.name = name;
+    req.vc = vc;
+    absl::StatusOr<hived::ScheduleResult> r = s.Schedule(req, hived::Phase::kPreempting);
+    if (r.ok() && r->outcome == hived::Outcome::kPlaced) (void)s.Allocate(req, r->placement);
+  });
+  req.name = "cycle";
+  req.vc = "VC1";
+  for (auto _ : state) {
+    absl::StatusOr<hived::ScheduleResult> r = s.Schedule(req, hived::Phase::kPreempting);
+    if (!r.ok() || r->outcome != hived::Outcome::kPlaced || !s.Allocate(req, r->placement).ok() ||
+        !s.Release(req.name).ok()) {
+      state.SkipWithError("cycle failed");
+      return;
+    }
+    benchmark::DoNotOptimize(r);
+  }
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(BM_CapiCycleCpp)->Unit(benchmark::kMicrosecond);
+
+hived_request* MakeRequest(const char* name, const char* vc) {
+  hived_member member{};
+  member.pod_number = 1;
+  member.leaf_cell_number = 1;
+  hived_request_desc desc{};
+  desc.name = name;
+  desc.vc = vc;
+  desc.priority = 1;
+  desc.members = &member;
+  desc.member_count = 1;
+  hived_request* request = nullptr;
+  if (hived_request_create(&desc, &request, nullptr) != HIVED_OK) return nullptr;
+  return request;
+}
+
+void BM_CapiCycleC(benchmark::State& state) {
+  absl::StatusOr<hived::ClusterSpec> spec = hived::LoadClusterSpecFile(ReferenceConfigPath());
+  if (!spec.ok()) {
+    state.SkipWithError(spec.status().ToString().c_str());
+    return;
+  }
+  hived_scheduler* s = nullptr;
+  char* error = nullptr;
+  if (hived_scheduler_create_from_file(ReferenceConfigPath().c_str(), &s, &error) != HIVED_OK) {
+    state.SkipWithError(error);
+    hived_free(error);
+    return;
+  }
+  hived_result* result = hived_result_create();
+  Fill(*spec, [&](const std::string& name, const std::string& vc) {
+    hived_request* req = MakeRequest(name.c_str(), vc.c_str());
+    if (hived_schedule(s, req, HIVED_PHASE_PREEMPTING, result, nullptr) == HIVED_OK &&
+        hived_result_outcome(result) == HIVED_OUTCOME_PLACED) {
+      (void)hived_allocate(s, req, result, nullptr, nullptr);
+    }
+    hived_request_destroy(req);
+  });
+  hived_request* req = MakeRequest("cycle", "VC1");
+  for (auto _ : state) {
+    if (hived_schedule(s, req, HIVED_PHASE_PREEMPTING, result, nullptr) != HIVED_OK ||
+        hived_result_outcome(result) != HIVED_OUTCOME_PLACED ||
+        hived_allocate(s, req, result, nullptr, nullptr) != HIVED_OK ||
+        hived_release(s, "cycle", nullptr) != HIVED_OK) {
+      state.SkipWithError("cycle failed");
+      break;
+    }
+    benchmark::DoNotOptimize(result);
+  }
+  state.SetItemsProcessed(state.iterations());
+  hived_request_destroy(req);
+  hived_result_destroy(result);
+  hived_scheduler_destroy(s);
+}
+BENCHMARK(BM_CapiCycleC)->Unit(benchmark::kMicrosecond);
+
+}  // namespace

@@ -1,0 +1,3 @@
+module hived.example/capi
+
+go 1.19
