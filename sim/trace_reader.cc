@@ -3,9 +3,12 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
+#include <cstring>
 #include <optional>
 #include <utility>
+#include <vector>
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
@@ -83,20 +86,67 @@ bool CheckNameField(const CsvField& field, std::string_view what, int32_t line, 
   return false;
 }
 
+// The order that sorts `times` stably (ties keep their positions): an LSD radix sort of
+// the times less the earliest, 11 bits a pass, as many passes as the span of the times needs
+// (three for any trace within the 100-year limit). O(n) where a comparison sort of the
+// (time, row) pairs was O(n log n): half of Philly's rows come before the row above them.
+std::vector<uint32_t> StableTimeOrder(const std::vector<TraceJob>& jobs) {
+  const size_t n = jobs.size();
+  Time lowest = jobs[0].submit_time;
+  Time highest = lowest;
+  for (const TraceJob& j : jobs) {
+    lowest = std::min(lowest, j.submit_time);
+    highest = std::max(highest, j.submit_time);
+  }
+  const uint64_t span = static_cast<uint64_t>(highest) - static_cast<uint64_t>(lowest);
+  constexpr int kBits = 11;
+  constexpr size_t kBuckets = size_t{1} << kBits;
+  std::vector<uint64_t> keys(n);
+  std::vector<uint32_t> order(n);
+  for (size_t i = 0; i < n; ++i) {
+    keys[i] = static_cast<uint64_t>(jobs[i].submit_time) - static_cast<uint64_t>(lowest);
+    order[i] = static_cast<uint32_t>(i);
+  }
+  std::vector<uint64_t> next_keys(n);
+  std::vector<uint32_t> next_order(n);
+  std::vector<size_t> start(kBuckets);
+  for (int shift = 0; shift < 64 && (span >> shift) != 0; shift += kBits) {
+    std::fill(start.begin(), start.end(), 0);
+    for (uint64_t k : keys) ++start[(k >> shift) & (kBuckets - 1)];
+    size_t at = 0;
+    for (size_t& s : start) at += std::exchange(s, at);
+    for (size_t i = 0; i < n; ++i) {
+      const size_t to = start[(keys[i] >> shift) & (kBuckets - 1)]++;
+      next_keys[to] = keys[i];
+      next_order[to] = order[i];
+    }
+    keys.swap(next_keys);
+    order.swap(next_order);
+  }
+  return order;
+}
+
+// Sorts the jobs stably by submit time (ties keep row order).
 void SortBySubmitTime(std::vector<TraceJob>* jobs) {
   auto earlier = [](const TraceJob& a, const TraceJob& b) { return a.submit_time < b.submit_time; };
   if (std::is_sorted(jobs->begin(), jobs->end(), earlier)) return;
-  // Sorts (time, row) keys, then moves each job once: cheaper than a stable sort moving the
-  // jobs (three strings each) through its merge passes. Same order: ties keep row order.
-  std::vector<std::pair<Time, uint32_t>> keys(jobs->size());
-  for (size_t i = 0; i < jobs->size(); ++i) {
-    keys[i] = {(*jobs)[i].submit_time, static_cast<uint32_t>(i)};
+  // Finds the order on the times alone, then moves each job once along the permutation's
+  // cycles, in place: no second array of jobs (three names and an id each) to fill.
+  std::vector<uint32_t> order = StableTimeOrder(*jobs);
+  for (size_t i = 0; i < order.size(); ++i) {
+    if (order[i] == i) continue;
+    TraceJob held = std::move((*jobs)[i]);
+    size_t to = i;
+    // Position `to` takes the job at order[to]; a taken position is marked order[p] = p.
+    while (order[to] != i) {
+      const size_t from = order[to];
+      (*jobs)[to] = std::move((*jobs)[from]);
+      order[to] = static_cast<uint32_t>(to);
+      to = from;
+    }
+    (*jobs)[to] = std::move(held);
+    order[to] = static_cast<uint32_t>(to);
   }
-  std::sort(keys.begin(), keys.end());
-  std::vector<TraceJob> sorted;
-  sorted.reserve(jobs->size());
-  for (const auto& key : keys) sorted.push_back(std::move((*jobs)[key.second]));
-  *jobs = std::move(sorted);
 }
 
 // Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's algorithm).
@@ -134,26 +184,45 @@ std::optional<double> ParseWholeSeconds(std::string_view text) {
   return static_cast<double>(*ParseInt(whole));
 }
 
-// ParseTimestamp's field checks and the seconds since the epoch.
-std::optional<int64_t> CheckedTimestamp(std::optional<int64_t> y, std::optional<int64_t> mo,
-                                        std::optional<int64_t> d, std::optional<int64_t> h,
-                                        std::optional<int64_t> mi, std::optional<int64_t> se) {
-  if (!y || !mo || !d || !h || !mi || !se || *y < kMinYear || *y > kMaxYear || *mo < 1 ||
-      *mo > 12 || *d < 1 || *d > DaysInMonth(*y, *mo) || *h < 0 || *h > 23 || *mi < 0 || *mi > 59 ||
-      *se < 0 || *se > 60) {
+// Days since the epoch of a checked date; nullopt when a field is missing or out of range.
+std::optional<int64_t> CheckedDays(std::optional<int64_t> y, std::optional<int64_t> mo,
+                                   std::optional<int64_t> d) {
+  if (!y || !mo || !d || *y < kMinYear || *y > kMaxYear || *mo < 1 || *mo > 12 || *d < 1 ||
+      *d > DaysInMonth(*y, *mo)) {
     return std::nullopt;
   }
-  return DaysFromCivil(*y, *mo, *d) * 86400 + *h * 3600 + *mi * 60 + *se;
+  return DaysFromCivil(*y, *mo, *d);
 }
 
-// "YYYY-MM-DD HH:MM:SS" -> seconds since the epoch; nullopt when malformed or not a real
-// date (2017-02-31 is refused, not read as March 3).
-std::optional<int64_t> ParseTimestamp(std::string_view s) {
+// Seconds since the epoch of a checked day and time of day.
+std::optional<int64_t> CheckedTimestamp(std::optional<int64_t> days, std::optional<int64_t> h,
+                                        std::optional<int64_t> mi, std::optional<int64_t> se) {
+  if (!days || !h || !mi || !se || *h < 0 || *h > 23 || *mi < 0 || *mi > 59 || *se < 0 ||
+      *se > 60) {
+    return std::nullopt;
+  }
+  return *days * 86400 + *h * 3600 + *mi * 60 + *se;
+}
+
+// Reads Philly's timestamps, row after row: "YYYY-MM-DD HH:MM:SS" -> seconds since the
+// epoch; nullopt when malformed or not a real date (2017-02-31 is refused, not read as
+// March 3). Rows of one day (most rows follow one of the same day) share its day count.
+class TimestampReader {
+ public:
+  std::optional<int64_t> Read(std::string_view s);
+
+ private:
+  char date_[10] = {};          // "YYYY-MM-DD" of the last date read on the fast path
+  std::optional<int64_t> day_;  // its day count; nullopt when none is held
+};
+
+std::optional<int64_t> TimestampReader::Read(std::string_view s) {
   if (s.size() != 19 || s[4] != '-' || s[7] != '-' || s[10] != ' ' || s[13] != ':' ||
       s[16] != ':') {
     return std::nullopt;
   }
-  // Fast path: every field plain digits (the real file), read in one pass.
+  // Fast path: every field plain digits (the real file), read in one pass; a row of the
+  // same day as the last one read this way reuses its day count.
   static constexpr size_t kDigitAt[] = {0, 1, 2, 3, 5, 6, 8, 9, 11, 12, 14, 15, 17, 18};
   if (std::all_of(std::begin(kDigitAt), std::end(kDigitAt),
                   [s](size_t i) { return s[i] >= '0' && s[i] <= '9'; })) {
@@ -162,11 +231,16 @@ std::optional<int64_t> ParseTimestamp(std::string_view s) {
       for (size_t i = at; i < at + len; ++i) v = v * 10 + (s[i] - '0');
       return v;
     };
-    return CheckedTimestamp(num(0, 4), num(5, 2), num(8, 2), num(11, 2), num(14, 2), num(17, 2));
+    if (!day_ || std::memcmp(s.data(), date_, sizeof(date_)) != 0) {
+      day_ = CheckedDays(num(0, 4), num(5, 2), num(8, 2));
+      if (!day_) return std::nullopt;
+      std::memcpy(date_, s.data(), sizeof(date_));
+    }
+    return CheckedTimestamp(day_, num(11, 2), num(14, 2), num(17, 2));
   }
-  return CheckedTimestamp(ParseInt(s.substr(0, 4)), ParseInt(s.substr(5, 2)),
-                          ParseInt(s.substr(8, 2)), ParseInt(s.substr(11, 2)),
-                          ParseInt(s.substr(14, 2)), ParseInt(s.substr(17, 2)));
+  return CheckedTimestamp(
+      CheckedDays(ParseInt(s.substr(0, 4)), ParseInt(s.substr(5, 2)), ParseInt(s.substr(8, 2))),
+      ParseInt(s.substr(11, 2)), ParseInt(s.substr(14, 2)), ParseInt(s.substr(17, 2)));
 }
 
 // Reads the header line: maps the `wanted` columns (others in `known_ignored` are silently
@@ -377,7 +451,9 @@ absl::StatusOr<Trace> PhillyTraceSource::Parse(std::string_view text,
   std::vector<CsvField> f;                        // one row's fields; reused
   std::optional<std::string_view> last_cluster;   // the last that passed CheckName
   Name last_cluster_name;                         // the last row's, interned
+  TimestampReader timestamps;
   trace.jobs.reserve(EstimatedRows(text));
+  rows.reserve(trace.jobs.capacity());
   while (reader.Next(&line)) {
     if (IsBlank(line)) continue;
     const int32_t ln = reader.line_number();
@@ -386,7 +462,7 @@ absl::StatusOr<Trace> PhillyTraceSource::Parse(std::string_view text,
     const CsvField& dur = f[h.index[kDuration]];
     const CsvField& gpus = f[h.index[kGpus]];
     const CsvField& cluster = f[h.index[kCluster]];
-    auto t = ParseTimestamp(ts.text);
+    auto t = timestamps.Read(ts.text);
     if (!t) {
       errors.Add(ln, ts.column,
                  absl::StrCat("timestamp '", Av(ts.text),
