@@ -7,7 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "benchmark/benchmark.h"
-#include "sim/trace_reader.h"
+#include "sim/trace/trace_reader.h"
 
 namespace {
 
@@ -50,8 +50,8 @@ BENCHMARK(BM_ParsePhilly)->Unit(benchmark::kMillisecond);
 void BM_ParseHived(benchmark::State& state) {
   std::string text = "job_id,submit_time,vc,priority,pods,gpus_per_pod,gpu_type,duration\n";
   for (int i = 0; i < 100000; ++i) {
-    absl::StrAppend(&text, "j", i, ",", (i / 8) * 60 + (7 - i % 8) * 5, ",vc", i % 3, ",",
-                    i % 2, ",1,", 1 + i % 8, ",,", 60 + i % 3600, "\n");
+    absl::StrAppend(&text, "j", i, ",", (i / 8) * 60 + (7 - i % 8) * 5, ",vc", i % 3, ",", i % 2,
+                    ",1,", 1 + i % 8, ",,", 60 + i % 3600, "\n");
   }
   ParseText(state, text, TraceFormat::kHived);
 }

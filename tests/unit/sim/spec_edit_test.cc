@@ -1,4 +1,4 @@
-#include "sim/spec_edit.h"
+#include "sim/cluster/spec_edit.h"
 
 #include <filesystem>
 

@@ -1,4 +1,4 @@
-#include "sim/trace_reader.h"
+#include "sim/trace/trace_reader.h"
 
 #include <algorithm>
 #include <cstdint>
@@ -8,10 +8,10 @@
 #include <utility>
 #include <vector>
 
-#include "sim/csv.h"
-#include "sim/engine.h"
-#include "sim/job.h"
-#include "sim/spec_info.h"
+#include "sim/cluster/spec_info.h"
+#include "sim/common/csv.h"
+#include "sim/engine/engine.h"
+#include "sim/trace/job.h"
 #include "support/catch.h"
 #include "support/testdata.h"
 #include "unit/sim/sim_test_util.h"
@@ -261,7 +261,7 @@ TEST_CASE(
         std::string text = "job_id,submit_time,vc,priority,pods,gpus_per_pod,gpu_type,duration\n";
         for (int r = 0; r < rows; ++r) {
           int64_t t = static_cast<int64_t>(rng() % static_cast<uint64_t>(span + 1));
-          if (shape == 0) t = span * r / rows;          // sorted
+          if (shape == 0) t = span * r / rows;           // sorted
           if (shape == 1) t = span * (rows - r) / rows;  // reversed
           const std::string id = "j" + std::to_string(r);
           expected.emplace_back(t, id);
@@ -293,11 +293,11 @@ TEST_CASE(
   const std::string text =
       "timestamp,duration,num_gpus,gpu_time,cluster\n"
       "2017-10-09 07:00:00,10,1,10,a\n"
-      "2017-10-09 07:00:05,10,1,10,a\n"  // same day: 5 s later
-      "2017-10-09 24:00:00,10,1,10,a\n"  // same day, bad hour
-      "2017-10-10 00:00:00,10,1,10,a\n"  // the next day
-      "2017-02-29 00:00:00,10,1,10,a\n"  // not a leap year
-      "2017-02-29 00:00:01,10,1,10,a\n"  // the same bad day again
+      "2017-10-09 07:00:05,10,1,10,a\n"   // same day: 5 s later
+      "2017-10-09 24:00:00,10,1,10,a\n"   // same day, bad hour
+      "2017-10-10 00:00:00,10,1,10,a\n"   // the next day
+      "2017-02-29 00:00:00,10,1,10,a\n"   // not a leap year
+      "2017-02-29 00:00:01,10,1,10,a\n"   // the same bad day again
       "2017-10-09 07:00:06,10,1,10,a\n";  // back to the first day
   absl::StatusOr<Trace> trace = PhillyTraceSource({/*skip_bad_rows=*/true}).Parse(text, "d.csv");
   REQUIRE(trace.ok());
