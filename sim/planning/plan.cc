@@ -18,6 +18,7 @@
 #include "sim/common/csv.h"
 #include "sim/common/flags.h"
 #include "sim/engine/queue_policy.h"
+#include "sim/planning/plan_search.h"
 #include "sim/planning/planning_commands.h"
 #include "sim/planning/sweep.h"
 #include "sim/planning/sweep_runner.h"
@@ -112,185 +113,6 @@ std::string ShowValue(const std::string& metric, double v) {
   return absl::StrFormat("%.4g", v);
 }
 
-struct Probe {
-  int64_t size = 0;
-  std::optional<double> value;  // the VC's metric; none when absent (e.g. null)
-  int64_t rejected = 0;
-  bool meets = false;
-  std::string dir;
-};
-
-// Everything a VC's search needs.
-struct PlanContext {
-  std::string exe;
-  ClusterSpec base;
-  std::string trace, format;
-  std::vector<std::string> fixed_args;  // run flags for every probe
-  PlanTarget target;
-  std::string resolved_metric;  // set after the first probe
-  int jobs = 1;
-  fs::path out;
-};
-
-absl::StatusOr<ClusterSpec> SizedSpec(const ClusterSpec& base, const std::string& vc,
-                                      const std::string& unit_type, int64_t size) {
-  ClusterSpec spec = base;
-  if (absl::Status s = SetVcUnits(&spec, vc, unit_type, size); !s.ok()) return s;
-  if (absl::Status s = FitPhysicalCluster(&spec); !s.ok()) return s;
-  return spec;
-}
-
-// Reads the VC's metric from a finished probe.
-absl::Status ReadProbe(PlanContext* ctx, const std::string& vc, Probe* p) {
-  const std::string file = (fs::path(p->dir) / "out" / "summary.json").string();
-  std::string text;
-  if (absl::Status s = ReadFileToString(file, &text); !s.ok()) return s;
-  absl::StatusOr<std::vector<SweepRow>> rows = RowsFromSummary(text, file, 0, {});
-  if (!rows.ok()) return rows.status();
-  const SweepRow* row = nullptr;
-  for (size_t i = 1; i < rows->size() && row == nullptr; ++i) {  // row 0 is "all"
-    if ((*rows)[i].vc == vc) row = &(*rows)[i];
-  }
-  if (row == nullptr) return absl::InternalError(absl::StrCat(file, ": no row for VC ", vc));
-  if (ctx->resolved_metric.empty()) {
-    std::vector<std::string> names;
-    for (const auto& [k, v] : row->metrics) names.push_back(k);
-    const std::optional<std::string> m = ResolveMetric(ctx->target.metric, names);
-    if (!m) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "--target '", ctx->target.text, "': no per-VC metric '", ctx->target.metric,
-          "' in the summary; available: p95_wait, mean_wait, anomaly, slo_attainment (when the "
-          "summary has it), ",
-          absl::StrJoin(names, ", ")));
-    }
-    ctx->resolved_metric = *m;
-  }
-  auto it = row->metrics.find(ctx->resolved_metric);
-  if (it != row->metrics.end()) p->value = ParseDouble(it->second);
-  auto rej = row->metrics.find("rejected");
-  if (rej != row->metrics.end()) p->rejected = ParseInt(rej->second).value_or(0);
-  p->meets = p->value.has_value() && ctx->target.Meets(*p->value) && p->rejected == 0;
-  return absl::OkStatus();
-}
-
-// Runs the probes of `sizes` (in parallel) and adds them to `probes`.
-absl::Status RunProbes(PlanContext* ctx, const std::string& vc, const std::string& unit_type,
-                       const std::vector<int64_t>& sizes, std::map<int64_t, Probe>* probes) {
-  std::vector<ChildRun> children;
-  std::vector<int64_t> todo;
-  for (int64_t size : sizes) {
-    if (probes->count(size)) continue;
-    absl::StatusOr<ClusterSpec> spec = SizedSpec(ctx->base, vc, unit_type, size);
-    if (!spec.ok()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("VC ", vc, " at ", size, ": ", spec.status().message()));
-    }
-    const fs::path dir = ctx->out / "probes" / vc / absl::StrCat(size);
-    std::error_code ec;
-    fs::remove_all(dir, ec);
-    fs::create_directories(dir, ec);
-    if (absl::Status s =
-            WriteFileAtomically((dir / "config.yaml").string(), ClusterSpecToYaml(*spec));
-        !s.ok()) {
-      return s;
-    }
-    ChildRun c;
-    c.args = {"run", "--trace", ctx->trace, "--format", ctx->format, "--quiet"};
-    c.args.insert(c.args.end(), ctx->fixed_args.begin(), ctx->fixed_args.end());
-    c.args.insert(c.args.end(),
-                  {"--config", (dir / "config.yaml").string(), "--out", (dir / "out").string()});
-    c.dir = dir.string();
-    c.label = absl::StrCat("probe of VC ", vc, " at ", size);
-    children.push_back(std::move(c));
-    todo.push_back(size);
-  }
-  absl::Status ran = RunChildren(ctx->exe, children, ctx->jobs, absl::StrCat("plan ", vc));
-  if (!ran.ok()) return ran;
-  for (size_t i = 0; i < todo.size(); ++i) {
-    Probe p;
-    p.size = todo[i];
-    p.dir = children[i].dir;
-    if (absl::Status s = ReadProbe(ctx, vc, &p); !s.ok()) return s;
-    // The bulky per-job files are not needed.
-    std::error_code ec;
-    for (const char* f : {"jobs.csv", "timeline.csv"}) {
-      fs::remove(fs::path(p.dir) / "out" / f, ec);
-      fs::remove(fs::path(p.dir) / "out" / "baseline-private" / f, ec);
-    }
-    (*probes)[p.size] = p;
-  }
-  return absl::OkStatus();
-}
-
-struct VcPlan {
-  std::string vc;
-  VcUnits current;
-  int64_t leaves_per_unit = 0;
-  std::map<int64_t, Probe> probes;
-  std::optional<int64_t> chosen;
-  std::string notes;  // non-monotone probes, rejected jobs
-};
-
-absl::StatusOr<VcPlan> PlanOneVc(PlanContext* ctx, const std::string& vc,
-                                 const std::string& cell_type, int64_t min_size, int64_t max_size) {
-  VcPlan plan;
-  plan.vc = vc;
-  absl::StatusOr<VcUnits> current = GetVcUnits(ctx->base, vc, cell_type);
-  if (!current.ok()) return current.status();
-  plan.current = *current;
-  const std::vector<std::string> path = absl::StrSplit(current->unit_type, '.');
-  plan.leaves_per_unit = SpecInfo(ctx->base).LeafCount(path.back());
-  const int64_t lo_bound = std::max<int64_t>(min_size, 1);
-  const int64_t hi_bound =
-      max_size > 0 ? max_size : std::max<int64_t>({4 * current->units, current->units + 4, 4});
-  if (hi_bound < lo_bound) {
-    return absl::InvalidArgumentError(absl::StrCat("--max ", hi_bound, " < --min ", lo_bound));
-  }
-  std::vector<int64_t> first{lo_bound};
-  if (hi_bound != lo_bound) first.push_back(hi_bound);
-  if (absl::Status s = RunProbes(ctx, vc, current->unit_type, first, &plan.probes); !s.ok()) {
-    return s;
-  }
-  if (plan.probes[lo_bound].meets) {
-    plan.chosen = lo_bound;
-  } else if (plan.probes[hi_bound].meets) {
-    int64_t lo = lo_bound, hi = hi_bound;
-    while (hi - lo > 1) {
-      const std::vector<int64_t> sizes = NextProbeSizes(lo, hi, ctx->jobs);
-      if (absl::Status s = RunProbes(ctx, vc, current->unit_type, sizes, &plan.probes); !s.ok()) {
-        return s;
-      }
-      int64_t new_hi = hi;
-      for (int64_t s : sizes) {
-        if (plan.probes[s].meets) {
-          new_hi = s;
-          break;
-        }
-      }
-      int64_t new_lo = lo;
-      for (int64_t s : sizes) {
-        if (s < new_hi && !plan.probes[s].meets) new_lo = s;
-      }
-      lo = new_lo;
-      hi = new_hi;
-    }
-    plan.chosen = hi;
-  }
-  std::vector<std::string> odd;
-  for (const auto& [size, p] : plan.probes) {
-    if (plan.chosen && ((size > *plan.chosen && !p.meets) || (size < *plan.chosen && p.meets))) {
-      odd.push_back(absl::StrCat(size));
-    }
-  }
-  if (!odd.empty()) {
-    plan.notes += absl::StrCat("note: the target is not monotone in size here (probes at ",
-                               absl::StrJoin(odd, ", "),
-                               " disagree with the answer); the answer is the smallest "
-                               "meeting size the search reached\n");
-  }
-  return plan;
-}
-
 std::string PlanReport(const PlanContext& ctx, const VcPlan& plan) {
   const std::string& m = ctx.resolved_metric;
   std::string out = absl::StrFormat(
@@ -305,13 +127,13 @@ std::string PlanReport(const PlanContext& ctx, const VcPlan& plan) {
                         plan.chosen && *plan.chosen == size ? "  <- chosen" : "");
   }
   if (plan.chosen) {
-    const Probe& p = plan.probes.at(*plan.chosen);
+    const PlanProbe& p = plan.probes.at(*plan.chosen);
     const double margin = p.value ? std::abs(ctx.target.value - *p.value) : 0;
     out += absl::StrFormat("  chosen: %d cells (%d GPUs; now %d): %s = %s, margin %s\n",
                            *plan.chosen, *plan.chosen * plan.leaves_per_unit, plan.current.units, m,
                            p.value ? ShowValue(m, *p.value) : "-", ShowValue(m, margin));
   } else {
-    const Probe* best = nullptr;
+    const PlanProbe* best = nullptr;
     for (const auto& [size, p] : plan.probes) {
       if (!p.value) continue;
       const bool better = best == nullptr || (ctx.target.op == PlanTarget::Op::kLe ||
@@ -327,7 +149,7 @@ std::string PlanReport(const PlanContext& ctx, const VcPlan& plan) {
                              ShowValue(m, *best->value), best->size);
     }
     out += "\n";
-    const Probe& top = plan.probes.rbegin()->second;
+    const PlanProbe& top = plan.probes.rbegin()->second;
     if (top.rejected > 0) {
       out += absl::StrFormat(
           "  %d job(s) of %s are rejected even at %d cells (larger than the VC can hold); "
@@ -563,7 +385,7 @@ int PlanCommand(int argc, char** argv) {
     std::string confirm = "confirmation replay of the sized config (every VC at its size):\n";
     if (absl::Status s = RunChildren(ctx.exe, {c}, 1, "confirm"); !s.ok()) return Fail(s.message());
     for (const std::string& name : vcs) {
-      Probe probe;
+      PlanProbe probe;
       probe.dir = dir.string();
       if (absl::Status s = ReadProbe(&ctx, name, &probe); !s.ok()) return Fail(s.message());
       absl::StrAppend(&confirm, "  ", name, ": ", ctx.resolved_metric, " = ",

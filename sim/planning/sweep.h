@@ -136,6 +136,15 @@ std::optional<std::string> ResolveMetric(const std::string& name,
 absl::Status WriteSweepResults(const std::string& dir, const SweepGrid& grid,
                                const std::vector<SweepRow>& rows);
 
+// One process's part of a sweep (`--shard I/N`): the runs r with r % count == index.
+struct SweepShard {
+  int64_t index = 0;
+  int64_t count = 1;
+};
+
+// "I/N" with 0 <= I < N <= 1,000,000; nullopt otherwise.
+std::optional<SweepShard> ParseSweepShard(const std::string& text);
+
 // Quotes a CSV field when it holds a comma, quote or newline.
 std::string CsvQuote(const std::string& field);
 

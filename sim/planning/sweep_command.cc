@@ -1,4 +1,4 @@
-// hived-sim sweep and merge: the command lines over sim/planning/sweep.h and
+// hived-sim sweep: the command line over sim/planning/sweep.h and
 // sim/planning/sweep_runner.h.
 #include <chrono>
 #include <cstdio>
@@ -279,20 +279,6 @@ absl::StatusOr<std::vector<SweepRow>> ReadRunRows(const SweepGrid& grid, const f
   return RowsFromSummary(text, file.string(), run, params);
 }
 
-struct Shard {
-  int64_t index = 0;
-  int64_t count = 1;
-};
-
-std::optional<Shard> ParseShard(const std::string& text) {
-  const size_t slash = text.find('/');
-  if (slash == std::string::npos) return std::nullopt;
-  const std::optional<int64_t> i = ParseInt(text.substr(0, slash));
-  const std::optional<int64_t> n = ParseInt(text.substr(slash + 1));
-  if (!i || !n || *n < 1 || *i < 0 || *i >= *n || *n > 1'000'000) return std::nullopt;
-  return Shard{*i, *n};
-}
-
 }  // namespace
 
 int SweepCommand(int argc, char** argv) {
@@ -371,7 +357,7 @@ int SweepCommand(int argc, char** argv) {
     return p.UsageError("--config, --trace and --out are required");
   }
   if (jobs < 1 || jobs > 4096) return p.UsageError("--jobs must be 1..4096");
-  const std::optional<Shard> shard = ParseShard(shard_text);
+  const std::optional<SweepShard> shard = ParseSweepShard(shard_text);
   if (!shard)
     return p.UsageError(absl::StrCat("--shard '", shard_text, "' is not I/N, 0 <= I < N"));
   absl::StatusOr<SweepGrid> grid = BuildGrid(f);
@@ -498,93 +484,6 @@ int SweepCommand(int argc, char** argv) {
       wall, static_cast<long long>(jobs),
       static_cast<double>(children.size()) / std::max(wall, 1e-9), static_cast<long long>(skipped),
       out.c_str());
-  return kExitOk;
-}
-
-int MergeCommand(int argc, char** argv) {
-  std::string out;
-  FlagParser p("hived-sim merge", "--out DIR SHARD_DIR...",
-               "Combines the --out folders of the shards of one sweep (--shard I/N) into the\n"
-               "result the unsharded sweep writes: grid.txt, sweep.csv, summary.csv and\n"
-               "summary.txt, byte for byte. Every shard 0..N-1 must be given once.");
-  p.String("out", &out, "DIR", "where to write the merged result");
-  std::vector<std::string> dirs;
-  if (int code = p.Parse(argc, argv, &dirs); code >= 0) return code;
-  if (out.empty()) return p.UsageError("--out is required");
-  if (dirs.empty()) return p.UsageError("needs the shards' folders");
-  const char* kCmd = "hived-sim merge";
-  std::string fingerprint;
-  std::optional<SweepGrid> grid;
-  std::map<int64_t, std::string> shard_dirs;
-  int64_t count = 0;
-  std::vector<SweepRow> rows;
-  for (const std::string& d : dirs) {
-    std::string text, shard_text, csv;
-    const std::string grid_file = (fs::path(d) / "grid.txt").string();
-    for (const auto& [file, into] :
-         {std::pair{grid_file, &text}, std::pair{(fs::path(d) / "shard.txt").string(), &shard_text},
-          std::pair{(fs::path(d) / "sweep.csv").string(), &csv}}) {
-      if (absl::Status s = ReadFileToString(file, into); !s.ok()) {
-        return Fail(kCmd, absl::StrCat(d, ": not a finished sweep shard (", s.message(), ")"));
-      }
-    }
-    if (grid.has_value() && text != fingerprint) {
-      return Fail(kCmd,
-                  absl::StrCat(d, ": a different grid from ", dirs[0], " (their grid.txt differ)"));
-    }
-    if (!grid.has_value()) {
-      absl::StatusOr<SweepGrid> g = ParseGridFingerprint(text, grid_file);
-      if (!g.ok()) return Fail(kCmd, g.status().message());
-      grid = std::move(*g);
-      fingerprint = text;
-    }
-    const std::optional<Shard> shard =
-        ParseShard(std::string(absl::StripTrailingAsciiWhitespace(shard_text)));
-    if (!shard) return Fail(kCmd, absl::StrCat(d, "/shard.txt: not I/N"));
-    if (count != 0 && shard->count != count) {
-      return Fail(kCmd, absl::StrCat(d, ": shard of ", shard->count, ", the others of ", count));
-    }
-    count = shard->count;
-    if (!shard_dirs.emplace(shard->index, d).second) {
-      return Fail(kCmd, absl::StrCat("shard ", shard->index, "/", count,
-                                     " given twice: ", shard_dirs[shard->index], " and ", d));
-    }
-    absl::StatusOr<std::vector<SweepRow>> got =
-        ParseSweepCsv(csv, (fs::path(d) / "sweep.csv").string(), grid->AxisNames());
-    if (!got.ok()) return Fail(kCmd, got.status().message());
-    for (const SweepRow& r : *got) {
-      if (r.run % count != shard->index || r.run >= grid->RunCount()) {
-        return Fail(kCmd, absl::StrCat(d, "/sweep.csv: run ", r.run, " is not in shard ",
-                                       shard->index, "/", count));
-      }
-    }
-    rows.insert(rows.end(), got->begin(), got->end());
-  }
-  std::vector<std::string> missing;
-  for (int64_t i = 0; i < count; ++i) {
-    if (shard_dirs.count(i) == 0) missing.push_back(absl::StrCat(i, "/", count));
-  }
-  if (!missing.empty()) {
-    return Fail(kCmd, absl::StrCat("missing shards: ", absl::StrJoin(missing, ", ")));
-  }
-  std::set<int64_t> have;
-  for (const SweepRow& r : rows) have.insert(r.run);
-  if (static_cast<int64_t>(have.size()) != grid->RunCount()) {
-    return Fail(kCmd, absl::StrCat("the shards hold ", have.size(), " of the grid's ",
-                                   grid->RunCount(), " runs (an unfinished shard?)"));
-  }
-  std::error_code ec;
-  fs::create_directories(out, ec);
-  if (ec) return Fail(kCmd, absl::StrCat("cannot create ", out, ": ", ec.message()));
-  if (absl::Status s = WriteSweepResults(out, *grid, rows); !s.ok()) return Fail(kCmd, s.message());
-  if (absl::Status s = WriteFileAtomically((fs::path(out) / "shard.txt").string(), "0/1\n");
-      !s.ok()) {
-    return Fail(kCmd, s.message());
-  }
-  std::fputs(SummaryText(grid->AxisNames(), SummarizeRows(grid->AxisNames(), rows), false).c_str(),
-             stdout);
-  std::fprintf(stderr, "merged %lld shards (%lld runs) into %s\n", static_cast<long long>(count),
-               static_cast<long long>(grid->RunCount()), out.c_str());
   return kExitOk;
 }
 
