@@ -6,37 +6,44 @@
 #include <malloc.h>
 #endif
 
+#include "absl/strings/str_cat.h"
 #include "hived/version.h"
 #include "sim/cli/commands.h"
 #include "sim/cli/validate_command.h"
 #include "sim/openb/openb_replay.h"
 #include "sim/planning/planning_commands.h"
+#include "sim/policies/policy_registry.h"
 #include "sim/scenario/scenario_runner.h"
 #include "sim/trace/openb_config.h"
 
 namespace {
 
-constexpr char kUsage[] =
-    "usage: hived-sim <command> [options]\n"
-    "\n"
-    "commands:\n"
-    "  version                 print the version\n"
-    "  run                     replay a job trace under a sharing policy (hived, quota, private)\n"
-    "  gen-trace               write a synthetic, Philly-shaped trace for a config\n"
-    "  gen-cluster             write a generated cluster config (scale tests)\n"
-    "  compare A B             two run summaries side by side, with the anomaly per VC\n"
-    "                          (--label L RUN... or SWEEP.csv: N runs, with charts)\n"
-    "  sweep                   a grid of replays in parallel (or --shard I/N); tidy CSV\n"
-    "  merge SHARD_DIR...      combine sweep shards into the unsharded result\n"
-    "  plan                    smallest VC reservation meeting a target, e.g. p95_wait<=1h\n"
-    "  plot RUN...             charts comparing runs (anomaly, delay, utilisation)\n"
-    "  validate CONFIG         check a cluster config; print its capacity table\n"
-    "  scenario FILE...        run scenario files (what-if tests) against the scheduler\n"
-    "  fill                    the FGD fill experiment on the openb GPU-sharing trace\n"
-    "  openb-config            write a HiveD config for an openb node list\n"
-    "  openb-replay            replay an openb pod list in time (arrivals and departures)\n"
-    "\n"
-    "Run 'hived-sim <command> --help' for a command's options.\n";
+// The policy names come from the registry (sim/policies/policy_registry.h).
+std::string Usage() {
+  return absl::StrCat(
+      "usage: hived-sim <command> [options]\n"
+      "\n"
+      "commands:\n"
+      "  version                 print the version\n"
+      "  run                     replay a job trace under a sharing policy (",
+      hived::sim::JobPolicyNames(", "),
+      ")\n"
+      "  gen-trace               write a synthetic, Philly-shaped trace for a config\n"
+      "  gen-cluster             write a generated cluster config (scale tests)\n"
+      "  compare A B             two run summaries side by side, with the anomaly per VC\n"
+      "                          (--label L RUN... or SWEEP.csv: N runs, with charts)\n"
+      "  sweep                   a grid of replays in parallel (or --shard I/N); tidy CSV\n"
+      "  merge SHARD_DIR...      combine sweep shards into the unsharded result\n"
+      "  plan                    smallest VC reservation meeting a target, e.g. p95_wait<=1h\n"
+      "  plot RUN...             charts comparing runs (anomaly, delay, utilisation)\n"
+      "  validate CONFIG         check a cluster config; print its capacity table\n"
+      "  scenario FILE...        run scenario files (what-if tests) against the scheduler\n"
+      "  fill                    the FGD fill experiment on the openb GPU-sharing trace\n"
+      "  openb-config            write a HiveD config for an openb node list\n"
+      "  openb-replay            replay an openb pod list in time (arrivals and departures)\n"
+      "\n"
+      "Run 'hived-sim <command> --help' for a command's options.\n");
+}
 
 }  // namespace
 
@@ -51,7 +58,7 @@ int main(int argc, char** argv) {
   mallopt(M_MMAP_THRESHOLD, 128 * 1024);
 #endif
   if (argc < 2 || std::strcmp(argv[1], "--help") == 0 || std::strcmp(argv[1], "-h") == 0) {
-    std::fputs(kUsage, argc < 2 ? stderr : stdout);
+    std::fputs(Usage().c_str(), argc < 2 ? stderr : stdout);
     return argc < 2 ? 2 : 0;
   }
   const std::string command = argv[1];
@@ -72,6 +79,6 @@ int main(int argc, char** argv) {
   if (command == "merge") return hived::sim::MergeCommand(argc - 1, argv + 1);
   if (command == "plan") return hived::sim::PlanCommand(argc - 1, argv + 1);
   if (command == "plot") return hived::sim::PlotCommand(argc - 1, argv + 1);
-  std::fprintf(stderr, "hived-sim: unknown command '%s'\n\n%s", command.c_str(), kUsage);
+  std::fprintf(stderr, "hived-sim: unknown command '%s'\n\n%s", command.c_str(), Usage().c_str());
   return 2;
 }

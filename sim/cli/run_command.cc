@@ -8,6 +8,7 @@
 #include <fstream>
 #include <optional>
 #include <thread>
+#include <tuple>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -26,6 +27,7 @@
 #include "sim/metrics/plot.h"
 #include "sim/openb/openb_replay.h"
 #include "sim/planning/planning_commands.h"
+#include "sim/policies/policy_registry.h"
 #include "sim/policies/scheduler_backend.h"
 #include "sim/trace/gen_trace.h"
 #include "sim/trace/node_events.h"
@@ -151,18 +153,22 @@ std::string CheckRunLimits(double mtbf, double mttr, int64_t timeline_interval, 
 
 int RunCommand(int argc, char** argv) {
   if (std::optional<int> code = RunOpenbFormat(argc, argv)) return *code;
-  std::string config, trace_path, format = "hived", policy_name = "hived", out_dir,
-                                  queue_name = "fifo", node_events_path, baseline = "private",
+  std::string config, trace_path, format = "hived", out_dir, queue_name = "fifo", node_events_path,
                                   window_text, slo_text, max_capacity_text, placement_name = "pack";
   int64_t seed = 1, check_every = 0, horizon = -1, timeline_interval = 0, warmup = 0,
           reclaim_after = -1, max_input_mb = 0;
   double mtbf = 0, mttr = 0, load_scale = 1;
   bool resume = false, overflow = false, skip_bad = false, plot = false, quiet = false;
+  std::string policy_name(PolicyKindName(PolicyKind::kHived));
+  const std::string private_name(PolicyKindName(PolicyKind::kPrivate));
+  std::string baseline = private_name;
   FlagParser p("hived-sim run", "--config FILE --trace FILE [options]",
                "Replays a job trace against a cluster config under a sharing policy and reports\n"
                "per-VC queuing delay, JCT, preemptions, utilisation, fragmentation and the\n"
                "sharing anomaly (the policy's mean queuing delay minus the private baseline's).\n"
-               "Without --out the summary goes to stdout only.");
+               "Without --out the summary goes to stdout only.\n"
+               "Sharing policies (--policy):\n" +
+                   JobPolicyTable());
   p.String("config", &config, "FILE", "cluster config (HiveD YAML)");
   p.String("trace", &trace_path, "FILE", "job trace (CSV)");
   p.String("format", &format, "hived|philly|openb",
@@ -173,17 +179,19 @@ int RunCommand(int argc, char** argv) {
   p.String("sharing", &sharing, "exclusive",
            "how jobs share a GPU; hived and philly traces ask for whole GPUs, so exclusive "
            "(the only choice here); fractional jobs and the other modes need --format openb");
-  p.String("policy", &policy_name, "hived|quota|private|yarn-cs|elastic-quota",
-           "sharing policy (default hived); yarn-cs lends idle GPUs without taking them back, "
-           "elastic-quota reclaims them by preemption");
+  p.String("policy", &policy_name, JobPolicyNames("|"),
+           absl::StrCat("sharing policy (default ", policy_name, "; listed above)"));
   p.String("max-capacity", &max_capacity_text, "F|VC=GPUS,...",
-           "yarn-cs/elastic-quota: a VC's maximum GPUs (default the whole cluster)");
+           absl::StrCat(JobPoliciesTaking(kPolicyTakesMaxCapacity),
+                        ": a VC's maximum GPUs (default the whole cluster)"));
   p.String("placement", &placement_name, "pack|first-fit|spread",
-           "quota/yarn-cs/elastic-quota node choice: HiveD's packing (default), the first node "
-           "with room, or the least used node (YARN's multi-node placement)");
+           absl::StrCat(JobPoliciesTaking(kPolicyTakesPlacement),
+                        ": node choice: HiveD's packing (default), the first node with room, or "
+                        "the least used node (YARN's multi-node placement)"));
   p.Int("reclaim-after", &reclaim_after,
-        "yarn-cs: YARN's preemption monitor; an owner within its guarantee preempts borrowers "
-        "after waiting this many seconds (default off)");
+        absl::StrCat(JobPoliciesTaking(kPolicyTakesReclaimAfter),
+                     ": YARN's preemption monitor; an owner within its guarantee preempts "
+                     "borrowers after waiting this many seconds (default off)"));
   p.Double("load-scale", &load_scale,
            "divide inter-arrival times by X (X > 1 = heavier load; default 1)");
   p.String("window", &window_text, "START,END",
@@ -191,8 +199,9 @@ int RunCommand(int argc, char** argv) {
   p.Int("warmup", &warmup, "jobs submitted in the window's first N seconds are not measured");
   p.String("slo", &slo_text, "T,...", "queuing-delay targets, e.g. 10m,1h (default 10m,1h)");
   p.String("queue", &queue_name, "easy|fifo|strict|backfill", "per-VC queue policy (default fifo)");
-  p.String("baseline", &baseline, "private|none",
-           "also replay the private baseline for the anomaly (default private; in parallel)");
+  p.String("baseline", &baseline, absl::StrCat(private_name, "|none"),
+           absl::StrCat("also replay the ", private_name, " baseline for the anomaly (default ",
+                        private_name, "; in parallel)"));
   p.String("out", &out_dir, "DIR",
            "write summary.json, jobs.csv, timeline.csv (and baseline-private/)");
   p.Int("seed", &seed, "seed for the failure model (default 1)");
@@ -232,8 +241,8 @@ int RunCommand(int argc, char** argv) {
   if (!policy.ok()) return p.UsageError(policy.status().message());
   absl::StatusOr<QueueKind> queue = ParseQueueKind(queue_name);
   if (!queue.ok()) return p.UsageError(queue.status().message());
-  if (baseline != "private" && baseline != "none") {
-    return p.UsageError("--baseline must be private or none");
+  if (baseline != private_name && baseline != "none") {
+    return p.UsageError(absl::StrCat("--baseline must be ", private_name, " or none"));
   }
   if ((mtbf > 0) != (mttr > 0) || mtbf < 0 || mttr < 0) {
     return p.UsageError("--mtbf and --mttr go together and must be positive");
@@ -260,16 +269,15 @@ int RunCommand(int argc, char** argv) {
   }
   absl::StatusOr<NodePlacement> placement = ParseNodePlacement(placement_name);
   if (!placement.ok()) return p.UsageError(placement.status().message());
-  if (*placement != NodePlacement::kPack && *policy != PolicyKind::kQuota &&
-      *policy != PolicyKind::kYarnCs && *policy != PolicyKind::kElasticQuota) {
-    return p.UsageError("--placement applies to quota, yarn-cs and elastic-quota only");
-  }
-  if (reclaim_after >= 0 && *policy != PolicyKind::kYarnCs) {
-    return p.UsageError("--reclaim-after applies to yarn-cs only");
-  }
-  if (!max_capacity_text.empty() && *policy != PolicyKind::kYarnCs &&
-      *policy != PolicyKind::kElasticQuota) {
-    return p.UsageError("--max-capacity applies to yarn-cs and elastic-quota only");
+  // Each policy option only where the registry says the policy takes it.
+  const JobPolicyInfo& policy_info = JobPolicyOf(*policy);
+  for (const auto& [given, option, flag] :
+       {std::tuple{*placement != NodePlacement::kPack, kPolicyTakesPlacement, "--placement"},
+        std::tuple{reclaim_after >= 0, kPolicyTakesReclaimAfter, "--reclaim-after"},
+        std::tuple{!max_capacity_text.empty(), kPolicyTakesMaxCapacity, "--max-capacity"}}) {
+    if (given && !policy_info.Takes(option)) {
+      return p.UsageError(absl::StrCat(flag, " applies to ", JobPoliciesTaking(option), " only"));
+    }
   }
   const char* kCmd = "hived-sim run";
   // The output folder is opened first: it clears an earlier run's outputs (a failed run must
@@ -353,7 +361,7 @@ int RunCommand(int argc, char** argv) {
   options.window_end = window.second;
 
   // The private baseline runs on a second thread: the two replays share nothing mutable.
-  const bool with_baseline = baseline == "private" && *policy != PolicyKind::kPrivate;
+  const bool with_baseline = baseline == private_name && *policy != PolicyKind::kPrivate;
   absl::StatusOr<Replayed> base = absl::UnknownError("not run");
   std::thread base_thread;
   if (with_baseline) {

@@ -12,6 +12,7 @@
 #include "sim/common/flags.h"
 #include "sim/common/output_dir.h"
 #include "sim/openb/fill_experiment.h"
+#include "sim/policies/policy_registry.h"
 #include "sim/trace/openb_config.h"
 #include "sim/trace/openb_reader.h"
 
@@ -92,17 +93,18 @@ int FillCommand(int argc, char** argv) {
       "placed or fail; nothing leaves. Writes DIR/summary.json (allocation_ratio = allocated\n"
       "GPU share / capacity at the end, per seed, mean and spread; failed pods by reason) and\n"
       "DIR/curve.csv (allocation ratio and FGD fragmentation against arrived demand).\n"
-      "Policies: hived (default: the library, sim/policies/fill_library.h), hived-model (the "
-      "simulator's\n"
-      "model of its rule, sim/policies/fill_hived.h), fgd, fgd-exact, best-fit, gpu-packing,\n"
-      "gpu-clustering, dot-product, random.");
+      "Policies (--policy):\n" +
+          FillPolicyTable());
   OpenbInputFlags input;
-  std::string format, policy_name = "hived", seeds_text, workload_name = "sample";
+  std::string format, policy_name(FillPolicyName(FillPolicyKind::kHived)), seeds_text,
+      workload_name = "sample";
   double inflate = 1.3, coverage = 0.95;
   int64_t seed = -1;
   AddOpenbInputFlags(&p, &input, "openb pod list (11 columns, or the 5 of multigpu*)");
   p.String("format", &format, "FMT", "trace format: openb (the only one)");
-  p.String("policy", &policy_name, "P", "placement policy (default hived)");
+  p.String("policy", &policy_name, "P",
+           absl::StrCat("placement policy: ", FillPolicyNames(", "), " (default ",
+                        Av(FillPolicyName(FillPolicyKind::kHived)), ")"));
   p.Double("inflate", &inflate, "arrived GPU demand / capacity at the end (default 1.3)");
   p.Int("seed", &seed, "one seed (default 42)");
   p.String("seeds", &seeds_text, "A..B", "several seeds: A..B or A,B,C; mean and spread reported");
@@ -125,10 +127,8 @@ int FillCommand(int argc, char** argv) {
   if (std::optional<FillPolicyKind> k = ParseFillPolicy(policy_name)) {
     options.policy = *k;
   } else {
-    return p.UsageError(absl::StrCat(
-        "unknown --policy '", policy_name,
-        "' (hived, hived-model, fgd, fgd-exact, best-fit, gpu-packing, gpu-clustering, "
-        "dot-product, random)"));
+    return p.UsageError(
+        absl::StrCat("unknown --policy '", policy_name, "' (", FillPolicyNames(", "), ")"));
   }
   if (workload_name == "sample") {
     options.workload = FillWorkload::kSample;

@@ -11,12 +11,14 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "sim/common/csv.h"
 #include "sim/common/flags.h"
 #include "sim/common/output_dir.h"
 #include "sim/openb/fill_experiment.h"
 #include "sim/openb/openb_replay.h"
 #include "sim/policies/fgd_frag.h"
 #include "sim/policies/fill_cluster.h"
+#include "sim/policies/policy_registry.h"
 
 namespace hived::sim {
 namespace {
@@ -41,12 +43,12 @@ int OpenbReplayCommand(int argc, char** argv) {
       "--sharing: how pods on one GPU progress (sim/engine/sharing_model.h; default ideal, the\n"
       "trace's own runtimes); a pod's work is its trace runtime at speed 1.");
   OpenbInputFlags input;
-  std::string policy_name = "hived";
+  std::string policy_name(FillPolicyName(FillPolicyKind::kHived));
   int64_t seed = 42, step = 3600;
   AddOpenbInputFlags(&p, &input, "openb pod list with times (11 columns)");
   p.String("policy", &policy_name, "P",
-           "hived (default: the library), hived-model, fgd, fgd-exact, best-fit, gpu-packing, "
-           "gpu-clustering, dot-product, random");
+           absl::StrCat(FillPolicyNames(", "), " (default ",
+                        Av(FillPolicyName(FillPolicyKind::kHived)), ": the library)"));
   p.Int("seed", &seed, "seed of the random policy (default 42)");
   p.Int("sample-seconds", &step, "timeline step in seconds (default 3600)");
   std::string sharing_name = "ideal";
@@ -72,7 +74,8 @@ int OpenbReplayCommand(int argc, char** argv) {
   if (std::optional<FillPolicyKind> k = ParseFillPolicy(policy_name)) {
     options.policy = *k;
   } else {
-    return p.UsageError(absl::StrCat("unknown --policy '", policy_name, "'"));
+    return p.UsageError(
+        absl::StrCat("unknown --policy '", policy_name, "' (", FillPolicyNames(", "), ")"));
   }
   if (seed < 0) return p.UsageError("--seed must be non-negative");
   if (step < 60) return p.UsageError("--sample-seconds must be at least 60");

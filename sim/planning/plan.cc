@@ -22,6 +22,7 @@
 #include "sim/planning/planning_commands.h"
 #include "sim/planning/sweep.h"
 #include "sim/planning/sweep_runner.h"
+#include "sim/policies/policy_registry.h"
 #include "sim/policies/scheduler_backend.h"
 #include "sim/trace/trace_reader.h"
 #include "sim/trace/trace_transform.h"
@@ -217,7 +218,7 @@ std::string ReportCsvRows(const PlanContext& ctx, const VcPlan& plan) {
 
 int PlanCommand(int argc, char** argv) {
   std::string config, trace, format = "hived", vc, target_text, cell_type, out = "plan-out";
-  std::string policy = "hived", queue = "fifo", run_args;
+  std::string policy(PolicyKindName(PolicyKind::kHived)), queue = "fifo", run_args;
   int64_t jobs = DefaultJobs(), min_size = 1, max_size = 0, seed = 1;
   bool all_vcs = false;
   TraceTransformFlags transform_flags;
@@ -239,7 +240,8 @@ int PlanCommand(int argc, char** argv) {
   p.Int("max", &max_size, "largest size to consider (default max(4 x now, now + 4))");
   p.Int("jobs", &jobs, "probes at once (default: the number of cores)");
   p.String("out", &out, "DIR", "output folder (default plan-out)");
-  p.String("policy", &policy, "NAME", "sharing policy of the probes (default hived)");
+  p.String("policy", &policy, JobPolicyNames("|"),
+           absl::StrCat("sharing policy of the probes (default ", policy, ")"));
   p.String("queue", &queue, "NAME", "queue policy of the probes (default fifo)");
   p.Int("seed", &seed, "seed of the probes (default 1)");
   p.String("run-args", &run_args, "ARGS", "more `run` flags for every probe");
@@ -261,7 +263,7 @@ int PlanCommand(int argc, char** argv) {
     return p.UsageError(absl::StrCat("unknown --format ", format));
   }
   if (!ParsePolicyKind(policy).ok()) {
-    return p.UsageError(absl::StrCat("unknown --policy ", policy));
+    return p.UsageError(absl::StrCat("unknown --policy ", policy, " (", JobPolicyNames(", "), ")"));
   }
   if (!ParseQueueKind(queue).ok()) return p.UsageError(absl::StrCat("unknown --queue ", queue));
   absl::StatusOr<TraceTransforms> transforms = ParseTraceTransforms(transform_flags);
@@ -287,9 +289,11 @@ int PlanCommand(int argc, char** argv) {
   }
   // The anomaly needs the private baseline; other targets skip it (half the work).
   const bool needs_baseline = target->metric.find("anomaly") != std::string::npos;
-  ctx.fixed_args = {absl::StrCat("--baseline=", needs_baseline ? "private" : "none"),
-                    absl::StrCat("--policy=", policy), absl::StrCat("--queue=", queue),
-                    absl::StrCat("--seed=", seed)};
+  ctx.fixed_args = {
+      absl::StrCat("--baseline=",
+                   Av(needs_baseline ? PolicyKindName(PolicyKind::kPrivate) : "none")),
+      absl::StrCat("--policy=", policy), absl::StrCat("--queue=", queue),
+      absl::StrCat("--seed=", seed)};
   for (const std::string& a : TraceTransformArgs(transform_flags)) ctx.fixed_args.push_back(a);
   for (absl::string_view a : absl::StrSplit(run_args, ' ', absl::SkipWhitespace())) {
     ctx.fixed_args.emplace_back(a);

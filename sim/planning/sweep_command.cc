@@ -19,6 +19,7 @@
 #include "sim/planning/planning_commands.h"
 #include "sim/planning/sweep.h"
 #include "sim/planning/sweep_runner.h"
+#include "sim/policies/policy_registry.h"
 #include "sim/policies/scheduler_backend.h"
 #include "sim/trace/trace_reader.h"
 #include "sim/trace/trace_transform.h"
@@ -160,7 +161,8 @@ absl::Status CheckNumbers(const SweepAxis& axis, bool integer) {
 }
 
 struct SweepFlags {
-  std::string config, trace, format = "hived", policy = "hived", queue = "fifo", seeds = "1";
+  std::string config, trace, format = "hived", queue = "fifo", seeds = "1";
+  std::string policy{PolicyKindName(PolicyKind::kHived)};
   std::string scale, scale_vc, vc_cells, add_racks, vary, run_args;
   TraceTransformFlags transforms;
 };
@@ -224,8 +226,8 @@ absl::StatusOr<SweepGrid> BuildGrid(const SweepFlags& f) {
   }
   SweepAxis policy{SweepAxis::Kind::kRunFlag, "policy", "policy", "", ListValues(f.policy)};
   for (const std::string& v : policy.values) {
-    if (!ParsePolicyKind(v).ok()) {
-      return absl::InvalidArgumentError(absl::StrCat("--policy: unknown policy '", v, "'"));
+    if (absl::StatusOr<PolicyKind> k = ParsePolicyKind(v); !k.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat("--policy: ", k.status().message()));
     }
   }
   if (absl::Status s = add(std::move(policy)); !s.ok()) return s;
@@ -327,7 +329,9 @@ int SweepCommand(int argc, char** argv) {
   p.String("trace", &f.trace, "FILE", "job trace");
   p.String("format", &f.format, "hived|philly", "trace format (default hived)");
   p.String("out", &out, "DIR", "output folder (grid.txt, sweep.csv, summary.csv, runs/)");
-  p.String("policy", &f.policy, "LIST", "axis: sharing policies (default hived)");
+  p.String("policy", &f.policy, "LIST",
+           absl::StrCat("axis: sharing policies among ", JobPolicyNames(", "), " (default ",
+                        f.policy, ")"));
   p.String("queue", &f.queue, "LIST", "axis: queue policies (default fifo)");
   p.String("seeds", &f.seeds, "LIST", "axis: seeds, N or N-M items (default 1)");
   p.String("scale", &f.scale, "LIST", "axis: scale every VC by these factors");

@@ -282,36 +282,7 @@ class DeclinePolicy : public FillPolicy {
 };
 }  // namespace
 
-std::optional<FillPolicyKind> ParseFillPolicy(std::string_view name) {
-  for (FillPolicyKind k : kAllFillPolicies) {
-    if (FillPolicyName(k) == name) return k;
-  }
-  return std::nullopt;
-}
-
-std::string_view FillPolicyName(FillPolicyKind kind) {
-  switch (kind) {
-    case FillPolicyKind::kHived:
-      return "hived";
-    case FillPolicyKind::kHivedModel:
-      return "hived-model";
-    case FillPolicyKind::kBestFit:
-      return "best-fit";
-    case FillPolicyKind::kGpuPacking:
-      return "gpu-packing";
-    case FillPolicyKind::kGpuClustering:
-      return "gpu-clustering";
-    case FillPolicyKind::kDotProduct:
-      return "dot-product";
-    case FillPolicyKind::kRandom:
-      return "random";
-    case FillPolicyKind::kFgd:
-      return "fgd";
-    case FillPolicyKind::kFgdExact:
-      return "fgd-exact";
-  }
-  return "";
-}
+// ParseFillPolicy and FillPolicyName: sim/policies/policy_registry.cc.
 
 std::unique_ptr<FillPolicy> MakeFillPolicy(FillPolicyKind kind, FillPolicyContext context,
                                            int32_t node_count) {

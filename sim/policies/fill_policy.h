@@ -53,6 +53,7 @@ inline constexpr FillPolicyKind kAllFillPolicies[] = {
     FillPolicyKind::kGpuClustering, FillPolicyKind::kGpuPacking, FillPolicyKind::kBestFit,
     FillPolicyKind::kFgd,           FillPolicyKind::kFgdExact,   FillPolicyKind::kHivedModel};
 
+// Names: the registry (sim/policies/policy_registry.h).
 std::optional<FillPolicyKind> ParseFillPolicy(std::string_view name);
 std::string_view FillPolicyName(FillPolicyKind kind);
 

@@ -19,7 +19,7 @@ class HivedBackend : public SchedulerBackend {
     return AddDomain(std::move(*full));  // the domain is the full cluster: built once
   }
 
-  std::string_view policy_name() const override { return "hived"; }
+  std::string_view policy_name() const override { return PolicyKindName(PolicyKind::kHived); }
   bool ReleaseHelpsAllVcs() const override { return false; }
 
  protected:
@@ -30,8 +30,10 @@ class HivedBackend : public SchedulerBackend {
 
 }  // namespace
 
-absl::StatusOr<std::unique_ptr<ClusterBackend>> MakeHivedBackend(const ClusterSpec& spec,
-                                                                 int32_t job_count) {
+absl::StatusOr<std::unique_ptr<ClusterBackend>> MakeHivedBackend(PolicyKind /*kind*/,
+                                                                 const ClusterSpec& spec,
+                                                                 int32_t job_count,
+                                                                 const PolicyOptions& /*options*/) {
   auto backend = std::make_unique<HivedBackend>(spec, job_count);
   if (absl::Status s = backend->Init(spec); !s.ok()) return s;
   return std::unique_ptr<ClusterBackend>(std::move(backend));

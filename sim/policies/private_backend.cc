@@ -29,7 +29,7 @@ class PrivateBackend : public SchedulerBackend {
     return absl::OkStatus();
   }
 
-  std::string_view policy_name() const override { return "private"; }
+  std::string_view policy_name() const override { return PolicyKindName(PolicyKind::kPrivate); }
   bool ReleaseHelpsAllVcs() const override { return false; }
 
  protected:
@@ -43,8 +43,9 @@ class PrivateBackend : public SchedulerBackend {
 
 }  // namespace
 
-absl::StatusOr<std::unique_ptr<ClusterBackend>> MakePrivateBackend(const ClusterSpec& spec,
-                                                                   int32_t job_count) {
+absl::StatusOr<std::unique_ptr<ClusterBackend>> MakePrivateBackend(
+    PolicyKind /*kind*/, const ClusterSpec& spec, int32_t job_count,
+    const PolicyOptions& /*options*/) {
   auto backend = std::make_unique<PrivateBackend>(spec, job_count);
   if (absl::Status s = backend->Init(); !s.ok()) return s;
   return std::unique_ptr<ClusterBackend>(std::move(backend));

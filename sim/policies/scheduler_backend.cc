@@ -8,57 +8,7 @@
 
 namespace hived::sim {
 
-absl::StatusOr<std::unique_ptr<ClusterBackend>> MakeHivedBackend(const ClusterSpec& spec,
-                                                                 int32_t job_count);
-absl::StatusOr<std::unique_ptr<ClusterBackend>> MakePrivateBackend(const ClusterSpec& spec,
-                                                                   int32_t job_count);
-absl::StatusOr<std::unique_ptr<ClusterBackend>> MakeElasticBackend(PolicyKind kind,
-                                                                   const ClusterSpec& spec,
-                                                                   int32_t job_count,
-                                                                   const PolicyOptions& options);
-
-absl::StatusOr<PolicyKind> ParsePolicyKind(std::string_view name) {
-  if (name == "hived") return PolicyKind::kHived;
-  if (name == "quota") return PolicyKind::kQuota;
-  if (name == "private") return PolicyKind::kPrivate;
-  if (name == "yarn-cs") return PolicyKind::kYarnCs;
-  if (name == "elastic-quota") return PolicyKind::kElasticQuota;
-  return absl::InvalidArgumentError(
-      absl::StrCat("unknown policy '", Av(name),
-                   "' (expected hived, quota, private, yarn-cs or elastic-quota)"));
-}
-
-std::string_view PolicyKindName(PolicyKind kind) {
-  switch (kind) {
-    case PolicyKind::kHived:
-      return "hived";
-    case PolicyKind::kQuota:
-      return "quota";
-    case PolicyKind::kPrivate:
-      return "private";
-    case PolicyKind::kYarnCs:
-      return "yarn-cs";
-    case PolicyKind::kElasticQuota:
-      return "elastic-quota";
-  }
-  return "hived";
-}
-
-absl::StatusOr<std::unique_ptr<ClusterBackend>> MakeSchedulerBackend(
-    PolicyKind kind, const ClusterSpec& spec, int32_t job_count,
-    const PolicyOptions& policy_options) {
-  switch (kind) {
-    case PolicyKind::kQuota:
-    case PolicyKind::kYarnCs:
-    case PolicyKind::kElasticQuota:
-      return MakeElasticBackend(kind, spec, job_count, policy_options);
-    case PolicyKind::kPrivate:
-      return MakePrivateBackend(spec, job_count);
-    case PolicyKind::kHived:
-      break;
-  }
-  return MakeHivedBackend(spec, job_count);
-}
+// ParsePolicyKind, PolicyKindName and MakeSchedulerBackend: sim/policies/policy_registry.cc.
 
 SchedulerBackend::SchedulerBackend(const ClusterSpec& spec, int32_t job_count)
     : info_(spec),

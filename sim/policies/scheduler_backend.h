@@ -56,6 +56,7 @@
 namespace hived::sim {
 
 enum class PolicyKind { kHived, kQuota, kPrivate, kYarnCs, kElasticQuota };
+// Names and factories: the registry (sim/policies/policy_registry.h).
 absl::StatusOr<PolicyKind> ParsePolicyKind(std::string_view name);
 std::string_view PolicyKindName(PolicyKind kind);
 
