@@ -59,6 +59,11 @@ int GenTraceCommand(int argc, char** argv) {
   if (int code = p.Parse(argc, argv, &args); code >= 0) return code;
   if (!args.empty()) return p.UsageError(absl::StrCat("unexpected argument '", args[0], "'"));
   if (config.empty()) return p.UsageError("--config is required");
+  if (o.jobs < 1 || o.jobs > kMaxGeneratedJobs) {
+    return p.UsageError(absl::StrCat("--jobs must be in 1..", kMaxGeneratedJobs, ", got ", o.jobs,
+                                     " (a generated trace is built in memory, about 150 bytes "
+                                     "a job)"));
+  }
   if (max_duration > kMaxTimeSeconds) {  // what the trace readers accept (README "Limits")
     return p.UsageError(absl::StrCat("--max-duration must be at most ", kMaxTimeSeconds, " s"));
   }

@@ -16,6 +16,12 @@ absl::StatusOr<std::string> GenerateClusterYaml(const GenClusterOptions& o) {
         "need --racks >= 1, --nodes-per-rack >= 1, --vcs >= 1, 0 < --reserve <= 1, --skew >= 0");
   }
   const int64_t nodes = static_cast<int64_t>(o.racks) * o.nodes_per_rack;
+  if (nodes > kMaxGeneratedNodes) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--racks ", o.racks, " x --nodes-per-rack ", o.nodes_per_rack, " = ", nodes,
+                     " nodes: at most ", kMaxGeneratedNodes, " nodes (", kMaxGeneratedNodes * 8,
+                     " GPUs) can be generated"));
+  }
   const int64_t reserved = static_cast<int64_t>(std::floor(o.reserve * static_cast<double>(nodes)));
   if (reserved < o.vcs) {
     return absl::InvalidArgumentError("fewer reserved nodes than VCs: every VC needs a node");

@@ -16,6 +16,9 @@
 
 namespace hived::sim {
 
+// The most nodes one generated config may hold (8,000,000 GPUs; about 35 MB of YAML).
+inline constexpr int64_t kMaxGeneratedNodes = 1'000'000;
+
 struct GenClusterOptions {
   int32_t racks = 1563;  // 1563 x 8 x 8 = 100,032 GPUs
   int32_t nodes_per_rack = 8;
@@ -24,7 +27,8 @@ struct GenClusterOptions {
   double skew = 1.0;
 };
 
-// The config as HiveD YAML. Errors: kInvalidArgument for impossible options.
+// The config as HiveD YAML. Errors: kInvalidArgument for impossible options, and for more
+// than kMaxGeneratedNodes nodes (racks x nodes_per_rack).
 absl::StatusOr<std::string> GenerateClusterYaml(const GenClusterOptions& options);
 
 }  // namespace hived::sim

@@ -4,37 +4,42 @@
 #include <cmath>
 #include <map>
 #include <set>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "hived/cluster_info.h"
 #include "hived/config.h"
 
 namespace hived::sim {
 namespace {
 
-// The cell-type table of a spec: leaves per type, node level, path checks.
+// The cell-type table of a spec: the types by name, path checks, and the leaves per cell of
+// each type as the library derives them (`hived::DescribeCluster`).
 class TypeTable {
  public:
   explicit TypeTable(const ClusterSpec& spec) {
     for (const CellTypeSpec& t : spec.cell_types) types_.emplace(t.name, &t);
+    for (CellTypeDescription& t : DescribeCluster(spec).cell_types) {
+      described_.emplace(t.name, std::move(t));
+    }
   }
   bool IsLeaf(const std::string& type) const { return types_.count(type) == 0; }
   const CellTypeSpec* Find(const std::string& type) const {
     auto it = types_.find(type);
     return it == types_.end() ? nullptr : it->second;
   }
-  // Leaves under one cell of `type`; saturates, 0 for a cycle (an invalid spec).
+  // The library's description of `type`; nullptr for a name the spec does not know.
+  const CellTypeDescription* Describe(const std::string& type) const {
+    auto it = described_.find(type);
+    return it == described_.end() ? nullptr : &it->second;
+  }
+  // Leaves under one cell of `type` (saturating at 2^60); 0 when the type is not well
+  // defined (a cycle, an invalid spec); 1 for a name that is no type of the spec (a leaf).
   int64_t Leaves(const std::string& type) const {
-    int64_t n = 1;
-    std::string t = type;
-    for (size_t depth = 0; depth < 64; ++depth) {
-      const CellTypeSpec* s = Find(t);
-      if (s == nullptr) return n;
-      n = std::min<int64_t>(n * std::max<int64_t>(s->child_cell_number, 0), int64_t{1} << 60);
-      t = s->child_cell_type;
-    }
-    return 0;
+    const CellTypeDescription* d = Describe(type);
+    return d == nullptr ? 1 : d->leaf_cells;
   }
   // Splits a dotted path and checks each step is the previous type's child type.
   absl::StatusOr<std::vector<std::string>> Path(const std::string& path) const {
@@ -52,6 +57,7 @@ class TypeTable {
 
  private:
   std::map<std::string, const CellTypeSpec*> types_;
+  std::map<std::string, CellTypeDescription> described_;
 };
 
 std::string ChainOf(const std::string& path) { return path.substr(0, path.find('.')); }
@@ -425,16 +431,9 @@ std::vector<std::pair<std::string, int64_t>> TopCellsPerChain(const ClusterSpec&
 
 int64_t NodesPerTopCell(const ClusterSpec& spec, const std::string& chain) {
   const TypeTable types(spec);
-  int64_t n = 1;
-  std::string t = chain;
-  for (int depth = 0; depth < 64; ++depth) {
-    const CellTypeSpec* s = types.Find(t);
-    if (s == nullptr) return 0;
-    if (s->is_node_level) return n;
-    n *= s->child_cell_number;
-    t = s->child_cell_type;
-  }
-  return 0;
+  const CellTypeDescription* d = types.Describe(chain);
+  if (d == nullptr || types.Find(chain) == nullptr || d->node_leaf_cells <= 0) return 0;
+  return d->leaf_cells / d->node_leaf_cells;
 }
 
 }  // namespace hived::sim

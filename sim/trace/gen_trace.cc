@@ -44,7 +44,11 @@ int32_t PowerOfTwoAtMost(int64_t n) {
 }  // namespace
 
 absl::StatusOr<Trace> GenerateTrace(const SpecInfo& info, const GenTraceOptions& o) {
-  if (o.jobs < 1) return absl::InvalidArgumentError("--jobs must be at least 1");
+  if (o.jobs < 1 || o.jobs > kMaxGeneratedJobs) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--jobs must be in 1..", kMaxGeneratedJobs, ", got ", o.jobs,
+                     " (a generated trace is built in memory, about 150 bytes a job)"));
+  }
   if (o.load <= 0 && o.arrival_rate_per_hour <= 0) {
     return absl::InvalidArgumentError("--load (or --arrival-rate) must be positive");
   }

@@ -28,6 +28,11 @@
 
 namespace hived::sim {
 
+// The most jobs one generated trace may hold. The generator builds the trace in memory
+// before writing it (about 150 bytes a job with its CSV text), so 20,000,000 jobs peak near
+// 3 GB; larger counts are refused up front rather than failing on allocation.
+inline constexpr int64_t kMaxGeneratedJobs = 20'000'000;
+
 struct GenTraceOptions {
   int64_t jobs = 2000;
   uint64_t seed = 1;
@@ -40,7 +45,8 @@ struct GenTraceOptions {
   std::vector<std::pair<std::string, double>> vc_weights;  // empty: by reserved GPUs
 };
 
-// Errors: kInvalidArgument for bad options or a config without usable VCs.
+// Errors: kInvalidArgument for bad options (e.g. `jobs` outside 1..kMaxGeneratedJobs) or a
+// config without usable VCs.
 absl::StatusOr<Trace> GenerateTrace(const SpecInfo& info, const GenTraceOptions& options);
 
 }  // namespace hived::sim

@@ -49,7 +49,9 @@ absl::StatusOr<TenantSpec> ParseTenant(const std::string& text) {
     if (!KeyValue(item, &k, &v)) return BadItem("add-tenant", item, "KEY=VALUE");
     if (k == "jobs") {
       const std::optional<int64_t> n = ParseInt(v);
-      if (!n || *n < 1 || *n > 100'000'000) return BadItem("add-tenant", item, "jobs=1..1e8");
+      if (!n || *n < 1 || *n > kMaxGeneratedJobs) {
+        return BadItem("add-tenant", item, "jobs=1..20000000 (kMaxGeneratedJobs)");
+      }
       t.jobs = *n;
     } else if (k == "load") {
       const std::optional<double> l = ParseDouble(v);
