@@ -1,6 +1,6 @@
 // sim/scenario/scenario_check.h: comparing what the scheduler did with a scenario's expectations,
 // and formatting both as text and JSON (internal to the scenario runner,
-// sim/scenario/scenario_runner.cc).
+// sim/scenario/scenario_runner.cc and scenario_actions.cc).
 //
 // Thread safety: stateless functions; `JsonObject` is a plain value.
 #ifndef HIVED_SIM_SCENARIO_SCENARIO_CHECK_H_
