@@ -32,8 +32,9 @@ hived_add_fuzzer(NAME config_fuzz SOURCE config_fuzz.cc MODULES config hierarchy
 # The scenario loader (sim/): any bytes give located errors or a scenario, within the limits.
 if(HIVED_BUILD_SIM)
   hived_add_fuzzer(NAME scenario_fuzz SOURCE scenario_fuzz.cc MODULES strict_yaml hierarchy
-                   SOURCES ${PROJECT_SOURCE_DIR}/sim/scenario_loader.cc
-                           ${PROJECT_SOURCE_DIR}/sim/scenario_steps.cc USAGE hived_sim_usage)
+                   SOURCES ${PROJECT_SOURCE_DIR}/sim/scenario/scenario_loader.cc
+                           ${PROJECT_SOURCE_DIR}/sim/scenario/scenario_steps.cc
+                   USAGE hived_sim_scenario_usage)
 endif()
 
 # The persisted-state readers (issue 29): the saved-state reader (`Restore`), the group

@@ -37,15 +37,9 @@ hived_layering_probe(config_cellalloc fail cellalloc/cell_forest.h hived_config_
 hived_layering_probe(core_own ok src/scheduler_impl.h hived_core_usage)
 hived_layering_probe(core_config fail config/loader.cc hived_core_usage)
 hived_layering_probe(core_yaml fail strict_yaml/strict_yaml.h hived_core_usage)
-# sim: the public API and its own internals only.
-if(TARGET hived_sim_usage)
-  hived_layering_probe(sim_own ok sim/engine.h hived_sim_usage)
-  hived_layering_probe(sim_public ok hived/scheduler.h hived_sim_usage)
-  hived_layering_probe(sim_strict_yaml ok strict_yaml/strict_yaml.h hived_sim_usage)
-  hived_layering_probe(sim_src fail src/scheduler_impl.h hived_sim_usage)
-  hived_layering_probe(sim_cellalloc fail cellalloc/cell_forest.h hived_sim_usage)
-  hived_layering_probe(sim_config fail config/loader.cc hived_sim_usage)
-  hived_layering_probe(sim_hierarchy fail hierarchy/spec_analysis.h hived_sim_usage)
+# sim: the public API, strict YAML for scenario files, and its modules' own layering.
+if(TARGET hived_sim_cli_usage)
+  include(${CMAKE_CURRENT_LIST_DIR}/HivedSimLayering.cmake)
 endif()
 # Benchmarks: the library's internals, never a test header.
 hived_layering_probe(bench_tests fail unit/cellalloc/test_specs.h hived_internal_usage)

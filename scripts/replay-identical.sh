@@ -7,14 +7,18 @@
 #   bash scripts/replay-identical.sh [-L] [-w DIR] BASE_SIM NEW_SIM
 #
 # Cases: Philly (../shared/traces/philly/philly.csv on config/examples/philly.yaml) under
-# hived (with the private baseline), quota, private, yarn-cs (also with --reclaim-after),
-# elastic-quota; hived alone with --resume, --opportunistic-overflow, node events from a
-# file, an MTBF/MTTR failure model (also under private, whose clusters fail apart), each
-# queue policy; Philly with priorities, opportunistic
-# shares and twice the load (preemption paths) under hived (with the baseline), hived with
-# --opportunistic-overflow and elastic-quota; a sweep of 8 runs (2 seeds x 2 queues x hived,
-# quota) at --jobs 2. -L adds the 1,000,000-job replay on the default gen-cluster (inputs
-# made with BASE_SIM into DIR, default build/bench-inputs, as bench-replay.sh does).
+# each of the five policies (hived with the private baseline, quota, private, yarn-cs also
+# with --reclaim-after, elastic-quota), each also with an MTBF/MTTR failure model; hived
+# alone with --resume, --opportunistic-overflow, node events from a file, each queue policy;
+# Philly with priorities, opportunistic shares and twice the load (preemption paths) under
+# hived (with the baseline), hived with --opportunistic-overflow and elastic-quota; a sweep of
+# 8 runs (2 seeds x 2 queues x hived, quota) at --jobs 2; the sweep and plan examples of
+# docs/planning.md (the what-if sweep with an added tenant and racks, the scale grid with
+# failures, the plan of VC 6214e9's reservation; report.csv and sized.yaml compared); the
+# openb replay (`run --format openb`, ../shared/traces/openb/: the GPU node list with the
+# default and the gpushare40 pod lists) under every sharing mode (ideal, exclusive,
+# time-slice, mps, tgs, mig). -L adds the 1,000,000-job replay on the default gen-cluster
+# (inputs made with BASE_SIM into DIR, default build/bench-inputs, as bench-replay.sh does).
 # Prints one line per case and exits 1 on the first difference.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -42,6 +46,11 @@ if [ ! -f "$philly_trace" ]; then
   exit 1
 fi
 philly=(--config config/examples/philly.yaml --trace "$philly_trace" --format philly)
+openb_dir=../shared/traces/openb
+if [ ! -f "$openb_dir/openb_node_list_gpu_node.csv" ]; then
+  echo "missing $openb_dir (ln -sfn /work/shared ../shared)" >&2
+  exit 1
+fi
 scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT
 
@@ -66,7 +75,11 @@ cases=(
   "overflow|run ${philly[*]} --baseline none --opportunistic-overflow"
   "node-events|run ${philly[*]} --baseline none --node-events $scratch/node-events.csv"
   "mtbf|run ${philly[*]} --baseline none --mtbf 2000 --mttr 24 --seed 7"
+  "hived-mtbf|run ${philly[*]} --policy hived --mtbf 2000 --mttr 24"
+  "quota-mtbf|run ${philly[*]} --policy quota --baseline none --mtbf 2000 --mttr 24"
   "private-mtbf|run ${philly[*]} --policy private --baseline none --mtbf 200 --mttr 2"
+  "yarn-cs-mtbf|run ${philly[*]} --policy yarn-cs --baseline none --mtbf 2000 --mttr 24"
+  "elastic-quota-mtbf|run ${philly[*]} --policy elastic-quota --baseline none --mtbf 2000 --mttr 24"
   "strict|run ${philly[*]} --baseline none --queue strict"
   "backfill|run ${philly[*]} --baseline none --queue backfill"
   "easy|run ${philly[*]} --baseline none --queue easy"
@@ -74,7 +87,15 @@ cases=(
   "mixed-overflow|run ${philly[*]} $mixed --baseline none --opportunistic-overflow"
   "mixed-elastic|run ${philly[*]} $mixed --policy elastic-quota --baseline none"
   "sweep|sweep ${philly[*]} --seeds 1-2 --queue fifo,backfill --policy hived,quota --run-args --baseline=none --jobs 2"
+  "sweep-whatif|sweep ${philly[*]} --add-racks 0,2 --vary 'opportunistic-overflow=false,true' --vc-cells newteam@P100-RACK.P100-NODE=8 --add-tenant newteam:jobs=5000,load=0.7 --jobs 2"
+  "sweep-grid|sweep ${philly[*]} --scale 1,1.5,2,2.5 --policy hived,quota --seeds 1-3 --run-args '--mtbf 2000 --mttr 4' --jobs 2"
+  "plan|plan ${philly[*]} --vc 6214e9 --cell-type P100-RACK.P100-NODE --target 'p95_wait<=1h' --jobs 2"
 )
+for pods in default gpushare40; do
+  for mode in ideal exclusive time-slice mps tgs mig; do
+    cases+=("openb-$pods-$mode|run --format openb --nodes $openb_dir/openb_node_list_gpu_node.csv --pods $openb_dir/openb_pod_list_$pods.csv --sharing $mode")
+  done
+done
 if [ "$large" = 1 ]; then
   if [ ! -f "$inputs/gen1m.csv" ]; then
     mkdir -p "$inputs"
@@ -91,19 +112,23 @@ for c in "${cases[@]}"; do
   for which in base new; do
     bin=$base
     [ "$which" = base ] || bin=$new
+    # `run` on job traces has --quiet; sweeps, plans and the openb replay print no progress.
     quiet=--quiet
-    [ "$name" != sweep ] || quiet=""
-    # shellcheck disable=SC2086  # the arguments are split on purpose
-    "$bin" $args $quiet --out "$scratch/$which-$name" >/dev/null 2>"$scratch/err" ||
+    case $name in sweep* | plan | openb-*) quiet="" ;; esac
+    # A case's arguments are shell words (quotes group, as on a command line).
+    argv=()
+    eval "argv=($args $quiet)"
+    "$bin" "${argv[@]}" --out "$scratch/$which-$name" >/dev/null 2>"$scratch/err" ||
       { echo "$name: $which failed:" >&2; cat "$scratch/err" >&2; exit 1; }
   done
   # Sweeps keep each run's folder under runs/ (with logs that name the binary): compare the
-  # tables, which hold every metric of every run.
-  if [ "$name" = sweep ]; then
-    list=(sweep.csv summary.csv)
-  else
-    mapfile -t list < <(cd "$scratch/base-$name" && find . -type f -name '*.*' | sort)
-  fi
+  # tables, which hold every metric of every run. A plan's probes likewise: compare its
+  # report and the sized config.
+  case $name in
+    sweep*) list=(sweep.csv summary.csv) ;;
+    plan) list=(report.csv sized.yaml) ;;
+    *) mapfile -t list < <(cd "$scratch/base-$name" && find . -type f -name '*.*' | sort) ;;
+  esac
   for f in "${list[@]}"; do
     if ! cmp -s "$scratch/base-$name/$f" "$scratch/new-$name/$f"; then
       echo "$name: $f differs" >&2

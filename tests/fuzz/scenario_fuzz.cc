@@ -1,4 +1,4 @@
-// libFuzzer target for the scenario loader (sim/scenario_loader.cc): any bytes must give a
+// libFuzzer target for the scenario loader (sim/scenario/scenario_loader.cc): any bytes must give a
 // scenario or located errors, never a crash, a leak, an exception or unbounded memory; a
 // loaded scenario respects the limits.
 //
@@ -16,7 +16,7 @@
 #include <variant>
 
 #include "absl/status/statusor.h"
-#include "sim/scenario.h"
+#include "sim/scenario/scenario.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string_view yaml(reinterpret_cast<const char*>(data), size);

@@ -7,7 +7,7 @@
 #include <string_view>
 
 #include "absl/status/status.h"
-#include "sim/csv.h"
+#include "sim/common/csv.h"
 
 namespace hived::sim::fuzz {
 

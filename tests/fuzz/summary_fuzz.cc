@@ -8,8 +8,8 @@
 #include <string>
 #include <string_view>
 
-#include "sim/json.h"
-#include "sim/metrics.h"
+#include "sim/common/json.h"
+#include "sim/metrics/metrics.h"
 #include "tests/fuzz/sim_fuzz_check.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

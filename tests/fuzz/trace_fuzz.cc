@@ -1,6 +1,6 @@
 // libFuzzer target for both trace readers (HIVED_TRACE_FORMAT_PHILLY picks the Philly one at
 // compile time; CMake builds trace_hived_fuzz and trace_philly_fuzz from this file). Any bytes
-// must give a located error or a trace whose jobs respect the readers' limits (sim/csv.h);
+// must give a located error or a trace whose jobs respect the readers' limits (sim/common/csv.h);
 // with --skip-bad-rows the good rows of a failing file survive; an own-format trace survives
 // a write/read round trip unchanged.
 //
@@ -9,7 +9,7 @@
 #include <cstdint>
 #include <string_view>
 
-#include "sim/trace_reader.h"
+#include "sim/trace/trace_reader.h"
 #include "tests/fuzz/sim_fuzz_check.h"
 
 namespace hived::sim::fuzz {

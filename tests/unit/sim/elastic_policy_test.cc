@@ -7,11 +7,11 @@
 
 #include "absl/strings/str_cat.h"
 #include "hived/config.h"
-#include "sim/engine.h"
-#include "sim/gen_trace.h"
-#include "sim/metrics.h"
-#include "sim/run_options.h"
-#include "sim/scheduler_backend.h"
+#include "sim/cli/run_options.h"
+#include "sim/engine/engine.h"
+#include "sim/metrics/metrics.h"
+#include "sim/policies/scheduler_backend.h"
+#include "sim/trace/gen_trace.h"
 #include "support/catch.h"
 #include "unit/sim/sim_test_util.h"
 

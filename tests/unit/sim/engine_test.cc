@@ -1,7 +1,7 @@
 // The engine against a hand-checkable backend: each VC is a pool of GPUs, a job fits when
 // the VC's free GPUs cover it. No topology, no preemption: start times follow from the
 // queue policy alone.
-#include "sim/engine.h"
+#include "sim/engine/engine.h"
 
 #include <algorithm>
 #include <climits>
@@ -12,8 +12,8 @@
 #include <utility>
 #include <vector>
 
-#include "sim/metrics.h"
-#include "sim/trace_reader.h"
+#include "sim/metrics/metrics.h"
+#include "sim/trace/trace_reader.h"
 #include "support/catch.h"
 
 namespace hived::sim {

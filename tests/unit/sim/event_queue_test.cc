@@ -1,11 +1,11 @@
-#include "sim/event_queue.h"
+#include "sim/engine/event_queue.h"
 
 #include <cstdint>
 #include <random>
 #include <vector>
 
-#include "sim/engine.h"
-#include "sim/queue_policy.h"
+#include "sim/engine/engine.h"
+#include "sim/engine/queue_policy.h"
 #include "support/catch.h"
 
 namespace hived::sim {

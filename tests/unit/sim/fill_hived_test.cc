@@ -1,18 +1,18 @@
-// The simulator's model of hived's rule (`hived-model`, sim/fill_hived.h): the stranded
+// The simulator's model of hived's rule (`hived-model`, sim/policies/fill_hived.h): the stranded
 // measure by hand (its bounds: fill_test.cc), the choices where it differs from FGD; and the
 // openb default trace through the library (`hived`).
-#include "sim/fill_hived.h"
+#include "sim/policies/fill_hived.h"
 
 #include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
-#include "sim/fgd_frag.h"
-#include "sim/fill_cluster.h"
-#include "sim/fill_experiment.h"
-#include "sim/fill_policy.h"
-#include "sim/openb_reader.h"
+#include "sim/openb/fill_experiment.h"
+#include "sim/policies/fgd_frag.h"
+#include "sim/policies/fill_cluster.h"
+#include "sim/policies/fill_policy.h"
+#include "sim/trace/openb_reader.h"
 #include "support/catch.h"
 #include "unit/sim/openb_test_util.h"
 

@@ -1,14 +1,14 @@
-// `--policy hived` of the fill experiment: the library decides (sim/fill_library.h). Hand-
+// `--policy hived` of the fill experiment: the library decides (sim/policies/fill_library.h). Hand-
 // checked cases on a two-node list: CPU steers a whole-GPU pod, a CPU-only pod is placed
 // and counted, shares are packed, and a departure releases the pod's group.
-#include "sim/fill_library.h"
+#include "sim/policies/fill_library.h"
 
 #include <memory>
 #include <string>
 #include <vector>
 
-#include "sim/fill_cluster.h"
-#include "sim/fill_policy.h"
+#include "sim/policies/fill_cluster.h"
+#include "sim/policies/fill_policy.h"
 #include "support/catch.h"
 #include "unit/sim/openb_test_util.h"
 

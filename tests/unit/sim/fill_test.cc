@@ -1,5 +1,6 @@
 // The FGD fill experiment: cluster model, fragmentation measure, policies, workload draws
-// (sim/fill_cluster.h, sim/fgd_frag.h, sim/fill_policy.h, sim/fill_experiment.h).
+// (sim/policies/fill_cluster.h, sim/policies/fgd_frag.h, sim/policies/fill_policy.h,
+// sim/openb/fill_experiment.h).
 #include <unistd.h>
 
 #include <algorithm>
@@ -12,14 +13,14 @@
 #include <string>
 #include <vector>
 
-#include "sim/fgd_frag.h"
-#include "sim/fill_cluster.h"
-#include "sim/fill_experiment.h"
-#include "sim/fill_hived.h"
-#include "sim/fill_policy.h"
-#include "sim/flags.h"
-#include "sim/openb_config.h"
-#include "sim/openb_reader.h"
+#include "sim/common/flags.h"
+#include "sim/openb/fill_experiment.h"
+#include "sim/policies/fgd_frag.h"
+#include "sim/policies/fill_cluster.h"
+#include "sim/policies/fill_hived.h"
+#include "sim/policies/fill_policy.h"
+#include "sim/trace/openb_config.h"
+#include "sim/trace/openb_reader.h"
 #include "support/catch.h"
 #include "unit/sim/openb_test_util.h"
 #include "unit/sim/sim_test_util.h"

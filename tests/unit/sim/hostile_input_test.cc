@@ -4,11 +4,11 @@
 #include <string>
 
 #include "nlohmann/json.hpp"
-#include "sim/commands.h"
-#include "sim/csv.h"
-#include "sim/json.h"
-#include "sim/node_events.h"
-#include "sim/trace_reader.h"
+#include "sim/cli/commands.h"
+#include "sim/common/csv.h"
+#include "sim/common/json.h"
+#include "sim/trace/node_events.h"
+#include "sim/trace/trace_reader.h"
 #include "support/catch.h"
 #include "unit/sim/hostile_test_util.h"
 #include "unit/sim/sim_test_util.h"

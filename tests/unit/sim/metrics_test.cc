@@ -1,4 +1,4 @@
-#include "sim/metrics.h"
+#include "sim/metrics/metrics.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -8,12 +8,12 @@
 #include <random>
 #include <string>
 
-#include "sim/csv.h"
-#include "sim/engine.h"
-#include "sim/gen_trace.h"
-#include "sim/json.h"
-#include "sim/scheduler_backend.h"
-#include "sim/trace_reader.h"
+#include "sim/common/csv.h"
+#include "sim/common/json.h"
+#include "sim/engine/engine.h"
+#include "sim/policies/scheduler_backend.h"
+#include "sim/trace/gen_trace.h"
+#include "sim/trace/trace_reader.h"
 #include "support/catch.h"
 #include "unit/sim/sim_test_util.h"
 

@@ -3,11 +3,11 @@
 #include <string>
 
 #include "hived/config.h"
-#include "sim/engine.h"
-#include "sim/scheduler_backend.h"
-#include "sim/spec_edit.h"
-#include "sim/trace_reader.h"
-#include "sim/trace_transform.h"
+#include "sim/cluster/spec_edit.h"
+#include "sim/engine/engine.h"
+#include "sim/policies/scheduler_backend.h"
+#include "sim/trace/trace_reader.h"
+#include "sim/trace/trace_transform.h"
 #include "sim_test_util.h"
 #include "support/catch.h"
 

@@ -1,10 +1,10 @@
-// The time-based replay of an openb pod list (sim/openb_replay.h).
-#include "sim/openb_replay.h"
+// The time-based replay of an openb pod list (sim/openb/openb_replay.h).
+#include "sim/openb/openb_replay.h"
 
 #include <string>
 #include <vector>
 
-#include "sim/fill_cluster.h"
+#include "sim/policies/fill_cluster.h"
 #include "support/catch.h"
 #include "unit/sim/openb_test_util.h"
 #include "unit/sim/sim_test_util.h"

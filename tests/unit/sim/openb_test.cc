@@ -1,9 +1,9 @@
-// The openb readers and the config generator (sim/openb_reader.h, sim/openb_config.h).
+// The openb readers and the config generator (sim/trace/openb_reader.h, sim/trace/openb_config.h).
 #include <string>
 
 #include "hived/config.h"
-#include "sim/openb_config.h"
-#include "sim/openb_reader.h"
+#include "sim/trace/openb_config.h"
+#include "sim/trace/openb_reader.h"
 #include "support/catch.h"
 #include "unit/sim/openb_test_util.h"
 #include "unit/sim/sim_test_util.h"

@@ -7,10 +7,10 @@
 #include <string>
 #include <vector>
 
-#include "sim/fill_cluster.h"
-#include "sim/fill_experiment.h"
-#include "sim/openb_reader.h"
-#include "sim/openb_replay.h"
+#include "sim/openb/fill_experiment.h"
+#include "sim/openb/openb_replay.h"
+#include "sim/policies/fill_cluster.h"
+#include "sim/trace/openb_reader.h"
 #include "support/catch.h"
 #include "support/testdata.h"
 

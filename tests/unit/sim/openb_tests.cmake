@@ -1,4 +1,4 @@
-# The openb readers and the FGD fill experiment (sim/openb_*, sim/fill_*, sim/fgd_frag.*).
+# The openb readers and the FGD fill experiment (sim/openb_*, sim/fill_*, sim/policies/fgd_frag.*).
 if(TARGET hived_simlib)
   hived_add_test(NAME unit_sim_openb
     SOURCES ${CMAKE_CURRENT_LIST_DIR}/openb_test.cc ${CMAKE_CURRENT_LIST_DIR}/fill_test.cc

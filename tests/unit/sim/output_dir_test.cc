@@ -1,12 +1,12 @@
-// OutputDir (sim/output_dir.h) and `run --out`: a run's outputs are whole or absent, and an
+// OutputDir (sim/common/output_dir.h) and `run --out`: a run's outputs are whole or absent, and an
 // earlier run's files never look like this run's.
-#include "sim/output_dir.h"
+#include "sim/common/output_dir.h"
 
 #include <filesystem>
 #include <string>
 #include <vector>
 
-#include "sim/commands.h"
+#include "sim/cli/commands.h"
 #include "support/catch.h"
 #include "unit/sim/hostile_test_util.h"
 #include "unit/sim/sim_test_util.h"

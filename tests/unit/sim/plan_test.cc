@@ -1,4 +1,4 @@
-#include "sim/plan.h"
+#include "sim/planning/plan.h"
 
 #include <nlohmann/json.hpp>
 

@@ -5,9 +5,9 @@
 #include <memory>
 #include <string>
 
-#include "sim/engine.h"
-#include "sim/metrics.h"
-#include "sim/scheduler_backend.h"
+#include "sim/engine/engine.h"
+#include "sim/metrics/metrics.h"
+#include "sim/policies/scheduler_backend.h"
 #include "support/catch.h"
 #include "unit/sim/sim_test_util.h"
 

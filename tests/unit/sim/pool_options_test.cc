@@ -4,11 +4,11 @@
 #include <memory>
 #include <string>
 
-#include "sim/engine.h"
-#include "sim/metrics.h"
-#include "sim/scheduler_backend.h"
-#include "sim/trace_reader.h"
-#include "sim/trace_transform.h"
+#include "sim/engine/engine.h"
+#include "sim/metrics/metrics.h"
+#include "sim/policies/scheduler_backend.h"
+#include "sim/trace/trace_reader.h"
+#include "sim/trace/trace_transform.h"
 #include "support/catch.h"
 #include "unit/sim/sim_test_util.h"
 

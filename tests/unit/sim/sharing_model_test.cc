@@ -1,6 +1,6 @@
-// The sharing models of the time-based replay (sim/sharing_model.h): each mode's speeds by
+// The sharing models of the time-based replay (sim/engine/sharing_model.h): each mode's speeds by
 // hand, and the replay's progress under them (two pods on one GPU, a neighbour leaving).
-#include "sim/sharing_model.h"
+#include "sim/engine/sharing_model.h"
 
 #include <unistd.h>
 
@@ -11,10 +11,10 @@
 #include <string>
 #include <vector>
 
-#include "sim/commands.h"
-#include "sim/fill_cluster.h"
-#include "sim/flags.h"
-#include "sim/openb_replay.h"
+#include "sim/cli/commands.h"
+#include "sim/common/flags.h"
+#include "sim/openb/openb_replay.h"
+#include "sim/policies/fill_cluster.h"
 #include "support/catch.h"
 #include "unit/sim/openb_test_util.h"
 #include "unit/sim/sim_test_util.h"

@@ -6,10 +6,10 @@
 #include <utility>
 
 #include "hived/config.h"
-#include "sim/engine.h"
-#include "sim/scheduler_backend.h"
-#include "sim/spec_info.h"
-#include "sim/trace_reader.h"
+#include "sim/cluster/spec_info.h"
+#include "sim/engine/engine.h"
+#include "sim/policies/scheduler_backend.h"
+#include "sim/trace/trace_reader.h"
 #include "support/catch.h"
 
 namespace hived::sim::testing {

@@ -1,4 +1,4 @@
-#include "sim/slot_table.h"
+#include "sim/policies/slot_table.h"
 
 #include <map>
 #include <memory>

@@ -1,4 +1,4 @@
-#include "sim/spec_edit.h"
+#include "sim/cluster/spec_edit.h"
 
 #include <filesystem>
 
@@ -146,6 +146,53 @@ TEST_CASE("SpecEdit: every VC of HiveD's own configs scales by 2 into a valid co
     ++checked;
   }
   CHECK(checked >= 11);  // every vendored config
+}
+
+}  // namespace
+}  // namespace hived::sim
+
+namespace hived::sim {
+namespace {
+
+// Nodes under one cell of `type`, walked down the cell types independently of the library:
+// the reference for NodesPerTopCell, which asks `hived::DescribeCluster`.
+int64_t ReferenceNodesPer(const ClusterSpec& spec, std::string type) {
+  int64_t n = 1;
+  for (int depth = 0; depth < 64; ++depth) {
+    const CellTypeSpec* s = nullptr;
+    for (const CellTypeSpec& t : spec.cell_types) {
+      if (t.name == type) s = &t;
+    }
+    if (s == nullptr) return 0;
+    if (s->is_node_level) return n;
+    n *= s->child_cell_number;
+    type = s->child_cell_type;
+  }
+  return 0;
+}
+
+TEST_CASE(
+    "SpecEdit: nodes per top-level cell, from the library's description, agree with a walk "
+    "down the cell types on every config of the repository",
+    "[sim][planning][unit]") {
+  int chains = 0;
+  for (const char* folder : {"/config/examples", "/tests/testdata/hived-configs"}) {
+    for (const auto& entry :
+         std::filesystem::directory_iterator(std::string(HIVED_SOURCE_DIR) + folder)) {
+      absl::StatusOr<ClusterSpec> spec = LoadClusterSpecFile(entry.path().string());
+      if (!spec.ok()) continue;
+      CAPTURE(entry.path().string());
+      for (const auto& [chain, count] : TopCellsPerChain(*spec)) {
+        CAPTURE(chain);
+        CHECK(NodesPerTopCell(*spec, chain) == ReferenceNodesPer(*spec, chain));
+        ++chains;
+      }
+      CHECK(NodesPerTopCell(*spec, "no-such-type") == 0);
+    }
+  }
+  CHECK(chains >= 10);
+  // Philly: a rack holds 8 nodes.
+  CHECK(NodesPerTopCell(Philly(), "P100-RACK") == 8);
 }
 
 }  // namespace

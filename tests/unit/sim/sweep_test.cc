@@ -1,4 +1,4 @@
-#include "sim/sweep.h"
+#include "sim/planning/sweep.h"
 
 #include "absl/strings/match.h"
 #include "planning_test_util.h"

@@ -1,15 +1,17 @@
-#include "sim/trace_reader.h"
+#include "sim/trace/trace_reader.h"
 
+#include <algorithm>
+#include <cstdint>
 #include <random>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
 
-#include "sim/csv.h"
-#include "sim/engine.h"
-#include "sim/job.h"
-#include "sim/spec_info.h"
+#include "sim/cluster/spec_info.h"
+#include "sim/common/csv.h"
+#include "sim/engine/engine.h"
+#include "sim/trace/job.h"
 #include "support/catch.h"
 #include "support/testdata.h"
 #include "unit/sim/sim_test_util.h"
@@ -239,6 +241,78 @@ TEST_CASE("PhillyTraceSource: bad rows are located errors", "[sim][unit]") {
   REQUIRE(skipped.ok());
   CHECK(skipped->jobs.size() == 1);
   CHECK(skipped->skipped_rows == 4);
+}
+
+TEST_CASE(
+    "HivedTraceSource: random traces come out in std::stable_sort's order by submit time, ties "
+    "in row order, at every span of times",
+    "[sim][unit][property]") {
+  // The reader's radix sort against the simple reference: a stable comparison sort of the
+  // rows as read. Spans from one second (one pass, many ties) to the whole 100-year limit
+  // (three passes), sorted, reversed and random inputs.
+  std::mt19937_64 rng(11);
+  const int64_t spans[] = {1, 7, 2047, 2048, 5'000'000, kMaxTimeSeconds};
+  int traces = 0;
+  for (int64_t span : spans) {
+    for (int shape = 0; shape < 3; ++shape) {
+      for (int round = 0; round < 20; ++round, ++traces) {
+        const int rows = 1 + static_cast<int>(rng() % 400);
+        std::vector<std::pair<int64_t, std::string>> expected;  // (time, id) in file order
+        std::string text = "job_id,submit_time,vc,priority,pods,gpus_per_pod,gpu_type,duration\n";
+        for (int r = 0; r < rows; ++r) {
+          int64_t t = static_cast<int64_t>(rng() % static_cast<uint64_t>(span + 1));
+          if (shape == 0) t = span * r / rows;           // sorted
+          if (shape == 1) t = span * (rows - r) / rows;  // reversed
+          const std::string id = "j" + std::to_string(r);
+          expected.emplace_back(t, id);
+          text += id + "," + std::to_string(t) + ",A,0,1,1,," + std::to_string(1 + r) + "\n";
+        }
+        absl::StatusOr<Trace> trace = HivedTraceSource({}).Parse(text, "r.csv");
+        REQUIRE(trace.ok());
+        std::stable_sort(expected.begin(), expected.end(),
+                         [](const auto& a, const auto& b) { return a.first < b.first; });
+        REQUIRE(trace->jobs.size() == expected.size());
+        for (size_t i = 0; i < expected.size(); ++i) {
+          INFO("span " << span << ", shape " << shape << ", row " << i);
+          REQUIRE(trace->jobs[i].submit_time == expected[i].first);
+          REQUIRE(trace->jobs[i].id == expected[i].second);
+          // The job moved whole: its duration was written from its row number.
+          REQUIRE(trace->jobs[i].duration == 1 + std::stoi(expected[i].second.substr(1)));
+        }
+      }
+    }
+  }
+  CHECK(traces == 360);
+}
+
+TEST_CASE(
+    "PhillyTraceSource: rows of one day share its day count, and a bad date after a good one "
+    "of the same day is still refused",
+    "[sim][unit]") {
+  // The reader keeps the last day it read; each row must still be checked as a whole.
+  const std::string text =
+      "timestamp,duration,num_gpus,gpu_time,cluster\n"
+      "2017-10-09 07:00:00,10,1,10,a\n"
+      "2017-10-09 07:00:05,10,1,10,a\n"   // same day: 5 s later
+      "2017-10-09 24:00:00,10,1,10,a\n"   // same day, bad hour
+      "2017-10-10 00:00:00,10,1,10,a\n"   // the next day
+      "2017-02-29 00:00:00,10,1,10,a\n"   // not a leap year
+      "2017-02-29 00:00:01,10,1,10,a\n"   // the same bad day again
+      "2017-10-09 07:00:06,10,1,10,a\n";  // back to the first day
+  absl::StatusOr<Trace> trace = PhillyTraceSource({/*skip_bad_rows=*/true}).Parse(text, "d.csv");
+  REQUIRE(trace.ok());
+  CHECK(trace->skipped_rows == 3);
+  REQUIRE(trace->jobs.size() == 4);
+  CHECK(trace->jobs[0].submit_time == 0);
+  CHECK(trace->jobs[1].submit_time == 5);
+  CHECK(trace->jobs[2].submit_time == 6);
+  CHECK(trace->jobs[3].submit_time == 17 * 3600);
+  absl::StatusOr<Trace> strict = PhillyTraceSource({}).Parse(text, "d.csv");
+  REQUIRE_FALSE(strict.ok());
+  const std::string m(strict.status().message());
+  CHECK(m.find("d.csv:4:1: timestamp '2017-10-09 24:00:00'") != std::string::npos);
+  CHECK(m.find("d.csv:6:1: timestamp '2017-02-29 00:00:00'") != std::string::npos);
+  CHECK(m.find("d.csv:7:1: timestamp '2017-02-29 00:00:01'") != std::string::npos);
 }
 
 TEST_CASE("SplitIntoPods: full-node pods plus one remainder pod", "[sim][unit]") {

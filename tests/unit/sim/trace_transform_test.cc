@@ -1,4 +1,4 @@
-#include "sim/trace_transform.h"
+#include "sim/trace/trace_transform.h"
 
 #include <map>
 

@@ -1,0 +1,441 @@
+// hived-sim run (sim/cli/commands.h): flags, inputs, the policy's replay and the private
+// baseline's, outputs.
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <optional>
+#include <thread>
+#include <tuple>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_split.h"
+#include "hived/config.h"
+#include "sim/cli/commands.h"
+#include "sim/cli/run_options.h"
+#include "sim/cluster/gen_cluster.h"
+#include "sim/common/command_util.h"
+#include "sim/common/csv.h"
+#include "sim/common/flags.h"
+#include "sim/common/json.h"
+#include "sim/common/output_dir.h"
+#include "sim/engine/engine.h"
+#include "sim/metrics/metrics.h"
+#include "sim/metrics/plot.h"
+#include "sim/openb/openb_replay.h"
+#include "sim/planning/planning_commands.h"
+#include "sim/policies/policy_registry.h"
+#include "sim/policies/scheduler_backend.h"
+#include "sim/trace/gen_trace.h"
+#include "sim/trace/node_events.h"
+#include "sim/trace/trace_reader.h"
+#include "sim/trace/trace_transform.h"
+
+namespace hived::sim {
+namespace {
+
+// A progress bar on stderr: only when stderr is a terminal, and only once the run has taken
+// more than a second.
+class ProgressBar {
+ public:
+  explicit ProgressBar(std::string label)
+      : label_(std::move(label)),
+        enabled_(isatty(STDERR_FILENO) != 0),
+        start_(std::chrono::steady_clock::now()) {}
+  ~ProgressBar() { Clear(); }
+  void Update(double fraction) {
+    if (!enabled_) return;
+    const auto now = std::chrono::steady_clock::now();
+    if (now - start_ < std::chrono::seconds(1)) return;
+    if (shown_ && now - last_ < std::chrono::milliseconds(100) && fraction < 1.0) return;
+    last_ = now;
+    shown_ = true;
+    const int width = 40;
+    const int filled = static_cast<int>(fraction * width);
+    std::fprintf(stderr, "\r%s [%s%s] %3d%%", label_.c_str(),
+                 std::string(static_cast<size_t>(filled), '#').c_str(),
+                 std::string(static_cast<size_t>(width - filled), ' ').c_str(),
+                 static_cast<int>(fraction * 100));
+    std::fflush(stderr);
+  }
+  void Clear() {
+    if (shown_) std::fprintf(stderr, "\r%*s\r", static_cast<int>(label_.size()) + 50, "");
+    shown_ = false;
+  }
+
+ private:
+  std::string label_;
+  bool enabled_;
+  bool shown_ = false;
+  std::chrono::steady_clock::time_point start_;
+  std::chrono::steady_clock::time_point last_;
+};
+
+// Everything `run --out DIR` may write (OutputDir clears these names of an earlier run).
+std::vector<std::string> RunLayout() {
+  std::vector<std::string> layout;
+  for (const char* folder : {"", "baseline-private/"}) {
+    for (const char* file : {"summary.json", "jobs.csv", "timeline.csv"}) {
+      layout.push_back(absl::StrCat(folder, file));
+    }
+  }
+  for (const char* chart : {"utilisation", "delay_cdf", "anomaly"}) {
+    for (const char* ext : {".png", ".gp", ".dat", ".log"}) {
+      layout.push_back(absl::StrCat("plots/", chart, ext));
+    }
+  }
+  return layout;
+}
+
+struct Replayed {
+  EngineResult result;
+  Summary summary;
+  std::vector<std::string> nodes;  // node names by id, for jobs.csv
+};
+
+absl::StatusOr<Replayed> Replay(PolicyKind policy, const ClusterSpec& spec, const SpecInfo& info,
+                                const Trace& trace, const std::vector<NodeEvent>& node_events,
+                                EngineOptions options, const RunInfo& run_info,
+                                const PolicyOptions& policy_options) {
+  absl::StatusOr<std::unique_ptr<ClusterBackend>> backend =
+      MakeSchedulerBackend(policy, spec, static_cast<int32_t>(trace.jobs.size()), policy_options);
+  if (!backend.ok()) {
+    return absl::Status(backend.status().code(),
+                        absl::StrCat("cannot build the ", Av(PolicyKindName(policy)),
+                                     " scheduler: ", backend.status().message()));
+  }
+  Engine engine(info, backend->get(), std::move(options));
+  absl::StatusOr<EngineResult> result = engine.Run(trace, node_events);
+  if (!result.ok()) {
+    return absl::Status(
+        result.status().code(),
+        absl::StrCat(Av(PolicyKindName(policy)), " replay failed: ", result.status().message()));
+  }
+  Replayed out;
+  out.result = std::move(*result);
+  out.nodes = (*backend)->nodes();
+  // The scheduler and the backend's tables are not needed to summarize: freed first, so the
+  // summary's per-job vectors do not add to them at the peak.
+  backend->reset();
+  RunInfo info_copy = run_info;
+  info_copy.policy = std::string(PolicyKindName(policy));
+  out.summary = Summarize(out.result, info, info_copy);
+  return out;
+}
+
+}  // namespace
+
+std::string CheckRunLimits(double mtbf, double mttr, int64_t timeline_interval, int64_t horizon,
+                           int64_t max_input_mb) {
+  const double max_hours = static_cast<double>(kMaxTimeSeconds) / 3600.0;
+  constexpr double kMinHours = 1.0 / 60;  // one minute: shorter gives a failure storm
+  for (const auto& [name, hours] :
+       {std::pair<const char*, double>{"--mtbf", mtbf}, {"--mttr", mttr}}) {
+    if (hours != 0 && (hours < kMinHours || hours > max_hours)) {
+      return absl::StrCat(name, " must be between ", FormatFixed(kMinHours, 4), " and ",
+                          FormatFixed(max_hours, 0), " hours (1 minute .. 100 years)");
+    }
+  }
+  if (timeline_interval > kMaxTimeSeconds) {
+    return absl::StrCat("--timeline-interval must be at most ", kMaxTimeSeconds, " s (100 years)");
+  }
+  if (horizon < -1 || horizon > kMaxTimeSeconds) {
+    return absl::StrCat("--horizon must be -1 (none) or 0..", kMaxTimeSeconds, " s (100 years)");
+  }
+  if (max_input_mb < 0 || max_input_mb > 1024) {
+    return "--max-input-mb must be 1..1024 (0 = the defaults)";
+  }
+  return "";
+}
+
+int RunCommand(int argc, char** argv) {
+  if (std::optional<int> code = RunOpenbFormat(argc, argv)) return *code;
+  std::string config, trace_path, format = "hived", out_dir, queue_name = "fifo", node_events_path,
+                                  window_text, slo_text, max_capacity_text, placement_name = "pack";
+  int64_t seed = 1, check_every = 0, horizon = -1, timeline_interval = 0, warmup = 0,
+          reclaim_after = -1, max_input_mb = 0;
+  double mtbf = 0, mttr = 0, load_scale = 1;
+  bool resume = false, overflow = false, skip_bad = false, plot = false, quiet = false;
+  std::string policy_name(PolicyKindName(PolicyKind::kHived));
+  const std::string private_name(PolicyKindName(PolicyKind::kPrivate));
+  std::string baseline = private_name;
+  FlagParser p("hived-sim run", "--config FILE --trace FILE [options]",
+               "Replays a job trace against a cluster config under a sharing policy and reports\n"
+               "per-VC queuing delay, JCT, preemptions, utilisation, fragmentation and the\n"
+               "sharing anomaly (the policy's mean queuing delay minus the private baseline's).\n"
+               "Without --out the summary goes to stdout only.\n"
+               "Sharing policies (--policy):\n" +
+                   JobPolicyTable());
+  p.String("config", &config, "FILE", "cluster config (HiveD YAML)");
+  p.String("trace", &trace_path, "FILE", "job trace (CSV)");
+  p.String("format", &format, "hived|philly|openb",
+           "trace format (default hived: the own CSV); openb: an openb node and pod list "
+           "(--nodes, --pods) replayed in time with GPU sharing models (--sharing), with the "
+           "options of openb-replay");
+  std::string sharing = "exclusive";
+  p.String("sharing", &sharing, "exclusive",
+           "how jobs share a GPU; hived and philly traces ask for whole GPUs, so exclusive "
+           "(the only choice here); fractional jobs and the other modes need --format openb");
+  p.String("policy", &policy_name, JobPolicyNames("|"),
+           absl::StrCat("sharing policy (default ", policy_name, "; listed above)"));
+  p.String("max-capacity", &max_capacity_text, "F|VC=GPUS,...",
+           absl::StrCat(JobPoliciesTaking(kPolicyTakesMaxCapacity),
+                        ": a VC's maximum GPUs (default the whole cluster)"));
+  p.String("placement", &placement_name, "pack|first-fit|spread",
+           absl::StrCat(JobPoliciesTaking(kPolicyTakesPlacement),
+                        ": node choice: HiveD's packing (default), the first node with room, or "
+                        "the least used node (YARN's multi-node placement)"));
+  p.Int("reclaim-after", &reclaim_after,
+        absl::StrCat(JobPoliciesTaking(kPolicyTakesReclaimAfter),
+                     ": YARN's preemption monitor; an owner within its guarantee preempts "
+                     "borrowers after waiting this many seconds (default off)"));
+  p.Double("load-scale", &load_scale,
+           "divide inter-arrival times by X (X > 1 = heavier load; default 1)");
+  p.String("window", &window_text, "START,END",
+           "measurement window, seconds (default: submit span + longest job)");
+  p.Int("warmup", &warmup, "jobs submitted in the window's first N seconds are not measured");
+  p.String("slo", &slo_text, "T,...", "queuing-delay targets, e.g. 10m,1h (default 10m,1h)");
+  p.String("queue", &queue_name, "easy|fifo|strict|backfill", "per-VC queue policy (default fifo)");
+  p.String("baseline", &baseline, absl::StrCat(private_name, "|none"),
+           absl::StrCat("also replay the ", private_name, " baseline for the anomaly (default ",
+                        private_name, "; in parallel)"));
+  p.String("out", &out_dir, "DIR",
+           "write summary.json, jobs.csv, timeline.csv (and baseline-private/)");
+  p.Int("seed", &seed, "seed for the failure model (default 1)");
+  p.Bool("resume", &resume, "preempted or killed jobs resume from progress (default: restart)");
+  p.Bool("opportunistic-overflow", &overflow,
+         "run a VC's waiting guaranteed jobs opportunistically on idle cells");
+  p.String("node-events", &node_events_path, "FILE", "node failures: CSV time,node,state(down|up)");
+  p.Double("mtbf", &mtbf, "mean time between failures per node, hours (with --mttr)");
+  p.Double("mttr", &mttr, "mean time to repair, hours");
+  p.Int("check-invariants", &check_every, "run the scheduler's CheckInvariants every N events");
+  p.Int("horizon", &horizon, "stop at this time (seconds); jobs left are counted queued/running");
+  p.Int("timeline-interval", &timeline_interval,
+        "starting seconds between timeline.csv rows (default auto; at most 4096 rows, "
+        "the interval doubles as needed)");
+  p.Bool("skip-bad-rows", &skip_bad, "skip bad trace rows (reported) instead of failing");
+  p.Int("max-input-mb", &max_input_mb, MaxInputHelp());
+  p.Bool("plot", &plot, "draw PNG charts into OUT/plots with gnuplot (needs --out)");
+  p.Bool("quiet", &quiet, "no progress bar or timing on stderr");
+  TraceTransformFlags transform_flags;
+  RegisterTraceTransformFlags(&p, &transform_flags);
+  std::vector<std::string> args;
+  if (int code = p.Parse(argc, argv, &args); code >= 0) return code;
+  if (!args.empty()) return p.UsageError(absl::StrCat("unexpected argument '", args[0], "'"));
+  if (config.empty()) return p.UsageError("--config is required");
+  if (trace_path.empty()) return p.UsageError("--trace is required");
+  if (sharing != "exclusive") {
+    return p.UsageError(absl::StrCat(
+        "--sharing ", sharing, ": jobs of a ", format,
+        " trace ask for whole GPUs, which run exclusive; the sharing models (time-slice, mps, "
+        "tgs, mig) replay fractional jobs: --format openb --nodes NODES.csv --pods PODS.csv"));
+  }
+  absl::StatusOr<TraceTransforms> transforms = ParseTraceTransforms(transform_flags);
+  if (!transforms.ok()) return p.UsageError(transforms.status().message());
+  absl::StatusOr<TraceFormat> fmt = ParseTraceFormat(format);
+  if (!fmt.ok()) return p.UsageError(fmt.status().message());
+  absl::StatusOr<PolicyKind> policy = ParsePolicyKind(policy_name);
+  if (!policy.ok()) return p.UsageError(policy.status().message());
+  absl::StatusOr<QueueKind> queue = ParseQueueKind(queue_name);
+  if (!queue.ok()) return p.UsageError(queue.status().message());
+  if (baseline != private_name && baseline != "none") {
+    return p.UsageError(absl::StrCat("--baseline must be ", private_name, " or none"));
+  }
+  if ((mtbf > 0) != (mttr > 0) || mtbf < 0 || mttr < 0) {
+    return p.UsageError("--mtbf and --mttr go together and must be positive");
+  }
+  if (std::string e = CheckRunLimits(mtbf, mttr, timeline_interval, horizon, max_input_mb);
+      !e.empty()) {
+    return p.UsageError(e);
+  }
+  if (plot && out_dir.empty()) return p.UsageError("--plot needs --out");
+  if (check_every < 0 || timeline_interval < 0 || warmup < 0) {
+    return p.UsageError("--check-invariants, --timeline-interval and --warmup must be >= 0");
+  }
+  std::pair<Time, Time> window{-1, -1};
+  if (!window_text.empty()) {
+    absl::StatusOr<std::pair<Time, Time>> w = ParseWindow(window_text);
+    if (!w.ok()) return p.UsageError(w.status().message());
+    window = *w;
+  }
+  std::vector<Time> slo = {600, 3600};
+  if (!slo_text.empty()) {
+    absl::StatusOr<std::vector<Time>> v = ParseSloList(slo_text);
+    if (!v.ok()) return p.UsageError(v.status().message());
+    slo = std::move(*v);
+  }
+  absl::StatusOr<NodePlacement> placement = ParseNodePlacement(placement_name);
+  if (!placement.ok()) return p.UsageError(placement.status().message());
+  // Each policy option only where the registry says the policy takes it.
+  const JobPolicyInfo& policy_info = JobPolicyOf(*policy);
+  for (const auto& [given, option, flag] :
+       {std::tuple{*placement != NodePlacement::kPack, kPolicyTakesPlacement, "--placement"},
+        std::tuple{reclaim_after >= 0, kPolicyTakesReclaimAfter, "--reclaim-after"},
+        std::tuple{!max_capacity_text.empty(), kPolicyTakesMaxCapacity, "--max-capacity"}}) {
+    if (given && !policy_info.Takes(option)) {
+      return p.UsageError(absl::StrCat(flag, " applies to ", JobPoliciesTaking(option), " only"));
+    }
+  }
+  const char* kCmd = "hived-sim run";
+  // The output folder is opened first: it clears an earlier run's outputs (a failed run must
+  // not leave them looking current) and fails fast when it cannot be written.
+  std::unique_ptr<OutputDir> outputs;
+  if (!out_dir.empty()) {
+    if (absl::Status s =
+            OutputDir::CheckInputs(out_dir, RunLayout(), {config, trace_path, node_events_path});
+        !s.ok()) {
+      return p.UsageError(s.message());
+    }
+    absl::StatusOr<std::unique_ptr<OutputDir>> opened = OutputDir::Open(out_dir, RunLayout());
+    if (!opened.ok()) return Fail(kCmd, opened.status().message());
+    outputs = std::move(*opened);
+  }
+
+  const auto wall_start = std::chrono::steady_clock::now();
+  absl::StatusOr<ClusterSpec> spec = LoadClusterSpecFile(config);
+  if (!spec.ok()) return Fail(kCmd, spec.status().message());
+  if (absl::Status s = ApplyVcMoves(*transforms, &*spec); !s.ok()) {
+    return Fail(kCmd, absl::StrCat(config, ": ", s.message()));
+  }
+  const SpecInfo info(*spec);
+  PolicyOptions policy_options;
+  policy_options.reclaim_after = reclaim_after;
+  policy_options.placement = *placement;
+  if (!max_capacity_text.empty()) {
+    absl::StatusOr<std::vector<int64_t>> m = ParseMaxCapacity(max_capacity_text, info);
+    if (!m.ok()) return p.UsageError(m.status().message());
+    policy_options.max_capacity = std::move(*m);
+  }
+  absl::StatusOr<Trace> trace = ReadTraceFile(
+      trace_path, *fmt, {skip_bad, MaxInputBytes(max_input_mb, kDefaultMaxTraceBytes)});
+  if (!trace.ok()) return Fail(kCmd, trace.status().message());
+  if (absl::Status s = ScaleLoad(load_scale, &*trace); !s.ok()) return p.UsageError(s.message());
+  for (const std::string& w : trace->warnings) std::fprintf(stderr, "warning: %s\n", w.c_str());
+  if (absl::Status s =
+          ApplyTraceTransforms(*transforms, *spec, static_cast<uint64_t>(seed), &*trace);
+      !s.ok()) {
+    return Fail(kCmd, absl::StrCat(trace_path, ": ", s.message()));
+  }
+  const size_t warned = trace->warnings.size();
+  if (absl::Status s = CheckPinnedCells(info, skip_bad, &*trace); !s.ok()) {
+    return Fail(kCmd, s.message());
+  }
+  for (size_t i = warned; i < trace->warnings.size(); ++i) {
+    std::fprintf(stderr, "warning: %s\n", trace->warnings[i].c_str());
+  }
+  policy_options.named_pinned_cells = NamedPinnedCells(*trace);
+  std::vector<NodeEvent> node_events;
+  if (!node_events_path.empty()) {
+    absl::StatusOr<std::vector<NodeEvent>> ev = ReadNodeEventsFile(
+        node_events_path, MaxInputBytes(max_input_mb, kDefaultMaxNodeEventsBytes));
+    if (!ev.ok()) return Fail(kCmd, ev.status().message());
+    node_events = std::move(*ev);
+  }
+
+  RunInfo run_info;
+  run_info.queue = std::string(QueueKindName(*queue));
+  run_info.config = config;
+  run_info.trace = trace_path;
+  run_info.format = format;
+  run_info.seed = static_cast<uint64_t>(seed);
+  run_info.resume = resume;
+  run_info.opportunistic_overflow = overflow;
+  run_info.skipped_rows = trace->skipped_rows;
+  run_info.load_scale = load_scale;
+  run_info.warmup = warmup;
+  run_info.slo_seconds = slo;
+  EngineOptions options;
+  options.queue = *queue;
+  options.resume = resume;
+  options.opportunistic_overflow = overflow;
+  options.check_invariants_every = check_every;
+  options.timeline_interval = timeline_interval;
+  options.horizon = horizon;
+  options.mtbf_hours = mtbf;
+  options.mttr_hours = mttr;
+  options.seed = static_cast<uint64_t>(seed);
+  options.window_start = window.first;
+  options.window_end = window.second;
+
+  // The private baseline runs on a second thread: the two replays share nothing mutable.
+  const bool with_baseline = baseline == private_name && *policy != PolicyKind::kPrivate;
+  absl::StatusOr<Replayed> base = absl::UnknownError("not run");
+  std::thread base_thread;
+  if (with_baseline) {
+    base_thread = std::thread([&] {
+      base = Replay(PolicyKind::kPrivate, *spec, info, *trace, node_events, options, run_info, {});
+    });
+  }
+  ProgressBar bar(absl::StrCat("replaying ", trace->jobs.size(), " jobs"));
+  EngineOptions main_options = options;
+  if (!quiet) main_options.progress = [&bar](double f) { bar.Update(f); };
+  absl::StatusOr<Replayed> main = Replay(*policy, *spec, info, *trace, node_events,
+                                         std::move(main_options), run_info, policy_options);
+  if (base_thread.joinable()) base_thread.join();
+  bar.Clear();
+  if (!main.ok()) return Fail(kCmd, main.status().message());
+  if (*policy == PolicyKind::kPrivate) {
+    AddBaseline(main->summary, &main->summary);
+  } else if (with_baseline) {
+    if (!base.ok()) return Fail(kCmd, base.status().message());
+    AddBaseline(base->summary, &main->summary);
+  }
+  const double wall =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
+
+  std::fputs(SummaryTable(main->summary).c_str(), stdout);
+  std::fflush(stdout);
+  if (outputs) {
+    // Staged by `outputs` and renamed into place together below: whole or absent.
+    const std::vector<std::string>& nodes = main->nodes;
+    for (absl::Status s : {outputs->Write("summary.json", SummaryToJson(main->summary)),
+                           outputs->Write("jobs.csv", JobsCsv(main->result, *trace, nodes)),
+                           outputs->Write("timeline.csv", TimelineCsv(main->result, info))}) {
+      if (!s.ok()) return Fail(kCmd, s.message());
+    }
+    if (with_baseline) {
+      base->summary.all.sharing_anomaly.reset();
+      for (absl::Status s :
+           {outputs->Write("baseline-private/summary.json", SummaryToJson(base->summary)),
+            outputs->Write("baseline-private/jobs.csv", JobsCsv(base->result, *trace, base->nodes)),
+            outputs->Write("baseline-private/timeline.csv", TimelineCsv(base->result, info))}) {
+        if (!s.ok()) return Fail(kCmd, s.message());
+      }
+    }
+    if (plot) {
+      absl::StatusOr<std::filesystem::path> plots = outputs->StageFolder("plots");
+      if (!plots.ok()) return Fail(kCmd, plots.status().message());
+      if (absl::Status s = PlotRun(plots->string(), main->summary, main->result, info,
+                                   with_baseline ? &base->result : nullptr);
+          !s.ok()) {
+        return Fail(kCmd, s.message());
+      }
+    }
+    if (absl::Status s = outputs->Commit(); !s.ok()) return Fail(kCmd, s.message());
+    if (!quiet)
+      std::fprintf(stderr, "wrote %s/{summary.json,jobs.csv,timeline.csv}%s%s\n", out_dir.c_str(),
+                   with_baseline ? ", baseline-private/" : "", plot ? ", plots/" : "");
+  }
+  if (!quiet) {
+    const double jobs = static_cast<double>(trace->jobs.size()) * (with_baseline ? 2 : 1);
+    const double decisions = static_cast<double>(main->result.schedule_calls +
+                                                 (with_baseline ? base->result.schedule_calls : 0));
+    std::fprintf(stderr,
+                 "replayed %zu jobs under %s%s in %.2f s wall (%.0f jobs/s, %.0f scheduling "
+                 "decisions/s)\n",
+                 trace->jobs.size(), std::string(PolicyKindName(*policy)).c_str(),
+                 with_baseline ? " and private" : "", wall, jobs / std::max(wall, 1e-9),
+                 decisions / std::max(wall, 1e-9));
+  }
+  if (!main->summary.accounting_ok) {
+    return Fail(kCmd,
+                "job accounting mismatch: submitted != completed + queued + running + "
+                "rejected (a simulator bug)");
+  }
+  return kExitOk;
+}
+
+}  // namespace hived::sim

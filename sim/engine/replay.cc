@@ -1,0 +1,490 @@
+#include "sim/engine/replay.h"
+
+#include <algorithm>
+#include <string_view>
+#include <utility>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/str_cat.h"
+
+namespace hived::sim::replay_internal {
+namespace {
+
+// What makes jobs interchangeable for the scheduler (see Replay::Run).
+struct ShapeKey {
+  Priority priority;
+  std::string_view gpu_type;
+  std::string_view pinned_cell;
+  const GangMembers* members;
+
+  bool operator==(const ShapeKey& o) const {
+    if (priority != o.priority || gpu_type != o.gpu_type || pinned_cell != o.pinned_cell ||
+        members->size() != o.members->size()) {
+      return false;
+    }
+    for (size_t i = 0; i < members->size(); ++i) {
+      const GangMember& a = (*members)[i];
+      const GangMember& b = (*o.members)[i];
+      if (a.pod_number != b.pod_number || a.leaf_cell_number != b.leaf_cell_number) return false;
+    }
+    return true;
+  }
+  template <typename H>
+  friend H AbslHashValue(H h, const ShapeKey& k) {
+    h = H::combine(std::move(h), k.priority, k.gpu_type, k.pinned_cell, k.members->size());
+    for (const GangMember& m : *k.members) {
+      h = H::combine(std::move(h), m.pod_number, m.leaf_cell_number);
+    }
+    return h;
+  }
+};
+
+}  // namespace
+
+void Replay::RunningAdd(JobIndex j) {
+  running_pos_[static_cast<size_t>(j)] = static_cast<int32_t>(running_.size());
+  running_.push_back(j);
+}
+
+void Replay::RunningRemove(JobIndex j) {
+  const int32_t pos = running_pos_[static_cast<size_t>(j)];
+  const JobIndex last = running_.back();
+  running_[static_cast<size_t>(pos)] = last;
+  running_pos_[static_cast<size_t>(last)] = pos;
+  running_.pop_back();
+  running_pos_[static_cast<size_t>(j)] = -1;
+}
+
+void Replay::ServeOrder(std::vector<int32_t>* batch) const {
+  std::sort(batch->begin(), batch->end());
+  if (!backend_->ServesLeastUsedFirst()) return;
+  // Least used first: running GPUs / guarantee ascending (a VC without a guarantee that runs
+  // anything comes last), ties in VC order. Cross-multiplied: exact, no floats; GPU counts
+  // are below 2^31 (a config has at most 2^20 cells), so the products fit.
+  auto less = [this](int32_t a, int32_t b) {
+    const size_t x = static_cast<size_t>(a);
+    const size_t y = static_cast<size_t>(b);
+    return vc_used_[x] * vc_guarantee_[y] < vc_used_[y] * vc_guarantee_[x];
+  };
+  std::stable_sort(batch->begin(), batch->end(), less);
+}
+
+void Replay::ChangeQueued(const SimJob& job, int64_t sign) {
+  const size_t v = static_cast<size_t>(job.vc);
+  queued_gpus_ += sign * job.gpus;
+  auto& per_vc = job.priority < 0 ? queued_opp_gpus_vc_ : queued_gpus_vc_;
+  per_vc[v] += sign * job.gpus;
+  queued_total_ += sign;
+  if (job.priority < 0) {
+    waiting_opp_[v] += sign;
+    waiting_opp_total_ += sign;
+  }
+  waiting_[v] += sign;
+  if (sign > 0 && waiting_[v] == 1) {
+    waiting_vc_pos_[v] = static_cast<int32_t>(waiting_vcs_.size());
+    waiting_vcs_.push_back(job.vc);
+  } else if (sign < 0 && waiting_[v] == 0) {
+    const int32_t pos = waiting_vc_pos_[v];
+    const int32_t last = waiting_vcs_.back();
+    waiting_vcs_[static_cast<size_t>(pos)] = last;
+    waiting_vc_pos_[static_cast<size_t>(last)] = pos;
+    waiting_vcs_.pop_back();
+    waiting_vc_pos_[v] = -1;
+  }
+}
+
+void Replay::MarkDirty(int32_t vc) {
+  if (dirty_[static_cast<size_t>(vc)]) return;
+  dirty_[static_cast<size_t>(vc)] = true;
+  dirty_list_.push_back(vc);
+}
+
+void Replay::OnRelease(int32_t vc) {
+  MarkDirty(vc);
+  const bool all = backend_->ReleaseHelpsAllVcs() ||
+                   (options_.opportunistic_overflow && backend_->SharesIdleCells());
+  const bool opp = backend_->SharesIdleCells() && waiting_opp_total_ > 0;
+  if (!all && !opp) return;
+  for (int32_t v : waiting_vcs_) {
+    if (all || waiting_opp_[static_cast<size_t>(v)] > 0) MarkDirty(v);
+  }
+}
+
+void Replay::Enqueue(JobIndex j) {
+  const SimJob& job = r_.jobs[static_cast<size_t>(j)];
+  JobRecord& rec = r_.records[static_cast<size_t>(j)];
+  rec.state = JobState::kQueued;
+  queues_[static_cast<size_t>(job.vc)]->Push(
+      {static_cast<uint64_t>(j), job.priority, shape_[static_cast<size_t>(j)], j});
+  ChangeQueued(job, +1);
+  MarkDirty(job.vc);
+}
+
+void Replay::Start(JobIndex j, bool opportunistic) {
+  const SimJob& job = r_.jobs[static_cast<size_t>(j)];
+  JobRecord& rec = r_.records[static_cast<size_t>(j)];
+  rec.state = JobState::kRunning;
+  if (rec.first_start < 0) rec.first_start = now_;
+  rec.last_start = now_;
+  rec.opportunistic = opportunistic;
+  ++rec.epoch;
+  rec.nodes = backend_->JobNodes(j);
+  ChangeQueued(job, -1);
+  RunningAdd(j);
+  ChangeVcUsed(job.vc, job.gpus);
+  Event finish;
+  finish.time = SaturatingAdd(now_, rec.remaining);
+  finish.kind = EventKind::kFinish;
+  finish.job = j;
+  finish.epoch = rec.epoch;
+  events_.Push(finish);
+}
+
+absl::Status Replay::Interrupt(JobIndex j, Interruption why) {
+  const SimJob& job = r_.jobs[static_cast<size_t>(j)];
+  JobRecord& rec = r_.records[static_cast<size_t>(j)];
+  if (rec.state != JobState::kRunning) {
+    return absl::InternalError(absl::StrCat("job ", j, " interrupted while not running"));
+  }
+  if (absl::Status s = backend_->Release(job); !s.ok()) return s;
+  RunningRemove(j);
+  ChangeVcUsed(job.vc, -job.gpus);
+  const Time ran = now_ - rec.last_start;
+  if (!options_.resume) {
+    const double lost = static_cast<double>(job.gpus) * InWindow(rec.last_start, now_);
+    (why == Interruption::kPreemption ? r_.window_lost_gpu_seconds
+                                      : r_.window_failure_lost_gpu_seconds) += lost;
+  }
+  if (options_.resume) {
+    // Resume from progress: only the remainder is left to run.
+    rec.remaining = std::max<Time>(1, rec.remaining - ran);
+  } else {
+    // Restart from zero: `remaining` stays the full duration; the run so far is lost.
+    const int64_t lost = static_cast<int64_t>(job.gpus) * ran;
+    if (lost != 0) {
+      JobRarities& rare = rec.rare.mutable_get();
+      (why == Interruption::kPreemption ? rare.gpu_seconds_lost : rare.failure_gpu_seconds_lost) +=
+          lost;
+    }
+  }
+  if (why == Interruption::kPreemption) {
+    ++rec.preemptions;
+  } else {
+    ++rec.failures;
+  }
+  ++rec.epoch;  // the pending finish event is now stale
+  return absl::OkStatus();
+}
+
+TryResult Replay::TryStart(JobIndex j) {
+  if (!error_.ok()) return TryResult::kWaiting;
+  const SimJob& job = r_.jobs[static_cast<size_t>(j)];
+  JobRecord& record = r_.records[static_cast<size_t>(j)];
+  const Time delay = backend_->ReclaimAfter();
+  TryOptions try_options;
+  try_options.allow_overflow = options_.opportunistic_overflow;
+  try_options.may_reclaim = delay >= 0 && now_ - record.submit >= delay;
+  if (delay >= 0 && !try_options.may_reclaim && !record.wake_pushed) {
+    // Try it again when the delay is over, whatever else happens by then.
+    record.wake_pushed = true;
+    Event wake;
+    wake.time = SaturatingAdd(record.submit, delay);
+    wake.kind = EventKind::kWake;
+    wake.job = j;
+    events_.Push(wake);
+  }
+  absl::StatusOr<StartAttempt> a = backend_->TryStart(job, try_options);
+  if (!a.ok()) {
+    error_ = a.status();
+    return TryResult::kWaiting;
+  }
+  switch (a->kind) {
+    case StartAttempt::Kind::kStarted:
+      Start(j, a->opportunistic);
+      return TryResult::kStarted;
+    case StartAttempt::Kind::kPreempting: {
+      for (JobIndex v : a->victims) {
+        if (absl::Status s = Interrupt(v, Interruption::kPreemption); !s.ok()) {
+          error_ = s;
+          return TryResult::kWaiting;
+        }
+        deferred_.push_back(v);
+      }
+      if (absl::Status s = backend_->FinishPreemption(job); !s.ok()) {
+        error_ = s;
+        return TryResult::kWaiting;
+      }
+      Start(j, a->opportunistic);
+      return TryResult::kStarted;
+    }
+    case StartAttempt::Kind::kWaiting:
+      return TryResult::kWaiting;
+    case StartAttempt::Kind::kInfeasible: {
+      JobRecord& rec = r_.records[static_cast<size_t>(j)];
+      rec.state = JobState::kRejected;
+      rec.rare.mutable_get().reason =
+          a->reason.empty() ? "the scheduler says it can never be placed" : a->reason;
+      ChangeQueued(job, -1);
+      return TryResult::kRemoved;
+    }
+  }
+  return TryResult::kWaiting;
+}
+
+absl::Status Replay::SchedulePasses() {
+  std::vector<int32_t>& batch = batch_;
+  while (!dirty_list_.empty()) {
+    batch.swap(dirty_list_);
+    dirty_list_.clear();
+    ServeOrder(&batch);
+    for (int32_t vc : batch) dirty_[static_cast<size_t>(vc)] = false;
+    for (int32_t vc : batch) {
+      // A pass over an empty queue does nothing (a VC is marked on its own releases whether
+      // or not it has waiting jobs): skip it.
+      if (waiting_[static_cast<size_t>(vc)] == 0) continue;
+      queues_[static_cast<size_t>(vc)]->Pass([this](JobIndex j) { return TryStart(j); });
+      if (!error_.ok()) return error_;
+      // Victims go back to their queues after the pass, at their original places.
+      for (JobIndex v : deferred_) {
+        Enqueue(v);
+        OnRelease(r_.jobs[static_cast<size_t>(v)].vc);
+      }
+      deferred_.clear();
+    }
+    batch.clear();
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Replay::Handle(const Event& e) {
+  switch (e.kind) {
+    case EventKind::kSubmit: {
+      ++submitted_;
+      const size_t j = static_cast<size_t>(e.job);
+      // A reason before the job ran: ResolveJobs found it can never run.
+      if (!r_.records[j].reason().empty()) {
+        r_.records[j].state = JobState::kRejected;
+        return absl::OkStatus();
+      }
+      Enqueue(e.job);
+      return absl::OkStatus();
+    }
+    case EventKind::kFinish: {
+      const size_t j = static_cast<size_t>(e.job);
+      JobRecord& rec = r_.records[j];
+      if (rec.state != JobState::kRunning || rec.epoch != e.epoch) return absl::OkStatus();
+      if (absl::Status s = backend_->Release(r_.jobs[j]); !s.ok()) return s;
+      RunningRemove(e.job);
+      ChangeVcUsed(r_.jobs[j].vc, -r_.jobs[j].gpus);
+      rec.state = JobState::kCompleted;
+      rec.end = now_;
+      rec.remaining = 0;
+      OnRelease(r_.jobs[j].vc);
+      return absl::OkStatus();
+    }
+    case EventKind::kNodeDown: {
+      ++r_.node_down_events;
+      if (absl::Status s = backend_->SetNodeHealthy(e.node, false); !s.ok()) return s;
+      std::vector<JobIndex> killed;
+      for (JobIndex j : running_) {
+        const auto& nodes = r_.records[static_cast<size_t>(j)].nodes;
+        if (std::binary_search(nodes.begin(), nodes.end(), e.node)) killed.push_back(j);
+      }
+      std::sort(killed.begin(), killed.end());
+      for (JobIndex j : killed) {
+        if (absl::Status s = Interrupt(j, Interruption::kFailure); !s.ok()) return s;
+        Enqueue(j);
+        OnRelease(r_.jobs[static_cast<size_t>(j)].vc);
+      }
+      if (options_.mttr_hours > 0 && options_.mtbf_hours > 0) {
+        Event up;
+        up.time = SaturatingAdd(now_, sampler_.Next(options_.mttr_hours * 3600.0));
+        up.kind = EventKind::kNodeUp;
+        up.node = e.node;
+        up.epoch = 1;  // drawn by the failure model
+        events_.Push(up);
+      }
+      return absl::OkStatus();
+    }
+    case EventKind::kWake: {
+      const size_t j = static_cast<size_t>(e.job);
+      if (r_.records[j].state == JobState::kQueued) MarkDirty(r_.jobs[j].vc);
+      return absl::OkStatus();
+    }
+    case EventKind::kNodeUp: {
+      if (absl::Status s = backend_->SetNodeHealthy(e.node, true); !s.ok()) return s;
+      for (int32_t v : waiting_vcs_) MarkDirty(v);
+      if (e.epoch == 1 && options_.mtbf_hours > 0) {
+        const Time next = SaturatingAdd(now_, sampler_.Next(options_.mtbf_hours * 3600.0));
+        if (next <= last_submit_) {
+          Event down;
+          down.time = next;
+          down.kind = EventKind::kNodeDown;
+          down.node = e.node;
+          down.epoch = 1;
+          events_.Push(down);
+        }
+      }
+      return absl::OkStatus();
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<EngineResult> Replay::Run(const Trace& trace,
+                                         const std::vector<NodeEvent>& node_events) {
+  const size_t n = trace.jobs.size();
+  {
+    std::vector<RareString> reject;
+    ResolveJobs(trace, info_, &r_.jobs, &reject);
+    r_.records.resize(n);
+    for (size_t j = 0; j < n; ++j) {
+      if (!reject[j].empty()) r_.records[j].rare.mutable_get().reason = reject[j].view();
+    }
+  }
+  r_.total_gpus = backend_->total_gpus();
+  r_.cluster_gpus = info_.TotalGpus();
+  running_pos_.assign(n, -1);
+  const size_t vcs = static_cast<size_t>(info_.vc_count());
+  vc_used_.assign(vcs, 0);
+  vc_since_.assign(vcs, 0);
+  vc_lent_mark_.assign(vcs, 0);
+  r_.vc_usage.assign(vcs, {});
+  unreserved_ = r_.cluster_gpus;
+  vc_guarantee_ = info_.VcGuarantees(NamedPinnedCells(trace));  // pinned cells jobs name count
+  for (size_t v = 0; v < vcs; ++v) {
+    unreserved_ -= vc_guarantee_[v];
+    idle_guarantee_total_ += vc_guarantee_[v];
+  }
+  unreserved_ = std::max<int64_t>(0, unreserved_);
+  r_.vc_guaranteed_gpus = vc_guarantee_;
+  for (size_t v = 0; v < vcs; ++v) queues_.push_back(MakeQueuePolicy(options_.queue, this));
+  waiting_.assign(vcs, 0);
+  waiting_opp_.assign(vcs, 0);
+  waiting_vc_pos_.assign(vcs, -1);
+  queued_gpus_vc_.assign(vcs, 0);
+  queued_opp_gpus_vc_.assign(vcs, 0);
+  dirty_.assign(vcs, false);
+
+  // Shapes: jobs with equal members, leaf type and priority are interchangeable. Keyed by
+  // the fields themselves (views into r_.jobs, which no longer changes), not a built string.
+  absl::flat_hash_map<ShapeKey, int32_t> shapes;
+  shape_.resize(n);
+  for (size_t j = 0; j < n; ++j) {
+    const SimJob& job = r_.jobs[j];
+    auto [it, inserted] =
+        shapes.try_emplace(ShapeKey{job.priority, job.gpu_type, job.pinned_cell, &job.members},
+                           static_cast<int32_t>(shapes.size()));
+    shape_[j] = it->second;
+  }
+
+  // Node names -> ids, for node events.
+  absl::flat_hash_map<std::string, int32_t> node_ids;
+  const std::vector<std::string>& nodes = backend_->nodes();
+  for (size_t i = 0; i < nodes.size(); ++i) node_ids.emplace(nodes[i], static_cast<int32_t>(i));
+
+  events_.Reserve(n, node_events.size() + nodes.size() + 16);
+  for (size_t j = 0; j < n; ++j) {
+    JobRecord& rec = r_.records[j];
+    rec.submit = trace.jobs[j].submit_time;
+    rec.remaining = trace.jobs[j].duration;
+    events_.PushArrival(rec.submit, static_cast<JobIndex>(j));
+  }
+  for (const NodeEvent& ne : node_events) {
+    // A physical node name also stands for its copies in the private clusters.
+    auto it = node_ids.find(ne.node);
+    std::optional<std::vector<int32_t>> ids =
+        it != node_ids.end() ? std::vector<int32_t>{it->second} : backend_->NodesNamed(ne.node);
+    if (!ids) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(ne.where.empty() ? absl::StrCat("node event ", ne.line) : ne.where,
+                       ": unknown node '", ne.node, "' (not in the config)"));
+    }
+    for (int32_t id : *ids) {
+      Event e;
+      e.time = ne.time;
+      e.kind = ne.up ? EventKind::kNodeUp : EventKind::kNodeDown;
+      e.node = id;
+      events_.Push(e);
+    }
+  }
+  const Time first_submit = n > 0 ? trace.jobs.front().submit_time : 0;
+  last_submit_ = n > 0 ? trace.jobs.back().submit_time : 0;
+  if (options_.mtbf_hours > 0 && options_.mttr_hours > 0) {
+    for (size_t i = 0; i < nodes.size(); ++i) {
+      Event down;
+      down.time = SaturatingAdd(first_submit, sampler_.Next(options_.mtbf_hours * 3600.0));
+      if (down.time > last_submit_) continue;
+      down.kind = EventKind::kNodeDown;
+      down.node = static_cast<int32_t>(i);
+      down.epoch = 1;
+      events_.Push(down);
+    }
+  }
+  r_.start = events_.empty() ? 0 : events_.Top().time;
+  last_time_ = r_.start;
+  next_sample_ = r_.start;
+  // The work's span: submissions, each job's end if it ran at once, node events.
+  Time longest = 0;
+  Time span_end = last_submit_;
+  for (const TraceJob& t : trace.jobs) longest = std::max(longest, t.duration);
+  span_end = SaturatingAdd(span_end, longest);
+  if (!node_events.empty()) span_end = std::max(span_end, node_events.back().time);
+  sample_interval_ = options_.timeline_interval > 0
+                         ? options_.timeline_interval
+                         : std::max<Time>(60, (span_end - r_.start) / 2000);
+  window_start_ = options_.window_start >= 0 ? options_.window_start : first_submit;
+  window_end_ = options_.window_end >= 0 ? options_.window_end
+                                         : SaturatingAdd(last_submit_, std::max<Time>(1, longest));
+  for (Time& since : vc_since_) since = r_.start;
+
+  int64_t since_check = 0;
+  int64_t since_progress = 0;
+  while (!events_.empty()) {
+    // A wake-up for a job that no longer waits is dropped before it can move the clock.
+    if (events_.Top().kind == EventKind::kWake &&
+        r_.records[static_cast<size_t>(events_.Top().job)].state != JobState::kQueued) {
+      events_.Pop();
+      continue;
+    }
+    const Time t = events_.Top().time;
+    if (options_.horizon >= 0 && t > options_.horizon) break;
+    Advance(t);
+    while (!events_.empty() && events_.Top().time == t) {
+      const Event e = events_.Pop();
+      if (absl::Status s = Handle(e); !s.ok()) return s;
+      ++r_.events;
+      if (options_.check_invariants_every > 0 && ++since_check >= options_.check_invariants_every) {
+        since_check = 0;
+        if (absl::Status s = backend_->CheckInvariants(); !s.ok()) {
+          return absl::InternalError(
+              absl::StrCat("invariant check failed at t=", t, ": ", s.message()));
+        }
+      }
+    }
+    if (absl::Status s = SchedulePasses(); !s.ok()) return s;
+    if (options_.progress && ++since_progress >= 4096) {
+      since_progress = 0;
+      options_.progress(n == 0 ? 1.0 : static_cast<double>(submitted_) / static_cast<double>(n));
+    }
+  }
+  // Stopped by the horizon: the run covers up to it; otherwise up to the last event.
+  r_.end = !events_.empty() ? std::max(last_time_, options_.horizon) : last_time_;
+  Advance(r_.end);
+  r_.timeline.push_back(Sample(r_.end));
+  for (int32_t v = 0; v < static_cast<int32_t>(vcs); ++v) ChangeVcUsed(v, 0);
+  // A horizon cuts the window: what follows it was not simulated.
+  if (!events_.empty()) window_end_ = std::min(window_end_, r_.end);
+  r_.window_start = window_start_;
+  r_.window_end = std::max(window_start_, window_end_);
+  if (options_.check_invariants_every > 0) {
+    if (absl::Status s = backend_->CheckInvariants(); !s.ok()) {
+      return absl::InternalError(absl::StrCat("invariant check failed at the end: ", s.message()));
+    }
+  }
+  r_.schedule_calls = backend_->schedule_calls();
+  if (options_.progress) options_.progress(1.0);
+  return std::move(r_);
+}
+
+}  // namespace hived::sim::replay_internal

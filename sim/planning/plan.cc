@@ -1,0 +1,418 @@
+#include "sim/planning/plan.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <map>
+#include <optional>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
+#include "hived/config.h"
+#include "sim/cluster/spec_edit.h"
+#include "sim/cluster/spec_info.h"
+#include "sim/common/csv.h"
+#include "sim/common/flags.h"
+#include "sim/engine/queue_policy.h"
+#include "sim/planning/plan_search.h"
+#include "sim/planning/planning_commands.h"
+#include "sim/planning/sweep.h"
+#include "sim/planning/sweep_runner.h"
+#include "sim/policies/policy_registry.h"
+#include "sim/policies/scheduler_backend.h"
+#include "sim/trace/trace_reader.h"
+#include "sim/trace/trace_transform.h"
+
+namespace hived::sim {
+
+bool PlanTarget::Meets(double v) const {
+  switch (op) {
+    case Op::kLe:
+      return v <= value;
+    case Op::kLt:
+      return v < value;
+    case Op::kGe:
+      return v >= value;
+    case Op::kGt:
+      return v > value;
+  }
+  return false;
+}
+
+absl::StatusOr<PlanTarget> ParsePlanTarget(const std::string& text) {
+  PlanTarget t;
+  t.text = text;
+  const size_t at = text.find_first_of("<>");
+  auto bad = [&](const std::string& what) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--target '", text, "': ", what, " (expected METRIC<=VALUE[unit], e.g. p95_wait<=1h)"));
+  };
+  if (at == std::string::npos) return bad("no <= or >=");
+  t.metric = std::string(absl::StripAsciiWhitespace(text.substr(0, at)));
+  if (t.metric.empty()) return bad("no metric before the comparison");
+  const bool less = text[at] == '<';
+  const bool or_equal = at + 1 < text.size() && text[at + 1] == '=';
+  t.op = less ? (or_equal ? PlanTarget::Op::kLe : PlanTarget::Op::kLt)
+              : (or_equal ? PlanTarget::Op::kGe : PlanTarget::Op::kGt);
+  std::string value(absl::StripAsciiWhitespace(text.substr(at + (or_equal ? 2 : 1))));
+  double scale = 1;
+  static const std::pair<const char*, double> kUnits[] = {
+      {"min", 60}, {"ms", 0.001}, {"s", 1}, {"m", 60}, {"h", 3600}, {"d", 86400}, {"%", 0.01}};
+  for (const auto& [unit, factor] : kUnits) {
+    if (absl::EndsWith(value, unit)) {
+      const std::string number = value.substr(0, value.size() - std::strlen(unit));
+      if (ParseDouble(std::string(absl::StripAsciiWhitespace(number)))) {
+        value = std::string(absl::StripAsciiWhitespace(number));
+        scale = factor;
+        break;
+      }
+    }
+  }
+  const std::optional<double> v = ParseDouble(value);
+  if (!v || !std::isfinite(*v)) return bad(absl::StrCat("'", value, "' is not a number"));
+  t.value = *v * scale;
+  return t;
+}
+
+std::vector<int64_t> NextProbeSizes(int64_t lo, int64_t hi, int64_t k) {
+  std::vector<int64_t> out;
+  const int64_t inside = hi - lo - 1;
+  if (inside <= 0) return out;
+  k = std::min(std::max<int64_t>(k, 1), inside);
+  for (int64_t j = 1; j <= k; ++j) {
+    const int64_t s = lo + static_cast<int64_t>(
+                               std::llround(static_cast<double>(j) * static_cast<double>(hi - lo) /
+                                            static_cast<double>(k + 1)));
+    const int64_t c = std::clamp(s, lo + 1, hi - 1);
+    if (out.empty() || out.back() != c) out.push_back(c);
+  }
+  return out;
+}
+
+namespace {
+
+namespace fs = std::filesystem;
+
+int Fail(absl::string_view message) {
+  std::fprintf(stderr, "hived-sim plan: %.*s\n", static_cast<int>(message.size()), message.data());
+  return kExitFailed;
+}
+
+bool IsTimeMetric(const std::string& m) {
+  for (const char* word : {"delay", "wait", "jct", "anomaly"}) {
+    if (m.find(word) != std::string::npos) return true;
+  }
+  return false;
+}
+
+std::string ShowValue(const std::string& metric, double v) {
+  if (IsTimeMetric(metric)) return absl::StrFormat("%.3f h", v / 3600);
+  return absl::StrFormat("%.4g", v);
+}
+
+std::string PlanReport(const PlanContext& ctx, const VcPlan& plan) {
+  const std::string& m = ctx.resolved_metric;
+  std::string out = absl::StrFormat(
+      "VC %s: target %s (metric %s), size in '%s' cells (%d GPUs each), now %d\n", plan.vc,
+      ctx.target.text, m, plan.current.unit_type, plan.leaves_per_unit, plan.current.units);
+  const int width = static_cast<int>(std::max<size_t>(m.size(), 12));
+  out += absl::StrFormat("  %6s %7s %*s %9s %6s\n", "size", "GPUs", width, m, "rejected", "meets");
+  for (const auto& [size, p] : plan.probes) {
+    out +=
+        absl::StrFormat("  %6d %7d %14s %9d %6s%s\n", size, size * plan.leaves_per_unit,
+                        p.value ? ShowValue(m, *p.value) : "-", p.rejected, p.meets ? "yes" : "no",
+                        plan.chosen && *plan.chosen == size ? "  <- chosen" : "");
+  }
+  if (plan.chosen) {
+    const PlanProbe& p = plan.probes.at(*plan.chosen);
+    const double margin = p.value ? std::abs(ctx.target.value - *p.value) : 0;
+    out += absl::StrFormat("  chosen: %d cells (%d GPUs; now %d): %s = %s, margin %s\n",
+                           *plan.chosen, *plan.chosen * plan.leaves_per_unit, plan.current.units, m,
+                           p.value ? ShowValue(m, *p.value) : "-", ShowValue(m, margin));
+  } else {
+    const PlanProbe* best = nullptr;
+    for (const auto& [size, p] : plan.probes) {
+      if (!p.value) continue;
+      const bool better = best == nullptr || (ctx.target.op == PlanTarget::Op::kLe ||
+                                                      ctx.target.op == PlanTarget::Op::kLt
+                                                  ? *p.value < *best->value
+                                                  : *p.value > *best->value);
+      if (better) best = &p;
+    }
+    out += absl::StrFormat("  NO size in [%d, %d] meets %s for VC %s", plan.probes.begin()->first,
+                           plan.probes.rbegin()->first, ctx.target.text, plan.vc);
+    if (best) {
+      out += absl::StrFormat("; the best reachable is %s = %s at %d cells", m,
+                             ShowValue(m, *best->value), best->size);
+    }
+    out += "\n";
+    const PlanProbe& top = plan.probes.rbegin()->second;
+    if (top.rejected > 0) {
+      out += absl::StrFormat(
+          "  %d job(s) of %s are rejected even at %d cells (larger than the VC can hold); "
+          "see %s/out/summary.json (rejection_reasons)\n",
+          top.rejected, plan.vc, top.size, top.dir);
+    }
+  }
+  out += plan.notes;
+  return out;
+}
+
+// The metric against size, with the target as a line; a warning when gnuplot is missing.
+void PlanChart(const PlanContext& ctx, const VcPlan& plan) {
+  const bool hours = IsTimeMetric(ctx.resolved_metric);
+  const double k = hours ? 1 / 3600.0 : 1;
+  const std::string name = absl::StrCat("plan-", plan.vc);
+  // Values spanning more than 50x the target go on a log axis, floored at target / 100
+  // (a zero wait has no logarithm).
+  double top = 0;
+  for (const auto& [size, p] : plan.probes) top = std::max(top, p.value.value_or(0));
+  const double floor = ctx.target.value / 100;
+  const bool log_axis = ctx.target.value > 0 && top > 50 * ctx.target.value;
+  std::string data = "# size value meets\n";
+  for (const auto& [size, p] : plan.probes) {
+    if (!p.value) continue;
+    const double v = log_axis ? std::max(*p.value, floor) : *p.value;
+    absl::StrAppend(&data, size, " ", v * k, " ", p.meets ? 1 : 0, "\n");
+  }
+  std::string script = absl::StrCat(
+      "set terminal pngcairo size 800,500\nset output ", GnuplotQuote(name + ".png"), "\n",
+      "set title ", GnuplotQuote(absl::StrCat("VC ", plan.vc, ": ", ctx.target.text)), "\n",
+      "set xlabel ", GnuplotQuote(absl::StrCat("size (", plan.current.unit_type, " cells)")), "\n",
+      "set ylabel ", GnuplotQuote(absl::StrCat(ctx.resolved_metric, hours ? " (hours)" : "")), "\n",
+      "set termoption noenhanced\nset key top right\nset grid\n",
+      log_axis ? absl::StrCat("set logscale y\nset yrange [", floor * k,
+                              ":*]\nset label 'log scale; values below target/100 drawn at it' "
+                              "at graph 0.02, graph 0.04\n")
+               : std::string("set yrange [0:*]\n"),
+      "set offsets graph 0.03, graph 0.03, graph 0.08, 0\n",
+      plan.probes.rbegin()->first - plan.probes.begin()->first <= 20 ? "set xtics 1\n" : "");
+  if (plan.chosen) {
+    absl::StrAppend(&script, "set arrow from ", *plan.chosen, ", graph 0 to ", *plan.chosen,
+                    ", graph 1 nohead dt 3 lc rgb 'dark-green'\n");
+  }
+  absl::StrAppend(&script, "plot ", GnuplotQuote(name + ".dat"),
+                  " using 1:2 with linespoints pt 7 title 'probes', ", ctx.target.value * k,
+                  " with lines dt 2 lc rgb 'red' title 'target'\n");
+  if (absl::Status s = RenderGnuplot(ctx.out.string(), name, data, script); !s.ok()) {
+    std::fprintf(stderr, "hived-sim plan: no chart: %s\n", std::string(s.message()).c_str());
+  }
+}
+
+std::string ReportCsvRows(const PlanContext& ctx, const VcPlan& plan) {
+  std::string out;
+  for (const auto& [size, p] : plan.probes) {
+    absl::StrAppend(&out, CsvQuote(plan.vc), ",", size, ",", size * plan.leaves_per_unit, ",",
+                    CsvQuote(ctx.resolved_metric), ",",
+                    p.value ? absl::StrFormat("%.10g", *p.value) : "", ",", p.rejected, ",",
+                    p.meets ? 1 : 0, ",", plan.chosen && *plan.chosen == size ? 1 : 0, "\n");
+  }
+  return out;
+}
+
+}  // namespace
+
+int PlanCommand(int argc, char** argv) {
+  std::string config, trace, format = "hived", vc, target_text, cell_type, out = "plan-out";
+  std::string policy(PolicyKindName(PolicyKind::kHived)), queue = "fifo", run_args;
+  int64_t jobs = DefaultJobs(), min_size = 1, max_size = 0, seed = 1;
+  bool all_vcs = false;
+  TraceTransformFlags transform_flags;
+  FlagParser p("hived-sim plan", "--config FILE --trace FILE (--vc NAME | --all-vcs) --target T",
+               "Finds the smallest reservation of a VC (or of every VC) whose replay meets a\n"
+               "target, e.g. --target 'p95_wait<=1h', by k-section over sizes (each probe a\n"
+               "full replay, --jobs probes at once). Writes OUT/sized.yaml (a valid config),\n"
+               "OUT/report.txt, OUT/report.csv and OUT/plan-VC.png. See docs/planning.md.");
+  p.String("config", &config, "FILE", "cluster config (HiveD YAML)");
+  p.String("trace", &trace, "FILE", "job trace");
+  p.String("format", &format, "hived|philly", "trace format (default hived)");
+  p.String("vc", &vc, "NAME", "the VC to size (others unchanged)");
+  p.Bool("all-vcs", &all_vcs, "size every VC, then the physical cluster to host them");
+  p.String("target", &target_text, "METRIC<=VALUE",
+           "e.g. p95_wait<=1h, mean_wait<=30m, anomaly<=0.1h, slo_attainment>=95%");
+  p.String("cell-type", &cell_type, "PATH",
+           "size in cells of this dotted type (default: the lowest type the VC reserves)");
+  p.Int("min", &min_size, "smallest size to consider (default 1)");
+  p.Int("max", &max_size, "largest size to consider (default max(4 x now, now + 4))");
+  p.Int("jobs", &jobs, "probes at once (default: the number of cores)");
+  p.String("out", &out, "DIR", "output folder (default plan-out)");
+  p.String("policy", &policy, JobPolicyNames("|"),
+           absl::StrCat("sharing policy of the probes (default ", policy, ")"));
+  p.String("queue", &queue, "NAME", "queue policy of the probes (default fifo)");
+  p.Int("seed", &seed, "seed of the probes (default 1)");
+  p.String("run-args", &run_args, "ARGS", "more `run` flags for every probe");
+  RegisterTraceTransformFlags(&p, &transform_flags);
+  std::vector<std::string> args;
+  if (int code = p.Parse(argc, argv, &args); code >= 0) return code;
+  if (!args.empty()) return p.UsageError(absl::StrCat("unexpected argument '", args[0], "'"));
+  if (config.empty() || trace.empty()) return p.UsageError("--config and --trace are required");
+  if (vc.empty() == !all_vcs) return p.UsageError("give exactly one of --vc NAME and --all-vcs");
+  if (target_text.empty()) return p.UsageError("--target is required");
+  absl::StatusOr<PlanTarget> target = ParsePlanTarget(target_text);
+  if (!target.ok()) return p.UsageError(target.status().message());
+  if (jobs < 1 || jobs > 4096) return p.UsageError("--jobs must be 1..4096");
+  if (min_size < 1 || max_size < 0 || (max_size > 0 && max_size < min_size) ||
+      max_size > (int64_t{1} << 24)) {
+    return p.UsageError("--min must be >= 1 and --max >= --min (at most 2^24)");
+  }
+  if (!ParseTraceFormat(format).ok()) {
+    return p.UsageError(absl::StrCat("unknown --format ", format));
+  }
+  if (!ParsePolicyKind(policy).ok()) {
+    return p.UsageError(absl::StrCat("unknown --policy ", policy, " (", JobPolicyNames(", "), ")"));
+  }
+  if (!ParseQueueKind(queue).ok()) return p.UsageError(absl::StrCat("unknown --queue ", queue));
+  absl::StatusOr<TraceTransforms> transforms = ParseTraceTransforms(transform_flags);
+  if (!transforms.ok()) return p.UsageError(transforms.status().message());
+
+  PlanContext ctx;
+  ctx.exe = SelfExe();
+  ctx.trace = trace;
+  ctx.format = format;
+  ctx.target = *target;
+  ctx.jobs = static_cast<int>(jobs);
+  ctx.out = out;
+  absl::StatusOr<ClusterSpec> base = LoadClusterSpecFile(config);
+  if (!base.ok()) return Fail(base.status().message());
+  // A moved VC is planned on its new cell type: probes resize the moved config (their child
+  // runs re-apply the move, which then changes nothing, and rewrite the trace).
+  if (absl::Status s = ApplyVcMoves(*transforms, &*base); !s.ok()) {
+    return Fail(absl::StrCat(config, ": ", s.message()));
+  }
+  ctx.base = std::move(*base);
+  if (std::error_code ec; !fs::is_regular_file(trace, ec)) {
+    return Fail(absl::StrCat(trace, ": no such trace file"));
+  }
+  // The anomaly needs the private baseline; other targets skip it (half the work).
+  const bool needs_baseline = target->metric.find("anomaly") != std::string::npos;
+  ctx.fixed_args = {
+      absl::StrCat("--baseline=",
+                   Av(needs_baseline ? PolicyKindName(PolicyKind::kPrivate) : "none")),
+      absl::StrCat("--policy=", policy), absl::StrCat("--queue=", queue),
+      absl::StrCat("--seed=", seed)};
+  for (const std::string& a : TraceTransformArgs(transform_flags)) ctx.fixed_args.push_back(a);
+  for (absl::string_view a : absl::StrSplit(run_args, ' ', absl::SkipWhitespace())) {
+    ctx.fixed_args.emplace_back(a);
+  }
+  std::vector<std::string> vcs;
+  if (all_vcs) {
+    for (const VirtualClusterSpec& v : ctx.base.virtual_clusters) {
+      if (!v.virtual_cells.empty()) vcs.push_back(v.name);
+    }
+  } else {
+    if (absl::StatusOr<VcUnits> u = GetVcUnits(ctx.base, vc, cell_type); !u.ok()) {
+      return u.status().code() == absl::StatusCode::kNotFound
+                 ? p.UsageError(absl::StrCat("--vc: ", u.status().message()))
+                 : p.UsageError(absl::StrCat("--cell-type: ", u.status().message()));
+    }
+    vcs.push_back(vc);
+  }
+  std::error_code ec;
+  fs::create_directories(ctx.out, ec);
+  if (ec) return Fail(absl::StrCat("cannot create ", out, ": ", ec.message()));
+
+  std::string report = absl::StrFormat("hived-sim plan: config %s, trace %s (%s), policy %s\n\n",
+                                       config, trace, format, policy);
+  std::string csv = "vc,size,gpus,metric,value,rejected,meets,chosen\n";
+  ClusterSpec sized = ctx.base;
+  bool all_met = true;
+  for (const std::string& name : vcs) {
+    absl::StatusOr<VcPlan> plan =
+        PlanOneVc(&ctx, name, all_vcs ? "" : cell_type, min_size, max_size);
+    if (!plan.ok()) {
+      if (plan.status().code() == absl::StatusCode::kInvalidArgument &&
+          absl::StrContains(plan.status().message(), "--target")) {
+        return p.UsageError(plan.status().message());
+      }
+      return Fail(plan.status().message());
+    }
+    const std::string section = PlanReport(ctx, *plan);
+    std::fputs(section.c_str(), stdout);
+    std::fflush(stdout);
+    report += section + "\n";
+    csv += ReportCsvRows(ctx, *plan);
+    PlanChart(ctx, *plan);
+    if (!plan->chosen) {
+      all_met = false;
+      continue;
+    }
+    if (absl::Status s = SetVcUnits(&sized, name, plan->current.unit_type, *plan->chosen);
+        !s.ok()) {
+      return Fail(s.message());
+    }
+  }
+  if (absl::Status s = FitPhysicalCluster(&sized); !s.ok()) return Fail(s.message());
+  if (all_vcs) {
+    TrimPhysicalCluster(&sized);
+    std::string phys = "physical cluster for the sized VCs (HiveD's capacity rule):\n";
+    const auto before = TopCellsPerChain(ctx.base);
+    for (const auto& [chain, now] : TopCellsPerChain(sized)) {
+      int64_t was = 0;
+      for (const auto& [c, n] : before) {
+        if (c == chain) was = n;
+      }
+      const int64_t nodes = NodesPerTopCell(sized, chain);
+      absl::StrAppend(
+          &phys, absl::StrFormat("  %s: %d top-level cells (was %d): %s%d (%s%d nodes)\n", chain,
+                                 now, was, now >= was ? "+" : "", now - was, now >= was ? "+" : "",
+                                 (now - was) * nodes));
+    }
+    for (const auto& [chain, was] : before) {
+      bool kept = false;
+      for (const auto& [c, n] : TopCellsPerChain(sized)) kept |= c == chain;
+      if (!kept) absl::StrAppend(&phys, "  ", chain, ": all ", was, " top-level cells removed\n");
+    }
+    std::fputs(phys.c_str(), stdout);
+    report += phys;
+  }
+  const std::string sized_path = (ctx.out / "sized.yaml").string();
+  if (absl::Status s = CheckSpec(sized); !s.ok()) {
+    return Fail(absl::StrCat("the sized config does not validate (a bug):\n", s.message()));
+  }
+  for (absl::Status s : {WriteFileAtomically(sized_path, ClusterSpecToYaml(sized)),
+                         WriteFileAtomically((ctx.out / "report.csv").string(), csv)}) {
+    if (!s.ok()) return Fail(s.message());
+  }
+  if (all_vcs) {
+    // One replay of the whole sized config: each VC was sized with the others unchanged.
+    const fs::path dir = ctx.out / "confirm";
+    ChildRun c;
+    c.args = {"run", "--trace", ctx.trace, "--format", ctx.format, "--quiet"};
+    c.args.insert(c.args.end(), ctx.fixed_args.begin(), ctx.fixed_args.end());
+    c.args.insert(c.args.end(), {"--config", sized_path, "--out", (dir / "out").string()});
+    c.dir = dir.string();
+    c.label = "the confirmation replay of the sized config";
+    std::string confirm = "confirmation replay of the sized config (every VC at its size):\n";
+    if (absl::Status s = RunChildren(ctx.exe, {c}, 1, "confirm"); !s.ok()) return Fail(s.message());
+    for (const std::string& name : vcs) {
+      PlanProbe probe;
+      probe.dir = dir.string();
+      if (absl::Status s = ReadProbe(&ctx, name, &probe); !s.ok()) return Fail(s.message());
+      absl::StrAppend(&confirm, "  ", name, ": ", ctx.resolved_metric, " = ",
+                      probe.value ? ShowValue(ctx.resolved_metric, *probe.value) : "-",
+                      probe.meets ? " (meets)" : " (MISSES the target)", "\n");
+      all_met &= probe.meets;
+    }
+    std::fputs(confirm.c_str(), stdout);
+    report += confirm;
+  }
+  const std::string tail =
+      absl::StrCat("sized config: ", sized_path, " (validates; replay it with `hived-sim run`)\n");
+  std::fputs(tail.c_str(), stdout);
+  report += tail;
+  if (absl::Status s = WriteFileAtomically((ctx.out / "report.txt").string(), report); !s.ok()) {
+    return Fail(s.message());
+  }
+  if (!all_met) {
+    return Fail(
+        "no size meets the target for every VC (see the report); the sized config keeps "
+        "those VCs as they were");
+  }
+  return kExitOk;
+}
+
+}  // namespace hived::sim

@@ -1,0 +1,178 @@
+#include "sim/planning/plan_search.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <map>
+#include <optional>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "hived/config.h"
+#include "sim/cluster/spec_edit.h"
+#include "sim/cluster/spec_info.h"
+#include "sim/common/csv.h"
+#include "sim/planning/sweep.h"
+#include "sim/planning/sweep_runner.h"
+#include "sim/trace/trace_reader.h"
+
+namespace hived::sim {
+namespace {
+
+namespace fs = std::filesystem;
+
+absl::StatusOr<ClusterSpec> SizedSpec(const ClusterSpec& base, const std::string& vc,
+                                      const std::string& unit_type, int64_t size) {
+  ClusterSpec spec = base;
+  if (absl::Status s = SetVcUnits(&spec, vc, unit_type, size); !s.ok()) return s;
+  if (absl::Status s = FitPhysicalCluster(&spec); !s.ok()) return s;
+  return spec;
+}
+
+// Runs the probes of `sizes` (in parallel) and adds them to `probes`.
+absl::Status RunProbes(PlanContext* ctx, const std::string& vc, const std::string& unit_type,
+                       const std::vector<int64_t>& sizes, std::map<int64_t, PlanProbe>* probes) {
+  std::vector<ChildRun> children;
+  std::vector<int64_t> todo;
+  for (int64_t size : sizes) {
+    if (probes->count(size)) continue;
+    absl::StatusOr<ClusterSpec> spec = SizedSpec(ctx->base, vc, unit_type, size);
+    if (!spec.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("VC ", vc, " at ", size, ": ", spec.status().message()));
+    }
+    const fs::path dir = ctx->out / "probes" / vc / absl::StrCat(size);
+    std::error_code ec;
+    fs::remove_all(dir, ec);
+    fs::create_directories(dir, ec);
+    if (absl::Status s =
+            WriteFileAtomically((dir / "config.yaml").string(), ClusterSpecToYaml(*spec));
+        !s.ok()) {
+      return s;
+    }
+    ChildRun c;
+    c.args = {"run", "--trace", ctx->trace, "--format", ctx->format, "--quiet"};
+    c.args.insert(c.args.end(), ctx->fixed_args.begin(), ctx->fixed_args.end());
+    c.args.insert(c.args.end(),
+                  {"--config", (dir / "config.yaml").string(), "--out", (dir / "out").string()});
+    c.dir = dir.string();
+    c.label = absl::StrCat("probe of VC ", vc, " at ", size);
+    children.push_back(std::move(c));
+    todo.push_back(size);
+  }
+  absl::Status ran = RunChildren(ctx->exe, children, ctx->jobs, absl::StrCat("plan ", vc));
+  if (!ran.ok()) return ran;
+  for (size_t i = 0; i < todo.size(); ++i) {
+    PlanProbe p;
+    p.size = todo[i];
+    p.dir = children[i].dir;
+    if (absl::Status s = ReadProbe(ctx, vc, &p); !s.ok()) return s;
+    // The bulky per-job files are not needed.
+    std::error_code ec;
+    for (const char* f : {"jobs.csv", "timeline.csv"}) {
+      fs::remove(fs::path(p.dir) / "out" / f, ec);
+      fs::remove(fs::path(p.dir) / "out" / "baseline-private" / f, ec);
+    }
+    (*probes)[p.size] = p;
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status ReadProbe(PlanContext* ctx, const std::string& vc, PlanProbe* p) {
+  const std::string file = (fs::path(p->dir) / "out" / "summary.json").string();
+  std::string text;
+  if (absl::Status s = ReadFileToString(file, &text); !s.ok()) return s;
+  absl::StatusOr<std::vector<SweepRow>> rows = RowsFromSummary(text, file, 0, {});
+  if (!rows.ok()) return rows.status();
+  const SweepRow* row = nullptr;
+  for (size_t i = 1; i < rows->size() && row == nullptr; ++i) {  // row 0 is "all"
+    if ((*rows)[i].vc == vc) row = &(*rows)[i];
+  }
+  if (row == nullptr) return absl::InternalError(absl::StrCat(file, ": no row for VC ", vc));
+  if (ctx->resolved_metric.empty()) {
+    std::vector<std::string> names;
+    for (const auto& [k, v] : row->metrics) names.push_back(k);
+    const std::optional<std::string> m = ResolveMetric(ctx->target.metric, names);
+    if (!m) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--target '", ctx->target.text, "': no per-VC metric '", ctx->target.metric,
+          "' in the summary; available: p95_wait, mean_wait, anomaly, slo_attainment (when the "
+          "summary has it), ",
+          absl::StrJoin(names, ", ")));
+    }
+    ctx->resolved_metric = *m;
+  }
+  auto it = row->metrics.find(ctx->resolved_metric);
+  if (it != row->metrics.end()) p->value = ParseDouble(it->second);
+  auto rej = row->metrics.find("rejected");
+  if (rej != row->metrics.end()) p->rejected = ParseInt(rej->second).value_or(0);
+  p->meets = p->value.has_value() && ctx->target.Meets(*p->value) && p->rejected == 0;
+  return absl::OkStatus();
+}
+
+absl::StatusOr<VcPlan> PlanOneVc(PlanContext* ctx, const std::string& vc,
+                                 const std::string& cell_type, int64_t min_size, int64_t max_size) {
+  VcPlan plan;
+  plan.vc = vc;
+  absl::StatusOr<VcUnits> current = GetVcUnits(ctx->base, vc, cell_type);
+  if (!current.ok()) return current.status();
+  plan.current = *current;
+  const std::vector<std::string> path = absl::StrSplit(current->unit_type, '.');
+  plan.leaves_per_unit = SpecInfo(ctx->base).LeafCount(path.back());
+  const int64_t lo_bound = std::max<int64_t>(min_size, 1);
+  const int64_t hi_bound =
+      max_size > 0 ? max_size : std::max<int64_t>({4 * current->units, current->units + 4, 4});
+  if (hi_bound < lo_bound) {
+    return absl::InvalidArgumentError(absl::StrCat("--max ", hi_bound, " < --min ", lo_bound));
+  }
+  std::vector<int64_t> first{lo_bound};
+  if (hi_bound != lo_bound) first.push_back(hi_bound);
+  if (absl::Status s = RunProbes(ctx, vc, current->unit_type, first, &plan.probes); !s.ok()) {
+    return s;
+  }
+  if (plan.probes[lo_bound].meets) {
+    plan.chosen = lo_bound;
+  } else if (plan.probes[hi_bound].meets) {
+    int64_t lo = lo_bound, hi = hi_bound;
+    while (hi - lo > 1) {
+      const std::vector<int64_t> sizes = NextProbeSizes(lo, hi, ctx->jobs);
+      if (absl::Status s = RunProbes(ctx, vc, current->unit_type, sizes, &plan.probes); !s.ok()) {
+        return s;
+      }
+      int64_t new_hi = hi;
+      for (int64_t s : sizes) {
+        if (plan.probes[s].meets) {
+          new_hi = s;
+          break;
+        }
+      }
+      int64_t new_lo = lo;
+      for (int64_t s : sizes) {
+        if (s < new_hi && !plan.probes[s].meets) new_lo = s;
+      }
+      lo = new_lo;
+      hi = new_hi;
+    }
+    plan.chosen = hi;
+  }
+  std::vector<std::string> odd;
+  for (const auto& [size, p] : plan.probes) {
+    if (plan.chosen && ((size > *plan.chosen && !p.meets) || (size < *plan.chosen && p.meets))) {
+      odd.push_back(absl::StrCat(size));
+    }
+  }
+  if (!odd.empty()) {
+    plan.notes += absl::StrCat("note: the target is not monotone in size here (probes at ",
+                               absl::StrJoin(odd, ", "),
+                               " disagree with the answer); the answer is the smallest "
+                               "meeting size the search reached\n");
+  }
+  return plan;
+}
+
+}  // namespace hived::sim

@@ -1,0 +1,68 @@
+// sim/planning/plan_search.h: the search of `hived-sim plan` (internal to sim/planning/):
+// probes of a VC at candidate sizes, each a `run` child process on the spec resized to that
+// size, narrowed until the smallest size meeting the target is found (sim/planning/plan.h
+// gives the rules).
+//
+// Thread safety: single-threaded; the probes run as child processes.
+#ifndef HIVED_SIM_PLANNING_PLAN_SEARCH_H_
+#define HIVED_SIM_PLANNING_PLAN_SEARCH_H_
+
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "hived/cluster_spec.h"
+#include "sim/cluster/spec_edit.h"
+#include "sim/planning/plan.h"
+
+namespace hived::sim {
+
+// One probe: the VC at `size` units, its result.
+struct PlanProbe {
+  int64_t size = 0;
+  std::optional<double> value;  // the VC's metric; none when absent (e.g. null)
+  int64_t rejected = 0;
+  bool meets = false;
+  std::string dir;
+};
+
+// Everything a VC's search needs.
+struct PlanContext {
+  std::string exe;
+  ClusterSpec base;
+  std::string trace, format;
+  std::vector<std::string> fixed_args;  // run flags for every probe
+  PlanTarget target;
+  std::string resolved_metric;  // set after the first probe
+  int jobs = 1;
+  std::filesystem::path out;
+};
+
+// A VC's search: its probes by size and the size chosen.
+struct VcPlan {
+  std::string vc;
+  VcUnits current;
+  int64_t leaves_per_unit = 0;
+  std::map<int64_t, PlanProbe> probes;
+  std::optional<int64_t> chosen;
+  std::string notes;  // non-monotone probes, rejected jobs
+};
+
+// Reads the VC's metric from a finished probe (p->dir/out/summary.json) into p->value,
+// p->rejected and p->meets; sets ctx->resolved_metric on the first. Errors: the summary unreadable,
+// or without the metric.
+absl::Status ReadProbe(PlanContext* ctx, const std::string& vc, PlanProbe* p);
+
+// Searches, within [min_size, max_size], the smallest size of `vc` in `cell_type` units
+// that meets ctx->target: probes run ctx->jobs at a time, each read by ReadProbe. Errors: a
+// probe that fails or whose summary lacks the metric; a VC or cell type not in the config.
+absl::StatusOr<VcPlan> PlanOneVc(PlanContext* ctx, const std::string& vc,
+                                 const std::string& cell_type, int64_t min_size, int64_t max_size);
+
+}  // namespace hived::sim
+
+#endif  // HIVED_SIM_PLANNING_PLAN_SEARCH_H_

@@ -1,0 +1,54 @@
+// sim/trace/gen_trace.h: a seeded synthetic trace shaped like Philly's published statistics.
+//
+// Model (defaults from ../shared/traces/README.md, the Philly trace):
+//   - gang size: 1 GPU 93.2%, 2: 2.2%, 4: 2.3%, 8: 2.0%, 16: 0.24%, 32: 0.08%, 12, 24,
+//     64, 128: about 0.01% each; a size larger than half the GPUs of the VC's virtual cells
+//     is replaced by the largest power of two within that half (a gang as large as its whole
+//     VC would wait for the VC to drain); gangs larger than a node are whole-node pods;
+//   - duration: log-normal with median 1,144 s and p90 11,266 s (Philly's), clamped to
+//     [1 s, max_duration] (default 2 days);
+//   - VC: drawn with weights = the VCs' reserved GPUs (or `vc_weights`);
+//   - arrivals: Poisson. The rate is `arrival_rate_per_hour` when set, else chosen so the
+//     offered load (GPU-seconds submitted / (GPUs of the drawn VCs' virtual cells x
+//     submission span)) is `load`;
+//   - priority: -1 (opportunistic) with probability `opportunistic_share`, else 0.
+// Same options and seed -> the same bytes (own RNG maths, no std distributions).
+//
+// Thread safety: stateless.
+#ifndef HIVED_SIM_TRACE_GEN_TRACE_H_
+#define HIVED_SIM_TRACE_GEN_TRACE_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "sim/cluster/spec_info.h"
+#include "sim/trace/job.h"
+
+namespace hived::sim {
+
+// The most jobs one generated trace may hold. The generator builds the trace in memory
+// before writing it (about 150 bytes a job with its CSV text), so 20,000,000 jobs peak near
+// 3 GB; larger counts are refused up front rather than failing on allocation.
+inline constexpr int64_t kMaxGeneratedJobs = 20'000'000;
+
+struct GenTraceOptions {
+  int64_t jobs = 2000;
+  uint64_t seed = 1;
+  double load = 0.8;
+  double arrival_rate_per_hour = 0;  // > 0 overrides `load`
+  double median_duration = 1144;
+  double p90_duration = 11266;
+  int64_t max_duration = 2 * 86400;
+  double opportunistic_share = 0;
+  std::vector<std::pair<std::string, double>> vc_weights;  // empty: by reserved GPUs
+};
+
+// Errors: kInvalidArgument for bad options (e.g. `jobs` outside 1..kMaxGeneratedJobs) or a
+// config without usable VCs.
+absl::StatusOr<Trace> GenerateTrace(const SpecInfo& info, const GenTraceOptions& options);
+
+}  // namespace hived::sim
+
+#endif  // HIVED_SIM_TRACE_GEN_TRACE_H_

@@ -1,0 +1,105 @@
+// sim/trace/trace_transform.h: what-if edits of a job trace, for `run`, `sweep` and `plan`.
+//
+// Applied in this order after the trace is read:
+//   1. `--only-vcs A,B`         keep only these VCs' jobs (names as in the trace);
+//   2. `--rename-vcs OLD=NEW,…` rename VCs; several OLD to one NEW merge them;
+//   3. `--add-tenant VC[:jobs=N,load=L,seed=S]`  add a synthetic tenant: `gen-trace`'s
+//      Philly-shaped jobs for VC (which must be in the config; `sweep --vc-cells` can add it),
+//      interleaved by submit time with the real jobs (ties: real jobs first); ids "VC-gN";
+//      the seed defaults to the run's `--seed`;
+//   4. `--vc-priority VC=P,…`   give every job of VC priority P (-1..1000);
+//   5. `--vc-opportunistic VC=F,…`  make a fraction F of VC's jobs opportunistic
+//      (priority -1): job k of the VC is chosen when a hash of (seed, VC, k) < F, so the
+//      choice is deterministic and independent of other VCs;
+//   6. `--move-vc VC=TYPE,…`  ("move a VC to A100s") the config part, `ApplyVcMoves`, runs
+//      first, on the config (`MoveVc`, sim/cluster/spec_edit.h); here every job of VC that names a
+//      GPU type asks for TYPE's leaf type instead (the VC has no other type left). Untyped jobs
+//      stay untyped (any type the VC has: now TYPE's), pinned jobs keep their type (pinned
+//      cells do not move). Gang sizes and durations are kept: a faster GPU is not modelled,
+//      and a pod larger than TYPE's nodes is rejected like any such pod.
+// A VC named in 1, 4 or 5 that no job has (after the earlier steps) is an error naming the
+// VCs present; a trace left empty is an error.
+//
+// Example:
+//   TraceTransformFlags flags;
+//   RegisterTraceTransformFlags(&parser, &flags);           // before Parse
+//   absl::StatusOr<TraceTransforms> t = ParseTraceTransforms(flags);  // usage errors
+//   absl::Status s = ApplyTraceTransforms(*t, spec, seed, &trace);    // input errors
+//
+// Thread safety: stateless functions.
+#ifndef HIVED_SIM_TRACE_TRACE_TRANSFORM_H_
+#define HIVED_SIM_TRACE_TRACE_TRANSFORM_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "hived/cluster_spec.h"
+#include "sim/cluster/spec_info.h"
+#include "sim/common/flags.h"
+#include "sim/trace/job.h"
+
+namespace hived::sim {
+
+// The flags' raw text, as given.
+struct TraceTransformFlags {
+  std::string only_vcs;
+  std::string rename_vcs;
+  std::string add_tenant;
+  std::string vc_priority;
+  std::string vc_opportunistic;
+  std::string move_vc;
+};
+
+struct TenantSpec {
+  std::string vc;
+  int64_t jobs = 2000;
+  double load = 0.8;
+  std::optional<uint64_t> seed;  // default: the run's seed
+};
+
+struct TraceTransforms {
+  std::vector<std::string> only_vcs;
+  std::vector<std::pair<std::string, std::string>> rename_vcs;
+  std::vector<TenantSpec> tenants;
+  std::vector<std::pair<std::string, Priority>> vc_priority;
+  std::vector<std::pair<std::string, double>> vc_opportunistic;
+  std::vector<std::pair<std::string, std::string>> move_vcs;  // (VC, target cell type)
+  bool empty() const {
+    return only_vcs.empty() && rename_vcs.empty() && tenants.empty() && vc_priority.empty() &&
+           vc_opportunistic.empty() && move_vcs.empty();
+  }
+};
+
+// Adds the six flags to `parser`, writing into `flags`.
+void RegisterTraceTransformFlags(FlagParser* parser, TraceTransformFlags* flags);
+
+// Parses the flags' values. kInvalidArgument naming the flag and the bad item.
+absl::StatusOr<TraceTransforms> ParseTraceTransforms(const TraceTransformFlags& flags);
+
+// The flags back as command-line arguments ("--only-vcs=A,B", ...), for child runs.
+std::vector<std::string> TraceTransformArgs(const TraceTransformFlags& flags);
+
+// Applies `transforms` to `trace` in the documented order. `seed` is the run's seed.
+// Errors: kInvalidArgument for a VC no job has, a tenant VC not in `spec`, or an empty result.
+absl::Status ApplyTraceTransforms(const TraceTransforms& transforms, const ClusterSpec& spec,
+                                  uint64_t seed, Trace* trace);
+
+// The config part of `--move-vc`: `MoveVc` for each item, in order. Errors as `MoveVc`,
+// prefixed with the item.
+absl::Status ApplyVcMoves(const TraceTransforms& transforms, ClusterSpec* spec);
+
+// Checks the pinned cells the trace's jobs name against the config: each must be a pinned
+// cell of the job's own VC (jobs of a VC the config lacks are left to be rejected). Errors:
+// kInvalidArgument "file:line:column: pinned cell 'X' is not in the config" / "... belongs
+// to VC A, not to the job's VC B" for every bad row (the first 20, then a count); with
+// `skip_bad_rows` those rows are dropped and counted in `skipped_rows` instead.
+absl::Status CheckPinnedCells(const SpecInfo& info, bool skip_bad_rows, Trace* trace);
+
+}  // namespace hived::sim
+
+#endif  // HIVED_SIM_TRACE_TRACE_TRANSFORM_H_
