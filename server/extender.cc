@@ -25,8 +25,7 @@ const json* Field(const json& object, std::string_view key) {
   if (exact != object.end()) return &*exact;
   for (auto it = object.begin(); it != object.end(); ++it) {
     const std::string& k = it.key();
-    if (k.size() == key.size() &&
-        std::equal(k.begin(), k.end(), key.begin(), [](char a, char b) {
+    if (k.size() == key.size() && std::equal(k.begin(), k.end(), key.begin(), [](char a, char b) {
           return std::tolower(static_cast<unsigned char>(a)) ==
                  std::tolower(static_cast<unsigned char>(b));
         })) {
@@ -100,7 +99,8 @@ const char* HivedGroupState(GroupState s) {
   return "Deleted";
 }
 
-json PhysicalJson(const PhysicalCellStatus& c, const std::map<std::string, std::string>* leaf_types) {
+json PhysicalJson(const PhysicalCellStatus& c,
+                  const std::map<std::string, std::string>* leaf_types) {
   json out = json::object();
   if (leaf_types != nullptr) {
     auto it = leaf_types->find(c.cell_type);
@@ -173,8 +173,7 @@ HttpReply Extender::NotReady(const std::string& route) {
 
 HttpReply Extender::RefuseRequest(int status, absl::string_view message) {
   metrics_.CountApiError(absl::StrCat("refused-", status));
-  return JsonReply(status,
-                   json{{"Error", absl::StrCat(kUserErrorPrefix, std::string(message))}});
+  return JsonReply(status, json{{"Error", absl::StrCat(kUserErrorPrefix, std::string(message))}});
 }
 
 void Extender::CountApiError(const std::string& kind) { metrics_.CountApiError(kind); }
@@ -217,17 +216,17 @@ HttpReply Extender::FilterLocked(const json& args) {
   absl::StatusOr<PodInfo> pod = ParsePod(*pod_json);
   if (!pod.ok()) return UserError("filter", pod.status().message());
   if (!pod->scheduling_enabled) {
-    return UserError("filter", absl::StrCat("Pod ", pod->Key(), " does not set resource limit ",
-                                            kResourcePodSchedulingEnable,
-                                            ": it is not scheduled by HiveD"));
+    return UserError("filter",
+                     absl::StrCat("Pod ", pod->Key(), " does not set resource limit ",
+                                  kResourcePodSchedulingEnable, ": it is not scheduled by HiveD"));
   }
   absl::StatusOr<SchedulingSpec> spec = ParseSchedulingSpec(*pod);
   if (!spec.ok()) return UserError("filter", spec.status().message());
   std::vector<std::string> candidates = CandidateNodes(args);
   auto bind_to = [](const std::string& node) {
-    return JsonReply(200, json{{"NodeNames", json::array({node})},
-                               {"FailedNodes", json::object()},
-                               {"Error", ""}});
+    return JsonReply(
+        200,
+        json{{"NodeNames", json::array({node})}, {"FailedNodes", json::object()}, {"Error", ""}});
   };
 
   // A pod that already holds a slot (a Binding pod filtered again): its node, insisted.
@@ -269,24 +268,24 @@ HttpReply Extender::FilterLocked(const json& args) {
                                         absl::StrJoin(uids, " "), "]");
       }
       if (failed.empty()) {
-        failed["hivedscheduler"] = absl::StrCat(
-            "Pod is waiting for preemptible or free resource to appear: victims ",
-            absl::StrJoin(result->victims, ", "), " run on no node the server tracks");
+        failed["hivedscheduler"] =
+            absl::StrCat("Pod is waiting for preemptible or free resource to appear: victims ",
+                         absl::StrJoin(result->victims, ", "), " run on no node the server tracks");
       }
-      return JsonReply(200, json{{"NodeNames", json::array()}, {"FailedNodes", failed},
-                                 {"Error", ""}});
+      return JsonReply(200,
+                       json{{"NodeNames", json::array()}, {"FailedNodes", failed}, {"Error", ""}});
     }
     case Outcome::kWaiting:
     case Outcome::kInfeasible:
       break;
   }
-  return JsonReply(
-      200, json{{"NodeNames", json::array()},
-                {"FailedNodes",
-                 {{"hivedscheduler", absl::StrCat("Pod is waiting for preemptible or free "
-                                                  "resource to appear: ",
-                                                  result->reason)}}},
-                {"Error", ""}});
+  return JsonReply(200,
+                   json{{"NodeNames", json::array()},
+                        {"FailedNodes",
+                         {{"hivedscheduler", absl::StrCat("Pod is waiting for preemptible or free "
+                                                          "resource to appear: ",
+                                                          result->reason)}}},
+                        {"Error", ""}});
 }
 
 absl::Status Extender::OpenGang(const GroupRequest& request, const Placement& placement) {
@@ -304,7 +303,7 @@ absl::Status Extender::OpenGang(const GroupRequest& request, const Placement& pl
 }
 
 absl::StatusOr<std::string> Extender::TakeSlot(Gang& gang, const PodInfo& pod,
-                                              int32_t leaf_cell_number) {
+                                               int32_t leaf_cell_number) {
   int32_t configured = 0;
   for (size_t i = 0; i < gang.placement.pods.size(); ++i) {
     if (gang.placement.pods[i].leaf_cell_number != leaf_cell_number) continue;
@@ -315,9 +314,9 @@ absl::StatusOr<std::string> Extender::TakeSlot(Gang& gang, const PodInfo& pod,
     pods_[pod.uid] = PodRef{gang.request.name, i};
     return gang.placement.pods[i].node;
   }
-  return absl::InvalidArgumentError(absl::StrCat(
-      "Requesting more pods than the configured number for ", leaf_cell_number,
-      " leaf cells (", configured, " pods) in affinity group ", gang.request.name));
+  return absl::InvalidArgumentError(
+      absl::StrCat("Requesting more pods than the configured number for ", leaf_cell_number,
+                   " leaf cells (", configured, " pods) in affinity group ", gang.request.name));
 }
 
 json Extender::VictimsByNode(const std::vector<std::string>& groups) const {
@@ -421,8 +420,9 @@ HttpReply Extender::Bind(std::string_view body) {
   std::string uid = FieldString(args, "PodUID");
   std::string node = FieldString(args, "Node");
   if (name.empty() || ns.empty() || uid.empty() || node.empty()) {
-    return done(UserError("bind", "ExtenderBindingArgs needs PodName, PodNamespace, PodUID and "
-                                  "Node"),
+    return done(UserError("bind",
+                          "ExtenderBindingArgs needs PodName, PodNamespace, PodUID and "
+                          "Node"),
                 "");
   }
   std::map<std::string, std::string> annotations;
@@ -451,8 +451,8 @@ HttpReply Extender::Bind(std::string_view body) {
   }
   absl::Status s = binder_->Bind(ns, name, uid, node, annotations);
   if (!s.ok()) {
-    return done(PlatformError("bind", absl::StrCat("binding pod ", ns, "/", name, " to node ",
-                                                   node, ": ", s.message())),
+    return done(PlatformError("bind", absl::StrCat("binding pod ", ns, "/", name, " to node ", node,
+                                                   ": ", s.message())),
                 "");
   }
   {
@@ -651,8 +651,8 @@ HttpReply Extender::Paths() const {
                               {"/v1/extender/filter", "/v1/extender/preempt", "/v1/extender/bind",
                                "/v1/inspect/affinitygroups/", "/v1/inspect/clusterstatus",
                                "/v1/inspect/clusterstatus/physicalcluster",
-                               "/v1/inspect/clusterstatus/virtualclusters/", "/healthz",
-                               "/readyz", "/metrics"}}});
+                               "/v1/inspect/clusterstatus/virtualclusters/", "/healthz", "/readyz",
+                               "/metrics"}}});
 }
 
 HttpReply Extender::Inspect(std::string_view path_view) const {
@@ -704,7 +704,8 @@ HttpReply Extender::Inspect(std::string_view path_view) const {
     return JsonReply(200, GroupJson(g));
   }
   if (path == kStatus || path == kStatus + "/") {
-    return JsonReply(200, json{{"physicalCluster", physical()}, {"virtualClusters", all_virtual()}});
+    return JsonReply(200,
+                     json{{"physicalCluster", physical()}, {"virtualClusters", all_virtual()}});
   }
   if (path == kStatus + "/physicalcluster" || path == kStatus + "/physicalcluster/") {
     return JsonReply(200, physical());
@@ -731,9 +732,9 @@ std::string Extender::Metrics() const {
                   "state.\n# TYPE hived_vc_leaf_cells gauge\n");
   std::vector<VcSummary> vcs = scheduler_->VcSummaries();
   for (const VcSummary& v : vcs) {
-    std::string labels = absl::StrCat("vc=\"", EscapeLabel(v.vc), "\",chain=\"",
-                                      EscapeLabel(v.chain), "\",leaf_cell_type=\"",
-                                      EscapeLabel(v.leaf_cell_type), "\"");
+    std::string labels =
+        absl::StrCat("vc=\"", EscapeLabel(v.vc), "\",chain=\"", EscapeLabel(v.chain),
+                     "\",leaf_cell_type=\"", EscapeLabel(v.leaf_cell_type), "\"");
     for (const auto& [state, n] :
          std::vector<std::pair<const char*, int32_t>>{{"total", v.leaves.total},
                                                       {"free", v.leaves.free},
@@ -767,8 +768,8 @@ std::string Extender::Metrics() const {
   absl::StrAppend(&out,
                   "# HELP hived_extender_reservations Groups holding a reservation (reserved or "
                   "preempting).\n# TYPE hived_extender_reservations gauge\n",
-                  "hived_extender_reservations ",
-                  by_state["reserved"] + by_state["preempting"], "\n",
+                  "hived_extender_reservations ", by_state["reserved"] + by_state["preempting"],
+                  "\n",
                   "# HELP hived_extender_tracked_pods Pods holding a slot of a gang.\n"
                   "# TYPE hived_extender_tracked_pods gauge\n",
                   "hived_extender_tracked_pods ", pods_.size(), "\n",

@@ -56,8 +56,8 @@ struct HttpReply {
 class Binder {
  public:
   virtual ~Binder() = default;
-  virtual absl::Status Bind(const std::string& ns, const std::string& name,
-                            const std::string& uid, const std::string& node,
+  virtual absl::Status Bind(const std::string& ns, const std::string& name, const std::string& uid,
+                            const std::string& node,
                             const std::map<std::string, std::string>& annotations) = 0;
 };
 
@@ -144,8 +144,8 @@ class Extender {
   Binder* binder_;
   std::atomic<bool> ready_{false};
   mutable std::mutex mu_;
-  std::map<std::string, Gang> gangs_;    // running groups opened by this server
-  std::map<std::string, PodRef> pods_;   // pod uid -> its slot
+  std::map<std::string, Gang> gangs_;   // running groups opened by this server
+  std::map<std::string, PodRef> pods_;  // pod uid -> its slot
   mutable ExtenderMetrics metrics_;
 };
 

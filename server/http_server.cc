@@ -76,8 +76,8 @@ HttpServer::HttpServer(Extender* extender, const TlsFiles& tls) : impl_(new Impl
     std::string message;
     switch (res.status) {
       case 413:
-        message = absl::StrCat("request body larger than ", extender->options().max_body_bytes,
-                               " bytes");
+        message =
+            absl::StrCat("request body larger than ", extender->options().max_body_bytes, " bytes");
         break;
       case 404:
         message = absl::StrCat("no such route: ", req.method, " ", req.path);
@@ -99,9 +99,8 @@ HttpServer::HttpServer(Extender* extender, const TlsFiles& tls) : impl_(new Impl
         }
         extender->CountApiError("exception");
         res.status = 500;
-        res.set_content(
-            nlohmann::json{{"Error", absl::StrCat(kPlatformErrorPrefix, what)}}.dump(),
-            "application/json");
+        res.set_content(nlohmann::json{{"Error", absl::StrCat(kPlatformErrorPrefix, what)}}.dump(),
+                        "application/json");
       });
 }
 

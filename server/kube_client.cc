@@ -270,11 +270,11 @@ absl::Status KubeClient::Watch(
 absl::Status KubeClient::Bind(const std::string& ns, const std::string& name,
                               const std::string& uid, const std::string& node,
                               const std::map<std::string, std::string>& annotations) {
-  json binding = {{"apiVersion", "v1"},
-                  {"kind", "Binding"},
-                  {"metadata",
-                   {{"name", name}, {"namespace", ns}, {"uid", uid}, {"annotations", annotations}}},
-                  {"target", {{"apiVersion", "v1"}, {"kind", "Node"}, {"name", node}}}};
+  json binding = {
+      {"apiVersion", "v1"},
+      {"kind", "Binding"},
+      {"metadata", {{"name", name}, {"namespace", ns}, {"uid", uid}, {"annotations", annotations}}},
+      {"target", {{"apiVersion", "v1"}, {"kind", "Node"}, {"name", node}}}};
   auto client = MakeClient(config_);
   httplib::Result res =
       client->Post(absl::StrCat("/api/v1/namespaces/", ns, "/pods/", name, "/binding").c_str(),
@@ -372,11 +372,12 @@ void ClusterSync::Loop(const std::string& resource) {
       }
       version = list->resource_version;
     }
-    absl::Status s = client_->Watch(
-        resource, &version, stop_, [&](const std::string& type, const json& object) {
+    absl::Status s =
+        client_->Watch(resource, &version, stop_, [&](const std::string& type, const json& object) {
           if (resource == "nodes") {
             std::string name = object.value("/metadata/name"_json_pointer, "");
-            if (!name.empty()) extender_->OnNodeHealth(name, type != "DELETED" && NodeHealthy(object));
+            if (!name.empty())
+              extender_->OnNodeHealth(name, type != "DELETED" && NodeHealthy(object));
           } else if (type == "DELETED") {
             extender_->OnPodDeleted(object);
           } else {

@@ -59,10 +59,9 @@ class KubeClient : public Binder {
   // calling `on_event(type, object)` for each event and advancing `*resource_version`.
   // Returns OK when the stream ended normally (watch again), kOutOfRange for 410 Gone (list
   // again), another error for a failed connection.
-  absl::Status Watch(const std::string& resource, std::string* resource_version,
-                     const std::atomic<bool>& stop,
-                     const std::function<void(const std::string&, const nlohmann::json&)>&
-                         on_event) const;
+  absl::Status Watch(
+      const std::string& resource, std::string* resource_version, const std::atomic<bool>& stop,
+      const std::function<void(const std::string&, const nlohmann::json&)>& on_event) const;
 
   // POST /api/v1/namespaces/<ns>/pods/<name>/binding with `annotations` in its metadata
   // (the API server copies them onto the pod) and the pod's uid as precondition.

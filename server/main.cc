@@ -5,8 +5,10 @@
 // The config is HiveD's file, unchanged (env CONFIG, default ./hivedscheduler.yaml);
 // `webServerAddress` (default ":9096") is the listen address, `kubeApiServerAddress` and
 // `kubeConfigFilePath` (or in-cluster settings) the API server.
+#include <pthread.h>
+#include <signal.h>
+
 #include <atomic>
-#include <csignal>
 #include <cstdlib>
 #include <iostream>
 #include <string>
@@ -21,14 +23,6 @@
 #include "yaml-cpp/yaml.h"
 
 namespace {
-
-std::atomic<bool> g_stop{false};
-hived::server::HttpServer* g_http = nullptr;
-
-void OnSignal(int) {
-  g_stop.store(true);
-  if (g_http != nullptr) g_http->Stop();
-}
 
 struct Args {
   std::string config;
@@ -93,6 +87,12 @@ KubeKeys ReadKubeKeys(const std::string& path) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // SIGTERM/SIGINT are taken by one thread with sigwait (a handler may not stop a server).
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGTERM);
+  sigaddset(&signals, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
   Args args;
   if (!ParseArgs(argc, argv, &args)) return 2;
   if (args.config.empty()) {
@@ -133,14 +133,23 @@ int main(int argc, char** argv) {
               << (args.tls_cert.empty() ? "" : " (or load the TLS certificate and key)") << "\n";
     return 1;
   }
-  g_http = &http;
-  std::signal(SIGTERM, OnSignal);
-  std::signal(SIGINT, OnSignal);
+  std::atomic<bool> stop{false};
   std::thread serving([&http] { http.Listen(); });
+  std::thread waiter([&] {
+    int sig = 0;
+    sigwait(&signals, &sig);
+    stop.store(true);
+    http.Stop();
+  });
   std::cerr << "hived-extender: listening on " << host << ":" << bound << ", API server "
             << kube->server << "; recovering\n";
   hived::server::ClusterSync sync(&client, &extender);
-  hived::server::RecoveryReport report = sync.Recover(g_stop);
+  hived::server::RecoveryReport report = sync.Recover(stop);
+  if (stop.load()) {  // stopped while the API server was unreachable
+    serving.join();
+    waiter.join();
+    return 0;
+  }
   for (const std::string& p : report.problems) {
     std::cerr << "hived-extender: recovery: " << p << "\n";
   }
@@ -150,6 +159,7 @@ int main(int argc, char** argv) {
   extender.SetReady();
   sync.StartWatching();
   serving.join();
+  waiter.join();
   sync.Stop();
   return 0;
 }

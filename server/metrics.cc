@@ -76,8 +76,8 @@ void ExtenderMetrics::AppendTo(std::string* out) const {
   for (const auto& [route, buckets] : latency_buckets_) {
     std::string label = EscapeLabel(route);
     for (size_t i = 0; i < kBuckets.size(); ++i) {
-      absl::StrAppend(out, "hived_extender_decision_seconds_bucket{route=\"", label,
-                      "\",le=\"", Number(kBuckets[i]), "\"} ", buckets[i], "\n");
+      absl::StrAppend(out, "hived_extender_decision_seconds_bucket{route=\"", label, "\",le=\"",
+                      Number(kBuckets[i]), "\"} ", buckets[i], "\n");
     }
     absl::StrAppend(out, "hived_extender_decision_seconds_bucket{route=\"", label,
                     "\",le=\"+Inf\"} ", buckets[kBuckets.size()], "\n");

@@ -21,9 +21,8 @@ namespace hived::server {
 class ExtenderMetrics {
  public:
   // Upper bounds (seconds) of the decision latency histogram's buckets, +Inf implied.
-  static constexpr std::array<double, 12> kBuckets = {0.0001, 0.00025, 0.0005, 0.001, 0.0025,
-                                                      0.005,  0.01,    0.025,  0.05,  0.1,
-                                                      0.25,   1.0};
+  static constexpr std::array<double, 12> kBuckets = {0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005,
+                                                      0.01,   0.025,   0.05,   0.1,   0.25,   1.0};
 
   void CountDecision(const std::string& route, const std::string& outcome, double seconds);
   void CountPreemption(int64_t victim_pods);

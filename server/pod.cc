@@ -206,41 +206,58 @@ std::string LeafCellIsolation(const PodPlacement& pod) {
   return absl::StrJoin(pod.leaf_cell_indices, ",");
 }
 
+// A YAML scalar as Go's yaml.v2 writes a string: plain when it reads back as that string,
+// double-quoted otherwise (empty, a number, a boolean, special characters).
+std::string Scalar(const std::string& v) {
+  static const std::set<std::string> kReserved = {
+      "true", "false", "yes", "no", "on", "off", "y",    "n",    "null", "~",
+      "True", "False", "Yes", "No", "On", "Off", "Null", "NULL", "TRUE", "FALSE"};
+  bool quote = v.empty() || kReserved.count(v) > 0 || v.front() == ' ' || v.back() == ' ' ||
+               v.find_first_of(":#{}[],&*!|>'\"%@`\n\t") != std::string::npos || v.front() == '-' ||
+               v.front() == '?';
+  if (!quote) {
+    char* end = nullptr;
+    std::strtod(v.c_str(), &end);
+    quote = end != nullptr && *end == '\0';
+  }
+  if (!quote) return v;
+  std::string out = "\"";
+  for (char c : v) {
+    if (c == '"' || c == '\\') out += '\\';
+    if (c == '\n') {
+      out += "\\n";
+      continue;
+    }
+    out += c;
+  }
+  return out + "\"";
+}
+
 std::string BindInfoYaml(const Placement& placement, size_t pod_index) {
   const PodPlacement& self = placement.pods.at(pod_index);
-  YAML::Emitter out;
-  out << YAML::BeginMap;
-  out << YAML::Key << "node" << YAML::Value << self.node;
-  out << YAML::Key << "leafCellIsolation" << YAML::Value << YAML::BeginSeq;
-  for (int32_t i : self.leaf_cell_indices) out << i;
-  out << YAML::EndSeq;
-  out << YAML::Key << "cellChain" << YAML::Value << placement.chain;
-  out << YAML::Key << "affinityGroupBindInfo" << YAML::Value << YAML::BeginSeq;
+  std::string out = absl::StrCat("node: ", Scalar(self.node), "\nleafCellIsolation:\n");
+  for (int32_t i : self.leaf_cell_indices) absl::StrAppend(&out, "- ", i, "\n");
+  absl::StrAppend(&out, "cellChain: ", Scalar(placement.chain), "\naffinityGroupBindInfo:\n");
   // One entry per distinct leafCellNumber (pods are ordered by it).
   size_t i = 0;
   while (i < placement.pods.size()) {
     int32_t n = placement.pods[i].leaf_cell_number;
-    out << YAML::BeginMap << YAML::Key << "podPlacements" << YAML::Value << YAML::BeginSeq;
+    absl::StrAppend(&out, "- podPlacements:\n");
     for (; i < placement.pods.size() && placement.pods[i].leaf_cell_number == n; ++i) {
       const PodPlacement& p = placement.pods[i];
-      out << YAML::BeginMap;
-      out << YAML::Key << "physicalNode" << YAML::Value << p.node;
-      out << YAML::Key << "physicalLeafCellIndices" << YAML::Value << YAML::BeginSeq;
-      for (int32_t index : p.leaf_cell_indices) out << index;
-      out << YAML::EndSeq;
-      out << YAML::Key << "preassignedCellTypes" << YAML::Value << YAML::BeginSeq;
+      absl::StrAppend(&out, "  - physicalNode: ", Scalar(p.node),
+                      "\n    physicalLeafCellIndices:\n");
+      for (int32_t index : p.leaf_cell_indices) absl::StrAppend(&out, "    - ", index, "\n");
+      absl::StrAppend(&out, "    preassignedCellTypes:\n");
       for (size_t k = 0; k < p.leaf_cell_indices.size(); ++k) {
-        out << (k < p.preassigned_cell_types.size() ? p.preassigned_cell_types[k]
-                                                    : std::string());
+        absl::StrAppend(&out, "    - ",
+                        Scalar(k < p.preassigned_cell_types.size() ? p.preassigned_cell_types[k]
+                                                                   : std::string()),
+                        "\n");
       }
-      out << YAML::EndSeq;
-      out << YAML::EndMap;
     }
-    out << YAML::EndSeq << YAML::EndMap;
   }
-  out << YAML::EndSeq;
-  out << YAML::EndMap;
-  return std::string(out.c_str()) + "\n";
+  return out;
 }
 
 }  // namespace hived::server
