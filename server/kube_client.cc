@@ -210,6 +210,19 @@ absl::Status KubeClient::Watch(
     const std::function<void(const std::string&, const json&)>& on_event) const {
   auto client = MakeClient(config_);
   client->set_read_timeout(45, 0);
+  {
+    std::lock_guard<std::mutex> lock(watches_mu_);
+    if (stop.load()) return absl::OkStatus();
+    watches_.insert(client.get());
+  }
+  struct Unregister {
+    const KubeClient* self;
+    void* client;
+    ~Unregister() {
+      std::lock_guard<std::mutex> lock(self->watches_mu_);
+      self->watches_.erase(client);
+    }
+  } unregister{this, client.get()};
   std::string path = absl::StrCat("/api/v1/", resource,
                                   "?watch=1&allowWatchBookmarks=true&timeoutSeconds=30"
                                   "&resourceVersion=",
@@ -287,6 +300,11 @@ absl::Status KubeClient::Bind(const std::string& ns, const std::string& name,
   return absl::OkStatus();
 }
 
+void KubeClient::CancelWatches() {
+  std::lock_guard<std::mutex> lock(watches_mu_);
+  for (void* client : watches_) static_cast<httplib::Client*>(client)->stop();
+}
+
 bool NodeHealthy(const json& node) {
   if (!node.is_object()) return false;
   if (auto spec = node.find("spec"); spec != node.end() && spec->is_object()) {
@@ -341,6 +359,7 @@ void ClusterSync::StartWatching() {
 
 void ClusterSync::Stop() {
   stop_.store(true);
+  client_->CancelWatches();
   for (std::thread& t : threads_) {
     if (t.joinable()) t.join();
   }

@@ -19,6 +19,8 @@
 #include <atomic>
 #include <functional>
 #include <map>
+#include <mutex>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -69,8 +71,13 @@ class KubeClient : public Binder {
                     const std::string& node,
                     const std::map<std::string, std::string>& annotations) override;
 
+  // Closes the connections of running watches (they return at once); for shutdown.
+  void CancelWatches();
+
  private:
   KubeConfig config_;
+  mutable std::mutex watches_mu_;
+  mutable std::set<void*> watches_;  // the httplib clients of running watches
 };
 
 // Node readiness as HiveD reads it: Ready=True and not spec.unschedulable.
