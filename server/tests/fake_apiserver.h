@@ -91,11 +91,17 @@ class FakeApiServer {
     std::lock_guard<std::mutex> lock(mu_);
     return bind_calls_[uid];
   }
-  // Forgets the event history: a watch from an older version gets 410 Gone.
+  // Forgets the event history: every running watch, and a watch from any version seen so
+  // far, gets 410 Gone (the client must list again).
   void Compact() {
     std::lock_guard<std::mutex> lock(mu_);
-    compacted_ = version_;
+    compacted_ = version_ + 1;
     events_.clear();
+    cv_.notify_all();
+  }
+  int gone_sent() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return gone_sent_;
   }
   // The next watch stream is cut in the middle of its next event.
   void CutNextWatch() {
@@ -207,17 +213,19 @@ class FakeApiServer {
                            {"object", {{"kind", "Status"}, {"code", 410}, {"reason", "Expired"}}}}
                 .dump() +
             "\n";
+        ++gone_sent_;
         sink.write(gone.data(), gone.size());
         sink.done();
         return true;
       }
       cv_.wait_until(lock, deadline, [&] {
-        if (stopping_) return true;
+        if (stopping_ || *sent < compacted_) return true;
         for (const Ev& e : events_) {
           if (e.version > *sent && e.kind == kind) return true;
         }
         return false;
       });
+      if (*sent < compacted_) return true;  // the next call answers 410
       if (stopping_ || std::chrono::steady_clock::now() >= deadline) {
         sink.done();
         return true;
@@ -247,6 +255,7 @@ class FakeApiServer {
   int64_t compacted_ = 0;
   bool cut_next_ = false;
   int watches_started_ = 0;
+  int gone_sent_ = 0;
   std::map<std::string, nlohmann::json> pods_;  // by uid
   std::map<std::string, nlohmann::json> nodes_;
   std::map<std::string, int> bind_calls_;

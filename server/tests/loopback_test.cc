@@ -173,6 +173,8 @@ TEST_CASE("Loopback: kube-scheduler's loop against the API server, then a restar
     REQUIRE(WaitFor([&] {
       return server.extender().scheduler().GetGroup("low").state == hived::GroupState::kAbsent;
     }));
+    INFO("watches " << api.watches_started() << " before " << watches);
+    CHECK(api.gone_sent() >= 1);
     std::string node = Schedule(c, high);
     CHECK(api.Pod("h0")["spec"]["nodeName"] == node);
     inspect_before =
