@@ -6,6 +6,7 @@
 #include <chrono>
 #include <set>
 #include <string>
+#include <thread>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -207,6 +208,9 @@ HttpReply Extender::Filter(std::string_view body) {
   metrics_.CountDecision(
       "filter", outcome,
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  if (outcome == "wait" && options_.waiting_block_ms > 0) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(options_.waiting_block_ms));
+  }
   return reply;
 }
 
@@ -299,6 +303,7 @@ absl::Status Extender::OpenGang(const GroupRequest& request, const Placement& pl
   gang.placement = scheduler_->GetGroup(request.name).placement;
   gang.slots.resize(gang.placement.pods.size());
   gangs_[request.name] = std::move(gang);
+  preempting_pods_.erase(request.name);
   return absl::OkStatus();
 }
 
@@ -391,6 +396,7 @@ HttpReply Extender::PreemptLocked(const json& args) {
                                          : PlatformError("preempt", result.status().message());
   }
   if (result->outcome != Outcome::kPreempting) return JsonReply(200, empty);
+  preempting_pods_[request.name].insert(pod->uid);
   json victims = VictimsByNode(result->victims);
   int64_t victim_pods = 0;
   for (auto it = victims.begin(); it != victims.end(); ++it) {
@@ -475,7 +481,12 @@ void Extender::ForgetPod(const std::string& uid, const PodInfo& pod) {
     GroupStatus g = scheduler_->GetGroup(spec->affinity_group_name);
     if ((g.state == GroupState::kPreempting || g.state == GroupState::kReserved) &&
         gangs_.count(g.name) == 0) {
-      (void)scheduler_->Unreserve(g.name);
+      std::set<std::string>& preemptors = preempting_pods_[g.name];
+      preemptors.erase(pod.uid);
+      if (preemptors.empty()) {
+        (void)scheduler_->Unreserve(g.name);
+        preempting_pods_.erase(g.name);
+      }
     }
     return;
   }
@@ -642,6 +653,9 @@ json Extender::GroupJson(const GroupStatus& g) const {
                  {"virtualPlacement", virtual_placement},
                  {"allocatedPods", allocated},
                  {"preemptingPods", json::array()}};
+  if (auto it = preempting_pods_.find(g.name); it != preempting_pods_.end()) {
+    for (const std::string& uid : it->second) status["preemptingPods"].push_back(uid);
+  }
   if (!g.preemptor.empty()) status["lazyPreemptionStatus"] = json{{"preemptor", g.preemptor}};
   return json{{"metadata", {{"name", g.name}}}, {"status", status}};
 }

@@ -32,6 +32,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -64,6 +65,9 @@ class Binder {
 struct ExtenderOptions {
   // Largest request body accepted (bytes); larger ones are answered 413.
   size_t max_body_bytes = size_t{4} << 20;
+  // HiveD's `waitingPodSchedulingBlockMilliSec`: a filter that makes a pod wait answers only
+  // after this long (outside the lock), a cheap FIFO for kube-scheduler's retries.
+  int64_t waiting_block_ms = 0;
 };
 
 // What recovery did.
@@ -146,6 +150,8 @@ class Extender {
   mutable std::mutex mu_;
   std::map<std::string, Gang> gangs_;   // running groups opened by this server
   std::map<std::string, PodRef> pods_;  // pod uid -> its slot
+  // Preempting groups -> the pods whose preempt call started the preemption.
+  std::map<std::string, std::set<std::string>> preempting_pods_;
   mutable ExtenderMetrics metrics_;
 };
 

@@ -62,6 +62,7 @@ bool ParseArgs(int argc, char** argv, Args* args) {
 
 // HiveD's Kubernetes keys, which the library's loader accepts and ignores.
 struct KubeKeys {
+  int64_t waiting_block_ms = 0;
   std::string web_server_address = ":9096";
   std::string kube_api_server_address;
   std::string kube_config_file_path;
@@ -78,6 +79,7 @@ KubeKeys ReadKubeKeys(const std::string& path) {
     keys.kube_api_server_address =
         root["kubeApiServerAddress"].as<std::string>(keys.kube_api_server_address);
     keys.kube_config_file_path = root["kubeConfigFilePath"].as<std::string>("");
+    keys.waiting_block_ms = root["waitingPodSchedulingBlockMilliSec"].as<int64_t>(0);
   } catch (const YAML::Exception&) {
     // The library's loader has reported any problem with the file already.
   }
@@ -124,8 +126,9 @@ int main(int argc, char** argv) {
     return 1;
   }
   hived::server::KubeClient client(*kube);
-  hived::server::Extender extender(*std::move(scheduler), hived::server::ExtenderOptions{},
-                                   &client);
+  hived::server::ExtenderOptions options;
+  options.waiting_block_ms = keys.waiting_block_ms;
+  hived::server::Extender extender(*std::move(scheduler), options, &client);
   hived::server::HttpServer http(&extender, {args.tls_cert, args.tls_key});
   int bound = http.BindToPort(host, port);
   if (bound < 0) {

@@ -3,6 +3,7 @@
 // their pods, filter → preempt → delete victims → filter → bind, bad input, inspect, recovery.
 #include "server/extender.h"
 
+#include <chrono>
 #include <map>
 #include <memory>
 #include <set>
@@ -191,6 +192,11 @@ TEST_CASE("Extender: filter → preempt → delete victims → filter → bind",
   }
   CHECK(uids == std::set<std::string>{"l0", "l1"});
   CHECK(ext->scheduler().GetGroup("high").state == hived::GroupState::kPreempting);
+  json inspected = Body(ext->Inspect("/v1/inspect/affinitygroups/high"));
+  CHECK(inspected["status"]["state"] == "Preempting");
+  CHECK(inspected["status"]["preemptingPods"] == json::array({"h0"}));
+  CHECK(Body(ext->Inspect("/v1/inspect/affinitygroups/low"))["status"]["state"] ==
+        "BeingPreempted");
   // While the victims run, filter waits.
   CHECK(ChosenNode(ext->Filter(FilterArgs(h0))).empty());
   ext->OnPodDeleted(l0);
@@ -333,4 +339,37 @@ TEST_CASE("Extender: recovery from bind info rebuilds the same state", "[server]
   second.OnPodDeleted(pods[1]);
   CHECK(second.scheduler().GetGroup("a").state == hived::GroupState::kAbsent);
   CHECK(second.scheduler().CheckInvariants().ok());
+}
+
+TEST_CASE("Extender: a preemptor deleted while preempting gives up its reservation",
+          "[server][unit]") {
+  RecordingBinder binder;
+  auto ext = NewExtender(&binder);
+  std::string low_spec = GangSpec("VC2", 0, "low", 2, 8, "DGX1-P100");
+  json l0 = MakePod("low-0", "l0", low_spec);
+  json l1 = MakePod("low-1", "l1", low_spec);
+  FilterAndBind(*ext, l0);
+  FilterAndBind(*ext, l1);
+  json h0 = MakePod("high-0", "h0", GangSpec("VC2", 100, "high", 1, 8, "DGX1-P100"));
+  REQUIRE(Body(ext->Preempt(PreemptArgs(h0)))["NodeNameToMetaVictims"].size() >= 1);
+  REQUIRE(ext->scheduler().GetGroup("high").state == hived::GroupState::kPreempting);
+  ext->OnPodDeleted(h0);
+  CHECK(ext->scheduler().GetGroup("high").state == hived::GroupState::kAbsent);
+  CHECK(ext->scheduler().GetGroup("low").state == hived::GroupState::kAllocated);
+  CHECK(ext->scheduler().CheckInvariants().ok());
+}
+
+TEST_CASE("Extender: waitingPodSchedulingBlockMilliSec delays a waiting answer", "[server][unit]") {
+  auto spec = hived::LoadClusterSpecFile(hived::server::testing::DesignConfig());
+  REQUIRE(spec.ok());
+  hived::server::ExtenderOptions options;
+  options.waiting_block_ms = 150;
+  Extender ext(*hived::Scheduler::Create(*spec), options, nullptr);
+  ext.SetReady();
+  json big = MakePod("big-0", "b0", GangSpec("VC2", 0, "big", 4, 8, "DGX1-P100"));
+  auto start = std::chrono::steady_clock::now();
+  HttpReply r = ext.Filter(FilterArgs(big));
+  auto elapsed = std::chrono::steady_clock::now() - start;
+  CHECK(Body(r)["FailedNodes"].contains("hivedscheduler"));
+  CHECK(elapsed >= std::chrono::milliseconds(150));
 }

@@ -32,8 +32,14 @@ class FakeApiServer {
   FakeApiServer() { Routes(); }
   ~FakeApiServer() { Stop(); }
 
-  int Start() {
-    port_ = server_.bind_to_any_port("127.0.0.1");
+  // Listens on 127.0.0.1:`port` (0: any free port); the port, or -1.
+  int Start(int port = 0) {
+    if (port == 0) {
+      port_ = server_.bind_to_any_port("127.0.0.1");
+    } else {
+      port_ = server_.bind_to_port("127.0.0.1", port) ? port : -1;
+    }
+    if (port_ < 0) return -1;
     thread_ = std::thread([this] { server_.listen_after_bind(); });
     while (!server_.is_running()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
     return port_;
@@ -158,6 +164,45 @@ class FakeApiServer {
             res.set_content(list.dump(), "application/json");
           });
     }
+    // Create and delete, as kubectl does them.
+    server_.Post(R"(/api/v1/namespaces/([^/]+)/pods)",
+                 [this](const httplib::Request& req, httplib::Response& res) {
+                   nlohmann::json pod = nlohmann::json::parse(req.body, nullptr, false);
+                   if (pod.is_discarded() || !pod.is_object() || !pod["metadata"].is_object() ||
+                       !pod["metadata"]["name"].is_string()) {
+                     res.status = 400;
+                     res.set_content(R"({"kind":"Status","code":400})", "application/json");
+                     return;
+                   }
+                   pod["metadata"]["namespace"] = req.matches[1];
+                   if (!pod["metadata"]["uid"].is_string()) {
+                     std::lock_guard<std::mutex> lock(mu_);
+                     pod["metadata"]["uid"] = "uid-" + std::to_string(version_ + 1);
+                   }
+                   if (!pod["status"].is_object()) pod["status"] = {{"phase", "Pending"}};
+                   AddPod(pod);
+                   res.status = 201;
+                   res.set_content(Pod(pod["metadata"]["uid"]).dump(), "application/json");
+                 });
+    server_.Delete(R"(/api/v1/namespaces/([^/]+)/pods/([^/]+))",
+                   [this](const httplib::Request& req, httplib::Response& res) {
+                     std::string uid;
+                     {
+                       std::lock_guard<std::mutex> lock(mu_);
+                       for (const auto& [u, pod] : pods_) {
+                         if (pod["metadata"]["namespace"] == req.matches[1].str() &&
+                             pod["metadata"]["name"] == req.matches[2].str()) {
+                           uid = u;
+                         }
+                       }
+                     }
+                     if (uid.empty() || !DeletePod(uid)) {
+                       res.status = 404;
+                       res.set_content(R"({"kind":"Status","code":404})", "application/json");
+                       return;
+                     }
+                     res.set_content(R"({"kind":"Status","status":"Success"})", "application/json");
+                   });
     server_.Post(R"(/api/v1/namespaces/([^/]+)/pods/([^/]+)/binding)",
                  [this](const httplib::Request& req, httplib::Response& res) {
                    Bind(req.matches[1], req.matches[2], req.body, res);
