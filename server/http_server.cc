@@ -23,7 +23,7 @@ void Send(httplib::Response& res, const HttpReply& reply) {
 
 }  // namespace
 
-HttpServer::HttpServer(Extender* extender, const TlsFiles& tls) : impl_(new Impl) {
+HttpServer::HttpServer(Extender* extender, const TlsFiles& tls, int threads) : impl_(new Impl) {
 #ifdef CPPHTTPLIB_OPENSSL_SUPPORT
   if (!tls.cert_file.empty()) {
     impl_->server =
@@ -36,6 +36,10 @@ HttpServer::HttpServer(Extender* extender, const TlsFiles& tls) : impl_(new Impl
   impl_->server = std::make_unique<httplib::Server>();
 #endif
   httplib::Server& s = *impl_->server;
+  const size_t pool = static_cast<size_t>(threads > 0 ? threads : 1);
+  s.new_task_queue = [pool] { return new httplib::ThreadPool(pool); };
+  s.set_keep_alive_max_count(1000);
+  s.set_tcp_nodelay(true);
   s.set_payload_max_length(extender->options().max_body_bytes);
   s.set_read_timeout(10, 0);
   s.set_write_timeout(10, 0);

@@ -29,7 +29,8 @@ struct TlsFiles {
 
 class HttpServer {
  public:
-  explicit HttpServer(Extender* extender, const TlsFiles& tls = {});
+  // `threads`: connections served at once (each keep-alive connection holds one while open).
+  explicit HttpServer(Extender* extender, const TlsFiles& tls = {}, int threads = 64);
   ~HttpServer();
   HttpServer(const HttpServer&) = delete;
   HttpServer& operator=(const HttpServer&) = delete;

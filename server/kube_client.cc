@@ -119,6 +119,7 @@ std::unique_ptr<httplib::Client> MakeClient(const KubeConfig& c) {
   if (!c.ca_file.empty()) client->set_ca_cert_path(c.ca_file.c_str());
   client->enable_server_certificate_verification(!c.insecure_skip_tls_verify);
 #endif
+  client->set_tcp_nodelay(true);
   client->set_connection_timeout(5, 0);
   client->set_read_timeout(60, 0);
   client->set_write_timeout(10, 0);

@@ -1,0 +1,143 @@
+// hived-extender-load: a bounded loopback load test of the filter route. Starts the
+// extender's HTTP server in-process on a config (default: the 1,000-node benchmark config)
+// and runs `clients` concurrent keep-alive clients, each sending `requests` filter calls
+// for new single-pod gangs (1, 2, 4 or 8 GPUs; VC by weight of its cells; fixed seed), then
+// prints the latency percentiles, the throughput and the outcomes.
+//
+// Usage: hived-extender-load [--config <yaml>] [--clients 64] [--requests 100] [--seed 1]
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "hived/config.h"
+#include "hived/scheduler.h"
+#include "httplib.h"
+#include "server/extender.h"
+#include "server/http_server.h"
+#include "server/tests/test_pods.h"
+
+int main(int argc, char** argv) {
+  std::string config =
+      std::string(HIVED_SOURCE_DIR) + "/tests/testdata/bench-configs/gen-1000-nodes.yaml";
+  int clients = 64;
+  int requests = 100;
+  unsigned seed = 1;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    std::string a = argv[i];
+    if (a == "--config")
+      config = argv[i + 1];
+    else if (a == "--clients")
+      clients = std::atoi(argv[i + 1]);
+    else if (a == "--requests")
+      requests = std::atoi(argv[i + 1]);
+    else if (a == "--seed")
+      seed = static_cast<unsigned>(std::atoi(argv[i + 1]));
+    else {
+      std::fprintf(stderr, "unknown argument %s\n", argv[i]);
+      return 2;
+    }
+  }
+  if (clients <= 0 || requests <= 0 || clients > 1024 || requests > 100000) {
+    std::fprintf(stderr, "want 1..1024 clients and 1..100000 requests each\n");
+    return 2;
+  }
+  auto spec = hived::LoadClusterSpecFile(config);
+  if (!spec.ok()) {
+    std::fprintf(stderr, "%s\n", std::string(spec.status().message()).c_str());
+    return 1;
+  }
+  std::vector<std::string> vcs;
+  std::vector<double> weights;
+  for (const hived::VirtualClusterSpec& vc : spec->virtual_clusters) {
+    vcs.push_back(vc.name);
+    double cells = 0;
+    for (const hived::VirtualCellSpec& c : vc.virtual_cells) cells += c.cell_number;
+    weights.push_back(std::max(cells, 1.0));
+  }
+  hived::server::Extender extender(*hived::Scheduler::Create(*spec), {}, nullptr);
+  extender.SetReady();
+  hived::server::HttpServer http(&extender, {}, clients + 4);
+  int port = http.BindToPort("127.0.0.1", 0);
+  if (port < 0) return 1;
+  std::thread serving([&http] { http.Listen(); });
+
+  // Every request body, made before the clock starts.
+  std::mt19937 rng(seed);
+  std::discrete_distribution<size_t> pick_vc(weights.begin(), weights.end());
+  const int kGpus[] = {1, 2, 4, 8};
+  std::vector<std::vector<std::string>> bodies(static_cast<size_t>(clients));
+  for (int c = 0; c < clients; ++c) {
+    for (int r = 0; r < requests; ++r) {
+      std::string name = "load-" + std::to_string(c) + "-" + std::to_string(r);
+      int gpus = kGpus[rng() % 4];
+      nlohmann::json pod = hived::server::testing::MakePod(
+          name, "uid-" + name,
+          hived::server::testing::GangSpec(vcs[pick_vc(rng)], 0, name, 1, gpus));
+      bodies[static_cast<size_t>(c)].push_back(
+          nlohmann::json{{"Pod", pod}, {"NodeNames", nlohmann::json::array()}}.dump());
+    }
+  }
+  std::vector<std::vector<double>> latencies(static_cast<size_t>(clients));
+  std::atomic<int64_t> placed{0}, waiting{0}, errors{0};
+  // Each client opens its keep-alive connection first (as kube-scheduler keeps one); the
+  // clock starts when all are connected.
+  std::atomic<int> connected{0};
+  std::atomic<bool> go{false};
+  std::chrono::steady_clock::time_point start;
+  std::vector<std::thread> threads;
+  for (int c = 0; c < clients; ++c) {
+    threads.emplace_back([&, c] {
+      httplib::Client client("127.0.0.1", port);
+      client.set_keep_alive(true);
+      client.set_tcp_nodelay(true);
+      client.set_read_timeout(30, 0);
+      if (!client.Get("/healthz")) ++errors;
+      ++connected;
+      while (!go.load()) std::this_thread::yield();
+      for (const std::string& body : bodies[static_cast<size_t>(c)]) {
+        auto t0 = std::chrono::steady_clock::now();
+        auto res = client.Post("/v1/extender/filter", body, "application/json");
+        auto t1 = std::chrono::steady_clock::now();
+        latencies[static_cast<size_t>(c)].push_back(
+            std::chrono::duration<double, std::milli>(t1 - t0).count());
+        if (!res || res->status != 200) {
+          ++errors;
+        } else if (res->body.find("\"NodeNames\":[\"") != std::string::npos) {
+          ++placed;
+        } else {
+          ++waiting;
+        }
+      }
+    });
+  }
+  while (connected.load() < clients) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  start = std::chrono::steady_clock::now();
+  go.store(true);
+  for (std::thread& t : threads) t.join();
+  double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  http.Stop();
+  serving.join();
+  std::vector<double> all;
+  for (const auto& l : latencies) all.insert(all.end(), l.begin(), l.end());
+  std::sort(all.begin(), all.end());
+  auto pct = [&](double p) {
+    return all[std::min(all.size() - 1, static_cast<size_t>(p * static_cast<double>(all.size())))];
+  };
+  std::printf(
+      "hived-extender-load: %d clients x %d filters on %s\n"
+      "  %zu filters in %.3f s: %.0f filters/s\n"
+      "  latency ms: p50 %.3f  p90 %.3f  p99 %.3f  max %.3f\n"
+      "  outcomes: %lld placed, %lld waiting, %lld errors\n",
+      clients, requests, config.c_str(), all.size(), wall, static_cast<double>(all.size()) / wall,
+      pct(0.50), pct(0.90), pct(0.99), all.back(), static_cast<long long>(placed.load()),
+      static_cast<long long>(waiting.load()), static_cast<long long>(errors.load()));
+  bool invariants = extender.scheduler().CheckInvariants().ok();
+  if (!invariants) std::printf("  scheduler invariants BROKEN\n");
+  return errors.load() == 0 && invariants ? 0 : 1;
+}
