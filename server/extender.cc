@@ -451,6 +451,10 @@ HttpReply Extender::Bind(std::string_view body) {
     annotations[kAnnotationPodBindInfo] = BindInfoYaml(gang.placement, it->second.slot);
     annotations[kAnnotationPodLeafCellIsolation] = LeafCellIsolation(placement);
     annotations[kAnnotationPodGpuIsolation] = LeafCellIsolation(placement);
+    if (absl::StatusOr<GroupRecord> record = scheduler_->GetGroupRecord(it->second.group);
+        record.ok()) {
+      annotations[kAnnotationGroupRecord] = GroupRecordToJson(*record);
+    }
   }
   if (binder_ == nullptr) {
     return done(PlatformError("bind", "no Kubernetes API server is configured"), "");
@@ -571,7 +575,15 @@ RecoveryReport Extender::Recover(const std::vector<json>& pod_objects) {
       record->request.name = spec->affinity_group_name;
       record->request.vc = spec->virtual_cluster;
       record->request.priority = spec->priority;
-      absl::StatusOr<AllocateInfo> info = scheduler_->Recover(record->request, record->placement);
+      absl::StatusOr<AllocateInfo> info = absl::UnknownError("no hived record");
+      // hived's record first (the same virtual cells again), else HiveD's rule.
+      if (auto own = pod.annotations.find(kAnnotationGroupRecord); own != pod.annotations.end()) {
+        absl::StatusOr<GroupRecord> saved = GroupRecordFromJson(own->second);
+        if (saved.ok() && saved->request.name == spec->affinity_group_name) {
+          info = scheduler_->AllocateRecord(*saved);
+        }
+      }
+      if (!info.ok()) info = scheduler_->Recover(record->request, record->placement);
       if (!info.ok()) {
         report.problems.push_back(absl::StrCat(pod.Key(), ": ", info.status().message()));
         continue;

@@ -32,6 +32,11 @@ inline constexpr const char* kAnnotationPodSchedulingSpec =
 inline constexpr const char* kAnnotationPodBindInfo = "hivedscheduler.microsoft.com/pod-bind-info";
 inline constexpr const char* kAnnotationPodLeafCellIsolation =
     "hivedscheduler.microsoft.com/pod-leaf-cell-isolation";
+// hived's own recovery record of the pod's group (`GroupRecordToJson`: HiveD's bind info plus
+// the virtual leaf cells it runs on), written beside HiveD's annotations. With it a restart
+// binds the same virtual cells again, so the recovered state equals the uncrashed one; a pod
+// without it (bound by HiveD) is recovered from `pod-bind-info` by HiveD's rule.
+inline constexpr const char* kAnnotationGroupRecord = "hived.io/group-record";
 // The legacy name of the isolation annotation, written too (HiveD's older readers).
 inline constexpr const char* kAnnotationPodGpuIsolation =
     "hivedscheduler.microsoft.com/pod-gpu-isolation";

@@ -308,13 +308,20 @@ TEST_CASE("Extender: recovery from bind info rebuilds the same state", "[server]
       MakePod("b-0", "b0", GangSpec("VC2", -1, "b", 1, 2, "DGX1-P100")),
       MakePod("c-0", "c0", "virtualCluster: VC1\npriority: 5\ngpuType: DGX2-V100\ngpuNumber: 16\n"),
   };
+  // With hived's record (the same virtual cells), and without it: pods bound by HiveD,
+  // recovered by HiveD's rule (the same cells here: nothing else competes).
+  bool hived_record = GENERATE(true, false);
+  CAPTURE(hived_record);
   for (json& pod : pods) {
     std::string node = FilterAndBind(*first, pod);
     // The API server applies the binding: node name and annotations.
     pod["spec"]["nodeName"] = node;
     pod["status"]["phase"] = "Running";
-    for (const auto& [k, v] : binder.calls.back().annotations)
+    for (const auto& [k, v] : binder.calls.back().annotations) {
       pod["metadata"]["annotations"][k] = v;
+    }
+    CHECK(pod["metadata"]["annotations"].contains(hived::server::kAnnotationGroupRecord));
+    if (!hived_record) pod["metadata"]["annotations"].erase(hived::server::kAnnotationGroupRecord);
   }
   json pending = MakePod("d-0", "d0", GangSpec("VC2", 0, "d", 1, 1));  // never bound: ignored
   std::vector<json> listed = pods;

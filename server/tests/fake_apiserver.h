@@ -29,7 +29,10 @@ namespace hived::server::testing {
 
 class FakeApiServer {
  public:
-  FakeApiServer() { Routes(); }
+  FakeApiServer() {
+    server_.set_tcp_nodelay(true);
+    Routes();
+  }
   ~FakeApiServer() { Stop(); }
 
   // Listens on 127.0.0.1:`port` (0: any free port); the port, or -1.

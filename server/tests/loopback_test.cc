@@ -8,7 +8,10 @@
 #include <cstdlib>
 #include <fstream>
 #include <functional>
+#include <map>
 #include <memory>
+#include <random>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -62,6 +65,7 @@ class Running {
   httplib::Client Client() const {
     httplib::Client c("127.0.0.1", port_);
     c.set_read_timeout(10, 0);
+    c.set_tcp_nodelay(true);
     return c;
   }
   hived::server::Extender& extender() { return *extender_; }
@@ -98,7 +102,7 @@ bool WaitFor(const std::function<bool()>& done) {
   auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
   while (std::chrono::steady_clock::now() < deadline) {
     if (done()) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
   return done();
 }
@@ -266,4 +270,161 @@ TEST_CASE("Loopback: /metrics passes promtool check metrics", "[server][scenario
   INFO(output);
   CHECK(rc == 0);
   CHECK(output.empty());
+}
+
+namespace {
+
+// kube-scheduler's loop for many gangs with restarts of the extender at chosen steps. The
+// driver's next action depends only on the answers, so two runs with the same seed take the
+// same actions exactly when the extender's decisions are the same.
+class Driver {
+ public:
+  Driver(FakeApiServer& api, uint32_t seed) : api_(api), rng_(seed) {
+    server_ = std::make_unique<Running>(api_);
+  }
+
+  // Runs until `pods` pods were submitted; restarts the extender before the steps listed.
+  void Run(int pods, const std::set<int>& restart_at) {
+    int step = 0;
+    while (submitted_ < pods) {
+      if (restart_at.count(step) > 0) Restart();
+      ++step;
+      if (!active_.empty() && rng_() % 10 < 3) {
+        auto it = active_.begin();
+        std::advance(it, static_cast<long>(rng_() % active_.size()));
+        DeleteGang(it->first);
+        continue;
+      }
+      SubmitGang(step);
+    }
+  }
+
+  std::string Inspect() {
+    httplib::Client c = server_->Client();
+    return Get(c, "/v1/inspect/affinitygroups/").dump() +
+           Get(c, "/v1/inspect/clusterstatus").dump();
+  }
+  int restarts() const { return restarts_; }
+  int recovered() const { return recovered_; }
+  int preemptions() const { return preemptions_; }
+  // Every answer of filter and preempt, and the restarts, in order.
+  const std::vector<std::string>& trace() const { return trace_; }
+  const std::map<std::string, std::vector<std::string>>& active() const { return active_; }
+
+ private:
+  void Restart() {
+    trace_.push_back("restart");
+    server_.reset();  // like kill -9: the extender keeps nothing but what the API server has
+    server_ = std::make_unique<Running>(api_);
+    CHECK(server_->report.problems.empty());
+    recovered_ += server_->report.pods_recovered;
+    ++restarts_;
+  }
+
+  hived::GroupState State(const std::string& group) {
+    return server_->extender().scheduler().GetGroup(group).state;
+  }
+
+  void DeleteGang(const std::string& group) {
+    for (const std::string& uid : active_.at(group)) api_.DeletePod(uid);
+    active_.erase(group);
+    REQUIRE(WaitFor([&] { return State(group) == hived::GroupState::kAbsent; }));
+  }
+
+  void SubmitGang(int step) {
+    static const int kGpus[] = {1, 2, 4, 8};
+    bool vc1 = rng_() % 2 == 0;
+    std::string vc = vc1 ? "VC1" : "VC2";
+    std::string type = vc1 ? "DGX2-V100" : "DGX1-P100";
+    int priorities[] = {-1, 0, 0, 50};
+    int priority = priorities[rng_() % 4];
+    int gpus = kGpus[rng_() % 4];
+    int n = 1 + static_cast<int>(rng_() % 3);
+    std::string group = "g" + std::to_string(step);
+    std::vector<json> pods;
+    for (int i = 0; i < n; ++i) {
+      std::string name = group + "-" + std::to_string(i);
+      pods.push_back(MakePod(name, "uid-" + name, GangSpec(vc, priority, group, n, gpus, type)));
+      api_.AddPod(pods.back());
+    }
+    submitted_ += n;
+    httplib::Client c = server_->Client();
+    json f = Post(c, "/v1/extender/filter", FilterArgs(pods[0]));
+    trace_.push_back(group + " filter " + f.dump());
+    if (f["NodeNames"].empty() && !f["FailedNodes"].contains("hivedscheduler")) {
+      // Victims: preempt, delete them, then filter again.
+      json victims = Post(c, "/v1/extender/preempt", PreemptArgs(pods[0]))["NodeNameToMetaVictims"];
+      std::set<std::string> groups;
+      for (auto& [node, v] : victims.items()) {
+        for (const json& p : v["Pods"]) {
+          for (const auto& [g, uids] : active_) {
+            if (std::find(uids.begin(), uids.end(), p["UID"]) != uids.end()) groups.insert(g);
+          }
+        }
+      }
+      ++preemptions_;
+      trace_.push_back(group + " preempt " + victims.dump());
+      for (const std::string& g : groups) DeleteGang(g);
+      f = Post(c, "/v1/extender/filter", FilterArgs(pods[0]));
+    }
+    if (f["NodeNames"].empty()) {  // waits: the job gives up
+      for (const json& p : pods) api_.DeletePod(p["metadata"]["uid"]);
+      if (State(group) == hived::GroupState::kPreempting) {
+        REQUIRE(WaitFor([&] { return State(group) == hived::GroupState::kAbsent; }));
+      }
+      return;
+    }
+    Post(c, "/v1/extender/bind", BindArgs(pods[0], f["NodeNames"][0]));
+    for (size_t i = 1; i < pods.size(); ++i) Schedule(c, pods[i]);
+    for (const json& p : pods) active_[group].push_back(p["metadata"]["uid"]);
+  }
+
+  FakeApiServer& api_;
+  std::mt19937 rng_;
+  std::unique_ptr<Running> server_;
+  std::map<std::string, std::vector<std::string>> active_;  // running gangs -> pod uids
+  int submitted_ = 0;
+  int restarts_ = 0;
+  int recovered_ = 0;
+  int preemptions_ = 0;
+  std::vector<std::string> trace_;
+};
+
+}  // namespace
+
+TEST_CASE("Loopback: 1,000 pods of mixed gangs with restarts end as without restarts",
+          "[server][scenario]") {
+  const uint32_t seed = 7;
+  FakeApiServer crashed_api;
+  crashed_api.Start();
+  AddNodes(crashed_api);
+  Driver crashed(crashed_api, seed);
+  std::mt19937 pick(seed);
+  std::set<int> restarts;
+  while (restarts.size() < 8) restarts.insert(1 + static_cast<int>(pick() % 600));
+  crashed.Run(1000, restarts);
+
+  FakeApiServer whole_api;
+  whole_api.Start();
+  AddNodes(whole_api);
+  Driver whole(whole_api, seed);
+  whole.Run(1000, {});
+
+  CHECK(crashed.restarts() >= 1);
+  CHECK(crashed.recovered() > 0);
+  CHECK(crashed.preemptions() > 0);
+  // The same answers in the same order (restarts aside), and the same state at the end.
+  std::vector<std::string> answers;
+  for (const std::string& t : crashed.trace()) {
+    if (t != "restart") answers.push_back(t);
+  }
+  CHECK(answers == whole.trace());
+  CHECK(crashed.Inspect() == whole.Inspect());
+  // No pod bound twice, none lost: every pod of a running gang is bound once.
+  for (const auto& [group, uids] : crashed.active()) {
+    for (const std::string& uid : uids) {
+      CHECK(crashed_api.BindCalls(uid) == 1);
+      CHECK_FALSE(crashed_api.Pod(uid)["spec"].value("nodeName", "").empty());
+    }
+  }
 }
