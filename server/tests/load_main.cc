@@ -137,6 +137,26 @@ int main(int argc, char** argv) {
       clients, requests, config.c_str(), all.size(), wall, static_cast<double>(all.size()) / wall,
       pct(0.50), pct(0.90), pct(0.99), all.back(), static_cast<long long>(placed.load()),
       static_cast<long long>(waiting.load()), static_cast<long long>(errors.load()));
+  // The server's own decision time (its histogram): the part of the latency that is the
+  // decision, not queueing for a core or the lock.
+  std::string metrics = extender.Metrics();
+  std::vector<std::pair<double, double>> buckets;  // (le, cumulative count)
+  const std::string key = "hived_extender_decision_seconds_bucket{route=\"filter\",le=\"";
+  for (size_t at = metrics.find(key); at != std::string::npos; at = metrics.find(key, at + 1)) {
+    size_t le_end = metrics.find('"', at + key.size());
+    std::string le = metrics.substr(at + key.size(), le_end - at - key.size());
+    double count = std::atof(metrics.c_str() + metrics.find("} ", le_end) + 2);
+    buckets.emplace_back(le == "+Inf" ? 1e9 : std::atof(le.c_str()), count);
+  }
+  auto bound = [&](double q) {
+    double total = buckets.empty() ? 0 : buckets.back().second;
+    for (const auto& [le, count] : buckets) {
+      if (count >= q * total) return le * 1000;
+    }
+    return 0.0;
+  };
+  std::printf("  server decision time ms (histogram bucket bound): p50 <= %g  p99 <= %g\n",
+              bound(0.50), bound(0.99));
   bool invariants = extender.scheduler().CheckInvariants().ok();
   if (!invariants) std::printf("  scheduler invariants BROKEN\n");
   return errors.load() == 0 && invariants ? 0 : 1;
