@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cctype>
 #include <chrono>
+#include <cstdlib>
 #include <set>
 #include <string>
 #include <thread>
@@ -557,33 +558,50 @@ RecoveryReport Extender::Recover(const std::vector<json>& pod_objects) {
   }
   std::sort(pods.begin(), pods.end(),
             [](const PodInfo& a, const PodInfo& b) { return a.Key() < b.Key(); });
+  // Pods of one gang share their spec text: parse each text that names its group once (a
+  // spec without `affinityGroup` is named after its pod: parsed per pod).
+  std::map<std::string, absl::StatusOr<SchedulingSpec>> specs;
   std::lock_guard<std::mutex> lock(mu_);
   for (const PodInfo& pod : pods) {
-    absl::StatusOr<SchedulingSpec> spec = ParseSchedulingSpec(pod);
+    auto text = pod.annotations.find(kAnnotationPodSchedulingSpec);
+    absl::StatusOr<SchedulingSpec> spec = absl::UnknownError("");
+    if (text != pod.annotations.end() && text->second.find("affinityGroup") != std::string::npos) {
+      auto cached = specs.find(text->second);
+      if (cached == specs.end())
+        cached = specs.emplace(text->second, ParseSchedulingSpec(pod)).first;
+      spec = cached->second;
+    } else {
+      spec = ParseSchedulingSpec(pod);
+    }
     if (!spec.ok()) {
       report.problems.push_back(absl::StrCat(pod.Key(), ": ", spec.status().message()));
       continue;
     }
     const std::string& bind_info = pod.annotations.at(kAnnotationPodBindInfo);
     if (gangs_.count(spec->affinity_group_name) == 0) {
-      absl::StatusOr<GroupRecord> record =
-          ImportHivedBindInfo(bind_info, pod.annotations.at(kAnnotationPodSchedulingSpec));
-      if (!record.ok()) {
-        report.problems.push_back(absl::StrCat(pod.Key(), ": ", record.status().message()));
-        continue;
-      }
-      record->request.name = spec->affinity_group_name;
-      record->request.vc = spec->virtual_cluster;
-      record->request.priority = spec->priority;
       absl::StatusOr<AllocateInfo> info = absl::UnknownError("no hived record");
+      GroupRequest request;
       // hived's record first (the same virtual cells again), else HiveD's rule.
       if (auto own = pod.annotations.find(kAnnotationGroupRecord); own != pod.annotations.end()) {
         absl::StatusOr<GroupRecord> saved = GroupRecordFromJson(own->second);
         if (saved.ok() && saved->request.name == spec->affinity_group_name) {
           info = scheduler_->AllocateRecord(*saved);
+          request = saved->request;
         }
       }
-      if (!info.ok()) info = scheduler_->Recover(record->request, record->placement);
+      if (!info.ok()) {
+        absl::StatusOr<GroupRecord> record =
+            ImportHivedBindInfo(bind_info, text == pod.annotations.end() ? "" : text->second);
+        if (!record.ok()) {
+          report.problems.push_back(absl::StrCat(pod.Key(), ": ", record.status().message()));
+          continue;
+        }
+        record->request.name = spec->affinity_group_name;
+        record->request.vc = spec->virtual_cluster;
+        record->request.priority = spec->priority;
+        info = scheduler_->Recover(record->request, record->placement);
+        request = record->request;
+      }
       if (!info.ok()) {
         report.problems.push_back(absl::StrCat(pod.Key(), ": ", info.status().message()));
         continue;
@@ -591,23 +609,29 @@ RecoveryReport Extender::Recover(const std::vector<json>& pod_objects) {
       ++report.groups_recovered;
       if (info->downgraded) ++report.groups_downgraded;
       Gang gang;
-      gang.request = record->request;
-      gang.placement = scheduler_->GetGroup(record->request.name).placement;
+      gang.request = request;
+      gang.placement = scheduler_->GetGroup(request.name).placement;
       gang.slots.resize(gang.placement.pods.size());
-      gangs_[record->request.name] = std::move(gang);
+      gangs_[request.name] = std::move(gang);
     }
-    // The pod's slot: its node and first leaf index in the gang's placement.
+    // The pod's slot: its node and first leaf index in the gang's placement (from the
+    // isolation annotation, else from the bind info).
     Gang& gang = gangs_.at(spec->affinity_group_name);
-    std::string node;
+    std::string node = pod.node_name;
     int32_t first_leaf = -1;
-    try {
-      YAML::Node root = YAML::Load(bind_info);
-      node = root["node"].as<std::string>("");
-      YAML::Node leaves = root["leafCellIsolation"];
-      if (leaves.IsSequence() && leaves.size() > 0) first_leaf = leaves[0].as<int32_t>(-1);
-    } catch (const YAML::Exception& e) {
-      report.problems.push_back(absl::StrCat(pod.Key(), ": pod-bind-info: ", e.what()));
-      continue;
+    if (auto iso = pod.annotations.find(kAnnotationPodLeafCellIsolation);
+        iso != pod.annotations.end() && !iso->second.empty()) {
+      first_leaf = std::atoi(iso->second.c_str());
+    } else {
+      try {
+        YAML::Node root = YAML::Load(bind_info);
+        node = root["node"].as<std::string>(node);
+        YAML::Node leaves = root["leafCellIsolation"];
+        if (leaves.IsSequence() && leaves.size() > 0) first_leaf = leaves[0].as<int32_t>(-1);
+      } catch (const YAML::Exception& e) {
+        report.problems.push_back(absl::StrCat(pod.Key(), ": pod-bind-info: ", e.what()));
+        continue;
+      }
     }
     bool placed = false;
     for (size_t i = 0; i < gang.placement.pods.size(); ++i) {

@@ -5,11 +5,13 @@
 // prints the latency percentiles, the throughput and the outcomes.
 //
 // Usage: hived-extender-load [--config <yaml>] [--clients 64] [--requests 100] [--seed 1]
+//        hived-extender-load --recovery <racks>   (recovery time of a full cluster)
 #include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <map>
 #include <random>
 #include <string>
 #include <thread>
@@ -22,29 +24,123 @@
 #include "server/http_server.h"
 #include "server/tests/test_pods.h"
 
+namespace {
+
+// Records binds and applies them to the pod objects, as the API server would.
+class ApplyingBinder : public hived::server::Binder {
+ public:
+  absl::Status Bind(const std::string&, const std::string&, const std::string& uid,
+                    const std::string& node,
+                    const std::map<std::string, std::string>& annotations) override {
+    nlohmann::json& pod = pods.at(uid);
+    pod["spec"]["nodeName"] = node;
+    pod["status"]["phase"] = "Running";
+    for (const auto& [k, v] : annotations) pod["metadata"]["annotations"][k] = v;
+    return absl::OkStatus();
+  }
+  std::map<std::string, nlohmann::json> pods;
+};
+
+// `--recovery <racks>`: a cluster of <racks> racks of 8 nodes of 8 GPUs (the benchmark
+// config's cell types), one VC owning it all, filled with 8-GPU gangs of 1 to 4 pods
+// through filter and bind; then a fresh extender recovers from the bound pods, timed.
+int RecoveryBench(const hived::ClusterSpec& base, int racks) {
+  hived::ClusterSpec spec;
+  spec.cell_types = base.cell_types;
+  for (int r = 0; r < racks; ++r) {
+    hived::PhysicalCellSpec rack;
+    rack.cell_type = "V100-RACK";
+    for (int n = 0; n < 8; ++n) {
+      hived::PhysicalCellSpec node;
+      node.cell_address = "node-" + std::to_string(r * 8 + n);
+      rack.cell_children.push_back(node);
+    }
+    spec.physical_cells.push_back(rack);
+  }
+  spec.virtual_clusters = {{"VC1", {{"V100-RACK", racks}}, {}}};
+  ApplyingBinder binder;
+  auto created = hived::Scheduler::Create(spec);
+  if (!created.ok()) {
+    std::fprintf(stderr, "%s\n", std::string(created.status().message()).c_str());
+    return 1;
+  }
+  hived::server::Extender first(*std::move(created), {}, &binder);
+  first.SetReady();
+  int64_t gpus = 0;
+  auto fill_start = std::chrono::steady_clock::now();
+  for (int g = 0;; ++g) {
+    int n = 1 + g % 4;
+    std::string group = "job-" + std::to_string(g);
+    std::string spec_yaml = hived::server::testing::GangSpec("VC1", 0, group, n, 8);
+    bool placed = true;
+    for (int i = 0; i < n && placed; ++i) {
+      std::string name = group + "-" + std::to_string(i);
+      nlohmann::json pod = hived::server::testing::MakePod(name, "uid-" + name, spec_yaml);
+      std::string uid = pod["metadata"]["uid"];
+      binder.pods[uid] = pod;
+      hived::server::HttpReply r =
+          first.Filter(nlohmann::json{{"Pod", pod}, {"NodeNames", nlohmann::json::array()}}.dump());
+      nlohmann::json body = nlohmann::json::parse(r.body);
+      if (!body["NodeNames"].is_array() || body["NodeNames"].empty()) {
+        binder.pods.erase(uid);
+        placed = false;
+        break;
+      }
+      (void)first.Bind(hived::server::testing::BindArgs(pod, body["NodeNames"][0]));
+      gpus += 8;
+    }
+    if (!placed) break;
+  }
+  double fill =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - fill_start).count();
+  std::vector<nlohmann::json> pods;
+  for (auto& [uid, pod] : binder.pods) {
+    if (pod["spec"].contains("nodeName")) pods.push_back(pod);
+  }
+  hived::server::Extender second(*hived::Scheduler::Create(spec), {}, nullptr);
+  auto start = std::chrono::steady_clock::now();
+  hived::server::RecoveryReport report = second.Recover(pods);
+  double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  bool same = second.Inspect("/v1/inspect/clusterstatus").body ==
+              first.Inspect("/v1/inspect/clusterstatus").body;
+  std::printf(
+      "hived-extender-load --recovery %d: %d nodes, %lld GPUs in use by %zu pods "
+      "(filled through filter and bind in %.2f s)\n"
+      "  recovery of %d pods in %d groups: %.3f s (%zu problems); inspect equal: %s\n",
+      racks, racks * 8, static_cast<long long>(gpus), pods.size(), fill, report.pods_recovered,
+      report.groups_recovered, took, report.problems.size(), same ? "yes" : "NO");
+  return report.problems.empty() && same ? 0 : 1;
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
   std::string config =
       std::string(HIVED_SOURCE_DIR) + "/tests/testdata/bench-configs/gen-1000-nodes.yaml";
   int clients = 64;
   int requests = 100;
   unsigned seed = 1;
+  int recovery_racks = 0;
   for (int i = 1; i + 1 < argc; i += 2) {
     std::string a = argv[i];
-    if (a == "--config")
+    if (a == "--config") {
       config = argv[i + 1];
-    else if (a == "--clients")
+    } else if (a == "--clients") {
       clients = std::atoi(argv[i + 1]);
-    else if (a == "--requests")
+    } else if (a == "--requests") {
       requests = std::atoi(argv[i + 1]);
-    else if (a == "--seed")
+    } else if (a == "--seed") {
       seed = static_cast<unsigned>(std::atoi(argv[i + 1]));
-    else {
+    } else if (a == "--recovery") {
+      recovery_racks = std::atoi(argv[i + 1]);
+    } else {
       std::fprintf(stderr, "unknown argument %s\n", argv[i]);
       return 2;
     }
   }
-  if (clients <= 0 || requests <= 0 || clients > 1024 || requests > 100000) {
-    std::fprintf(stderr, "want 1..1024 clients and 1..100000 requests each\n");
+  if (clients <= 0 || requests <= 0 || clients > 1024 || requests > 100000 || recovery_racks < 0 ||
+      recovery_racks > 100000) {
+    std::fprintf(stderr, "want 1..1024 clients, 1..100000 requests each, 0..100000 racks\n");
     return 2;
   }
   auto spec = hived::LoadClusterSpecFile(config);
@@ -52,6 +148,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "%s\n", std::string(spec.status().message()).c_str());
     return 1;
   }
+  if (recovery_racks > 0) return RecoveryBench(*spec, recovery_racks);
   std::vector<std::string> vcs;
   std::vector<double> weights;
   for (const hived::VirtualClusterSpec& vc : spec->virtual_clusters) {
