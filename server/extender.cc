@@ -187,35 +187,23 @@ HttpReply Extender::Filter(std::string_view body) {
   if (!ready()) return NotReady("filter");
   json args = json::parse(body.begin(), body.end(), nullptr, /*allow_exceptions=*/false);
   HttpReply reply;
+  const char* outcome = "error";
   if (args.is_discarded() || !args.is_object()) {
     reply = UserError("filter", "request body is not a JSON ExtenderArgs object");
   } else {
     std::lock_guard<std::mutex> lock(mu_);
-    reply = FilterLocked(args);
-  }
-  std::string outcome = "error";
-  if (reply.status == 200) {
-    json r = json::parse(reply.body, nullptr, false);
-    const json* names = Field(r, "NodeNames");
-    const json* failed = Field(r, "FailedNodes");
-    if (names != nullptr && names->is_array() && !names->empty()) {
-      outcome = "bind";
-    } else if (failed != nullptr && failed->contains("hivedscheduler")) {
-      outcome = "wait";
-    } else {
-      outcome = "preempt";
-    }
+    reply = FilterLocked(args, &outcome);
   }
   metrics_.CountDecision(
       "filter", outcome,
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
-  if (outcome == "wait" && options_.waiting_block_ms > 0) {
+  if (std::string_view(outcome) == "wait" && options_.waiting_block_ms > 0) {
     std::this_thread::sleep_for(std::chrono::milliseconds(options_.waiting_block_ms));
   }
   return reply;
 }
 
-HttpReply Extender::FilterLocked(const json& args) {
+HttpReply Extender::FilterLocked(const json& args, const char** outcome) {
   const json* pod_json = Field(args, "Pod");
   if (pod_json == nullptr) return UserError("filter", "ExtenderArgs has no Pod");
   absl::StatusOr<PodInfo> pod = ParsePod(*pod_json);
@@ -228,7 +216,8 @@ HttpReply Extender::FilterLocked(const json& args) {
   absl::StatusOr<SchedulingSpec> spec = ParseSchedulingSpec(*pod);
   if (!spec.ok()) return UserError("filter", spec.status().message());
   std::vector<std::string> candidates = CandidateNodes(args);
-  auto bind_to = [](const std::string& node) {
+  auto bind_to = [outcome](const std::string& node) {
+    *outcome = "bind";
     return JsonReply(
         200,
         json{{"NodeNames", json::array({node})}, {"FailedNodes", json::object()}, {"Error", ""}});
@@ -272,7 +261,9 @@ HttpReply Extender::FilterLocked(const json& args) {
         failed[it.key()] = absl::StrCat("node(", it.key(), ") has preemptible Pods: [",
                                         absl::StrJoin(uids, " "), "]");
       }
+      *outcome = "preempt";
       if (failed.empty()) {
+        *outcome = "wait";
         failed["hivedscheduler"] =
             absl::StrCat("Pod is waiting for preemptible or free resource to appear: victims ",
                          absl::StrJoin(result->victims, ", "), " run on no node the server tracks");
@@ -284,6 +275,7 @@ HttpReply Extender::FilterLocked(const json& args) {
     case Outcome::kInfeasible:
       break;
   }
+  *outcome = "wait";
   return JsonReply(200,
                    json{{"NodeNames", json::array()},
                         {"FailedNodes",

@@ -129,7 +129,8 @@ class Extender {
     size_t slot = 0;
   };
 
-  HttpReply FilterLocked(const nlohmann::json& args);
+  // `*outcome` (a metrics label: "bind", "preempt", "wait") is set for a 200 answer.
+  HttpReply FilterLocked(const nlohmann::json& args, const char** outcome);
   HttpReply PreemptLocked(const nlohmann::json& args);
   // Allocates a kPlaced result and opens the gang. REQUIRES: mu_ held.
   absl::Status OpenGang(const GroupRequest& request, const Placement& placement);

@@ -126,6 +126,19 @@ std::unique_ptr<httplib::Client> MakeClient(const KubeConfig& c) {
   return client;
 }
 
+// Typed reads that never throw: a value of another type reads as the fallback (the API
+// server's JSON is not trusted to be well-formed).
+std::string Str(const json& object, const char* key) {
+  if (!object.is_object()) return "";
+  auto it = object.find(key);
+  return it != object.end() && it->is_string() ? it->get<std::string>() : "";
+}
+
+std::string NameOf(const json& object) {
+  auto meta = object.is_object() ? object.find("metadata") : object.end();
+  return object.is_object() && meta != object.end() ? Str(*meta, "name") : "";
+}
+
 std::string ResourceVersionOf(const json& object) {
   if (!object.is_object()) return "";
   auto meta = object.find("metadata");
@@ -238,10 +251,13 @@ absl::Status KubeClient::Watch(
       status = absl::DataLossError(absl::StrCat("watch ", resource, ": malformed event"));
       return false;
     }
-    std::string type = event.value("type", "");
+    std::string type = Str(event, "type");
     const json& object = event["object"];
     if (type == "ERROR") {
-      int code = object.is_object() ? object.value("code", 0) : 0;
+      int code = 0;
+      if (object.is_object() && object.contains("code") && object["code"].is_number_integer()) {
+        code = object["code"].get<int>();
+      }
       status = code == 410 ? absl::OutOfRangeError("resource version expired (410 Gone)")
                            : absl::UnavailableError(absl::StrCat("watch error ", code));
       return false;
@@ -309,14 +325,17 @@ void KubeClient::CancelWatches() {
 bool NodeHealthy(const json& node) {
   if (!node.is_object()) return false;
   if (auto spec = node.find("spec"); spec != node.end() && spec->is_object()) {
-    if (spec->value("unschedulable", false)) return false;
+    auto unschedulable = spec->find("unschedulable");
+    if (unschedulable != spec->end() && unschedulable->is_boolean() && unschedulable->get<bool>()) {
+      return false;
+    }
   }
   auto status = node.find("status");
   if (status == node.end() || !status->is_object()) return false;
   auto conditions = status->find("conditions");
   if (conditions == status->end() || !conditions->is_array()) return false;
   for (const json& c : *conditions) {
-    if (c.is_object() && c.value("type", "") == "Ready") return c.value("status", "") == "True";
+    if (Str(c, "type") == "Ready") return Str(c, "status") == "True";
   }
   return false;
 }
@@ -324,7 +343,7 @@ bool NodeHealthy(const json& node) {
 void ClusterSync::ApplyNodes(const std::vector<json>& nodes) {
   std::set<std::string> seen;
   for (const json& node : nodes) {
-    std::string name = node.value("/metadata/name"_json_pointer, "");
+    std::string name = NameOf(node);
     if (name.empty()) continue;
     seen.insert(name);
     extender_->OnNodeHealth(name, NodeHealthy(node));
@@ -395,7 +414,7 @@ void ClusterSync::Loop(const std::string& resource) {
     absl::Status s =
         client_->Watch(resource, &version, stop_, [&](const std::string& type, const json& object) {
           if (resource == "nodes") {
-            std::string name = object.value("/metadata/name"_json_pointer, "");
+            std::string name = NameOf(object);
             if (!name.empty())
               extender_->OnNodeHealth(name, type != "DELETED" && NodeHealthy(object));
           } else if (type == "DELETED") {

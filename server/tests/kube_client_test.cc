@@ -77,6 +77,10 @@ TEST_CASE("NodeHealthy: Ready=True and schedulable", "[server][unit]") {
   node["status"]["conditions"][0]["status"] = "Unknown";
   CHECK_FALSE(hived::server::NodeHealthy(node));
   CHECK_FALSE(hived::server::NodeHealthy(nlohmann::json::array()));
+  // Wrong types read as absent, never throw.
+  nlohmann::json odd = {{"spec", {{"unschedulable", "yes"}}},
+                        {"status", {{"conditions", {{{"type", 7}, {"status", true}}}}}}};
+  CHECK_FALSE(hived::server::NodeHealthy(odd));
 }
 
 TEST_CASE("HttpServer: serves HTTPS with --tls-cert and --tls-key", "[server][scenario]") {
