@@ -1,0 +1,824 @@
+// HiveD's extender logic: gangs from pods, filter/preempt/bind, inspect, metrics, recovery.
+#include "server/extender.h"
+
+#include <algorithm>
+#include <cctype>
+#include <chrono>
+#include <cstdlib>
+#include <set>
+#include <string>
+#include <thread>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "hived/state.h"
+#include "yaml-cpp/yaml.h"
+
+namespace hived::server {
+namespace {
+
+using nlohmann::json;
+
+// Go's JSON decoder matches keys case-insensitively: so do we (exact match first).
+const json* Field(const json& object, std::string_view key) {
+  if (!object.is_object()) return nullptr;
+  auto exact = object.find(std::string(key));
+  if (exact != object.end()) return &*exact;
+  for (auto it = object.begin(); it != object.end(); ++it) {
+    const std::string& k = it.key();
+    if (k.size() == key.size() && std::equal(k.begin(), k.end(), key.begin(), [](char a, char b) {
+          return std::tolower(static_cast<unsigned char>(a)) ==
+                 std::tolower(static_cast<unsigned char>(b));
+        })) {
+      return &it.value();
+    }
+  }
+  return nullptr;
+}
+
+std::string FieldString(const json& object, std::string_view key) {
+  const json* v = Field(object, key);
+  return v != nullptr && v->is_string() ? v->get<std::string>() : std::string();
+}
+
+// ExtenderArgs' candidate nodes: `NodeNames` (nodeCacheCapable) or `Nodes.items[].metadata.name`.
+std::vector<std::string> CandidateNodes(const json& args) {
+  std::vector<std::string> names;
+  if (const json* n = Field(args, "NodeNames"); n != nullptr && n->is_array()) {
+    for (const json& name : *n) {
+      if (name.is_string()) names.push_back(name.get<std::string>());
+    }
+    return names;
+  }
+  if (const json* nodes = Field(args, "Nodes"); nodes != nullptr) {
+    if (const json* items = Field(*nodes, "items"); items != nullptr && items->is_array()) {
+      for (const json& node : *items) {
+        if (const json* meta = Field(node, "metadata"); meta != nullptr) {
+          std::string name = FieldString(*meta, "name");
+          if (!name.empty()) names.push_back(name);
+        }
+      }
+    }
+  }
+  return names;
+}
+
+bool IsUserStatus(const absl::Status& s) {
+  return s.code() == absl::StatusCode::kInvalidArgument || s.code() == absl::StatusCode::kNotFound;
+}
+
+const char* HivedCellState(CellState s) {
+  switch (s) {
+    case CellState::kFree:
+      return "Free";
+    case CellState::kUsed:
+      return "Used";
+    case CellState::kReserving:
+      return "Reserving";
+    case CellState::kReserved:
+      return "Reserved";
+  }
+  return "Free";
+}
+
+const char* HivedHealth(CellHealth h) { return h == CellHealth::kBad ? "Bad" : "Healthy"; }
+
+// HiveD's affinity group states.
+const char* HivedGroupState(GroupState s) {
+  switch (s) {
+    case GroupState::kAllocated:
+    case GroupState::kOpportunistic:
+      return "Allocated";
+    case GroupState::kPreempting:
+    case GroupState::kReserved:
+      return "Preempting";
+    case GroupState::kBeingPreempted:
+      return "BeingPreempted";
+    case GroupState::kAbsent:
+      break;
+  }
+  return "Deleted";
+}
+
+json PhysicalJson(const PhysicalCellStatus& c,
+                  const std::map<std::string, std::string>* leaf_types) {
+  json out = json::object();
+  if (leaf_types != nullptr) {
+    auto it = leaf_types->find(c.cell_type);
+    if (it != leaf_types->end()) out["leafCellType"] = it->second;
+  }
+  out["cellType"] = c.cell_type;
+  out["isNodeLevel"] = c.is_node_level;
+  out["cellAddress"] = c.address;
+  out["cellState"] = HivedCellState(c.state);
+  out["cellHealthiness"] = HivedHealth(c.health);
+  out["cellPriority"] = c.priority;
+  if (!c.children.empty()) {
+    json children = json::array();
+    for (const PhysicalCellStatus& child : c.children) {
+      children.push_back(PhysicalJson(child, nullptr));
+    }
+    out["cellChildren"] = std::move(children);
+  }
+  if (!c.vc.empty()) out["vc"] = c.vc;
+  if (!c.virtual_cell.empty()) {
+    out["virtualCell"] = json{{"cellAddress", c.virtual_cell}, {"cellType", c.cell_type}};
+  }
+  return out;
+}
+
+json VirtualJson(const VirtualCellStatus& c) {
+  json out = json::object();
+  out["cellType"] = c.cell_type;
+  out["cellAddress"] = c.address;
+  out["cellState"] = HivedCellState(c.state);
+  out["cellHealthiness"] = HivedHealth(c.health);
+  out["cellPriority"] = c.priority;
+  if (!c.children.empty()) {
+    json children = json::array();
+    for (const VirtualCellStatus& child : c.children) children.push_back(VirtualJson(child));
+    out["cellChildren"] = std::move(children);
+  }
+  if (!c.physical_cell.empty()) {
+    out["physicalCell"] = json{{"cellAddress", c.physical_cell}, {"cellType", c.cell_type}};
+  }
+  return out;
+}
+
+HttpReply JsonReply(int status, const json& body) { return HttpReply{status, body.dump()}; }
+
+}  // namespace
+
+Extender::Extender(std::unique_ptr<Scheduler> scheduler, ExtenderOptions options, Binder* binder)
+    : scheduler_(std::move(scheduler)), options_(options), binder_(binder) {}
+
+HttpReply Extender::UserError(const std::string& route, absl::string_view message) {
+  metrics_.CountApiError(absl::StrCat(route, "-user-error"));
+  std::string text = absl::StrCat(kUserErrorPrefix, std::string(message));
+  if (route == "preempt") return JsonReply(400, json(text));
+  return JsonReply(400, json{{"Error", text}});
+}
+
+HttpReply Extender::PlatformError(const std::string& route, absl::string_view message) {
+  metrics_.CountApiError(absl::StrCat(route, "-platform-error"));
+  std::string text = absl::StrCat(kPlatformErrorPrefix, std::string(message));
+  if (route == "preempt") return JsonReply(500, json(text));
+  return JsonReply(500, json{{"Error", text}});
+}
+
+HttpReply Extender::NotReady(const std::string& route) {
+  HttpReply r = PlatformError(route, "not ready: recovering the cluster's state from its pods");
+  r.status = 503;
+  return r;
+}
+
+HttpReply Extender::RefuseRequest(int status, absl::string_view message) {
+  metrics_.CountApiError(absl::StrCat("refused-", status));
+  return JsonReply(status, json{{"Error", absl::StrCat(kUserErrorPrefix, std::string(message))}});
+}
+
+void Extender::CountApiError(const std::string& kind) { metrics_.CountApiError(kind); }
+
+// ---- filter ---------------------------------------------------------------------------
+
+HttpReply Extender::Filter(std::string_view body) {
+  auto start = std::chrono::steady_clock::now();
+  if (!ready()) return NotReady("filter");
+  json args = json::parse(body.begin(), body.end(), nullptr, /*allow_exceptions=*/false);
+  HttpReply reply;
+  const char* outcome = "error";
+  if (args.is_discarded() || !args.is_object()) {
+    reply = UserError("filter", "request body is not a JSON ExtenderArgs object");
+  } else {
+    std::lock_guard<std::mutex> lock(mu_);
+    reply = FilterLocked(args, &outcome);
+  }
+  metrics_.CountDecision(
+      "filter", outcome,
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  if (std::string_view(outcome) == "wait" && options_.waiting_block_ms > 0) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(options_.waiting_block_ms));
+  }
+  return reply;
+}
+
+HttpReply Extender::FilterLocked(const json& args, const char** outcome) {
+  const json* pod_json = Field(args, "Pod");
+  if (pod_json == nullptr) return UserError("filter", "ExtenderArgs has no Pod");
+  absl::StatusOr<PodInfo> pod = ParsePod(*pod_json);
+  if (!pod.ok()) return UserError("filter", pod.status().message());
+  if (!pod->scheduling_enabled) {
+    return UserError("filter",
+                     absl::StrCat("Pod ", pod->Key(), " does not set resource limit ",
+                                  kResourcePodSchedulingEnable, ": it is not scheduled by HiveD"));
+  }
+  absl::StatusOr<SchedulingSpec> spec = ParseSchedulingSpec(*pod);
+  if (!spec.ok()) return UserError("filter", spec.status().message());
+  std::vector<std::string> candidates = CandidateNodes(args);
+  auto bind_to = [outcome](const std::string& node) {
+    *outcome = "bind";
+    return JsonReply(
+        200,
+        json{{"NodeNames", json::array({node})}, {"FailedNodes", json::object()}, {"Error", ""}});
+  };
+
+  // A pod that already holds a slot (a Binding pod filtered again): its node, insisted.
+  if (auto it = pods_.find(pod->uid); it != pods_.end()) {
+    const Gang& gang = gangs_.at(it->second.group);
+    return bind_to(gang.placement.pods[it->second.slot].node);
+  }
+  GroupRequest request = ToGroupRequest(*spec);
+  if (!spec->ignore_k8s_suggested_nodes) request.suggested_nodes = candidates;
+  if (auto it = gangs_.find(request.name); it != gangs_.end()) {
+    absl::StatusOr<std::string> node = TakeSlot(it->second, *pod, spec->leaf_cell_number);
+    if (!node.ok()) return UserError("filter", node.status().message());
+    return bind_to(*node);
+  }
+  absl::StatusOr<ScheduleResult> result = scheduler_->Schedule(request, Phase::kFiltering);
+  if (!result.ok()) {
+    return IsUserStatus(result.status()) ? UserError("filter", result.status().message())
+                                         : PlatformError("filter", result.status().message());
+  }
+  switch (result->outcome) {
+    case Outcome::kPlaced: {
+      if (absl::Status s = OpenGang(request, result->placement); !s.ok()) {
+        return PlatformError("filter", s.message());
+      }
+      absl::StatusOr<std::string> node =
+          TakeSlot(gangs_.at(request.name), *pod, spec->leaf_cell_number);
+      if (!node.ok()) return UserError("filter", node.status().message());
+      return bind_to(*node);
+    }
+    case Outcome::kPreempting: {
+      // HiveD: the nodes holding victims fail with the victims named, so that
+      // kube-scheduler's preemption (and with it our preempt verb) runs.
+      json failed = json::object();
+      json victims = VictimsByNode(result->victims);
+      for (auto it = victims.begin(); it != victims.end(); ++it) {
+        std::vector<std::string> uids;
+        for (const json& p : it.value()["Pods"]) uids.push_back(p["UID"].get<std::string>());
+        failed[it.key()] = absl::StrCat("node(", it.key(), ") has preemptible Pods: [",
+                                        absl::StrJoin(uids, " "), "]");
+      }
+      *outcome = "preempt";
+      if (failed.empty()) {
+        *outcome = "wait";
+        failed["hivedscheduler"] =
+            absl::StrCat("Pod is waiting for preemptible or free resource to appear: victims ",
+                         absl::StrJoin(result->victims, ", "), " run on no node the server tracks");
+      }
+      return JsonReply(200,
+                       json{{"NodeNames", json::array()}, {"FailedNodes", failed}, {"Error", ""}});
+    }
+    case Outcome::kWaiting:
+    case Outcome::kInfeasible:
+      break;
+  }
+  *outcome = "wait";
+  return JsonReply(200,
+                   json{{"NodeNames", json::array()},
+                        {"FailedNodes",
+                         {{"hivedscheduler", absl::StrCat("Pod is waiting for preemptible or free "
+                                                          "resource to appear: ",
+                                                          result->reason)}}},
+                        {"Error", ""}});
+}
+
+absl::Status Extender::OpenGang(const GroupRequest& request, const Placement& placement) {
+  absl::StatusOr<AllocateInfo> info = scheduler_->Allocate(request, placement);
+  if (!info.ok()) return info.status();
+  Gang gang;
+  gang.request = request;
+  gang.request.suggested_nodes.reset();
+  // The running group's placement carries the preassigned cell types (the bind info needs
+  // them).
+  gang.placement = scheduler_->GetGroup(request.name).placement;
+  gang.slots.resize(gang.placement.pods.size());
+  gangs_[request.name] = std::move(gang);
+  preempting_pods_.erase(request.name);
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::string> Extender::TakeSlot(Gang& gang, const PodInfo& pod,
+                                               int32_t leaf_cell_number) {
+  int32_t configured = 0;
+  for (size_t i = 0; i < gang.placement.pods.size(); ++i) {
+    if (gang.placement.pods[i].leaf_cell_number != leaf_cell_number) continue;
+    ++configured;
+    if (!gang.slots[i].uid.empty()) continue;
+    gang.slots[i].uid = pod.uid;
+    gang.slots[i].pod_key = pod.Key();
+    pods_[pod.uid] = PodRef{gang.request.name, i};
+    return gang.placement.pods[i].node;
+  }
+  return absl::InvalidArgumentError(
+      absl::StrCat("Requesting more pods than the configured number for ", leaf_cell_number,
+                   " leaf cells (", configured, " pods) in affinity group ", gang.request.name));
+}
+
+json Extender::VictimsByNode(const std::vector<std::string>& groups) const {
+  json out = json::object();
+  for (const std::string& group : groups) {
+    auto it = gangs_.find(group);
+    if (it == gangs_.end()) continue;
+    for (size_t i = 0; i < it->second.slots.size(); ++i) {
+      const Slot& slot = it->second.slots[i];
+      if (slot.uid.empty()) continue;
+      const std::string& node = it->second.placement.pods[i].node;
+      json& entry = out[node];
+      if (!entry.is_object()) entry = json{{"Pods", json::array()}, {"NumPDBViolations", 0}};
+      entry["Pods"].push_back(json{{"UID", slot.uid}});
+    }
+  }
+  return out;
+}
+
+// ---- preempt --------------------------------------------------------------------------
+
+HttpReply Extender::Preempt(std::string_view body) {
+  auto start = std::chrono::steady_clock::now();
+  if (!ready()) return NotReady("preempt");
+  json args = json::parse(body.begin(), body.end(), nullptr, /*allow_exceptions=*/false);
+  HttpReply reply;
+  if (args.is_discarded() || !args.is_object()) {
+    reply = UserError("preempt", "request body is not a JSON ExtenderPreemptionArgs object");
+  } else {
+    std::lock_guard<std::mutex> lock(mu_);
+    reply = PreemptLocked(args);
+  }
+  std::string outcome = "error";
+  if (reply.status == 200) {
+    json r = json::parse(reply.body, nullptr, false);
+    const json* v = Field(r, "NodeNameToMetaVictims");
+    outcome = v != nullptr && v->is_object() && !v->empty() ? "preempt" : "no-victims";
+  }
+  metrics_.CountDecision(
+      "preempt", outcome,
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  return reply;
+}
+
+HttpReply Extender::PreemptLocked(const json& args) {
+  const json* pod_json = Field(args, "Pod");
+  if (pod_json == nullptr) return UserError("preempt", "ExtenderPreemptionArgs has no Pod");
+  absl::StatusOr<PodInfo> pod = ParsePod(*pod_json);
+  if (!pod.ok()) return UserError("preempt", pod.status().message());
+  if (!pod->scheduling_enabled) {
+    return UserError("preempt", absl::StrCat("Pod ", pod->Key(), " does not set resource limit ",
+                                             kResourcePodSchedulingEnable));
+  }
+  absl::StatusOr<SchedulingSpec> spec = ParseSchedulingSpec(*pod);
+  if (!spec.ok()) return UserError("preempt", spec.status().message());
+  json empty = json{{"NodeNameToMetaVictims", json::object()}};
+  GroupRequest request = ToGroupRequest(*spec);
+  // A pod with a slot, or of a running gang, needs no victims.
+  if (pods_.count(pod->uid) > 0 || gangs_.count(request.name) > 0) return JsonReply(200, empty);
+  if (!spec->ignore_k8s_suggested_nodes) {
+    std::vector<std::string> nodes;
+    for (const char* key : {"NodeNameToMetaVictims", "NodeNameToVictims"}) {
+      if (const json* m = Field(args, key); m != nullptr && m->is_object()) {
+        for (auto it = m->begin(); it != m->end(); ++it) nodes.push_back(it.key());
+      }
+    }
+    request.suggested_nodes = nodes;
+  }
+  absl::StatusOr<ScheduleResult> result = scheduler_->Schedule(request, Phase::kPreempting);
+  if (!result.ok()) {
+    return IsUserStatus(result.status()) ? UserError("preempt", result.status().message())
+                                         : PlatformError("preempt", result.status().message());
+  }
+  if (result->outcome != Outcome::kPreempting) return JsonReply(200, empty);
+  preempting_pods_[request.name].insert(pod->uid);
+  json victims = VictimsByNode(result->victims);
+  int64_t victim_pods = 0;
+  for (auto it = victims.begin(); it != victims.end(); ++it) {
+    victim_pods += static_cast<int64_t>(it.value()["Pods"].size());
+  }
+  metrics_.CountPreemption(victim_pods);
+  return JsonReply(200, json{{"NodeNameToMetaVictims", victims}});
+}
+
+// ---- bind -----------------------------------------------------------------------------
+
+HttpReply Extender::Bind(std::string_view body) {
+  auto start = std::chrono::steady_clock::now();
+  if (!ready()) return NotReady("bind");
+  json args = json::parse(body.begin(), body.end(), nullptr, /*allow_exceptions=*/false);
+  auto done = [&](HttpReply reply, const char* outcome) {
+    metrics_.CountDecision(
+        "bind", reply.status == 200 ? outcome : "error",
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+    return reply;
+  };
+  if (args.is_discarded() || !args.is_object()) {
+    return done(UserError("bind", "request body is not a JSON ExtenderBindingArgs object"), "");
+  }
+  std::string name = FieldString(args, "PodName");
+  std::string ns = FieldString(args, "PodNamespace");
+  std::string uid = FieldString(args, "PodUID");
+  std::string node = FieldString(args, "Node");
+  if (name.empty() || ns.empty() || uid.empty() || node.empty()) {
+    return done(UserError("bind",
+                          "ExtenderBindingArgs needs PodName, PodNamespace, PodUID and "
+                          "Node"),
+                "");
+  }
+  std::map<std::string, std::string> annotations;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = pods_.find(uid);
+    if (it == pods_.end()) {
+      return done(UserError("bind", absl::StrCat("Pod ", ns, "/", name, " (", uid,
+                                                 ") was never filtered to a node: no "
+                                                 "placement to bind")),
+                  "");
+    }
+    const Gang& gang = gangs_.at(it->second.group);
+    const PodPlacement& placement = gang.placement.pods[it->second.slot];
+    if (placement.node != node) {
+      return done(UserError("bind", absl::StrCat("Pod ", ns, "/", name, " is decided to node ",
+                                                 placement.node, ", not to node ", node)),
+                  "");
+    }
+    annotations[kAnnotationPodBindInfo] = BindInfoYaml(gang.placement, it->second.slot);
+    annotations[kAnnotationPodLeafCellIsolation] = LeafCellIsolation(placement);
+    annotations[kAnnotationPodGpuIsolation] = LeafCellIsolation(placement);
+    if (absl::StatusOr<GroupRecord> record = scheduler_->GetGroupRecord(it->second.group);
+        record.ok()) {
+      annotations[kAnnotationGroupRecord] = GroupRecordToJson(*record);
+    }
+  }
+  if (binder_ == nullptr) {
+    return done(PlatformError("bind", "no Kubernetes API server is configured"), "");
+  }
+  absl::Status s = binder_->Bind(ns, name, uid, node, annotations);
+  if (!s.ok()) {
+    return done(PlatformError("bind", absl::StrCat("binding pod ", ns, "/", name, " to node ", node,
+                                                   ": ", s.message())),
+                "");
+  }
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (auto it = pods_.find(uid); it != pods_.end()) {
+      gangs_.at(it->second.group).slots[it->second.slot].bound = true;
+    }
+  }
+  return done(JsonReply(200, json{{"Error", ""}}), "bound");
+}
+
+// ---- cluster events -------------------------------------------------------------------
+
+void Extender::ForgetPod(const std::string& uid, const PodInfo& pod) {
+  auto it = pods_.find(uid);
+  if (it == pods_.end()) {
+    // The preemptor of a Preempting group going away gives up its reservation.
+    absl::StatusOr<SchedulingSpec> spec = ParseSchedulingSpec(pod);
+    if (!spec.ok()) return;
+    GroupStatus g = scheduler_->GetGroup(spec->affinity_group_name);
+    if ((g.state == GroupState::kPreempting || g.state == GroupState::kReserved) &&
+        gangs_.count(g.name) == 0) {
+      std::set<std::string>& preemptors = preempting_pods_[g.name];
+      preemptors.erase(pod.uid);
+      if (preemptors.empty()) {
+        (void)scheduler_->Unreserve(g.name);
+        preempting_pods_.erase(g.name);
+      }
+    }
+    return;
+  }
+  std::string group = it->second.group;
+  Gang& gang = gangs_.at(group);
+  gang.slots[it->second.slot] = Slot{};
+  pods_.erase(it);
+  bool any = std::any_of(gang.slots.begin(), gang.slots.end(),
+                         [](const Slot& s) { return !s.uid.empty(); });
+  if (!any) {
+    absl::Status s = scheduler_->Release(group);
+    if (!s.ok()) metrics_.CountApiError("release");
+    gangs_.erase(group);
+  }
+}
+
+void Extender::OnPodDeleted(const json& pod) {
+  absl::StatusOr<PodInfo> info = ParsePod(pod);
+  if (!info.ok()) return;
+  std::lock_guard<std::mutex> lock(mu_);
+  ForgetPod(info->uid, *info);
+}
+
+void Extender::OnPodUpdated(const json& pod) {
+  absl::StatusOr<PodInfo> info = ParsePod(pod);
+  if (!info.ok() || !info->Terminated()) return;
+  std::lock_guard<std::mutex> lock(mu_);
+  ForgetPod(info->uid, *info);
+}
+
+void Extender::ReconcilePods(const std::vector<json>& pods) {
+  std::set<std::string> live;
+  for (const json& object : pods) {
+    absl::StatusOr<PodInfo> pod = ParsePod(object);
+    if (pod.ok() && !pod->Terminated()) live.insert(pod->uid);
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<std::pair<std::string, PodInfo>> gone;
+  for (const auto& [uid, ref] : pods_) {
+    if (live.count(uid) > 0) continue;
+    PodInfo info;
+    info.uid = uid;
+    gone.emplace_back(uid, info);
+  }
+  for (const auto& [uid, info] : gone) ForgetPod(uid, info);
+}
+
+void Extender::OnNodeHealth(const std::string& node, bool healthy) {
+  std::lock_guard<std::mutex> lock(mu_);
+  absl::Status s = scheduler_->SetNodeHealthy(node, healthy);
+  (void)s;  // a node the config does not have is not HiveD's: ignored, as HiveD does
+}
+
+// ---- recovery -------------------------------------------------------------------------
+
+RecoveryReport Extender::Recover(const std::vector<json>& pod_objects) {
+  RecoveryReport report;
+  std::vector<PodInfo> pods;
+  for (const json& object : pod_objects) {
+    absl::StatusOr<PodInfo> pod = ParsePod(object);
+    if (!pod.ok() || pod->Terminated() || pod->node_name.empty()) continue;
+    if (pod->annotations.count(kAnnotationPodBindInfo) == 0) continue;
+    pods.push_back(*std::move(pod));
+  }
+  std::sort(pods.begin(), pods.end(),
+            [](const PodInfo& a, const PodInfo& b) { return a.Key() < b.Key(); });
+  // Pods of one gang share their spec text: parse each text that names its group once (a
+  // spec without `affinityGroup` is named after its pod: parsed per pod).
+  std::map<std::string, absl::StatusOr<SchedulingSpec>> specs;
+  std::lock_guard<std::mutex> lock(mu_);
+  for (const PodInfo& pod : pods) {
+    auto text = pod.annotations.find(kAnnotationPodSchedulingSpec);
+    absl::StatusOr<SchedulingSpec> spec = absl::UnknownError("");
+    if (text != pod.annotations.end() && text->second.find("affinityGroup") != std::string::npos) {
+      auto cached = specs.find(text->second);
+      if (cached == specs.end())
+        cached = specs.emplace(text->second, ParseSchedulingSpec(pod)).first;
+      spec = cached->second;
+    } else {
+      spec = ParseSchedulingSpec(pod);
+    }
+    if (!spec.ok()) {
+      report.problems.push_back(absl::StrCat(pod.Key(), ": ", spec.status().message()));
+      continue;
+    }
+    const std::string& bind_info = pod.annotations.at(kAnnotationPodBindInfo);
+    if (gangs_.count(spec->affinity_group_name) == 0) {
+      absl::StatusOr<AllocateInfo> info = absl::UnknownError("no hived record");
+      GroupRequest request;
+      // hived's record first (the same virtual cells again), else HiveD's rule.
+      if (auto own = pod.annotations.find(kAnnotationGroupRecord); own != pod.annotations.end()) {
+        absl::StatusOr<GroupRecord> saved = GroupRecordFromJson(own->second);
+        if (saved.ok() && saved->request.name == spec->affinity_group_name) {
+          info = scheduler_->AllocateRecord(*saved);
+          request = saved->request;
+        }
+      }
+      if (!info.ok()) {
+        absl::StatusOr<GroupRecord> record =
+            ImportHivedBindInfo(bind_info, text == pod.annotations.end() ? "" : text->second);
+        if (!record.ok()) {
+          report.problems.push_back(absl::StrCat(pod.Key(), ": ", record.status().message()));
+          continue;
+        }
+        record->request.name = spec->affinity_group_name;
+        record->request.vc = spec->virtual_cluster;
+        record->request.priority = spec->priority;
+        info = scheduler_->Recover(record->request, record->placement);
+        request = record->request;
+      }
+      if (!info.ok()) {
+        report.problems.push_back(absl::StrCat(pod.Key(), ": ", info.status().message()));
+        continue;
+      }
+      ++report.groups_recovered;
+      if (info->downgraded) ++report.groups_downgraded;
+      Gang gang;
+      gang.request = request;
+      gang.placement = scheduler_->GetGroup(request.name).placement;
+      gang.slots.resize(gang.placement.pods.size());
+      gangs_[request.name] = std::move(gang);
+    }
+    // The pod's slot: its node and first leaf index in the gang's placement (from the
+    // isolation annotation, else from the bind info).
+    Gang& gang = gangs_.at(spec->affinity_group_name);
+    std::string node = pod.node_name;
+    int32_t first_leaf = -1;
+    if (auto iso = pod.annotations.find(kAnnotationPodLeafCellIsolation);
+        iso != pod.annotations.end() && !iso->second.empty()) {
+      first_leaf = std::atoi(iso->second.c_str());
+    } else {
+      try {
+        YAML::Node root = YAML::Load(bind_info);
+        node = root["node"].as<std::string>(node);
+        YAML::Node leaves = root["leafCellIsolation"];
+        if (leaves.IsSequence() && leaves.size() > 0) first_leaf = leaves[0].as<int32_t>(-1);
+      } catch (const YAML::Exception& e) {
+        report.problems.push_back(absl::StrCat(pod.Key(), ": pod-bind-info: ", e.what()));
+        continue;
+      }
+    }
+    bool placed = false;
+    for (size_t i = 0; i < gang.placement.pods.size(); ++i) {
+      const PodPlacement& p = gang.placement.pods[i];
+      if (p.node != node || !gang.slots[i].uid.empty()) continue;
+      if (!p.leaf_cell_indices.empty() && p.leaf_cell_indices[0] != first_leaf) continue;
+      gang.slots[i] = Slot{pod.uid, pod.Key(), true};
+      pods_[pod.uid] = PodRef{spec->affinity_group_name, i};
+      placed = true;
+      ++report.pods_recovered;
+      break;
+    }
+    if (!placed) {
+      report.problems.push_back(absl::StrCat(pod.Key(), ": its node ", node, " and leaf ",
+                                             first_leaf, " are not a free pod slot of group ",
+                                             spec->affinity_group_name));
+    }
+  }
+  metrics_.CountPodsRecovered(report.pods_recovered);
+  return report;
+}
+
+// ---- inspect --------------------------------------------------------------------------
+
+json Extender::GroupJson(const GroupStatus& g) const {
+  json physical = json::object();
+  for (const PodPlacement& p : g.placement.pods) {
+    json& list = physical[p.node];
+    if (!list.is_array()) list = json::array();
+    for (int32_t i : p.leaf_cell_indices) list.push_back(i);
+  }
+  json virtual_placement = json::object();
+  if (absl::StatusOr<GroupRecord> record = scheduler_->GetGroupRecord(g.name); record.ok()) {
+    for (const std::string& leaf : record->virtual_leaf_cells) {
+      if (leaf.empty()) continue;
+      // The preassigned cell: "<vc>/<n>" of "<vc>/<n>/<i>/...".
+      size_t first = leaf.find('/');
+      size_t second = first == std::string::npos ? first : leaf.find('/', first + 1);
+      std::string preassigned = second == std::string::npos ? leaf : leaf.substr(0, second);
+      json& list = virtual_placement[preassigned];
+      if (!list.is_array()) list = json::array();
+      list.push_back(leaf);
+    }
+  }
+  json allocated = json::array();
+  if (auto it = gangs_.find(g.name); it != gangs_.end()) {
+    for (const Slot& s : it->second.slots) {
+      if (!s.uid.empty()) allocated.push_back(s.uid);
+    }
+  }
+  json status = {{"vc", g.vc},
+                 {"priority", g.priority},
+                 {"state", HivedGroupState(g.state)},
+                 {"physicalPlacement", physical},
+                 {"virtualPlacement", virtual_placement},
+                 {"allocatedPods", allocated},
+                 {"preemptingPods", json::array()}};
+  if (auto it = preempting_pods_.find(g.name); it != preempting_pods_.end()) {
+    for (const std::string& uid : it->second) status["preemptingPods"].push_back(uid);
+  }
+  if (!g.preemptor.empty()) status["lazyPreemptionStatus"] = json{{"preemptor", g.preemptor}};
+  return json{{"metadata", {{"name", g.name}}}, {"status", status}};
+}
+
+HttpReply Extender::Paths() const {
+  return JsonReply(200, json{{"paths",
+                              {"/v1/extender/filter", "/v1/extender/preempt", "/v1/extender/bind",
+                               "/v1/inspect/affinitygroups/", "/v1/inspect/clusterstatus",
+                               "/v1/inspect/clusterstatus/physicalcluster",
+                               "/v1/inspect/clusterstatus/virtualclusters/", "/healthz", "/readyz",
+                               "/metrics"}}});
+}
+
+HttpReply Extender::Inspect(std::string_view path_view) const {
+  const std::string path(path_view);
+  auto starts_with = [&path](const std::string& prefix) { return path.rfind(prefix, 0) == 0; };
+  auto user_error = [](std::string_view message) {
+    return JsonReply(400, json{{"Error", absl::StrCat(kUserErrorPrefix, std::string(message))}});
+  };
+  std::lock_guard<std::mutex> lock(mu_);
+  const std::string kGroups = "/v1/inspect/affinitygroups";
+  const std::string kStatus = "/v1/inspect/clusterstatus";
+  auto physical = [&] {
+    std::map<std::string, std::string> leaf_types;
+    for (const ChainSummary& c : scheduler_->ChainSummaries()) {
+      leaf_types[c.chain] = c.leaf_cell_type;
+    }
+    json out = json::array();
+    for (const PhysicalCellStatus& c : scheduler_->PhysicalCluster()) {
+      out.push_back(PhysicalJson(c, &leaf_types));
+    }
+    return out;
+  };
+  auto virtual_of = [&](const std::string& vc) -> absl::StatusOr<json> {
+    absl::StatusOr<std::vector<VirtualCellStatus>> cells = scheduler_->VirtualCluster(vc);
+    if (!cells.ok()) return cells.status();
+    json out = json::array();
+    for (const VirtualCellStatus& c : *cells) out.push_back(VirtualJson(c));
+    return out;
+  };
+  auto all_virtual = [&] {
+    json out = json::object();
+    for (const VirtualClusterSpec& vc : scheduler_->spec().virtual_clusters) {
+      out[vc.name] = *virtual_of(vc.name);
+    }
+    return out;
+  };
+  if (path == kGroups || path == kGroups + "/") {
+    json items = json::array();
+    for (const GroupStatus& g : scheduler_->Groups()) items.push_back(GroupJson(g));
+    return JsonReply(200, json{{"items", items}});
+  }
+  if (starts_with(kGroups + "/")) {
+    std::string name = path.substr(kGroups.size() + 1);
+    GroupStatus g = scheduler_->GetGroup(name);
+    if (g.state == GroupState::kAbsent) {
+      return user_error(absl::StrCat("Affinity group ", name,
+                                     " does not exist since it is not allocated or preempting"));
+    }
+    return JsonReply(200, GroupJson(g));
+  }
+  if (path == kStatus || path == kStatus + "/") {
+    return JsonReply(200,
+                     json{{"physicalCluster", physical()}, {"virtualClusters", all_virtual()}});
+  }
+  if (path == kStatus + "/physicalcluster" || path == kStatus + "/physicalcluster/") {
+    return JsonReply(200, physical());
+  }
+  const std::string vcs = kStatus + "/virtualclusters";
+  if (path == vcs || path == vcs + "/") return JsonReply(200, all_virtual());
+  if (starts_with(vcs + "/")) {
+    std::string vc = path.substr(vcs.size() + 1);
+    absl::StatusOr<json> cells = virtual_of(vc);
+    if (!cells.ok()) return user_error(absl::StrCat("VC ", vc, " does not exist!"));
+    return JsonReply(200, *cells);
+  }
+  return JsonReply(404, json{{"Error", absl::StrCat(kUserErrorPrefix, "no such route: ", path)}});
+}
+
+// ---- metrics --------------------------------------------------------------------------
+
+std::string Extender::Metrics() const {
+  std::string out;
+  metrics_.AppendTo(&out);
+  std::lock_guard<std::mutex> lock(mu_);
+  absl::StrAppend(&out,
+                  "# HELP hived_vc_leaf_cells A VC's leaf cells (its guarantee) per chain, by "
+                  "state.\n# TYPE hived_vc_leaf_cells gauge\n");
+  std::vector<VcSummary> vcs = scheduler_->VcSummaries();
+  for (const VcSummary& v : vcs) {
+    std::string labels =
+        absl::StrCat("vc=\"", EscapeLabel(v.vc), "\",chain=\"", EscapeLabel(v.chain),
+                     "\",leaf_cell_type=\"", EscapeLabel(v.leaf_cell_type), "\"");
+    for (const auto& [state, n] :
+         std::vector<std::pair<const char*, int32_t>>{{"total", v.leaves.total},
+                                                      {"free", v.leaves.free},
+                                                      {"used", v.leaves.used},
+                                                      {"reserved", v.leaves.reserved},
+                                                      {"bad", v.leaves.bad}}) {
+      absl::StrAppend(&out, "hived_vc_leaf_cells{", labels, ",state=\"", state, "\"} ", n, "\n");
+    }
+  }
+  absl::StrAppend(&out,
+                  "# HELP hived_vc_opportunistic_used_leaf_cells Leaf cells a VC's "
+                  "opportunistic groups use, per chain.\n"
+                  "# TYPE hived_vc_opportunistic_used_leaf_cells gauge\n");
+  for (const VcSummary& v : vcs) {
+    absl::StrAppend(&out, "hived_vc_opportunistic_used_leaf_cells{vc=\"", EscapeLabel(v.vc),
+                    "\",chain=\"", EscapeLabel(v.chain), "\"} ", v.opportunistic_used_leaf_cells,
+                    "\n");
+  }
+  std::map<std::string, int64_t> by_state;
+  for (GroupState s : {GroupState::kAllocated, GroupState::kOpportunistic, GroupState::kPreempting,
+                       GroupState::kBeingPreempted, GroupState::kReserved}) {
+    by_state[GroupStateName(s)] = 0;
+  }
+  for (const GroupStatus& g : scheduler_->Groups()) ++by_state[GroupStateName(g.state)];
+  absl::StrAppend(&out,
+                  "# HELP hived_groups Live affinity groups by state (reserved and preempting "
+                  "ones hold reservations).\n# TYPE hived_groups gauge\n");
+  for (const auto& [state, n] : by_state) {
+    absl::StrAppend(&out, "hived_groups{state=\"", state, "\"} ", n, "\n");
+  }
+  absl::StrAppend(&out,
+                  "# HELP hived_extender_reservations Groups holding a reservation (reserved or "
+                  "preempting).\n# TYPE hived_extender_reservations gauge\n",
+                  "hived_extender_reservations ", by_state["reserved"] + by_state["preempting"],
+                  "\n",
+                  "# HELP hived_extender_tracked_pods Pods holding a slot of a gang.\n"
+                  "# TYPE hived_extender_tracked_pods gauge\n",
+                  "hived_extender_tracked_pods ", pods_.size(), "\n",
+                  "# HELP hived_extender_ready 1 once recovery is done.\n"
+                  "# TYPE hived_extender_ready gauge\n",
+                  "hived_extender_ready ", ready() ? 1 : 0, "\n");
+  return out;
+}
+
+}  // namespace hived::server
