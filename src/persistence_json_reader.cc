@@ -65,13 +65,13 @@ std::string Quote(std::string_view s) {
   if (s.size() <= static_cast<size_t>(kMaxQuotedInputBytes)) return std::string(s);
   size_t n = static_cast<size_t>(kMaxQuotedInputBytes);
   while (n > 0 && (static_cast<unsigned char>(s[n]) & 0xC0) == 0x80) --n;  // a whole character
-  return absl::StrCat(Sv(s.substr(0, n)), "... (", s.size(), " bytes)");
+  return absl::StrCat(ToAbsl(s.substr(0, n)), "... (", s.size(), " bytes)");
 }
 
 absl::StatusOr<Json> ParseJson(std::string_view text, std::string_view what) {
   if (text.size() > static_cast<size_t>(kMaxStateBytes)) {
     return absl::InvalidArgumentError(absl::StrCat(
-        Sv(what), ": ", text.size(), " bytes, more than the limit of ", kMaxStateBytes));
+        ToAbsl(what), ": ", text.size(), " bytes, more than the limit of ", kMaxStateBytes));
   }
   const Scan scan = ScanJson(text, kMaxJsonDepth);
   if (scan.depth > kMaxJsonDepth) {
@@ -80,13 +80,13 @@ absl::StatusOr<Json> ParseJson(std::string_view text, std::string_view what) {
   }
   if (scan.longest > static_cast<size_t>(kMaxStateStringBytes)) {
     return absl::InvalidArgumentError(absl::StrCat(
-        Sv(what), ": a string of more than ", kMaxStateStringBytes, " bytes at byte ",
+        ToAbsl(what), ": a string of more than ", kMaxStateStringBytes, " bytes at byte ",
         scan.longest_at, ": ",
-        Sv(text.substr(scan.longest_at, static_cast<size_t>(kMaxQuotedInputBytes))), "..."));
+        ToAbsl(text.substr(scan.longest_at, static_cast<size_t>(kMaxQuotedInputBytes))), "..."));
   }
   if (scan.values > kMaxStateJsonValues) {
     return absl::InvalidArgumentError(
-        absl::StrCat(Sv(what), ": more than ", kMaxStateJsonValues, " JSON values"));
+        absl::StrCat(ToAbsl(what), ": more than ", kMaxStateJsonValues, " JSON values"));
   }
   Json j = Json::parse(text.begin(), text.end(), nullptr, /*allow_exceptions=*/false);
   if (!j.is_discarded()) return j;
@@ -121,7 +121,7 @@ absl::StatusOr<Json> ParseJson(std::string_view text, std::string_view what) {
   constexpr std::string_view kLastRead = "last read: '";
   if (const size_t last = message.find(kLastRead); last != std::string::npos) {
     const size_t from = last + kLastRead.size();
-    message = absl::StrCat(Sv(std::string_view(message).substr(0, from)),
+    message = absl::StrCat(ToAbsl(std::string_view(message).substr(0, from)),
                            Quote(std::string_view(message).substr(from)));
   }
   return absl::InvalidArgumentError(
