@@ -372,8 +372,8 @@ hived_result* hived_result_create(void) { return new (std::nothrow) hived_result
 
 void hived_result_destroy(hived_result* result) { delete result; }
 
-hived_code hived_schedule(hived_scheduler* scheduler, const hived_request* request,
-                          hived_phase phase, hived_result* result, char** error) {
+hived_code hived_schedule(hived_scheduler* scheduler, const hived_request* request, int phase,
+                          hived_result* result, char** error) {
   constexpr const char* kFn = "hived_schedule";
   if (result == nullptr) return NullArgument(error, kFn, "result");
   const hived_code code = [&] {
@@ -381,7 +381,7 @@ hived_code hived_schedule(hived_scheduler* scheduler, const hived_request* reque
     if (request == nullptr) return NullArgument(error, kFn, "request");
     if (phase != HIVED_PHASE_FILTERING && phase != HIVED_PHASE_PREEMPTING) {
       return Fail(error, HIVED_INVALID_ARGUMENT,
-                  absl::StrCat(kFn, ": phase ", static_cast<int>(phase), " is not a hived_phase"));
+                  absl::StrCat(kFn, ": phase ", phase, " is not a hived_phase"));
     }
     return Guard(error, [&] {
       absl::StatusOr<hived::ScheduleResult> r = scheduler->scheduler->Schedule(

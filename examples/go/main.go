@@ -120,7 +120,7 @@ func (r *Result) Pods() []Pod {
 
 // Schedule asks for a placement; Phase preempting reserves a kPlaced one.
 func (s *Scheduler) Schedule(req *Request, preempting bool, into *Result) error {
-	phase := C.hived_phase(C.HIVED_PHASE_FILTERING)
+	phase := C.int(C.HIVED_PHASE_FILTERING)
 	if preempting {
 		phase = C.HIVED_PHASE_PREEMPTING
 	}

@@ -201,10 +201,12 @@ HIVED_EXPORT void hived_request_destroy(hived_request* request);
 HIVED_EXPORT hived_result* hived_result_create(void);
 HIVED_EXPORT void hived_result_destroy(hived_result* result);
 
-/* Scheduler::Schedule. On HIVED_OK, `result` holds the outcome, placement, victims and
- * reason; on an error it is emptied (outcome waiting, no pods). */
+/* Scheduler::Schedule in `phase` (a `hived_phase`; an int, so that any value a caller passes
+ * is defined: another one is HIVED_INVALID_ARGUMENT). On HIVED_OK, `result` holds the
+ * outcome, placement, victims and reason; on an error it is emptied (outcome waiting, no
+ * pods). */
 HIVED_EXPORT hived_code hived_schedule(hived_scheduler* scheduler, const hived_request* request,
-                                       hived_phase phase, hived_result* result, char** error);
+                                       int phase, hived_result* result, char** error);
 
 /* The result's parts. With a NULL result: outcome waiting, counts 0, strings "". An index out
  * of range gives "" / 0 / NULL. */

@@ -159,8 +159,7 @@ static void TestLifecycle(void) {
          "request is NULL");
   EXPECT(hived_schedule(s, req, HIVED_PHASE_PREEMPTING, NULL, &err), HIVED_INVALID_ARGUMENT,
          "result is NULL");
-  EXPECT(hived_schedule(s, req, (hived_phase)7, result, &err), HIVED_INVALID_ARGUMENT,
-         "not a hived_phase");
+  EXPECT(hived_schedule(s, req, 7, result, &err), HIVED_INVALID_ARGUMENT, "not a hived_phase");
 
   /* Filtering changes nothing; Preempting reserves. */
   EXPECT(hived_schedule(s, req, HIVED_PHASE_FILTERING, result, &err), HIVED_OK, NULL);
