@@ -325,7 +325,7 @@ class Driver {
     return server_->extender().scheduler().GetGroup(group).state;
   }
 
-  void DeleteGang(const std::string& group) {
+  void DeleteGang(std::string group) {  // by value: `group` may be a key of active_
     for (const std::string& uid : active_.at(group)) api_.DeletePod(uid);
     active_.erase(group);
     REQUIRE(WaitFor([&] { return State(group) == hived::GroupState::kAbsent; }));
