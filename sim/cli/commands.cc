@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <string_view>
 #include <thread>
 
 #include "absl/strings/str_cat.h"
@@ -60,9 +61,7 @@ int GenTraceCommand(int argc, char** argv) {
   if (!args.empty()) return p.UsageError(absl::StrCat("unexpected argument '", args[0], "'"));
   if (config.empty()) return p.UsageError("--config is required");
   if (o.jobs < 1 || o.jobs > kMaxGeneratedJobs) {
-    return p.UsageError(absl::StrCat("--jobs must be in 1..", kMaxGeneratedJobs, ", got ", o.jobs,
-                                     " (a generated trace is built in memory, about 150 bytes "
-                                     "a job)"));
+    return p.UsageError(absl::StrCat("--jobs must be in 1..", kMaxGeneratedJobs, ", got ", o.jobs));
   }
   if (max_duration > kMaxTimeSeconds) {  // what the trace readers accept (README "Limits")
     return p.UsageError(absl::StrCat("--max-duration must be at most ", kMaxTimeSeconds, " s"));
@@ -83,14 +82,25 @@ int GenTraceCommand(int argc, char** argv) {
   const char* kCmd = "hived-sim gen-trace";
   absl::StatusOr<ClusterSpec> spec = LoadClusterSpecFile(config);
   if (!spec.ok()) return Fail(kCmd, spec.status().message());
-  absl::StatusOr<Trace> trace = GenerateTrace(SpecInfo(*spec), o);
-  if (!trace.ok()) return Fail(kCmd, trace.status().message());
-  const std::string csv = TraceToCsv(*trace);
-  if (out.empty()) {
-    std::fwrite(csv.data(), 1, csv.size(), stdout);
-    return kExitOk;
+  // Rows are written as they are drawn: memory does not grow with --jobs. The file is
+  // opened at the first chunk, so bad options leave no file behind.
+  std::ofstream file;
+  auto write = [&](std::string_view chunk) {
+    if (out.empty()) {
+      std::fwrite(chunk.data(), 1, chunk.size(), stdout);
+      return absl::OkStatus();
+    }
+    if (!file.is_open()) file.open(out, std::ios::binary);
+    file.write(chunk.data(), static_cast<std::streamsize>(chunk.size()));
+    return file ? absl::OkStatus() : absl::InternalError(absl::StrCat("cannot write ", out));
+  };
+  if (absl::Status s = WriteGeneratedTrace(SpecInfo(*spec), o, write); !s.ok()) {
+    return Fail(kCmd, s.message());
   }
-  if (absl::Status s = WriteTextFile(out, csv); !s.ok()) return Fail(kCmd, s.message());
+  if (!out.empty()) {
+    file.close();
+    if (!file) return Fail(kCmd, absl::StrCat("cannot write ", out));
+  }
   return kExitOk;
 }
 

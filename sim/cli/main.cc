@@ -28,6 +28,7 @@ std::string Usage() {
       "  run                     replay a job trace under a sharing policy (",
       hived::sim::JobPolicyNames(", "),
       ")\n"
+      "  policies                every policy with its description (--markdown: the docs' table)\n"
       "  gen-trace               write a synthetic, Philly-shaped trace for a config\n"
       "  gen-cluster             write a generated cluster config (scale tests)\n"
       "  compare A B             two run summaries side by side, with the anomaly per VC\n"
@@ -69,6 +70,7 @@ int main(int argc, char** argv) {
   if (command == "scenario") return hived::sim::ScenarioCommand(argc - 1, argv + 1);
   if (command == "validate") return hived::sim::ValidateCommand(argc - 1, argv + 1);
   if (command == "run") return hived::sim::RunCommand(argc - 1, argv + 1);
+  if (command == "policies") return hived::sim::PoliciesCommand(argc - 1, argv + 1);
   if (command == "gen-trace") return hived::sim::GenTraceCommand(argc - 1, argv + 1);
   if (command == "gen-cluster") return hived::sim::GenClusterCommand(argc - 1, argv + 1);
   if (command == "compare") return hived::sim::CompareCommand(argc - 1, argv + 1);

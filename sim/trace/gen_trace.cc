@@ -3,6 +3,10 @@
 #include <algorithm>
 #include <cmath>
 #include <random>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -41,13 +45,20 @@ int32_t PowerOfTwoAtMost(int64_t n) {
   return p;
 }
 
-}  // namespace
+// What every job of one trace is drawn from: the VCs and their weights, the duration model.
+struct Model {
+  std::vector<int32_t> vcs;
+  std::vector<double> weights;
+  double weight_sum = 0;
+  double size_sum = 0;
+  double mu = 0, sigma = 0;
+};
 
-absl::StatusOr<Trace> GenerateTrace(const SpecInfo& info, const GenTraceOptions& o) {
+// Checks the options and builds the model. Errors: those of GenerateTrace.
+absl::StatusOr<Model> MakeModel(const SpecInfo& info, const GenTraceOptions& o) {
   if (o.jobs < 1 || o.jobs > kMaxGeneratedJobs) {
     return absl::InvalidArgumentError(
-        absl::StrCat("--jobs must be in 1..", kMaxGeneratedJobs, ", got ", o.jobs,
-                     " (a generated trace is built in memory, about 150 bytes a job)"));
+        absl::StrCat("--jobs must be in 1..", kMaxGeneratedJobs, ", got ", o.jobs));
   }
   if (o.load <= 0 && o.arrival_rate_per_hour <= 0) {
     return absl::InvalidArgumentError("--load (or --arrival-rate) must be positive");
@@ -58,14 +69,12 @@ absl::StatusOr<Trace> GenerateTrace(const SpecInfo& info, const GenTraceOptions&
   if (o.opportunistic_share < 0 || o.opportunistic_share > 1) {
     return absl::InvalidArgumentError("--opportunistic-share must be in [0, 1]");
   }
-  // VCs and weights.
-  std::vector<int32_t> vcs;
-  std::vector<double> weights;
+  Model m;
   if (o.vc_weights.empty()) {
     for (int32_t v = 0; v < info.vc_count(); ++v) {
       if (info.VcVirtualGpus(v) <= 0) continue;
-      vcs.push_back(v);
-      weights.push_back(static_cast<double>(info.VcVirtualGpus(v)));
+      m.vcs.push_back(v);
+      m.weights.push_back(static_cast<double>(info.VcVirtualGpus(v)));
     }
   } else {
     for (const auto& [name, w] : o.vc_weights) {
@@ -79,78 +88,141 @@ absl::StatusOr<Trace> GenerateTrace(const SpecInfo& info, const GenTraceOptions&
         return absl::InvalidArgumentError(
             absl::StrCat("--vc-mix: VC ", name, " has no virtual cells"));
       }
-      vcs.push_back(v);
-      weights.push_back(w);
+      m.vcs.push_back(v);
+      m.weights.push_back(w);
     }
   }
-  if (vcs.empty()) return absl::InvalidArgumentError("the config has no VC with virtual cells");
-  double weight_sum = 0;
-  for (double w : weights) weight_sum += w;
-  double size_sum = 0;
-  for (const SizeWeight& s : kSizes) size_sum += s.weight;
+  if (m.vcs.empty()) return absl::InvalidArgumentError("the config has no VC with virtual cells");
+  for (double w : m.weights) m.weight_sum += w;
+  for (const SizeWeight& sw : kSizes) m.size_sum += sw.weight;
+  m.mu = std::log(o.median_duration);
+  m.sigma = (std::log(o.p90_duration) - m.mu) / 1.2815515655446004;
+  return m;
+}
 
-  const double mu = std::log(o.median_duration);
-  const double sigma = (std::log(o.p90_duration) - mu) / 1.2815515655446004;
+// One job but its id and submit time, as drawn.
+struct DrawnJob {
+  int32_t vc = 0;
+  int32_t pods = 1, gpus_per_pod = 1, total_gpus = 1;
+  int64_t duration = 1;
+  int32_t priority = 0;
+};
+
+// Draws the next job from `rng` (VC, gang size, duration, priority, in that order).
+DrawnJob DrawJob(const SpecInfo& info, const GenTraceOptions& o, const Model& m, Rng& rng) {
+  DrawnJob job;
+  double pick = rng.Uniform() * m.weight_sum;
+  size_t k = 0;
+  while (k + 1 < m.vcs.size() && pick >= m.weights[k]) pick -= m.weights[k++];
+  job.vc = m.vcs[k];
+  double s = rng.Uniform() * m.size_sum;
+  int32_t gpus = kSizes[0].gpus;
+  for (const SizeWeight& sw : kSizes) {
+    if (s < sw.weight) {
+      gpus = sw.gpus;
+      break;
+    }
+    s -= sw.weight;
+  }
+  // One job never needs more than half its VC (at least one GPU): a gang as large as the
+  // whole VC would wait for the VC to drain completely.
+  const int64_t cap = std::max<int64_t>(1, info.VcVirtualGpus(job.vc) / 2);
+  if (gpus > cap) gpus = PowerOfTwoAtMost(cap);
+  const int32_t node = std::max(1, info.VcNodeGpus(job.vc, ""));
+  if (gpus <= node) {
+    job.pods = 1;
+    job.gpus_per_pod = gpus;
+  } else {
+    // Gangs beyond a node: whole-node pods plus a remainder pod would need two members;
+    // the own format has one, so round down to whole nodes.
+    job.pods = gpus / node;
+    job.gpus_per_pod = node;
+  }
+  job.total_gpus = job.pods * job.gpus_per_pod;
+  const double d = std::exp(m.mu + m.sigma * rng.Normal());
+  job.duration = std::clamp<int64_t>(static_cast<int64_t>(std::llround(d)), 1, o.max_duration);
+  job.priority = rng.Uniform() < o.opportunistic_share ? kOpportunisticPriority : 0;
+  return job;
+}
+
+// The mean gap of the Poisson arrivals: from the rate, or from the load over the GPUs the
+// drawn VCs reserve (their virtual cells), so that with the default mix every VC sees about
+// `load` of its own cells.
+double MeanGap(const SpecInfo& info, const GenTraceOptions& o, const Model& m,
+               long double gpu_seconds) {
+  if (o.arrival_rate_per_hour > 0) return 3600.0 / o.arrival_rate_per_hour;
+  double vc_gpus = 0;
+  for (int32_t v : m.vcs) vc_gpus += static_cast<double>(info.VcVirtualGpus(v));
+  const double span = static_cast<double>(gpu_seconds) / (o.load * std::max(1.0, vc_gpus));
+  return span / static_cast<double>(o.jobs);
+}
+
+std::string GeneratedJobId(int64_t i) { return absl::StrFormat("g%07d", i + 1); }
+
+}  // namespace
+
+absl::StatusOr<Trace> GenerateTrace(const SpecInfo& info, const GenTraceOptions& o) {
+  absl::StatusOr<Model> m = MakeModel(info, o);
+  if (!m.ok()) return m.status();
   Rng rng(o.seed);
   Trace trace;
   trace.jobs.reserve(static_cast<size_t>(o.jobs));
   long double gpu_seconds = 0;
   for (int64_t i = 0; i < o.jobs; ++i) {
+    const DrawnJob d = DrawJob(info, o, *m, rng);
     TraceJob job;
-    job.id = absl::StrFormat("g%07d", i + 1);
-    double pick = rng.Uniform() * weight_sum;
-    size_t k = 0;
-    while (k + 1 < vcs.size() && pick >= weights[k]) pick -= weights[k++];
-    const int32_t vc = vcs[k];
-    job.vc = trace.Intern(info.vc_name(vc));
-    double s = rng.Uniform() * size_sum;
-    int32_t gpus = kSizes[0].gpus;
-    for (const SizeWeight& sw : kSizes) {
-      if (s < sw.weight) {
-        gpus = sw.gpus;
-        break;
-      }
-      s -= sw.weight;
-    }
-    // One job never needs more than half its VC (at least one GPU): a gang as large as the
-    // whole VC would wait for the VC to drain completely.
-    const int64_t cap = std::max<int64_t>(1, info.VcVirtualGpus(vc) / 2);
-    if (gpus > cap) gpus = PowerOfTwoAtMost(cap);
-    const int32_t node = std::max(1, info.VcNodeGpus(vc, ""));
-    if (gpus <= node) {
-      job.pods = 1;
-      job.gpus_per_pod = gpus;
-    } else {
-      // Gangs beyond a node: whole-node pods plus a remainder pod would need two members;
-      // the own format has one, so round down to whole nodes.
-      job.pods = gpus / node;
-      job.gpus_per_pod = node;
-    }
-    job.total_gpus = job.pods * job.gpus_per_pod;
-    const double d = std::exp(mu + sigma * rng.Normal());
-    job.duration = std::clamp<int64_t>(static_cast<int64_t>(std::llround(d)), 1, o.max_duration);
-    job.priority = rng.Uniform() < o.opportunistic_share ? kOpportunisticPriority : 0;
+    job.id = GeneratedJobId(i);
+    job.vc = trace.Intern(info.vc_name(d.vc));
+    job.pods = d.pods;
+    job.gpus_per_pod = d.gpus_per_pod;
+    job.total_gpus = d.total_gpus;
+    job.duration = d.duration;
+    job.priority = d.priority;
     gpu_seconds += static_cast<long double>(job.duration) * job.total_gpus;
     trace.jobs.push_back(std::move(job));
   }
   // Arrivals: a Poisson process whose mean gap gives the asked-for rate or load.
-  double mean_gap = 0;
-  if (o.arrival_rate_per_hour > 0) {
-    mean_gap = 3600.0 / o.arrival_rate_per_hour;
-  } else {
-    // Load relative to the GPUs the drawn VCs reserve (their virtual cells), so that with the
-    // default mix every VC sees about `load` of its own cells.
-    double vc_gpus = 0;
-    for (int32_t v : vcs) vc_gpus += static_cast<double>(info.VcVirtualGpus(v));
-    const double span = static_cast<double>(gpu_seconds) / (o.load * std::max(1.0, vc_gpus));
-    mean_gap = span / static_cast<double>(o.jobs);
-  }
+  const double mean_gap = MeanGap(info, o, *m, gpu_seconds);
   double t = 0;
   for (TraceJob& job : trace.jobs) {
     job.submit_time = static_cast<Time>(std::llround(t));
     t += rng.Exponential(mean_gap);
   }
   return trace;
+}
+
+absl::Status WriteGeneratedTrace(const SpecInfo& info, const GenTraceOptions& o,
+                                 absl::FunctionRef<absl::Status(std::string_view)> write) {
+  absl::StatusOr<Model> m = MakeModel(info, o);
+  if (!m.ok()) return m.status();
+  // Pass 1 draws every job for the offered GPU-seconds; `rng` then stands where
+  // GenerateTrace draws its first arrival. Pass 2 draws the jobs again from a second
+  // generator with the same seed, the arrivals from `rng`: the same numbers, in the same
+  // roles, as GenerateTrace.
+  Rng rng(o.seed);
+  long double gpu_seconds = 0;
+  for (int64_t i = 0; i < o.jobs; ++i) {
+    const DrawnJob d = DrawJob(info, o, *m, rng);
+    gpu_seconds += static_cast<long double>(d.duration) * d.total_gpus;
+  }
+  const double mean_gap = MeanGap(info, o, *m, gpu_seconds);
+  Rng jobs_rng(o.seed);
+  // TraceToCsv's layout; generated jobs name no pinned cell, so eight columns.
+  std::string out = "job_id,submit_time,vc,priority,pods,gpus_per_pod,gpu_type,duration\n";
+  constexpr size_t kChunk = size_t{1} << 20;
+  double t = 0;
+  for (int64_t i = 0; i < o.jobs; ++i) {
+    const DrawnJob d = DrawJob(info, o, *m, jobs_rng);
+    const Time submit = static_cast<Time>(std::llround(t));
+    t += rng.Exponential(mean_gap);
+    absl::StrAppend(&out, GeneratedJobId(i), ",", submit, ",", info.vc_name(d.vc), ",", d.priority,
+                    ",", d.pods, ",", d.gpus_per_pod, ",,", d.duration, "\n");
+    if (out.size() >= kChunk) {
+      if (absl::Status s = write(out); !s.ok()) return s;
+      out.clear();
+    }
+  }
+  return write(out);
 }
 
 }  // namespace hived::sim

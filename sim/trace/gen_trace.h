@@ -20,17 +20,21 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
+#include "absl/functional/function_ref.h"
+#include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "sim/cluster/spec_info.h"
 #include "sim/trace/job.h"
 
 namespace hived::sim {
 
-// The most jobs one generated trace may hold. The generator builds the trace in memory
-// before writing it (about 150 bytes a job with its CSV text), so 20,000,000 jobs peak near
-// 3 GB; larger counts are refused up front rather than failing on allocation.
+// The most jobs one generated trace may hold. GenerateTrace builds the trace in memory (about
+// 150 bytes a job) and a replay holds every job of its trace (about 300 bytes a job), so
+// 20,000,000 jobs need some 3 and 6 GB; larger counts are refused up front rather than
+// failing on allocation. WriteGeneratedTrace needs no memory per job but keeps the limit.
 inline constexpr int64_t kMaxGeneratedJobs = 20'000'000;
 
 struct GenTraceOptions {
@@ -48,6 +52,13 @@ struct GenTraceOptions {
 // Errors: kInvalidArgument for bad options (e.g. `jobs` outside 1..kMaxGeneratedJobs) or a
 // config without usable VCs.
 absl::StatusOr<Trace> GenerateTrace(const SpecInfo& info, const GenTraceOptions& options);
+
+// The CSV of GenerateTrace's trace (TraceToCsv's bytes), handed to `write` in chunks of about
+// 1 MiB as the rows are drawn: memory does not grow with `options.jobs`. The jobs are drawn
+// twice: once for the offered load that sets the arrival rate, once to write them. Errors:
+// GenerateTrace's, or the first non-OK status `write` returns (nothing more is written then).
+absl::Status WriteGeneratedTrace(const SpecInfo& info, const GenTraceOptions& options,
+                                 absl::FunctionRef<absl::Status(std::string_view)> write);
 
 }  // namespace hived::sim
 

@@ -9,6 +9,7 @@
 #include <string_view>
 
 #include "hived/config.h"
+#include "sim/cli/commands.h"
 #include "support/catch.h"
 
 namespace hived::sim {
@@ -110,6 +111,24 @@ TEST_CASE("Policy registry: the help tables list one padded line per policy", "[
   const std::string fill = FillPolicyTable();
   CHECK(std::count(fill.begin(), fill.end(), '\n') + 1 ==
         static_cast<std::ptrdiff_t>(FillPolicies().size()));
+}
+
+}  // namespace
+}  // namespace hived::sim
+
+namespace hived::sim {
+namespace {
+
+TEST_CASE("Policy registry: the docs' Markdown table has one row per policy, options named",
+          "[sim][unit]") {
+  const std::string md = PolicyMarkdown();
+  CHECK(md.rfind("| policy | commands | description | options |\n|---|---|---|---|\n", 0) == 0);
+  CHECK(std::count(md.begin(), md.end(), '\n') ==
+        static_cast<std::ptrdiff_t>(2 + JobPolicies().size() + FillPolicies().size()));
+  CHECK(md.find("| `yarn-cs` | run, sweep, plan | YARN's Capacity Scheduler") != std::string::npos);
+  CHECK(md.find("| `--placement`, `--reclaim-after`, `--max-capacity` |\n") != std::string::npos);
+  CHECK(md.find("| `hived` | run, sweep, plan | HiveD: ") != std::string::npos);
+  CHECK(md.find("| `fgd` | fill, openb-replay, run --format openb | FGD: ") != std::string::npos);
 }
 
 }  // namespace
