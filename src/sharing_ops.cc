@@ -15,9 +15,9 @@
 namespace hived {
 
 CellId Sharing::PlaceLive(const GroupRequest& r, const Parsed& p, const PodAsk& a, Tentative* t,
-                          bool evict) const {
+                          bool evict, std::string* preferred) const {
   while (true) {
-    const CellId leaf = Place(r, p, a, *t, evict);
+    const CellId leaf = Place(r, p, a, *t, evict, preferred);
     if (leaf.IsNil()) return leaf;
     const std::string& holder = leaf_use_.at(leaf.value()).holder;
     if (CoreStatus(holder).state != GroupState::kBeingPreempted) return leaf;
@@ -48,7 +48,9 @@ void Sharing::Bar(const std::string& group, bool on) {
 }
 
 absl::StatusOr<ScheduleResult> Sharing::ScheduleHolder(const GroupRequest& r, const Parsed& p,
-                                                       int32_t pods, Phase phase, std::string* name,
+                                                       int32_t pods, Phase phase,
+                                                       const std::string& preferred,
+                                                       std::string* name,
                                                        GroupRequest* holder_request) {
   internal::FlagScope in(&in_core_);
   auto git = groups_.find(r.name);
@@ -68,9 +70,9 @@ absl::StatusOr<ScheduleResult> Sharing::ScheduleHolder(const GroupRequest& r, co
   bool have_first = false;
   for (const std::string& type : types) {
     GroupRequest h = HolderRequest(r, p, *name, type, pods);
-    if (pods == 1 && !preferred_node_.empty()) {  // the stranded rule's node first
+    if (pods == 1 && !preferred.empty()) {  // the stranded rule's node first
       GroupRequest there = h;
-      there.suggested_nodes = std::vector<std::string>{preferred_node_};
+      there.suggested_nodes = std::vector<std::string>{preferred};
       absl::StatusOr<ScheduleResult> try_there = core_->Schedule(there, Phase::kFiltering);
       if (try_there.ok() && try_there->outcome == Outcome::kPlaced) {
         try_there = core_->Schedule(there, phase);
@@ -184,7 +186,7 @@ absl::StatusOr<ScheduleResult> Sharing::ScheduleShares(const GroupRequest& r, Ph
   }
   auto git = groups_.find(r.name);
   HIVED_ASSIGN_OR_RETURN(Parsed p, ParseFor(r));
-  preferred_node_.clear();
+  std::string preferred;  // the stranded rule's node for a fresh leaf (PlaceStranded)
   const bool preempting = git != groups_.end();
   // A preempting group's bars are lifted while it is re-decided, and set again (its GPUs
   // may have changed) if it still preempts when this returns.
@@ -203,7 +205,7 @@ absl::StatusOr<ScheduleResult> Sharing::ScheduleShares(const GroupRequest& r, Ph
   std::vector<CellId> leaves(p.pods.size());
   int32_t fresh = 0;
   for (size_t i = 0; i < p.pods.size(); ++i) {
-    leaves[i] = PlaceLive(r, p, p.pods[i], &t, /*evict=*/false);
+    leaves[i] = PlaceLive(r, p, p.pods[i], &t, /*evict=*/false, &preferred);
     if (leaves[i].IsNil()) {
       ++fresh;
     } else {
@@ -267,7 +269,8 @@ absl::StatusOr<ScheduleResult> Sharing::ScheduleShares(const GroupRequest& r, Ph
   }
   std::string name;
   GroupRequest holder_request;
-  absl::StatusOr<ScheduleResult> core = ScheduleHolder(r, p, fresh, phase, &name, &holder_request);
+  absl::StatusOr<ScheduleResult> core =
+      ScheduleHolder(r, p, fresh, phase, preferred, &name, &holder_request);
   if (!core.ok()) return core.status();
   if (core->outcome == Outcome::kPlaced || core->outcome == Outcome::kPreempting) {
     // The suggested nodes had room for one pod each; several new pods on one node may not.
@@ -313,7 +316,7 @@ absl::StatusOr<ScheduleResult> Sharing::ScheduleShares(const GroupRequest& r, Ph
   bool all = p.guaranteed;
   for (size_t i = 0; i < p.pods.size() && all; ++i) {
     if (!evicted[i].IsNil()) continue;
-    evicted[i] = PlaceLive(r, p, p.pods[i], &te, /*evict=*/true);
+    evicted[i] = PlaceLive(r, p, p.pods[i], &te, /*evict=*/true, nullptr);
     all = !evicted[i].IsNil();
     if (all) {
       Take(evicted[i], p.pods[i], &te);
