@@ -96,6 +96,7 @@
 #include "hived/schedule_result.h"
 #include "hived/state.h"
 #include "hived/status_view.h"
+#include "src/node_room.h"
 #include "src/share_choice.h"
 
 namespace hived {
@@ -308,10 +309,10 @@ class Sharing {
   // Evictions: the running opportunistic guests on `leaf` (sorted; reserved ones stay).
   std::vector<std::string> Guests(CellId leaf) const;
   CellId FindLeaf(const PodPlacement& pod, const Parsed& p) const;
-  // The first node where the holder's new leaves (for the pods with Nil `leaves`) overfill
-  // the declared CPU or host memory, counting `t`; empty when none does.
-  std::string NewPodsOverfill(const Parsed& p, const std::vector<CellId>& leaves,
-                              const Placement& holder, Tentative t) const;
+  // The node room (src/node_room.h) for a holder of the pods with Nil `leaves`, in order,
+  // counting what `t` holds (the request's pods on open GPUs); `t` must outlive it.
+  hived::NodeRoom FreshRoom(const Parsed& p, const std::vector<CellId>& leaves,
+                            const Tentative& t) const;
   // Place with holders being preempted skipped (their GPUs take no new share).
   CellId PlaceLive(const GroupRequest& r, const Parsed& p, const PodAsk& a, Tentative* t,
                    bool evict, std::string* preferred) const;
@@ -321,10 +322,12 @@ class Sharing {
   absl::Status CancelHolder(Group* g);
   // Schedules one holder for `pods` new leaves over the allowed types; `name` is the
   // holder's name (a preempting group's own, or a new one); `preferred`: the stranded
-  // rule's node for a single new leaf, tried first (empty: none).
+  // rule's node for a single new leaf, tried first (empty: none); `room`: the nodes' CPU and
+  // host memory for the new pods (null when no node declares any).
   absl::StatusOr<ScheduleResult> ScheduleHolder(const GroupRequest& r, const Parsed& p,
                                                 int32_t pods, Phase phase,
-                                                const std::string& preferred, std::string* name,
+                                                const std::string& preferred,
+                                                const hived::NodeRoom* room, std::string* name,
                                                 GroupRequest* holder_request);
   // A pod's share on its open GPU (GpuShares and the sharers list), and its node's CPU and
   // host memory.
