@@ -113,12 +113,12 @@ SchedulerImpl::Attempt SchedulerImpl::TryGuaranteed(const Req& req, int32_t view
   const Priority p = req.raw->priority;
   std::vector<int32_t>& pod_node = s->pod_node;
   Priority q = kOpportunisticPriority;
-  bool ok = FindNodes(view, req.needs, q, /*pass1=*/true, &pod_node, &a.reason, &a.code);
+  bool ok = FindNodes(view, req.needs, q, /*pass1=*/true, &pod_node, &a.reason, &a.code, req.room);
   if (!ok && view.HasUsageBelow(p)) {
     // Pass 2 explains the wait only when it names a node (bad, not suggested).
     std::string reason2;
     ReasonCode code2 = ReasonCode::kNone;
-    ok = FindNodes(view, req.needs, p, /*pass1=*/false, &pod_node, &reason2, &code2);
+    ok = FindNodes(view, req.needs, p, /*pass1=*/false, &pod_node, &reason2, &code2, req.room);
     q = p;
     if (!ok && code2 != ReasonCode::kInsufficientCapacity) {
       a.reason = std::move(reason2);
@@ -146,6 +146,19 @@ SchedulerImpl::Attempt SchedulerImpl::TryGuaranteed(const Req& req, int32_t view
         placer_.suggested().active() ? "bad or non-suggested" : "bad", " node");
     return a;
   }
+  // A virtual node bound only by this plan was not checked by the node choice: its pods must
+  // fit the physical node the plan gives it (src/node_room.h).
+  const NodeId short_node =
+      req.room == nullptr ? NodeId() : NodeShort(req.needs, d->pleaves, *req.room);
+  if (!short_node.IsNil()) {
+    d->lazy.clear();
+    a.code = ReasonCode::kInsufficientCapacity;
+    a.reason = absl::StrCat("VC ", vclusters_.vc(req.vc).name, ", chain ",
+                            forest_->chain_info(view.chain).name, ": node ",
+                            forest_->node_name(short_node),
+                            " lacks the CPU or host memory for the pods placed on it");
+    return a;
+  }
   a.ok = true;
   d->vleaves.assign(leaves.begin(), leaves.end());
   return a;
@@ -163,7 +176,7 @@ SchedulerImpl::Attempt SchedulerImpl::TryOpportunistic(const Req& req, ChainId c
   }
   std::vector<int32_t>& pod_node = s->pod_node;
   if (!FindNodes(view, req.needs, kOpportunisticPriority, /*pass1=*/true, &pod_node, &a.reason,
-                 &a.code)) {
+                 &a.code, req.room)) {
     return a;
   }
   std::vector<uint32_t>& leaves = s->leaves;

@@ -49,18 +49,36 @@ int32_t Placer::NodeFree(const state::View& view, int32_t pos, Priority q, bool 
   return Usage(view).FreeLeavesFor(CellId(view.nodes[static_cast<size_t>(pos)]), q);
 }
 
+NodeId Placer::PhysicalNode(const state::View& view, int32_t pos) const {
+  const uint32_t cell = view.nodes[static_cast<size_t>(pos)];
+  const CellId pc = view.physical ? CellId(cell) : (*v_)[cell].bound;
+  return pc.IsNil() ? NodeId() : forest_->node(pc);
+}
+
 bool Placer::FindNodes(const state::View& view, const std::vector<int32_t>& needs, Priority q,
                        bool pass1, std::vector<int32_t>* pod_node, std::string* reason,
-                       ReasonCode* code, const Names& names) const {
+                       ReasonCode* code, const Names& names, const NodeRoom* room) const {
   const internal::NodeIndex& ix = view.index;
   pod_node->assign(needs.size(), -1);
   int32_t cur = -1, cur_bucket = 0, picked = 0;
+  int64_t cur_cpu = 0, cur_memory = 0;  // what the request's pods on `cur` take
+  // Whether the node at `pos` holds pod `k` besides `cpu` and `memory` (room: src/node_room.h).
+  auto roomy = [&](int32_t pos, size_t k, int64_t cpu, int64_t memory) {
+    if (room == nullptr) return true;
+    const NodeId n = PhysicalNode(view, pos);
+    return n.IsNil() || room->Fits(n.value(), cpu + room->PodCpu(k), memory + room->PodMemory(k));
+  };
   const int32_t nb = ix.num_buckets();
   for (size_t k = 0; k < needs.size(); ++k) {
     const int32_t need = needs[k];
-    if (cur >= 0 && NodeFree(view, cur, q, pass1) - picked >= need) {
+    if (cur >= 0 && NodeFree(view, cur, q, pass1) - picked >= need &&
+        roomy(cur, k, cur_cpu, cur_memory)) {
       (*pod_node)[k] = cur;
       picked += need;
+      if (room != nullptr) {
+        cur_cpu += room->PodCpu(k);
+        cur_memory += room->PodMemory(k);
+      }
       continue;
     }
     int32_t found = -1;
@@ -72,7 +90,7 @@ bool Placer::FindNodes(const state::View& view, const std::vector<int32_t>& need
       if (exact && ix.max_total() - ix.bucket_key1(b) - ix.bucket_key2(b) < need) continue;
       for (int32_t n = ix.NextInBucket(b, from); n >= 0; n = ix.NextInBucket(b, n + 1)) {
         if (!exact && NodeFree(view, n, q, pass1) < need) continue;
-        if (!NodeEligible(view, n)) continue;
+        if (!NodeEligible(view, n) || !roomy(n, k, 0, 0)) continue;
         found = n;
         break;
       }
@@ -146,6 +164,10 @@ bool Placer::FindNodes(const state::View& view, const std::vector<int32_t>& need
     cur = found;
     cur_bucket = b;
     picked = need;
+    if (room != nullptr) {
+      cur_cpu = room->PodCpu(k);
+      cur_memory = room->PodMemory(k);
+    }
     (*pod_node)[k] = cur;
   }
   return true;
@@ -267,10 +289,28 @@ template void Placer::ChooseLeaves<false>(uint32_t, int32_t, Priority, std::vect
 
 bool SchedulerImpl::FindNodes(const View& view, const std::vector<int32_t>& needs, Priority q,
                               bool pass1, std::vector<int32_t>* pod_node, std::string* reason,
-                              ReasonCode* code) const {
+                              ReasonCode* code, const NodeRoom* room) const {
   const std::string_view vc = view.physical ? std::string_view() : vclusters_.vc(view.vc).name;
   return placer_.FindNodes(view, needs, q, pass1, pod_node, reason, code,
-                           Placer::Names{[this](uint32_t v) { return vclusters_.Address(v); }, vc});
+                           Placer::Names{[this](uint32_t v) { return vclusters_.Address(v); }, vc},
+                           room);
+}
+
+NodeId SchedulerImpl::NodeShort(const std::vector<int32_t>& needs,
+                                const std::vector<CellId>& pleaves, const NodeRoom& room) const {
+  // Per node, what the pods placed on it so far take (few nodes per request: a short list).
+  absl::InlinedVector<std::pair<NodeId, std::pair<int64_t, int64_t>>, 8> taken;
+  size_t at = 0;
+  for (size_t k = 0; k < needs.size() && at < pleaves.size(); ++k) {
+    const NodeId n = forest_->node(pleaves[at]);
+    at += static_cast<size_t>(needs[k]);
+    auto it = std::find_if(taken.begin(), taken.end(), [&](const auto& e) { return e.first == n; });
+    if (it == taken.end()) it = taken.insert(taken.end(), {n, {0, 0}});
+    it->second.first += room.PodCpu(k);
+    it->second.second += room.PodMemory(k);
+    if (!room.Fits(n.value(), it->second.first, it->second.second)) return n;
+  }
+  return NodeId();
 }
 
 const SchedulerImpl::View* SchedulerImpl::ViewForTesting(std::string_view vc,

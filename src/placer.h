@@ -8,8 +8,10 @@
 // and `suggested().Clear()`; nothing it returns depends on hash-map order.
 //  - `FindNodes`: the greedy node choice on the view's `NodeIndex` (pass 1: free leaves only;
 //    pass 2: also leaves used below priority q), eligible nodes only (healthy, suggested).
-//    On failure: a located reason and its code (kNonSuggestedNode, kBadNode,
-//    kInsufficientCapacity).
+//    With a `NodeRoom` (src/node_room.h), a node takes a pod only when its CPU and host
+//    memory hold it with the request's earlier pods on that node; a virtual node not bound
+//    yet is checked after the binding is planned (Decide). On failure: a located reason and
+//    its code (kNonSuggestedNode, kBadNode, kInsufficientCapacity).
 //  - `ChooseLeaves`: in the lowest cell of the node holding `need` usable leaves (ties: more
 //    free leaves, then depth-first order), free leaves first, then preemptible ones.
 //
@@ -35,6 +37,7 @@
 #include "hived/schedule_result.h"
 #include "hived/types.h"
 #include "src/cluster_state.h"
+#include "src/node_room.h"
 #include "src/suggested_nodes.h"
 #include "src/taken_leaves.h"
 
@@ -56,10 +59,13 @@ class Placer {
     absl::FunctionRef<std::string(uint32_t)> vaddress;
     std::string_view vc;
   };
-  // The greedy node choice: per pod (`needs` ascending) a view position in `pod_node`.
+  // The greedy node choice: per pod (`needs` ascending) a view position in `pod_node`;
+  // `room` (may be null: no constraint) is the nodes' CPU and host memory.
   bool FindNodes(const state::View& view, const std::vector<int32_t>& needs, Priority q, bool pass1,
                  std::vector<int32_t>* pod_node, std::string* reason, ReasonCode* code,
-                 const Names& names) const;
+                 const Names& names, const NodeRoom* room = nullptr) const;
+  // The physical node of the view's node at `pos`; nil for a virtual node not bound yet.
+  NodeId PhysicalNode(const state::View& view, int32_t pos) const;
   // Whether the view's node at `pos` may be used (suggested, when suggestions are given).
   bool NodeEligible(const state::View& view, int32_t pos) const;
   // Leaves the node at `pos` offers priority `q` (pass 1: free ones only).

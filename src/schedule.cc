@@ -14,13 +14,18 @@ namespace hived {
 
 absl::StatusOr<ScheduleResult> SchedulerImpl::Schedule(const GroupRequest& request, Phase phase) {
   if (sharing_->Handles(request)) return sharing_->Schedule(request, phase);
+  return Schedule(request, phase, nullptr);
+}
+
+absl::StatusOr<ScheduleResult> SchedulerImpl::Schedule(const GroupRequest& request, Phase phase,
+                                                       const NodeRoom* room) {
   const GroupId existing = groups_.Find(request.name);
   if (existing != kNilId) {
     const GState state = groups_[existing].state;
     if (state != GState::kPreempting && state != GState::kReserved) {
       return absl::AlreadyExistsError(absl::StrCat("group ", request.name, " is already running"));
     }
-    absl::StatusOr<ScheduleResult> result = RecheckPreempting(existing, request, phase);
+    absl::StatusOr<ScheduleResult> result = RecheckPreempting(existing, request, phase, room);
     Settle();
     if (result.ok()) {
       sharing_->TranslateVictims(&result->victims);
@@ -29,6 +34,7 @@ absl::StatusOr<ScheduleResult> SchedulerImpl::Schedule(const GroupRequest& reque
     return result;
   }
   HIVED_ASSIGN_OR_RETURN(Req req, ParseRequest(request));
+  req.room = room;
   absl::StatusOr<ScheduleResult> result = ScheduleNew(req, phase);
   needs_pool_.swap(req.needs);
   Settle();
@@ -192,7 +198,7 @@ void SchedulerImpl::CacheDecision(const Req& req, ChainId chain) {
 
 absl::StatusOr<ScheduleResult> SchedulerImpl::RecheckPreempting(GroupId g,
                                                                 const GroupRequest& request,
-                                                                Phase phase) {
+                                                                Phase phase, const NodeRoom* room) {
   Group& grp = groups_[g];
   const cellalloc::CellForest& f = *forest_;
   bool blocked = false;
@@ -212,10 +218,23 @@ absl::StatusOr<ScheduleResult> SchedulerImpl::RecheckPreempting(GroupId g,
       break;
     }
   }
+  if (!blocked && room != nullptr) {  // the nodes' CPU and host memory taken since
+    std::vector<int32_t> needs;
+    for (const GroupMember& m : request.members) {
+      needs.insert(needs.end(), static_cast<size_t>(m.pod_number), m.leaf_cell_number);
+    }
+    std::sort(needs.begin(), needs.end());
+    const NodeId n = NodeShort(needs, grp.pleaves, *room);
+    if (!n.IsNil()) {
+      blocked = true;
+      why = absl::StrCat("node ", f.node_name(n), " lacks the CPU or host memory for its pods");
+    }
+  }
   if (blocked && phase == Phase::kPreempting) {
     ++epoch_;
     CancelInternal(g);
     HIVED_ASSIGN_OR_RETURN(Req req, ParseRequest(request));
+    req.room = room;
     return ScheduleNew(req, phase);
   }
   ScheduleResult result;

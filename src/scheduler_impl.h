@@ -107,6 +107,7 @@
 #include "src/health.h"
 #include "src/internal/strings.h"
 #include "src/node_index.h"
+#include "src/node_room.h"
 #include "src/placer.h"
 #include "src/reservations.h"
 #include "src/sharing.h"
@@ -129,6 +130,10 @@ class SchedulerImpl {
   static absl::StatusOr<std::unique_ptr<SchedulerImpl>> Create(const ClusterSpec& spec);
 
   absl::StatusOr<ScheduleResult> Schedule(const GroupRequest& request, Phase phase);
+  // For Sharing's holders: `room` (src/node_room.h; null for none) constrains the node choice
+  // of a new decision and blocks a preempting group's kept placement that no longer fits.
+  absl::StatusOr<ScheduleResult> Schedule(const GroupRequest& request, Phase phase,
+                                          const NodeRoom* room);
   absl::StatusOr<AllocateInfo> Allocate(const GroupRequest& request, const Placement& placement);
   absl::Status Release(std::string_view group);
   absl::Status CancelPreemption(std::string_view group);
@@ -209,6 +214,7 @@ class SchedulerImpl {
     VCellId pinned_root = kNilId;
     bool guaranteed = true;
     bool has_suggested = false;
+    const NodeRoom* room = nullptr;  // the nodes' CPU and host memory; null for no constraint
   };
 
   // What `Schedule` does with a new group: computed by `Decide`, a const member function
@@ -273,7 +279,7 @@ class SchedulerImpl {
   absl::StatusOr<Req> ParseRequest(const GroupRequest& request) const;
   absl::StatusOr<ScheduleResult> ScheduleNew(const Req& req, Phase phase);
   absl::StatusOr<ScheduleResult> RecheckPreempting(GroupId g, const GroupRequest& request,
-                                                   Phase phase);
+                                                   Phase phase, const NodeRoom* room);
   void Decide(const Req& req, DecideScratch* s, Decision* d) const;
   absl::StatusOr<ScheduleResult> Commit(const Req& req, Phase phase, Decision* d);
   Attempt TryGuaranteed(const Req& req, int32_t view_id, DecideScratch* s, Decision* d) const;
@@ -285,7 +291,12 @@ class SchedulerImpl {
   // The greedy node choice (scheduler.h rules 3, 4); on failure the reason and its code
   // (kNonSuggestedNode, kBadNode, kInsufficientCapacity).
   bool FindNodes(const View& view, const std::vector<int32_t>& needs, Priority q, bool pass1,
-                 std::vector<int32_t>* pod_node, std::string* reason, ReasonCode* code) const;
+                 std::vector<int32_t>* pod_node, std::string* reason, ReasonCode* code,
+                 const NodeRoom* room = nullptr) const;
+  // The first node of `pleaves` (pods `needs` in order) that cannot hold the request's pods
+  // placed on it (src/node_room.h), nil when all can.
+  NodeId NodeShort(const std::vector<int32_t>& needs, const std::vector<CellId>& pleaves,
+                   const NodeRoom& room) const;
   const View* ViewForTesting(std::string_view vc, std::string_view chain) const;
 
   // The lazily preemptible running groups using `vleaves`' bound physical leaves, in leaf

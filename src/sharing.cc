@@ -163,10 +163,10 @@ bool Sharing::Compatible(const GroupRequest& r, bool guaranteed, CellId leaf) co
 }
 
 CellId Sharing::Place(const GroupRequest& r, const Parsed& p, const PodAsk& a, const Tentative& t,
-                      bool evict) const {
+                      bool evict, std::string* preferred) const {
   if (!a.mig.empty()) return PlaceMig(r, p, a, t, evict);
   if (nodes_declare_ && !evict && t.gpu.empty() && t.node.empty() && t.excluded.empty()) {
-    return PlaceStranded(r, p, a, t);
+    return PlaceStranded(r, p, a, t, preferred);
   }
   CellId best;
   int32_t best_left = kGpuMilli + 1;

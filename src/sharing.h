@@ -96,6 +96,7 @@
 #include "hived/schedule_result.h"
 #include "hived/state.h"
 #include "hived/status_view.h"
+#include "src/node_room.h"
 #include "src/share_choice.h"
 
 namespace hived {
@@ -295,9 +296,11 @@ class Sharing {
   // Whether `leaf` (open) may take a share of `r`'s group, by holder and sharing mode.
   bool Compatible(const GroupRequest& r, bool guaranteed, CellId leaf) const;
   // The best open GPU for one pod, Nil when none; `evict`: count opportunistic guests'
-  // shares as free (a protected guaranteed pod's eviction).
+  // shares as free (a protected guaranteed pod's eviction). `preferred` (may be null):
+  // set by the stranded rule to the node where a fresh leaf strands least when it chooses
+  // no open GPU (PlaceStranded).
   CellId Place(const GroupRequest& r, const Parsed& p, const PodAsk& a, const Tentative& t,
-               bool evict) const;
+               bool evict, std::string* preferred) const;
   void Take(CellId leaf, const PodAsk& a, Tentative* t) const;
   GroupRequest HolderRequest(const GroupRequest& r, const Parsed& p, const std::string& name,
                              const std::string& type, int32_t pods) const;
@@ -306,21 +309,25 @@ class Sharing {
   // Evictions: the running opportunistic guests on `leaf` (sorted; reserved ones stay).
   std::vector<std::string> Guests(CellId leaf) const;
   CellId FindLeaf(const PodPlacement& pod, const Parsed& p) const;
-  // The first node where the holder's new leaves (for the pods with Nil `leaves`) overfill
-  // the declared CPU or host memory, counting `t`; empty when none does.
-  std::string NewPodsOverfill(const Parsed& p, const std::vector<CellId>& leaves,
-                              const Placement& holder, Tentative t) const;
+  // The node room (src/node_room.h) for a holder of the pods with Nil `leaves`, in order,
+  // counting what `t` holds (the request's pods on open GPUs); `t` must outlive it.
+  hived::NodeRoom FreshRoom(const Parsed& p, const std::vector<CellId>& leaves,
+                            const Tentative& t) const;
   // Place with holders being preempted skipped (their GPUs take no new share).
   CellId PlaceLive(const GroupRequest& r, const Parsed& p, const PodAsk& a, Tentative* t,
-                   bool evict) const;
+                   bool evict, std::string* preferred) const;
   void Bar(const std::string& group, bool on);
   // Cancels a preempting group's holder if the scheduler still has it preempting (an
   // overlapping preemptor may have cancelled it); the group then has no holder.
   absl::Status CancelHolder(Group* g);
   // Schedules one holder for `pods` new leaves over the allowed types; `name` is the
-  // holder's name (a preempting group's own, or a new one).
+  // holder's name (a preempting group's own, or a new one); `preferred`: the stranded
+  // rule's node for a single new leaf, tried first (empty: none); `room`: the nodes' CPU and
+  // host memory for the new pods (null when no node declares any).
   absl::StatusOr<ScheduleResult> ScheduleHolder(const GroupRequest& r, const Parsed& p,
-                                                int32_t pods, Phase phase, std::string* name,
+                                                int32_t pods, Phase phase,
+                                                const std::string& preferred,
+                                                const hived::NodeRoom* room, std::string* name,
                                                 GroupRequest* holder_request);
   // A pod's share on its open GPU (GpuShares and the sharers list), and its node's CPU and
   // host memory.
@@ -408,9 +415,9 @@ class Sharing {
   int32_t LeafPos(CellId leaf) const;
   void IndexLeaves() const;  // builds leaf_pos_ and node_leaves_ once
   // Place by the stranded rule (no tentative use, no eviction): the open GPU, or Nil with
-  // preferred_node_ set when a fresh leaf on that node strands less.
-  CellId PlaceStranded(const GroupRequest& r, const Parsed& p, const PodAsk& a,
-                       const Tentative& t) const;
+  // `*preferred` (unless null) set when a fresh leaf on that node strands less.
+  CellId PlaceStranded(const GroupRequest& r, const Parsed& p, const PodAsk& a, const Tentative& t,
+                       std::string* preferred) const;
   // The node state share_choice scores: per leaf its free milli, CPU and memory left.
   ShareChoice::NodeState NodeStateOf(uint32_t node) const;
   // Invariant (4)'s sums: the host groups' pods added per node.
@@ -436,8 +443,7 @@ class Sharing {
   int64_t reserved_ = 0;  // groups in Stage::kReserved (AnyReserved in O(1))
   Pending pending_;
   std::map<std::string, HostGroup, std::less<>> host_groups_;  // running host groups
-  mutable ShareChoice choice_;          // the fragmentation-aware choice (its cache is mutable)
-  mutable std::string preferred_node_;  // set by PlaceStranded: a fresh leaf's best node
+  mutable ShareChoice choice_;  // the fragmentation-aware choice (its cache is mutable)
   // Built together by IndexLeaves (the forest never changes): per cell id the LeafPos of a
   // leaf (-1: not a leaf); per node its leaf count and its leaf types (TypeMask bits).
   mutable std::vector<int32_t> leaf_pos_;

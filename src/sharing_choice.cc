@@ -75,7 +75,7 @@ bool Sharing::OpenMilliMatches() const {
 }
 
 CellId Sharing::PlaceStranded(const GroupRequest& r, const Parsed& p, const PodAsk& a,
-                              const Tentative& t) const {
+                              const Tentative& t, std::string* preferred) const {
   IndexLeaves();
   const ShareChoice::Shape shape{a.cpu, a.host_memory, a.milli, 1, TypeMask(p.types)};
   ShareChoice::ShapeCache* cache = choice_.CacheOf(shape);
@@ -120,7 +120,7 @@ CellId Sharing::PlaceStranded(const GroupRequest& r, const Parsed& p, const PodA
       fresh_node = n;
     }
   }
-  if (fresh < inf) preferred_node_ = forest_.node_name(NodeId(fresh_node));
+  if (fresh < inf && preferred != nullptr) *preferred = forest_.node_name(NodeId(fresh_node));
   return CellId();
 }
 

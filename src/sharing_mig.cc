@@ -178,7 +178,7 @@ void Sharing::TakeMig(CellId leaf, const PodAsk& a, Tentative* t) const {
     layout.FreeOwners(Guests(leaf));
     c = layout.Choose(profile);
   }
-  // No choice: a holder's new leaf that a victim still uses (NewPodsOverfill counts only
+  // No choice: a holder's new leaf that a victim still uses (the node room counts only
   // its node there); its instance is chosen when it opens, idle. PlaceMig's and Recover's
   // leaves always have one (they were checked on this very state).
   if (!c.has_value()) return;

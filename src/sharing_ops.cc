@@ -15,9 +15,9 @@
 namespace hived {
 
 CellId Sharing::PlaceLive(const GroupRequest& r, const Parsed& p, const PodAsk& a, Tentative* t,
-                          bool evict) const {
+                          bool evict, std::string* preferred) const {
   while (true) {
-    const CellId leaf = Place(r, p, a, *t, evict);
+    const CellId leaf = Place(r, p, a, *t, evict, preferred);
     if (leaf.IsNil()) return leaf;
     const std::string& holder = leaf_use_.at(leaf.value()).holder;
     if (CoreStatus(holder).state != GroupState::kBeingPreempted) return leaf;
@@ -47,16 +47,16 @@ void Sharing::Bar(const std::string& group, bool on) {
   }
 }
 
-absl::StatusOr<ScheduleResult> Sharing::ScheduleHolder(const GroupRequest& r, const Parsed& p,
-                                                       int32_t pods, Phase phase, std::string* name,
-                                                       GroupRequest* holder_request) {
+absl::StatusOr<ScheduleResult> Sharing::ScheduleHolder(
+    const GroupRequest& r, const Parsed& p, int32_t pods, Phase phase, const std::string& preferred,
+    const hived::NodeRoom* room, std::string* name, GroupRequest* holder_request) {
   internal::FlagScope in(&in_core_);
   auto git = groups_.find(r.name);
   if (git != groups_.end() && !git->second.holder.empty()) {
     if (git->second.holder_request.members[0].pod_number == pods) {  // the re-check
       *name = git->second.holder;
       *holder_request = git->second.holder_request;
-      return core_->Schedule(*holder_request, phase);
+      return core_->Schedule(*holder_request, phase, room);
     }
     // Room opened on shared GPUs since: fewer new leaves; the reservation is replaced.
     if (phase == Phase::kPreempting) HIVED_RETURN_IF_ERROR(CancelHolder(&git->second));
@@ -68,19 +68,19 @@ absl::StatusOr<ScheduleResult> Sharing::ScheduleHolder(const GroupRequest& r, co
   bool have_first = false;
   for (const std::string& type : types) {
     GroupRequest h = HolderRequest(r, p, *name, type, pods);
-    if (pods == 1 && !preferred_node_.empty()) {  // the stranded rule's node first
+    if (pods == 1 && !preferred.empty()) {  // the stranded rule's node first
       GroupRequest there = h;
-      there.suggested_nodes = std::vector<std::string>{preferred_node_};
-      absl::StatusOr<ScheduleResult> try_there = core_->Schedule(there, Phase::kFiltering);
+      there.suggested_nodes = std::vector<std::string>{preferred};
+      absl::StatusOr<ScheduleResult> try_there = core_->Schedule(there, Phase::kFiltering, room);
       if (try_there.ok() && try_there->outcome == Outcome::kPlaced) {
-        try_there = core_->Schedule(there, phase);
+        try_there = core_->Schedule(there, phase, room);
         if (try_there.ok() && try_there->outcome == Outcome::kPlaced) {
           *holder_request = std::move(there);
           return try_there;
         }
       }
     }
-    absl::StatusOr<ScheduleResult> res = core_->Schedule(h, phase);
+    absl::StatusOr<ScheduleResult> res = core_->Schedule(h, phase, room);
     if (res.ok() && (res->outcome == Outcome::kPlaced || res->outcome == Outcome::kPreempting)) {
       *holder_request = std::move(h);
       return res;
@@ -184,7 +184,7 @@ absl::StatusOr<ScheduleResult> Sharing::ScheduleShares(const GroupRequest& r, Ph
   }
   auto git = groups_.find(r.name);
   HIVED_ASSIGN_OR_RETURN(Parsed p, ParseFor(r));
-  preferred_node_.clear();
+  std::string preferred;  // the stranded rule's node for a fresh leaf (PlaceStranded)
   const bool preempting = git != groups_.end();
   // A preempting group's bars are lifted while it is re-decided, and set again (its GPUs
   // may have changed) if it still preempts when this returns.
@@ -203,7 +203,7 @@ absl::StatusOr<ScheduleResult> Sharing::ScheduleShares(const GroupRequest& r, Ph
   std::vector<CellId> leaves(p.pods.size());
   int32_t fresh = 0;
   for (size_t i = 0; i < p.pods.size(); ++i) {
-    leaves[i] = PlaceLive(r, p, p.pods[i], &t, /*evict=*/false);
+    leaves[i] = PlaceLive(r, p, p.pods[i], &t, /*evict=*/false, &preferred);
     if (leaves[i].IsNil()) {
       ++fresh;
     } else {
@@ -267,23 +267,13 @@ absl::StatusOr<ScheduleResult> Sharing::ScheduleShares(const GroupRequest& r, Ph
   }
   std::string name;
   GroupRequest holder_request;
-  absl::StatusOr<ScheduleResult> core = ScheduleHolder(r, p, fresh, phase, &name, &holder_request);
+  // The node choice itself counts the nodes' CPU and host memory (src/node_room.h): the
+  // suggested nodes have room for one pod each, the room for the new pods together.
+  const hived::NodeRoom room = FreshRoom(p, leaves, t);
+  absl::StatusOr<ScheduleResult> core = ScheduleHolder(
+      r, p, fresh, phase, preferred, nodes_declare_ ? &room : nullptr, &name, &holder_request);
   if (!core.ok()) return core.status();
   if (core->outcome == Outcome::kPlaced || core->outcome == Outcome::kPreempting) {
-    // The suggested nodes had room for one pod each; several new pods on one node may not.
-    const std::string short_node = NewPodsOverfill(p, leaves, core->placement, t);
-    if (!short_node.empty()) {
-      if (phase == Phase::kPreempting) {  // kPlaced reserved it, kPreempting too
-        internal::FlagScope in(&in_core_);
-        HIVED_RETURN_IF_ERROR(core_->Unreserve(name));
-        if (preempting) git->second.holder.clear();
-      }
-      result.outcome = Outcome::kWaiting;
-      result.code = ReasonCode::kInsufficientCapacity;
-      result.reason = absl::StrCat("group ", r.name, ": node ", short_node,
-                                   " lacks the CPU or host memory for its pods");
-      return result;
-    }
     result.outcome = core->outcome;
     result.victims = core->victims;      // already translated by the scheduler's hook
     result.cancelled = core->cancelled;  // likewise
@@ -313,7 +303,7 @@ absl::StatusOr<ScheduleResult> Sharing::ScheduleShares(const GroupRequest& r, Ph
   bool all = p.guaranteed;
   for (size_t i = 0; i < p.pods.size() && all; ++i) {
     if (!evicted[i].IsNil()) continue;
-    evicted[i] = PlaceLive(r, p, p.pods[i], &te, /*evict=*/true);
+    evicted[i] = PlaceLive(r, p, p.pods[i], &te, /*evict=*/true, nullptr);
     all = !evicted[i].IsNil();
     if (all) {
       Take(evicted[i], p.pods[i], &te);
@@ -344,18 +334,17 @@ absl::StatusOr<ScheduleResult> Sharing::ScheduleShares(const GroupRequest& r, Ph
   return result;
 }
 
-std::string Sharing::NewPodsOverfill(const Parsed& p, const std::vector<CellId>& leaves,
-                                     const Placement& holder, Tentative t) const {
-  size_t next = 0;
+hived::NodeRoom Sharing::FreshRoom(const Parsed& p, const std::vector<CellId>& leaves,
+                                   const Tentative& t) const {
+  hived::NodeRoom room{&node_cpu_, &node_cpu_used_, &node_memory_, &node_memory_used_, &t.node, {},
+                       {}};
+  if (!nodes_declare_) return room;
   for (size_t i = 0; i < leaves.size(); ++i) {
     if (!leaves[i].IsNil()) continue;
-    if (next >= holder.pods.size()) return "?";
-    const CellId leaf = FindLeaf(holder.pods[next++], Parsed());
-    if (leaf.IsNil()) return holder.pods[next - 1].node;
-    if (!NodeRoom(leaf, p.pods[i], t)) return forest_.node_name(forest_.node(leaf));
-    Take(leaf, p.pods[i], &t);
+    room.pod_cpu.push_back(p.pods[i].cpu);
+    room.pod_memory.push_back(p.pods[i].host_memory);
   }
-  return std::string();
+  return room;
 }
 
 CellId Sharing::FindLeaf(const PodPlacement& pod, const Parsed& p) const {
