@@ -1,7 +1,8 @@
-// sim/policies/fill_hived.h: hived's own placement of GPU shares in the fill model (`--policy
-// hived`, the default of `fill` and `openb-replay`). The library (src/, cellalloc/) has no
-// fractional cells yet (issue 13, items 1-3); this is the placement rule it is to adopt for shares,
-// implemented here on the simulator's cluster model (fill_cluster.h).
+// sim/policies/fill_hived.h: the simulator's model of hived's placement of GPU shares in the
+// fill model (`--policy hived-model`), kept for comparison. The library implements the same
+// rule for fractional requests (src/share_choice.h), and `--policy hived`, the default of
+// `fill` and `openb-replay`, schedules every pod through it (fill_library.h); this model runs
+// the rule on the simulator's own cluster model (fill_cluster.h).
 //
 // The rule: place a pod where the cluster's *stranded* GPU milli grows least. A node's
 // stranded milli is the sum of two parts, both in GPU milli:
