@@ -70,13 +70,34 @@ TraceReadPath ChooseTraceReadPath(int64_t file_bytes, int64_t budget_bytes) {
                                                            : TraceReadPath::kStream;
 }
 
+namespace {
+
+// `text` as one shell word: as it is when it holds only safe characters, else single-quoted.
+std::string ShellWord(std::string_view text) {
+  const bool safe = !text.empty() && std::all_of(text.begin(), text.end(), [](char c) {
+    return absl::ascii_isalnum(static_cast<unsigned char>(c)) || std::strchr("/._-+:,@%=", c);
+  });
+  if (safe) return std::string(text);
+  std::string out = "'";
+  for (char c : text) {
+    if (c == '\'') {
+      out += "'\\''";
+    } else {
+      out += c;
+    }
+  }
+  return out + "'";
+}
+
+}  // namespace
+
 std::string SortTraceCommand(std::string_view path, int column) {
   std::string out(path);
   if (absl::EndsWith(absl::string_view(out), ".csv")) out.resize(out.size() - 4);
   out += ".sorted.csv";
-  const std::string in(path);
+  const std::string in = ShellWord(path);
   return absl::StrCat("(head -1 ", in, "; tail -n +2 ", in, " | sort -t, -k", column, ",", column,
-                      "n -s) > ", out);
+                      "n -s) > ", ShellWord(out));
 }
 
 absl::Status CheckTraceSorted(const std::string& path) {

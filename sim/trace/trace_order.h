@@ -48,7 +48,8 @@ TraceReadPath ChooseTraceReadPath(int64_t file_bytes, int64_t budget_bytes);
 int64_t MaxInMemoryTraceBytes(int64_t budget_bytes);
 
 // The shell command that sorts `path` (a header line, then rows) stably by its
-// `column`-th (1-based) field, numerically, into `<path without .csv>.sorted.csv`.
+// `column`-th (1-based) field, numerically, into `<path without .csv>.sorted.csv` (paths
+// with characters a shell would read are single-quoted).
 std::string SortTraceCommand(std::string_view path, int column);
 
 // Scans a trace of the project's format in chunks and checks its rows are in

@@ -422,6 +422,9 @@ TEST_CASE("CheckTraceSorted names the first row out of order and how to sort it"
   CHECK(message.find(SortTraceCommand(path, 3)) != std::string::npos);
   CHECK(SortTraceCommand("t.csv", 2) ==
         "(head -1 t.csv; tail -n +2 t.csv | sort -t, -k2,2n -s) > t.sorted.csv");
+  CHECK(SortTraceCommand("my traces/it's.csv", 3) ==
+        "(head -1 'my traces/it'\\''s.csv'; tail -n +2 'my traces/it'\\''s.csv' | sort -t, -k3,3n "
+        "-s) > 'my traces/it'\\''s.sorted.csv'");
   CHECK(CheckTraceSorted(hived::testing::TestdataPath("traces/two-racks-default.csv")).ok());
   CHECK(CheckTraceSorted("/nonexistent/t.csv").code() == absl::StatusCode::kNotFound);
 }
