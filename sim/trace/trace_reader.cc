@@ -24,118 +24,140 @@ absl::StatusOr<TraceFormat> ParseTraceFormat(std::string_view name) {
       absl::StrCat("unknown trace format '", Av(name), "' (expected hived or philly)"));
 }
 
-absl::StatusOr<Trace> HivedTraceSource::Parse(std::string_view text,
-                                              std::string_view file_name) const {
+const std::vector<std::string_view>& HivedRowParser::Wanted() {
   static const std::vector<std::string_view> kWanted = {
       "job_id", "submit_time", "vc", "priority", "pods", "gpus_per_pod", "gpu_type", "duration"};
+  return kWanted;
+}
+
+absl::StatusOr<HeaderColumns> HivedRowParser::ReadHivedHeader(LineReader* reader,
+                                                              std::string_view file_name,
+                                                              Trace* trace, size_t* needed) {
+  return ReadHeader(reader, file_name, Wanted(), {"pinned_cell"}, /*comments=*/true,
+                    "job_id,submit_time,vc,priority,pods,gpus_per_pod,gpu_type,duration", trace,
+                    needed);
+}
+
+bool HivedRowParser::Row(std::string_view line, int32_t ln, TraceJob* out) {
   enum { kId, kSubmit, kVc, kPriority, kPods, kGpusPerPod, kGpuType, kDuration };
+  const HeaderColumns& h = h_;
+  RowErrors& errors = *errors_;
+  std::vector<CsvField>& f = f_;
+  if (!SplitRow(line, ln, needed_, &errors, &f)) return false;
+  const CsvField& id = f[h.index[kId]];
+  const CsvField& submit = f[h.index[kSubmit]];
+  const CsvField& vc = f[h.index[kVc]];
+  const CsvField& prio = f[h.index[kPriority]];
+  const CsvField& pods = f[h.index[kPods]];
+  const CsvField& gpp = f[h.index[kGpusPerPod]];
+  const CsvField& type = f[h.index[kGpuType]];
+  const CsvField& dur = f[h.index[kDuration]];
+  // The optional pinned_cell column; a short row simply has none.
+  const size_t pin_at = h.optional[0];
+  const CsvField* pin = pin_at < f.size() ? &f[pin_at] : nullptr;
+  TraceJob& job = *out;
+  auto bad = [&](const CsvField& field, std::string_view what) {
+    errors.Add(ln, field.column, what);
+  };
+  if (!CheckNameField(id, "job_id", ln, &errors)) return false;
+  auto t = ParseTime(submit.text);
+  if (!t) {
+    bad(submit, TimeError("submit_time", submit.text));
+    return false;
+  }
+  submit_column_ = submit.column;
+  if (!last_vc_ || vc.text != *last_vc_) {
+    if (!CheckNameField(vc, "vc", ln, &errors)) return false;
+    last_vc_.emplace(vc.text);
+  }
+  auto p = ParseInt(prio.text);
+  if (!p || *p < kOpportunisticPriority || *p > kMaxGuaranteedPriority) {
+    bad(prio, absl::StrCat("priority '", Av(prio.text), "' is not an integer in -1..1000",
+                           BlankHint(prio.text)));
+    return false;
+  }
+  auto np = ParseInt(pods.text);
+  if (!np || *np < 1 || *np > 100000) {
+    bad(pods, absl::StrCat("pods '", Av(pods.text), "' is not an integer in 1..100000",
+                           BlankHint(pods.text)));
+    return false;
+  }
+  auto g = ParseInt(gpp.text);
+  if (!g || *g < 1 || *g > 100000) {
+    bad(gpp, absl::StrCat("gpus_per_pod '", Av(gpp.text), "' is not an integer in 1..100000",
+                          BlankHint(gpp.text)));
+    return false;
+  }
+  if (!type.text.empty() && type.text != last_type_ &&
+      !CheckNameField(type, "gpu_type", ln, &errors)) {
+    return false;
+  }
+  if (type.text != last_type_) last_type_.assign(type.text);
+  if (pin != nullptr && !pin->text.empty() && !CheckNameField(*pin, "pinned_cell", ln, &errors)) {
+    return false;
+  }
+  auto d = ParseTime(dur.text, /*min=*/1);
+  if (!d) {
+    bad(dur, TimeError("duration", dur.text, /*min=*/1));
+    return false;
+  }
+  if (*np * *g > 10000000) {
+    bad(pods, "gang is larger than 10,000,000 GPUs");
+    return false;
+  }
+  if (!InsertId(id.text)) {
+    bad(id, absl::StrCat("duplicate job_id '", Av(id.text), "'"));
+    return false;
+  }
+  job.id = id.text;
+  job.submit_time = *t;
+  // Rows repeat names in runs: the last interned name, not a lookup per row.
+  if (vc.text != last_vc_name_.view()) last_vc_name_ = trace_->Intern(vc.text);
+  job.vc = last_vc_name_;
+  job.priority = static_cast<Priority>(*p);
+  job.pods = static_cast<int32_t>(*np);
+  job.gpus_per_pod = static_cast<int32_t>(*g);
+  job.total_gpus = job.pods * job.gpus_per_pod;
+  if (type.text != last_type_name_.view()) last_type_name_ = trace_->Intern(type.text);
+  job.gpu_type = last_type_name_;
+  job.duration = *d;
+  job.line = ln;
+  if (pin != nullptr) {
+    job.pinned_cell = trace_->Intern(pin->text);
+    job.pinned_column = pin->column;
+  }
+  return true;
+}
+
+bool HivedRowParser::InsertId(std::string_view id) {
+  if (own_ids_) {
+    if (ids_.contains(id)) return false;
+    ids_.insert(id_texts_.emplace_back(id));
+    return true;
+  }
+  return ids_.insert(id).second;
+}
+
+absl::StatusOr<Trace> HivedTraceSource::Parse(std::string_view text,
+                                              std::string_view file_name) const {
   LineReader reader(text);
   Trace trace;
   trace.file = std::string(file_name);
   size_t needed = 0;
-  absl::StatusOr<HeaderColumns> header = ReadHeader(
-      &reader, file_name, kWanted, {"pinned_cell"}, /*comments=*/true,
-      "job_id,submit_time,vc,priority,pods,gpus_per_pod,gpu_type,duration", &trace, &needed);
+  absl::StatusOr<HeaderColumns> header =
+      HivedRowParser::ReadHivedHeader(&reader, file_name, &trace, &needed);
   if (!header.ok()) return header.status();
-  const HeaderColumns& h = *header;
   std::string_view line;
   RowErrors errors(file_name, options_.skip_bad_rows);
-  absl::flat_hash_set<std::string_view> ids;  // into `text`, which outlives the parse
-  std::vector<CsvField> f;                    // one row's fields; reused
-  // The last VC and GPU type that passed CheckName: rows repeat them, so each distinct run of
-  // equal names is checked once (the check depends on the text alone).
-  // (A field never holds a newline: "\n" stands for none yet.)
-  std::optional<std::string_view> last_vc;
-  std::string_view last_type;
-  Name last_vc_name;  // the name of the last row's VC and GPU type, interned
-  Name last_type_name;
+  // Ids are views into `text`, which outlives the parse.
+  HivedRowParser parser(std::move(*header), needed, &errors, &trace, /*own_ids=*/false);
   const size_t rows = EstimatedRows(text);
   trace.jobs.reserve(rows);
-  ids.reserve(rows);
+  parser.ReserveIds(rows);
   while (reader.Next(&line)) {
     if (IsBlank(line) || line[0] == '#') continue;
-    const int32_t ln = reader.line_number();
-    if (!SplitRow(line, ln, needed, &errors, &f)) continue;
-    const CsvField& id = f[h.index[kId]];
-    const CsvField& submit = f[h.index[kSubmit]];
-    const CsvField& vc = f[h.index[kVc]];
-    const CsvField& prio = f[h.index[kPriority]];
-    const CsvField& pods = f[h.index[kPods]];
-    const CsvField& gpp = f[h.index[kGpusPerPod]];
-    const CsvField& type = f[h.index[kGpuType]];
-    const CsvField& dur = f[h.index[kDuration]];
-    // The optional pinned_cell column; a short row simply has none.
-    const size_t pin_at = h.optional[0];
-    const CsvField* pin = pin_at < f.size() ? &f[pin_at] : nullptr;
     TraceJob job;
-    auto bad = [&](const CsvField& field, std::string_view what) {
-      errors.Add(ln, field.column, what);
-    };
-    if (!CheckNameField(id, "job_id", ln, &errors)) continue;
-    auto t = ParseTime(submit.text);
-    if (!t) {
-      bad(submit, TimeError("submit_time", submit.text));
-      continue;
-    }
-    if (vc.text != last_vc.value_or("\n") && !CheckNameField(vc, "vc", ln, &errors)) continue;
-    last_vc = vc.text;
-    auto p = ParseInt(prio.text);
-    if (!p || *p < kOpportunisticPriority || *p > kMaxGuaranteedPriority) {
-      bad(prio, absl::StrCat("priority '", Av(prio.text), "' is not an integer in -1..1000",
-                             BlankHint(prio.text)));
-      continue;
-    }
-    auto np = ParseInt(pods.text);
-    if (!np || *np < 1 || *np > 100000) {
-      bad(pods, absl::StrCat("pods '", Av(pods.text), "' is not an integer in 1..100000",
-                             BlankHint(pods.text)));
-      continue;
-    }
-    auto g = ParseInt(gpp.text);
-    if (!g || *g < 1 || *g > 100000) {
-      bad(gpp, absl::StrCat("gpus_per_pod '", Av(gpp.text), "' is not an integer in 1..100000",
-                            BlankHint(gpp.text)));
-      continue;
-    }
-    if (!type.text.empty() && type.text != last_type &&
-        !CheckNameField(type, "gpu_type", ln, &errors)) {
-      continue;
-    }
-    last_type = type.text;
-    if (pin != nullptr && !pin->text.empty() && !CheckNameField(*pin, "pinned_cell", ln, &errors)) {
-      continue;
-    }
-    auto d = ParseTime(dur.text, /*min=*/1);
-    if (!d) {
-      bad(dur, TimeError("duration", dur.text, /*min=*/1));
-      continue;
-    }
-    if (*np * *g > 10000000) {
-      bad(pods, "gang is larger than 10,000,000 GPUs");
-      continue;
-    }
-    if (!ids.insert(id.text).second) {
-      bad(id, absl::StrCat("duplicate job_id '", Av(id.text), "'"));
-      continue;
-    }
-    job.id = id.text;
-    job.submit_time = *t;
-    // Rows repeat names in runs: the last interned name, not a lookup per row.
-    if (vc.text != last_vc_name.view()) last_vc_name = trace.Intern(vc.text);
-    job.vc = last_vc_name;
-    job.priority = static_cast<Priority>(*p);
-    job.pods = static_cast<int32_t>(*np);
-    job.gpus_per_pod = static_cast<int32_t>(*g);
-    job.total_gpus = job.pods * job.gpus_per_pod;
-    if (type.text != last_type_name.view()) last_type_name = trace.Intern(type.text);
-    job.gpu_type = last_type_name;
-    job.duration = *d;
-    job.line = ln;
-    if (pin != nullptr) {
-      job.pinned_cell = trace.Intern(pin->text);
-      job.pinned_column = pin->column;
-    }
-    trace.jobs.push_back(std::move(job));
+    if (parser.Row(line, reader.line_number(), &job)) trace.jobs.push_back(std::move(job));
   }
   if (absl::Status s = errors.ToStatus(); !s.ok()) return s;
   trace.skipped_rows = errors.count();

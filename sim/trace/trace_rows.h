@@ -8,10 +8,14 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <deque>
+#include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
+#include "absl/container/flat_hash_set.h"
 #include "absl/status/statusor.h"
 #include "sim/common/csv.h"
 #include "sim/trace/trace_reader.h"
@@ -49,6 +53,47 @@ bool SplitRow(std::string_view line, int32_t line_number, size_t needed, RowErro
 
 // Checks a name field (job id, VC, GPU type); records a located error when it is unusable.
 bool CheckNameField(const CsvField& field, std::string_view what, int32_t line, RowErrors* errors);
+
+// Parses the rows of the project's own trace format one at a time (the in-memory reader
+// and the streamed one share it): checks every field, interns the names into `trace`, and
+// records a located error for a bad row. Rows repeat names in runs, so each distinct run of
+// equal VC and GPU type names is checked once.
+class HivedRowParser {
+ public:
+  // `own_ids`: copy each job id to check duplicates (a stream's lines do not outlive the
+  // row); otherwise the ids are views into text that outlives the parser.
+  HivedRowParser(HeaderColumns header, size_t needed, RowErrors* errors, Trace* trace, bool own_ids)
+      : h_(std::move(header)), needed_(needed), errors_(errors), trace_(trace), own_ids_(own_ids) {}
+  static const std::vector<std::string_view>& Wanted();
+  // The header of the format, through `ReadHeader`.
+  static absl::StatusOr<HeaderColumns> ReadHivedHeader(LineReader* reader,
+                                                       std::string_view file_name, Trace* trace,
+                                                       size_t* needed);
+  void ReserveIds(size_t n) { ids_.reserve(n); }
+  // Parses a data row (neither blank nor a comment) into `*job`; false when it recorded an
+  // error for the row.
+  bool Row(std::string_view line, int32_t line_number, TraceJob* job);
+  // The byte column of the last parsed row's submit_time.
+  int32_t submit_column() const { return submit_column_; }
+
+ private:
+  bool InsertId(std::string_view id);
+
+  HeaderColumns h_;
+  size_t needed_;
+  RowErrors* errors_;
+  Trace* trace_;
+  bool own_ids_;
+  absl::flat_hash_set<std::string_view> ids_;
+  std::deque<std::string> id_texts_;  // with own_ids_: the ids' text (a deque never moves it)
+  std::vector<CsvField> f_;           // one row's fields; reused
+  // The last VC and GPU type that passed CheckName (copies: a stream's rows do not last).
+  std::optional<std::string> last_vc_;
+  std::string last_type_;
+  Name last_vc_name_;  // the name of the last row's VC and GPU type, interned
+  Name last_type_name_;
+  int32_t submit_column_ = 1;
+};
 
 // Sorts the jobs stably by submit time (ties keep row order): an LSD radix sort of the
 // times, then each job moved once, in place.

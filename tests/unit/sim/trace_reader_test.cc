@@ -1,17 +1,23 @@
 #include "sim/trace/trace_reader.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <cstdint>
+#include <filesystem>
+#include <fstream>
 #include <random>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "sim/cluster/spec_info.h"
 #include "sim/common/csv.h"
 #include "sim/engine/engine.h"
 #include "sim/trace/job.h"
+#include "sim/trace/trace_order.h"
 #include "support/catch.h"
 #include "support/testdata.h"
 #include "unit/sim/sim_test_util.h"
@@ -392,6 +398,74 @@ TEST_CASE("PhillyTraceSource: reads the real Philly trace, philly.yaml can place
   }
   CHECK(rejected == 0);
   CHECK(split == 7);
+}
+
+// Writes `text` to a file of the test's own temporary folder; its path.
+std::string WriteTempFile(const std::string& name, const std::string& text) {
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / absl::StrCat("hived-trace-order-", getpid());
+  std::filesystem::create_directories(dir);
+  const std::string path = (dir / name).string();
+  std::ofstream(path, std::ios::binary) << text;
+  return path;
+}
+
+// Issue 28 item 3: a trace too large to read whole must be sorted; the check scans it in
+// chunks and names the first row out of order with the command that sorts it.
+TEST_CASE("CheckTraceSorted names the first row out of order and how to sort it", "[sim][unit]") {
+  const std::string path = hived::testing::TestdataPath("traces/unsorted-small.csv");
+  absl::Status s = CheckTraceSorted(path);
+  REQUIRE(s.code() == absl::StatusCode::kInvalidArgument);
+  const std::string message(s.message());
+  // submit_time is the third column here: the error's column and sort's key follow it.
+  CHECK(message.find(path + ":6:7: submit time 10 is before 20 (line 5)") == 0);
+  CHECK(message.find(SortTraceCommand(path, 3)) != std::string::npos);
+  CHECK(SortTraceCommand("t.csv", 2) ==
+        "(head -1 t.csv; tail -n +2 t.csv | sort -t, -k2,2n -s) > t.sorted.csv");
+  CHECK(SortTraceCommand("my traces/it's.csv", 3) ==
+        "(head -1 'my traces/it'\\''s.csv'; tail -n +2 'my traces/it'\\''s.csv' | sort -t, -k3,3n "
+        "-s) > 'my traces/it'\\''s.sorted.csv'");
+  CHECK(CheckTraceSorted(hived::testing::TestdataPath("traces/two-racks-default.csv")).ok());
+  CHECK(CheckTraceSorted("/nonexistent/t.csv").code() == absl::StatusCode::kNotFound);
+}
+
+TEST_CASE("CheckTraceSorted reads rows across chunk boundaries, CRLF and equal times",
+          "[sim][unit]") {
+  // About 3 MB: rows cross the 1 MB chunks; the one row out of order is the last.
+  std::string text = "job_id,submit_time,vc,priority,pods,gpus_per_pod,gpu_type,duration\r\n";
+  constexpr int kRows = 100000;
+  for (int i = 0; i < kRows; ++i) {
+    absl::StrAppend(&text, "job-with-a-long-identifier-", i, ",", i / 2, ",prod,0,1,1,,100\r\n");
+  }
+  const std::string sorted = WriteTempFile("sorted-big.csv", text);
+  CHECK(CheckTraceSorted(sorted).ok());
+  text += "late,3,prod,0,1,1,,100\r\n";
+  const std::string unsorted = WriteTempFile("unsorted-big.csv", text);
+  absl::Status s = CheckTraceSorted(unsorted);
+  REQUIRE(!s.ok());
+  CHECK(std::string(s.message())
+            .find(absl::StrCat(":", kRows + 2, ":6: submit time 3 is before ", (kRows - 1) / 2,
+                               " (line ", kRows + 1, ")")) != std::string::npos);
+}
+
+TEST_CASE("--max-memory sizes and the read path they choose", "[sim][unit]") {
+  CHECK(*ParseByteSize("512M") == 512 * kMiB);
+  CHECK(*ParseByteSize("2g") == 2048 * kMiB);
+  CHECK(*ParseByteSize("1.5GiB") == 1536 * kMiB);
+  CHECK(*ParseByteSize("300MB") == 300 * kMiB);
+  CHECK(*ParseByteSize("4096") == 4096);
+  for (const char* bad : {"", "0", "-1M", "abc", "1X", "M", "1e30T"}) {
+    INFO(bad);
+    CHECK(!ParseByteSize(bad).ok());
+  }
+  const int64_t budget = 1024 * kMiB;
+  CHECK(MaxInMemoryTraceBytes(budget) == 32 * kMiB);
+  CHECK(ChooseTraceReadPath(32434261, budget) == TraceReadPath::kInMemory);  // gen 1M jobs
+  CHECK(ChooseTraceReadPath(32 * kMiB, budget) == TraceReadPath::kInMemory);
+  CHECK(ChooseTraceReadPath(32 * kMiB + 1, budget) == TraceReadPath::kStream);
+  const int64_t def = DefaultMaxMemoryBytes();
+  CHECK(def > 0);
+  CHECK(def <= budget);
 }
 
 }  // namespace

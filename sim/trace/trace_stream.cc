@@ -1,0 +1,128 @@
+#include "sim/trace/trace_stream.h"
+
+#include <algorithm>
+#include <string_view>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "sim/common/csv.h"
+#include "sim/trace/trace_order.h"
+#include "sim/trace/trace_rows.h"
+
+namespace hived::sim {
+namespace {
+
+constexpr size_t kChunk = 1 << 20;
+
+}  // namespace
+
+TraceStream::~TraceStream() {
+  if (file_ != nullptr) std::fclose(file_);
+}
+
+absl::StatusOr<std::unique_ptr<TraceStream>> TraceStream::Open(const std::string& path,
+                                                               TraceReadOptions options) {
+  std::unique_ptr<TraceStream> s(new TraceStream());
+  s->path_ = path;
+  s->options_ = options;
+  s->trace_.file = path;
+  s->file_ = std::fopen(path.c_str(), "rb");
+  if (s->file_ == nullptr) return absl::NotFoundError(absl::StrCat(path, ": cannot open file"));
+  // The header (and any comment lines before it) from the first bytes: read until a line
+  // ends (or the file does), at least one chunk.
+  while (!s->eof_ && (s->buffer_.size() < kChunk || s->buffer_.find('\n') == std::string::npos)) {
+    const size_t old = s->buffer_.size();
+    s->buffer_.resize(old + kChunk);
+    const size_t got = std::fread(s->buffer_.data() + old, 1, kChunk, s->file_);
+    s->buffer_.resize(old + got);
+    if (got == 0) s->eof_ = true;
+    if (static_cast<int64_t>(s->buffer_.size()) > kMaxLineBytes + static_cast<int64_t>(kChunk)) {
+      break;
+    }
+  }
+  LineReader reader(s->buffer_);
+  size_t needed = 0;
+  absl::StatusOr<HeaderColumns> header =
+      HivedRowParser::ReadHivedHeader(&reader, path, &s->trace_, &needed);
+  if (!header.ok()) return header.status();
+  s->submit_field_ = static_cast<int32_t>(header->index[1]) + 1;
+  // Past the header's lines.
+  s->line_number_ = reader.line_number();
+  for (int32_t i = 0; i < s->line_number_; ++i) {
+    const size_t nl = s->buffer_.find('\n', s->pos_);
+    s->pos_ = nl == std::string::npos ? s->buffer_.size() : nl + 1;
+  }
+  s->errors_ = std::make_unique<RowErrors>(path, options.skip_bad_rows);
+  s->parser_ = std::make_unique<HivedRowParser>(std::move(*header), needed, s->errors_.get(),
+                                                &s->trace_, /*own_ids=*/true);
+  return s;
+}
+
+absl::StatusOr<bool> TraceStream::NextLine(std::string_view* line) {
+  while (true) {
+    const size_t nl = buffer_.find('\n', pos_);
+    if (nl != std::string::npos) {
+      *line = std::string_view(buffer_).substr(pos_, nl - pos_);
+      pos_ = nl + 1;
+      break;
+    }
+    if (eof_) {
+      if (pos_ >= buffer_.size()) return false;
+      *line = std::string_view(buffer_).substr(pos_);
+      pos_ = buffer_.size();
+      break;
+    }
+    if (static_cast<int64_t>(buffer_.size() - pos_) > kMaxLineBytes) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          path_, ":", line_number_ + 1, ":1: line longer than ", kMaxLineBytes / kMiB, " MB"));
+    }
+    // Keep the unread tail, read the next chunk after it.
+    buffer_.erase(0, pos_);
+    pos_ = 0;
+    const size_t old = buffer_.size();
+    buffer_.resize(old + kChunk);
+    const size_t got = std::fread(buffer_.data() + old, 1, kChunk, file_);
+    buffer_.resize(old + got);
+    if (got == 0) {
+      if (std::ferror(file_) != 0) return absl::DataLossError(absl::StrCat(path_, ": read error"));
+      eof_ = true;
+    }
+  }
+  ++line_number_;
+  if (!line->empty() && line->back() == '\r') line->remove_suffix(1);
+  return true;
+}
+
+absl::StatusOr<bool> TraceStream::Next(TraceJob* job) {
+  std::string_view line;
+  while (true) {
+    absl::StatusOr<bool> more = NextLine(&line);
+    if (!more.ok()) return more.status();
+    if (!*more) {
+      if (!done_) {
+        done_ = true;
+        trace_.skipped_rows = errors_->count();
+        for (std::string& w : errors_->SkipWarnings()) trace_.warnings.push_back(std::move(w));
+      }
+      return false;
+    }
+    if (IsBlank(line) || line[0] == '#') continue;
+    *job = TraceJob();
+    if (!parser_->Row(line, line_number_, job)) {
+      if (absl::Status s = errors_->ToStatus(); !s.ok()) return s;
+      continue;  // skipped
+    }
+    if (job->submit_time < last_time_) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(path_, ":", line_number_, ":", parser_->submit_column(), ": submit time ",
+                       job->submit_time, " is before ", last_time_, " (line ", last_line_,
+                       "): a streamed trace must be sorted by submit_time; sort it with: ",
+                       SortTraceCommand(path_, submit_field_)));
+    }
+    last_time_ = job->submit_time;
+    last_line_ = line_number_;
+    return true;
+  }
+}
+
+}  // namespace hived::sim
