@@ -43,22 +43,11 @@ bool PlanTarget::Meets(double v) const {
   return false;
 }
 
-absl::StatusOr<PlanTarget> ParsePlanTarget(const std::string& text) {
-  PlanTarget t;
-  t.text = text;
-  const size_t at = text.find_first_of("<>");
-  auto bad = [&](const std::string& what) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "--target '", text, "': ", what, " (expected METRIC<=VALUE[unit], e.g. p95_wait<=1h)"));
-  };
-  if (at == std::string::npos) return bad("no <= or >=");
-  t.metric = std::string(absl::StripAsciiWhitespace(text.substr(0, at)));
-  if (t.metric.empty()) return bad("no metric before the comparison");
-  const bool less = text[at] == '<';
-  const bool or_equal = at + 1 < text.size() && text[at + 1] == '=';
-  t.op = less ? (or_equal ? PlanTarget::Op::kLe : PlanTarget::Op::kLt)
-              : (or_equal ? PlanTarget::Op::kGe : PlanTarget::Op::kGt);
-  std::string value(absl::StripAsciiWhitespace(text.substr(at + (or_equal ? 2 : 1))));
+namespace {
+
+// "1h", "30 min", "95%", "90": the value in the summary's units (seconds, fractions).
+std::optional<double> ParseValueWithUnit(std::string value) {
+  value = std::string(absl::StripAsciiWhitespace(value));
   double scale = 1;
   static const std::pair<const char*, double> kUnits[] = {
       {"min", 60}, {"ms", 0.001}, {"s", 1}, {"m", 60}, {"h", 3600}, {"d", 86400}, {"%", 0.01}};
@@ -73,8 +62,48 @@ absl::StatusOr<PlanTarget> ParsePlanTarget(const std::string& text) {
     }
   }
   const std::optional<double> v = ParseDouble(value);
-  if (!v || !std::isfinite(*v)) return bad(absl::StrCat("'", value, "' is not a number"));
-  t.value = *v * scale;
+  if (!v || !std::isfinite(*v)) return std::nullopt;
+  return *v * scale;
+}
+
+}  // namespace
+
+absl::StatusOr<PlanTarget> ParsePlanTarget(const std::string& text) {
+  PlanTarget t;
+  t.text = text;
+  const size_t at = text.find_first_of("<>");
+  auto bad = [&](const std::string& what) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--target '", text, "': ", what, " (expected METRIC<=VALUE[unit], e.g. p95_wait<=1h)"));
+  };
+  if (at == std::string::npos) return bad("no <= or >=");
+  t.metric = std::string(absl::StripAsciiWhitespace(text.substr(0, at)));
+  if (t.metric.empty()) return bad("no metric before the comparison");
+  // slo_attainment@T: the share of the VC's jobs waiting at most T (the run's slo[T].share).
+  if (absl::StartsWith(t.metric, "slo_attainment@")) {
+    const std::string threshold = t.metric.substr(std::strlen("slo_attainment@"));
+    const std::optional<double> secs = ParseValueWithUnit(threshold);
+    if (!secs || *secs < 1 || *secs > 1e9 || absl::EndsWith(threshold, "%")) {
+      return bad(absl::StrCat("'", threshold,
+                              "' is not a wait threshold (slo_attainment@T takes a time, "
+                              "e.g. slo_attainment@1h>=95%)"));
+    }
+    t.slo_seconds = std::llround(*secs);  // the run measures whole seconds
+    t.metric = absl::StrCat("slo[", t.slo_seconds, "].share");
+  }
+  const bool less = text[at] == '<';
+  const bool or_equal = at + 1 < text.size() && text[at + 1] == '=';
+  t.op = less ? (or_equal ? PlanTarget::Op::kLe : PlanTarget::Op::kLt)
+              : (or_equal ? PlanTarget::Op::kGe : PlanTarget::Op::kGt);
+  const std::string value(absl::StripAsciiWhitespace(text.substr(at + (or_equal ? 2 : 1))));
+  const std::optional<double> v = ParseValueWithUnit(value);
+  if (!v) return bad(absl::StrCat("'", value, "' is not a number"));
+  if (*v < 0) {
+    return bad(absl::StrCat("'", value,
+                            "' is negative; waits, anomalies and shares are never below 0, so "
+                            "no size could be told apart from another"));
+  }
+  t.value = *v;
   return t;
 }
 
@@ -233,7 +262,8 @@ int PlanCommand(int argc, char** argv) {
   p.String("vc", &vc, "NAME", "the VC to size (others unchanged)");
   p.Bool("all-vcs", &all_vcs, "size every VC, then the physical cluster to host them");
   p.String("target", &target_text, "METRIC<=VALUE",
-           "e.g. p95_wait<=1h, mean_wait<=30m, anomaly<=0.1h, slo_attainment>=95%");
+           "e.g. p95_wait<=1h, mean_wait<=30m, anomaly<=0.1h, slo_attainment@1h>=95% (share "
+           "of jobs waiting at most 1 h)");
   p.String("cell-type", &cell_type, "PATH",
            "size in cells of this dotted type (default: the lowest type the VC reserves)");
   p.Int("min", &min_size, "smallest size to consider (default 1)");
@@ -294,6 +324,10 @@ int PlanCommand(int argc, char** argv) {
                    Av(needs_baseline ? PolicyKindName(PolicyKind::kPrivate) : "none")),
       absl::StrCat("--policy=", policy), absl::StrCat("--queue=", queue),
       absl::StrCat("--seed=", seed)};
+  // slo_attainment@T needs the probes to measure that threshold (--run-args may add more).
+  if (target->slo_seconds > 0) {
+    ctx.fixed_args.push_back(absl::StrCat("--slo=", target->slo_seconds));
+  }
   for (const std::string& a : TraceTransformArgs(transform_flags)) ctx.fixed_args.push_back(a);
   for (absl::string_view a : absl::StrSplit(run_args, ' ', absl::SkipWhitespace())) {
     ctx.fixed_args.emplace_back(a);

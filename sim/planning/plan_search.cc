@@ -7,6 +7,7 @@
 #include <map>
 #include <optional>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
@@ -98,11 +99,30 @@ absl::Status ReadProbe(PlanContext* ctx, const std::string& vc, PlanProbe* p) {
     std::vector<std::string> names;
     for (const auto& [k, v] : row->metrics) names.push_back(k);
     const std::optional<std::string> m = ResolveMetric(ctx->target.metric, names);
+    if (!m && ctx->target.metric == "slo_attainment") {
+      std::vector<int64_t> seconds;
+      for (const std::string& n : names) {
+        if (absl::StartsWith(n, "slo[") && absl::EndsWith(n, "].share")) {
+          if (std::optional<int64_t> s = ParseInt(n.substr(4, n.size() - 11)))
+            seconds.push_back(*s);
+        }
+      }
+      std::sort(seconds.begin(), seconds.end());
+      std::vector<std::string> thresholds;
+      for (int64_t s : seconds) thresholds.push_back(absl::StrCat(s, " s"));
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--target '", ctx->target.text,
+          "': slo_attainment needs one wait threshold, and the "
+          "probes measure ",
+          thresholds.empty() ? "none" : absl::StrJoin(thresholds, ", "),
+          "; name it, e.g. slo_attainment@1h>=95% (the share of the VC's jobs waiting at most "
+          "1 h)"));
+    }
     if (!m) {
       return absl::InvalidArgumentError(absl::StrCat(
           "--target '", ctx->target.text, "': no per-VC metric '", ctx->target.metric,
-          "' in the summary; available: p95_wait, mean_wait, anomaly, slo_attainment (when the "
-          "summary has it), ",
+          "' in the summary; available: p95_wait, mean_wait, anomaly, slo_attainment@T (the share "
+          "of jobs waiting at most T), ",
           absl::StrJoin(names, ", ")));
     }
     ctx->resolved_metric = *m;

@@ -35,6 +35,18 @@ TEST_CASE("Plan: targets parse with units and comparison", "[sim][planning][unit
   CHECK(!ParsePlanTarget("<=1h").ok());
   CHECK(!ParsePlanTarget("p95_wait<=soon").ok());
   CHECK(!ParsePlanTarget("p95_wait<=1y").ok());
+  // Issue 31: a negative target is refused, saying why.
+  absl::Status neg = ParsePlanTarget("p95_wait<=-1h").status();
+  CHECK(neg.code() == absl::StatusCode::kInvalidArgument);
+  CHECK(absl::StrContains(neg.message(), "negative"));
+  // slo_attainment@T names the threshold: the run's slo[T].share.
+  t = ParsePlanTarget("slo_attainment@1h>=95%");
+  REQUIRE(t.ok());
+  CHECK(t->metric == "slo[3600].share");
+  CHECK(t->slo_seconds == 3600);
+  CHECK(t->value == Approx(0.95));
+  CHECK(!ParsePlanTarget("slo_attainment@soon>=95%").ok());
+  CHECK(!ParsePlanTarget("slo_attainment@5%>=95%").ok());
 }
 
 TEST_CASE("Plan: k-section spreads the probes evenly inside the interval",
@@ -141,6 +153,37 @@ TEST_CASE("Plan: bad targets, VCs and metrics are usage errors", "[sim][planning
   r = RunSim(base + " --vc a --target 'p95_wait<=1h' --only-vcs nope", tmp / "log");
   CHECK(r.exit_code == 1);
   CHECK(absl::StrContains(r.output, "no job of the trace has VC 'nope'"));
+}
+
+TEST_CASE("Plan and sweep: input checks say what is wrong (issue 31)", "[sim][planning][unit]") {
+  TempDir tmp("plan-checks");
+  const std::string base = std::string("plan ") + kSmall + " --out " + (tmp / "p");
+  // The help's own example works: a on 3 nodes has every job waiting at most 1 h.
+  testing::SimResult r = RunSim(base + " --vc a --target 'slo_attainment@1h>=95%'", tmp / "log");
+  INFO(r.output);
+  CHECK(r.exit_code == 0);
+  CHECK(absl::StrContains(r.output, "chosen: 3 cells (6 GPUs; now 1): slo[3600].share = 1"));
+  CHECK(absl::StrContains(RunSim("plan --help", tmp / "log").output, "slo_attainment@1h>=95%"));
+  // Plain slo_attainment with two thresholds measured: a usage error naming them and the fix.
+  r = RunSim(base + " --vc a --target 'slo_attainment>=95%'", tmp / "log");
+  CHECK(r.exit_code == 2);
+  CHECK(absl::StrContains(r.output, "slo_attainment needs one wait threshold"));
+  CHECK(absl::StrContains(r.output, "600 s, 3600 s"));
+  r = RunSim(base + " --vc a --target 'p95_wait<=-1h'", tmp / "log");
+  CHECK(r.exit_code == 2);
+  CHECK(absl::StrContains(r.output, "is negative"));
+  r = RunSim(base + " --vc a --target 'p95_wait<=1h' --cell-type P100-NODE", tmp / "log");
+  CHECK(r.exit_code == 2);
+  CHECK(absl::StrContains(r.output, "'P100-NODE' is not in the config"));
+  r = RunSim(std::string("sweep ") + kSmall + " --seeds 1-100000000000 --out " + (tmp / "s"),
+             tmp / "log");
+  CHECK(r.exit_code == 2);
+  CHECK(absl::StrContains(r.output, "gives 100000000000 seeds, over the limit of 1000000"));
+  r = RunSim(
+      std::string("sweep ") + kSmall + " --seeds 1-99999999999999999999 --out " + (tmp / "s"),
+      tmp / "log");
+  CHECK(r.exit_code == 2);
+  CHECK(absl::StrContains(r.output, "out of range"));
 }
 
 TEST_CASE("Compare: N labelled runs and a sweep CSV", "[sim][planning][unit]") {
