@@ -264,8 +264,9 @@ int PlanCommand(int argc, char** argv) {
   p.String("target", &target_text, "METRIC<=VALUE",
            "e.g. p95_wait<=1h, mean_wait<=30m, anomaly<=0.1h, slo_attainment@1h>=95% (share "
            "of jobs waiting at most 1 h)");
-  p.String("cell-type", &cell_type, "PATH",
-           "size in cells of this dotted type (default: the lowest type the VC reserves)");
+  p.String("cell-type", &cell_type, "[VC=]PATH,...",
+           "size in cells of this dotted type: PATH for every VC, VC=PATH for one (default: "
+           "the lowest type the VC reserves)");
   p.Int("min", &min_size, "smallest size to consider (default 1)");
   p.Int("max", &max_size, "largest size to consider (default max(4 x now, now + 4))");
   p.Int("jobs", &jobs, "probes at once (default: the number of cores)");
@@ -338,12 +339,45 @@ int PlanCommand(int argc, char** argv) {
       if (!v.virtual_cells.empty()) vcs.push_back(v.name);
     }
   } else {
-    if (absl::StatusOr<VcUnits> u = GetVcUnits(ctx.base, vc, cell_type); !u.ok()) {
+    vcs.push_back(vc);
+  }
+  // --cell-type: TYPE (every VC) and VC=TYPE (that VC), comma-separated.
+  std::string default_type;
+  std::map<std::string, std::string> vc_types;
+  for (absl::string_view part : absl::StrSplit(cell_type, ',', absl::SkipWhitespace())) {
+    const std::string item(absl::StripAsciiWhitespace(part));
+    const size_t eq = item.find('=');
+    if (eq == std::string::npos) {
+      if (!default_type.empty()) {
+        return p.UsageError(absl::StrCat("--cell-type: two default types, '", default_type,
+                                         "' and '", item, "' (give VC=TYPE for one VC)"));
+      }
+      default_type = item;
+      continue;
+    }
+    const std::string name = item.substr(0, eq), type = item.substr(eq + 1);
+    if (name.empty() || type.empty()) {
+      return p.UsageError(absl::StrCat("--cell-type: '", item, "' is not TYPE or VC=TYPE"));
+    }
+    if (std::find(vcs.begin(), vcs.end(), name) == vcs.end()) {
+      return p.UsageError(absl::StrCat(
+          "--cell-type: '", item, "' names VC '", name, "', which this plan does not size (",
+          all_vcs ? "not a VC of the config with cells" : absl::StrCat("--vc is ", vc), ")"));
+    }
+    vc_types[name] = type;
+  }
+  auto type_of = [&](const std::string& name) {
+    auto it = vc_types.find(name);
+    return it != vc_types.end() ? it->second : default_type;
+  };
+  for (const std::string& name : vcs) {
+    if (absl::StatusOr<VcUnits> u = GetVcUnits(ctx.base, name, type_of(name)); !u.ok()) {
       return u.status().code() == absl::StatusCode::kNotFound
                  ? p.UsageError(absl::StrCat("--vc: ", u.status().message()))
-                 : p.UsageError(absl::StrCat("--cell-type: ", u.status().message()));
+                 : p.UsageError(absl::StrCat("--cell-type: VC ", name, " in '", type_of(name),
+                                             "': ", u.status().message(),
+                                             all_vcs ? " (give VC=TYPE for this VC)" : ""));
     }
-    vcs.push_back(vc);
   }
   std::error_code ec;
   fs::create_directories(ctx.out, ec);
@@ -355,8 +389,7 @@ int PlanCommand(int argc, char** argv) {
   ClusterSpec sized = ctx.base;
   bool all_met = true;
   for (const std::string& name : vcs) {
-    absl::StatusOr<VcPlan> plan =
-        PlanOneVc(&ctx, name, all_vcs ? "" : cell_type, min_size, max_size);
+    absl::StatusOr<VcPlan> plan = PlanOneVc(&ctx, name, type_of(name), min_size, max_size);
     if (!plan.ok()) {
       if (plan.status().code() == absl::StatusCode::kInvalidArgument &&
           absl::StrContains(plan.status().message(), "--target")) {

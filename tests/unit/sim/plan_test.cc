@@ -117,6 +117,67 @@ TEST_CASE("Plan: --all-vcs sizes every VC and the physical cluster", "[sim][plan
   CHECK(LoadClusterSpecFile(tmp / "p/sized.yaml").ok());
 }
 
+// small.yaml with two racks, VC a reserving one rack and b one node.
+void WriteTwoRacks(const std::string& path) {
+  std::string text = ReadAll(std::string(HIVED_SOURCE_DIR) + "/tests/testdata/planning/small.yaml");
+  const size_t vcs = text.find("virtualClusters:");
+  text = text.substr(0, vcs) +
+         "  - cellType: RACK\n    cellChildren:\n    - cellAddress: n4\n    - cellAddress: n5\n"
+         "    - cellAddress: n6\n    - cellAddress: n7\n"
+         "virtualClusters:\n  a:\n    virtualCells:\n    - cellType: RACK\n"
+         "      cellNumber: 1\n  b:\n    virtualCells:\n    - cellType: RACK.NODE\n"
+         "      cellNumber: 1\n";
+  std::ofstream(path) << text;
+}
+
+// The report section of one VC: from "VC a:" to the end of its "chosen:" line.
+std::string VcSection(const std::string& output, const std::string& vc) {
+  const size_t at = output.find("VC " + vc + ":");
+  if (at == std::string::npos) return "";
+  const size_t chosen = output.find("  chosen:", at);
+  if (chosen == std::string::npos) return "";
+  return output.substr(at, output.find('\n', chosen) - at);
+}
+
+TEST_CASE("Plan: --all-vcs honours --cell-type per VC and as a default (issue 31)",
+          "[sim][planning][unit]") {
+  TempDir tmp("plan-types");
+  WriteTwoRacks(tmp / "racks.yaml");
+  const std::string base = "plan --config " + (tmp / "racks.yaml") +
+                           " --trace tests/testdata/planning/small-trace.csv --target "
+                           "'p95_wait<=1h' --out ";
+  const testing::SimResult one =
+      RunSim(base + (tmp / "one") + " --vc a --cell-type RACK.NODE", tmp / "log");
+  INFO(one.output);
+  REQUIRE(one.exit_code == 0);
+  CHECK(absl::StrContains(one.output, "size in 'RACK.NODE' cells (2 GPUs each), now 4"));
+  CHECK(absl::StrContains(one.output, "chosen: 3 cells (6 GPUs; now 4)"));
+  const testing::SimResult all = RunSim(
+      base + (tmp / "all") + " --all-vcs --cell-type 'b=RACK.NODE,a=RACK.NODE'", tmp / "log");
+  INFO(all.output);
+  REQUIRE(all.exit_code == 0);
+  // a is sized in nodes exactly as the single-VC plan sized it (not in racks, its own type).
+  CHECK(VcSection(all.output, "a") == VcSection(one.output, "a"));
+  // A default for every VC gives the same.
+  const testing::SimResult dflt =
+      RunSim(base + (tmp / "dflt") + " --all-vcs --cell-type RACK.NODE", tmp / "log");
+  INFO(dflt.output);
+  REQUIRE(dflt.exit_code == 0);
+  CHECK(VcSection(dflt.output, "a") == VcSection(one.output, "a"));
+  CHECK(absl::StrContains(all.output,
+                          "VC b: target p95_wait<=1h (metric queuing_delay.p95), "
+                          "size in 'RACK.NODE' cells"));
+  // A type some VC cannot be sized in, or a VC the plan does not size: exit 2.
+  testing::SimResult r = RunSim(base + (tmp / "x") + " --all-vcs --cell-type RACK", tmp / "log");
+  CHECK(r.exit_code == 2);
+  CHECK(absl::StrContains(r.output, "--cell-type: VC b in 'RACK'"));
+  r = RunSim(base + (tmp / "x") + " --all-vcs --cell-type 'ghost=RACK'", tmp / "log");
+  CHECK(r.exit_code == 2);
+  CHECK(absl::StrContains(r.output, "names VC 'ghost'"));
+  r = RunSim(base + (tmp / "x") + " --all-vcs --cell-type 'a=P100-NODE'", tmp / "log");
+  CHECK(r.exit_code == 2);
+}
+
 TEST_CASE("Plan: says plainly when no size meets the target", "[sim][planning][unit]") {
   TempDir tmp("plan-none");
   {
