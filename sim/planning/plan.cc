@@ -174,6 +174,10 @@ std::string PlanReport(const PlanContext& ctx, const VcPlan& plan) {
     }
     out += absl::StrFormat("  NO size in [%d, %d] meets %s for VC %s", plan.probes.begin()->first,
                            plan.probes.rbegin()->first, ctx.target.text, plan.vc);
+    if (plan.cap > 0) {
+      out += absl::StrFormat(" (the range widened by doubling; cap %d cells = 4 x the cluster)",
+                             plan.cap);
+    }
     if (best) {
       out += absl::StrFormat("; the best reachable is %s = %s at %d cells", m,
                              ShowValue(m, *best->value), best->size);
@@ -248,7 +252,7 @@ std::string ReportCsvRows(const PlanContext& ctx, const VcPlan& plan) {
 int PlanCommand(int argc, char** argv) {
   std::string config, trace, format = "hived", vc, target_text, cell_type, out = "plan-out";
   std::string policy(PolicyKindName(PolicyKind::kHived)), queue = "fifo", run_args;
-  int64_t jobs = DefaultJobs(), min_size = 1, max_size = 0, seed = 1;
+  int64_t jobs = DefaultJobs(), min_size = 1, max_size = 0, seed = 1, min_jobs = 20;
   bool all_vcs = false;
   TraceTransformFlags transform_flags;
   FlagParser p("hived-sim plan", "--config FILE --trace FILE (--vc NAME | --all-vcs) --target T",
@@ -268,7 +272,12 @@ int PlanCommand(int argc, char** argv) {
            "size in cells of this dotted type: PATH for every VC, VC=PATH for one (default: "
            "the lowest type the VC reserves)");
   p.Int("min", &min_size, "smallest size to consider (default 1)");
-  p.Int("max", &max_size, "largest size to consider (default max(4 x now, now + 4))");
+  p.Int("max", &max_size,
+        "largest size to consider (default: from max(4 x now, now + 4), doubled while no "
+        "size meets, up to 4 x the cluster's GPUs)");
+  p.Int("min-jobs", &min_jobs,
+        "skip (and report) a VC whose metric rests on fewer jobs (default 20: a p95 over "
+        "fewer is nearly their maximum)");
   p.Int("jobs", &jobs, "probes at once (default: the number of cores)");
   p.String("out", &out, "DIR", "output folder (default plan-out)");
   p.String("policy", &policy, JobPolicyNames("|"),
@@ -286,6 +295,7 @@ int PlanCommand(int argc, char** argv) {
   absl::StatusOr<PlanTarget> target = ParsePlanTarget(target_text);
   if (!target.ok()) return p.UsageError(target.status().message());
   if (jobs < 1 || jobs > 4096) return p.UsageError("--jobs must be 1..4096");
+  if (min_jobs < 0) return p.UsageError("--min-jobs must be >= 0");
   if (min_size < 1 || max_size < 0 || (max_size > 0 && max_size < min_size) ||
       max_size > (int64_t{1} << 24)) {
     return p.UsageError("--min must be >= 1 and --max >= --min (at most 2^24)");
@@ -306,6 +316,7 @@ int PlanCommand(int argc, char** argv) {
   ctx.format = format;
   ctx.target = *target;
   ctx.jobs = static_cast<int>(jobs);
+  ctx.min_jobs = min_jobs;
   ctx.out = out;
   absl::StatusOr<ClusterSpec> base = LoadClusterSpecFile(config);
   if (!base.ok()) return Fail(base.status().message());
@@ -388,6 +399,7 @@ int PlanCommand(int argc, char** argv) {
   std::string csv = "vc,size,gpus,metric,value,rejected,meets,chosen\n";
   ClusterSpec sized = ctx.base;
   bool all_met = true;
+  std::vector<std::string> skipped;
   for (const std::string& name : vcs) {
     absl::StatusOr<VcPlan> plan = PlanOneVc(&ctx, name, type_of(name), min_size, max_size);
     if (!plan.ok()) {
@@ -396,6 +408,16 @@ int PlanCommand(int argc, char** argv) {
         return p.UsageError(plan.status().message());
       }
       return Fail(plan.status().message());
+    }
+    if (!plan->skipped.empty()) {
+      const std::string section =
+          absl::StrFormat("VC %s: target %s (metric %s)\n%s", name, ctx.target.text,
+                          ctx.resolved_metric, plan->skipped);
+      std::fputs(section.c_str(), stdout);
+      std::fflush(stdout);
+      report += section + "\n";
+      skipped.push_back(name);
+      continue;
     }
     const std::string section = PlanReport(ctx, *plan);
     std::fputs(section.c_str(), stdout);
@@ -456,6 +478,7 @@ int PlanCommand(int argc, char** argv) {
     std::string confirm = "confirmation replay of the sized config (every VC at its size):\n";
     if (absl::Status s = RunChildren(ctx.exe, {c}, 1, "confirm"); !s.ok()) return Fail(s.message());
     for (const std::string& name : vcs) {
+      if (std::find(skipped.begin(), skipped.end(), name) != skipped.end()) continue;
       PlanProbe probe;
       probe.dir = dir.string();
       if (absl::Status s = ReadProbe(&ctx, name, &probe); !s.ok()) return Fail(s.message());
@@ -467,12 +490,22 @@ int PlanCommand(int argc, char** argv) {
     std::fputs(confirm.c_str(), stdout);
     report += confirm;
   }
-  const std::string tail =
+  std::string tail =
       absl::StrCat("sized config: ", sized_path, " (validates; replay it with `hived-sim run`)\n");
+  if (!skipped.empty()) {
+    tail += absl::StrCat(
+        "skipped (fewer than --min-jobs ", min_jobs,
+        " jobs behind the metric; kept at their size): ", absl::StrJoin(skipped, ", "), "\n");
+  }
   std::fputs(tail.c_str(), stdout);
   report += tail;
   if (absl::Status s = WriteFileAtomically((ctx.out / "report.txt").string(), report); !s.ok()) {
     return Fail(s.message());
+  }
+  if (!all_vcs && !skipped.empty()) {
+    return Fail(absl::StrCat("VC ", vc,
+                             " was not sized: too few jobs behind the metric (see "
+                             "above); --min-jobs 0 sizes it anyway"));
   }
   if (!all_met) {
     return Fail(

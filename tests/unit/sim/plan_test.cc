@@ -71,8 +71,8 @@ TEST_CASE("Plan: finds the size known by hand, and its config meets the target i
     CAPTURE(jobs);
     const std::string out = tmp / (std::string("p") + jobs);
     const testing::SimResult r =
-        RunSim(std::string("plan ") + kSmall + " --vc a --target 'p95_wait<=1h' --jobs " + jobs +
-                   " --out " + out,
+        RunSim(std::string("plan --min-jobs 1 ") + kSmall +
+                   " --vc a --target 'p95_wait<=1h' --jobs " + jobs + " --out " + out,
                tmp / "log");
     INFO(r.output);
     REQUIRE(r.exit_code == 0);
@@ -106,9 +106,9 @@ TEST_CASE("Plan: finds the size known by hand, and its config meets the target i
 
 TEST_CASE("Plan: --all-vcs sizes every VC and the physical cluster", "[sim][planning][unit]") {
   TempDir tmp("plan-all");
-  const testing::SimResult r = RunSim(
-      std::string("plan ") + kSmall + " --all-vcs --target 'p95_wait<=1h' --out " + (tmp / "p"),
-      tmp / "log");
+  const testing::SimResult r = RunSim(std::string("plan --min-jobs 1 ") + kSmall +
+                                          " --all-vcs --target 'p95_wait<=1h' --out " + (tmp / "p"),
+                                      tmp / "log");
   INFO(r.output);
   REQUIRE(r.exit_code == 0);
   CHECK(absl::StrContains(r.output, "VC b:"));
@@ -143,7 +143,7 @@ TEST_CASE("Plan: --all-vcs honours --cell-type per VC and as a default (issue 31
           "[sim][planning][unit]") {
   TempDir tmp("plan-types");
   WriteTwoRacks(tmp / "racks.yaml");
-  const std::string base = "plan --config " + (tmp / "racks.yaml") +
+  const std::string base = "plan --min-jobs 1 --config " + (tmp / "racks.yaml") +
                            " --trace tests/testdata/planning/small-trace.csv --target "
                            "'p95_wait<=1h' --out ";
   const testing::SimResult one =
@@ -178,6 +178,44 @@ TEST_CASE("Plan: --all-vcs honours --cell-type per VC and as a default (issue 31
   CHECK(r.exit_code == 2);
 }
 
+TEST_CASE("Plan: the range widens by doubling past the old default (issue 31)",
+          "[sim][planning][unit]") {
+  TempDir tmp("plan-widen");
+  {
+    // Twelve one-hour whole-node jobs at time 0: p95 <= 1 h first holds at 6 nodes, beyond
+    // the old fixed range [1, max(4 x 1, 1 + 4)] = [1, 5].
+    std::ofstream t(tmp / "trace.csv");
+    t << "job_id,submit_time,vc,priority,pods,gpus_per_pod,gpu_type,duration\n";
+    for (int i = 0; i < 12; ++i) t << "a" << i << ",0,a,0,1,2,,3600\n";
+    t << "b1,0,b,0,1,2,,600\n";
+  }
+  const std::string base = "plan --config tests/testdata/planning/small.yaml --trace " +
+                           (tmp / "trace.csv") + " --target 'p95_wait<=1h' --out " + (tmp / "p");
+  testing::SimResult r = RunSim(base + " --vc a --min-jobs 1", tmp / "log");
+  INFO(r.output);
+  REQUIRE(r.exit_code == 0);
+  CHECK(absl::StrContains(r.output, "chosen: 6 cells (12 GPUs; now 1)"));
+  // An explicit --max is kept as given.
+  r = RunSim(base + " --vc a --min-jobs 1 --max 5", tmp / "log");
+  CHECK(r.exit_code == 1);
+  CHECK(absl::StrContains(r.output, "NO size in [1, 5] meets"));
+  // Too few jobs behind the metric: reported and skipped, never a silent failure.
+  r = RunSim(base + " --vc a", tmp / "log");
+  CHECK(r.exit_code == 1);
+  CHECK(absl::StrContains(r.output,
+                          "SKIPPED: queuing_delay.p95 of VC a rests on 12 job(s), fewer than "
+                          "--min-jobs 20"));
+  CHECK(absl::StrContains(r.output, "--min-jobs 0 sizes it anyway"));
+  r = RunSim(base + " --all-vcs --min-jobs 5", tmp / "log");
+  INFO(r.output);
+  CHECK(r.exit_code == 0);
+  CHECK(absl::StrContains(r.output, "SKIPPED: queuing_delay.p95 of VC b rests on 1 job(s)"));
+  CHECK(absl::StrContains(r.output,
+                          "skipped (fewer than --min-jobs 5 jobs behind the metric; "
+                          "kept at their size): b"));
+  CHECK(absl::StrContains(ReadAll(tmp / "p/report.txt"), "SKIPPED"));
+}
+
 TEST_CASE("Plan: says plainly when no size meets the target", "[sim][planning][unit]") {
   TempDir tmp("plan-none");
   {
@@ -185,10 +223,10 @@ TEST_CASE("Plan: says plainly when no size meets the target", "[sim][planning][u
     t << ReadAll(std::string(HIVED_SOURCE_DIR) + "/tests/testdata/planning/small-trace.csv")
       << "big,0,a,0,6,2,,60\n";  // 12 GPUs: more than a holds at --max 5 (10 GPUs)
   }
-  const testing::SimResult r =
-      RunSim("plan --config tests/testdata/planning/small.yaml --trace " + (tmp / "trace.csv") +
-                 " --vc a --max 5 --target 'p95_wait<=1h' --out " + (tmp / "p"),
-             tmp / "log");
+  const testing::SimResult r = RunSim(
+      "plan --min-jobs 1 --config tests/testdata/planning/small.yaml --trace " +
+          (tmp / "trace.csv") + " --vc a --max 5 --target 'p95_wait<=1h' --out " + (tmp / "p"),
+      tmp / "log");
   INFO(r.output);
   CHECK(r.exit_code == 1);
   CHECK(absl::StrContains(r.output, "NO size in [1, 5] meets p95_wait<=1h for VC a"));
@@ -198,7 +236,7 @@ TEST_CASE("Plan: says plainly when no size meets the target", "[sim][planning][u
 
 TEST_CASE("Plan: bad targets, VCs and metrics are usage errors", "[sim][planning][unit]") {
   TempDir tmp("plan-bad");
-  const std::string base = std::string("plan ") + kSmall + " --out " + (tmp / "p");
+  const std::string base = std::string("plan --min-jobs 1 ") + kSmall + " --out " + (tmp / "p");
   CHECK(RunSim(base + " --vc a --target 'p95_wait=1h'", tmp / "log").exit_code == 2);
   testing::SimResult r = RunSim(base + " --vc ghost --target 'p95_wait<=1h'", tmp / "log");
   CHECK(r.exit_code == 2);
@@ -218,7 +256,7 @@ TEST_CASE("Plan: bad targets, VCs and metrics are usage errors", "[sim][planning
 
 TEST_CASE("Plan and sweep: input checks say what is wrong (issue 31)", "[sim][planning][unit]") {
   TempDir tmp("plan-checks");
-  const std::string base = std::string("plan ") + kSmall + " --out " + (tmp / "p");
+  const std::string base = std::string("plan --min-jobs 1 ") + kSmall + " --out " + (tmp / "p");
   // The help's own example works: a on 3 nodes has every job waiting at most 1 h.
   testing::SimResult r = RunSim(base + " --vc a --target 'slo_attainment@1h>=95%'", tmp / "log");
   INFO(r.output);
