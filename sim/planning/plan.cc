@@ -6,10 +6,14 @@
 #include <filesystem>
 #include <map>
 #include <optional>
+#include <regex>
 
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "hived/config.h"
@@ -107,6 +111,58 @@ absl::StatusOr<PlanTarget> ParsePlanTarget(const std::string& text) {
   return t;
 }
 
+namespace {
+
+// True when a plain YAML scalar `name` might be read as something other than a string (a
+// number, bool, null, ...) by YAML 1.1 or 1.2 readers, or holds characters that need quotes.
+bool NeedsQuotes(const std::string& name) {
+  if (name.empty() || name.front() == '-' || name.front() == '.' || name.front() == '+') {
+    return true;
+  }
+  for (char c : name) {
+    if (!(absl::ascii_isalnum(c) || c == '_' || c == '-' || c == '.')) return true;
+  }
+  // Integers (1_000 too), hex, octal and floats with or without exponent: numbers to some
+  // YAML reader.
+  static const std::regex kNumber(
+      "[0-9_]+|0[xX][0-9a-fA-F_]+|0[oO]?[0-7_]+|[0-9_]*\\.?[0-9_]+([eE][-+]?[0-9]+)?|"
+      "[0-9_]+\\.[0-9_]*([eE][-+]?[0-9]+)?");
+  if (std::regex_match(name, kNumber)) return true;
+  static const char* const kWords[] = {"y",   "n",    "yes", "no",  "true", "false", "on",
+                                       "off", "null", "nan", "inf", ".nan", ".inf"};
+  for (const char* w : kWords) {
+    if (absl::EqualsIgnoreCase(name, w)) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+std::string YamlWithStringVcNames(const std::string& yaml) {
+  std::string out;
+  bool in_vcs = false;
+  for (absl::string_view line : absl::StrSplit(yaml, '\n')) {
+    std::string l(line);
+    if (!l.empty() && l.front() != ' ' && l.front() != '#') in_vcs = l == "virtualClusters:";
+    if (in_vcs && l.size() > 3 && l.compare(0, 2, "  ") == 0 && l[2] != ' ' && l[2] != '"' &&
+        l[2] != '\'' && l.back() == ':') {
+      const std::string name = l.substr(2, l.size() - 3);
+      if (NeedsQuotes(name)) {
+        std::string quoted = "\"";
+        for (char c : name) {
+          if (c == '"' || c == '\\') quoted += '\\';
+          quoted += c;
+        }
+        l = absl::StrCat("  ", quoted, "\":");
+      }
+    }
+    out += l;
+    out += '\n';
+  }
+  out.pop_back();  // the newline after the last piece (the input's own, if it had one)
+  return out;
+}
+
 std::vector<int64_t> NextProbeSizes(int64_t lo, int64_t hi, int64_t k) {
   std::vector<int64_t> out;
   const int64_t inside = hi - lo - 1;
@@ -125,6 +181,15 @@ std::vector<int64_t> NextProbeSizes(int64_t lo, int64_t hi, int64_t k) {
 namespace {
 
 namespace fs = std::filesystem;
+
+// `arg` as a POSIX shell word (single quotes unless it is plain).
+std::string ShellQuote(const std::string& arg) {
+  const bool plain = !arg.empty() && arg.find_first_not_of(
+                                         "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+                                         "0123456789_-./=,:@%+") == std::string::npos;
+  if (plain) return arg;
+  return absl::StrCat("'", absl::StrReplaceAll(arg, {{"'", "'\\''"}}), "'");
+}
 
 int Fail(absl::string_view message) {
   std::fprintf(stderr, "hived-sim plan: %.*s\n", static_cast<int>(message.size()), message.data());
@@ -399,7 +464,7 @@ int PlanCommand(int argc, char** argv) {
   std::string csv = "vc,size,gpus,metric,value,rejected,meets,chosen\n";
   ClusterSpec sized = ctx.base;
   bool all_met = true;
-  std::vector<std::string> skipped;
+  std::vector<std::string> skipped, results;
   for (const std::string& name : vcs) {
     absl::StatusOr<VcPlan> plan = PlanOneVc(&ctx, name, type_of(name), min_size, max_size);
     if (!plan.ok()) {
@@ -427,8 +492,12 @@ int PlanCommand(int argc, char** argv) {
     PlanChart(ctx, *plan);
     if (!plan->chosen) {
       all_met = false;
+      results.push_back(absl::StrCat("VC ", name, ": no size meets the target; kept at ",
+                                     plan->current.units, " ", plan->current.unit_type));
       continue;
     }
+    results.push_back(absl::StrCat("VC ", name, ": ", *plan->chosen, " ", plan->current.unit_type,
+                                   " (was ", plan->current.units, ")"));
     if (absl::Status s = SetVcUnits(&sized, name, plan->current.unit_type, *plan->chosen);
         !s.ok()) {
       return Fail(s.message());
@@ -462,8 +531,20 @@ int PlanCommand(int argc, char** argv) {
   if (absl::Status s = CheckSpec(sized); !s.ok()) {
     return Fail(absl::StrCat("the sized config does not validate (a bug):\n", s.message()));
   }
-  for (absl::Status s : {WriteFileAtomically(sized_path, ClusterSpecToYaml(sized)),
-                         WriteFileAtomically((ctx.out / "report.csv").string(), csv)}) {
+  // How it was made (date-free, so the same command gives the same file), then the config with
+  // VC names kept strings.
+  std::vector<std::string> command{"hived-sim"};
+  for (int i = 0; i < argc; ++i) command.push_back(ShellQuote(argv[i]));
+  std::string header =
+      absl::StrCat("# Sized by: ", absl::StrJoin(command, " "), "\n# Target: ", ctx.target.text,
+                   " (metric ", ctx.resolved_metric, ")\n");
+  for (const std::string& r : results) absl::StrAppend(&header, "# ", r, "\n");
+  if (!skipped.empty()) {
+    absl::StrAppend(&header, "# Skipped (too few jobs): ", absl::StrJoin(skipped, ", "), "\n");
+  }
+  for (absl::Status s :
+       {WriteFileAtomically(sized_path, header + YamlWithStringVcNames(ClusterSpecToYaml(sized))),
+        WriteFileAtomically((ctx.out / "report.csv").string(), csv)}) {
     if (!s.ok()) return Fail(s.message());
   }
   if (all_vcs) {

@@ -44,6 +44,10 @@ absl::StatusOr<PlanTarget> ParsePlanTarget(const std::string& text);
 // REQUIRES: lo < hi, k >= 1. Empty when hi == lo + 1.
 std::vector<int64_t> NextProbeSizes(int64_t lo, int64_t hi, int64_t k);
 
+// `yaml` (a ClusterSpecToYaml output) with every VC name that a YAML reader could take for
+// a number, bool or null (`103959`, `1e5`, `no`) written in double quotes.
+std::string YamlWithStringVcNames(const std::string& yaml);
+
 }  // namespace hived::sim
 
 #endif  // HIVED_SIM_PLANNING_PLAN_H_
