@@ -318,6 +318,7 @@ int PlanCommand(int argc, char** argv) {
   std::string config, trace, format = "hived", vc, target_text, cell_type, out = "plan-out";
   std::string policy(PolicyKindName(PolicyKind::kHived)), queue = "fifo", run_args;
   int64_t jobs = DefaultJobs(), min_size = 1, max_size = 0, seed = 1, min_jobs = 20;
+  double load_scale = 1;
   bool all_vcs = false;
   TraceTransformFlags transform_flags;
   FlagParser p("hived-sim plan", "--config FILE --trace FILE (--vc NAME | --all-vcs) --target T",
@@ -349,6 +350,8 @@ int PlanCommand(int argc, char** argv) {
            absl::StrCat("sharing policy of the probes (default ", policy, ")"));
   p.String("queue", &queue, "NAME", "queue policy of the probes (default fifo)");
   p.Int("seed", &seed, "seed of the probes (default 1)");
+  p.Double("load-scale", &load_scale,
+           "every probe's load: inter-arrival times divided by X (X > 1 = heavier; default 1)");
   p.String("run-args", &run_args, "ARGS", "more `run` flags for every probe");
   RegisterTraceTransformFlags(&p, &transform_flags);
   std::vector<std::string> args;
@@ -361,6 +364,13 @@ int PlanCommand(int argc, char** argv) {
   if (!target.ok()) return p.UsageError(target.status().message());
   if (jobs < 1 || jobs > 4096) return p.UsageError("--jobs must be 1..4096");
   if (min_jobs < 0) return p.UsageError("--min-jobs must be >= 0");
+  if (!(load_scale > 0) || !std::isfinite(load_scale) || load_scale > 1e6) {
+    return p.UsageError(absl::StrCat("--load-scale ", load_scale,
+                                     ": must be a number > 0 (1.5 = 1.5x the arrivals)"));
+  }
+  if (load_scale != 1 && absl::StrContains(run_args, "load-scale")) {
+    return p.UsageError("--load-scale is given twice (also in --run-args); give it once");
+  }
   if (min_size < 1 || max_size < 0 || (max_size > 0 && max_size < min_size) ||
       max_size > (int64_t{1} << 24)) {
     return p.UsageError("--min must be >= 1 and --max >= --min (at most 2^24)");
@@ -405,6 +415,7 @@ int PlanCommand(int argc, char** argv) {
   if (target->slo_seconds > 0) {
     ctx.fixed_args.push_back(absl::StrCat("--slo=", target->slo_seconds));
   }
+  if (load_scale != 1) ctx.fixed_args.push_back(absl::StrCat("--load-scale=", load_scale));
   for (const std::string& a : TraceTransformArgs(transform_flags)) ctx.fixed_args.push_back(a);
   for (absl::string_view a : absl::StrSplit(run_args, ' ', absl::SkipWhitespace())) {
     ctx.fixed_args.emplace_back(a);
@@ -459,8 +470,9 @@ int PlanCommand(int argc, char** argv) {
   fs::create_directories(ctx.out, ec);
   if (ec) return Fail(absl::StrCat("cannot create ", out, ": ", ec.message()));
 
-  std::string report = absl::StrFormat("hived-sim plan: config %s, trace %s (%s), policy %s\n\n",
-                                       config, trace, format, policy);
+  std::string report =
+      absl::StrFormat("hived-sim plan: config %s, trace %s (%s), policy %s%s\n\n", config, trace,
+                      format, policy, load_scale != 1 ? absl::StrCat(", load x", load_scale) : "");
   std::string csv = "vc,size,gpus,metric,value,rejected,meets,chosen\n";
   ClusterSpec sized = ctx.base;
   bool all_met = true;

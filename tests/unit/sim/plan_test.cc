@@ -274,6 +274,34 @@ TEST_CASE("Plan: sized.yaml says how it was made and keeps numeric VC names stri
   }
 }
 
+TEST_CASE("Plan: --load-scale is a plan flag, the same as --run-args '--load-scale' (issue 31)",
+          "[sim][planning][unit]") {
+  TempDir tmp("plan-load");
+  {
+    // One-hour whole-node jobs every 40 minutes: one node keeps up with 2/3 of this load.
+    std::ofstream t(tmp / "trace.csv");
+    t << "job_id,submit_time,vc,priority,pods,gpus_per_pod,gpu_type,duration\n";
+    for (int i = 0; i < 24; ++i) t << "a" << i << "," << i * 2400 << ",a,0,1,2,,3600\n";
+  }
+  const std::string base = "plan --config tests/testdata/planning/small.yaml --trace " +
+                           (tmp / "trace.csv") + " --vc a --target 'p95_wait<=10m' --out ";
+  const testing::SimResult plain = RunSim(base + (tmp / "p1"), tmp / "log");
+  INFO(plain.output);
+  REQUIRE(plain.exit_code == 0);
+  const testing::SimResult flag = RunSim(base + (tmp / "p2") + " --load-scale 3", tmp / "log");
+  INFO(flag.output);
+  REQUIRE(flag.exit_code == 0);
+  const testing::SimResult args =
+      RunSim(base + (tmp / "p3") + " --run-args '--load-scale 3'", tmp / "log");
+  REQUIRE(args.exit_code == 0);
+  CHECK(ReadAll(tmp / "p2/report.csv") == ReadAll(tmp / "p3/report.csv"));
+  CHECK(ReadAll(tmp / "p2/report.csv") != ReadAll(tmp / "p1/report.csv"));
+  CHECK(absl::StrContains(ReadAll(tmp / "p2/report.txt"), ", load x3"));
+  CHECK(RunSim(base + (tmp / "x") + " --load-scale -1", tmp / "log").exit_code == 2);
+  CHECK(RunSim(base + (tmp / "x") + " --load-scale 2 --run-args '--load-scale 2'", tmp / "log")
+            .exit_code == 2);
+}
+
 TEST_CASE("Plan: says plainly when no size meets the target", "[sim][planning][unit]") {
   TempDir tmp("plan-none");
   {
