@@ -160,8 +160,9 @@ absl::StatusOr<VcPlan> PlanOneVc(PlanContext* ctx, const std::string& vc,
   const std::vector<std::string> path = absl::StrSplit(current->unit_type, '.');
   plan.leaves_per_unit = SpecInfo(ctx->base).LeafCount(path.back());
   const int64_t lo_bound = std::max<int64_t>(min_size, 1);
-  int64_t hi_bound =
-      max_size > 0 ? max_size : std::max<int64_t>({4 * current->units, current->units + 4, 4});
+  int64_t hi_bound = max_size > 0
+                         ? max_size
+                         : std::max<int64_t>({4 * current->units, current->units + 4, 4, lo_bound});
   if (hi_bound < lo_bound) {
     return absl::InvalidArgumentError(absl::StrCat("--max ", hi_bound, " < --min ", lo_bound));
   }

@@ -210,6 +210,11 @@ TEST_CASE("Plan: the range widens by doubling past the old default (issue 31)",
   INFO(r.output);
   REQUIRE(r.exit_code == 0);
   CHECK(absl::StrContains(r.output, "chosen: 6 cells (12 GPUs; now 1)"));
+  // A --min above the default top (and no --max) starts the range there.
+  r = RunSim(base + " --vc a --min-jobs 1 --min 8", tmp / "log");
+  INFO(r.output);
+  CHECK(r.exit_code == 0);
+  CHECK(absl::StrContains(r.output, "chosen: 8 cells (16 GPUs; now 1)"));
   // An explicit --max is kept as given.
   r = RunSim(base + " --vc a --min-jobs 1 --max 5", tmp / "log");
   CHECK(r.exit_code == 1);
