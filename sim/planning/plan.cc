@@ -6,10 +6,14 @@
 #include <filesystem>
 #include <map>
 #include <optional>
+#include <regex>
 
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "hived/config.h"
@@ -43,22 +47,11 @@ bool PlanTarget::Meets(double v) const {
   return false;
 }
 
-absl::StatusOr<PlanTarget> ParsePlanTarget(const std::string& text) {
-  PlanTarget t;
-  t.text = text;
-  const size_t at = text.find_first_of("<>");
-  auto bad = [&](const std::string& what) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "--target '", text, "': ", what, " (expected METRIC<=VALUE[unit], e.g. p95_wait<=1h)"));
-  };
-  if (at == std::string::npos) return bad("no <= or >=");
-  t.metric = std::string(absl::StripAsciiWhitespace(text.substr(0, at)));
-  if (t.metric.empty()) return bad("no metric before the comparison");
-  const bool less = text[at] == '<';
-  const bool or_equal = at + 1 < text.size() && text[at + 1] == '=';
-  t.op = less ? (or_equal ? PlanTarget::Op::kLe : PlanTarget::Op::kLt)
-              : (or_equal ? PlanTarget::Op::kGe : PlanTarget::Op::kGt);
-  std::string value(absl::StripAsciiWhitespace(text.substr(at + (or_equal ? 2 : 1))));
+namespace {
+
+// "1h", "30 min", "95%", "90": the value in the summary's units (seconds, fractions).
+std::optional<double> ParseValueWithUnit(std::string value) {
+  value = std::string(absl::StripAsciiWhitespace(value));
   double scale = 1;
   static const std::pair<const char*, double> kUnits[] = {
       {"min", 60}, {"ms", 0.001}, {"s", 1}, {"m", 60}, {"h", 3600}, {"d", 86400}, {"%", 0.01}};
@@ -73,9 +66,101 @@ absl::StatusOr<PlanTarget> ParsePlanTarget(const std::string& text) {
     }
   }
   const std::optional<double> v = ParseDouble(value);
-  if (!v || !std::isfinite(*v)) return bad(absl::StrCat("'", value, "' is not a number"));
-  t.value = *v * scale;
+  if (!v || !std::isfinite(*v)) return std::nullopt;
+  return *v * scale;
+}
+
+}  // namespace
+
+absl::StatusOr<PlanTarget> ParsePlanTarget(const std::string& text) {
+  PlanTarget t;
+  t.text = text;
+  const size_t at = text.find_first_of("<>");
+  auto bad = [&](const std::string& what) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--target '", text, "': ", what, " (expected METRIC<=VALUE[unit], e.g. p95_wait<=1h)"));
+  };
+  if (at == std::string::npos) return bad("no <= or >=");
+  t.metric = std::string(absl::StripAsciiWhitespace(text.substr(0, at)));
+  if (t.metric.empty()) return bad("no metric before the comparison");
+  // slo_attainment@T: the share of the VC's jobs waiting at most T (the run's slo[T].share).
+  if (absl::StartsWith(t.metric, "slo_attainment@")) {
+    const std::string threshold = t.metric.substr(std::strlen("slo_attainment@"));
+    const std::optional<double> secs = ParseValueWithUnit(threshold);
+    if (!secs || *secs < 1 || *secs > 1e9 || absl::EndsWith(threshold, "%")) {
+      return bad(absl::StrCat("'", threshold,
+                              "' is not a wait threshold (slo_attainment@T takes a time, "
+                              "e.g. slo_attainment@1h>=95%)"));
+    }
+    t.slo_seconds = std::llround(*secs);  // the run measures whole seconds
+    t.metric = absl::StrCat("slo[", t.slo_seconds, "].share");
+  }
+  const bool less = text[at] == '<';
+  const bool or_equal = at + 1 < text.size() && text[at + 1] == '=';
+  t.op = less ? (or_equal ? PlanTarget::Op::kLe : PlanTarget::Op::kLt)
+              : (or_equal ? PlanTarget::Op::kGe : PlanTarget::Op::kGt);
+  const std::string value(absl::StripAsciiWhitespace(text.substr(at + (or_equal ? 2 : 1))));
+  const std::optional<double> v = ParseValueWithUnit(value);
+  if (!v) return bad(absl::StrCat("'", value, "' is not a number"));
+  if (*v < 0) {
+    return bad(absl::StrCat("'", value,
+                            "' is negative; waits, anomalies and shares are never below 0, so "
+                            "no size could be told apart from another"));
+  }
+  t.value = *v;
   return t;
+}
+
+namespace {
+
+// True when a plain YAML scalar `name` might be read as something other than a string (a
+// number, bool, null, ...) by YAML 1.1 or 1.2 readers, or holds characters that need quotes.
+bool NeedsQuotes(const std::string& name) {
+  if (name.empty() || name.front() == '-' || name.front() == '.' || name.front() == '+') {
+    return true;
+  }
+  for (char c : name) {
+    if (!(absl::ascii_isalnum(c) || c == '_' || c == '-' || c == '.')) return true;
+  }
+  // Integers (1_000 too), hex, octal and floats with or without exponent: numbers to some
+  // YAML reader.
+  static const std::regex kNumber(
+      "[0-9_]+|0[xX][0-9a-fA-F_]+|0[oO]?[0-7_]+|[0-9_]*\\.?[0-9_]+([eE][-+]?[0-9]+)?|"
+      "[0-9_]+\\.[0-9_]*([eE][-+]?[0-9]+)?");
+  if (std::regex_match(name, kNumber)) return true;
+  static const char* const kWords[] = {"y",   "n",    "yes", "no",  "true", "false", "on",
+                                       "off", "null", "nan", "inf", ".nan", ".inf"};
+  for (const char* w : kWords) {
+    if (absl::EqualsIgnoreCase(name, w)) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+std::string YamlWithStringVcNames(const std::string& yaml) {
+  std::string out;
+  bool in_vcs = false;
+  for (absl::string_view line : absl::StrSplit(yaml, '\n')) {
+    std::string l(line);
+    if (!l.empty() && l.front() != ' ' && l.front() != '#') in_vcs = l == "virtualClusters:";
+    if (in_vcs && l.size() > 3 && l.compare(0, 2, "  ") == 0 && l[2] != ' ' && l[2] != '"' &&
+        l[2] != '\'' && l.back() == ':') {
+      const std::string name = l.substr(2, l.size() - 3);
+      if (NeedsQuotes(name)) {
+        std::string quoted = "\"";
+        for (char c : name) {
+          if (c == '"' || c == '\\') quoted += '\\';
+          quoted += c;
+        }
+        l = absl::StrCat("  ", quoted, "\":");
+      }
+    }
+    out += l;
+    out += '\n';
+  }
+  out.pop_back();  // the newline after the last piece (the input's own, if it had one)
+  return out;
 }
 
 std::vector<int64_t> NextProbeSizes(int64_t lo, int64_t hi, int64_t k) {
@@ -96,6 +181,15 @@ std::vector<int64_t> NextProbeSizes(int64_t lo, int64_t hi, int64_t k) {
 namespace {
 
 namespace fs = std::filesystem;
+
+// `arg` as a POSIX shell word (single quotes unless it is plain).
+std::string ShellQuote(const std::string& arg) {
+  const bool plain = !arg.empty() && arg.find_first_not_of(
+                                         "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+                                         "0123456789_-./=,:@%+") == std::string::npos;
+  if (plain) return arg;
+  return absl::StrCat("'", absl::StrReplaceAll(arg, {{"'", "'\\''"}}), "'");
+}
 
 int Fail(absl::string_view message) {
   std::fprintf(stderr, "hived-sim plan: %.*s\n", static_cast<int>(message.size()), message.data());
@@ -145,6 +239,10 @@ std::string PlanReport(const PlanContext& ctx, const VcPlan& plan) {
     }
     out += absl::StrFormat("  NO size in [%d, %d] meets %s for VC %s", plan.probes.begin()->first,
                            plan.probes.rbegin()->first, ctx.target.text, plan.vc);
+    if (plan.cap > 0) {
+      out += absl::StrFormat(" (the range widened by doubling; cap %d cells = 4 x the cluster)",
+                             plan.cap);
+    }
     if (best) {
       out += absl::StrFormat("; the best reachable is %s = %s at %d cells", m,
                              ShowValue(m, *best->value), best->size);
@@ -219,7 +317,8 @@ std::string ReportCsvRows(const PlanContext& ctx, const VcPlan& plan) {
 int PlanCommand(int argc, char** argv) {
   std::string config, trace, format = "hived", vc, target_text, cell_type, out = "plan-out";
   std::string policy(PolicyKindName(PolicyKind::kHived)), queue = "fifo", run_args;
-  int64_t jobs = DefaultJobs(), min_size = 1, max_size = 0, seed = 1;
+  int64_t jobs = DefaultJobs(), min_size = 1, max_size = 0, seed = 1, min_jobs = 20;
+  double load_scale = 1;
   bool all_vcs = false;
   TraceTransformFlags transform_flags;
   FlagParser p("hived-sim plan", "--config FILE --trace FILE (--vc NAME | --all-vcs) --target T",
@@ -233,17 +332,26 @@ int PlanCommand(int argc, char** argv) {
   p.String("vc", &vc, "NAME", "the VC to size (others unchanged)");
   p.Bool("all-vcs", &all_vcs, "size every VC, then the physical cluster to host them");
   p.String("target", &target_text, "METRIC<=VALUE",
-           "e.g. p95_wait<=1h, mean_wait<=30m, anomaly<=0.1h, slo_attainment>=95%");
-  p.String("cell-type", &cell_type, "PATH",
-           "size in cells of this dotted type (default: the lowest type the VC reserves)");
+           "e.g. p95_wait<=1h, mean_wait<=30m, anomaly<=0.1h, slo_attainment@1h>=95% (share "
+           "of jobs waiting at most 1 h)");
+  p.String("cell-type", &cell_type, "[VC=]PATH,...",
+           "size in cells of this dotted type: PATH for every VC, VC=PATH for one (default: "
+           "the lowest type the VC reserves)");
   p.Int("min", &min_size, "smallest size to consider (default 1)");
-  p.Int("max", &max_size, "largest size to consider (default max(4 x now, now + 4))");
+  p.Int("max", &max_size,
+        "largest size to consider (default: from max(4 x now, now + 4), doubled while no "
+        "size meets, up to 4 x the cluster's GPUs)");
+  p.Int("min-jobs", &min_jobs,
+        "skip (and report) a VC whose metric rests on fewer jobs (default 20: a p95 over "
+        "fewer is nearly their maximum)");
   p.Int("jobs", &jobs, "probes at once (default: the number of cores)");
   p.String("out", &out, "DIR", "output folder (default plan-out)");
   p.String("policy", &policy, JobPolicyNames("|"),
            absl::StrCat("sharing policy of the probes (default ", policy, ")"));
   p.String("queue", &queue, "NAME", "queue policy of the probes (default fifo)");
   p.Int("seed", &seed, "seed of the probes (default 1)");
+  p.Double("load-scale", &load_scale,
+           "every probe's load: inter-arrival times divided by X (X > 1 = heavier; default 1)");
   p.String("run-args", &run_args, "ARGS", "more `run` flags for every probe");
   RegisterTraceTransformFlags(&p, &transform_flags);
   std::vector<std::string> args;
@@ -255,6 +363,14 @@ int PlanCommand(int argc, char** argv) {
   absl::StatusOr<PlanTarget> target = ParsePlanTarget(target_text);
   if (!target.ok()) return p.UsageError(target.status().message());
   if (jobs < 1 || jobs > 4096) return p.UsageError("--jobs must be 1..4096");
+  if (min_jobs < 0) return p.UsageError("--min-jobs must be >= 0");
+  if (!(load_scale > 0) || !std::isfinite(load_scale) || load_scale > 1e6) {
+    return p.UsageError(absl::StrCat("--load-scale ", load_scale,
+                                     ": must be a number > 0 (1.5 = 1.5x the arrivals)"));
+  }
+  if (load_scale != 1 && absl::StrContains(run_args, "load-scale")) {
+    return p.UsageError("--load-scale is given twice (also in --run-args); give it once");
+  }
   if (min_size < 1 || max_size < 0 || (max_size > 0 && max_size < min_size) ||
       max_size > (int64_t{1} << 24)) {
     return p.UsageError("--min must be >= 1 and --max >= --min (at most 2^24)");
@@ -275,6 +391,7 @@ int PlanCommand(int argc, char** argv) {
   ctx.format = format;
   ctx.target = *target;
   ctx.jobs = static_cast<int>(jobs);
+  ctx.min_jobs = min_jobs;
   ctx.out = out;
   absl::StatusOr<ClusterSpec> base = LoadClusterSpecFile(config);
   if (!base.ok()) return Fail(base.status().message());
@@ -294,6 +411,11 @@ int PlanCommand(int argc, char** argv) {
                    Av(needs_baseline ? PolicyKindName(PolicyKind::kPrivate) : "none")),
       absl::StrCat("--policy=", policy), absl::StrCat("--queue=", queue),
       absl::StrCat("--seed=", seed)};
+  // slo_attainment@T needs the probes to measure that threshold (--run-args may add more).
+  if (target->slo_seconds > 0) {
+    ctx.fixed_args.push_back(absl::StrCat("--slo=", target->slo_seconds));
+  }
+  if (load_scale != 1) ctx.fixed_args.push_back(absl::StrCat("--load-scale=", load_scale));
   for (const std::string& a : TraceTransformArgs(transform_flags)) ctx.fixed_args.push_back(a);
   for (absl::string_view a : absl::StrSplit(run_args, ' ', absl::SkipWhitespace())) {
     ctx.fixed_args.emplace_back(a);
@@ -304,31 +426,75 @@ int PlanCommand(int argc, char** argv) {
       if (!v.virtual_cells.empty()) vcs.push_back(v.name);
     }
   } else {
-    if (absl::StatusOr<VcUnits> u = GetVcUnits(ctx.base, vc, cell_type); !u.ok()) {
+    vcs.push_back(vc);
+  }
+  // --cell-type: TYPE (every VC) and VC=TYPE (that VC), comma-separated.
+  std::string default_type;
+  std::map<std::string, std::string> vc_types;
+  for (absl::string_view part : absl::StrSplit(cell_type, ',', absl::SkipWhitespace())) {
+    const std::string item(absl::StripAsciiWhitespace(part));
+    const size_t eq = item.find('=');
+    if (eq == std::string::npos) {
+      if (!default_type.empty()) {
+        return p.UsageError(absl::StrCat("--cell-type: two default types, '", default_type,
+                                         "' and '", item, "' (give VC=TYPE for one VC)"));
+      }
+      default_type = item;
+      continue;
+    }
+    const std::string name = item.substr(0, eq), type = item.substr(eq + 1);
+    if (name.empty() || type.empty()) {
+      return p.UsageError(absl::StrCat("--cell-type: '", item, "' is not TYPE or VC=TYPE"));
+    }
+    if (std::find(vcs.begin(), vcs.end(), name) == vcs.end()) {
+      return p.UsageError(absl::StrCat(
+          "--cell-type: '", item, "' names VC '", name, "', which this plan does not size (",
+          all_vcs ? "not a VC of the config with cells" : absl::StrCat("--vc is ", vc), ")"));
+    }
+    vc_types[name] = type;
+  }
+  auto type_of = [&](const std::string& name) {
+    auto it = vc_types.find(name);
+    return it != vc_types.end() ? it->second : default_type;
+  };
+  for (const std::string& name : vcs) {
+    if (absl::StatusOr<VcUnits> u = GetVcUnits(ctx.base, name, type_of(name)); !u.ok()) {
       return u.status().code() == absl::StatusCode::kNotFound
                  ? p.UsageError(absl::StrCat("--vc: ", u.status().message()))
-                 : p.UsageError(absl::StrCat("--cell-type: ", u.status().message()));
+                 : p.UsageError(absl::StrCat("--cell-type: VC ", name, " in '", type_of(name),
+                                             "': ", u.status().message(),
+                                             all_vcs ? " (give VC=TYPE for this VC)" : ""));
     }
-    vcs.push_back(vc);
   }
   std::error_code ec;
   fs::create_directories(ctx.out, ec);
   if (ec) return Fail(absl::StrCat("cannot create ", out, ": ", ec.message()));
 
-  std::string report = absl::StrFormat("hived-sim plan: config %s, trace %s (%s), policy %s\n\n",
-                                       config, trace, format, policy);
+  std::string report =
+      absl::StrFormat("hived-sim plan: config %s, trace %s (%s), policy %s%s\n\n", config, trace,
+                      format, policy, load_scale != 1 ? absl::StrCat(", load x", load_scale) : "");
   std::string csv = "vc,size,gpus,metric,value,rejected,meets,chosen\n";
   ClusterSpec sized = ctx.base;
   bool all_met = true;
+  std::vector<std::string> skipped, results;
   for (const std::string& name : vcs) {
-    absl::StatusOr<VcPlan> plan =
-        PlanOneVc(&ctx, name, all_vcs ? "" : cell_type, min_size, max_size);
+    absl::StatusOr<VcPlan> plan = PlanOneVc(&ctx, name, type_of(name), min_size, max_size);
     if (!plan.ok()) {
       if (plan.status().code() == absl::StatusCode::kInvalidArgument &&
           absl::StrContains(plan.status().message(), "--target")) {
         return p.UsageError(plan.status().message());
       }
       return Fail(plan.status().message());
+    }
+    if (!plan->skipped.empty()) {
+      const std::string section =
+          absl::StrFormat("VC %s: target %s (metric %s)\n%s", name, ctx.target.text,
+                          ctx.resolved_metric, plan->skipped);
+      std::fputs(section.c_str(), stdout);
+      std::fflush(stdout);
+      report += section + "\n";
+      skipped.push_back(name);
+      continue;
     }
     const std::string section = PlanReport(ctx, *plan);
     std::fputs(section.c_str(), stdout);
@@ -338,8 +504,12 @@ int PlanCommand(int argc, char** argv) {
     PlanChart(ctx, *plan);
     if (!plan->chosen) {
       all_met = false;
+      results.push_back(absl::StrCat("VC ", name, ": no size meets the target; kept at ",
+                                     plan->current.units, " ", plan->current.unit_type));
       continue;
     }
+    results.push_back(absl::StrCat("VC ", name, ": ", *plan->chosen, " ", plan->current.unit_type,
+                                   " (was ", plan->current.units, ")"));
     if (absl::Status s = SetVcUnits(&sized, name, plan->current.unit_type, *plan->chosen);
         !s.ok()) {
       return Fail(s.message());
@@ -373,8 +543,20 @@ int PlanCommand(int argc, char** argv) {
   if (absl::Status s = CheckSpec(sized); !s.ok()) {
     return Fail(absl::StrCat("the sized config does not validate (a bug):\n", s.message()));
   }
-  for (absl::Status s : {WriteFileAtomically(sized_path, ClusterSpecToYaml(sized)),
-                         WriteFileAtomically((ctx.out / "report.csv").string(), csv)}) {
+  // How it was made (date-free, so the same command gives the same file), then the config with
+  // VC names kept strings.
+  std::vector<std::string> command{"hived-sim"};
+  for (int i = 0; i < argc; ++i) command.push_back(ShellQuote(argv[i]));
+  std::string header =
+      absl::StrCat("# Sized by: ", absl::StrJoin(command, " "), "\n# Target: ", ctx.target.text,
+                   " (metric ", ctx.resolved_metric, ")\n");
+  for (const std::string& r : results) absl::StrAppend(&header, "# ", r, "\n");
+  if (!skipped.empty()) {
+    absl::StrAppend(&header, "# Skipped (too few jobs): ", absl::StrJoin(skipped, ", "), "\n");
+  }
+  for (absl::Status s :
+       {WriteFileAtomically(sized_path, header + YamlWithStringVcNames(ClusterSpecToYaml(sized))),
+        WriteFileAtomically((ctx.out / "report.csv").string(), csv)}) {
     if (!s.ok()) return Fail(s.message());
   }
   if (all_vcs) {
@@ -389,6 +571,7 @@ int PlanCommand(int argc, char** argv) {
     std::string confirm = "confirmation replay of the sized config (every VC at its size):\n";
     if (absl::Status s = RunChildren(ctx.exe, {c}, 1, "confirm"); !s.ok()) return Fail(s.message());
     for (const std::string& name : vcs) {
+      if (std::find(skipped.begin(), skipped.end(), name) != skipped.end()) continue;
       PlanProbe probe;
       probe.dir = dir.string();
       if (absl::Status s = ReadProbe(&ctx, name, &probe); !s.ok()) return Fail(s.message());
@@ -400,12 +583,22 @@ int PlanCommand(int argc, char** argv) {
     std::fputs(confirm.c_str(), stdout);
     report += confirm;
   }
-  const std::string tail =
+  std::string tail =
       absl::StrCat("sized config: ", sized_path, " (validates; replay it with `hived-sim run`)\n");
+  if (!skipped.empty()) {
+    tail += absl::StrCat(
+        "skipped (fewer than --min-jobs ", min_jobs,
+        " jobs behind the metric; kept at their size): ", absl::StrJoin(skipped, ", "), "\n");
+  }
   std::fputs(tail.c_str(), stdout);
   report += tail;
   if (absl::Status s = WriteFileAtomically((ctx.out / "report.txt").string(), report); !s.ok()) {
     return Fail(s.message());
+  }
+  if (!all_vcs && !skipped.empty()) {
+    return Fail(absl::StrCat("VC ", vc,
+                             " was not sized: too few jobs behind the metric (see "
+                             "above); --min-jobs 0 sizes it anyway"));
   }
   if (!all_met) {
     return Fail(

@@ -3,8 +3,9 @@
 //
 // Target: `METRIC OP VALUE[unit]` with OP one of <=, <, >=, >; METRIC a key of the per-VC
 // summary (e.g. `queuing_delay.p95`) or an alias (`p95_wait`, `mean_wait`, `anomaly`,
-// `slo_attainment`; see `ResolveMetric` in sim/planning/sweep.h); units s, m/min, h, d for times
-// (seconds in the summary) and % for fractions.
+// `slo_attainment@T`, the share of jobs waiting at most T; see `ResolveMetric` in
+// sim/planning/sweep.h); units s, m/min, h, d for times (seconds in the summary) and % for
+// fractions.
 //
 // Search (assumes the target is monotone in size: a larger VC never does worse): probe the
 // smallest and the largest size of [min, max]; if the smallest meets, it is the answer; if
@@ -30,8 +31,9 @@ struct PlanTarget {
   enum class Op { kLe, kLt, kGe, kGt };
   std::string metric;  // as written (resolved against the summary later)
   Op op = Op::kLe;
-  double value = 0;  // in the summary's units (seconds, fractions)
-  std::string text;  // as written, for reports
+  double value = 0;         // in the summary's units (seconds, fractions)
+  std::string text;         // as written, for reports
+  int64_t slo_seconds = 0;  // > 0 for slo_attainment@T: T in seconds (metric slo[T].share)
   bool Meets(double v) const;
 };
 
@@ -41,6 +43,10 @@ absl::StatusOr<PlanTarget> ParsePlanTarget(const std::string& text);
 // The sizes to probe next inside (lo, hi): at most `k` distinct sizes, evenly spread.
 // REQUIRES: lo < hi, k >= 1. Empty when hi == lo + 1.
 std::vector<int64_t> NextProbeSizes(int64_t lo, int64_t hi, int64_t k);
+
+// `yaml` (a ClusterSpecToYaml output) with every VC name that a YAML reader could take for
+// a number, bool or null (`103959`, `1e5`, `no`) written in double quotes.
+std::string YamlWithStringVcNames(const std::string& yaml);
 
 }  // namespace hived::sim
 

@@ -7,6 +7,7 @@
 #include <map>
 #include <optional>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
@@ -98,17 +99,51 @@ absl::Status ReadProbe(PlanContext* ctx, const std::string& vc, PlanProbe* p) {
     std::vector<std::string> names;
     for (const auto& [k, v] : row->metrics) names.push_back(k);
     const std::optional<std::string> m = ResolveMetric(ctx->target.metric, names);
+    if (!m && ctx->target.metric == "slo_attainment") {
+      std::vector<int64_t> seconds;
+      for (const std::string& n : names) {
+        if (absl::StartsWith(n, "slo[") && absl::EndsWith(n, "].share")) {
+          if (std::optional<int64_t> s = ParseInt(n.substr(4, n.size() - 11)))
+            seconds.push_back(*s);
+        }
+      }
+      std::sort(seconds.begin(), seconds.end());
+      std::vector<std::string> thresholds;
+      for (int64_t s : seconds) thresholds.push_back(absl::StrCat(s, " s"));
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--target '", ctx->target.text,
+          "': slo_attainment needs one wait threshold, and the "
+          "probes measure ",
+          thresholds.empty() ? "none" : absl::StrJoin(thresholds, ", "),
+          "; name it, e.g. slo_attainment@1h>=95% (the share of the VC's jobs waiting at most "
+          "1 h)"));
+    }
     if (!m) {
       return absl::InvalidArgumentError(absl::StrCat(
           "--target '", ctx->target.text, "': no per-VC metric '", ctx->target.metric,
-          "' in the summary; available: p95_wait, mean_wait, anomaly, slo_attainment (when the "
-          "summary has it), ",
+          "' in the summary; available: p95_wait, mean_wait, anomaly, slo_attainment@T (the share "
+          "of jobs waiting at most T), ",
           absl::StrJoin(names, ", ")));
     }
     ctx->resolved_metric = *m;
   }
   auto it = row->metrics.find(ctx->resolved_metric);
   if (it != row->metrics.end()) p->value = ParseDouble(it->second);
+  // The jobs behind the metric: its group's count (queuing_delay.p95 -> queuing_delay.count,
+  // slo[T].share -> slo[T].jobs), else the VC's measured jobs.
+  const std::string& m = ctx->resolved_metric;
+  const size_t dot = m.find_last_of('.');
+  for (const std::string& key :
+       {dot == std::string::npos ? std::string() : m.substr(0, dot) + ".count",
+        dot == std::string::npos ? std::string() : m.substr(0, dot) + ".jobs",
+        std::string("queuing_delay.count"), std::string("measured")}) {
+    auto c = row->metrics.find(key);
+    if (c == row->metrics.end()) continue;
+    if (std::optional<int64_t> n = ParseInt(c->second)) {
+      p->jobs = *n;
+      break;
+    }
+  }
   auto rej = row->metrics.find("rejected");
   if (rej != row->metrics.end()) p->rejected = ParseInt(rej->second).value_or(0);
   p->meets = p->value.has_value() && ctx->target.Meets(*p->value) && p->rejected == 0;
@@ -125,8 +160,9 @@ absl::StatusOr<VcPlan> PlanOneVc(PlanContext* ctx, const std::string& vc,
   const std::vector<std::string> path = absl::StrSplit(current->unit_type, '.');
   plan.leaves_per_unit = SpecInfo(ctx->base).LeafCount(path.back());
   const int64_t lo_bound = std::max<int64_t>(min_size, 1);
-  const int64_t hi_bound =
-      max_size > 0 ? max_size : std::max<int64_t>({4 * current->units, current->units + 4, 4});
+  int64_t hi_bound = max_size > 0
+                         ? max_size
+                         : std::max<int64_t>({4 * current->units, current->units + 4, 4, lo_bound});
   if (hi_bound < lo_bound) {
     return absl::InvalidArgumentError(absl::StrCat("--max ", hi_bound, " < --min ", lo_bound));
   }
@@ -134,6 +170,40 @@ absl::StatusOr<VcPlan> PlanOneVc(PlanContext* ctx, const std::string& vc,
   if (hi_bound != lo_bound) first.push_back(hi_bound);
   if (absl::Status s = RunProbes(ctx, vc, current->unit_type, first, &plan.probes); !s.ok()) {
     return s;
+  }
+  // Too few jobs behind the metric: report and skip (a p95 over 8 jobs is their maximum).
+  plan.jobs = plan.probes[lo_bound].jobs;
+  if (plan.jobs < ctx->min_jobs) {
+    plan.skipped = absl::StrFormat(
+        "  SKIPPED: %s of VC %s rests on %d job(s), fewer than --min-jobs %d (a percentile over "
+        "so few jobs is nearly their maximum); the VC keeps its size. Lower --min-jobs to size "
+        "it anyway.\n",
+        ctx->resolved_metric, vc, plan.jobs, ctx->min_jobs);
+    return plan;
+  }
+  // No --max: widen by doubling while the top fails, up to the cap (the whole cluster x4 in
+  // this unit), stopping early when doubling changes nothing (a plateau no size passes).
+  if (max_size == 0 && !plan.probes[lo_bound].meets) {
+    plan.cap = std::max<int64_t>(hi_bound,
+                                 (4 * SpecInfo(ctx->base).TotalGpus() + plan.leaves_per_unit - 1) /
+                                     std::max<int64_t>(plan.leaves_per_unit, 1));
+    while (!plan.probes[hi_bound].meets && hi_bound < plan.cap) {
+      const int64_t next = std::min(2 * hi_bound, plan.cap);
+      if (absl::Status s = RunProbes(ctx, vc, current->unit_type, {next}, &plan.probes); !s.ok()) {
+        return s;
+      }
+      const PlanProbe& was = plan.probes[hi_bound];
+      const PlanProbe& now = plan.probes[next];
+      hi_bound = next;
+      if (!now.meets && now.value == was.value && now.rejected == was.rejected) {
+        plan.notes += absl::StrFormat(
+            "note: doubling the size from %d to %d changed nothing (%s); the search stopped "
+            "widening there\n",
+            was.size, now.size,
+            now.value ? absl::StrFormat("%.6g", *now.value) : std::string("no value"));
+        break;
+      }
+    }
   }
   if (plan.probes[lo_bound].meets) {
     plan.chosen = lo_bound;

@@ -26,6 +26,7 @@ struct PlanProbe {
   int64_t size = 0;
   std::optional<double> value;  // the VC's metric; none when absent (e.g. null)
   int64_t rejected = 0;
+  int64_t jobs = 0;  // the VC's jobs behind the metric (e.g. queuing_delay.count)
   bool meets = false;
   std::string dir;
 };
@@ -39,6 +40,7 @@ struct PlanContext {
   PlanTarget target;
   std::string resolved_metric;  // set after the first probe
   int jobs = 1;
+  int64_t min_jobs = 0;  // a VC whose metric rests on fewer jobs is skipped
   std::filesystem::path out;
 };
 
@@ -49,7 +51,10 @@ struct VcPlan {
   int64_t leaves_per_unit = 0;
   std::map<int64_t, PlanProbe> probes;
   std::optional<int64_t> chosen;
-  std::string notes;  // non-monotone probes, rejected jobs
+  int64_t jobs = 0;     // the jobs behind the metric (at the smallest probe)
+  int64_t cap = 0;      // > 0 when the range widened: the largest size it could reach
+  std::string skipped;  // non-empty: the VC was not sized, and why
+  std::string notes;    // non-monotone probes, rejected jobs
 };
 
 // Reads the VC's metric from a finished probe (p->dir/out/summary.json) into p->value,
@@ -58,8 +63,11 @@ struct VcPlan {
 absl::Status ReadProbe(PlanContext* ctx, const std::string& vc, PlanProbe* p);
 
 // Searches, within [min_size, max_size], the smallest size of `vc` in `cell_type` units
-// that meets ctx->target: probes run ctx->jobs at a time, each read by ReadProbe. Errors: a
-// probe that fails or whose summary lacks the metric; a VC or cell type not in the config.
+// that meets ctx->target (max_size 0: from max(4 x now, now + 4), doubled while the top fails,
+// up to 4 x the cluster's GPUs in this unit; a VC whose metric rests on fewer than
+// ctx->min_jobs jobs is returned with `skipped` set): probes run ctx->jobs at a time, each read by
+// ReadProbe. Errors: a probe that fails or whose summary lacks the metric; a VC or cell type not in
+// the config.
 absl::StatusOr<VcPlan> PlanOneVc(PlanContext* ctx, const std::string& vc,
                                  const std::string& cell_type, int64_t min_size, int64_t max_size);
 

@@ -119,14 +119,30 @@ std::vector<std::string> ListValues(const std::string& text) {
 }
 
 // "1,2,5-8" -> 1,2,5,6,7,8.
+constexpr size_t kMaxSeeds = 1'000'000;
 absl::StatusOr<std::vector<std::string>> SeedValues(const std::string& text) {
   std::vector<std::string> out;
   for (const std::string& item : ListValues(text)) {
     const size_t dash = item.find('-', 1);
     std::optional<int64_t> a = ParseInt(item.substr(0, dash)), b = a;
     if (dash != std::string::npos) b = ParseInt(item.substr(dash + 1));
-    if (!a || !b || *a < 0 || *b < *a || *b - *a > 1'000'000) {
-      return absl::InvalidArgumentError(absl::StrCat("--seeds: '", item, "' is not N or N-M"));
+    if (!a || !b) {
+      const bool digits =
+          !item.empty() && item.find_first_not_of("0123456789-") == std::string::npos;
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--seeds: '", item, "' ",
+          digits ? "holds a number out of range (seeds are 0..2^63-1)" : "is not N or N-M",
+          "; e.g. --seeds 1-10"));
+    }
+    if (*a < 0 || *b < *a) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--seeds: '", item, "': the range is empty (N-M needs 0 <= N <= M)"));
+    }
+    if (static_cast<uint64_t>(*b - *a) >= kMaxSeeds ||
+        out.size() + static_cast<size_t>(*b - *a + 1) > kMaxSeeds) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--seeds: '", item, "' gives ", absl::StrCat(static_cast<uint64_t>(*b - *a) + 1),
+          " seeds, over the limit of ", kMaxSeeds, " seeds in a sweep (each is a replay)"));
     }
     for (int64_t s = *a; s <= *b; ++s) out.push_back(absl::StrCat(s));
   }
