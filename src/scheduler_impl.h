@@ -141,6 +141,12 @@ class SchedulerImpl {
   // Recovery (allocate.cc, src/recovery.h): a placement from elsewhere, resolved strictly
   // (every leaf must exist) unless `ignored_leaves` is given (Restore: leaves the cluster
   // no longer has are counted there and noted in the info).
+  // For Sharing's holders: the first of `types` (a VC's preassigned cell types) whose
+  // `PreviewBinding` (src/recovery.h) accepts `leaves` for VC `vc`; null when none does, with
+  // the last type's reason in `reason`. Const: a preview, not a trial.
+  const std::string* PreviewRecoverType(std::string_view vc, const std::vector<CellId>& leaves,
+                                        const std::vector<std::string>& types,
+                                        std::string* reason) const;
   absl::StatusOr<AllocateInfo> Recover(const GroupRequest& request, const Placement& placement,
                                        int32_t* ignored_leaves = nullptr);
   absl::Status SetNodeHealthy(std::string_view node, bool healthy);
