@@ -130,10 +130,15 @@ class SchedulerImpl {
   static absl::StatusOr<std::unique_ptr<SchedulerImpl>> Create(const ClusterSpec& spec);
 
   absl::StatusOr<ScheduleResult> Schedule(const GroupRequest& request, Phase phase);
+  // What a Preempting-phase decision may apply: anything, or only a kPlaced one (any other
+  // outcome is answered as the Filtering phase answers it, nothing changed).
+  enum class Apply { kAnyOutcome, kOnlyPlaced };
   // For Sharing's holders: `room` (src/node_room.h; null for none) constrains the node choice
-  // of a new decision and blocks a preempting group's kept placement that no longer fits.
+  // of a new decision and blocks a preempting group's kept placement that no longer fits;
+  // `apply` kOnlyPlaced: one decision that reserves only when it places (a new group), in
+  // place of a Filtering probe followed by a second Schedule.
   absl::StatusOr<ScheduleResult> Schedule(const GroupRequest& request, Phase phase,
-                                          const NodeRoom* room);
+                                          const NodeRoom* room, Apply apply = Apply::kAnyOutcome);
   absl::StatusOr<AllocateInfo> Allocate(const GroupRequest& request, const Placement& placement);
   absl::Status Release(std::string_view group);
   absl::Status CancelPreemption(std::string_view group);
@@ -221,6 +226,7 @@ class SchedulerImpl {
     bool guaranteed = true;
     bool has_suggested = false;
     const NodeRoom* room = nullptr;  // the nodes' CPU and host memory; null for no constraint
+    bool only_placed = false;        // Apply::kOnlyPlaced
   };
 
   // What `Schedule` does with a new group: computed by `Decide`, a const member function
