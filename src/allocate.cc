@@ -40,6 +40,19 @@ absl::StatusOr<AllocateInfo> SchedulerImpl::Allocate(const GroupRequest& request
   return AllocateFree(request, placement, reservations_.pleaves(), /*filtered=*/true, {}, "");
 }
 
+const std::string* SchedulerImpl::PreviewRecoverType(std::string_view vc,
+                                                     const std::vector<CellId>& leaves,
+                                                     const std::vector<std::string>& types,
+                                                     std::string* reason) const {
+  const VcId id = vclusters_.FindVc(ToAbsl(vc));
+  if (id.IsNil()) return nullptr;
+  for (const std::string& type : types) {
+    *reason = PreviewBinding(*forest_, *buddy_, vclusters_, id, leaves, type);
+    if (reason->empty()) return &type;
+  }
+  return nullptr;
+}
+
 absl::StatusOr<AllocateInfo> SchedulerImpl::Recover(const GroupRequest& request,
                                                     const Placement& placement,
                                                     int32_t* ignored_leaves) {

@@ -7,6 +7,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/container/inlined_vector.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 
@@ -243,6 +244,56 @@ std::string RecoverBinding(const cellalloc::CellForest& f, const cellalloc::Budd
   for (size_t i = 0; i < done; ++i) vcs.UnbindUp((*vleaves)[i]);
   std::fill(vleaves->begin(), vleaves->end(), kNilId);
   return reason;
+}
+
+std::string PreviewBinding(const cellalloc::CellForest& f, const cellalloc::BuddyAllocator& buddy,
+                           const VirtualClusters& vcs, VcId vc_id, absl::Span<const CellId> leaves,
+                           const std::string& tname) {
+  const VirtualClusters::Vc& vc = vcs.vc(vc_id);
+  if (tname.empty()) return "the placement has opportunistic leaf cells";
+  const CellTypeId type = f.FindType(tname);
+  absl::InlinedVector<CellId, 8> bound_here;  // preassigned cells this preview binds
+  for (CellId leaf : leaves) {
+    const ChainId ch = f.chain(leaf);
+    const ChainInfo& info = f.chain_info(ch);
+    if (type.IsNil() || f.type_info(type).level > info.top_level ||
+        info.types[static_cast<size_t>(f.type_info(type).level)] != type) {
+      return absl::StrCat("cell type ", tname, " is not in chain ", info.name);
+    }
+    const CellLevel level = f.type_info(type).level;
+    CellId pre = leaf;
+    while (f.level(pre) < level) pre = f.parent(pre);
+    if (std::find(bound_here.begin(), bound_here.end(), pre) != bound_here.end()) continue;
+    const VCellId vpre = vcs.BoundTo(pre);
+    if (vpre != kNilId) {
+      const state::VCell& bound = vcs.cell(vpre);
+      if (bound.vc != vc_id) {
+        return absl::StrCat("physical cell ", f.address(pre), " is bound to VC ",
+                            vcs.vc(bound.vc).name);
+      }
+      if (bound.pinned)
+        return absl::StrCat("physical cell ", f.address(pre), " is in another pinned cell");
+      continue;
+    }
+    // An unbound preassigned cell left after the ones this preview took in this chain/level.
+    const VirtualClusters::ChainLevel& slot = vc.cl[ch.value()][static_cast<size_t>(level)];
+    size_t taken = 0;
+    for (CellId b : bound_here) taken += f.chain(b) == ch && f.level(b) == level ? 1 : 0;
+    size_t left = 0;
+    for (int32_t pos = slot.unbound.FindNext(0); pos >= 0 && left <= taken;
+         pos = slot.unbound.FindNext(pos + 1)) {
+      ++left;
+    }
+    if (left <= taken) {
+      return absl::StrCat("VC ", vc.name, " has no unbound ", tname, " cell left in chain ",
+                          info.name);
+    }
+    if (!buddy.IsAvailable(pre)) {
+      return absl::StrCat("physical cell ", f.address(pre), " is not free for VC ", vc.name);
+    }
+    bound_here.push_back(pre);
+  }
+  return std::string();
 }
 
 }  // namespace hived

@@ -89,6 +89,19 @@ std::string RecoverBinding(const cellalloc::CellForest& forest,
                            const cellalloc::BuddyAllocator& buddy, const RecoveryRequest& request,
                            VirtualClusters* vclusters, std::vector<VCellId>* vleaves);
 
+// A const preview of `RecoverBinding` for leaves that all have the preassigned cell type
+// `type`, over the same inputs (nothing changes): "" when, leaf by leaf, the type is in the
+// leaf's chain and the physical cell at its level above the leaf is bound to a cell of VC `vc`
+// outside any pinned cell, or is free in `buddy` and the VC has an unbound preassigned cell of
+// that chain and level left (counting the cells the preview binds for earlier leaves); else
+// RecoverBinding's reason for the first leaf that fails. It does not check the chain's safety
+// nor the descent to the virtual leaf, so `RecoverBinding` may still refuse a previewed type
+// (the group then runs opportunistically, as it would have).
+// REQUIRES: `vc` an existing VC; `leaves` distinct leaf cells.
+std::string PreviewBinding(const cellalloc::CellForest& forest,
+                           const cellalloc::BuddyAllocator& buddy, const VirtualClusters& vclusters,
+                           VcId vc, absl::Span<const CellId> leaves, const std::string& type);
+
 }  // namespace hived
 
 #endif  // HIVED_SRC_RECOVERY_H_

@@ -18,7 +18,7 @@ absl::StatusOr<ScheduleResult> SchedulerImpl::Schedule(const GroupRequest& reque
 }
 
 absl::StatusOr<ScheduleResult> SchedulerImpl::Schedule(const GroupRequest& request, Phase phase,
-                                                       const NodeRoom* room) {
+                                                       const NodeRoom* room, Apply apply) {
   const GroupId existing = groups_.Find(request.name);
   if (existing != kNilId) {
     const GState state = groups_[existing].state;
@@ -35,6 +35,7 @@ absl::StatusOr<ScheduleResult> SchedulerImpl::Schedule(const GroupRequest& reque
   }
   HIVED_ASSIGN_OR_RETURN(Req req, ParseRequest(request));
   req.room = room;
+  req.only_placed = apply == Apply::kOnlyPlaced;
   absl::StatusOr<ScheduleResult> result = ScheduleNew(req, phase);
   needs_pool_.swap(req.needs);
   Settle();
@@ -77,7 +78,8 @@ absl::StatusOr<ScheduleResult> SchedulerImpl::Commit(const Req& req, Phase phase
   FillPlacement(found_chain, req.needs, d->pleaves, d->vleaves, &result.placement);
   // A share reserved on a sharing holder's GPU is a reservation, never a victim: wait.
   if (ReservedSharesWait(d->pleaves, &result)) return result;
-  if (phase == Phase::kFiltering) {
+  const bool places = overlapping.empty() && victims.empty() && d->lazy.empty();
+  if (phase == Phase::kFiltering || (req.only_placed && !places)) {
     // Decide only. A placement that needs lazy downgrades is reported as a preemption
     // whose victims include the groups that would be downgraded.
     for (auto it = d->lazy.rbegin(); it != d->lazy.rend(); ++it) {

@@ -130,10 +130,15 @@ class SchedulerImpl {
   static absl::StatusOr<std::unique_ptr<SchedulerImpl>> Create(const ClusterSpec& spec);
 
   absl::StatusOr<ScheduleResult> Schedule(const GroupRequest& request, Phase phase);
+  // What a Preempting-phase decision may apply: anything, or only a kPlaced one (any other
+  // outcome is answered as the Filtering phase answers it, nothing changed).
+  enum class Apply { kAnyOutcome, kOnlyPlaced };
   // For Sharing's holders: `room` (src/node_room.h; null for none) constrains the node choice
-  // of a new decision and blocks a preempting group's kept placement that no longer fits.
+  // of a new decision and blocks a preempting group's kept placement that no longer fits;
+  // `apply` kOnlyPlaced: one decision that reserves only when it places (a new group), in
+  // place of a Filtering probe followed by a second Schedule.
   absl::StatusOr<ScheduleResult> Schedule(const GroupRequest& request, Phase phase,
-                                          const NodeRoom* room);
+                                          const NodeRoom* room, Apply apply = Apply::kAnyOutcome);
   absl::StatusOr<AllocateInfo> Allocate(const GroupRequest& request, const Placement& placement);
   absl::Status Release(std::string_view group);
   absl::Status CancelPreemption(std::string_view group);
@@ -141,6 +146,12 @@ class SchedulerImpl {
   // Recovery (allocate.cc, src/recovery.h): a placement from elsewhere, resolved strictly
   // (every leaf must exist) unless `ignored_leaves` is given (Restore: leaves the cluster
   // no longer has are counted there and noted in the info).
+  // For Sharing's holders: the first of `types` (a VC's preassigned cell types) whose
+  // `PreviewBinding` (src/recovery.h) accepts `leaves` for VC `vc`; null when none does, with
+  // the last type's reason in `reason`. Const: a preview, not a trial.
+  const std::string* PreviewRecoverType(std::string_view vc, const std::vector<CellId>& leaves,
+                                        const std::vector<std::string>& types,
+                                        std::string* reason) const;
   absl::StatusOr<AllocateInfo> Recover(const GroupRequest& request, const Placement& placement,
                                        int32_t* ignored_leaves = nullptr);
   absl::Status SetNodeHealthy(std::string_view node, bool healthy);
@@ -215,6 +226,7 @@ class SchedulerImpl {
     bool guaranteed = true;
     bool has_suggested = false;
     const NodeRoom* room = nullptr;  // the nodes' CPU and host memory; null for no constraint
+    bool only_placed = false;        // Apply::kOnlyPlaced
   };
 
   // What `Schedule` does with a new group: computed by `Decide`, a const member function

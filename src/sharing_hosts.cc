@@ -224,10 +224,8 @@ absl::StatusOr<ScheduleResult> Sharing::ScheduleHost(const GroupRequest& r, Phas
       if (found) {
         core_request.suggested_nodes =
             std::vector<std::string>{forest_.node_name(NodeId(best_node))};
-        core = core_->Schedule(core_request, Phase::kFiltering);
-        if (core.ok() && core->outcome == Outcome::kPlaced && phase == Phase::kPreempting) {
-          core = core_->Schedule(core_request, phase);
-        }
+        // One decision there, applied only when it places (else nothing changed).
+        core = core_->Schedule(core_request, phase, nullptr, SchedulerImpl::Apply::kOnlyPlaced);
       }
     }
     if (!core.ok() || core->outcome != Outcome::kPlaced) {

@@ -69,15 +69,14 @@ absl::StatusOr<ScheduleResult> Sharing::ScheduleHolder(
   for (const std::string& type : types) {
     GroupRequest h = HolderRequest(r, p, *name, type, pods);
     if (pods == 1 && !preferred.empty()) {  // the stranded rule's node first
+      // One decision there, applied only when it places (else nothing changed: all nodes).
       GroupRequest there = h;
       there.suggested_nodes = std::vector<std::string>{preferred};
-      absl::StatusOr<ScheduleResult> try_there = core_->Schedule(there, Phase::kFiltering, room);
+      absl::StatusOr<ScheduleResult> try_there =
+          core_->Schedule(there, phase, room, SchedulerImpl::Apply::kOnlyPlaced);
       if (try_there.ok() && try_there->outcome == Outcome::kPlaced) {
-        try_there = core_->Schedule(there, phase, room);
-        if (try_there.ok() && try_there->outcome == Outcome::kPlaced) {
-          *holder_request = std::move(there);
-          return try_there;
-        }
+        *holder_request = std::move(there);
+        return try_there;
       }
     }
     absl::StatusOr<ScheduleResult> res = core_->Schedule(h, phase, room);

@@ -329,18 +329,19 @@ absl::StatusOr<AllocateInfo> Sharing::Recover(const GroupRequest& r, const Place
       hp.pods.push_back(std::move(pod));
     }
     internal::FlagScope in(&in_core_);
-    // A guaranteed holder's leaves need their preassigned cell types: the VC's types are
-    // tried in VC order (a type of another chain downgrades the holder: released, next).
-    std::vector<std::string> types;
+    // A guaranteed holder's leaves need their preassigned cell types: the first of the VC's
+    // types (VC order) that the scheduler's const preview accepts (src/recovery.h
+    // PreviewBinding), then one Recover. When it accepts none, the Recover with the last type
+    // says why (a leaf in use, or the binding's reason: the holder runs downgraded and is
+    // released below, the group not recovered).
     auto vt = vc_types_.find(r.vc);
-    if (p.guaranteed && vt != vc_types_.end()) types = vt->second;
-    absl::StatusOr<AllocateInfo> core = core_->Recover(h, hp);
-    for (const std::string& type : types) {
-      if (!core.ok() || !core->downgraded) break;
-      HIVED_CHECK(core_->Release(h.name).ok());
-      for (PodPlacement& pod : hp.pods) pod.preassigned_cell_types = {type};
-      core = core_->Recover(h, hp);
+    if (p.guaranteed && vt != vc_types_.end() && !vt->second.empty()) {
+      std::string why;
+      const std::string* type = core_->PreviewRecoverType(r.vc, leaves, vt->second, &why);
+      if (type == nullptr) type = &vt->second.back();
+      for (PodPlacement& pod : hp.pods) pod.preassigned_cell_types = {*type};
     }
+    absl::StatusOr<AllocateInfo> core = core_->Recover(h, hp);
     absl::Status failed = core.status();
     if (core.ok() && core->downgraded && p.guaranteed) {
       opened.push_back(h);  // released below with the others
