@@ -448,7 +448,7 @@ TEST_CASE("CheckTraceSorted reads rows across chunk boundaries, CRLF and equal t
                                " (line ", kRows + 1, ")")) != std::string::npos);
 }
 
-TEST_CASE("--max-memory sizes and the read path they choose", "[sim][unit]") {
+TEST_CASE("run's --max-memory: sizes and the read path they choose", "[sim][unit]") {
   CHECK(*ParseByteSize("512M") == 512 * kMiB);
   CHECK(*ParseByteSize("2g") == 2048 * kMiB);
   CHECK(*ParseByteSize("1.5GiB") == 1536 * kMiB);
