@@ -102,7 +102,8 @@ bool NeedsQuotes(const std::string& name) {
     return true;
   }
   for (char c : name) {
-    if (!(absl::ascii_isalnum(c) || c == '_' || c == '-' || c == '.')) return true;
+    if (!(absl::ascii_isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.'))
+      return true;
   }
   // Integers (1_000 too), hex, octal and floats with or without exponent: numbers to some
   // YAML reader.
