@@ -12,7 +12,8 @@
 // Invariants: the four vectors have one entry per node (NodeId value); a declared amount of
 // 0 means the node declares none (unlimited); `pod_cpu` and `pod_memory` have one entry per
 // pod of the request in the order of the parsed request's `needs` (pods ascending by leaf
-// count; a holder's pods all need one leaf, so this is its pods' order).
+// count, ties in member order: `PodsInNeedsOrder`; a holder's pods all need one leaf, so
+// this is its pods' order). The scheduler's placement lists the pods in that order too.
 //
 // Thread safety: a value read during one decision; callers serialize.
 #ifndef HIVED_SRC_NODE_ROOM_H_
@@ -24,7 +25,14 @@
 #include <utility>
 #include <vector>
 
+#include "hived/schedule_result.h"
+
 namespace hived {
+
+// The request's pods (indices in member order: member 0's pods first) in the order of the
+// parsed request's `needs` and of the scheduler's placement: ascending by leaf count, ties in
+// member order. `needs[k]` is the leaf count of pod `PodsInNeedsOrder(r)[k]`. (request.cc)
+std::vector<uint32_t> PodsInNeedsOrder(const GroupRequest& r);
 
 struct NodeRoom {
   const std::vector<int64_t>* cpu = nullptr;  // per node: declared CPU milli (0: none)

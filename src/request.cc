@@ -52,6 +52,20 @@ absl::Status ValidateRequest(const GroupRequest& r) {
   return absl::OkStatus();
 }
 
+std::vector<uint32_t> PodsInNeedsOrder(const GroupRequest& r) {
+  std::vector<uint32_t> order;
+  std::vector<int32_t> leaves;  // per pod in member order
+  for (const GroupMember& m : r.members) {
+    for (int32_t k = 0; k < m.pod_number; ++k) {
+      order.push_back(static_cast<uint32_t>(leaves.size()));
+      leaves.push_back(m.leaf_cell_number);
+    }
+  }
+  std::stable_sort(order.begin(), order.end(),
+                   [&](uint32_t a, uint32_t b) { return leaves[a] < leaves[b]; });
+  return order;
+}
+
 absl::StatusOr<SchedulerImpl::Req> SchedulerImpl::ParseRequest(const GroupRequest& r) const {
   HIVED_RETURN_IF_ERROR(ValidateRequest(r));
   Req req;
@@ -64,6 +78,8 @@ absl::StatusOr<SchedulerImpl::Req> SchedulerImpl::ParseRequest(const GroupReques
   for (const GroupMember& m : r.members) {
     for (int32_t k = 0; k < m.pod_number; ++k) req.needs.push_back(m.leaf_cell_number);
   }
+  // Ascending: the same sequence as the leaf counts of `PodsInNeedsOrder(r)` (equal counts
+  // are interchangeable here; the positions matter only to a `NodeRoom`'s per-pod asks).
   std::sort(req.needs.begin(), req.needs.end());
   const Vc& vc = vclusters_.vc(req.vc);
   const cellalloc::CellForest& f = *forest_;

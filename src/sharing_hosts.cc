@@ -190,6 +190,18 @@ absl::StatusOr<ScheduleResult> Sharing::ScheduleHost(const GroupRequest& r, Phas
       }
     }
   }
+  // The node choice counts the nodes' CPU and host memory with the group's earlier pods on
+  // the same node (src/node_room.h), each pod's ask in the order of the parsed request's
+  // `needs` (its pods by leaf count): one decision, nothing undone for lack of CPU.
+  hived::NodeRoom asks{&node_cpu_, &node_cpu_used_, &node_memory_, &node_memory_used_, nullptr, {},
+                       {}};
+  if (nodes_declare_) {
+    for (uint32_t i : PodsInNeedsOrder(r)) {
+      asks.pod_cpu.push_back(pods[i].cpu);
+      asks.pod_memory.push_back(pods[i].host_memory);
+    }
+  }
+  const hived::NodeRoom* const node_room = nodes_declare_ ? &asks : nullptr;
   auto suggest_roomy = [&] {
     std::vector<std::string> names;
     names.reserve(roomy.size());
@@ -225,42 +237,17 @@ absl::StatusOr<ScheduleResult> Sharing::ScheduleHost(const GroupRequest& r, Phas
         core_request.suggested_nodes =
             std::vector<std::string>{forest_.node_name(NodeId(best_node))};
         // One decision there, applied only when it places (else nothing changed).
-        core = core_->Schedule(core_request, phase, nullptr, SchedulerImpl::Apply::kOnlyPlaced);
+        core = core_->Schedule(core_request, phase, node_room, SchedulerImpl::Apply::kOnlyPlaced);
       }
     }
     if (!core.ok() || core->outcome != Outcome::kPlaced) {
       if (nodes_declare_) suggest_roomy();
-      core = core_->Schedule(core_request, phase);
+      core = core_->Schedule(core_request, phase, node_room);
     }
   }
   if (!core.ok() || core->outcome != Outcome::kPlaced) {
     if (core.ok()) TranslateVictims(&core->victims);
     return core;
-  }
-  // Several pods on one node may overfill it where one fits.
-  std::map<size_t, std::pair<int64_t, int64_t>> use;
-  for (size_t i = 0; i < core->placement.pods.size() && i < pods.size(); ++i) {
-    const NodeId n = forest_.FindNode(core->placement.pods[i].node);
-    if (n.IsNil()) continue;
-    auto& u = use[n.value()];
-    u.first += pods[i].cpu;
-    u.second += pods[i].host_memory;
-  }
-  for (const auto& [n, u] : use) {
-    if (room(n, u.first, u.second)) continue;
-    if (phase == Phase::kPreempting) {
-      internal::FlagScope in(&in_core_);
-      HIVED_RETURN_IF_ERROR(core_->Unreserve(r.name));
-    }
-    result.outcome = Outcome::kWaiting;
-    result.code = ReasonCode::kInsufficientCapacity;
-    result.cancelled = std::move(core->cancelled);
-    result.cancelled_by = std::move(core->cancelled_by);
-    result.reason =
-        absl::StrCat("group ", r.name, ": its pods on node ",
-                     forest_.node_name(NodeId(static_cast<uint32_t>(n))), " need ", u.first,
-                     " CPU milli and ", u.second, " MiB host memory, more than it has free");
-    return result;
   }
   return core;
 }
@@ -275,9 +262,13 @@ absl::StatusOr<AllocateInfo> Sharing::AllocateHost(const GroupRequest& r,
   g.request = r;
   g.cpu_only = CpuOnly(r);
   g.placement = placement;
+  // The placement lists the pods as the scheduler does (by leaf count, ties in member order:
+  // `PodsInNeedsOrder`); a CPU-only group's pods all need 0 leaves, so in member order.
+  std::vector<HostPod> asked;
   for (const GroupMember& m : r.members) {
-    for (int32_t k = 0; k < m.pod_number; ++k) g.pods.push_back({0, m.cpu_milli, m.memory_mib});
+    for (int32_t k = 0; k < m.pod_number; ++k) asked.push_back({0, m.cpu_milli, m.memory_mib});
   }
+  for (uint32_t i : PodsInNeedsOrder(r)) g.pods.push_back(asked[i]);
   if (placement.pods.size() != g.pods.size()) {
     return absl::InvalidArgumentError(absl::StrCat("group ", r.name, ": the placement has ",
                                                    placement.pods.size(), " pods, the request ",

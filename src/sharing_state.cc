@@ -106,6 +106,20 @@ absl::Status Sharing::CheckSavedState(const internal::SavedState& state) const {
     const bool host = IsHostRequest(rec.request) && !IsFractional(rec.request);
     const bool mig = IsMig(rec.request);
     if (!host && !mig) continue;
+    // A host group's placement lists its pods by leaf count (`PodsInNeedsOrder`): each
+    // placement pod's member, when the request's pod count is sane (else member order).
+    std::vector<const GroupMember*> host_member;
+    if (host) {
+      int64_t total = 0;
+      for (const GroupMember& hm : rec.request.members) total += std::max(hm.pod_number, 0);
+      if (total <= kMaxGroupPods) {
+        std::vector<const GroupMember*> in_order;
+        for (const GroupMember& hm : rec.request.members) {
+          for (int32_t k = 0; k < hm.pod_number; ++k) in_order.push_back(&hm);
+        }
+        for (uint32_t j : PodsInNeedsOrder(rec.request)) host_member.push_back(in_order[j]);
+      }
+    }
     size_t pod_index = 0;
     for (size_t m = 0; m < rec.request.members.size(); ++m) {
       const GroupMember& member = rec.request.members[m];
@@ -117,8 +131,10 @@ absl::Status Sharing::CheckSavedState(const internal::SavedState& state) const {
         if (node.IsNil()) continue;  // a node gone: Restore skips or drops the pod
         if (host) {
           const size_t n = node.value();
-          cpu[n] += member.cpu_milli;
-          memory[n] += member.memory_mib;
+          const GroupMember& asks =
+              pod_index - 1 < host_member.size() ? *host_member[pod_index - 1] : member;
+          cpu[n] += asks.cpu_milli;
+          memory[n] += asks.memory_mib;
           if ((node_cpu_[n] > 0 && cpu[n] > node_cpu_[n]) ||
               (node_memory_[n] > 0 && memory[n] > node_memory_[n])) {
             return error(ppath, "node ", pod.node, ": the saved host groups use ", cpu[n],
