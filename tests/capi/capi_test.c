@@ -22,8 +22,8 @@ static int failures = 0;
 static void ExpectCode(hived_code code, hived_code want, char** error, const char* needle,
                        int line) {
   if (code != want) {
-    fprintf(stderr, "line %d: got code %s, want %s (%s)\n", line, hived_code_name(code),
-            hived_code_name(want), *error != NULL ? *error : "no message");
+    fprintf(stderr, "line %d: got code %s, want %s (%s)\n", line, hived_code_name((int)code),
+            hived_code_name((int)want), *error != NULL ? *error : "no message");
     ++failures;
   }
   if (want != HIVED_OK) {
