@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "bench_cycles.h"
 #include "bench_scale.h"
 #include "benchmark/benchmark.h"
 #include "hived/cluster_spec.h"
@@ -33,22 +34,12 @@
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
+using hived_bench::Clock;
+using hived_bench::Ns;
+using hived_bench::PercentileUs;
+using hived_bench::RunCycles;
 
 double Seconds(Clock::duration d) { return std::chrono::duration<double>(d).count(); }
-
-// p-th percentile (0..100) of per-call nanoseconds, in microseconds.
-double PercentileUs(std::vector<int64_t>* ns, double p) {
-  if (ns->empty()) return 0;
-  const std::size_t k = std::min(
-      ns->size() - 1, static_cast<std::size_t>(p / 100.0 * static_cast<double>(ns->size())));
-  std::nth_element(ns->begin(), ns->begin() + static_cast<std::ptrdiff_t>(k), ns->end());
-  return static_cast<double>((*ns)[k]) / 1000.0;
-}
-
-int64_t Ns(Clock::time_point a, Clock::time_point b) {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(b - a).count();
-}
 
 const std::string& ReferenceConfigPath() {
   static const std::string path =
@@ -191,32 +182,6 @@ BENCHMARK(BM_SchedulerReferenceWorkload)
     ->Arg(3)
     ->ArgName("w")
     ->Unit(benchmark::kMillisecond);
-
-// Schedule + Allocate + Release of one group, repeated; per-cycle percentiles as counters.
-void RunCycles(benchmark::State& state, hived::Scheduler* scheduler, hived::GroupRequest req) {
-  std::vector<int64_t> ns;
-  ns.reserve(1 << 20);
-  int64_t i = 0;
-  for (auto _ : state) {
-    req.name = absl::StrCat("cycle", i++);
-    const Clock::time_point t0 = Clock::now();
-    absl::StatusOr<hived::ScheduleResult> r = scheduler->Schedule(req, hived::Phase::kPreempting);
-    if (!r.ok() || r->outcome != hived::Outcome::kPlaced) {
-      state.SkipWithError(
-          absl::StrCat("cycle job not placed: ", r.ok() ? r->reason : r.status().ToString())
-              .c_str());
-      return;
-    }
-    if (!scheduler->Allocate(req, r->placement).ok() || !scheduler->Release(req.name).ok()) {
-      state.SkipWithError("allocate or release failed");
-      return;
-    }
-    if (ns.size() < ns.capacity()) ns.push_back(Ns(t0, Clock::now()));
-  }
-  state.counters["p50_us"] = PercentileUs(&ns, 50);
-  state.counters["p99_us"] = PercentileUs(&ns, 99);
-  state.SetItemsProcessed(state.iterations());
-}
 
 // The reference cluster half full: 4,000 1-GPU guaranteed jobs by VC turns.
 std::unique_ptr<hived::Scheduler> HalfFullReference(const hived::ClusterSpec& spec) {

@@ -18,22 +18,13 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "bench_cycles.h"
 #include "benchmark/benchmark.h"
 #include "hived/cluster_spec.h"
 #include "hived/config.h"
 #include "hived/scheduler.h"
 
 namespace {
-
-using Clock = std::chrono::steady_clock;
-
-double PercentileUs(std::vector<int64_t>* ns, double p) {
-  if (ns->empty()) return 0;
-  const std::size_t k = std::min(
-      ns->size() - 1, static_cast<std::size_t>(p / 100.0 * static_cast<double>(ns->size())));
-  std::nth_element(ns->begin(), ns->begin() + static_cast<std::ptrdiff_t>(k), ns->end());
-  return static_cast<double>((*ns)[k]) / 1000.0;
-}
 
 // The reference cluster, half full; `mig`: its leaf type has the A100-40GB geometry.
 std::unique_ptr<hived::Scheduler> HalfFull(bool mig, std::string* error) {
@@ -105,32 +96,7 @@ void RunSharedCycles(benchmark::State& state, const std::string& mig) {
       return;
     }
   }
-  hived::GroupRequest req = SharedPod("", 500, mig);
-  std::vector<int64_t> ns;
-  ns.reserve(1 << 20);
-  int64_t i = 0;
-  for (auto _ : state) {
-    req.name = absl::StrCat("cycle", i++);
-    const Clock::time_point t0 = Clock::now();
-    absl::StatusOr<hived::ScheduleResult> r = s->Schedule(req, hived::Phase::kPreempting);
-    if (!r.ok() || r->outcome != hived::Outcome::kPlaced) {
-      state.SkipWithError(
-          absl::StrCat("cycle pod not placed: ", r.ok() ? r->reason : r.status().ToString())
-              .c_str());
-      return;
-    }
-    if (!s->Allocate(req, r->placement).ok() || !s->Release(req.name).ok()) {
-      state.SkipWithError("allocate or release failed");
-      return;
-    }
-    benchmark::DoNotOptimize(r);
-    if (ns.size() < ns.capacity()) {
-      ns.push_back(std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - t0).count());
-    }
-  }
-  state.counters["p50_us"] = PercentileUs(&ns, 50);
-  state.counters["p99_us"] = PercentileUs(&ns, 99);
-  state.SetItemsProcessed(state.iterations());
+  hived_bench::RunCycles(state, s.get(), SharedPod("", 500, mig));
 }
 
 void BM_SharingFractionalCycle(benchmark::State& state) { RunSharedCycles(state, ""); }
