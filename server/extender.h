@@ -53,6 +53,11 @@ struct HttpReply {
   std::string content_type = "application/json";
 };
 
+// A JSON reply with `status`.
+inline HttpReply JsonReply(int status, const nlohmann::json& body) {
+  return HttpReply{status, body.dump()};
+}
+
 // Performs Kubernetes' bind (the pod's `binding` subresource, carrying the annotations).
 class Binder {
  public:
