@@ -92,8 +92,7 @@ void Sharing::ReleaseHolderIfEmpty(const std::string& name) {
     leaf_use_.erase(use);
   }
   holders_.erase(it);
-  internal::FlagScope in(&in_core_);
-  const absl::Status s = core_->Release(name);
+  const absl::Status s = whole_->Release(name);
   HIVED_CHECK(s.ok()) << s.message();
 }
 
@@ -185,6 +184,51 @@ void Sharing::TranslateCancelled(std::vector<std::string>* cancelled) const {
     }
   }
   std::sort(cancelled->begin(), cancelled->end());
+}
+
+void Sharing::TranslateResult(ScheduleResult* result) const {
+  TranslateVictims(&result->victims);
+  if (!result->cancelled.empty()) TranslateCancelled(&result->cancelled);
+}
+
+absl::StatusOr<ScheduleResult> Sharing::ScheduleWhole(const GroupRequest& request, Phase phase,
+                                                      const hived::NodeRoom* room,
+                                                      bool only_placed) {
+  SyncShields();
+  absl::StatusOr<ScheduleResult> result = whole_->Schedule(
+      request, phase, room,
+      only_placed ? SchedulerImpl::Apply::kOnlyPlaced : SchedulerImpl::Apply::kAnyOutcome);
+  if (result.ok()) TranslateResult(&*result);
+  return result;
+}
+
+void Sharing::SyncShields() {
+  if (reserved_ == 0 && shields_.empty()) return;  // the common case: O(1)
+  SchedulerImpl::Shields want = ReservedShields();
+  if (want == shields_) return;
+  shields_ = want;
+  whole_->SetShields(std::move(want));
+}
+
+std::map<std::string, std::vector<std::string>, std::less<>> Sharing::ReservedShields() const {
+  SchedulerImpl::Shields want;
+  if (reserved_ > 0) {
+    std::vector<std::string> holders;  // of GPUs with a reserved share
+    for (const auto& [name, g] : groups_) {
+      if (g.stage != Stage::kReserved) continue;
+      for (const PodShare& s : g.pods) {
+        if (s.open) holders.push_back(leaf_use_.at(s.leaf.value()).holder);
+      }
+    }
+    std::sort(holders.begin(), holders.end());
+    holders.erase(std::unique(holders.begin(), holders.end()), holders.end());
+    for (const std::string& h : holders) {
+      std::vector<std::string> on;
+      AppendReservedOn(h, &on);
+      if (!on.empty()) want.emplace(h, std::move(on));
+    }
+  }
+  return want;
 }
 
 }  // namespace hived
