@@ -4,7 +4,8 @@
 // cells directly. Its pods take shares of GPUs that are *open for sharing*; a GPU is opened
 // by taking it as one leaf of a **holder**: an ordinary whole-GPU group named
 // "hived-share/<n>" that this component schedules, allocates and releases through the
-// scheduler's own Schedule/Allocate/Release, so VC binding, the safety invariant, buddy
+// whole-GPU core's own Schedule/Allocate/Release (it is a layer above the core, which it
+// calls downward only: src/layered.h), so VC binding, the safety invariant, buddy
 // allocation, preemption and recovery are the whole-GPU code, untouched. A holder has the
 // VC and priority of the group that opened it; its leaves stay open until every share on
 // all of them has left, then the holder is released.
@@ -451,12 +452,6 @@ class Sharing {
   mutable std::vector<uint64_t> node_leaves_;
   mutable std::vector<uint64_t> node_types_;
   mutable bool leaves_indexed_ = false;
-  // The open GPUs of shares_ as (leaf id, used milli), ascending by id: a flat mirror kept by
-  // OpenHolder / AddShare / RemoveShare / ReleaseHolderIfEmpty (the only GpuShares mutators),
-  // walked per share by PlaceStranded. OpenAt: the position of `leaf` (or where it goes).
-  std::vector<std::pair<uint32_t, int32_t>> open_milli_;
-  std::vector<std::pair<uint32_t, int32_t>>::iterator OpenAt(CellId leaf);
-  bool OpenMilliMatches() const;  // the mirror equals shares_.open()
 };
 
 }  // namespace hived

@@ -37,7 +37,6 @@ void Sharing::OpenHolder(const std::string& name, const GroupRequest& holder_req
     h.leaves.push_back(leaf);
     auto it = leaf_types_.find(forest_.chain_info(forest_.chain(leaf)).leaf_type);
     HIVED_CHECK(shares_.Open(leaf, it == leaf_types_.end() ? 0 : it->second.gpu_memory_mib));
-    open_milli_.insert(OpenAt(leaf), {leaf.value(), 0});
     choice_.Touch(forest_.node(leaf).value());
     leaf_use_[leaf.value()].holder = name;
   }
@@ -46,7 +45,6 @@ void Sharing::OpenHolder(const std::string& name, const GroupRequest& holder_req
 
 void Sharing::AddShare(const std::string& group, const PodShare& s) {
   HIVED_CHECK(shares_.Add(s.leaf, s.milli, s.memory));
-  OpenAt(s.leaf)->second += s.milli;
   if (!s.mig.empty()) AddMig(group, s);
   choice_.Touch(forest_.node(s.leaf).value());
   std::vector<std::string>& sharers = leaf_use_.at(s.leaf.value()).sharers;
@@ -63,7 +61,6 @@ void Sharing::AddNodeUse(const PodShare& s, int64_t sign) {
 
 void Sharing::RemoveShare(const std::string& group, const PodShare& s) {
   HIVED_CHECK(shares_.Remove(s.leaf, s.milli, s.memory));
-  OpenAt(s.leaf)->second -= s.milli;
   if (!s.mig.empty()) RemoveMig(group, s);
   choice_.Touch(forest_.node(s.leaf).value());
   const Group& g = groups_.at(group);
@@ -82,7 +79,6 @@ void Sharing::ReleaseHolderIfEmpty(const std::string& name) {
   }
   for (CellId leaf : it->second.leaves) {
     HIVED_CHECK(shares_.Close(leaf));
-    open_milli_.erase(OpenAt(leaf));
     choice_.Touch(forest_.node(leaf).value());
     auto use = leaf_use_.find(leaf.value());
     if (!use->second.barred_by.empty()) {  // the evicting group waits for a GPU now closed
