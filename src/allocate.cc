@@ -16,7 +16,6 @@ namespace hived {
 
 absl::StatusOr<AllocateInfo> SchedulerImpl::Allocate(const GroupRequest& request,
                                                      const Placement& placement) {
-  if (sharing_->Handles(request)) return sharing_->Allocate(request, placement);
   const GroupId existing = groups_.Find(request.name);
   if (existing != kNilId) {
     const GState state = groups_[existing].state;
@@ -56,7 +55,6 @@ const std::string* SchedulerImpl::PreviewRecoverType(std::string_view vc,
 absl::StatusOr<AllocateInfo> SchedulerImpl::Recover(const GroupRequest& request,
                                                     const Placement& placement,
                                                     int32_t* ignored_leaves) {
-  if (sharing_->Handles(request)) return sharing_->Recover(request, placement);
   const GroupId existing = groups_.Find(request.name);
   if (existing != kNilId) {
     const GState state = groups_[existing].state;

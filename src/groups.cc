@@ -117,7 +117,6 @@ void SchedulerImpl::ReleaseInternal(GroupId g) {
 }
 
 absl::Status SchedulerImpl::Release(std::string_view name) {
-  if (sharing_->Handles(name)) return sharing_->Release(name);
   const GroupId g = groups_.Find(name);
   if (g == kNilId) {
     return absl::NotFoundError(absl::StrCat("group ", ToAbsl(name), " is not running"));
@@ -136,7 +135,6 @@ absl::Status SchedulerImpl::Release(std::string_view name) {
 }
 
 absl::Status SchedulerImpl::CancelPreemption(std::string_view name) {
-  if (sharing_->Handles(name)) return sharing_->CancelPreemption(name);
   const GroupId g = groups_.Find(name);
   if (g != kNilId && groups_[g].state != GState::kPreempting) {
     return absl::FailedPreconditionError(
@@ -147,7 +145,6 @@ absl::Status SchedulerImpl::CancelPreemption(std::string_view name) {
 }
 
 absl::Status SchedulerImpl::Unreserve(std::string_view name) {
-  if (sharing_->Handles(name)) return sharing_->Unreserve(name);
   const GroupId g = groups_.Find(name);
   if (g == kNilId) {
     return absl::NotFoundError(absl::StrCat("group ", ToAbsl(name), " is not known"));

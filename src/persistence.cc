@@ -1,5 +1,6 @@
-// Persistence: SaveState (every running group's record) and Restore (a new scheduler
-// rebuilt through Allocate's recovery path, preferring the recorded virtual cells).
+// Persistence, the core's part (src/layered_state.cc composes it with Sharing's): every
+// running group's record, and the recovery of one (Allocate's recovery path, preferring the
+// recorded virtual cells), the bindings history, bad nodes and doomed marks.
 // The format is docs/state-format.md; its JSON is persistence_json.cc.
 #include <algorithm>
 #include <cstdint>
@@ -18,7 +19,6 @@
 #include "src/persistence_json.h"
 #include "src/recovery.h"
 #include "src/scheduler_impl.h"
-#include "src/sharing.h"
 
 namespace hived {
 
@@ -61,8 +61,8 @@ GroupRecord SchedulerImpl::Record(const Group& g) const {
   return rec;
 }
 
-std::string SchedulerImpl::SaveState() const {
-  internal::SavedState state;
+void SchedulerImpl::SaveStateTo(internal::SavedState* out) const {
+  internal::SavedState& state = *out;
   const cellalloc::CellForest& f = *forest_;
   for (int32_t n = 0; n < f.num_nodes(); ++n) {
     const NodeId node(static_cast<uint32_t>(n));
@@ -72,21 +72,10 @@ std::string SchedulerImpl::SaveState() const {
     // Preempting groups are not persisted (as in HiveD): the manager schedules them again.
     if (g.alive && g.state != GState::kPreempting && g.state != GState::kReserved) {
       state.groups.push_back(Record(g));
-      sharing_->CompleteHostRecord(&state.groups.back());  // a host group's CPU and memory
     }
   }
-  // Fractional, MIG and CPU-only groups (holders are whole groups above), the next holder's
-  // number, and every MIG GPU's layout.
-  sharing_->AppendRecords(&state.groups);
-  sharing_->AppendMigLayouts(&state.mig_layouts);
-  state.next_holder = static_cast<int64_t>(sharing_->next_holder());
-  state.share_shapes = sharing_->LearnedShapes();
-  std::sort(
-      state.groups.begin(), state.groups.end(),
-      [](const GroupRecord& a, const GroupRecord& b) { return a.request.name < b.request.name; });
   state.config = ConfigFingerprint();
   SaveBindings(&state);
-  return internal::SavedStateToJson(state);
 }
 
 std::string SchedulerImpl::ConfigFingerprint() const {
@@ -220,13 +209,6 @@ void SchedulerImpl::RestoreDoomed(const internal::SavedState& state, RestoreRepo
 }
 
 absl::StatusOr<GroupRecord> SchedulerImpl::GetGroupRecord(std::string_view name) const {
-  if (GroupRecord rec; sharing_->CpuOnlyRecord(name, &rec)) return rec;
-  if (sharing_->HasGroup(name)) return sharing_->GetRecord(name);
-  if (sharing_->IsHolder(name)) {
-    return absl::FailedPreconditionError(
-        absl::StrCat("group ", ToAbsl(name), " holds GPUs for sharing: it has no record of its ",
-                     "own (SaveState saves it with the groups on its GPUs)"));
-  }
   const GroupId g = groups_.Find(name);
   if (g == kNilId) {
     return absl::NotFoundError(absl::StrCat("group ", ToAbsl(name), " is not known"));
@@ -237,9 +219,7 @@ absl::StatusOr<GroupRecord> SchedulerImpl::GetGroupRecord(std::string_view name)
                      groups_[g].state == GState::kReserved ? "reserved" : "preempting",
                      ", not running: it has no record"));
   }
-  GroupRecord rec = Record(groups_[g]);
-  sharing_->CompleteHostRecord(&rec);
-  return rec;
+  return Record(groups_[g]);
 }
 
 VCellId SchedulerImpl::FindVirtualCell(std::string_view address) const {
@@ -268,15 +248,8 @@ VCellId SchedulerImpl::FindVirtualCell(std::string_view address) const {
 }
 
 absl::StatusOr<AllocateInfo> SchedulerImpl::RestoreGroup(const GroupRecord& rec,
-                                                         int32_t* ignored_leaves) {
-  if (IsFractional(rec.request)) {  // runs as asked: never downgraded, no virtual cells
-    if ((rec.state == GroupState::kAllocated) != (rec.request.priority >= kMinGuaranteedPriority)) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "group ", rec.request.name, ": a fractional group runs as asked (allocated exactly ",
-          "when its priority is at least 0), not ", GroupStateName(rec.state)));
-    }
-    return Recover(rec.request, rec.placement);
-  }
+                                                         int32_t* ignored_leaves,
+                                                         const RecoverFn& recover) {
   GroupRequest request = rec.request;
   // A recorded downgrade is kept: the group runs opportunistically, as it did.
   const bool was_downgraded =
@@ -314,7 +287,8 @@ absl::StatusOr<AllocateInfo> SchedulerImpl::RestoreGroup(const GroupRecord& rec,
       }
     }
   }
-  absl::StatusOr<AllocateInfo> info = Recover(request, rec.placement, ignored_leaves);
+  absl::StatusOr<AllocateInfo> info =
+      recover ? recover(request, rec.placement) : Recover(request, rec.placement, ignored_leaves);
   recover_hints_.clear();
   if (!info.ok()) return info;
   if (was_downgraded) {  // (a CPU-only group has no slot here: it never is, checked above)
@@ -332,94 +306,11 @@ absl::StatusOr<AllocateInfo> SchedulerImpl::RestoreGroup(const GroupRecord& rec,
   return info;
 }
 
-absl::StatusOr<std::unique_ptr<SchedulerImpl>> SchedulerImpl::Restore(const ClusterSpec& spec,
-                                                                      std::string_view text,
-                                                                      RestoreReport* report) {
-  HIVED_ASSIGN_OR_RETURN(internal::SavedState state, internal::SavedStateFromJson(text));
-  HIVED_ASSIGN_OR_RETURN(std::unique_ptr<SchedulerImpl> impl, Create(spec));
-  // MIG instances and host use that cannot be (overlaps, starts or profiles the GPU lacks,
-  // nodes over their CPU or memory) reject the document, naming the JSON path.
-  HIVED_RETURN_IF_ERROR(impl->sharing_->CheckSavedState(state));
-  RestoreReport local;
-  RestoreReport& out = report != nullptr ? *report : local;
-  out = RestoreReport();
-  // Groups first, in the saved (name) order, then the bindings history decided (pinned,
-  // bad, doomed cells), then the bad nodes, then the doomed marks: with the bindings in
-  // place, marking the nodes bad binds nothing more; marking them first could bind
-  // virtual cells to bad cells (doomed) that a recorded group holds. Fractional groups
-  // come after the whole ones (their GPUs are opened by the holders among those).
-  out.groups.resize(state.groups.size());
-  std::vector<size_t> fractional;
-  for (size_t i = 0; i < state.groups.size(); ++i) {
-    const GroupRecord& rec = state.groups[i];
-    RestoreReport::Group& entry = out.groups[i];
-    entry.name = rec.request.name;
-    entry.path = absl::StrCat("$.groups[", i, "]");
-    if (IsFractional(rec.request)) {
-      fractional.push_back(i);
-      continue;
-    }
-    int32_t ignored = 0;
-    std::vector<std::string> gone;  // a holder's GPUs the cluster no longer has
-    absl::StatusOr<AllocateInfo> info = IsHolderName(rec.request.name)
-                                            ? impl->sharing_->RestoreHolder(rec, &gone)
-                                            : impl->RestoreGroup(rec, &ignored);
-    if (!info.ok()) {
-      entry.outcome = RestoreOutcome::kDropped;
-      entry.reason = std::string(info.status().message());
-    } else {
-      if (!gone.empty()) {
-        ignored = static_cast<int32_t>(gone.size());
-        info->reason =
-            absl::StrCat("leaf cells not in the cluster are ignored: ", absl::StrJoin(gone, ", "));
-      }
-      const bool was_guaranteed = rec.state == GroupState::kAllocated;
-      if (was_guaranteed && info->downgraded) {
-        entry.outcome = RestoreOutcome::kDowngraded;
-      } else if (ignored > 0) {
-        entry.outcome = RestoreOutcome::kPartial;
-      }
-      if (entry.outcome != RestoreOutcome::kKept) entry.reason = info->reason;
-      if (ignored > 0 && entry.reason.empty()) entry.reason = info->reason;
-    }
-  }
-  // The MIG GPUs' layouts, before the MIG groups take their instances in them.
-  impl->sharing_->RestoreMigLayouts(state, &out.notes);
-  for (size_t i : fractional) {
-    RestoreReport::Group& entry = out.groups[i];
-    std::vector<std::string> skipped;
-    const absl::Status s = impl->sharing_->RestoreShared(state.groups[i], &skipped);
-    if (!s.ok()) {
-      entry.outcome = RestoreOutcome::kDropped;
-      entry.reason = std::string(s.message());
-    } else if (!skipped.empty()) {
-      entry.outcome = RestoreOutcome::kPartial;
-      entry.reason = absl::StrCat("pods not accounted: ", absl::StrJoin(skipped, "; "));
-    }
-  }
-  // Holders left without a share (every pod on their GPUs skipped) are released.
-  std::vector<std::string> released =
-      impl->sharing_->FinishRestore(static_cast<uint64_t>(state.next_holder));
-  // The shapes the stranded rule learnt (share_choice.h): exactly as saved, so the decisions
-  // after a restart are the ones the saved scheduler would have made; their leaf-type masks
-  // mean nothing in another cluster, so a changed one learns them again from its requests.
-  if (state.config == impl->ConfigFingerprint()) {
-    HIVED_RETURN_IF_ERROR(impl->sharing_->LearnShapes(state.share_shapes));
-  } else if (!state.share_shapes.tally.empty()) {
-    out.notes.push_back(
-        "$.shareShapes: the cluster's cells or VCs changed since the state was saved: the pod "
-        "shapes the sharing choice learnt are not restored (it learns them again)");
-  }
-  for (RestoreReport::Group& entry : out.groups) {
-    if (entry.outcome != RestoreOutcome::kDropped &&
-        std::find(released.begin(), released.end(), entry.name) != released.end()) {
-      entry.outcome = RestoreOutcome::kDropped;
-      entry.reason = "a sharing holder left without a restored share on its GPUs: released";
-    }
-  }
-  const bool same_cluster = impl->RestoreBindings(state, &out);
+absl::Status SchedulerImpl::RestoreCells(const internal::SavedState& state, RestoreReport* report) {
+  RestoreReport& out = *report;
+  const bool same_cluster = RestoreBindings(state, &out);
   for (const std::string& node : state.bad_nodes) {
-    absl::Status s = impl->SetNodeHealthy(node, /*healthy=*/false);
+    absl::Status s = SetNodeHealthy(node, /*healthy=*/false);
     if (absl::IsNotFound(s)) {
       out.unknown_nodes.push_back(node);
     } else if (!s.ok()) {
@@ -428,8 +319,8 @@ absl::StatusOr<std::unique_ptr<SchedulerImpl>> SchedulerImpl::Restore(const Clus
   }
   // Last: marking the nodes bad would give back a doomed cell whose node is still healthy
   // at that moment, and doom it again later, in another order.
-  if (same_cluster) impl->RestoreDoomed(state, &out);
-  return impl;
+  if (same_cluster) RestoreDoomed(state, &out);
+  return absl::OkStatus();
 }
 
 }  // namespace hived

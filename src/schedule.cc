@@ -13,7 +13,6 @@
 namespace hived {
 
 absl::StatusOr<ScheduleResult> SchedulerImpl::Schedule(const GroupRequest& request, Phase phase) {
-  if (sharing_->Handles(request)) return sharing_->Schedule(request, phase);
   return Schedule(request, phase, nullptr);
 }
 
@@ -27,10 +26,6 @@ absl::StatusOr<ScheduleResult> SchedulerImpl::Schedule(const GroupRequest& reque
     }
     absl::StatusOr<ScheduleResult> result = RecheckPreempting(existing, request, phase, room);
     Settle();
-    if (result.ok()) {
-      sharing_->TranslateVictims(&result->victims);
-      if (!result->cancelled.empty()) sharing_->TranslateCancelled(&result->cancelled);
-    }
     return result;
   }
   HIVED_ASSIGN_OR_RETURN(Req req, ParseRequest(request));
@@ -40,8 +35,6 @@ absl::StatusOr<ScheduleResult> SchedulerImpl::Schedule(const GroupRequest& reque
   needs_pool_.swap(req.needs);
   Settle();
   if (result.ok()) {
-    sharing_->TranslateVictims(&result->victims);
-    if (!result->cancelled.empty()) sharing_->TranslateCancelled(&result->cancelled);
     // Told once, by the Preempting phase (the Filtering phase changes nothing).
     if (phase == Phase::kPreempting) {
       result->cancelled_by = reservations_.TakeCancelled(request.name);
@@ -76,8 +69,8 @@ absl::StatusOr<ScheduleResult> SchedulerImpl::Commit(const Req& req, Phase phase
   const std::vector<GroupId>& overlapping = d->overlapping;
   const ChainId found_chain = d->chain;
   FillPlacement(found_chain, req.needs, d->pleaves, d->vleaves, &result.placement);
-  // A share reserved on a sharing holder's GPU is a reservation, never a victim: wait.
-  if (ReservedSharesWait(d->pleaves, &result)) return result;
+  // A group shielded by reservations made above the core (SetShields) is never a victim.
+  if (ShieldedWait(d->pleaves, &result)) return result;
   const bool places = overlapping.empty() && victims.empty() && d->lazy.empty();
   if (phase == Phase::kFiltering || (req.only_placed && !places)) {
     // Decide only. A placement that needs lazy downgrades is reported as a preemption
@@ -268,6 +261,29 @@ absl::StatusOr<ScheduleResult> SchedulerImpl::RecheckPreempting(GroupId g,
     grp.state = GState::kReserved;
   }
   return result;
+}
+
+bool SchedulerImpl::ShieldedWait(const std::vector<CellId>& pleaves, ScheduleResult* result) const {
+  if (shields_.empty()) return false;
+  std::vector<std::string> held;
+  for (CellId p : pleaves) {
+    const GroupId u = p_user_[p.value()];
+    if (u == kNilId) continue;
+    auto it = shields_.find(groups_[u].name);
+    if (it != shields_.end()) held.insert(held.end(), it->second.begin(), it->second.end());
+  }
+  if (held.empty()) return false;
+  std::sort(held.begin(), held.end());
+  held.erase(std::unique(held.begin(), held.end()), held.end());
+  result->outcome = Outcome::kWaiting;
+  result->placement = Placement();
+  result->victims.clear();
+  result->code = ReasonCode::kReservationOverlap;
+  result->reason =
+      absl::StrCat("the placement overlaps the reservation of group(s) ", absl::StrJoin(held, ", "),
+                   " (shares of GPUs it would preempt), held until Allocate or "
+                   "Unreserve");
+  return true;
 }
 
 }  // namespace hived

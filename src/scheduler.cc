@@ -1,5 +1,5 @@
-// The public façade: forwards to SchedulerImpl under the reader/writer lock that makes a
-// Scheduler safe to share between threads (see "Thread safety" in hived/scheduler.h).
+// The public façade: forwards to LayeredScheduler (src/layered.h) under the reader/writer lock that
+// makes a Scheduler safe to share between threads (see "Thread safety" in hived/scheduler.h).
 #include "hived/scheduler.h"
 
 #include <condition_variable>
@@ -7,7 +7,7 @@
 #include <utility>
 
 #include "src/internal/status_macros.h"
-#include "src/scheduler_impl.h"
+#include "src/layered.h"
 
 namespace hived {
 
@@ -88,19 +88,19 @@ class Scheduler::Lock {
 };
 
 absl::StatusOr<std::unique_ptr<Scheduler>> Scheduler::Create(const ClusterSpec& spec) {
-  HIVED_ASSIGN_OR_RETURN(std::unique_ptr<SchedulerImpl> impl, SchedulerImpl::Create(spec));
+  HIVED_ASSIGN_OR_RETURN(std::unique_ptr<LayeredScheduler> impl, LayeredScheduler::Create(spec));
   return std::unique_ptr<Scheduler>(new Scheduler(std::move(impl)));
 }
 
-Scheduler::Scheduler(std::unique_ptr<SchedulerImpl> impl)
+Scheduler::Scheduler(std::unique_ptr<LayeredScheduler> impl)
     : lock_(std::make_unique<Lock>()), impl_(std::move(impl)) {}
 
 // Restore builds a new scheduler that no other thread can see yet: no lock.
 absl::StatusOr<std::unique_ptr<Scheduler>> Scheduler::Restore(const ClusterSpec& spec,
                                                               std::string_view state,
                                                               RestoreReport* report) {
-  HIVED_ASSIGN_OR_RETURN(std::unique_ptr<SchedulerImpl> impl,
-                         SchedulerImpl::Restore(spec, state, report));
+  HIVED_ASSIGN_OR_RETURN(std::unique_ptr<LayeredScheduler> impl,
+                         LayeredScheduler::Restore(spec, state, report));
   return std::unique_ptr<Scheduler>(new Scheduler(std::move(impl)));
 }
 absl::StatusOr<std::string> Scheduler::SaveState() const {

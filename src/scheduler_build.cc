@@ -45,7 +45,6 @@ absl::Status SchedulerImpl::Build(const ClusterSpec& spec) {
     pusage_ = PriorityUsage(std::move(parents), std::move(leaves));
   }
   planner_ = std::make_unique<cellalloc::BuddyPlanner>(buddy_.get(), &pusage_);
-  sharing_ = std::make_unique<Sharing>(this, spec, f);
   p_user_.assign(n, kNilId);
   p_reserver_.assign(n, kNilId);
   p_nodecell_.assign(n, kNilId);

@@ -39,28 +39,16 @@
 // overlay, buffers; all empty between calls) and the `Decision` it returns. `Commit`
 // applies a Decision in one step.
 //
-// Components (each a section below and one source file; docs/architecture.md):
-//   request.cc    ValidateRequest (shared by Schedule and Allocate), ParseRequest;
-//   decide.cc     Decide (const: a `Decision` value), the binding it plans;
-//   schedule.cc   Schedule and Commit (applies a Decision);
-//   placement.cc  the Placer: node and leaf choice over const state;
-//   leaf_usage.cc leaf priorities, the views' histograms and node keys;
-//   groups.cc     the group table's operations (`GroupTable` in group_table.h);
-//   reservations.cc  matching an Allocate with its reservation or the Filtering decision;
-//   allocate.cc   Allocate and Recover: reserved groups, the Filtering decision, or a
-//                 placement from elsewhere (resolved and bound by recovery.h's functions);
-//   scheduler_build.cc, scheduler_views.cc, scheduler_summaries.cc,
-//   scheduler_invariants.cc: construction, views, summaries and CheckInvariants.
-// Components with private state (own headers and invariants): VirtualClusters (the
-// virtual cells and their usage, the VCs' preassigned cells and safety counters, doomed
-// cells, the virtual<->physical binding, and the binding side of health: mirroring bad
-// children, rebalancing doomed cells), GroupTable, Placer (node and leaf choice over const
-// state, owning SuggestedNodes and TakenLeaves), Health (doomed counts, deferred health
-// work), Reservations (what a kPlaced result holds, the Filtering decision for the next
-// Allocate), recovery.h (resolving placements from elsewhere and re-deriving their virtual
-// binding, functions over explicit inputs), Sharing (fractional groups
-// and the holders that open GPUs for them), NodeIndex (a view's node order). Shared
-// records: cluster_state.h.
+// Components: one source file each (request, decide, schedule, placement, leaf_usage,
+// groups, reservations, allocate, persistence, scheduler_build/views/summaries/invariants
+// .cc; the table in docs/architecture.md). Components with private state (own headers and
+// invariants): VirtualClusters (virtual cells, their usage and binding, preassigned cells,
+// safety counters, doomed cells, the binding side of health), GroupTable, Placer (node and
+// leaf choice over const state), Health (doomed counts, deferred health work), Reservations
+// (what a kPlaced result holds, the Filtering decision), recovery.h (placements from
+// elsewhere: functions over explicit inputs), NodeIndex (a view's node order). Shared
+// records: cluster_state.h. GPU sharing is a layer above this core (src/layered.h), which
+// this core does not know: it calls the entry points below for its holder groups.
 //
 // Invariants (CheckInvariants, scheduler_invariants.cc; each component checks its own too):
 //  (1) A leaf cell is used by at most one group; a group holds exactly the leaves of its
@@ -82,6 +70,8 @@
 
 #include <cstdint>
 #include <experimental/propagate_const>
+#include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -110,7 +100,6 @@
 #include "src/node_room.h"
 #include "src/placer.h"
 #include "src/reservations.h"
-#include "src/sharing.h"
 #include "src/virtual_clusters.h"
 
 namespace hived {
@@ -133,10 +122,9 @@ class SchedulerImpl {
   // What a Preempting-phase decision may apply: anything, or only a kPlaced one (any other
   // outcome is answered as the Filtering phase answers it, nothing changed).
   enum class Apply { kAnyOutcome, kOnlyPlaced };
-  // For Sharing's holders: `room` (src/node_room.h; null for none) constrains the node choice
-  // of a new decision and blocks a preempting group's kept placement that no longer fits;
-  // `apply` kOnlyPlaced: one decision that reserves only when it places (a new group), in
-  // place of a Filtering probe followed by a second Schedule.
+  // For the layer above (src/layered.h): `room` (src/node_room.h; null: none) constrains
+  // a new decision's node choice and blocks a preempting group's kept placement that no
+  // longer fits; `apply` kOnlyPlaced: one decision that reserves only when it places.
   absl::StatusOr<ScheduleResult> Schedule(const GroupRequest& request, Phase phase,
                                           const NodeRoom* room, Apply apply = Apply::kAnyOutcome);
   absl::StatusOr<AllocateInfo> Allocate(const GroupRequest& request, const Placement& placement);
@@ -146,7 +134,7 @@ class SchedulerImpl {
   // Recovery (allocate.cc, src/recovery.h): a placement from elsewhere, resolved strictly
   // (every leaf must exist) unless `ignored_leaves` is given (Restore: leaves the cluster
   // no longer has are counted there and noted in the info).
-  // For Sharing's holders: the first of `types` (a VC's preassigned cell types) whose
+  // For the layer above: the first of `types` (a VC's preassigned cell types) whose
   // `PreviewBinding` (src/recovery.h) accepts `leaves` for VC `vc`; null when none does, with
   // the last type's reason in `reason`. Const: a preview, not a trial.
   const std::string* PreviewRecoverType(std::string_view vc, const std::vector<CellId>& leaves,
@@ -173,30 +161,41 @@ class SchedulerImpl {
   absl::StatusOr<std::vector<VcSummary>> GetVcSummary(std::string_view vc) const;
   const ClusterSpec& spec() const { return spec_; }
   absl::Status CheckInvariants() const;
-  // For Sharing's reservations: the state epoch (bumped by every change) and node health.
+  // For the layer above (src/layered.h): the state epoch (bumped by every change), node
+  // health, the cancellation notes (Reservations::NoteCancelled), the leaves of a cell used
+  // (at any priority), the topology.
   uint64_t epoch() const { return epoch_; }
   bool NodeHealthy(NodeId node) const { return buddy_->IsNodeHealthy(node); }
-  // For Sharing's holders: the cancellation notes (Reservations::NoteCancelled).
   Reservations& cancellations() { return reservations_; }
-  // For Sharing's choice: the leaves of a cell used (at any priority) by whole groups.
   int32_t UsedLeaves(CellId cell) const { return pusage_.UsedTotal(cell); }
+  const cellalloc::CellForest& forest() const { return *forest_; }
+  // Shields: per running group, the reservations made above the core that shield it (a
+  // decision on its leaves waits, kReservationOverlap naming them, as on a kReserved group's).
+  using Shields = std::map<std::string, std::vector<std::string>, std::less<>>;
+  void SetShields(Shields shields) { shields_ = std::move(shields); }
+  const Shields& shields() const { return shields_; }
 
-  // Persistence (persistence.cc, docs/state-format.md): every running group's record, and a
-  // scheduler rebuilt from them through `Allocate`'s recovery path.
-  std::string SaveState() const;
-  // A fractional group's record comes from Sharing; a holder has none (kFailedPrecondition).
+  // Persistence (persistence.cc, docs/state-format.md; the layer above composes them):
+  // every running group's record, the bad nodes and the bindings in `state`.
+  void SaveStateTo(internal::SavedState* state) const;
   absl::StatusOr<GroupRecord> GetGroupRecord(std::string_view group) const;
-  // `Recover` of a record; `ignored_leaves`: its leaves the cluster no longer has (Restore);
-  // null: strict, as `Recover` (AllocateRecord).
-  absl::StatusOr<AllocateInfo> RestoreGroup(const GroupRecord& rec, int32_t* ignored_leaves);
-  static absl::StatusOr<std::unique_ptr<SchedulerImpl>> Restore(const ClusterSpec& spec,
-                                                                std::string_view state,
-                                                                RestoreReport* report);
+  // `Recover` of a record (or `recover`, given by the layer above, with the record's virtual
+  // cells as hints); `ignored_leaves`: its leaves the cluster no longer has (Restore); null:
+  // strict, as `Recover` (AllocateRecord).
+  using RecoverFn =
+      std::function<absl::StatusOr<AllocateInfo>(const GroupRequest&, const Placement&)>;
+  absl::StatusOr<AllocateInfo> RestoreGroup(const GroupRecord& rec, int32_t* ignored_leaves,
+                                            const RecoverFn& recover = nullptr);
+  // Restore's last steps, after the groups: the bindings history, the bad nodes, the doomed
+  // marks (kNotFound nodes are named in `report`).
+  absl::Status RestoreCells(const internal::SavedState& state, RestoreReport* report);
+  // A fingerprint of the physical cells and the VCs' cells: saved bindings apply only to
+  // the same structure.
+  std::string ConfigFingerprint() const;
 
-  // For tests (no suggested nodes): the indexed node choice of a view (`vc` empty: the
-  // chain's physical view) as view positions per pod, empty when none; and what a
-  // reference implementation needs to decide it independently: per view position, its
-  // health, sort keys and usable leaves for priority `q`.
+  // For tests (no suggested nodes): a view's node choice (`vc` empty: the chain's physical
+  // view) as view positions per pod, empty when none; and per view position its health,
+  // sort keys and usable leaves for priority `q` (for a reference implementation).
   std::vector<int32_t> FindNodesForTesting(std::string_view vc, std::string_view chain,
                                            const std::vector<int32_t>& needs, Priority q) const;
   struct NodeForTesting {
@@ -388,15 +387,12 @@ class SchedulerImpl {
                                             const std::vector<CellId>& pleaves, bool filtered,
                                             const std::vector<const std::string*>& types,
                                             const std::string& notes);
-  // Persistence: a running group's record; replaying one record (`Allocate` preferring the
-  // record's virtual leaves, keeping a recorded downgrade), with the number of its leaves
-  // the cluster no longer has; the virtual cell at an address ("VC1/0/3"), kNilId if none.
+  // Persistence: a running group's record; the virtual cell at an address ("VC1/0/3"),
+  // kNilId if none.
   GroupRecord Record(const Group& g) const;
   VCellId FindVirtualCell(std::string_view address) const;
-  // A fingerprint of the physical cells and the VCs' cells: saved bindings apply only to
-  // the same structure. The bindings history decided (not implied by the groups), and
-  // restoring them (invalid entries are skipped and noted in `report`).
-  std::string ConfigFingerprint() const;
+  // The bindings history decided (not implied by the groups), and restoring them (invalid
+  // entries are skipped and noted in `report`).
   void SaveBindings(internal::SavedState* state) const;
   // RestoreBindings: false when the cluster structure changed (nothing restored).
   // RestoreDoomed, after the bad nodes are marked: undoes mirror bindings of bad cells that
@@ -484,12 +480,9 @@ class SchedulerImpl {
   absl::StatusOr<ScheduleResult> OverlapWait(const std::vector<GroupId>& overlapping,
                                              ScheduleResult* result) const;
   // True, with `result` kWaiting (kReservationOverlap), when taking `pleaves` would preempt
-  // a sharing holder whose GPUs carry a reserved share (src/sharing.h invariant 8).
-  bool ReservedSharesWait(const std::vector<CellId>& pleaves, ScheduleResult* result) const;
-
-  // Fractional groups and their holders (src/sharing.h); hooks at the top of Schedule,
-  // Allocate, Release, CancelPreemption, the group and cell views and CheckInvariants.
-  std::unique_ptr<Sharing> sharing_;
+  // a shielded group (SetShields).
+  bool ShieldedWait(const std::vector<CellId>& pleaves, ScheduleResult* result) const;
+  Shields shields_;
 
   // Every chain, leaf types in config order, each type's chains in config order.
   std::vector<ChainId> chains_by_leaf_type_;

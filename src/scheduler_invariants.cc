@@ -22,7 +22,6 @@ absl::Status SchedulerImpl::CheckInvariants() const {
   // Per-request scratch is empty between calls; the cached decision is well formed.
   HIVED_RETURN_IF_ERROR(reservations_.CheckInvariants());
   HIVED_RETURN_IF_ERROR(placer_.CheckInvariants());
-  HIVED_RETURN_IF_ERROR(sharing_->CheckInvariants());
   {  // Decide's scratch (DecideScratch) and the planner's overlay.
     const DecideScratch& ds = decide_scratch_;
     const DowngradeOverlay& o = ds.downgrades;

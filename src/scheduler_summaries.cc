@@ -1,4 +1,4 @@
-// Filtered views (by node, chain, VC) and summary counters: the cheap views (issue 12 item 5).
+// Filtered views (by node, chain, VC), summary counters (issue 12 item 5), VC usage, capacity.
 #include <algorithm>
 #include <string>
 #include <vector>
@@ -94,8 +94,7 @@ ChainSummary SchedulerImpl::ChainSummaryOf(ChainId ch, const GroupTally& tally) 
   ChainSummary s;
   s.chain = info.name;
   s.leaf_cell_type = info.leaf_type;
-  sharing_->FillMigChain(ch, &s);  // MIG counters (src/sharing_mig.cc)
-  int32_t held = 0;                // leaves with a user or a reserver: their priority is set
+  int32_t held = 0;  // leaves with a user or a reserver: their priority is set
   for (CellId top : info.top_cells) {
     s.leaves.total += f.leaf_count(top);
     held += pusage_.UsedTotal(top);
@@ -209,6 +208,74 @@ absl::StatusOr<std::vector<VcSummary>> SchedulerImpl::GetVcSummary(std::string_v
   if (id.IsNil()) return Unknown("VC", vc);
   std::vector<VcSummary> out;
   AppendVcSummaries(id.value(), TallyGroups(), VcBadLeaves(), &out);
+  return out;
+}
+
+std::vector<VcUsage> SchedulerImpl::VcUsages() const {
+  // One pass over the VCs' cells and one over the groups: O(cells of VCs' roots + groups'
+  // leaves), not VCs x groups.
+  const cellalloc::CellForest& f = *forest_;
+  const std::vector<std::string>& types = f.leaf_types();
+  std::vector<size_t> type_of_chain(static_cast<size_t>(f.num_chains()));
+  for (int32_t c = 0; c < f.num_chains(); ++c) {
+    const std::string& t = f.chain_info(ChainId(static_cast<uint32_t>(c))).leaf_type;
+    type_of_chain[static_cast<size_t>(c)] =
+        static_cast<size_t>(std::find(types.begin(), types.end(), t) - types.begin());
+  }
+  std::vector<VcUsage> table(vclusters_.vcs().size() * types.size());  // [vc][leaf type]
+  for (size_t vc = 0; vc < vclusters_.vcs().size(); ++vc) {
+    for (size_t t = 0; t < types.size(); ++t) {
+      table[vc * types.size() + t].vc = vclusters_.vcs()[vc].name;
+      table[vc * types.size() + t].leaf_cell_type = types[t];
+    }
+    for (VCellId r : vclusters_.vcs()[vc].roots) {
+      table[vc * types.size() + type_of_chain[vclusters_.cell(r).chain.value()]]
+          .reserved_leaf_cells += f.type_info(vclusters_.cell(r).type).leaf_count;
+    }
+  }
+  for (size_t gi = 0; gi < groups_.slots().size(); ++gi) {
+    const Group& g = groups_.slots()[gi];
+    if (!g.alive || g.vc.IsNil() || g.state == GState::kPreempting ||
+        g.state == GState::kReserved) {
+      continue;
+    }
+    for (CellId p : g.pleaves) {
+      if (p_user_[p.value()] != gi) continue;
+      VcUsage& u = table[g.vc.value() * types.size() + type_of_chain[f.chain(p).value()]];
+      ++(g.running >= 0 ? u.guaranteed_used_leaf_cells : u.opportunistic_used_leaf_cells);
+    }
+  }
+  std::vector<VcUsage> out;
+  for (VcUsage& u : table) {
+    if (u.reserved_leaf_cells > 0 || u.guaranteed_used_leaf_cells > 0 ||
+        u.opportunistic_used_leaf_cells > 0) {
+      out.push_back(std::move(u));
+    }
+  }
+  return out;
+}
+
+std::vector<ChainLevelCapacity> SchedulerImpl::Capacity() const {
+  const cellalloc::CellForest& f = *forest_;
+  std::vector<ChainLevelCapacity> out;
+  for (int32_t c = 0; c < f.num_chains(); ++c) {
+    ChainId ch(static_cast<uint32_t>(c));
+    const ChainInfo& info = f.chain_info(ch);
+    for (CellLevel l = 1; l <= info.top_level; ++l) {
+      ChainLevelCapacity cap;
+      cap.chain = info.name;
+      cap.level = l;
+      cap.cell_type = f.type_info(info.types[static_cast<size_t>(l)]).name;
+      cap.total = info.cells_at_level[static_cast<size_t>(l)];
+      cap.free = buddy_->free_count(ch, l);
+      cap.obtainable = buddy_->obtainable(ch, l);
+      cap.bad_free = buddy_->bad_free(ch, l);
+      for (const Vc& vc : vclusters_.vcs())
+        cap.vc_reserved += vc.cl[ch.value()][static_cast<size_t>(l)].reserved;
+      cap.vc_unbound = vclusters_.all_free(ch)[static_cast<size_t>(l)];
+      out.push_back(cap);
+    }
+  }
   return out;
 }
 

@@ -26,8 +26,8 @@ bool IsFractional(const GroupRequest& request) {
   return false;
 }
 
-Sharing::Sharing(SchedulerImpl* core, const ClusterSpec& spec, const cellalloc::CellForest& forest)
-    : core_(core), forest_(forest) {
+Sharing::Sharing(SchedulerImpl* whole, const ClusterSpec& spec, const cellalloc::CellForest& forest)
+    : whole_(whole), forest_(forest) {
   const size_t nodes = static_cast<size_t>(forest.num_nodes());
   node_cpu_.assign(nodes, 0);
   node_memory_.assign(nodes, 0);
@@ -62,14 +62,12 @@ Sharing::Sharing(SchedulerImpl* core, const ClusterSpec& spec, const cellalloc::
 }
 
 bool Sharing::Handles(const GroupRequest& request) const {
-  if (in_core_) return false;
   // Every whole-GPU Schedule and Allocate asks: no lookup while no fractional group lives.
   return IsFractional(request) || IsHolderName(request.name) || IsHostRequest(request) ||
          (!groups_.empty() && groups_.find(request.name) != groups_.end());
 }
 
 bool Sharing::Handles(std::string_view group) const {
-  if (in_core_) return false;
   // Every whole-GPU Release asks: no copy of the name, no lookup while none lives.
   return IsHolderName(group) || (!groups_.empty() && groups_.find(group) != groups_.end()) ||
          (!host_groups_.empty() && host_groups_.find(group) != host_groups_.end());
@@ -279,9 +277,11 @@ void Sharing::FillPlacementPod(CellId leaf, PodPlacement* pod) const {
 }
 
 GroupStatus Sharing::CoreStatus(const std::string& group) const {
-  // No flag needed (views run under the shared lock, concurrently): holders' names are
-  // never fractional groups', so the GetGroup hook passes them through.
-  return core_->GetGroup(group);
+  // As the public GetGroup answers (src/layered.h): a fractional or CPU-only group's status
+  // is this component's (ParseFor: a name a CPU-only group runs under already exists);
+  // anything else, a holder's or a whole group's, the core's.
+  if (HasGroup(group)) return Status(group);
+  return whole_->GetGroup(group);
 }
 
 }  // namespace hived

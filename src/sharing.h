@@ -4,7 +4,8 @@
 // cells directly. Its pods take shares of GPUs that are *open for sharing*; a GPU is opened
 // by taking it as one leaf of a **holder**: an ordinary whole-GPU group named
 // "hived-share/<n>" that this component schedules, allocates and releases through the
-// scheduler's own Schedule/Allocate/Release, so VC binding, the safety invariant, buddy
+// whole-GPU core's own Schedule/Allocate/Release (it is a layer above the core, which it
+// calls downward only: src/layered.h), so VC binding, the safety invariant, buddy
 // allocation, preemption and recovery are the whole-GPU code, untouched. A holder has the
 // VC and priority of the group that opened it; its leaves stay open until every share on
 // all of them has left, then the holder is released.
@@ -106,19 +107,6 @@ class SchedulerImpl;
 namespace internal {
 struct SavedMigLayout;  // src/persistence_json.h
 struct SavedState;
-// Sets a flag for a scope and restores it (the hooks pass through while Sharing calls the
-// scheduler).
-class FlagScope {
- public:
-  explicit FlagScope(bool* flag) : flag_(flag), before_(*flag) { *flag = true; }
-  ~FlagScope() { *flag_ = before_; }
-  FlagScope(const FlagScope&) = delete;
-  FlagScope& operator=(const FlagScope&) = delete;
-
- private:
-  bool* flag_;
-  bool before_;
-};
 }  // namespace internal
 
 // Holder groups' names start with this; requests naming a group so are kInvalidArgument.
@@ -135,10 +123,10 @@ bool IsHostRequest(const GroupRequest& request);
 
 class Sharing {
  public:
-  Sharing(SchedulerImpl* core, const ClusterSpec& spec, const cellalloc::CellForest& forest);
+  // `whole`: the core below (src/layered.h), which this component calls downward only.
+  Sharing(SchedulerImpl* whole, const ClusterSpec& spec, const cellalloc::CellForest& forest);
 
-  // The hooks: whether this component answers the call. Never while it calls the
-  // scheduler itself (its holders are whole groups).
+  // Whether this component answers the call (the layer's dispatch, src/layered.h).
   bool Handles(const GroupRequest& request) const;
   bool Handles(std::string_view group) const;
 
@@ -153,6 +141,13 @@ class Sharing {
   void TranslateVictims(std::vector<std::string>* victims) const;
   // Replaces preempting groups' holders among `cancelled` by those groups (sorted).
   void TranslateCancelled(std::vector<std::string>* cancelled) const;
+  // Both, on a whole-GPU Schedule's result.
+  void TranslateResult(ScheduleResult* result) const;
+  // Gives the core its shields (SchedulerImpl::SetShields) as this component's reserved
+  // shares leave them: per holder, the reserved groups with shares on its GPUs (invariant 8).
+  // Called before every core Schedule and after every mutation (src/layered.h (L1)).
+  void SyncShields();
+  std::map<std::string, std::vector<std::string>, std::less<>> ReservedShields() const;
 
   // Views: a fractional group's status; every fractional group's status appended; a
   // leaf's shares filled in (no-op when it is not open); whether `name` is a holder.
@@ -161,7 +156,7 @@ class Sharing {
   void FillLeaf(CellId leaf, PhysicalCellStatus* s) const;
   bool IsHolder(std::string_view name) const { return holders_.count(std::string(name)) > 0; }
   bool HasGroup(std::string_view name) const {
-    return !in_core_ && (groups_.count(std::string(name)) > 0 || CpuOnlyGroup(name) != nullptr);
+    return groups_.count(std::string(name)) > 0 || CpuOnlyGroup(name) != nullptr;
   }
   // Persistence (src/sharing_state.cc, docs/state-format.md): running fractional groups'
   // records (as asked; allocated exactly when guaranteed); a record of `name` (kNotFound,
@@ -288,6 +283,11 @@ class Sharing {
   // Schedule of a fractional or MIG group (Schedule adds the cancellation notes).
   absl::StatusOr<ScheduleResult> ScheduleShares(const GroupRequest& r, Phase phase);
   absl::StatusOr<Parsed> Parse(const GroupRequest& r) const;
+  // The core's Schedule of a whole group (a holder, a host group): the shields synced first,
+  // the result's holders translated (`only_placed`: SchedulerImpl::Apply::kOnlyPlaced).
+  absl::StatusOr<ScheduleResult> ScheduleWhole(const GroupRequest& request, Phase phase,
+                                               const hived::NodeRoom* room,
+                                               bool only_placed = false);
   // Schedule's and Allocate's first step: kAlreadyExists for a running fractional group or
   // any whole group of that name, then Parse.
   absl::StatusOr<Parsed> ParseFor(const GroupRequest& r) const;
@@ -423,7 +423,9 @@ class Sharing {
   // Invariant (4)'s sums: the host groups' pods added per node.
   void AddHostUse(std::vector<int64_t>* cpu, std::vector<int64_t>* memory) const;
 
-  SchedulerImpl* core_;
+  SchedulerImpl* whole_;  // the core below (src/layered.h): called downward only
+  // The shields last given to the core (SyncShields): per holder, its reserved sharers.
+  std::map<std::string, std::vector<std::string>, std::less<>> shields_;
   const cellalloc::CellForest& forest_;
   std::vector<int64_t> node_cpu_;     // per node: declared CPU (0: none)
   std::vector<int64_t> node_memory_;  // per node: declared host memory (0: none)
@@ -450,13 +452,6 @@ class Sharing {
   mutable std::vector<uint64_t> node_leaves_;
   mutable std::vector<uint64_t> node_types_;
   mutable bool leaves_indexed_ = false;
-  // The open GPUs of shares_ as (leaf id, used milli), ascending by id: a flat mirror kept by
-  // OpenHolder / AddShare / RemoveShare / ReleaseHolderIfEmpty (the only GpuShares mutators),
-  // walked per share by PlaceStranded. OpenAt: the position of `leaf` (or where it goes).
-  std::vector<std::pair<uint32_t, int32_t>> open_milli_;
-  std::vector<std::pair<uint32_t, int32_t>>::iterator OpenAt(CellId leaf);
-  bool OpenMilliMatches() const;  // the mirror equals shares_.open()
-  bool in_core_ = false;          // calling the scheduler (mutations only): the hooks pass through
 };
 
 }  // namespace hived

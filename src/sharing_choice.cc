@@ -25,7 +25,7 @@ uint64_t Sharing::TypeMask(const std::vector<std::string>& types) const {
 uint64_t Sharing::CoreUsed(uint32_t node) const {
   uint64_t used = 0;
   for (CellId cell : forest_.node_cells(NodeId(node))) {
-    used += static_cast<uint64_t>(core_->UsedLeaves(cell));
+    used += static_cast<uint64_t>(whole_->UsedLeaves(cell));
   }
   return used;
 }
@@ -57,23 +57,6 @@ int32_t Sharing::LeafPos(CellId leaf) const {
   return leaf.value() < leaf_pos_.size() ? leaf_pos_[leaf.value()] : -1;
 }
 
-std::vector<std::pair<uint32_t, int32_t>>::iterator Sharing::OpenAt(CellId leaf) {
-  auto it = std::lower_bound(
-      open_milli_.begin(), open_milli_.end(), leaf.value(),
-      [](const std::pair<uint32_t, int32_t>& e, uint32_t id) { return e.first < id; });
-  return it;
-}
-
-bool Sharing::OpenMilliMatches() const {
-  if (open_milli_.size() != shares_.open().size()) return false;
-  size_t i = 0;
-  for (const auto& [id, gpu] : shares_.open()) {
-    if (open_milli_[i].first != id || open_milli_[i].second != gpu.used_milli) return false;
-    ++i;
-  }
-  return true;
-}
-
 CellId Sharing::PlaceStranded(const GroupRequest& r, const Parsed& p, const PodAsk& a,
                               const Tentative& t, std::string* preferred) const {
   IndexLeaves();
@@ -87,12 +70,9 @@ CellId Sharing::PlaceStranded(const GroupRequest& r, const Parsed& p, const PodA
   CellId best;
   double best_change = inf;
   int32_t best_left = cellalloc::kGpuMilli + 1;
-  // The open GPUs from the flat mirror of GpuShares (leaf id order, as its map): no pointer
-  // chasing per GPU. Checked against GpuShares at every call in debug builds.
-  HIVED_DCHECK(OpenMilliMatches()) << "the open GPUs' mirror differs from GpuShares";
-  HIVED_CHECK(open_milli_.size() == shares_.open().size()) << "open GPUs not mirrored";
-  for (const auto& [id, used_milli] : open_milli_) {
+  for (const auto& [id, gpu] : shares_.open()) {  // leaf id order
     const CellId leaf(id);
+    const int32_t used_milli = gpu.used_milli;
     if (mig_.Used(leaf) > 0) continue;  // a GPU with MIG instances takes no fractional share
     // Cheap tests first (the cached change is O(1)); lookups only for a better candidate.
     const int32_t left = cellalloc::kGpuMilli - used_milli - a.milli;
@@ -113,7 +93,7 @@ CellId Sharing::PlaceStranded(const GroupRequest& r, const Parsed& p, const PodA
   uint32_t fresh_node = 0;
   for (uint32_t n = 0; n < static_cast<uint32_t>(forest_.num_nodes()); ++n) {
     const uint64_t used = CoreUsed(n);
-    if (used >= node_leaves_[n] || !core_->NodeHealthy(NodeId(n))) continue;
+    if (used >= node_leaves_[n] || !whole_->NodeHealthy(NodeId(n))) continue;
     const double change = change_at(n, ShareChoice::kAnyFreeLeaf);
     if (change < fresh) {
       fresh = change;

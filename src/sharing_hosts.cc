@@ -141,7 +141,7 @@ absl::StatusOr<ScheduleResult> Sharing::ScheduleHost(const GroupRequest& r, Phas
         const auto found = taken.find(n);
         const std::pair<int64_t, int64_t> t =
             found == taken.end() ? std::pair<int64_t, int64_t>{0, 0} : found->second;
-        if (!suggested[n] || !core_->NodeHealthy(node) ||
+        if (!suggested[n] || !whole_->NodeHealthy(node) ||
             !room(n, t.first + a.cpu, t.second + a.host_memory)) {
           continue;
         }
@@ -210,7 +210,6 @@ absl::StatusOr<ScheduleResult> Sharing::ScheduleHost(const GroupRequest& r, Phas
   };
   absl::StatusOr<ScheduleResult> core;
   {
-    internal::FlagScope in(&in_core_);
     // One pod: the node where it strands least first (share_choice.h); the scheduler
     // decides the leaves, and all nodes with room when it cannot place it there.
     if (nodes_declare_ && pods.size() == 1) {
@@ -237,12 +236,12 @@ absl::StatusOr<ScheduleResult> Sharing::ScheduleHost(const GroupRequest& r, Phas
         core_request.suggested_nodes =
             std::vector<std::string>{forest_.node_name(NodeId(best_node))};
         // One decision there, applied only when it places (else nothing changed).
-        core = core_->Schedule(core_request, phase, node_room, SchedulerImpl::Apply::kOnlyPlaced);
+        core = ScheduleWhole(core_request, phase, node_room, /*only_placed=*/true);
       }
     }
     if (!core.ok() || core->outcome != Outcome::kPlaced) {
       if (nodes_declare_) suggest_roomy();
-      core = core_->Schedule(core_request, phase, node_room);
+      core = ScheduleWhole(core_request, phase, node_room);
     }
   }
   if (!core.ok() || core->outcome != Outcome::kPlaced) {
@@ -299,10 +298,9 @@ absl::StatusOr<AllocateInfo> Sharing::AllocateHost(const GroupRequest& r,
   }
   AllocateInfo info;
   if (!g.cpu_only) {
-    internal::FlagScope in(&in_core_);
     const GroupRequest core_request = Stripped(r);
-    HIVED_ASSIGN_OR_RETURN(info, recover ? core_->Recover(core_request, placement)
-                                         : core_->Allocate(core_request, placement));
+    HIVED_ASSIGN_OR_RETURN(info, recover ? whole_->Recover(core_request, placement)
+                                         : whole_->Allocate(core_request, placement));
   }
   for (const HostPod& p : g.pods) {
     choice_.Touch(p.node);
@@ -318,8 +316,7 @@ absl::StatusOr<AllocateInfo> Sharing::AllocateHost(const GroupRequest& r,
 absl::Status Sharing::ReleaseHost(std::string_view name) {
   auto it = host_groups_.find(name);
   if (!it->second.cpu_only) {
-    internal::FlagScope in(&in_core_);
-    HIVED_RETURN_IF_ERROR(core_->Release(name));
+    HIVED_RETURN_IF_ERROR(whole_->Release(name));
   }
   for (const HostPod& p : it->second.pods) {
     choice_.Touch(p.node);
@@ -332,12 +329,11 @@ absl::Status Sharing::ReleaseHost(std::string_view name) {
 }
 
 absl::Status Sharing::HostNotPending(std::string_view name, bool cancel) {
-  internal::FlagScope in(&in_core_);
   if (host_groups_.find(name)->second.cpu_only) {
     return absl::FailedPreconditionError(
         absl::StrCat("group ", ToAbsl(name), cancel ? " is not preempting" : " is not reserved"));
   }
-  return cancel ? core_->CancelPreemption(name) : core_->Unreserve(name);
+  return cancel ? whole_->CancelPreemption(name) : whole_->Unreserve(name);
 }
 
 void Sharing::AddHostUse(std::vector<int64_t>* cpu, std::vector<int64_t>* memory) const {
@@ -365,7 +361,7 @@ ShareChoice::NodeState Sharing::NodeStateOf(uint32_t node) const {
       if (shares_.IsOpen(CellId(leaf))) {
         s.free.push_back(cellalloc::kGpuMilli - shares_.gpu(CellId(leaf)).used_milli);
       } else {
-        s.free.push_back(core_->UsedLeaves(CellId(leaf)) > 0 ? 0 : cellalloc::kGpuMilli);
+        s.free.push_back(whole_->UsedLeaves(CellId(leaf)) > 0 ? 0 : cellalloc::kGpuMilli);
       }
     }
   }

@@ -31,8 +31,7 @@ absl::Status Sharing::CancelHolder(Group* g) {
   g->holder.clear();
   const GroupState state = CoreStatus(holder).state;
   if (state != GroupState::kPreempting && state != GroupState::kReserved) return absl::OkStatus();
-  internal::FlagScope in(&in_core_);
-  return core_->Unreserve(holder);
+  return whole_->Unreserve(holder);
 }
 
 void Sharing::Bar(const std::string& group, bool on) {
@@ -50,13 +49,12 @@ void Sharing::Bar(const std::string& group, bool on) {
 absl::StatusOr<ScheduleResult> Sharing::ScheduleHolder(
     const GroupRequest& r, const Parsed& p, int32_t pods, Phase phase, const std::string& preferred,
     const hived::NodeRoom* room, std::string* name, GroupRequest* holder_request) {
-  internal::FlagScope in(&in_core_);
   auto git = groups_.find(r.name);
   if (git != groups_.end() && !git->second.holder.empty()) {
     if (git->second.holder_request.members[0].pod_number == pods) {  // the re-check
       *name = git->second.holder;
       *holder_request = git->second.holder_request;
-      return core_->Schedule(*holder_request, phase, room);
+      return ScheduleWhole(*holder_request, phase, room);
     }
     // Room opened on shared GPUs since: fewer new leaves; the reservation is replaced.
     if (phase == Phase::kPreempting) HIVED_RETURN_IF_ERROR(CancelHolder(&git->second));
@@ -73,13 +71,13 @@ absl::StatusOr<ScheduleResult> Sharing::ScheduleHolder(
       GroupRequest there = h;
       there.suggested_nodes = std::vector<std::string>{preferred};
       absl::StatusOr<ScheduleResult> try_there =
-          core_->Schedule(there, phase, room, SchedulerImpl::Apply::kOnlyPlaced);
+          ScheduleWhole(there, phase, room, /*only_placed=*/true);
       if (try_there.ok() && try_there->outcome == Outcome::kPlaced) {
         *holder_request = std::move(there);
         return try_there;
       }
     }
-    absl::StatusOr<ScheduleResult> res = core_->Schedule(h, phase, room);
+    absl::StatusOr<ScheduleResult> res = ScheduleWhole(h, phase, room);
     if (res.ok() && (res->outcome == Outcome::kPlaced || res->outcome == Outcome::kPreempting)) {
       *holder_request = std::move(h);
       return res;
@@ -132,7 +130,7 @@ absl::StatusOr<ScheduleResult> Sharing::Schedule(const GroupRequest& r, Phase ph
   auto git = groups_.find(r.name);
   if (git != groups_.end() && git->second.stage == Stage::kPreempting &&
       !git->second.holder.empty()) {
-    Reservations& notes = core_->cancellations();
+    Reservations& notes = whole_->cancellations();
     if (phase == Phase::kPreempting) {
       by = notes.TakeCancelled(git->second.holder);
     } else if (const std::string* b = notes.CancelledBy(git->second.holder)) {
@@ -166,7 +164,7 @@ absl::StatusOr<ScheduleResult> Sharing::Schedule(const GroupRequest& r, Phase ph
     // The scheduler noted the holder that cancelled them; the group it placed is named.
     for (const std::string& c : result->cancelled) {
       auto cit = groups_.find(c);
-      core_->cancellations().NoteCancelled(
+      whole_->cancellations().NoteCancelled(
           cit != groups_.end() && !cit->second.holder.empty() ? cit->second.holder : c, r.name);
     }
   }
@@ -252,7 +250,7 @@ absl::StatusOr<ScheduleResult> Sharing::ScheduleShares(const GroupRequest& r, Ph
     if (phase == Phase::kPreempting) {
       Reserve(r, p, std::move(d));
     } else {
-      pending_ = Pending{r.name, r, std::move(d), core_->epoch()};
+      pending_ = Pending{r.name, r, std::move(d), whole_->epoch()};
     }
   };
   if (fresh == 0) {

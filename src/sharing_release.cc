@@ -37,7 +37,6 @@ void Sharing::OpenHolder(const std::string& name, const GroupRequest& holder_req
     h.leaves.push_back(leaf);
     auto it = leaf_types_.find(forest_.chain_info(forest_.chain(leaf)).leaf_type);
     HIVED_CHECK(shares_.Open(leaf, it == leaf_types_.end() ? 0 : it->second.gpu_memory_mib));
-    open_milli_.insert(OpenAt(leaf), {leaf.value(), 0});
     choice_.Touch(forest_.node(leaf).value());
     leaf_use_[leaf.value()].holder = name;
   }
@@ -46,7 +45,6 @@ void Sharing::OpenHolder(const std::string& name, const GroupRequest& holder_req
 
 void Sharing::AddShare(const std::string& group, const PodShare& s) {
   HIVED_CHECK(shares_.Add(s.leaf, s.milli, s.memory));
-  OpenAt(s.leaf)->second += s.milli;
   if (!s.mig.empty()) AddMig(group, s);
   choice_.Touch(forest_.node(s.leaf).value());
   std::vector<std::string>& sharers = leaf_use_.at(s.leaf.value()).sharers;
@@ -63,7 +61,6 @@ void Sharing::AddNodeUse(const PodShare& s, int64_t sign) {
 
 void Sharing::RemoveShare(const std::string& group, const PodShare& s) {
   HIVED_CHECK(shares_.Remove(s.leaf, s.milli, s.memory));
-  OpenAt(s.leaf)->second -= s.milli;
   if (!s.mig.empty()) RemoveMig(group, s);
   choice_.Touch(forest_.node(s.leaf).value());
   const Group& g = groups_.at(group);
@@ -82,7 +79,6 @@ void Sharing::ReleaseHolderIfEmpty(const std::string& name) {
   }
   for (CellId leaf : it->second.leaves) {
     HIVED_CHECK(shares_.Close(leaf));
-    open_milli_.erase(OpenAt(leaf));
     choice_.Touch(forest_.node(leaf).value());
     auto use = leaf_use_.find(leaf.value());
     if (!use->second.barred_by.empty()) {  // the evicting group waits for a GPU now closed
@@ -92,8 +88,7 @@ void Sharing::ReleaseHolderIfEmpty(const std::string& name) {
     leaf_use_.erase(use);
   }
   holders_.erase(it);
-  internal::FlagScope in(&in_core_);
-  const absl::Status s = core_->Release(name);
+  const absl::Status s = whole_->Release(name);
   HIVED_CHECK(s.ok()) << s.message();
 }
 
@@ -185,6 +180,51 @@ void Sharing::TranslateCancelled(std::vector<std::string>* cancelled) const {
     }
   }
   std::sort(cancelled->begin(), cancelled->end());
+}
+
+void Sharing::TranslateResult(ScheduleResult* result) const {
+  TranslateVictims(&result->victims);
+  if (!result->cancelled.empty()) TranslateCancelled(&result->cancelled);
+}
+
+absl::StatusOr<ScheduleResult> Sharing::ScheduleWhole(const GroupRequest& request, Phase phase,
+                                                      const hived::NodeRoom* room,
+                                                      bool only_placed) {
+  SyncShields();
+  absl::StatusOr<ScheduleResult> result = whole_->Schedule(
+      request, phase, room,
+      only_placed ? SchedulerImpl::Apply::kOnlyPlaced : SchedulerImpl::Apply::kAnyOutcome);
+  if (result.ok()) TranslateResult(&*result);
+  return result;
+}
+
+void Sharing::SyncShields() {
+  if (reserved_ == 0 && shields_.empty()) return;  // the common case: O(1)
+  SchedulerImpl::Shields want = ReservedShields();
+  if (want == shields_) return;
+  shields_ = want;
+  whole_->SetShields(std::move(want));
+}
+
+std::map<std::string, std::vector<std::string>, std::less<>> Sharing::ReservedShields() const {
+  SchedulerImpl::Shields want;
+  if (reserved_ > 0) {
+    std::vector<std::string> holders;  // of GPUs with a reserved share
+    for (const auto& [name, g] : groups_) {
+      if (g.stage != Stage::kReserved) continue;
+      for (const PodShare& s : g.pods) {
+        if (s.open) holders.push_back(leaf_use_.at(s.leaf.value()).holder);
+      }
+    }
+    std::sort(holders.begin(), holders.end());
+    holders.erase(std::unique(holders.begin(), holders.end()), holders.end());
+    for (const std::string& h : holders) {
+      std::vector<std::string> on;
+      AppendReservedOn(h, &on);
+      if (!on.empty()) want.emplace(h, std::move(on));
+    }
+  }
+  return want;
 }
 
 }  // namespace hived

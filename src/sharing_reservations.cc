@@ -36,14 +36,13 @@ void Sharing::Reserve(const GroupRequest& r, const Parsed& p, Decision d) {
 
 absl::Status Sharing::AllocateHolder(const std::string& group, bool guaranteed,
                                      const GroupRequest& h, const Placement& hp) {
-  internal::FlagScope in(&in_core_);
-  absl::StatusOr<AllocateInfo> core = core_->Allocate(h, hp);
+  absl::StatusOr<AllocateInfo> core = whole_->Allocate(h, hp);
   if (!core.ok()) {
     return absl::Status(core.status().code(), absl::StrCat("group ", group, ": its holder ", h.name,
                                                            ": ", core.status().message()));
   }
   if (core->downgraded && guaranteed) {  // its shares would leave the VC's cells
-    HIVED_RETURN_IF_ERROR(core_->Release(h.name));
+    HIVED_RETURN_IF_ERROR(whole_->Release(h.name));
     return absl::FailedPreconditionError(absl::StrCat(
         "group ", group, ": the VC cannot hold these leaf cells now (", core->reason, ")"));
   }
@@ -124,7 +123,7 @@ absl::StatusOr<std::optional<ScheduleResult>> Sharing::RecheckReserved(const Gro
     if (!why.empty()) break;
     const NodeId n = forest_.node(s.leaf);
     const std::string& node = forest_.node_name(n);
-    if (!core_->NodeHealthy(n)) {
+    if (!whole_->NodeHealthy(n)) {
       why = absl::StrCat("node ", node, " is bad");
     } else if (r.suggested_nodes.has_value() &&
                std::find(r.suggested_nodes->begin(), r.suggested_nodes->end(), node) ==
@@ -155,10 +154,10 @@ absl::StatusOr<AllocateInfo> Sharing::AllocateDecided(const GroupRequest& r, con
                                                       const Placement& placement) {
   auto git = groups_.find(r.name);
   const bool decided =
-      pending_.group == r.name && pending_.epoch == core_->epoch() &&
+      pending_.group == r.name && pending_.epoch == whole_->epoch() &&
       Reservations::RequestDifference(pending_.request, r).empty() &&
       Reservations::PlacementDifference(pending_.decision.placement, placement).empty();
-  if (!decided && pending_.group == r.name && pending_.epoch == core_->epoch()) {
+  if (!decided && pending_.group == r.name && pending_.epoch == whole_->epoch()) {
     std::string diff = Reservations::RequestDifference(pending_.request, r);
     if (diff.empty()) {
       diff = Reservations::PlacementDifference(pending_.decision.placement, placement);
@@ -169,7 +168,7 @@ absl::StatusOr<AllocateInfo> Sharing::AllocateDecided(const GroupRequest& r, con
   if (!decided && git != groups_.end()) {
     const std::string* by = git->second.holder.empty()
                                 ? nullptr
-                                : core_->cancellations().CancelledBy(git->second.holder);
+                                : whole_->cancellations().CancelledBy(git->second.holder);
     if (by != nullptr) {
       return absl::FailedPreconditionError(Reservations::CancelledMessage(r.name, *by));
     }
@@ -328,7 +327,6 @@ absl::StatusOr<AllocateInfo> Sharing::Recover(const GroupRequest& r, const Place
       FillPlacementPod(leaf, &pod);
       hp.pods.push_back(std::move(pod));
     }
-    internal::FlagScope in(&in_core_);
     // A guaranteed holder's leaves need their preassigned cell types: the first of the VC's
     // types (VC order) that the scheduler's const preview accepts (src/recovery.h
     // PreviewBinding), then one Recover. When it accepts none, the Recover with the last type
@@ -337,11 +335,11 @@ absl::StatusOr<AllocateInfo> Sharing::Recover(const GroupRequest& r, const Place
     auto vt = vc_types_.find(r.vc);
     if (p.guaranteed && vt != vc_types_.end() && !vt->second.empty()) {
       std::string why;
-      const std::string* type = core_->PreviewRecoverType(r.vc, leaves, vt->second, &why);
+      const std::string* type = whole_->PreviewRecoverType(r.vc, leaves, vt->second, &why);
       if (type == nullptr) type = &vt->second.back();
       for (PodPlacement& pod : hp.pods) pod.preassigned_cell_types = {*type};
     }
-    absl::StatusOr<AllocateInfo> core = core_->Recover(h, hp);
+    absl::StatusOr<AllocateInfo> core = whole_->Recover(h, hp);
     absl::Status failed = core.status();
     if (core.ok() && core->downgraded && p.guaranteed) {
       opened.push_back(h);  // released below with the others
@@ -349,7 +347,7 @@ absl::StatusOr<AllocateInfo> Sharing::Recover(const GroupRequest& r, const Place
                                                           info.name, " now (", core->reason, ")"));
     }
     if (!failed.ok()) {
-      for (const GroupRequest& done : opened) HIVED_CHECK(core_->Release(done.name).ok());
+      for (const GroupRequest& done : opened) HIVED_CHECK(whole_->Release(done.name).ok());
       return absl::Status(failed.code(), absl::StrCat("group ", r.name,
                                                       ": reopening its GPUs: ", failed.message()));
     }

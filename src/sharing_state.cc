@@ -251,9 +251,8 @@ absl::StatusOr<AllocateInfo> Sharing::RestoreHolder(const GroupRecord& rec,
   kept.request.members = {{static_cast<int32_t>(kept.placement.pods.size()), 1}};
   absl::StatusOr<AllocateInfo> info;
   {
-    internal::FlagScope in(&in_core_);
     int32_t ignored = 0;
-    info = core_->RestoreGroup(kept, &ignored);
+    info = whole_->RestoreGroup(kept, &ignored);
   }
   if (info.ok()) OpenHolder(name, kept.request);
   return info;
@@ -357,28 +356,6 @@ void Sharing::AppendReservedOn(std::string_view holder, std::vector<std::string>
       if (groups_.at(g).stage == Stage::kReserved) out->push_back(g);
     }
   }
-}
-
-bool SchedulerImpl::ReservedSharesWait(const std::vector<CellId>& pleaves,
-                                       ScheduleResult* result) const {
-  if (!sharing_->AnyReserved()) return false;
-  std::vector<std::string> held;
-  for (CellId p : pleaves) {
-    const GroupId u = p_user_[p.value()];
-    if (u != kNilId) sharing_->AppendReservedOn(groups_[u].name, &held);
-  }
-  if (held.empty()) return false;
-  std::sort(held.begin(), held.end());
-  held.erase(std::unique(held.begin(), held.end()), held.end());
-  result->outcome = Outcome::kWaiting;
-  result->placement = Placement();
-  result->victims.clear();
-  result->code = ReasonCode::kReservationOverlap;
-  result->reason =
-      absl::StrCat("the placement overlaps the reservation of group(s) ", absl::StrJoin(held, ", "),
-                   " (shares of GPUs it would preempt), held until Allocate or "
-                   "Unreserve");
-  return true;
 }
 
 }  // namespace hived

@@ -85,6 +85,10 @@ absl::Status Sharing::CheckInvariants() const {
   };
   if (absl::Status s = shares_.CheckInvariants(); !s.ok()) return s;
   if (absl::Status s = CheckMig(); !s.ok()) return s;
+  // (8) and src/layered.h (L1): the core's shields are the reserved shares.
+  if (whole_->shields() != ReservedShields() || shields_ != whole_->shields()) {
+    return fail("(8) the core's shields are not the reserved shares per holder");
+  }
   // (1) holders and open GPUs.
   size_t holder_leaves = 0;
   for (const auto& [name, h] : holders_) {

@@ -167,7 +167,7 @@
 
 namespace hived {
 
-class SchedulerImpl;
+class LayeredScheduler;
 
 class HIVED_EXPORT Scheduler {
  public:
@@ -284,15 +284,15 @@ class HIVED_EXPORT Scheduler {
   absl::StatusOr<std::vector<VcSummary>> GetVcSummary(std::string_view vc) const;
   const ClusterSpec& spec() const;
 
-  // Checks the scheduler's invariants (src/scheduler_impl.h) and every component's;
+  // Checks the scheduler's invariants (src/layered.h, src/scheduler_impl.h) and every component's;
   // returns the first violation as kInternal.
   absl::Status CheckInvariants() const;
 
  private:
-  explicit Scheduler(std::unique_ptr<SchedulerImpl> impl);
+  explicit Scheduler(std::unique_ptr<LayeredScheduler> impl);
   class Lock;  // the reader/writer lock of "Thread safety" (src/scheduler.cc)
   std::unique_ptr<Lock> lock_;
-  std::unique_ptr<SchedulerImpl> impl_;
+  std::unique_ptr<LayeredScheduler> impl_;
 };
 
 }  // namespace hived

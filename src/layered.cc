@@ -1,0 +1,165 @@
+// The layer above the whole-GPU core (src/layered.h): dispatch, victims, views and
+// invariants. Persistence is src/layered_state.cc.
+#include "src/layered.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "src/internal/status_macros.h"
+#include "src/scheduler_impl.h"
+#include "src/sharing.h"
+
+namespace hived {
+
+absl::StatusOr<std::unique_ptr<LayeredScheduler>> LayeredScheduler::Create(
+    const ClusterSpec& spec) {
+  HIVED_ASSIGN_OR_RETURN(std::unique_ptr<SchedulerImpl> whole, SchedulerImpl::Create(spec));
+  std::unique_ptr<LayeredScheduler> s(new LayeredScheduler());
+  s->sharing_ = std::make_unique<Sharing>(whole.get(), spec, whole->forest());
+  s->whole_ = std::move(whole);
+  return s;
+}
+
+LayeredScheduler::~LayeredScheduler() = default;
+
+void LayeredScheduler::SyncShields() { sharing_->SyncShields(); }
+
+absl::StatusOr<ScheduleResult> LayeredScheduler::Schedule(const GroupRequest& request,
+                                                          Phase phase) {
+  if (sharing_->Handles(request)) return Synced(sharing_->Schedule(request, phase));
+  sharing_->SyncShields();
+  absl::StatusOr<ScheduleResult> result = whole_->Schedule(request, phase);
+  if (result.ok()) sharing_->TranslateResult(&*result);
+  return result;
+}
+
+absl::StatusOr<AllocateInfo> LayeredScheduler::Allocate(const GroupRequest& request,
+                                                        const Placement& placement) {
+  if (sharing_->Handles(request)) return Synced(sharing_->Allocate(request, placement));
+  return whole_->Allocate(request, placement);
+}
+
+absl::Status LayeredScheduler::Release(std::string_view group) {
+  if (sharing_->Handles(group)) return Synced(sharing_->Release(group));
+  return whole_->Release(group);
+}
+
+absl::Status LayeredScheduler::CancelPreemption(std::string_view group) {
+  if (sharing_->Handles(group)) return Synced(sharing_->CancelPreemption(group));
+  return whole_->CancelPreemption(group);
+}
+
+absl::Status LayeredScheduler::Unreserve(std::string_view group) {
+  if (sharing_->Handles(group)) return Synced(sharing_->Unreserve(group));
+  return whole_->Unreserve(group);
+}
+
+absl::StatusOr<AllocateInfo> LayeredScheduler::Recover(const GroupRequest& request,
+                                                       const Placement& placement) {
+  if (sharing_->Handles(request)) return Synced(sharing_->Recover(request, placement));
+  return whole_->Recover(request, placement);
+}
+
+absl::Status LayeredScheduler::SetNodeHealthy(std::string_view node, bool healthy) {
+  return whole_->SetNodeHealthy(node, healthy);
+}
+
+GroupStatus LayeredScheduler::GetGroup(std::string_view group) const {
+  if (sharing_->HasGroup(group)) return sharing_->Status(group);
+  return whole_->GetGroup(group);
+}
+
+std::vector<GroupStatus> LayeredScheduler::Groups() const {
+  std::vector<GroupStatus> out = whole_->Groups();
+  sharing_->AppendStatuses(&out);
+  std::sort(out.begin(), out.end(),
+            [](const GroupStatus& a, const GroupStatus& b) { return a.name < b.name; });
+  return out;
+}
+
+void LayeredScheduler::FillLeaves(uint32_t cell, PhysicalCellStatus* s) const {
+  const cellalloc::CellForest& f = whole_->forest();
+  const CellId c(cell);
+  const int32_t n = f.num_children(c);
+  if (n == 0) {
+    sharing_->FillLeaf(c, s);
+    return;
+  }
+  for (int32_t k = 0; k < n; ++k) {
+    FillLeaves(f.child(c, k).value(), &s->children[static_cast<size_t>(k)]);
+  }
+}
+
+std::vector<PhysicalCellStatus> LayeredScheduler::PhysicalCluster() const {
+  std::vector<PhysicalCellStatus> out = whole_->PhysicalCluster();
+  // The core's order: top-level cells by id.
+  const cellalloc::CellForest& f = whole_->forest();
+  std::vector<CellId> tops;
+  for (int32_t c = 0; c < f.num_chains(); ++c) {
+    for (CellId t : f.chain_info(ChainId(static_cast<uint32_t>(c))).top_cells) tops.push_back(t);
+  }
+  std::sort(tops.begin(), tops.end());
+  for (size_t i = 0; i < tops.size(); ++i) FillLeaves(tops[i].value(), &out[i]);
+  return out;
+}
+
+absl::StatusOr<std::vector<VirtualCellStatus>> LayeredScheduler::VirtualCluster(
+    std::string_view vc) const {
+  return whole_->VirtualCluster(vc);
+}
+std::vector<VcUsage> LayeredScheduler::VcUsages() const { return whole_->VcUsages(); }
+std::vector<ChainLevelCapacity> LayeredScheduler::Capacity() const { return whole_->Capacity(); }
+std::vector<NodeStatus> LayeredScheduler::Nodes() const { return whole_->Nodes(); }
+PhysicalClusterTable LayeredScheduler::PhysicalClusterAsTable() const {
+  return whole_->PhysicalClusterAsTable();
+}
+absl::StatusOr<std::vector<NodeStatus>> LayeredScheduler::GetNode(std::string_view node) const {
+  return whole_->GetNode(node);
+}
+
+absl::StatusOr<std::vector<PhysicalCellStatus>> LayeredScheduler::PhysicalNode(
+    std::string_view node) const {
+  HIVED_ASSIGN_OR_RETURN(std::vector<PhysicalCellStatus> out, whole_->PhysicalNode(node));
+  const cellalloc::CellForest& f = whole_->forest();
+  const std::vector<CellId>& cells = f.node_cells(f.FindNode(node));
+  for (size_t i = 0; i < cells.size(); ++i) FillLeaves(cells[i].value(), &out[i]);
+  return out;
+}
+
+absl::StatusOr<std::vector<PhysicalCellStatus>> LayeredScheduler::PhysicalChain(
+    std::string_view chain) const {
+  HIVED_ASSIGN_OR_RETURN(std::vector<PhysicalCellStatus> out, whole_->PhysicalChain(chain));
+  const cellalloc::CellForest& f = whole_->forest();
+  const std::vector<CellId>& tops = f.chain_info(f.FindChain(chain)).top_cells;
+  for (size_t i = 0; i < tops.size(); ++i) FillLeaves(tops[i].value(), &out[i]);
+  return out;
+}
+
+void LayeredScheduler::FillChain(ChainSummary* s) const {
+  sharing_->FillMigChain(whole_->forest().FindChain(s->chain), s);  // MIG counters
+}
+
+std::vector<ChainSummary> LayeredScheduler::ChainSummaries() const {
+  std::vector<ChainSummary> out = whole_->ChainSummaries();
+  for (ChainSummary& s : out) FillChain(&s);
+  return out;
+}
+
+absl::StatusOr<ChainSummary> LayeredScheduler::GetChainSummary(std::string_view chain) const {
+  HIVED_ASSIGN_OR_RETURN(ChainSummary s, whole_->GetChainSummary(chain));
+  FillChain(&s);
+  return s;
+}
+
+std::vector<VcSummary> LayeredScheduler::VcSummaries() const { return whole_->VcSummaries(); }
+absl::StatusOr<std::vector<VcSummary>> LayeredScheduler::GetVcSummary(std::string_view vc) const {
+  return whole_->GetVcSummary(vc);
+}
+const ClusterSpec& LayeredScheduler::spec() const { return whole_->spec(); }
+
+absl::Status LayeredScheduler::CheckInvariants() const {
+  HIVED_RETURN_IF_ERROR(whole_->CheckInvariants());
+  return sharing_->CheckInvariants();
+}
+
+}  // namespace hived

@@ -1,0 +1,118 @@
+// src/layered.h: the scheduler behind `hived::Scheduler`: GPU sharing as a layer strictly
+// above the whole-GPU core (docs/architecture.md, "GPU sharing: a layer above the core").
+//
+// `LayeredScheduler` owns the whole-GPU core (`SchedulerImpl`, src/scheduler_impl.h) and
+// `Sharing` (src/sharing.h: fractional, MIG and host groups, and the holder groups that
+// open GPUs for them). Every public call enters here:
+//  - a request or group that `Sharing::Handles` (a fractional, MIG or host request, a
+//    fractional or host group's name, a holder's name) goes to Sharing, which calls the
+//    core downward for its holders; anything else goes to the core;
+//  - a whole-GPU Schedule's victims and cancellations naming holders are translated to the
+//    groups sharing their GPUs (Sharing::TranslateVictims / TranslateCancelled);
+//  - the views merge Sharing's data into the core's: per leaf its shares and MIG instances
+//    (PhysicalCluster, PhysicalNode, PhysicalChain), per chain the MIG counters (the chain
+//    summaries), the fractional and CPU-only groups' statuses (GetGroup, Groups);
+//  - SaveState, Restore and GetGroupRecord compose the core's records with Sharing's;
+//    CheckInvariants checks the core's, then Sharing's.
+//
+// The dependency points one way: the core includes nothing of Sharing or of this layer and
+// has no hook, flag or back-pointer. What Sharing needs of the core (the narrow interface,
+// all on `SchedulerImpl`): the entry points for holder groups (Schedule with a `NodeRoom`
+// and `Apply`, Allocate, Recover, Release, Unreserve, CancelPreemption, GetGroup,
+// RestoreGroup), `PreviewRecoverType`, `UsedLeaves`, `NodeHealthy`, `epoch`, the
+// cancellation notes, and `SetShields`: the reserved shares' marker (a running holder whose
+// GPUs carry a reserved share is never a victim: a decision that would take its leaves
+// waits, src/sharing.h invariant 8), which Sharing keeps current (`Sharing::SyncShields`)
+// before every core Schedule.
+//
+// Invariants: those of the core (scheduler_impl.h) and of Sharing (sharing.h); and
+//  (L1) the core's shields are exactly Sharing's reserved shares per holder whenever the
+//       core decides (checked by CheckInvariants: Sharing::CheckShields).
+//
+// Thread safety: not thread-safe; `hived::Scheduler` serialises (src/scheduler.cc).
+#ifndef HIVED_SRC_LAYERED_H_
+#define HIVED_SRC_LAYERED_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "hived/cluster_spec.h"
+#include "hived/schedule_result.h"
+#include "hived/state.h"
+#include "hived/status_view.h"
+#include "hived/types.h"
+
+namespace hived {
+
+class SchedulerImpl;
+class Sharing;
+
+class LayeredScheduler {
+ public:
+  static absl::StatusOr<std::unique_ptr<LayeredScheduler>> Create(const ClusterSpec& spec);
+  ~LayeredScheduler();
+  LayeredScheduler(const LayeredScheduler&) = delete;
+  LayeredScheduler& operator=(const LayeredScheduler&) = delete;
+
+  absl::StatusOr<ScheduleResult> Schedule(const GroupRequest& request, Phase phase);
+  absl::StatusOr<AllocateInfo> Allocate(const GroupRequest& request, const Placement& placement);
+  absl::Status Release(std::string_view group);
+  absl::Status CancelPreemption(std::string_view group);
+  absl::Status Unreserve(std::string_view group);
+  absl::StatusOr<AllocateInfo> Recover(const GroupRequest& request, const Placement& placement);
+  absl::Status SetNodeHealthy(std::string_view node, bool healthy);
+
+  GroupStatus GetGroup(std::string_view group) const;
+  std::vector<GroupStatus> Groups() const;
+  std::vector<PhysicalCellStatus> PhysicalCluster() const;
+  absl::StatusOr<std::vector<VirtualCellStatus>> VirtualCluster(std::string_view vc) const;
+  std::vector<VcUsage> VcUsages() const;
+  std::vector<ChainLevelCapacity> Capacity() const;
+  std::vector<NodeStatus> Nodes() const;
+  PhysicalClusterTable PhysicalClusterAsTable() const;
+  absl::StatusOr<std::vector<NodeStatus>> GetNode(std::string_view node) const;
+  absl::StatusOr<std::vector<PhysicalCellStatus>> PhysicalNode(std::string_view node) const;
+  absl::StatusOr<std::vector<PhysicalCellStatus>> PhysicalChain(std::string_view chain) const;
+  std::vector<ChainSummary> ChainSummaries() const;
+  absl::StatusOr<ChainSummary> GetChainSummary(std::string_view chain) const;
+  std::vector<VcSummary> VcSummaries() const;
+  absl::StatusOr<std::vector<VcSummary>> GetVcSummary(std::string_view vc) const;
+  const ClusterSpec& spec() const;
+  absl::Status CheckInvariants() const;
+
+  // Persistence (src/layered_state.cc, docs/state-format.md).
+  std::string SaveState() const;
+  // A fractional group's record comes from Sharing; a holder has none (kFailedPrecondition).
+  absl::StatusOr<GroupRecord> GetGroupRecord(std::string_view group) const;
+  // The recovery of one record (AllocateRecord); `ignored_leaves`: as SchedulerImpl's.
+  absl::StatusOr<AllocateInfo> RestoreGroup(const GroupRecord& rec, int32_t* ignored_leaves);
+  static absl::StatusOr<std::unique_ptr<LayeredScheduler>> Restore(const ClusterSpec& spec,
+                                                                   std::string_view state,
+                                                                   RestoreReport* report);
+
+ private:
+  LayeredScheduler() = default;
+  // After a call Sharing answered: the core's shields made current (L1); `result` returned.
+  template <typename T>
+  T Synced(T result) {
+    SyncShields();
+    return result;
+  }
+  void SyncShields();
+  // Sharing's shares and MIG instances filled into the leaves of `s`, the status of cell
+  // `cell` and its subtree (the core's tree mirrors the forest).
+  void FillLeaves(uint32_t cell, PhysicalCellStatus* s) const;
+  void FillChain(ChainSummary* s) const;
+
+  std::unique_ptr<SchedulerImpl> whole_;  // the whole-GPU core
+  std::unique_ptr<Sharing> sharing_;      // above it: calls `whole_` downward only
+};
+
+}  // namespace hived
+
+#endif  // HIVED_SRC_LAYERED_H_
