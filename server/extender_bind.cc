@@ -58,7 +58,7 @@ HttpReply Extender::Bind(std::string_view body) {
   {
     std::unique_lock<std::mutex> lock(mu_);
     // A force bind of the pod under way finishes first (a pod is bound once).
-    bind_cv_.wait_for(lock, std::chrono::seconds(30), [&] {
+    bind_cv_.wait_for(lock, std::chrono::seconds(10), [&] {
       auto it = pods_.find(uid);
       return it == pods_.end() || !gangs_.at(it->second.group).slots[it->second.slot].binding;
     });

@@ -57,7 +57,9 @@ class ExtenderProcess {
   ExtenderProcess& operator=(const ExtenderProcess&) = delete;
 
   // Starts the server and waits (at most 20 s) until it is ready; "" or what went wrong.
-  std::string Start() {
+  // With `kill_when_listening`, kills it with SIGKILL as soon as it listens (recovering,
+  // before ready) instead.
+  std::string Start(bool kill_when_listening = false) {
     Kill();
     ++starts_;
     log_path_ = work_dir_ + "/extender-" + std::to_string(starts_) + ".log";
@@ -88,6 +90,10 @@ class ExtenderProcess {
         std::string log = Log();
         size_t at = log.find(marker);
         if (at != std::string::npos) port_ = std::atoi(log.c_str() + at + marker.size());
+        if (port_ > 0 && kill_when_listening) {
+          Kill();
+          return "";
+        }
       }
       if (port_ > 0) {
         httplib::Client c("127.0.0.1", port_);
