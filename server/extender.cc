@@ -14,34 +14,13 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "hived/state.h"
+#include "server/json_fields.h"
 #include "yaml-cpp/yaml.h"
 
 namespace hived::server {
 namespace {
 
 using nlohmann::json;
-
-// Go's JSON decoder matches keys case-insensitively: so do we (exact match first).
-const json* Field(const json& object, std::string_view key) {
-  if (!object.is_object()) return nullptr;
-  auto exact = object.find(std::string(key));
-  if (exact != object.end()) return &*exact;
-  for (auto it = object.begin(); it != object.end(); ++it) {
-    const std::string& k = it.key();
-    if (k.size() == key.size() && std::equal(k.begin(), k.end(), key.begin(), [](char a, char b) {
-          return std::tolower(static_cast<unsigned char>(a)) ==
-                 std::tolower(static_cast<unsigned char>(b));
-        })) {
-      return &it.value();
-    }
-  }
-  return nullptr;
-}
-
-std::string FieldString(const json& object, std::string_view key) {
-  const json* v = Field(object, key);
-  return v != nullptr && v->is_string() ? v->get<std::string>() : std::string();
-}
 
 // ExtenderArgs' candidate nodes: `NodeNames` (nodeCacheCapable) or `Nodes.items[].metadata.name`.
 std::vector<std::string> CandidateNodes(const json& args) {
@@ -72,7 +51,13 @@ bool IsUserStatus(const absl::Status& s) {
 }  // namespace
 
 Extender::Extender(std::unique_ptr<Scheduler> scheduler, ExtenderOptions options, Binder* binder)
-    : scheduler_(std::move(scheduler)), options_(options), binder_(binder) {}
+    : scheduler_(std::move(scheduler)), options_(options), binder_(binder) {
+  if (binder_ != nullptr && options_.force_bind) {
+    force_binds_ = std::make_unique<ForceBindQueue>(
+        binder_, options_.force_bind_queue,
+        [this](const ForceBindJob& job, const absl::Status& s) { OnForceBindDone(job, s); });
+  }
+}
 
 HttpReply Extender::UserError(const std::string& route, absl::string_view message) {
   metrics_.CountApiError(absl::StrCat(route, "-user-error"));
@@ -144,16 +129,21 @@ HttpReply Extender::FilterLocked(const json& args, const char** outcome) {
         json{{"NodeNames", json::array({node})}, {"FailedNodes", json::object()}, {"Error", ""}});
   };
 
-  // A pod that already holds a slot (a Binding pod filtered again): its node, insisted.
+  // A pod that already holds a slot (a Binding pod filtered again): its node, insisted; one
+  // more bind attempt counted, and a force bind when HiveD's rule asks for it.
   if (auto it = pods_.find(pod->uid); it != pods_.end()) {
-    const Gang& gang = gangs_.at(it->second.group);
-    return bind_to(gang.placement.pods[it->second.slot].node);
+    const PodRef ref = it->second;
+    Gang& gang = gangs_.at(ref.group);
+    if (!gang.slots[ref.slot].bound) ++gang.slots[ref.slot].filter_attempts;
+    MaybeForceBind(ref.group, ref.slot, *pod, candidates);
+    return bind_to(gang.placement.pods[ref.slot].node);
   }
   GroupRequest request = ToGroupRequest(*spec);
   if (!spec->ignore_k8s_suggested_nodes) request.suggested_nodes = candidates;
   if (auto it = gangs_.find(request.name); it != gangs_.end()) {
     absl::StatusOr<std::string> node = TakeSlot(it->second, *pod, spec->leaf_cell_number);
     if (!node.ok()) return UserError("filter", node.status().message());
+    MaybeForceBind(request.name, pods_.at(pod->uid).slot, *pod, candidates);
     return bind_to(*node);
   }
   absl::StatusOr<ScheduleResult> result = scheduler_->Schedule(request, Phase::kFiltering);
@@ -169,6 +159,7 @@ HttpReply Extender::FilterLocked(const json& args, const char** outcome) {
       absl::StatusOr<std::string> node =
           TakeSlot(gangs_.at(request.name), *pod, spec->leaf_cell_number);
       if (!node.ok()) return UserError("filter", node.status().message());
+      MaybeForceBind(request.name, pods_.at(pod->uid).slot, *pod, candidates);
       return bind_to(*node);
     }
     case Outcome::kPreempting: {
@@ -318,74 +309,6 @@ HttpReply Extender::PreemptLocked(const json& args) {
   }
   metrics_.CountPreemption(victim_pods);
   return JsonReply(200, json{{"NodeNameToMetaVictims", victims}});
-}
-
-// ---- bind -----------------------------------------------------------------------------
-
-HttpReply Extender::Bind(std::string_view body) {
-  auto start = std::chrono::steady_clock::now();
-  if (!ready()) return NotReady("bind");
-  json args = json::parse(body.begin(), body.end(), nullptr, /*allow_exceptions=*/false);
-  auto done = [&](HttpReply reply, const char* outcome) {
-    metrics_.CountDecision(
-        "bind", reply.status == 200 ? outcome : "error",
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
-    return reply;
-  };
-  if (args.is_discarded() || !args.is_object()) {
-    return done(UserError("bind", "request body is not a JSON ExtenderBindingArgs object"), "");
-  }
-  std::string name = FieldString(args, "PodName");
-  std::string ns = FieldString(args, "PodNamespace");
-  std::string uid = FieldString(args, "PodUID");
-  std::string node = FieldString(args, "Node");
-  if (name.empty() || ns.empty() || uid.empty() || node.empty()) {
-    return done(UserError("bind",
-                          "ExtenderBindingArgs needs PodName, PodNamespace, PodUID and "
-                          "Node"),
-                "");
-  }
-  std::map<std::string, std::string> annotations;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    auto it = pods_.find(uid);
-    if (it == pods_.end()) {
-      return done(UserError("bind", absl::StrCat("Pod ", ns, "/", name, " (", uid,
-                                                 ") was never filtered to a node: no "
-                                                 "placement to bind")),
-                  "");
-    }
-    const Gang& gang = gangs_.at(it->second.group);
-    const PodPlacement& placement = gang.placement.pods[it->second.slot];
-    if (placement.node != node) {
-      return done(UserError("bind", absl::StrCat("Pod ", ns, "/", name, " is decided to node ",
-                                                 placement.node, ", not to node ", node)),
-                  "");
-    }
-    annotations[kAnnotationPodBindInfo] = BindInfoYaml(gang.placement, it->second.slot);
-    annotations[kAnnotationPodLeafCellIsolation] = LeafCellIsolation(placement);
-    annotations[kAnnotationPodGpuIsolation] = LeafCellIsolation(placement);
-    if (absl::StatusOr<GroupRecord> record = scheduler_->GetGroupRecord(it->second.group);
-        record.ok()) {
-      annotations[kAnnotationGroupRecord] = GroupRecordToJson(*record);
-    }
-  }
-  if (binder_ == nullptr) {
-    return done(PlatformError("bind", "no Kubernetes API server is configured"), "");
-  }
-  absl::Status s = binder_->Bind(ns, name, uid, node, annotations);
-  if (!s.ok()) {
-    return done(PlatformError("bind", absl::StrCat("binding pod ", ns, "/", name, " to node ", node,
-                                                   ": ", s.message())),
-                "");
-  }
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (auto it = pods_.find(uid); it != pods_.end()) {
-      gangs_.at(it->second.group).slots[it->second.slot].bound = true;
-    }
-  }
-  return done(JsonReply(200, json{{"Error", ""}}), "bound");
 }
 
 // ---- cluster events -------------------------------------------------------------------

@@ -10,7 +10,13 @@
 //   2. Preempt schedules in kPreempting: the group becomes Preempting (its cells reserved)
 //      and the victims' pods are returned; once they are deleted, filter finds the group's
 //      reservation placed and allocates it.
-//   3. Bind writes `pod-bind-info` and `pod-leaf-cell-isolation` through the `Binder`.
+//   3. Bind writes `pod-bind-info` and `pod-leaf-cell-isolation` through the `Binder`. A
+//      bind of a pod already bound answers 200 without a second Kubernetes bind.
+//   3a. Force bind (HiveD's): a filter of a Binding pod (decided, not bound) counts an
+//      attempt; once attempts reach `force_bind_threshold`, or at once when the decided node
+//      is not among the filter's candidate nodes, the extender binds the pod itself,
+//      asynchronously (`ForceBindQueue`). A bind call for a pod whose force bind is queued or
+//      running waits for it, so a pod is never bound twice by the extender.
 //   4. A deleted (or finished) pod leaves its slot; the group is released when its last
 //      known pod is gone (the library has no per-pod release yet, issue 29).
 //   5. Recovery replays the bind info of running pods (`ImportHivedBindInfo`), one group per
@@ -28,6 +34,7 @@
 #define HIVED_SERVER_EXTENDER_H_
 
 #include <atomic>
+#include <condition_variable>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -41,6 +48,7 @@
 #include "absl/strings/string_view.h"
 #include "hived/scheduler.h"
 #include "nlohmann/json.hpp"
+#include "server/force_bind.h"
 #include "server/metrics.h"
 #include "server/pod.h"
 
@@ -73,6 +81,13 @@ struct ExtenderOptions {
   // HiveD's `waitingPodSchedulingBlockMilliSec`: a filter that makes a pod wait answers only
   // after this long (outside the lock), a cheap FIFO for kube-scheduler's retries.
   int64_t waiting_block_ms = 0;
+  // HiveD's `forcePodBindThreshold`: filters of a Binding pod before the extender binds it
+  // itself (see 3a above).
+  int32_t force_bind_threshold = 3;
+  // Force binds waiting at most (more are dropped and counted; a later filter retries).
+  size_t force_bind_queue = 1024;
+  // Off only for tools that filter without binding (the load test); HiveD always force binds.
+  bool force_bind = true;
 };
 
 // What recovery did.
@@ -110,6 +125,9 @@ class Extender {
   // treated as deleted.
   void ReconcilePods(const std::vector<nlohmann::json>& pods);
 
+  // Blocks until no force bind is queued or running (tests, shutdown).
+  void WaitForceBinds();
+
   // Counts a failed API call (watch, list, bind) in the metrics.
   void CountApiError(const std::string& kind);
   // A reply for a request the HTTP layer refused (body too large, malformed route).
@@ -123,6 +141,8 @@ class Extender {
     std::string uid;  // empty: no pod yet
     std::string pod_key;
     bool bound = false;
+    int32_t filter_attempts = 0;  // filters since the pod was decided (HiveD's bind attempts)
+    bool binding = false;         // a Kubernetes bind (the route's or a force bind) is under way
   };
   struct Gang {
     GroupRequest request;
@@ -142,6 +162,12 @@ class Extender {
   // Gives the pod a slot of its leafCellNumber; the node. REQUIRES: mu_ held.
   absl::StatusOr<std::string> TakeSlot(Gang& gang, const PodInfo& pod, int32_t leaf_cell_number);
   void ForgetPod(const std::string& uid, const PodInfo& pod);  // REQUIRES: mu_ held
+  // The annotations a bind of slot `slot` writes. REQUIRES: mu_ held.
+  std::map<std::string, std::string> BindAnnotations(const std::string& group, size_t slot) const;
+  // Queues a force bind of the pod in `slot` when HiveD's rule asks for one. REQUIRES: mu_.
+  void MaybeForceBind(const std::string& group, size_t slot, const PodInfo& pod,
+                      const std::vector<std::string>& candidates);
+  void OnForceBindDone(const ForceBindJob& job, const absl::Status& status);
   nlohmann::json VictimsByNode(const std::vector<std::string>& groups) const;
   nlohmann::json GroupJson(const GroupStatus& group) const;
 
@@ -154,11 +180,14 @@ class Extender {
   Binder* binder_;
   std::atomic<bool> ready_{false};
   mutable std::mutex mu_;
+  std::condition_variable bind_cv_;     // a slot's `binding` ended
   std::map<std::string, Gang> gangs_;   // running groups opened by this server
   std::map<std::string, PodRef> pods_;  // pod uid -> its slot
   // Preempting groups -> the pods whose preempt call started the preemption.
   std::map<std::string, std::set<std::string>> preempting_pods_;
   mutable ExtenderMetrics metrics_;
+  // Last: destroyed first, so its worker never sees a half-destroyed extender.
+  std::unique_ptr<ForceBindQueue> force_binds_;
 };
 
 // The message prefixes of HiveD's errors.

@@ -63,6 +63,7 @@ bool ParseArgs(int argc, char** argv, Args* args) {
 // HiveD's Kubernetes keys, which the library's loader accepts and ignores.
 struct KubeKeys {
   int64_t waiting_block_ms = 0;
+  int32_t force_pod_bind_threshold = 3;
   std::string web_server_address = ":9096";
   std::string kube_api_server_address;
   std::string kube_config_file_path;
@@ -80,6 +81,7 @@ KubeKeys ReadKubeKeys(const std::string& path) {
         root["kubeApiServerAddress"].as<std::string>(keys.kube_api_server_address);
     keys.kube_config_file_path = root["kubeConfigFilePath"].as<std::string>("");
     keys.waiting_block_ms = root["waitingPodSchedulingBlockMilliSec"].as<int64_t>(0);
+    keys.force_pod_bind_threshold = root["forcePodBindThreshold"].as<int32_t>(3);
   } catch (const YAML::Exception&) {
     // The library's loader has reported any problem with the file already.
   }
@@ -128,6 +130,7 @@ int main(int argc, char** argv) {
   hived::server::KubeClient client(*kube);
   hived::server::ExtenderOptions options;
   options.waiting_block_ms = keys.waiting_block_ms;
+  options.force_bind_threshold = keys.force_pod_bind_threshold;
   hived::server::Extender extender(*std::move(scheduler), options, &client);
   hived::server::HttpServer http(&extender, {args.tls_cert, args.tls_key});
   int bound = http.BindToPort(host, port);

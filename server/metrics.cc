@@ -61,6 +61,11 @@ void ExtenderMetrics::CountApiError(const std::string& kind) {
   ++api_errors_[kind];
 }
 
+void ExtenderMetrics::CountForceBind(const std::string& outcome) {
+  std::lock_guard<std::mutex> lock(mu_);
+  ++force_binds_[outcome];
+}
+
 void ExtenderMetrics::AppendTo(std::string* out) const {
   std::lock_guard<std::mutex> lock(mu_);
   absl::StrAppend(out,
@@ -101,6 +106,14 @@ void ExtenderMetrics::AppendTo(std::string* out) const {
   for (const auto& [kind, n] : api_errors_) {
     absl::StrAppend(out, "hived_extender_api_errors_total{kind=\"", EscapeLabel(kind), "\"} ", n,
                     "\n");
+  }
+  absl::StrAppend(out,
+                  "# HELP hived_extender_force_binds_total Force binds of Binding pods (HiveD's "
+                  "forcePodBindThreshold), by outcome.\n# TYPE hived_extender_force_binds_total "
+                  "counter\n");
+  for (const auto& [outcome, n] : force_binds_) {
+    absl::StrAppend(out, "hived_extender_force_binds_total{outcome=\"", EscapeLabel(outcome),
+                    "\"} ", n, "\n");
   }
 }
 

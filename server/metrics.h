@@ -28,6 +28,9 @@ class ExtenderMetrics {
   void CountPreemption(int64_t victim_pods);
   void CountPodsRecovered(int64_t pods);
   void CountApiError(const std::string& kind);
+  // A force bind (HiveD's asynchronous bind of a Binding pod): "queued", "bound", "failed",
+  // or "dropped" (the queue was full).
+  void CountForceBind(const std::string& outcome);
   // The HELP/TYPE blocks and samples of every counter kept here.
   void AppendTo(std::string* out) const;
 
@@ -41,6 +44,7 @@ class ExtenderMetrics {
   int64_t victim_pods_ = 0;
   int64_t pods_recovered_ = 0;
   std::map<std::string, int64_t> api_errors_;
+  std::map<std::string, int64_t> force_binds_;
 };
 
 // A label value escaped for the text format (backslash, quote, newline).

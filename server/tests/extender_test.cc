@@ -217,6 +217,10 @@ TEST_CASE("Extender: bad input is a 4xx with a clear message and changes nothing
   auto ext = NewExtender(&binder);
   json ok_pod = MakePod("ok-0", "ok", GangSpec("VC2", 0, "ok", 1, 4, "DGX1-P100"));
   std::string node = FilterAndBind(*ext, ok_pod);
+  // Filtered, not yet bound: its Kubernetes bind fails below.
+  json unbound = MakePod("ub-0", "ub", GangSpec("VC2", 0, "ub", 1, 1, "DGX1-P100"));
+  std::string unbound_node = ChosenNode(ext->Filter(FilterArgs(unbound)));
+  REQUIRE_FALSE(unbound_node.empty());
   std::string before = Body(ext->Inspect("/v1/inspect/clusterstatus")).dump();
 
   CHECK(UserErrorOf(ext->Filter("{not json")).find("not a JSON") != std::string::npos);
@@ -245,12 +249,15 @@ TEST_CASE("Extender: bad input is a 4xx with a clear message and changes nothing
   CHECK(UserErrorOf(ext->Bind(R"({"PodName": "x"})")).find("needs PodName") != std::string::npos);
   // A failed Kubernetes bind is a platform error (500), retried by kube-scheduler.
   binder.fail = true;
-  HttpReply down = ext->Bind(BindArgs(ok_pod, node));
+  HttpReply down = ext->Bind(BindArgs(unbound, unbound_node));
   CHECK(down.status == 500);
   CHECK(Body(down)["Error"].get<std::string>().rfind(hived::server::kPlatformErrorPrefix, 0) == 0);
+  // A pod bound already is not bound again: answered as done, no Kubernetes call.
+  CHECK(ext->Bind(BindArgs(ok_pod, node)).status == 200);
+  CHECK(binder.calls.size() == 1);
 
   CHECK(Body(ext->Inspect("/v1/inspect/clusterstatus")).dump() == before);
-  CHECK(ext->scheduler().Groups().size() == 1);
+  CHECK(ext->scheduler().Groups().size() == 2);
   CHECK(ext->scheduler().CheckInvariants().ok());
   CHECK(ext->Metrics().find("hived_extender_api_errors_total{kind=\"filter-user-error\"}") !=
         std::string::npos);

@@ -15,6 +15,7 @@
 
 #include <chrono>
 #include <condition_variable>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <string>
@@ -100,6 +101,11 @@ class FakeApiServer {
     std::lock_guard<std::mutex> lock(mu_);
     return bind_calls_[uid];
   }
+  // Bindings applied per pod uid.
+  int BindsApplied(const std::string& uid) {
+    std::lock_guard<std::mutex> lock(mu_);
+    return binds_applied_[uid];
+  }
   // Forgets the event history: every running watch, and a watch from any version seen so
   // far, gets 410 Gone (the client must list again).
   void Compact() {
@@ -120,6 +126,14 @@ class FakeApiServer {
   int watches_started() {
     std::lock_guard<std::mutex> lock(mu_);
     return watches_started_;
+  }
+  // Called (under the server's lock, so it must not call back) on each binding request of a
+  // known pod: before it is applied, with `applied` false (returning false refuses it with
+  // 503, as if the request never reached the server), and after, with `applied` true. The
+  // crash test kills the extender from here, in the middle of its bind.
+  void SetBindHook(std::function<bool(const std::string& uid, bool applied)> hook) {
+    std::lock_guard<std::mutex> lock(mu_);
+    bind_hook_ = std::move(hook);
   }
 
  private:
@@ -219,6 +233,12 @@ class FakeApiServer {
     for (auto& [uid, pod] : pods_) {
       if (pod["metadata"]["namespace"] != ns || pod["metadata"]["name"] != name) continue;
       ++bind_calls_[uid];
+      if (bind_hook_ && !bind_hook_(uid, /*applied=*/false)) {
+        res.status = 503;
+        res.set_content(R"({"kind":"Status","code":503,"reason":"ServiceUnavailable"})",
+                        "application/json");
+        return;
+      }
       if (binding.is_discarded() || binding["metadata"].value("uid", "") != uid) {
         res.status = 409;
         res.set_content(R"({"kind":"Status","code":409,"reason":"Conflict"})", "application/json");
@@ -237,6 +257,8 @@ class FakeApiServer {
       }
       updated["status"]["phase"] = "Running";
       Put(&pods_, uid, updated, "MODIFIED", "pods");
+      ++binds_applied_[uid];
+      if (bind_hook_) (void)bind_hook_(uid, /*applied=*/true);
       res.status = 201;
       res.set_content(R"({"kind":"Status","status":"Success","code":201})", "application/json");
       return;
@@ -307,6 +329,8 @@ class FakeApiServer {
   std::map<std::string, nlohmann::json> pods_;  // by uid
   std::map<std::string, nlohmann::json> nodes_;
   std::map<std::string, int> bind_calls_;
+  std::map<std::string, int> binds_applied_;
+  std::function<bool(const std::string&, bool)> bind_hook_;
   std::vector<Ev> events_;
 };
 

@@ -64,7 +64,11 @@ int RecoveryBench(const hived::ClusterSpec& base, int racks) {
     std::fprintf(stderr, "%s\n", std::string(created.status().message()).c_str());
     return 1;
   }
-  hived::server::Extender first(*std::move(created), {}, &binder);
+  // Filters send no candidate nodes, so HiveD's rule would force bind every pod at once;
+  // this tool binds each pod itself.
+  hived::server::ExtenderOptions options;
+  options.force_bind = false;
+  hived::server::Extender first(*std::move(created), options, &binder);
   first.SetReady();
   int64_t gpus = 0;
   auto fill_start = std::chrono::steady_clock::now();

@@ -192,12 +192,12 @@ TEST_CASE("Loopback: kube-scheduler's loop against the API server, then a restar
   httplib::Client c = again.Client();
   CHECK(Get(c, "/v1/inspect/clusterstatus").dump() + Get(c, "/v1/inspect/affinitygroups/").dump() ==
         inspect_before);
-  // No pod was bound twice: a filter of a bound pod insists on its node, a second bind is
-  // refused by the API server and answered as a platform error.
+  // No pod was bound twice: a filter of a bound pod insists on its node, and a second bind
+  // of it is answered as done without a second Kubernetes bind.
   json f = Post(c, "/v1/extender/filter", FilterArgs(high));
   CHECK(f["NodeNames"][0] == api.Pod("h0")["spec"]["nodeName"]);
-  Post(c, "/v1/extender/bind", BindArgs(high, f["NodeNames"][0]), 500);
-  CHECK(api.BindCalls("h0") == 2);
+  Post(c, "/v1/extender/bind", BindArgs(high, f["NodeNames"][0]), 200);
+  CHECK(api.BindCalls("h0") == 1);
   // Node readiness from the watch becomes node health.
   std::string bad = api.Pod("o0")["spec"]["nodeName"];
   api.AddNode(bad, /*ready=*/false);
@@ -215,23 +215,90 @@ TEST_CASE("Loopback: refused requests leave the server serving", "[server][scena
   AddNodes(api);
   Running server(api, /*max_body=*/64 * 1024);
   httplib::Client c = server.Client();
+  json bound = MakePod("ok-0", "ok0", GangSpec("VC2", 0, "ok", 1, 4, "DGX1-P100"));
+  api.AddPod(bound);
+  std::string bound_node = Schedule(c, bound);
+  auto state = [&] {
+    return Get(c, "/v1/inspect/clusterstatus").dump() +
+           Get(c, "/v1/inspect/affinitygroups/").dump();
+  };
+  const std::string before = state();
+  // Each bad request: its status and a clear message, with HiveD's prefix for user errors.
+  auto refused = [&](const char* path, const std::string& body, int status, const char* says) {
+    auto res = c.Post(path, body, "application/json");
+    REQUIRE(res);
+    INFO(path << " " << body.substr(0, 80) << " -> " << res->status << " " << res->body);
+    CHECK(res->status == status);
+    CHECK(res->body.find(says) != std::string::npos);
+    if (status == 400) CHECK(res->body.find("hivedscheduler: User Error: ") != std::string::npos);
+  };
   std::string big(100 * 1024, 'x');
-  auto res = c.Post("/v1/extender/filter", big, "application/json");
-  REQUIRE(res);
-  CHECK(res->status == 413);
-  CHECK(res->body.find("request body larger than 65536 bytes") != std::string::npos);
-  res = c.Post("/v1/extender/filter", "{\"Pod\": ", "application/json");
-  REQUIRE(res);
-  CHECK(res->status == 400);
-  CHECK(res->body.find("User Error") != std::string::npos);
-  res = c.Get("/v1/nothing");
+  for (const char* path : {"/v1/extender/filter", "/v1/extender/preempt", "/v1/extender/bind"}) {
+    // A body over the limit; malformed JSON (cut mid-object); JSON that is not an object.
+    refused(path, big, 413, "request body larger than 65536 bytes");
+    refused(path, "{\"Pod\": {\"metadata\": ", 400, "not a JSON");
+    refused(path, "[1, 2]", 400, "not a JSON");
+  }
+  // An unknown VC; a spec breaking HiveD's rules; a pod that does not opt in.
+  json vc = MakePod("vc-0", "vc0", GangSpec("NOPE", 0, "vc", 1, 1));
+  refused("/v1/extender/filter", FilterArgs(vc), 400, "NOPE");
+  refused("/v1/extender/preempt", PreemptArgs(vc), 400, "NOPE");
+  json rule = MakePod("r-0", "r0", "virtualCluster: VC2\npriority: 1001\nleafCellNumber: 1\n");
+  refused("/v1/extender/filter", FilterArgs(rule), 400, "Priority is greater than 1000");
+  json members = MakePod("m-0", "m0",
+                         "virtualCluster: VC2\nleafCellNumber: 2\naffinityGroup:\n  name: m\n"
+                         "  members:\n  - podNumber: 1\n    leafCellNumber: 1\n");
+  refused("/v1/extender/filter", FilterArgs(members), 400, "does not contains current Pod");
+  json off = MakePod("off-0", "off0", GangSpec("VC2", 0, "off", 1, 1), /*opt_in=*/false);
+  refused("/v1/extender/filter", FilterArgs(off), 400, "pod-scheduling-enable");
+  // A bind for a pod never filtered; a bind to another node than decided; missing fields.
+  json never = MakePod("never-0", "never0", GangSpec("VC2", 0, "never", 1, 1));
+  api.AddPod(never);
+  refused("/v1/extender/bind", BindArgs(never, "1.0.0.0"), 400, "never filtered");
+  std::string other = bound_node == "1.0.0.0" ? "1.0.0.1" : "1.0.0.0";
+  refused("/v1/extender/bind", BindArgs(bound, other), 400, "is decided to node");
+  refused("/v1/extender/bind", R"({"PodName": "x"})", 400, "needs PodName");
+  auto res = c.Get("/v1/nothing");
   REQUIRE(res);
   CHECK(res->status == 404);
   CHECK(res->body.find("no such route") != std::string::npos);
+  // Nothing changed, nothing was bound, and the server still serves.
+  CHECK(state() == before);
+  CHECK(api.BindCalls("never0") == 0);
+  CHECK(api.Pod("ok0")["spec"]["nodeName"] == bound_node);
   REQUIRE(c.Get("/healthz")->status == 200);
   json pod = MakePod("a-0", "a0", GangSpec("VC2", 0, "a", 1, 1));
   api.AddPod(pod);
   Schedule(c, pod);
+  CHECK(server.extender().scheduler().CheckInvariants().ok());
+}
+
+TEST_CASE("Loopback: a watch stream cut mid-object is retried and loses no event",
+          "[server][scenario]") {
+  FakeApiServer api;
+  api.Start();
+  AddNodes(api);
+  Running server(api);
+  httplib::Client c = server.Client();
+  std::vector<json> pods;
+  for (int i = 0; i < 3; ++i) {
+    pods.push_back(MakePod("w-" + std::to_string(i), "w" + std::to_string(i),
+                           GangSpec("VC2", 0, "w" + std::to_string(i), 1, 1)));
+    api.AddPod(pods.back());
+    Schedule(c, pods.back());
+  }
+  // Each deletion's event is cut in the middle of its object: the watch is retried from the
+  // last whole event and the deletion still arrives.
+  for (const json& pod : pods) {
+    int watches = api.watches_started();
+    api.CutNextWatch();
+    api.DeletePod(pod["metadata"]["uid"]);
+    REQUIRE(WaitFor([&] { return api.watches_started() > watches; }));
+  }
+  REQUIRE(WaitFor([&] { return server.extender().scheduler().Groups().empty(); }));
+  CHECK(server.extender().Metrics().find("hived_extender_api_errors_total{kind=\"watch-pods\"}") !=
+        std::string::npos);
+  CHECK(server.extender().scheduler().CheckInvariants().ok());
 }
 
 TEST_CASE("Loopback: /metrics passes promtool check metrics", "[server][scenario]") {

@@ -3,8 +3,12 @@
 #ifndef HIVED_SERVER_TESTS_TEST_PODS_H_
 #define HIVED_SERVER_TESTS_TEST_PODS_H_
 
+#include <algorithm>
 #include <string>
+#include <vector>
 
+#include "hived/config.h"
+#include "hived/scheduler.h"
 #include "nlohmann/json.hpp"
 #include "support/testdata.h"
 
@@ -44,9 +48,26 @@ inline std::string GangSpec(const std::string& vc, int priority, const std::stri
   return s;
 }
 
-// kube-scheduler's ExtenderArgs with nodeCacheCapable: true.
-inline std::string FilterArgs(const nlohmann::json& pod, const std::vector<std::string>& nodes = {
-                                                             "1.0.0.0", "1.0.0.1", "1.0.0.2"}) {
+// Every node of the design config, in name order: kube-scheduler's candidates when all its
+// own filters pass.
+inline const std::vector<std::string>& DesignNodes() {
+  static const std::vector<std::string> nodes = [] {
+    std::vector<std::string> names;
+    auto spec = hived::LoadClusterSpecFile(DesignConfig());
+    if (!spec.ok()) return names;
+    auto scheduler = hived::Scheduler::Create(*spec);
+    if (!scheduler.ok()) return names;
+    for (const hived::NodeStatus& n : (*scheduler)->Nodes()) names.push_back(n.name);
+    std::sort(names.begin(), names.end());
+    return names;
+  }();
+  return nodes;
+}
+
+// kube-scheduler's ExtenderArgs with nodeCacheCapable: true (by default every node is a
+// candidate, so HiveD's force bind for a decided node outside the candidates stays off).
+inline std::string FilterArgs(const nlohmann::json& pod,
+                              const std::vector<std::string>& nodes = DesignNodes()) {
   return nlohmann::json{{"Pod", pod}, {"NodeNames", nodes}}.dump();
 }
 
