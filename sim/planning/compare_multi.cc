@@ -231,11 +231,12 @@ std::string TargetTable(const std::vector<Series>& series, const PlanTarget& tar
     std::string worst_vc;
     double worst = 0, worst_ci = 0;
     bool meets = true, surely = true;
+    bool all_ci = true, spread = false;  // every VC has an interval; some interval is > 0
   };
   const bool upper = target.op == PlanTarget::Op::kLe || target.op == PlanTarget::Op::kLt;
   std::vector<Point> points;
   for (const Series& s : series) {
-    Point p{&s, 0, "", 0, 0, true, true};
+    Point p{&s, 0, "", 0, 0, true, true, true, false};
     bool any = false;
     for (const std::string& vc : s.vcs) {
       if (vc == "all") continue;
@@ -247,7 +248,12 @@ std::string TargetTable(const std::vector<Series>& series, const PlanTarget& tar
       if (!m) continue;
       const double v = vals->second.at(*m);
       double ci = 0;
-      if (auto c = s.ci95.find(vc); c != s.ci95.end() && c->second.count(*m)) ci = c->second.at(*m);
+      if (auto c = s.ci95.find(vc); c != s.ci95.end() && c->second.count(*m)) {
+        ci = c->second.at(*m);
+        p.spread |= ci > 0;
+      } else {
+        p.all_ci = false;
+      }
       const double rejected = Value(s, vc, "rejected").value_or(0);
       const bool meets = target.Meets(v) && rejected == 0;
       p.meets &= meets;
@@ -260,6 +266,9 @@ std::string TargetTable(const std::vector<Series>& series, const PlanTarget& tar
       any = true;
     }
     if (!any) p.meets = p.surely = false;
+    // "95% sure" needs intervals (two seeds or more) that are not all zero: identical seeds
+    // say nothing about how sure the answer is (sweep --bootstrap resamples the trace).
+    if (!p.all_ci || !p.spread) p.surely = false;
     points.push_back(p);
   }
   std::stable_sort(points.begin(), points.end(),
@@ -268,19 +277,27 @@ std::string TargetTable(const std::vector<Series>& series, const PlanTarget& tar
   out +=
       absl::StrFormat("%-40s %9s %-24s %s\n", "point", "reserved", "worst VC (mean ±95%)", "meets");
   const Point* best = nullptr;
+  bool no_spread = false;
   for (const Point& p : points) {
     const std::string worst = absl::StrFormat("%s %.3g±%.2g", p.worst_vc,
                                               p.worst / (IsTimeName(target.metric) ? 3600 : 1),
                                               p.worst_ci / (IsTimeName(target.metric) ? 3600 : 1));
     out += absl::StrFormat("%-40s %9.0f %-24s %s\n", p.s->label.substr(0, 40), p.gpus, worst,
-                           p.surely  ? "yes (95% sure)"
-                           : p.meets ? "yes (on the mean)"
-                                     : "no");
+                           p.surely   ? "yes (95% sure)"
+                           : !p.meets ? "no"
+                           : p.all_ci ? "yes (seeds change nothing: no interval)"
+                                      : "yes (on the mean)");
+    no_spread |= p.meets && p.all_ci && !p.spread;
     if (best == nullptr && p.meets) best = &p;
   }
   out += best ? absl::StrFormat("cheapest meeting the target: %s (%.0f reserved GPUs)\n",
                                 best->s->label, best->gpus)
               : "no point of the sweep meets the target for every VC\n";
+  if (no_spread) {
+    out +=
+        "(seeds change nothing here, so the ±0 is no confidence: rerun the sweep with "
+        "--bootstrap days to resample the trace per seed)\n";
+  }
   if (IsTimeName(target.metric)) out += "(times in hours)\n";
   return out;
 }

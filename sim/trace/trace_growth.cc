@@ -102,4 +102,46 @@ void ScaleVcLoad(const std::string& vc, double k, uint64_t seed, Trace* trace) {
   jobs = std::move(out);
 }
 
+void BootstrapTrace(int64_t block_seconds, uint64_t seed, Trace* trace) {
+  std::vector<TraceJob>& jobs = trace->jobs;
+  if (jobs.empty()) return;
+  const uint64_t h = Mix(seed ^ 0x626f6f7473747261ULL);  // "bootstra"
+  auto draw = [&](uint64_t i, uint64_t n) {
+    return static_cast<uint64_t>(static_cast<double>(Mix(h + i) >> 11) * 0x1.0p-53 *
+                                 static_cast<double>(n));
+  };
+  std::vector<TraceJob> out;
+  out.reserve(jobs.size());
+  if (block_seconds <= 0) {
+    const uint64_t n = jobs.size();
+    for (uint64_t i = 0; i < n; ++i) {
+      TraceJob j = jobs[std::min<uint64_t>(draw(i, n), n - 1)];
+      j.id = absl::StrCat(Av(j.id), "-b", i);
+      out.push_back(std::move(j));
+    }
+  } else {
+    const Time first = jobs.front().submit_time;
+    const auto blocks =
+        static_cast<uint64_t>((jobs.back().submit_time - first) / block_seconds + 1);
+    // The jobs of each block, as index ranges of the sorted trace.
+    std::vector<size_t> start(blocks + 1, jobs.size());
+    for (size_t i = jobs.size(); i-- > 0;) {
+      start[static_cast<uint64_t>((jobs[i].submit_time - first) / block_seconds)] = i;
+    }
+    for (uint64_t b = blocks; b-- > 0;) start[b] = std::min(start[b], start[b + 1]);
+    for (uint64_t b = 0; b < blocks; ++b) {
+      const uint64_t d = std::min<uint64_t>(draw(b, blocks), blocks - 1);
+      const Time shift = (static_cast<Time>(b) - static_cast<Time>(d)) * block_seconds;
+      for (size_t i = start[d]; i < start[d + 1]; ++i) {
+        TraceJob j = jobs[i];
+        j.id = absl::StrCat(Av(j.id), "-b", b);
+        j.submit_time += shift;
+        out.push_back(std::move(j));
+      }
+    }
+  }
+  std::stable_sort(out.begin(), out.end(), BySubmit);
+  jobs = std::move(out);
+}
+
 }  // namespace hived::sim

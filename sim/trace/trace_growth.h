@@ -35,6 +35,16 @@ std::vector<TraceJob> GrowVcJobs(const std::vector<TraceJob>& jobs, const std::s
 // come after them). k == 1 changes nothing.
 void ScaleVcLoad(const std::string& vc, double k, uint64_t seed, Trace* trace);
 
+// The trace resampled for a bootstrap (`--bootstrap days|weeks|jobs`, seeded by the run's
+// seed), so that replays of one config differ as the workload might have: `block_seconds` >
+// 0 cuts the span from the first submission into blocks of that length (a day, a week) and
+// draws as many blocks with replacement, block i taking the jobs of the drawn block shifted
+// into its place (a block bootstrap: bursts and daily shape stay whole); 0 draws the jobs
+// themselves with replacement, each keeping its submit time. Ids become "ID-bK" (K the
+// draw), so a job drawn twice stays unique. A trace whose blocks are all alike comes back
+// with the same jobs at the same times.
+void BootstrapTrace(int64_t block_seconds, uint64_t seed, Trace* trace);
+
 }  // namespace hived::sim
 
 #endif  // HIVED_SIM_TRACE_TRACE_GROWTH_H_

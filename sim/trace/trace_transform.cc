@@ -214,6 +214,10 @@ void RegisterTraceTransformFlags(FlagParser* parser, TraceTransformFlags* flags)
                  "trace transform: add gen-trace jobs for VC (a VC of the config); load= is "
                  "relative to VC's size, VC:per-day=N[,sizes=1:90/8:10,max-gpus=G] absolute, "
                  "VC:like=X[,scale=K] copies VC X's jobs x K");
+  parser->String("bootstrap", &flags->bootstrap, "days|weeks|jobs",
+                 "trace transform: resample the trace, seeded by --seed (days or weeks of "
+                 "arrivals, or single jobs, drawn with replacement), so seeds give intervals "
+                 "that include the workload's own variation");
   parser->String("vc-load-scale", &flags->vc_load_scale, "VC=K,...",
                  "trace transform: VC's jobs x K over the same days (per-VC growth; K < 1 "
                  "thins them)");
@@ -274,6 +278,17 @@ absl::StatusOr<TraceTransforms> ParseTraceTransforms(const TraceTransformFlags& 
     }
     t.vc_load_scale.emplace_back(vc, *k);
   }
+  if (!flags.bootstrap.empty()) {
+    if (flags.bootstrap == "days") {
+      t.bootstrap_block = 86400;
+    } else if (flags.bootstrap == "weeks") {
+      t.bootstrap_block = 7 * 86400;
+    } else if (flags.bootstrap == "jobs") {
+      t.bootstrap_block = 0;
+    } else {
+      return BadItem("bootstrap", flags.bootstrap, "days, weeks or jobs");
+    }
+  }
   return t;
 }
 
@@ -286,7 +301,8 @@ std::vector<std::string> TraceTransformArgs(const TraceTransformFlags& flags) {
       {"vc-priority", &flags.vc_priority},
       {"vc-opportunistic", &flags.vc_opportunistic},
       {"move-vc", &flags.move_vc},
-      {"vc-load-scale", &flags.vc_load_scale}};
+      {"vc-load-scale", &flags.vc_load_scale},
+      {"bootstrap", &flags.bootstrap}};
   for (const auto& [name, value] : all) {
     if (!value->empty()) out.push_back(absl::StrCat("--", name, "=", *value));
   }
@@ -302,6 +318,7 @@ absl::Status ApplyTraceTransforms(const TraceTransforms& t, const ClusterSpec& s
     for (const TraceJob& j : jobs) vcs.insert(j.vc.str());
     return vcs;
   };
+  if (t.bootstrap_block >= 0) BootstrapTrace(t.bootstrap_block, seed, trace);
   if (!t.only_vcs.empty()) {
     const std::set<std::string> vcs = present();
     for (const std::string& vc : t.only_vcs) {

@@ -1,6 +1,8 @@
 // sim/trace/trace_transform.h: what-if edits of a job trace, for `run`, `sweep` and `plan`.
 //
 // Applied in this order after the trace is read:
+//   0. `--bootstrap days|weeks|jobs`  the trace resampled, seeded by the run's seed
+//      (`BootstrapTrace`, sim/trace/trace_growth.h): the workload's own uncertainty;
 //   1. `--only-vcs A,B`         keep only these VCs' jobs (names as in the trace);
 //   2. `--rename-vcs OLD=NEW,…` rename VCs; several OLD to one NEW merge them;
 //   3. `--add-tenant VC[:jobs=N,load=L,seed=S]`  add a synthetic tenant: `gen-trace`'s
@@ -60,6 +62,7 @@ struct TraceTransformFlags {
   std::string vc_opportunistic;
   std::string move_vc;
   std::string vc_load_scale;
+  std::string bootstrap;
 };
 
 // A tenant in one of three forms: relative (`load=`, gen-trace's load over the VC's own
@@ -86,9 +89,11 @@ struct TraceTransforms {
   std::vector<std::pair<std::string, double>> vc_opportunistic;
   std::vector<std::pair<std::string, std::string>> move_vcs;  // (VC, target cell type)
   std::vector<std::pair<std::string, double>> vc_load_scale;  // (VC, K)
+  int64_t bootstrap_block = -1;  // >= 0: resample (BootstrapTrace) with this block; 0 = jobs
   bool empty() const {
     return only_vcs.empty() && rename_vcs.empty() && tenants.empty() && vc_priority.empty() &&
-           vc_opportunistic.empty() && move_vcs.empty() && vc_load_scale.empty();
+           vc_opportunistic.empty() && move_vcs.empty() && vc_load_scale.empty() &&
+           bootstrap_block < 0;
   }
 };
 

@@ -1,10 +1,15 @@
 // Issue 31 item 2: tenants and growth as they arrive. Per-VC growth (`--vc-load-scale`),
 // tenants in absolute terms (`per-day=`, `like=`), and `plan --add-vc` / `plan --resume`.
 #include <filesystem>
+#include <fstream>
 #include <map>
+#include <set>
+#include <tuple>
 
 #include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
+#include "absl/strings/str_split.h"
 #include "hived/config.h"
 #include "planning_test_util.h"
 #include "sim/cluster/spec_edit.h"
@@ -210,6 +215,47 @@ TEST_CASE("Growth: an absolute tenant's load does not change with its VC's size 
   }
 }
 
+TEST_CASE("Bootstrap: resampled days keep a trace of alike days and vary one that is not",
+          "[sim][planning][unit]") {
+  // Alike: every day the same two jobs.
+  std::vector<std::pair<std::string, Time>> alike, varied;
+  for (int d = 0; d < 10; ++d) {
+    alike.emplace_back("a", Time{86400} * d);
+    alike.emplace_back("a", Time{86400} * d + 100);
+    for (int k = 0; k <= d; ++k) varied.emplace_back("a", Time{86400} * d + k);
+  }
+  auto times = [](const Trace& t) {
+    std::vector<Time> v;
+    for (const TraceJob& j : t.jobs) v.push_back(j.submit_time);
+    return v;
+  };
+  const Trace a = Jobs(alike), v = Jobs(varied);
+  std::set<size_t> counts;
+  for (uint64_t seed = 1; seed <= 5; ++seed) {
+    Trace t = a;
+    BootstrapTrace(86400, seed, &t);
+    CHECK(times(t) == times(a));
+    Trace u = v;
+    BootstrapTrace(86400, seed, &u);
+    CHECK(Sorted(u));
+    counts.insert(u.jobs.size());
+    std::set<std::string> ids;
+    for (const TraceJob& j : u.jobs) ids.emplace(j.id.view());
+    CHECK(ids.size() == u.jobs.size());  // a day drawn twice keeps unique ids
+    Trace again = v;
+    BootstrapTrace(86400, seed, &again);
+    CHECK(times(again) == times(u));
+    Trace by_job = v;
+    BootstrapTrace(0, seed, &by_job);
+    CHECK(by_job.jobs.size() == v.jobs.size());
+    CHECK(Sorted(by_job));
+  }
+  CHECK(counts.size() > 1);  // the days drawn differ with the seed
+  TraceTransformFlags f;
+  f.bootstrap = "months";
+  CHECK(absl::StrContains(Parse(f).status().message(), "--bootstrap: 'months' is not days"));
+}
+
 #ifdef HIVED_SIM_EXE
 using testing::RunSim;
 using testing::TempDir;
@@ -296,6 +342,62 @@ TEST_CASE("Plan: --resume reads the finished probes and gives the same outputs (
   const testing::SimResult other = RunSim(args + killed + " --resume --seed 2", tmp / "log");
   CHECK(other.exit_code == 0);
   CHECK(!absl::StrContains(other.output, "--resume:"));
+}
+
+// The ci95 of queuing_delay.mean of VC a in a sweep's summary.csv.
+std::string Ci95(const std::string& summary_csv) {
+  for (absl::string_view line : absl::StrSplit(summary_csv, '\n')) {
+    if (absl::StrContains(line, ",a,queuing_delay.mean,")) {
+      return std::string(line.substr(line.rfind(',') + 1));
+    }
+  }
+  return "missing";
+}
+
+TEST_CASE("Bootstrap: a deterministic replay's interval is non-zero only when the trace varies",
+          "[sim][planning][unit]") {
+  TempDir tmp("bootstrap");
+  std::string varied = "job_id,submit_time,vc,priority,pods,gpus_per_pod,gpu_type,duration\n";
+  std::string alike = varied;
+  for (int d = 0; d < 8; ++d) {
+    for (int k = 0; k < 1 + (d % 4) * 2; ++k) {
+      absl::StrAppend(&varied, "v", d, "-", k, ",", d * 86400, ",a,0,1,2,,3600\n");
+    }
+    for (int k = 0; k < 3; ++k) {
+      absl::StrAppend(&alike, "s", d, "-", k, ",", d * 86400, ",a,0,1,2,,3600\n");
+    }
+  }
+  std::ofstream(tmp / "varied.csv") << varied;
+  std::ofstream(tmp / "alike.csv") << alike;
+  const std::string sweep =
+      "sweep --config tests/testdata/planning/small.yaml --seeds 1-4 --jobs 2 "
+      "--run-args --baseline=none ";
+  for (const auto& [trace, bootstrap, nonzero] :
+       std::vector<std::tuple<std::string, std::string, bool>>{
+           {"varied", "", false}, {"varied", "days", true}, {"alike", "days", false}}) {
+    CAPTURE(trace, bootstrap);
+    const std::string out = tmp / (trace + bootstrap);
+    const testing::SimResult r =
+        RunSim(sweep + "--trace " + (tmp / (trace + ".csv")) + " --out " + out +
+                   (bootstrap.empty() ? "" : " --bootstrap " + bootstrap),
+               tmp / "log");
+    INFO(r.output);
+    REQUIRE(r.exit_code == 0);
+    const std::string ci = Ci95(ReadAll(out + "/summary.csv"));
+    CHECK(ci != "missing");
+    CHECK((std::stod(ci) > 0) == nonzero);
+  }
+  // compare --target: identical seeds are not "95% sure"; bootstrapped seeds can be.
+  testing::SimResult r =
+      RunSim("compare " + (tmp / "varied/sweep.csv") + " --target 'p95_wait<=100h'", tmp / "log");
+  INFO(r.output);
+  CHECK(r.exit_code == 0);
+  CHECK(absl::StrContains(r.output, "yes (seeds change nothing: no interval)"));
+  CHECK(absl::StrContains(r.output, "--bootstrap days"));
+  CHECK(!absl::StrContains(r.output, "95% sure"));
+  r = RunSim("compare " + (tmp / "varieddays/sweep.csv") + " --target 'p95_wait<=100h'",
+             tmp / "log");
+  CHECK(absl::StrContains(r.output, "yes (95% sure)"));
 }
 #endif
 
