@@ -399,6 +399,37 @@ TEST_CASE("Bootstrap: a deterministic replay's interval is non-zero only when th
              tmp / "log");
   CHECK(absl::StrContains(r.output, "yes (95% sure)"));
 }
+TEST_CASE("Compare charts: a missing value is marked, not drawn as a zero (issue 31)",
+          "[sim][planning][unit]") {
+  if (std::system("gnuplot --version >/dev/null 2>&1") != 0) return;  // charts need gnuplot
+  TempDir tmp("compare-charts");
+  const std::string run = std::string("run ") + kSmall + " --quiet --out ";
+  REQUIRE(RunSim(run + (tmp / "with"), tmp / "log").exit_code == 0);
+  REQUIRE(RunSim(run + (tmp / "without") + " --baseline=none", tmp / "log").exit_code == 0);
+  const testing::SimResult r =
+      RunSim("compare --label with " + (tmp / "with") + " --label without " + (tmp / "without") +
+                 " --out " + (tmp / "charts"),
+             tmp / "log");
+  INFO(r.output);
+  REQUIRE(r.exit_code == 0);
+  // The run without the private baseline has no anomaly: its cells are '-' (a gap), and the
+  // VC's label says so.
+  const std::string dat = ReadAll(tmp / "charts/anomaly_by_vc.dat");
+  CHECK(absl::StrContains(dat, "\"a *\" 0 -\n"));
+  const std::string gp = ReadAll(tmp / "charts/anomaly_by_vc.gp");
+  CHECK(absl::StrContains(gp, "set datafile missing '-'"));
+  CHECK(absl::StrContains(gp, "* = no value in some runs (no bar)"));
+  CHECK(absl::StrContains(gp, "set xzeroaxis"));
+  CHECK(std::filesystem::exists(tmp / "charts/anomaly_by_vc.png"));
+  // The per-run anomaly chart: a title in two lines (one line was clipped at both ends) and
+  // the footnote at the right, clear of the centred axis label.
+  REQUIRE(RunSim(run + (tmp / "plot") + " --plot", tmp / "log").exit_code == 0);
+  const std::string anomaly = ReadAll(tmp / "plot/plots/anomaly.gp");
+  CHECK(absl::StrContains(anomaly, "set title \"Sharing anomaly per VC under hived\\nmean"));
+  CHECK(absl::StrContains(anomaly, "at screen 0.99,0.02 right"));
+  // Both runs have every wait: nothing marked.
+  CHECK(!absl::StrContains(ReadAll(tmp / "charts/mean_wait_by_vc.dat"), "*"));
+}
 #endif
 
 }  // namespace
