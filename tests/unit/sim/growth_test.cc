@@ -387,6 +387,15 @@ TEST_CASE("Bootstrap: a deterministic replay's interval is non-zero only when th
     CHECK(ci != "missing");
     CHECK((std::stod(ci) > 0) == nonzero);
   }
+  // The grid file takes the new transforms as keys.
+  std::ofstream(tmp / "grid.yaml")
+      << "config: tests/testdata/planning/small.yaml\ntrace: " << (tmp / "varied.csv")
+      << "\nseeds: 1-2\nbootstrap: days\nvc-load-scale: a=2\n"
+         "run-args: --baseline=none\n";
+  const testing::SimResult grid =
+      RunSim("sweep --grid " + (tmp / "grid.yaml") + " --out " + (tmp / "grid"), tmp / "log");
+  INFO(grid.output);
+  CHECK(grid.exit_code == 0);
   // compare --target: identical seeds are not "95% sure"; bootstrapped seeds can be.
   testing::SimResult r =
       RunSim("compare " + (tmp / "varied/sweep.csv") + " --target 'p95_wait<=100h'", tmp / "log");
