@@ -130,6 +130,13 @@ for c in "${cases[@]}"; do
     *) mapfile -t list < <(cd "$scratch/base-$name" && find . -type f -name '*.*' | sort) ;;
   esac
   for f in "${list[@]}"; do
+    # sized.yaml's header records the command, whose --out folder differs by name only.
+    if [ "$name/$f" = plan/sized.yaml ] &&
+      cmp -s <(sed "s|$scratch/base-$name|OUT|g" "$scratch/base-$name/$f") \
+        <(sed "s|$scratch/new-$name|OUT|g" "$scratch/new-$name/$f"); then
+      files=$((files + 1))
+      continue
+    fi
     if ! cmp -s "$scratch/base-$name/$f" "$scratch/new-$name/$f"; then
       echo "$name: $f differs" >&2
       diff <(head -c 2000000 "$scratch/base-$name/$f") <(head -c 2000000 "$scratch/new-$name/$f") |

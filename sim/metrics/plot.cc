@@ -24,7 +24,7 @@ constexpr char kBarStyle[] =
     "set xzeroaxis lt 1 lc rgb 'grey50' dt 2 lw 1\nset datafile missing '-'\n"
     "set key outside right top vertical\n"
     "set label 1 'a 0 is a black line on the axis; a gap is missing data (no baseline)' "
-    "at screen 0.01,0.02 font ',9'\n";
+    "at screen 0.99,0.02 right font ',9'\n";
 
 std::string ShellQuote(const std::string& s) {
   std::string out = "'";
@@ -200,9 +200,10 @@ absl::Status PlotRun(const std::string& dir_name, const Summary& summary,
     }
     if (!any && summary.vcs.empty()) data += "\"(no VC)\" - - -\n";
     const std::string script = absl::StrCat(
-        kTerminal, "set output 'anomaly.png'\n", "set title 'Sharing anomaly per VC under ", policy,
-        ": mean queuing delay minus under private (> 0 = waits longer than in a private "
-        "cluster)'\n",
+        kTerminal, "set output 'anomaly.png'\n", "set title \"Sharing anomaly per VC under ",
+        policy,
+        "\\nmean queuing delay minus under private (> 0 = waits longer than in a private "
+        "cluster)\"\n",
         kBarStyle, "set ylabel 'hours'\n", "plot 'anomaly.dat' using 2:xtic(1) title 'anomaly (",
         policy, ")', '' using 3 title 'mean delay (", policy,
         ")', '' using 4 title 'mean delay (private)'\n");

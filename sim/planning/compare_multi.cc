@@ -192,15 +192,36 @@ absl::Status Charts(const std::string& dir, const std::vector<Series>& series) {
     std::string data = "vc";
     for (const Series& s : series) absl::StrAppend(&data, " ", GnuplotQuote(s.label));
     data += "\n";
-    bool any = false;
+    // A VC with a value missing in some series is marked '*' (its bar is left out); zeros
+    // are a black line on the axis. When the values span more than 100x (one large VC
+    // flattens the rest) and none is negative, the axis is logarithmic, zeros drawn as short
+    // bars at the floor (the smallest positive value / 10; the axis starts at half of it).
+    bool any = false, missing = false, negative = false;
+    double lo = 0, hi = 0;
     for (const std::string& vc : vcs) {
-      data += GnuplotQuote(vc);
+      for (const Series& s : series) {
+        if (const std::optional<double> v = Value(s, vc, k.metric)) {
+          const double x = *v * k.scale;
+          negative |= x < 0;
+          if (x > 0) lo = lo == 0 ? x : std::min(lo, x);
+          hi = std::max(hi, x);
+        }
+      }
+    }
+    const bool log_axis = !negative && lo > 0 && hi > 100 * lo;
+    const double floor = lo / 10;
+    for (const std::string& vc : vcs) {
+      std::string row;
+      bool gap = false;
       for (const Series& s : series) {
         const std::optional<double> v = Value(s, vc, k.metric);
         any |= v.has_value();
-        data += v ? absl::StrFormat(" %.6g", *v * k.scale) : " NaN";
+        gap |= !v.has_value();
+        const double x = v ? *v * k.scale : 0;
+        row += v ? absl::StrFormat(" %.6g", log_axis ? std::max(x, floor) : x) : " -";
       }
-      data += "\n";
+      missing |= gap;
+      data += GnuplotQuote(gap ? vc + " *" : vc) + row + "\n";
     }
     const std::string name = k.chart;
     if (!any) {  // e.g. the anomaly of runs without the private baseline
@@ -208,15 +229,25 @@ absl::Status Charts(const std::string& dir, const std::vector<Series>& series) {
                    name.c_str());
       continue;
     }
+    // The notes go in a second title line: nothing else is free on a narrow chart.
+    std::string title = k.title;
+    if (missing || log_axis) {
+      absl::StrAppend(
+          &title, "\\n", missing ? "* = no value in some runs (no bar)" : "",
+          missing && log_axis ? "; " : "",
+          log_axis ? "log scale (one VC dwarfs the rest); zeros drawn at the floor" : "");
+    }
     const std::string script = absl::StrCat(
         "set terminal pngcairo size ",
         std::clamp<size_t>(18 * vcs.size() * series.size() + 240, 800, 1600), ",560\nset output ",
-        GnuplotQuote(name + ".png"), "\nset title ", GnuplotQuote(k.title),
+        GnuplotQuote(name + ".png"), "\nset title ", GnuplotQuote(title),
         "\nset style data histogram\nset style histogram clustered gap 1\nset style fill solid "
         "0.8 border -1\nset xtics rotate by -45 noenhanced\nset key noenhanced outside "
         "bottom center horizontal\nset grid y\nset ylabel ",
-        GnuplotQuote(k.title), "\nplot for [i=2:", series.size() + 1, "] ",
-        GnuplotQuote(name + ".dat"), " using i:xtic(1) title columnheader(i)\n");
+        GnuplotQuote(k.title), "\nset xzeroaxis lt -1\nset bmargin 8\nset datafile missing '-'\n",
+        log_axis ? absl::StrCat("set logscale y\nset yrange [", floor / 2, ":*]\n") : "",
+        "plot for [i=2:", series.size() + 1, "] ", GnuplotQuote(name + ".dat"),
+        " using i:xtic(1) title columnheader(i)\n");
     if (absl::Status s = RenderGnuplot(dir, name, data, script); !s.ok()) return s;
   }
   return absl::OkStatus();
@@ -231,11 +262,12 @@ std::string TargetTable(const std::vector<Series>& series, const PlanTarget& tar
     std::string worst_vc;
     double worst = 0, worst_ci = 0;
     bool meets = true, surely = true;
+    bool all_ci = true, spread = false;  // every VC has an interval; some interval is > 0
   };
   const bool upper = target.op == PlanTarget::Op::kLe || target.op == PlanTarget::Op::kLt;
   std::vector<Point> points;
   for (const Series& s : series) {
-    Point p{&s, 0, "", 0, 0, true, true};
+    Point p{&s, 0, "", 0, 0, true, true, true, false};
     bool any = false;
     for (const std::string& vc : s.vcs) {
       if (vc == "all") continue;
@@ -247,7 +279,12 @@ std::string TargetTable(const std::vector<Series>& series, const PlanTarget& tar
       if (!m) continue;
       const double v = vals->second.at(*m);
       double ci = 0;
-      if (auto c = s.ci95.find(vc); c != s.ci95.end() && c->second.count(*m)) ci = c->second.at(*m);
+      if (auto c = s.ci95.find(vc); c != s.ci95.end() && c->second.count(*m)) {
+        ci = c->second.at(*m);
+        p.spread |= ci > 0;
+      } else {
+        p.all_ci = false;
+      }
       const double rejected = Value(s, vc, "rejected").value_or(0);
       const bool meets = target.Meets(v) && rejected == 0;
       p.meets &= meets;
@@ -260,6 +297,9 @@ std::string TargetTable(const std::vector<Series>& series, const PlanTarget& tar
       any = true;
     }
     if (!any) p.meets = p.surely = false;
+    // "95% sure" needs intervals (two seeds or more) that are not all zero: identical seeds
+    // say nothing about how sure the answer is (sweep --bootstrap resamples the trace).
+    if (!p.all_ci || !p.spread) p.surely = false;
     points.push_back(p);
   }
   std::stable_sort(points.begin(), points.end(),
@@ -268,19 +308,27 @@ std::string TargetTable(const std::vector<Series>& series, const PlanTarget& tar
   out +=
       absl::StrFormat("%-40s %9s %-24s %s\n", "point", "reserved", "worst VC (mean ±95%)", "meets");
   const Point* best = nullptr;
+  bool no_spread = false;
   for (const Point& p : points) {
     const std::string worst = absl::StrFormat("%s %.3g±%.2g", p.worst_vc,
                                               p.worst / (IsTimeName(target.metric) ? 3600 : 1),
                                               p.worst_ci / (IsTimeName(target.metric) ? 3600 : 1));
     out += absl::StrFormat("%-40s %9.0f %-24s %s\n", p.s->label.substr(0, 40), p.gpus, worst,
-                           p.surely  ? "yes (95% sure)"
-                           : p.meets ? "yes (on the mean)"
-                                     : "no");
+                           p.surely   ? "yes (95% sure)"
+                           : !p.meets ? "no"
+                           : p.all_ci ? "yes (seeds change nothing: no interval)"
+                                      : "yes (on the mean)");
+    no_spread |= p.meets && p.all_ci && !p.spread;
     if (best == nullptr && p.meets) best = &p;
   }
   out += best ? absl::StrFormat("cheapest meeting the target: %s (%.0f reserved GPUs)\n",
                                 best->s->label, best->gpus)
               : "no point of the sweep meets the target for every VC\n";
+  if (no_spread) {
+    out +=
+        "(seeds change nothing here, so the ±0 is no confidence: rerun the sweep with "
+        "--bootstrap days to resample the trace per seed)\n";
+  }
   if (IsTimeName(target.metric)) out += "(times in hours)\n";
   return out;
 }

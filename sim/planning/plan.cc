@@ -51,130 +51,47 @@ int Fail(absl::string_view message) {
   return kExitFailed;
 }
 
-bool IsTimeMetric(const std::string& m) {
-  for (const char* word : {"delay", "wait", "jct", "anomaly"}) {
-    if (m.find(word) != std::string::npos) return true;
-  }
-  return false;
-}
-
-std::string ShowValue(const std::string& metric, double v) {
-  if (IsTimeMetric(metric)) return absl::StrFormat("%.3f h", v / 3600);
-  return absl::StrFormat("%.4g", v);
-}
-
-std::string PlanReport(const PlanContext& ctx, const VcPlan& plan) {
-  const std::string& m = ctx.resolved_metric;
-  std::string out = absl::StrFormat(
-      "VC %s: target %s (metric %s), size in '%s' cells (%d GPUs each), now %d\n", plan.vc,
-      ctx.target.text, m, plan.current.unit_type, plan.leaves_per_unit, plan.current.units);
-  const int width = static_cast<int>(std::max<size_t>(m.size(), 12));
-  out += absl::StrFormat("  %6s %7s %*s %9s %6s\n", "size", "GPUs", width, m, "rejected", "meets");
-  for (const auto& [size, p] : plan.probes) {
-    out +=
-        absl::StrFormat("  %6d %7d %14s %9d %6s%s\n", size, size * plan.leaves_per_unit,
-                        p.value ? ShowValue(m, *p.value) : "-", p.rejected, p.meets ? "yes" : "no",
-                        plan.chosen && *plan.chosen == size ? "  <- chosen" : "");
-  }
-  if (plan.chosen) {
-    const PlanProbe& p = plan.probes.at(*plan.chosen);
-    const double margin = p.value ? std::abs(ctx.target.value - *p.value) : 0;
-    out += absl::StrFormat("  chosen: %d cells (%d GPUs; now %d): %s = %s, margin %s\n",
-                           *plan.chosen, *plan.chosen * plan.leaves_per_unit, plan.current.units, m,
-                           p.value ? ShowValue(m, *p.value) : "-", ShowValue(m, margin));
-  } else {
-    const PlanProbe* best = nullptr;
-    for (const auto& [size, p] : plan.probes) {
-      if (!p.value) continue;
-      const bool better = best == nullptr || (ctx.target.op == PlanTarget::Op::kLe ||
-                                                      ctx.target.op == PlanTarget::Op::kLt
-                                                  ? *p.value < *best->value
-                                                  : *p.value > *best->value);
-      if (better) best = &p;
-    }
-    out += absl::StrFormat("  NO size in [%d, %d] meets %s for VC %s", plan.probes.begin()->first,
-                           plan.probes.rbegin()->first, ctx.target.text, plan.vc);
-    if (plan.cap > 0) {
-      out += absl::StrFormat(" (the range widened by doubling; cap %d cells = 4 x the cluster)",
-                             plan.cap);
-    }
-    if (best) {
-      out += absl::StrFormat("; the best reachable is %s = %s at %d cells", m,
-                             ShowValue(m, *best->value), best->size);
-    }
-    out += "\n";
-    const PlanProbe& top = plan.probes.rbegin()->second;
-    if (top.rejected > 0) {
-      out += absl::StrFormat(
-          "  %d job(s) of %s are rejected even at %d cells (larger than the VC can hold); "
-          "see %s/out/summary.json (rejection_reasons)\n",
-          top.rejected, plan.vc, top.size, top.dir);
+// --add-vc NAME: a VC not in the config, whose jobs come from an absolute tenant or a
+// rename (a load= tenant would grow with every probe). Returns -1 when fine, else the exit
+// code of the usage error printed.
+int CheckAddVc(const FlagParser& p, const std::string& name, const ClusterSpec& base,
+               const TraceTransforms& t) {
+  for (const VirtualClusterSpec& v : base.virtual_clusters) {
+    if (v.name == name) {
+      return p.UsageError(
+          absl::StrCat("--add-vc ", name, ": VC ", name, " is already in the config; use --vc"));
     }
   }
-  out += plan.notes;
-  return out;
-}
-
-// The metric against size, with the target as a line; a warning when gnuplot is missing.
-void PlanChart(const PlanContext& ctx, const VcPlan& plan) {
-  const bool hours = IsTimeMetric(ctx.resolved_metric);
-  const double k = hours ? 1 / 3600.0 : 1;
-  const std::string name = absl::StrCat("plan-", plan.vc);
-  // Values spanning more than 50x the target go on a log axis, floored at target / 100
-  // (a zero wait has no logarithm).
-  double top = 0;
-  for (const auto& [size, p] : plan.probes) top = std::max(top, p.value.value_or(0));
-  const double floor = ctx.target.value / 100;
-  const bool log_axis = ctx.target.value > 0 && top > 50 * ctx.target.value;
-  std::string data = "# size value meets\n";
-  for (const auto& [size, p] : plan.probes) {
-    if (!p.value) continue;
-    const double v = log_axis ? std::max(*p.value, floor) : *p.value;
-    absl::StrAppend(&data, size, " ", v * k, " ", p.meets ? 1 : 0, "\n");
+  bool has_jobs = false;
+  for (const TenantSpec& tenant : t.tenants) {
+    if (tenant.vc != name) continue;
+    if (tenant.per_day == 0 && tenant.like.empty()) {
+      return p.UsageError(absl::StrCat(
+          "--add-vc ", name, ": --add-tenant '", name,
+          "' gives a load relative to the VC's size, so its jobs would grow with every probe; "
+          "give it in absolute terms: '",
+          name, ":per-day=N[,sizes=1:90/8:10]' or '", name, ":like=VC,scale=K'"));
+    }
+    has_jobs = true;
   }
-  std::string script = absl::StrCat(
-      "set terminal pngcairo size 800,500\nset output ", GnuplotQuote(name + ".png"), "\n",
-      "set title ", GnuplotQuote(absl::StrCat("VC ", plan.vc, ": ", ctx.target.text)), "\n",
-      "set xlabel ", GnuplotQuote(absl::StrCat("size (", plan.current.unit_type, " cells)")), "\n",
-      "set ylabel ", GnuplotQuote(absl::StrCat(ctx.resolved_metric, hours ? " (hours)" : "")), "\n",
-      "set termoption noenhanced\nset key top right\nset grid\n",
-      log_axis ? absl::StrCat("set logscale y\nset yrange [", floor * k,
-                              ":*]\nset label 'log scale; values below target/100 drawn at it' "
-                              "at graph 0.02, graph 0.04\n")
-               : std::string("set yrange [0:*]\n"),
-      "set offsets graph 0.03, graph 0.03, graph 0.08, 0\n",
-      plan.probes.rbegin()->first - plan.probes.begin()->first <= 20 ? "set xtics 1\n" : "");
-  if (plan.chosen) {
-    absl::StrAppend(&script, "set arrow from ", *plan.chosen, ", graph 0 to ", *plan.chosen,
-                    ", graph 1 nohead dt 3 lc rgb 'dark-green'\n");
+  for (const auto& [from, to] : t.rename_vcs) has_jobs |= to == name;
+  if (!has_jobs) {
+    return p.UsageError(absl::StrCat("--add-vc ", name, ": no job would be in VC ", name,
+                                     "; give its workload with --add-tenant '", name,
+                                     ":per-day=N' or '", name,
+                                     ":like=VC,scale=K' (or --rename-vcs OLD=", name, ")"));
   }
-  absl::StrAppend(&script, "plot ", GnuplotQuote(name + ".dat"),
-                  " using 1:2 with linespoints pt 7 title 'probes', ", ctx.target.value * k,
-                  " with lines dt 2 lc rgb 'red' title 'target'\n");
-  if (absl::Status s = RenderGnuplot(ctx.out.string(), name, data, script); !s.ok()) {
-    std::fprintf(stderr, "hived-sim plan: no chart: %s\n", std::string(s.message()).c_str());
-  }
-}
-
-std::string ReportCsvRows(const PlanContext& ctx, const VcPlan& plan) {
-  std::string out;
-  for (const auto& [size, p] : plan.probes) {
-    absl::StrAppend(&out, CsvQuote(plan.vc), ",", size, ",", size * plan.leaves_per_unit, ",",
-                    CsvQuote(ctx.resolved_metric), ",",
-                    p.value ? absl::StrFormat("%.10g", *p.value) : "", ",", p.rejected, ",",
-                    p.meets ? 1 : 0, ",", plan.chosen && *plan.chosen == size ? 1 : 0, "\n");
-  }
-  return out;
+  return -1;
 }
 
 }  // namespace
 
 int PlanCommand(int argc, char** argv) {
-  std::string config, trace, format = "hived", vc, target_text, cell_type, out = "plan-out";
+  std::string config, trace, format = "hived", vc, add_vc, target_text, cell_type, out = "plan-out";
   std::string policy(PolicyKindName(PolicyKind::kHived)), queue = "fifo", run_args;
   int64_t jobs = DefaultJobs(), min_size = 1, max_size = 0, seed = 1, min_jobs = 20;
   double load_scale = 1;
-  bool all_vcs = false;
+  bool all_vcs = false, resume = false;
   TraceTransformFlags transform_flags;
   FlagParser p("hived-sim plan", "--config FILE --trace FILE (--vc NAME | --all-vcs) --target T",
                "Finds the smallest reservation of a VC (or of every VC) whose replay meets a\n"
@@ -186,6 +103,13 @@ int PlanCommand(int argc, char** argv) {
   p.String("format", &format, "hived|philly", "trace format (default hived)");
   p.String("vc", &vc, "NAME", "the VC to size (others unchanged)");
   p.Bool("all-vcs", &all_vcs, "size every VC, then the physical cluster to host them");
+  p.String("add-vc", &add_vc, "NAME",
+           "size a VC the config does not have yet, in cells of --cell-type; its jobs come "
+           "from --add-tenant 'NAME:per-day=N,...' or 'NAME:like=VC,scale=K' (absolute, not "
+           "load=) or --rename-vcs");
+  p.Bool("resume", &resume,
+         "continue a killed plan in --out: finished probes (same config and arguments) are "
+         "read, not run again; the outputs equal an uninterrupted run's");
   p.String("target", &target_text, "METRIC<=VALUE",
            "e.g. p95_wait<=1h, mean_wait<=30m, anomaly<=0.1h, slo_attainment@1h>=95% (share "
            "of jobs waiting at most 1 h)");
@@ -213,7 +137,14 @@ int PlanCommand(int argc, char** argv) {
   if (int code = p.Parse(argc, argv, &args); code >= 0) return code;
   if (!args.empty()) return p.UsageError(absl::StrCat("unexpected argument '", args[0], "'"));
   if (config.empty() || trace.empty()) return p.UsageError("--config and --trace are required");
-  if (vc.empty() == !all_vcs) return p.UsageError("give exactly one of --vc NAME and --all-vcs");
+  if (!add_vc.empty() && !vc.empty()) {
+    return p.UsageError(absl::StrCat("--add-vc ", add_vc, " sizes VC ", add_vc,
+                                     ": give it alone or with --all-vcs, not with --vc ", vc));
+  }
+  if (!add_vc.empty() && !all_vcs) vc = add_vc;
+  if (vc.empty() == !all_vcs) {
+    return p.UsageError("give exactly one of --vc NAME, --add-vc NAME and --all-vcs");
+  }
   if (target_text.empty()) return p.UsageError("--target is required");
   absl::StatusOr<PlanTarget> target = ParsePlanTarget(target_text);
   if (!target.ok()) return p.UsageError(target.status().message());
@@ -248,6 +179,7 @@ int PlanCommand(int argc, char** argv) {
   ctx.jobs = static_cast<int>(jobs);
   ctx.min_jobs = min_jobs;
   ctx.out = out;
+  ctx.resume = resume;
   absl::StatusOr<ClusterSpec> base = LoadClusterSpecFile(config);
   if (!base.ok()) return Fail(base.status().message());
   // A moved VC is planned on its new cell type: probes resize the moved config (their child
@@ -280,8 +212,12 @@ int PlanCommand(int argc, char** argv) {
     for (const VirtualClusterSpec& v : ctx.base.virtual_clusters) {
       if (!v.virtual_cells.empty()) vcs.push_back(v.name);
     }
+    if (!add_vc.empty()) vcs.push_back(add_vc);
   } else {
     vcs.push_back(vc);
+  }
+  if (!add_vc.empty()) {
+    if (int code = CheckAddVc(p, add_vc, ctx.base, *transforms); code >= 0) return code;
   }
   // --cell-type: TYPE (every VC) and VC=TYPE (that VC), comma-separated.
   std::string default_type;
@@ -312,6 +248,19 @@ int PlanCommand(int argc, char** argv) {
     auto it = vc_types.find(name);
     return it != vc_types.end() ? it->second : default_type;
   };
+  if (!add_vc.empty()) {
+    // The new VC enters the base config at one cell; each probe sets its size.
+    if (type_of(add_vc).empty()) {
+      return p.UsageError(absl::StrCat("--add-vc ", add_vc, " needs a cell type: --cell-type PATH",
+                                       all_vcs ? absl::StrCat(" or ", add_vc, "=PATH") : "",
+                                       " (e.g. P100-RACK.P100-NODE)"));
+    }
+    if (absl::Status s = SetVcUnits(&ctx.base, add_vc, type_of(add_vc), 1); !s.ok()) {
+      return p.UsageError(
+          absl::StrCat("--add-vc ", add_vc, " in '", type_of(add_vc), "': ", s.message()));
+    }
+    ctx.new_vcs.insert(add_vc);
+  }
   for (const std::string& name : vcs) {
     if (absl::StatusOr<VcUnits> u = GetVcUnits(ctx.base, name, type_of(name)); !u.ok()) {
       return u.status().code() == absl::StatusCode::kNotFound
@@ -364,7 +313,9 @@ int PlanCommand(int argc, char** argv) {
       continue;
     }
     results.push_back(absl::StrCat("VC ", name, ": ", *plan->chosen, " ", plan->current.unit_type,
-                                   " (was ", plan->current.units, ")"));
+                                   ctx.new_vcs.count(name) > 0
+                                       ? std::string(" (new)")
+                                       : absl::StrCat(" (was ", plan->current.units, ")")));
     if (absl::Status s = SetVcUnits(&sized, name, plan->current.unit_type, *plan->chosen);
         !s.ok()) {
       return Fail(s.message());
@@ -401,7 +352,11 @@ int PlanCommand(int argc, char** argv) {
   // How it was made (date-free, so the same command gives the same file), then the config with
   // VC names kept strings.
   std::vector<std::string> command{"hived-sim"};
-  for (int i = 0; i < argc; ++i) command.push_back(ShellQuote(argv[i]));
+  for (int i = 0; i < argc; ++i) {
+    // A resumed plan's outputs equal the uninterrupted run's: --resume is not recorded.
+    const std::string arg = argv[i];
+    if (arg != "--resume" && arg != "--resume=true") command.push_back(ShellQuote(arg));
+  }
   std::string header =
       absl::StrCat("# Sized by: ", absl::StrJoin(command, " "), "\n# Target: ", ctx.target.text,
                    " (metric ", ctx.resolved_metric, ")\n");
@@ -447,6 +402,10 @@ int PlanCommand(int argc, char** argv) {
   }
   std::fputs(tail.c_str(), stdout);
   report += tail;
+  if (ctx.reused > 0) {
+    std::fprintf(stderr, "hived-sim plan: --resume: %lld finished probe(s) read, not run again\n",
+                 static_cast<long long>(ctx.reused));
+  }
   if (absl::Status s = WriteFileAtomically((ctx.out / "report.txt").string(), report); !s.ok()) {
     return Fail(s.message());
   }

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <map>
 #include <optional>
+#include <utility>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -33,6 +34,17 @@ absl::StatusOr<ClusterSpec> SizedSpec(const ClusterSpec& base, const std::string
   return spec;
 }
 
+// True when `dir` holds a finished probe of exactly this config and these run arguments
+// (a plan killed while it ran leaves no summary.json, or one a later check rejects).
+bool ReusableProbe(const fs::path& dir, const std::string& config, const std::string& args) {
+  std::string have_config, have_args, summary;
+  return ReadFileToString((dir / "config.yaml").string(), &have_config).ok() &&
+         have_config == config && ReadFileToString((dir / "args.txt").string(), &have_args).ok() &&
+         have_args == args &&
+         ReadFileToString((dir / "out" / "summary.json").string(), &summary).ok() &&
+         !summary.empty();
+}
+
 // Runs the probes of `sizes` (in parallel) and adds them to `probes`.
 absl::Status RunProbes(PlanContext* ctx, const std::string& vc, const std::string& unit_type,
                        const std::vector<int64_t>& sizes, std::map<int64_t, PlanProbe>* probes) {
@@ -46,14 +58,7 @@ absl::Status RunProbes(PlanContext* ctx, const std::string& vc, const std::strin
           absl::StrCat("VC ", vc, " at ", size, ": ", spec.status().message()));
     }
     const fs::path dir = ctx->out / "probes" / vc / absl::StrCat(size);
-    std::error_code ec;
-    fs::remove_all(dir, ec);
-    fs::create_directories(dir, ec);
-    if (absl::Status s =
-            WriteFileAtomically((dir / "config.yaml").string(), ClusterSpecToYaml(*spec));
-        !s.ok()) {
-      return s;
-    }
+    const std::string config = ClusterSpecToYaml(*spec);
     ChildRun c;
     c.args = {"run", "--trace", ctx->trace, "--format", ctx->format, "--quiet"};
     c.args.insert(c.args.end(), ctx->fixed_args.begin(), ctx->fixed_args.end());
@@ -61,6 +66,26 @@ absl::Status RunProbes(PlanContext* ctx, const std::string& vc, const std::strin
                   {"--config", (dir / "config.yaml").string(), "--out", (dir / "out").string()});
     c.dir = dir.string();
     c.label = absl::StrCat("probe of VC ", vc, " at ", size);
+    const std::string args = absl::StrCat(absl::StrJoin(c.args, "\n"), "\n");
+    if (ctx->resume && ReusableProbe(dir, config, args)) {
+      PlanProbe p;
+      p.size = size;
+      p.dir = dir.string();
+      if (ReadProbe(ctx, vc, &p).ok()) {
+        (*probes)[size] = p;
+        ++ctx->reused;
+        continue;
+      }
+    }
+    std::error_code ec;
+    fs::remove_all(dir, ec);
+    fs::create_directories(dir, ec);
+    if (absl::Status s = WriteFileAtomically((dir / "config.yaml").string(), config); !s.ok()) {
+      return s;
+    }
+    if (absl::Status s = WriteFileAtomically((dir / "args.txt").string(), args); !s.ok()) {
+      return s;
+    }
     children.push_back(std::move(c));
     todo.push_back(size);
   }
@@ -157,6 +182,7 @@ absl::StatusOr<VcPlan> PlanOneVc(PlanContext* ctx, const std::string& vc,
   absl::StatusOr<VcUnits> current = GetVcUnits(ctx->base, vc, cell_type);
   if (!current.ok()) return current.status();
   plan.current = *current;
+  if (ctx->new_vcs.count(vc) > 0) plan.current.units = 0;
   const std::vector<std::string> path = absl::StrSplit(current->unit_type, '.');
   plan.leaves_per_unit = SpecInfo(ctx->base).LeafCount(path.back());
   const int64_t lo_bound = std::max<int64_t>(min_size, 1);

@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -42,6 +43,11 @@ struct PlanContext {
   int jobs = 1;
   int64_t min_jobs = 0;  // a VC whose metric rests on fewer jobs is skipped
   std::filesystem::path out;
+  // --resume: a probe whose folder holds the same config.yaml and args.txt and a readable
+  // out/summary.json is read, not run again (`reused` counts them).
+  bool resume = false;
+  int64_t reused = 0;
+  std::set<std::string> new_vcs;  // --add-vc: VCs not in the input config ("now" is 0)
 };
 
 // A VC's search: its probes by size and the size chosen.
@@ -70,6 +76,19 @@ absl::Status ReadProbe(PlanContext* ctx, const std::string& vc, PlanProbe* p);
 // the config.
 absl::StatusOr<VcPlan> PlanOneVc(PlanContext* ctx, const std::string& vc,
                                  const std::string& cell_type, int64_t min_size, int64_t max_size);
+
+// A value of `metric` for reports: hours for times ("1.020 h"), else 4 significant digits.
+std::string ShowValue(const std::string& metric, double v);
+
+// The report of one VC's search: its probes, the chosen size and margin, or why none meets.
+std::string PlanReport(const PlanContext& ctx, const VcPlan& plan);
+
+// Draws OUT/plan-VC.png (the metric against size, the target as a line); a warning on stderr
+// when gnuplot is missing or fails.
+void PlanChart(const PlanContext& ctx, const VcPlan& plan);
+
+// The VC's rows of report.csv.
+std::string ReportCsvRows(const PlanContext& ctx, const VcPlan& plan);
 
 }  // namespace hived::sim
 

@@ -50,6 +50,7 @@ struct Model {
   std::vector<int32_t> vcs;
   std::vector<double> weights;
   double weight_sum = 0;
+  std::vector<SizeWeight> sizes;  // the gang-size mix
   double size_sum = 0;
   double mu = 0, sigma = 0;
 };
@@ -94,7 +95,20 @@ absl::StatusOr<Model> MakeModel(const SpecInfo& info, const GenTraceOptions& o) 
   }
   if (m.vcs.empty()) return absl::InvalidArgumentError("the config has no VC with virtual cells");
   for (double w : m.weights) m.weight_sum += w;
-  for (const SizeWeight& sw : kSizes) m.size_sum += sw.weight;
+  if (o.size_weights.empty()) {
+    m.sizes.assign(std::begin(kSizes), std::end(kSizes));
+  } else {
+    for (const auto& [gpus, w] : o.size_weights) {
+      if (gpus < 1 || !(w >= 0)) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("job-size mix: ", gpus, ":", w, " needs GPUs >= 1 and a weight >= 0"));
+      }
+      if (w > 0) m.sizes.push_back({gpus, w});
+    }
+    if (m.sizes.empty()) return absl::InvalidArgumentError("job-size mix: every weight is 0");
+  }
+  if (o.max_gang_gpus < 0) return absl::InvalidArgumentError("max gang GPUs must be >= 0");
+  for (const SizeWeight& sw : m.sizes) m.size_sum += sw.weight;
   m.mu = std::log(o.median_duration);
   m.sigma = (std::log(o.p90_duration) - m.mu) / 1.2815515655446004;
   return m;
@@ -116,8 +130,8 @@ DrawnJob DrawJob(const SpecInfo& info, const GenTraceOptions& o, const Model& m,
   while (k + 1 < m.vcs.size() && pick >= m.weights[k]) pick -= m.weights[k++];
   job.vc = m.vcs[k];
   double s = rng.Uniform() * m.size_sum;
-  int32_t gpus = kSizes[0].gpus;
-  for (const SizeWeight& sw : kSizes) {
+  int32_t gpus = m.sizes[0].gpus;
+  for (const SizeWeight& sw : m.sizes) {
     if (s < sw.weight) {
       gpus = sw.gpus;
       break;
@@ -126,7 +140,8 @@ DrawnJob DrawJob(const SpecInfo& info, const GenTraceOptions& o, const Model& m,
   }
   // One job never needs more than half its VC (at least one GPU): a gang as large as the
   // whole VC would wait for the VC to drain completely.
-  const int64_t cap = std::max<int64_t>(1, info.VcVirtualGpus(job.vc) / 2);
+  const int64_t cap =
+      o.max_gang_gpus > 0 ? o.max_gang_gpus : std::max<int64_t>(1, info.VcVirtualGpus(job.vc) / 2);
   if (gpus > cap) gpus = PowerOfTwoAtMost(cap);
   const int32_t node = std::max(1, info.VcNodeGpus(job.vc, ""));
   if (gpus <= node) {

@@ -2,9 +2,10 @@
 //
 // Model (defaults from ../shared/traces/README.md, the Philly trace):
 //   - gang size: 1 GPU 93.2%, 2: 2.2%, 4: 2.3%, 8: 2.0%, 16: 0.24%, 32: 0.08%, 12, 24,
-//     64, 128: about 0.01% each; a size larger than half the GPUs of the VC's virtual cells
-//     is replaced by the largest power of two within that half (a gang as large as its whole
-//     VC would wait for the VC to drain); gangs larger than a node are whole-node pods;
+//     64, 128: about 0.01% each (or `size_weights`); a size larger than half the GPUs of the VC's
+//     virtual cells is replaced by the largest power of two within that half (a gang as large as
+//     its whole VC would wait for the VC to drain; `max_gang_gpus` > 0 caps at that instead); gangs
+//     larger than a node are whole-node pods;
 //   - duration: log-normal with median 1,144 s and p90 11,266 s (Philly's), clamped to
 //     [1 s, max_duration] (default 2 days);
 //   - VC: drawn with weights = the VCs' reserved GPUs (or `vc_weights`);
@@ -47,6 +48,9 @@ struct GenTraceOptions {
   int64_t max_duration = 2 * 86400;
   double opportunistic_share = 0;
   std::vector<std::pair<std::string, double>> vc_weights;  // empty: by reserved GPUs
+  // Absolute tenants (`--add-tenant VC:per-day=N`) are independent of their VC's size:
+  int64_t max_gang_gpus = 0;  // > 0: gangs capped at this many GPUs, not half the VC
+  std::vector<std::pair<int32_t, double>> size_weights;  // gang GPUs -> weight; empty: Philly's
 };
 
 // Errors: kInvalidArgument for bad options (e.g. `jobs` outside 1..kMaxGeneratedJobs) or a

@@ -1,6 +1,7 @@
 #include "sim/trace/trace_transform.h"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <set>
 
@@ -11,6 +12,7 @@
 #include "sim/cluster/spec_info.h"
 #include "sim/common/csv.h"
 #include "sim/trace/gen_trace.h"
+#include "sim/trace/trace_growth.h"
 
 namespace hived::sim {
 namespace {
@@ -36,14 +38,19 @@ bool KeyValue(const std::string& item, std::string* key, std::string* value) {
   return true;
 }
 
-// "VC" or "VC:jobs=N,load=L,seed=S"; the options after ':' are comma separated, so the flag
-// takes one tenant per ';'.
+// "VC" or "VC:KEY=V,..."; the options after ':' are comma separated, so the flag takes one
+// tenant per ';'. Keys: jobs, load, seed (relative); per-day, sizes, max-gpus (absolute);
+// like, scale (a copy of a VC's jobs).
 absl::StatusOr<TenantSpec> ParseTenant(const std::string& text) {
+  constexpr char kForms[] =
+      "VC[:jobs=N,load=L,seed=S], VC:per-day=N[,jobs=M,sizes=G:W/G:W,max-gpus=G,seed=S] or "
+      "VC:like=X[,scale=K,seed=S]";
   TenantSpec t;
   const size_t colon = text.find(':');
   t.vc = text.substr(0, colon);
-  if (t.vc.empty()) return BadItem("add-tenant", text, "VC[:jobs=N,load=L,seed=S]");
+  if (t.vc.empty()) return BadItem("add-tenant", text, kForms);
   if (colon == std::string::npos) return t;
+  bool load_given = false, scale_given = false;
   for (const std::string& item : Items(text.substr(colon + 1))) {
     std::string k, v;
     if (!KeyValue(item, &k, &v)) return BadItem("add-tenant", item, "KEY=VALUE");
@@ -53,19 +60,96 @@ absl::StatusOr<TenantSpec> ParseTenant(const std::string& text) {
         return BadItem("add-tenant", item, "jobs=1..20000000 (kMaxGeneratedJobs)");
       }
       t.jobs = *n;
+      t.jobs_given = true;
     } else if (k == "load") {
       const std::optional<double> l = ParseDouble(v);
       if (!l || !(*l > 0) || *l > 1000) return BadItem("add-tenant", item, "load=L with L > 0");
       t.load = *l;
+      load_given = true;
     } else if (k == "seed") {
       const std::optional<int64_t> s = ParseInt(v);
       if (!s || *s < 0) return BadItem("add-tenant", item, "seed=S with S >= 0");
       t.seed = static_cast<uint64_t>(*s);
+    } else if (k == "per-day") {
+      const std::optional<double> n = ParseDouble(v);
+      if (!n || !(*n > 0) || *n > 1e7) {
+        return BadItem("add-tenant", item, "per-day=N with 0 < N <= 10000000 jobs a day");
+      }
+      t.per_day = *n;
+    } else if (k == "max-gpus") {
+      const std::optional<int64_t> n = ParseInt(v);
+      if (!n || *n < 1 || *n > 1 << 20) return BadItem("add-tenant", item, "max-gpus=G >= 1");
+      t.max_gpus = *n;
+    } else if (k == "sizes") {
+      for (absl::string_view entry : absl::StrSplit(v, '/')) {
+        const std::vector<std::string> gw = absl::StrSplit(entry, absl::MaxSplits(':', 1));
+        const std::optional<int64_t> g = ParseInt(gw[0]);
+        const std::optional<double> w =
+            gw.size() == 2 ? ParseDouble(gw[1]) : std::optional<double>();
+        if (!g || *g < 1 || *g > 1 << 20 || !w || !(*w >= 0) || *w > 1e12) {
+          return BadItem("add-tenant", item,
+                         "sizes=G:W/G:W... (gang GPUs G >= 1, weight W >= 0; e.g. 1:90/8:10)");
+        }
+        t.sizes.emplace_back(static_cast<int32_t>(*g), *w);
+      }
+    } else if (k == "like") {
+      t.like = v;
+    } else if (k == "scale") {
+      const std::optional<double> x = ParseDouble(v);
+      if (!x || !(*x > 0) || *x > kMaxVcLoadScale) {
+        return BadItem("add-tenant", item, "scale=K with 0 < K <= 1000");
+      }
+      t.scale = *x;
+      scale_given = true;
     } else {
-      return BadItem("add-tenant", item, "one of jobs=, load=, seed=");
+      return BadItem("add-tenant", item,
+                     "one of jobs=, load=, seed=, per-day=, sizes=, max-gpus=, like=, scale=");
     }
   }
+  auto conflict = [&](const char* why) {
+    return absl::InvalidArgumentError(absl::StrCat("--add-tenant: '", text, "': ", why));
+  };
+  if (!t.like.empty() &&
+      (t.jobs_given || load_given || t.per_day > 0 || !t.sizes.empty() || t.max_gpus > 0)) {
+    return conflict("like= copies a VC's jobs; it takes only scale= and seed=");
+  }
+  if (scale_given && t.like.empty()) return conflict("scale= goes with like=VC");
+  if (t.per_day > 0 && load_given) {
+    return conflict("per-day= (absolute) and load= (relative to the VC's size) exclude each other");
+  }
+  if (t.per_day == 0 && (!t.sizes.empty() || t.max_gpus > 0)) {
+    return conflict("sizes= and max-gpus= go with per-day=N");
+  }
+  if (t.sizes.size() > 64) return conflict("sizes= has more than 64 entries");
+  bool any = false;
+  for (const auto& [g, w] : t.sizes) any |= w > 0;
+  if (!t.sizes.empty() && !any) return conflict("every weight of sizes= is 0");
   return t;
+}
+
+// The generated jobs of an absolute tenant (per-day=): independent of the VC's size.
+absl::StatusOr<Trace> AbsoluteTenantJobs(const TenantSpec& tenant, const SpecInfo& info,
+                                         uint64_t seed, const std::vector<TraceJob>& real) {
+  GenTraceOptions o;
+  o.arrival_rate_per_hour = tenant.per_day / 24;
+  o.max_gang_gpus = tenant.max_gpus > 0 ? tenant.max_gpus : 8;
+  o.size_weights = tenant.sizes;
+  o.seed = tenant.seed.value_or(seed);
+  o.vc_weights = {{tenant.vc, 1.0}};
+  Time first = 0, last = 0;
+  if (!real.empty()) {
+    first = real.front().submit_time;
+    last = real.back().submit_time;
+  }
+  o.jobs = tenant.jobs_given ? tenant.jobs
+                             : std::clamp<int64_t>(
+                                   static_cast<int64_t>(std::llround(
+                                       tenant.per_day * static_cast<double>(last - first) / 86400)),
+                                   1, kMaxGeneratedJobs);
+  absl::StatusOr<Trace> generated = GenerateTrace(info, o);
+  if (!generated.ok()) return generated.status();
+  for (TraceJob& j : generated->jobs) j.submit_time += first;
+  return generated;
 }
 
 // The VCs present in the trace, in order of first job.
@@ -127,7 +211,16 @@ void RegisterTraceTransformFlags(FlagParser* parser, TraceTransformFlags* flags)
   parser->String("rename-vcs", &flags->rename_vcs, "OLD=NEW,...",
                  "trace transform: rename VCs (several OLD to one NEW merge them)");
   parser->String("add-tenant", &flags->add_tenant, "VC[:jobs=N,load=L,seed=S];...",
-                 "trace transform: add gen-trace jobs for VC (a VC of the config)");
+                 "trace transform: add gen-trace jobs for VC (a VC of the config); load= is "
+                 "relative to VC's size, VC:per-day=N[,sizes=1:90/8:10,max-gpus=G] absolute, "
+                 "VC:like=X[,scale=K] copies VC X's jobs x K");
+  parser->String("bootstrap", &flags->bootstrap, "days|weeks|jobs",
+                 "trace transform: resample the trace, seeded by --seed (days or weeks of "
+                 "arrivals, or single jobs, drawn with replacement), so seeds give intervals "
+                 "that include the workload's own variation");
+  parser->String("vc-load-scale", &flags->vc_load_scale, "VC=K,...",
+                 "trace transform: VC's jobs x K over the same days (per-VC growth; K < 1 "
+                 "thins them)");
   parser->String("vc-priority", &flags->vc_priority, "VC=P,...",
                  "trace transform: every job of VC gets priority P (-1..1000)");
   parser->String("vc-opportunistic", &flags->vc_opportunistic, "VC=F,...",
@@ -172,6 +265,30 @@ absl::StatusOr<TraceTransforms> ParseTraceTransforms(const TraceTransformFlags& 
     if (!KeyValue(item, &vc, &type)) return BadItem("move-vc", item, "VC=TYPE");
     t.move_vcs.emplace_back(vc, type);
   }
+  for (const std::string& item : Items(flags.vc_load_scale)) {
+    std::string vc, value;
+    std::optional<double> k;
+    if (KeyValue(item, &vc, &value)) k = ParseDouble(value);
+    if (!k || !(*k > 0) || *k > kMaxVcLoadScale) {
+      return BadItem("vc-load-scale", item,
+                     "VC=K with 0 < K <= 1000 (1.5 = 50% more jobs)");
+    }
+    for (const auto& [other, x] : t.vc_load_scale) {
+      if (other == vc) return BadItem("vc-load-scale", item, "given once per VC");
+    }
+    t.vc_load_scale.emplace_back(vc, *k);
+  }
+  if (!flags.bootstrap.empty()) {
+    if (flags.bootstrap == "days") {
+      t.bootstrap_block = 86400;
+    } else if (flags.bootstrap == "weeks") {
+      t.bootstrap_block = 7 * 86400;
+    } else if (flags.bootstrap == "jobs") {
+      t.bootstrap_block = 0;
+    } else {
+      return BadItem("bootstrap", flags.bootstrap, "days, weeks or jobs");
+    }
+  }
   return t;
 }
 
@@ -183,7 +300,9 @@ std::vector<std::string> TraceTransformArgs(const TraceTransformFlags& flags) {
       {"add-tenant", &flags.add_tenant},
       {"vc-priority", &flags.vc_priority},
       {"vc-opportunistic", &flags.vc_opportunistic},
-      {"move-vc", &flags.move_vc}};
+      {"move-vc", &flags.move_vc},
+      {"vc-load-scale", &flags.vc_load_scale},
+      {"bootstrap", &flags.bootstrap}};
   for (const auto& [name, value] : all) {
     if (!value->empty()) out.push_back(absl::StrCat("--", name, "=", *value));
   }
@@ -199,6 +318,7 @@ absl::Status ApplyTraceTransforms(const TraceTransforms& t, const ClusterSpec& s
     for (const TraceJob& j : jobs) vcs.insert(j.vc.str());
     return vcs;
   };
+  if (t.bootstrap_block >= 0) BootstrapTrace(t.bootstrap_block, seed, trace);
   if (!t.only_vcs.empty()) {
     const std::set<std::string> vcs = present();
     for (const std::string& vc : t.only_vcs) {
@@ -225,12 +345,28 @@ absl::Status ApplyTraceTransforms(const TraceTransforms& t, const ClusterSpec& s
           "--add-tenant: VC '", tenant.vc,
           "' is not in the config (add it with sweep --vc-cells VC@TYPE=N, or edit the config)"));
     }
-    GenTraceOptions o;
-    o.jobs = tenant.jobs;
-    o.load = tenant.load;
-    o.seed = tenant.seed.value_or(seed);
-    o.vc_weights = {{tenant.vc, 1.0}};
-    absl::StatusOr<Trace> generated = GenerateTrace(info, o);
+    absl::StatusOr<Trace> generated;
+    if (!tenant.like.empty()) {
+      if (absl::Status s = RequirePresent("add-tenant like=", tenant.like, present(), *trace);
+          !s.ok()) {
+        return s;
+      }
+      generated = Trace();
+      generated->jobs = GrowVcJobs(jobs, tenant.like, tenant.scale, tenant.seed.value_or(seed));
+      for (TraceJob& j : generated->jobs) {
+        j.vc = generated->Intern(tenant.vc);
+        j.pinned_cell = generated->Intern("");  // the new VC has none of X's pinned cells
+      }
+    } else if (tenant.per_day > 0) {
+      generated = AbsoluteTenantJobs(tenant, info, seed, jobs);
+    } else {
+      GenTraceOptions o;
+      o.jobs = tenant.jobs;
+      o.load = tenant.load;
+      o.seed = tenant.seed.value_or(seed);
+      o.vc_weights = {{tenant.vc, 1.0}};
+      generated = GenerateTrace(info, o);
+    }
     if (!generated.ok()) {
       return absl::InvalidArgumentError(
           absl::StrCat("--add-tenant ", tenant.vc, ": ", generated.status().message()));
@@ -247,6 +383,12 @@ absl::Status ApplyTraceTransforms(const TraceTransforms& t, const ClusterSpec& s
     std::inplace_merge(
         jobs.begin(), jobs.begin() + static_cast<std::ptrdiff_t>(real), jobs.end(),
         [](const TraceJob& a, const TraceJob& b) { return a.submit_time < b.submit_time; });
+  }
+  if (!t.vc_load_scale.empty()) {
+    absl::StatusOr<std::map<std::string, double>> scale =
+        ByPresentVc("vc-load-scale", t.vc_load_scale, *trace);
+    if (!scale.ok()) return scale.status();
+    for (const auto& [vc, k] : t.vc_load_scale) ScaleVcLoad(vc, k, seed, trace);
   }
   if (!t.vc_priority.empty()) {
     absl::StatusOr<std::map<std::string, Priority>> priority =

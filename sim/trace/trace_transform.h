@@ -1,12 +1,20 @@
 // sim/trace/trace_transform.h: what-if edits of a job trace, for `run`, `sweep` and `plan`.
 //
 // Applied in this order after the trace is read:
+//   0. `--bootstrap days|weeks|jobs`  the trace resampled, seeded by the run's seed
+//      (`BootstrapTrace`, sim/trace/trace_growth.h): the workload's own uncertainty;
 //   1. `--only-vcs A,B`         keep only these VCs' jobs (names as in the trace);
 //   2. `--rename-vcs OLD=NEW,…` rename VCs; several OLD to one NEW merge them;
 //   3. `--add-tenant VC[:jobs=N,load=L,seed=S]`  add a synthetic tenant: `gen-trace`'s
 //      Philly-shaped jobs for VC (which must be in the config; `sweep --vc-cells` can add it),
 //      interleaved by submit time with the real jobs (ties: real jobs first); ids "VC-gN";
-//      the seed defaults to the run's `--seed`;
+//      the seed defaults to the run's `--seed`. `load=L` is relative to the VC's own cells
+//      (the tenant grows with the VC). Absolute, whatever the VC's size:
+//      `VC:per-day=N[,jobs=M,sizes=G:W/G:W...,max-gpus=G]` submits N jobs a day (Poisson)
+//      from the first real job on, M jobs (default N x the real trace's days), gang sizes
+//      from the mix (default Philly's) capped at max-gpus (default 8); `VC:like=X[,scale=K]`
+//      copies X's real jobs (after 1-2) grown by K (sim/trace/trace_growth.h), ids "VC-ID";
+//   3b. `--vc-load-scale VC=K,…`  VC's jobs x K over the same days (trace_growth.h);
 //   4. `--vc-priority VC=P,…`   give every job of VC priority P (-1..1000);
 //   5. `--vc-opportunistic VC=F,…`  make a fraction F of VC's jobs opportunistic
 //      (priority -1): job k of the VC is chosen when a hash of (seed, VC, k) < F, so the
@@ -53,13 +61,24 @@ struct TraceTransformFlags {
   std::string vc_priority;
   std::string vc_opportunistic;
   std::string move_vc;
+  std::string vc_load_scale;
+  std::string bootstrap;
 };
 
+// A tenant in one of three forms: relative (`load=`, gen-trace's load over the VC's own
+// cells: it grows with the VC), absolute (`per-day=`: a Poisson rate and a gang-size mix,
+// independent of the VC's size), or a copy (`like=VC,scale=K`: VC's real jobs x K).
 struct TenantSpec {
   std::string vc;
   int64_t jobs = 2000;
+  bool jobs_given = false;
   double load = 0.8;
-  std::optional<uint64_t> seed;  // default: the run's seed
+  double per_day = 0;                             // > 0: absolute, this many jobs a day
+  int64_t max_gpus = 0;                           // per-day: gang cap (0: 8 GPUs)
+  std::vector<std::pair<int32_t, double>> sizes;  // per-day: gang GPUs -> weight
+  std::string like;                               // non-empty: a copy of this VC's jobs
+  double scale = 1;                               // like: x K
+  std::optional<uint64_t> seed;                   // default: the run's seed
 };
 
 struct TraceTransforms {
@@ -69,9 +88,12 @@ struct TraceTransforms {
   std::vector<std::pair<std::string, Priority>> vc_priority;
   std::vector<std::pair<std::string, double>> vc_opportunistic;
   std::vector<std::pair<std::string, std::string>> move_vcs;  // (VC, target cell type)
+  std::vector<std::pair<std::string, double>> vc_load_scale;  // (VC, K)
+  int64_t bootstrap_block = -1;  // >= 0: resample (BootstrapTrace) with this block; 0 = jobs
   bool empty() const {
     return only_vcs.empty() && rename_vcs.empty() && tenants.empty() && vc_priority.empty() &&
-           vc_opportunistic.empty() && move_vcs.empty();
+           vc_opportunistic.empty() && move_vcs.empty() && vc_load_scale.empty() &&
+           bootstrap_block < 0;
   }
 };
 

@@ -7,6 +7,7 @@ hived_add_test(NAME unit_sim_planning
     ${CMAKE_CURRENT_LIST_DIR}/sweep_test.cc
     ${CMAKE_CURRENT_LIST_DIR}/plan_test.cc
     ${CMAKE_CURRENT_LIST_DIR}/move_vc_test.cc
+    ${CMAKE_CURRENT_LIST_DIR}/growth_test.cc
   LIBS hived_simlib)
 if(TARGET hived-sim)
   target_compile_definitions(unit_sim_planning PRIVATE HIVED_SIM_EXE="$<TARGET_FILE:hived-sim>")
