@@ -44,6 +44,7 @@ GroupRecord SchedulerImpl::Record(const Group& g) const {
   // leaves the cluster has: those get their virtual cells, the skipped ones "" (a restore
   // skips them again, or, in a cluster that has them again, re-derives theirs). Without
   // them the next restore would re-derive every virtual cell, not the ones held (issue 29).
+  rec.pods = PodRecordsOf(g);  // src/pods.cc
   const bool any =
       std::any_of(g.vleaves.begin(), g.vleaves.end(), [](VCellId v) { return v != kNilId; });
   if (!any) return rec;
@@ -269,6 +270,13 @@ VCellId SchedulerImpl::FindVirtualCell(std::string_view address) const {
 
 absl::StatusOr<AllocateInfo> SchedulerImpl::RestoreGroup(const GroupRecord& rec,
                                                          int32_t* ignored_leaves) {
+  if (!rec.pods.empty()) {  // src/pods.cc
+    if (sharing_->Handles(rec.request)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("group ", rec.request.name, ": a group sharing GPUs has no per-pod record"));
+    }
+    HIVED_RETURN_IF_ERROR(CheckPodRecords(rec));
+  }
   if (IsFractional(rec.request)) {  // runs as asked: never downgraded, no virtual cells
     if ((rec.state == GroupState::kAllocated) != (rec.request.priority >= kMinGuaranteedPriority)) {
       return absl::InvalidArgumentError(absl::StrCat(
@@ -317,6 +325,7 @@ absl::StatusOr<AllocateInfo> SchedulerImpl::RestoreGroup(const GroupRecord& rec,
   absl::StatusOr<AllocateInfo> info = Recover(request, rec.placement, ignored_leaves);
   recover_hints_.clear();
   if (!info.ok()) return info;
+  SetPodRecords(rec);    // src/pods.cc
   if (was_downgraded) {  // (a CPU-only group has no slot here: it never is, checked above)
     Group& grp = groups_[groups_.Find(request.name)];
     grp.priority = rec.request.priority;
