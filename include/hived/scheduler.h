@@ -173,7 +173,8 @@
 // `ExpireReservations(now)` gives up every reservation whose deadline is at or before
 // `now` (as `Unreserve`), in order of deadline then name, and reports them. Kubernetes'
 // Permit with a timeout is the model. Views show the times (`GroupStatus::reserved_at`).
-// Reservations are not persisted (`SaveState`), so neither are their times.
+// Reservations are not persisted (`SaveState`), so neither are their times. A fractional or
+// MIG group's reservation (docs/gpu-sharing.md) carries no time yet: it never expires.
 #ifndef HIVED_SCHEDULER_H_
 #define HIVED_SCHEDULER_H_
 
