@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -28,6 +29,8 @@ GroupId GroupTable::Add(std::string_view name) {
   Group& grp = (*this)[g];
   grp.name.assign(name.data(), name.size());
   grp.alive = true;
+  grp.reserved_at = kNoTime;
+  grp.reservation_deadline = kNoTime;
   by_name_.emplace(grp.name, g);
   return g;
 }
@@ -38,6 +41,7 @@ void GroupTable::Remove(GroupId g) {
   grp.alive = false;
   grp.pleaves.clear();
   grp.vleaves.clear();
+  grp.pods.reset();
   free_.push_back(g);
 }
 
@@ -49,7 +53,26 @@ absl::Status GroupTable::CheckInvariants() const {
       if (!grp.pleaves.empty() || !grp.vleaves.empty()) {
         return absl::InternalError(absl::StrCat("(3) dead group slot ", g, " holds leaves"));
       }
+      if (grp.pods != nullptr) {
+        return absl::InternalError(absl::StrCat("(4) dead group slot ", g, " holds pods"));
+      }
       continue;
+    }
+    if (grp.pods != nullptr) {
+      int32_t named = 0;
+      std::vector<std::string_view> names;
+      for (const PodSlot& slot : grp.pods->slots) {
+        if (slot.name.empty()) continue;
+        ++named;
+        names.push_back(slot.name);
+      }
+      std::sort(names.begin(), names.end());
+      if (named != grp.pods->allocated || named == 0 ||
+          std::adjacent_find(names.begin(), names.end()) != names.end()) {
+        return absl::InternalError(absl::StrCat("(4) group ", grp.name, " has ",
+                                                grp.pods->allocated, " pods counted, ", named,
+                                                " named (each name once, at least one)"));
+      }
     }
     ++live;
     if (Find(grp.name) != g) {

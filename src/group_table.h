@@ -21,6 +21,8 @@
 //  (2) The free list holds exactly the dead slots, each once.
 //  (3) A dead slot holds no leaves; a live group's physical and virtual leaf arrays have
 //      the same length.
+//  (4) A dead slot holds no pods; a live group's pods, when tracked, count their allocated
+//      slots, at least one, each name once.
 //
 // Example:
 //   GroupTable groups;
@@ -67,6 +69,20 @@ struct GroupNotes {
   std::string downgrade_reason;  // why it runs opportunistically though guaranteed
 };
 
+// A running group's pods once a per-pod call touched it (scheduler.h "Pods"): one slot per
+// pod of its placement (placement order), each allocated to a named pod or free.
+struct PodSlot {
+  std::string name;  // empty: free
+  std::string uid;
+};
+struct GroupPods {
+  std::vector<PodSlot> slots;
+  int32_t allocated = 0;  // slots with a name; > 0 while the group runs
+};
+
+// A reservation's times (scheduler.h "Reservations with time"): `kNoTime` when unset.
+inline constexpr int64_t kNoTime = INT64_MIN;
+
 struct Group {
   std::string name;
   // The requested VC's name: the VC's own (`known_vc`: the VCs never change after the
@@ -92,6 +108,12 @@ struct Group {
   std::vector<CellId> pleaves;   // placement order
   std::vector<VCellId> vleaves;  // kNilId for opportunistic leaves
   int32_t reserved_by_others = 0;
+  // Null: every pod of the placement is allocated, named by its index (a gang allocated
+  // whole; a running group's pods cost nothing until a per-pod call). Freed by Remove.
+  std::unique_ptr<GroupPods> pods;
+  // A reservation's times, reset by Add (src/pods.h).
+  int64_t reserved_at = kNoTime;
+  int64_t reservation_deadline = kNoTime;
 
   const GroupNotes& notes() const {
     static const GroupNotes* const kNone = new GroupNotes();

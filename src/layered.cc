@@ -5,7 +5,9 @@
 #include <algorithm>
 #include <utility>
 
+#include "absl/strings/str_cat.h"
 #include "src/internal/status_macros.h"
+#include "src/persistence_json_reader.h"
 #include "src/scheduler_impl.h"
 #include "src/sharing.h"
 
@@ -58,6 +60,60 @@ absl::StatusOr<AllocateInfo> LayeredScheduler::Recover(const GroupRequest& reque
                                                        const Placement& placement) {
   if (sharing_->Handles(request)) return Synced(sharing_->Recover(request, placement));
   return whole_->Recover(request, placement);
+}
+
+namespace {
+
+absl::Status SharingNoPods(std::string_view group) {
+  return absl::FailedPreconditionError(
+      absl::StrCat("group ", internal::Quote(group),
+                   " shares GPUs (fractional, MIG or CPU-only): it has no per-pod calls"));
+}
+
+}  // namespace
+
+bool LayeredScheduler::SharesGpus(std::string_view group) const {
+  return sharing_->Handles(group) || sharing_->IsHolder(group);
+}
+
+absl::StatusOr<ScheduleResult> LayeredScheduler::Schedule(const GroupRequest& request, Phase phase,
+                                                          const ReservationTime& time) {
+  if (sharing_->Handles(request)) return Synced(sharing_->Schedule(request, phase));
+  sharing_->SyncShields();
+  absl::StatusOr<ScheduleResult> result = whole_->Schedule(request, phase, time);
+  if (result.ok()) sharing_->TranslateResult(&*result);
+  return result;
+}
+
+std::vector<ExpiredReservation> LayeredScheduler::ExpireReservations(int64_t now) {
+  return Synced(whole_->ExpireReservations(now));
+}
+
+absl::StatusOr<PodAllocation> LayeredScheduler::AllocatePod(const GroupRequest& request,
+                                                            const Placement& placement,
+                                                            const Pod& pod) {
+  if (sharing_->Handles(request) || SharesGpus(request.name)) return SharingNoPods(request.name);
+  return whole_->AllocatePod(request, placement, pod);
+}
+
+absl::StatusOr<PodRelease> LayeredScheduler::ReleasePod(std::string_view group,
+                                                        std::string_view pod) {
+  if (SharesGpus(group)) return SharingNoPods(group);
+  return whole_->ReleasePod(group, pod);
+}
+
+absl::StatusOr<PodStatus> LayeredScheduler::GetPod(std::string_view group,
+                                                   std::string_view pod) const {
+  if (SharesGpus(group)) return SharingNoPods(group);
+  return whole_->GetPod(group, pod);
+}
+
+absl::StatusOr<PodAllocation> LayeredScheduler::RecoverPod(const GroupRecord& record,
+                                                           const Pod& pod) {
+  if (sharing_->Handles(record.request) || SharesGpus(record.request.name)) {
+    return SharingNoPods(record.request.name);
+  }
+  return whole_->RecoverPod(record, pod);
 }
 
 absl::Status LayeredScheduler::SetNodeHealthy(std::string_view node, bool healthy) {

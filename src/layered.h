@@ -66,6 +66,17 @@ class LayeredScheduler {
   absl::Status Unreserve(std::string_view group);
   absl::StatusOr<AllocateInfo> Recover(const GroupRequest& request, const Placement& placement);
   absl::Status SetNodeHealthy(std::string_view node, bool healthy);
+  // Pods and reservations with time (src/pods.cc, src/reservation_clock.cc): whole-GPU
+  // groups only; a group sharing GPUs (fractional, MIG, CPU-only, or a holder's name) has
+  // no per-pod calls (kFailedPrecondition) and its reservation no time.
+  absl::StatusOr<PodAllocation> AllocatePod(const GroupRequest& request, const Placement& placement,
+                                            const Pod& pod);
+  absl::StatusOr<PodRelease> ReleasePod(std::string_view group, std::string_view pod);
+  absl::StatusOr<PodStatus> GetPod(std::string_view group, std::string_view pod) const;
+  absl::StatusOr<PodAllocation> RecoverPod(const GroupRecord& record, const Pod& pod);
+  absl::StatusOr<ScheduleResult> Schedule(const GroupRequest& request, Phase phase,
+                                          const ReservationTime& time);
+  std::vector<ExpiredReservation> ExpireReservations(int64_t now);
 
   GroupStatus GetGroup(std::string_view group) const;
   std::vector<GroupStatus> Groups() const;
@@ -104,6 +115,7 @@ class LayeredScheduler {
     return result;
   }
   void SyncShields();
+  bool SharesGpus(std::string_view group) const;
   // Sharing's shares and MIG instances filled into the leaves of `s`, the status of cell
   // `cell` and its subtree (the core's tree mirrors the forest).
   void FillLeaves(uint32_t cell, PhysicalCellStatus* s) const;

@@ -48,6 +48,10 @@ absl::StatusOr<GroupRecord> LayeredScheduler::GetGroupRecord(std::string_view na
 
 absl::StatusOr<AllocateInfo> LayeredScheduler::RestoreGroup(const GroupRecord& rec,
                                                             int32_t* ignored_leaves) {
+  if (!rec.pods.empty() && sharing_->Handles(rec.request)) {  // src/pods.cc
+    return absl::InvalidArgumentError(
+        absl::StrCat("group ", rec.request.name, ": a group sharing GPUs has no per-pod record"));
+  }
   if (IsFractional(rec.request)) {  // runs as asked: never downgraded, no virtual cells
     if ((rec.state == GroupState::kAllocated) != (rec.request.priority >= kMinGuaranteedPriority)) {
       return absl::InvalidArgumentError(absl::StrCat(

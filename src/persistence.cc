@@ -44,6 +44,7 @@ GroupRecord SchedulerImpl::Record(const Group& g) const {
   // leaves the cluster has: those get their virtual cells, the skipped ones "" (a restore
   // skips them again, or, in a cluster that has them again, re-derives theirs). Without
   // them the next restore would re-derive every virtual cell, not the ones held (issue 29).
+  rec.pods = PodRecordsOf(g);  // src/pods.cc
   const bool any =
       std::any_of(g.vleaves.begin(), g.vleaves.end(), [](VCellId v) { return v != kNilId; });
   if (!any) return rec;
@@ -250,6 +251,7 @@ VCellId SchedulerImpl::FindVirtualCell(std::string_view address) const {
 absl::StatusOr<AllocateInfo> SchedulerImpl::RestoreGroup(const GroupRecord& rec,
                                                          int32_t* ignored_leaves,
                                                          const RecoverFn& recover) {
+  if (!rec.pods.empty()) HIVED_RETURN_IF_ERROR(CheckPodRecords(rec));  // src/pods.cc
   GroupRequest request = rec.request;
   // A recorded downgrade is kept: the group runs opportunistically, as it did.
   const bool was_downgraded =
@@ -291,6 +293,7 @@ absl::StatusOr<AllocateInfo> SchedulerImpl::RestoreGroup(const GroupRecord& rec,
       recover ? recover(request, rec.placement) : Recover(request, rec.placement, ignored_leaves);
   recover_hints_.clear();
   if (!info.ok()) return info;
+  SetPodRecords(rec);    // src/pods.cc
   if (was_downgraded) {  // (a CPU-only group has no slot here: it never is, checked above)
     Group& grp = groups_[groups_.Find(request.name)];
     grp.priority = rec.request.priority;

@@ -13,6 +13,7 @@
 #include "absl/strings/string_view.h"
 #include "nlohmann/json.hpp"
 #include "src/internal/status_macros.h"
+#include "src/persistence_json_pods.h"
 #include "src/persistence_json_reader.h"
 
 namespace hived {
@@ -120,6 +121,7 @@ Json RecordToJson(const GroupRecord& rec) {
   }
   j[kPlacement] = Json{{kChain, rec.placement.chain}, {kPods, std::move(pods)}};
   if (!rec.virtual_leaf_cells.empty()) j[kVirtual] = StringArray(rec.virtual_leaf_cells);
+  PodsToJson(rec.pods, &j);  // src/persistence_json_pods.h
   return j;
 }
 
@@ -211,7 +213,7 @@ absl::Status RecordFromJson(const Json& j, const std::string& path, int32_t vers
   HIVED_RETURN_IF_ERROR(
       Reader::Object(j, path,
                      {kName, kVc, kPriority, kLeafType, kLeafTypes, kPinned, kLazy, kMembers,
-                      kState, kDowngradeReason, kPreemptor, kPlacement, kVirtual}));
+                      kState, kDowngradeReason, kPreemptor, kPlacement, kVirtual, kAllocatedPods}));
   HIVED_RETURN_IF_ERROR(Reader::NotBefore(j, path, version, kSharingVersion, {kLeafTypes}));
   GroupRequest& r = rec->request;
   HIVED_RETURN_IF_ERROR(Reader::String(j, path, kName, /*required=*/true, &r.name));
@@ -290,6 +292,13 @@ absl::Status RecordFromJson(const Json& j, const std::string& path, int32_t vers
     return Reader::Error(absl::StrCat(path, ".", kVirtual),
                          absl::StrCat(rec->virtual_leaf_cells.size(), " virtual cells for ", leaves,
                                       " leaf cells in the placement"));
+  }
+  HIVED_RETURN_IF_ERROR(PodsFromJson(j, path, &rec->pods));
+  if (!rec->pods.empty() &&
+      static_cast<size_t>(rec->pods.back().index) >= rec->placement.pods.size()) {
+    return Reader::Error(absl::StrCat(path, ".", kAllocatedPods),
+                         absl::StrCat("slot ", rec->pods.back().index, " of a placement of ",
+                                      rec->placement.pods.size(), " pods"));
   }
   return absl::OkStatus();
 }

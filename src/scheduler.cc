@@ -145,6 +145,33 @@ absl::StatusOr<AllocateInfo> Scheduler::Recover(const GroupRequest& request,
   Lock::Exclusive hold(*lock_);
   return impl_->Recover(request, placement);
 }
+absl::StatusOr<PodAllocation> Scheduler::AllocatePod(const GroupRequest& request,
+                                                     const Placement& placement, const Pod& pod) {
+  Lock::Exclusive hold(*lock_);
+  return impl_->AllocatePod(request, placement, pod);
+}
+
+absl::StatusOr<PodRelease> Scheduler::ReleasePod(std::string_view group, std::string_view pod) {
+  Lock::Exclusive hold(*lock_);
+  return impl_->ReleasePod(group, pod);
+}
+
+absl::StatusOr<PodAllocation> Scheduler::RecoverPod(const GroupRecord& record, const Pod& pod) {
+  Lock::Exclusive hold(*lock_);
+  return impl_->RecoverPod(record, pod);
+}
+
+absl::StatusOr<ScheduleResult> Scheduler::Schedule(const GroupRequest& request, Phase phase,
+                                                   const ReservationTime& time) {
+  Lock::Exclusive hold(*lock_);
+  return impl_->Schedule(request, phase, time);
+}
+
+std::vector<ExpiredReservation> Scheduler::ExpireReservations(int64_t now) {
+  Lock::Exclusive hold(*lock_);
+  return impl_->ExpireReservations(now);
+}
+
 absl::Status Scheduler::SetNodeHealthy(std::string_view node, bool healthy) {
   Lock::Exclusive hold(*lock_);
   return impl_->SetNodeHealthy(node, healthy);
@@ -155,6 +182,11 @@ GroupStatus Scheduler::GetGroup(std::string_view group) const {
   Lock::Shared hold(*lock_);
   return impl_->GetGroup(group);
 }
+absl::StatusOr<PodStatus> Scheduler::GetPod(std::string_view group, std::string_view pod) const {
+  Lock::Shared hold(*lock_);
+  return impl_->GetPod(group, pod);
+}
+
 std::vector<GroupStatus> Scheduler::Groups() const {
   Lock::Shared hold(*lock_);
   return impl_->Groups();

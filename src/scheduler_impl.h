@@ -89,6 +89,7 @@
 #include "cellalloc/priority_usage.h"
 #include "hived/cluster_spec.h"
 #include "hived/schedule_result.h"
+#include "hived/scheduler.h"
 #include "hived/state.h"
 #include "hived/status_view.h"
 #include "hived/types.h"
@@ -143,6 +144,16 @@ class SchedulerImpl {
   absl::StatusOr<AllocateInfo> Recover(const GroupRequest& request, const Placement& placement,
                                        int32_t* ignored_leaves = nullptr);
   absl::Status SetNodeHealthy(std::string_view node, bool healthy);
+  // Pods (src/pods.cc; scheduler.h "Pods").
+  absl::StatusOr<PodAllocation> AllocatePod(const GroupRequest& request, const Placement& placement,
+                                            const Pod& pod);
+  absl::StatusOr<PodRelease> ReleasePod(std::string_view group, std::string_view pod);
+  absl::StatusOr<PodStatus> GetPod(std::string_view group, std::string_view pod) const;
+  absl::StatusOr<PodAllocation> RecoverPod(const GroupRecord& record, const Pod& pod);
+  // Reservations with time (src/reservation_clock.cc; scheduler.h).
+  absl::StatusOr<ScheduleResult> Schedule(const GroupRequest& request, Phase phase,
+                                          const ReservationTime& time);
+  std::vector<ExpiredReservation> ExpireReservations(int64_t now);
 
   GroupStatus GetGroup(std::string_view group) const;
   std::vector<GroupStatus> Groups() const;
@@ -439,6 +450,16 @@ class SchedulerImpl {
   void AppendVcSummaries(size_t vc, const GroupTally& tally, const std::vector<int32_t>& bad,
                          std::vector<VcSummary>* out) const;
   GroupStatus GStatus(const Group& g) const;
+  // Pods (src/pods.cc): a running group's allocated pods (every pod named by its index when
+  // untracked), empty for a reservation; for records, only tracked pods (empty: all, by
+  // index). `CheckPodRecords` validates a record's pods against its placement (before
+  // anything changes); `SetPodRecords` applies them to the group it restored.
+  std::vector<PodIdentity> PodsOf(const Group& g) const;
+  std::vector<PodIdentity> PodRecordsOf(const Group& g) const;
+  static absl::Status CheckPodRecords(const GroupRecord& rec);
+  void SetPodRecords(const GroupRecord& rec);
+  // The reservation times of `g` into a view (src/reservation_clock.cc).
+  static void FillReservationTimes(const Group& g, GroupStatus* s);
   const cellalloc::PriorityUsage& Usage(const View& v) const {
     return v.physical ? pusage_ : vclusters_.usage();
   }

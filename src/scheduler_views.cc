@@ -283,6 +283,8 @@ GroupStatus SchedulerImpl::GStatus(const Group& g) const {
   s.placement = PlacementOf(g);
   s.preemptor = g.notes().preemptor;
   s.downgrade_reason = g.notes().downgrade_reason;
+  s.pods = PodsOf(g);           // src/pods.cc
+  FillReservationTimes(g, &s);  // src/reservation_clock.cc
   return s;
 }
 

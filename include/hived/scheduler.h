@@ -147,11 +147,40 @@
 //    `Recover` packs each pod's share on the pod's GPU, reopening it when not open, and a GPU
 //    without room, opened by another VC or priority, or used by a whole group is
 //    kFailedPrecondition naming the group and pod (never a downgrade of its shares).
+//
+// Pods (issue 29; HiveD's AddAllocatedPod / DeleteAllocatedPod, hived-reference §2.8-2.9)
+// ------------------------------------------------------------------------------------
+// A gang's pods can be allocated and released one at a time, as Kubernetes binds and
+// deletes them. A pod is named (unique within its group; a uid is optional) and holds one
+// slot: one pod of the group's placement (`Placement::pods`, its index there). The first
+// `AllocatePod` of a group runs the whole gang exactly as `Allocate` would (the group is
+// then running, every leaf held) and gives the pod its slot; a later pod takes the first
+// free slot of its `leaf_cell_number` (HiveD's rule), or, when it names a node and first
+// leaf (its bind info after a restart), the slot that starts there. `ReleasePod` frees the
+// slot; the last allocated pod's release releases the gang (as `Release`). A gang allocated
+// whole (`Allocate`, `Recover`, `AllocateRecord`, a record without pods) has every slot
+// allocated, its pods named by their index ("0", "1", ...): `ReleasePod(group, "1")` works
+// on it, and a pod released from it can be allocated again by name. `RecoverPod` rebuilds
+// a gang from one pod's record (HiveD's recovery from the first pod's bind info) and
+// attaches the later pods. Groups sharing GPUs (fractional, MIG, CPU-only) have no per-pod
+// calls (kFailedPrecondition). A gang's pods cost nothing until a per-pod call touches it.
+//
+// Reservations with time
+// ----------------------
+// The library reads no clock: a timed `Schedule` is given the caller's `now` (any unit the
+// caller keeps, e.g. milliseconds) and an optional deadline. A reservation (kReserved or
+// kPreempting) records when it was made (its first timed Schedule) and its deadline;
+// `ExpireReservations(now)` gives up every reservation whose deadline is at or before
+// `now` (as `Unreserve`), in order of deadline then name, and reports them. Kubernetes'
+// Permit with a timeout is the model. Views show the times (`GroupStatus::reserved_at`).
+// Reservations are not persisted (`SaveState`), so neither are their times. A fractional or
+// MIG group's reservation (docs/gpu-sharing.md) carries no time yet: it never expires.
 #ifndef HIVED_SCHEDULER_H_
 #define HIVED_SCHEDULER_H_
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -168,6 +197,43 @@
 namespace hived {
 
 class LayeredScheduler;
+
+// A pod of a gang, as `AllocatePod` and `RecoverPod` take it ("Pods" above).
+struct Pod {
+  std::string name;              // required, unique within its group, at most kMaxNameBytes
+  std::string uid;               // optional, at most kMaxNameBytes
+  int32_t leaf_cell_number = 0;  // its member kind: the slot takes a pod of this size
+  // Optional: the slot that starts at this node and leaf index (a pod's own bind info,
+  // after a restart); unset (empty, -1): the first free slot of its `leaf_cell_number`.
+  std::string node;
+  int32_t first_leaf_index = -1;
+};
+
+// What `AllocatePod` / `RecoverPod` did: the pod's slot, and whether this call started the
+// gang (its first pod: `info` is then the gang's `Allocate` / `AllocateRecord` result).
+struct PodAllocation {
+  PodStatus pod;
+  bool started_gang = false;
+  AllocateInfo info;
+};
+
+// What `ReleasePod` released: the pod's slot only, or the whole gang (its last pod).
+enum class PodRelease { kPodOnly, kGang };
+
+// The time of a timed `Schedule` ("Reservations with time" above), in the caller's unit.
+struct ReservationTime {
+  int64_t now = 0;
+  // The reservation's deadline; unset: none (a reservation made before keeps its own).
+  std::optional<int64_t> deadline;
+};
+
+// A reservation `ExpireReservations` gave up.
+struct ExpiredReservation {
+  std::string group;
+  GroupState state = GroupState::kReserved;  // kReserved or kPreempting when it expired
+  int64_t reserved_at = 0;
+  int64_t deadline = 0;
+};
 
 class HIVED_EXPORT Scheduler {
  public:
@@ -254,6 +320,39 @@ class HIVED_EXPORT Scheduler {
   // Errors: kNotFound for a group that is not known, kFailedPrecondition for a running one,
   // kInvalidArgument for a sharing holder ("hived-share/<n>").
   absl::Status Unreserve(std::string_view group);
+
+  // Pods ("Pods" above). `AllocatePod`: the first pod of a group not running runs the gang
+  // as `Allocate(request, placement)` does (same rules and errors); a later pod of a running
+  // group takes a slot (`request.name` names the group; the rest of `request` and
+  // `placement` are not read). Errors (each before any change): kInvalidArgument for an
+  // empty or too long name or uid, a `leaf_cell_number` that is no member of the group, a
+  // node and leaf no slot of that size starts at; kAlreadyExists for a pod of that name
+  // already allocated in the group; kFailedPrecondition when every slot of that size is
+  // taken ("more pods than the gang has"), or for a group sharing GPUs.
+  absl::StatusOr<PodAllocation> AllocatePod(const GroupRequest& request, const Placement& placement,
+                                            const Pod& pod);
+  // Frees the pod's slot; releases the gang with its last allocated pod. Errors: kNotFound
+  // for a group not running or a pod not allocated in it; kFailedPrecondition for a
+  // reservation (Unreserve it) or a group sharing GPUs.
+  absl::StatusOr<PodRelease> ReleasePod(std::string_view group, std::string_view pod);
+  // The pod's group, slot and place. Errors: kNotFound as `ReleasePod`.
+  absl::StatusOr<PodStatus> GetPod(std::string_view group, std::string_view pod) const;
+  // Recovery of one pod from its record (the gang's record as its pod carries it: a
+  // `GetGroupRecord`, or `ImportHivedBindInfo` of its bind info): the group's first pod
+  // rebuilds the gang as `AllocateRecord(record)` (the record's `pods` are not read: this
+  // pod is the only one allocated) and takes its slot; a later pod of the running group
+  // attaches (its record's placement is not read), best with its node and first leaf.
+  // Errors: as `AllocateRecord` and `AllocatePod`.
+  absl::StatusOr<PodAllocation> RecoverPod(const GroupRecord& record, const Pod& pod);
+
+  // Reservations with time ("Reservations with time" above). `Schedule` as above; a
+  // reservation it makes or keeps records `time.now` when it had no time yet, and
+  // `time.deadline` when given. `ExpireReservations` gives up (as `Unreserve`) each
+  // reservation whose deadline is at or before `now`, deadline then name order; a
+  // reservation without a deadline never expires. O(live groups).
+  absl::StatusOr<ScheduleResult> Schedule(const GroupRequest& request, Phase phase,
+                                          const ReservationTime& time);
+  std::vector<ExpiredReservation> ExpireReservations(int64_t now);
 
   // Marks a node bad or healthy. Bad nodes are avoided; a VC that cannot be backed by
   // healthy cells sees bad virtual cells.

@@ -16,6 +16,8 @@
 //      preassigned cell types when it lists any; `virtual_leaf_cells` is empty or has one
 //      entry per leaf of the placement (pods in order).
 //  (3) `state` is kAllocated or kOpportunistic (only running groups are persisted).
+//  (4) `pods` is empty or lists distinct slots of the placement, ascending, with non-empty
+//      names of at most `kMaxNameBytes`, each name once.
 //
 // Thread safety: plain values and pure functions.
 #ifndef HIVED_STATE_H_
@@ -74,6 +76,10 @@ struct GroupRecord {
   // none): when present, `Scheduler::Restore` and `AllocateRecord` bind these virtual cells
   // when they are still free; otherwise recovery re-derives them (HiveD's rule).
   std::vector<std::string> virtual_leaf_cells;
+  // The allocated pods in slot order, when the group was allocated pod by pod
+  // (`Scheduler::AllocatePod`); empty: every pod of the placement runs, named by its index
+  // ("0", "1", ...), as for a gang allocated whole (and every record older than pods).
+  std::vector<PodIdentity> pods;
 };
 
 // One JSON object (compact, keys in a fixed order), e.g. {"name":"job-1",...}.

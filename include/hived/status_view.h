@@ -10,6 +10,7 @@
 #define HIVED_STATUS_VIEW_H_
 
 #include <cstdint>
+#include <optional>
 #include <ostream>
 #include <string>
 #include <string_view>
@@ -32,6 +33,29 @@ enum class GroupState {
   kReserved         // a kPlaced result held until Allocate or Unreserve (no victims)
 };
 
+// One allocated pod of a running group (issue 29; scheduler.h "Pods"): its name (unique
+// within its group), its uid when it was given one, its slot (`index`, its pod in the
+// group's placement) and where it runs.
+struct PodStatus {
+  std::string group;
+  std::string name;
+  std::string uid;
+  int32_t index = 0;
+  PodPlacement placement;  // node, leaf cell indices, preassigned cell types
+};
+
+// A pod's identity in its group (scheduler.h "Pods"): its slot (`index`: its pod in the
+// group's `Placement::pods`, where it runs), its name (unique within the group) and its uid
+// (optional). In views (`GroupStatus::pods`) and records (`GroupRecord::pods`).
+struct PodIdentity {
+  int32_t index = 0;
+  std::string name;
+  std::string uid;
+  bool operator==(const PodIdentity& o) const {
+    return index == o.index && name == o.name && uid == o.uid;
+  }
+};
+
 struct GroupStatus {
   std::string name;
   std::string vc;
@@ -44,6 +68,14 @@ struct GroupStatus {
   Placement placement;
   std::string preemptor;         // for kBeingPreempted, or a lazily downgraded group
   std::string downgrade_reason;  // why a guaranteed group runs opportunistically
+  // A running group's allocated pods, in slot order (scheduler.h "Pods"; each runs at
+  // `placement.pods[index]`); empty for a reservation. A gang allocated whole (`Allocate`)
+  // lists every pod, named by its index ("0", "1", ...).
+  std::vector<PodIdentity> pods;
+  // A reservation (kReserved, kPreempting) made by a timed `Schedule`: when it was made and
+  // its deadline (`ExpireReservations`), in the caller's time unit; unset otherwise.
+  std::optional<int64_t> reserved_at;
+  std::optional<int64_t> reservation_deadline;
 };
 
 // What `Allocate` did.
