@@ -1,6 +1,5 @@
 // hived-sim run (sim/cli/commands.h): flags, inputs, the policy's replay and the private
 // baseline's, outputs.
-#include <unistd.h>
 
 #include <chrono>
 #include <cstdio>
@@ -38,43 +37,6 @@
 
 namespace hived::sim {
 namespace {
-
-// A progress bar on stderr: only when stderr is a terminal, and only once the run has taken
-// more than a second.
-class ProgressBar {
- public:
-  explicit ProgressBar(std::string label)
-      : label_(std::move(label)),
-        enabled_(isatty(STDERR_FILENO) != 0),
-        start_(std::chrono::steady_clock::now()) {}
-  ~ProgressBar() { Clear(); }
-  void Update(double fraction) {
-    if (!enabled_) return;
-    const auto now = std::chrono::steady_clock::now();
-    if (now - start_ < std::chrono::seconds(1)) return;
-    if (shown_ && now - last_ < std::chrono::milliseconds(100) && fraction < 1.0) return;
-    last_ = now;
-    shown_ = true;
-    const int width = 40;
-    const int filled = static_cast<int>(fraction * width);
-    std::fprintf(stderr, "\r%s [%s%s] %3d%%", label_.c_str(),
-                 std::string(static_cast<size_t>(filled), '#').c_str(),
-                 std::string(static_cast<size_t>(width - filled), ' ').c_str(),
-                 static_cast<int>(fraction * 100));
-    std::fflush(stderr);
-  }
-  void Clear() {
-    if (shown_) std::fprintf(stderr, "\r%*s\r", static_cast<int>(label_.size()) + 50, "");
-    shown_ = false;
-  }
-
- private:
-  std::string label_;
-  bool enabled_;
-  bool shown_ = false;
-  std::chrono::steady_clock::time_point start_;
-  std::chrono::steady_clock::time_point last_;
-};
 
 // Everything `run --out DIR` may write (OutputDir clears these names of an earlier run).
 std::vector<std::string> RunLayout() {

@@ -109,9 +109,13 @@ int RunStreamedReplay(StreamedRun run) {
       base = ReplayStream(PolicyKind::kPrivate, run, facts, {}, run.options, base_folder);
     });
   }
+  ProgressBar bar(absl::StrCat("replaying ", facts.jobs, " jobs (streamed)"));
+  EngineOptions main_options = run.options;
+  if (!run.quiet) main_options.progress = [&bar](double f) { bar.Update(f); };
   absl::StatusOr<Streamed> main =
-      ReplayStream(run.policy, run, facts, run.policy_options, run.options, main_folder);
+      ReplayStream(run.policy, run, facts, run.policy_options, main_options, main_folder);
   if (base_thread.joinable()) base_thread.join();
+  bar.Clear();
   if (!main.ok()) return Fail(kCmd, main.status().message());
   if (run.policy == PolicyKind::kPrivate) {
     AddBaseline(main->summary, &main->summary);

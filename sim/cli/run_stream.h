@@ -4,12 +4,16 @@
 // again as a stream, hands each job over once final to a `SummaryBuilder` and, with --out,
 // a `JobsCsvWriter` in the output folder's staging area, so memory follows the jobs in
 // flight. The outputs are those of the replay of the trace read whole, byte for byte.
+// Also `run`'s progress bar, which both paths show.
 //
 // Thread safety: one call at a time.
 #ifndef HIVED_SIM_CLI_RUN_STREAM_H_
 #define HIVED_SIM_CLI_RUN_STREAM_H_
 
+#include <unistd.h>
+
 #include <chrono>
+#include <cstdio>
 #include <string>
 #include <vector>
 
@@ -22,6 +26,43 @@
 #include "sim/trace/node_events.h"
 
 namespace hived::sim {
+
+// A progress bar on stderr: only when stderr is a terminal, and only once the run has taken
+// more than a second.
+class ProgressBar {
+ public:
+  explicit ProgressBar(std::string label)
+      : label_(std::move(label)),
+        enabled_(isatty(STDERR_FILENO) != 0),
+        start_(std::chrono::steady_clock::now()) {}
+  ~ProgressBar() { Clear(); }
+  void Update(double fraction) {
+    if (!enabled_) return;
+    const auto now = std::chrono::steady_clock::now();
+    if (now - start_ < std::chrono::seconds(1)) return;
+    if (shown_ && now - last_ < std::chrono::milliseconds(100) && fraction < 1.0) return;
+    last_ = now;
+    shown_ = true;
+    const int width = 40;
+    const int filled = static_cast<int>(fraction * width);
+    std::fprintf(stderr, "\r%s [%s%s] %3d%%", label_.c_str(),
+                 std::string(static_cast<size_t>(filled), '#').c_str(),
+                 std::string(static_cast<size_t>(width - filled), ' ').c_str(),
+                 static_cast<int>(fraction * 100));
+    std::fflush(stderr);
+  }
+  void Clear() {
+    if (shown_) std::fprintf(stderr, "\r%*s\r", static_cast<int>(label_.size()) + 50, "");
+    shown_ = false;
+  }
+
+ private:
+  std::string label_;
+  bool enabled_;
+  bool shown_ = false;
+  std::chrono::steady_clock::time_point start_;
+  std::chrono::steady_clock::time_point last_;
+};
 
 struct StreamedRun {
   PolicyKind policy = PolicyKind::kHived;

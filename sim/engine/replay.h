@@ -3,6 +3,7 @@
 // One `Replay` runs one trace against one backend, once. Split by responsibility:
 //   sim/engine/replay.cc          the event loop: submissions, finishes, node events, the VCs'
 //                          queue passes, starts, preemptions and failures;
+//   sim/engine/replay_jobs.cc     the jobs: read from the feed, live, handed to the sink;
 //   sim/engine/replay_measure.cc  what is measured between events: GPU-time integrals, the
 //                          timeline, per-VC usage and lending, and the `easy` reservations.
 // The contract (event order, what a pass tries, what is measured) is sim/engine/engine.h's.
