@@ -1,6 +1,5 @@
 // hived-sim run (sim/cli/commands.h): flags, inputs, the policy's replay and the private
 // baseline's, outputs.
-#include <unistd.h>
 
 #include <chrono>
 #include <cstdio>
@@ -16,6 +15,7 @@
 #include "hived/config.h"
 #include "sim/cli/commands.h"
 #include "sim/cli/run_options.h"
+#include "sim/cli/run_stream.h"
 #include "sim/cluster/gen_cluster.h"
 #include "sim/common/command_util.h"
 #include "sim/common/csv.h"
@@ -37,43 +37,6 @@
 
 namespace hived::sim {
 namespace {
-
-// A progress bar on stderr: only when stderr is a terminal, and only once the run has taken
-// more than a second.
-class ProgressBar {
- public:
-  explicit ProgressBar(std::string label)
-      : label_(std::move(label)),
-        enabled_(isatty(STDERR_FILENO) != 0),
-        start_(std::chrono::steady_clock::now()) {}
-  ~ProgressBar() { Clear(); }
-  void Update(double fraction) {
-    if (!enabled_) return;
-    const auto now = std::chrono::steady_clock::now();
-    if (now - start_ < std::chrono::seconds(1)) return;
-    if (shown_ && now - last_ < std::chrono::milliseconds(100) && fraction < 1.0) return;
-    last_ = now;
-    shown_ = true;
-    const int width = 40;
-    const int filled = static_cast<int>(fraction * width);
-    std::fprintf(stderr, "\r%s [%s%s] %3d%%", label_.c_str(),
-                 std::string(static_cast<size_t>(filled), '#').c_str(),
-                 std::string(static_cast<size_t>(width - filled), ' ').c_str(),
-                 static_cast<int>(fraction * 100));
-    std::fflush(stderr);
-  }
-  void Clear() {
-    if (shown_) std::fprintf(stderr, "\r%*s\r", static_cast<int>(label_.size()) + 50, "");
-    shown_ = false;
-  }
-
- private:
-  std::string label_;
-  bool enabled_;
-  bool shown_ = false;
-  std::chrono::steady_clock::time_point start_;
-  std::chrono::steady_clock::time_point last_;
-};
 
 // Everything `run --out DIR` may write (OutputDir clears these names of an earlier run).
 std::vector<std::string> RunLayout() {
@@ -318,6 +281,38 @@ int RunCommand(int argc, char** argv) {
     if (!m.ok()) return p.UsageError(m.status().message());
     policy_options.max_capacity = std::move(*m);
   }
+  std::vector<NodeEvent> node_events;
+  if (!node_events_path.empty()) {
+    absl::StatusOr<std::vector<NodeEvent>> ev = ReadNodeEventsFile(
+        node_events_path, MaxInputBytes(max_input_mb, kDefaultMaxNodeEventsBytes));
+    if (!ev.ok()) return Fail(kCmd, ev.status().message());
+    node_events = std::move(*ev);
+  }
+
+  RunInfo run_info;
+  run_info.queue = std::string(QueueKindName(*queue));
+  run_info.config = config;
+  run_info.trace = trace_path;
+  run_info.format = format;
+  run_info.seed = static_cast<uint64_t>(seed);
+  run_info.resume = resume;
+  run_info.opportunistic_overflow = overflow;
+  run_info.load_scale = load_scale;
+  run_info.warmup = warmup;
+  run_info.slo_seconds = slo;
+  EngineOptions options;
+  options.queue = *queue;
+  options.resume = resume;
+  options.opportunistic_overflow = overflow;
+  options.check_invariants_every = check_every;
+  options.timeline_interval = timeline_interval;
+  options.horizon = horizon;
+  options.mtbf_hours = mtbf;
+  options.mttr_hours = mttr;
+  options.seed = static_cast<uint64_t>(seed);
+  options.window_start = window.first;
+  options.window_end = window.second;
+  bool streamed = false;
   // The trace's size against the memory budget (issue 28 item 3): read whole when its replay
   // fits (--max-input-mb, when given, is the old fixed byte cap instead); otherwise a larger
   // trace must be sorted by submit time, checked in chunks without loading it.
@@ -345,13 +340,41 @@ int RunCommand(int argc, char** argv) {
                                        need, ": raise --max-memory"));
       }
       if (absl::Status s = CheckTraceSorted(trace_path); !s.ok()) return Fail(kCmd, s.message());
-      // Sorted: the streamed replay (issue 28 item 3, next step) is not in the engine yet.
-      return Fail(kCmd, absl::StrCat(trace_path, ": sorted, but ", need,
-                                     ", and the streamed replay is not available yet: raise "
-                                     "--max-memory"));
+      // Sorted: streamed into the replay (sim/cli/run_stream.h), with what it cannot do
+      // refused first.
+      const char* whole_only = !transforms->empty() ? "the trace transforms (--only-vcs ...)"
+                               : plot               ? "--plot"
+                                                    : nullptr;
+      if (whole_only != nullptr) {
+        return Fail(kCmd,
+                    absl::StrCat(trace_path, ": ", whole_only, " need the trace read whole, and ",
+                                 need, ": raise --max-memory"));
+      }
+      streamed = true;
     }
   } else if (!max_memory_text.empty()) {
     return p.UsageError("--max-memory and --max-input-mb exclude each other");
+  }
+  if (streamed) {
+    Trace unused;  // the flag's range, checked as for a trace read whole
+    if (absl::Status s = ScaleLoad(load_scale, &unused); !s.ok()) return p.UsageError(s.message());
+    StreamedRun run;
+    run.policy = *policy;
+    run.spec = &*spec;
+    run.info = &info;
+    run.trace_path = trace_path;
+    run.skip_bad_rows = skip_bad;
+    run.load_scale = load_scale;
+    run.node_events = &node_events;
+    run.options = options;
+    run.run_info = run_info;
+    run.policy_options = policy_options;
+    run.with_baseline = baseline == private_name && *policy != PolicyKind::kPrivate;
+    run.outputs = outputs.get();
+    run.out_dir = out_dir;
+    run.quiet = quiet;
+    run.wall_start = wall_start;
+    return RunStreamedReplay(std::move(run));
   }
   absl::StatusOr<Trace> trace = ReadTraceFile(trace_path, *fmt, {skip_bad, trace_max_bytes});
   if (!trace.ok()) return Fail(kCmd, trace.status().message());
@@ -370,38 +393,7 @@ int RunCommand(int argc, char** argv) {
     std::fprintf(stderr, "warning: %s\n", trace->warnings[i].c_str());
   }
   policy_options.named_pinned_cells = NamedPinnedCells(*trace);
-  std::vector<NodeEvent> node_events;
-  if (!node_events_path.empty()) {
-    absl::StatusOr<std::vector<NodeEvent>> ev = ReadNodeEventsFile(
-        node_events_path, MaxInputBytes(max_input_mb, kDefaultMaxNodeEventsBytes));
-    if (!ev.ok()) return Fail(kCmd, ev.status().message());
-    node_events = std::move(*ev);
-  }
-
-  RunInfo run_info;
-  run_info.queue = std::string(QueueKindName(*queue));
-  run_info.config = config;
-  run_info.trace = trace_path;
-  run_info.format = format;
-  run_info.seed = static_cast<uint64_t>(seed);
-  run_info.resume = resume;
-  run_info.opportunistic_overflow = overflow;
   run_info.skipped_rows = trace->skipped_rows;
-  run_info.load_scale = load_scale;
-  run_info.warmup = warmup;
-  run_info.slo_seconds = slo;
-  EngineOptions options;
-  options.queue = *queue;
-  options.resume = resume;
-  options.opportunistic_overflow = overflow;
-  options.check_invariants_every = check_every;
-  options.timeline_interval = timeline_interval;
-  options.horizon = horizon;
-  options.mtbf_hours = mtbf;
-  options.mttr_hours = mttr;
-  options.seed = static_cast<uint64_t>(seed);
-  options.window_start = window.first;
-  options.window_end = window.second;
 
   // The private baseline runs on a second thread: the two replays share nothing mutable.
   const bool with_baseline = baseline == private_name && *policy != PolicyKind::kPrivate;

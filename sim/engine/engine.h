@@ -287,19 +287,101 @@ struct EngineResult {
   int64_t node_down_events = 0;
 };
 
-// Resolves trace rows against the config: VC index, gang members (split by the VC's node
-// size when the trace gives only a GPU count) and a rejection reason for jobs that can never
+// Resolves one trace row against the config: VC index, gang members (split by the VC's node
+// size when the trace gives only a GPU count) and a rejection reason for a job that can never
 // run (unknown VC, a pod larger than any node, more GPUs than the VC reserves or the cluster
-// has). Returns the jobs and, per job, the reason ("" when runnable).
+// has; "" when runnable). Remembers the last VC's index: traces name few VCs, mostly in runs.
+class JobResolver {
+ public:
+  explicit JobResolver(const SpecInfo& info) : info_(info) {}
+  void Resolve(const TraceJob& t, JobIndex index, SimJob* job, std::string* reason);
+
+ private:
+  const SpecInfo& info_;
+  std::string last_vc_;
+  int32_t last_vc_index_ = -1;
+  bool has_last_ = false;
+};
+
+// Every row of `trace` resolved (JobResolver); per job the reason ("" when runnable).
 void ResolveJobs(const Trace& trace, const SpecInfo& info, std::vector<SimJob>* jobs,
                  std::vector<RareString>* reject_reasons);
+
+// What the replay needs to know of the whole trace before its first event: from the trace
+// read whole (`FactsOf`) or from a streaming pre-pass over the file.
+struct TraceFacts {
+  int64_t jobs = 0;
+  Time first_submit = 0;  // 0 for an empty trace
+  Time last_submit = 0;
+  Time longest = 0;                             // the longest duration
+  std::vector<std::string> named_pinned_cells;  // sorted, distinct (`NamedPinnedCells`)
+};
+TraceFacts FactsOf(const Trace& trace);
+// Adds one job (in trace order) to facts being gathered; `pinned` collects the pinned cells.
+void AddToFacts(const TraceJob& job, TraceFacts* facts);
+
+// Where a replay pulls its jobs from, in trace order, as the clock reaches their submit
+// times (issue 28 item 3): jobs must come in non-decreasing submit time (else the replay
+// fails with kInvalidArgument). The names a job holds must outlive the replay.
+class JobFeed {
+ public:
+  virtual ~JobFeed() = default;
+  // The next job, or null at the end; valid until the next call.
+  virtual absl::StatusOr<const TraceJob*> Next() = 0;
+};
+
+// A whole trace as a feed.
+class TraceFeed : public JobFeed {
+ public:
+  explicit TraceFeed(const Trace& trace) : trace_(trace) {}
+  absl::StatusOr<const TraceJob*> Next() override {
+    return next_ < trace_.jobs.size() ? &trace_.jobs[next_++] : nullptr;
+  }
+
+ private:
+  const Trace& trace_;
+  size_t next_ = 0;
+};
+
+// One job whose record is final, handed to a `JobSink` once: when it completed or was
+// rejected, or at the end of the run for the jobs still queued, running or not yet
+// submitted (a horizon stopped the run). `window_*` and `run_end` are the run's as far as
+// known: during the run the measurement window before any horizon clips it and run_end ==
+// kMaxTime; at the end their final values (EngineResult's). A job handed over during the
+// run has completed (so started) or was rejected, so its measurement does not depend on
+// what is not known yet.
+struct FinishedJob {
+  JobIndex index = 0;
+  std::string_view id;  // the trace's job id
+  Name vc;              // the trace's VC name
+  const SimJob* job = nullptr;
+  const JobRecord* record = nullptr;
+  Time window_start = 0;
+  Time window_end = 0;
+  Time run_end = kMaxTime;
+};
+
+// Takes the jobs a replay is done with, in no particular order.
+class JobSink {
+ public:
+  virtual ~JobSink() = default;
+  // An error stops the replay with it.
+  virtual absl::Status Add(const FinishedJob& job) = 0;
+};
 
 class Engine {
  public:
   Engine(const SpecInfo& info, ClusterBackend* backend, EngineOptions options);
   // Replays `trace`. Errors: kInvalidArgument for a node event naming an unknown node;
-  // any backend error (a bug) or a failed invariant check as is.
+  // any backend error (a bug) or a failed invariant check as is. The result holds every
+  // job and record (`jobs`, `records`, by trace order).
   absl::StatusOr<EngineResult> Run(const Trace& trace, const std::vector<NodeEvent>& node_events);
+  // Replays the jobs of `feed` (`facts` must be the feed's): each job is read when the
+  // clock reaches its submit time and handed to `sink` once final, so memory holds the jobs
+  // in flight (plus 4 bytes a job), not the trace. The result's `jobs` and `records` stay
+  // empty. Errors as above, and the feed's and the sink's.
+  absl::StatusOr<EngineResult> Run(JobFeed* feed, const TraceFacts& facts,
+                                   const std::vector<NodeEvent>& node_events, JobSink* sink);
 
  private:
   const SpecInfo& info_;

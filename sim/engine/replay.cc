@@ -8,51 +8,19 @@
 #include "absl/strings/str_cat.h"
 
 namespace hived::sim::replay_internal {
-namespace {
-
-// What makes jobs interchangeable for the scheduler (see Replay::Run).
-struct ShapeKey {
-  Priority priority;
-  std::string_view gpu_type;
-  std::string_view pinned_cell;
-  const GangMembers* members;
-
-  bool operator==(const ShapeKey& o) const {
-    if (priority != o.priority || gpu_type != o.gpu_type || pinned_cell != o.pinned_cell ||
-        members->size() != o.members->size()) {
-      return false;
-    }
-    for (size_t i = 0; i < members->size(); ++i) {
-      const GangMember& a = (*members)[i];
-      const GangMember& b = (*o.members)[i];
-      if (a.pod_number != b.pod_number || a.leaf_cell_number != b.leaf_cell_number) return false;
-    }
-    return true;
-  }
-  template <typename H>
-  friend H AbslHashValue(H h, const ShapeKey& k) {
-    h = H::combine(std::move(h), k.priority, k.gpu_type, k.pinned_cell, k.members->size());
-    for (const GangMember& m : *k.members) {
-      h = H::combine(std::move(h), m.pod_number, m.leaf_cell_number);
-    }
-    return h;
-  }
-};
-
-}  // namespace
 
 void Replay::RunningAdd(JobIndex j) {
-  running_pos_[static_cast<size_t>(j)] = static_cast<int32_t>(running_.size());
+  Live(j).running_pos = static_cast<int32_t>(running_.size());
   running_.push_back(j);
 }
 
 void Replay::RunningRemove(JobIndex j) {
-  const int32_t pos = running_pos_[static_cast<size_t>(j)];
+  const int32_t pos = Live(j).running_pos;
   const JobIndex last = running_.back();
   running_[static_cast<size_t>(pos)] = last;
-  running_pos_[static_cast<size_t>(last)] = pos;
+  Live(last).running_pos = pos;
   running_.pop_back();
-  running_pos_[static_cast<size_t>(j)] = -1;
+  Live(j).running_pos = -1;
 }
 
 void Replay::ServeOrder(std::vector<int32_t>* batch) const {
@@ -111,18 +79,19 @@ void Replay::OnRelease(int32_t vc) {
 }
 
 void Replay::Enqueue(JobIndex j) {
-  const SimJob& job = r_.jobs[static_cast<size_t>(j)];
-  JobRecord& rec = r_.records[static_cast<size_t>(j)];
-  rec.state = JobState::kQueued;
+  LiveJob& live = Live(j);
+  const SimJob& job = live.job;
+  live.rec.state = JobState::kQueued;
   queues_[static_cast<size_t>(job.vc)]->Push(
-      {static_cast<uint64_t>(j), job.priority, shape_[static_cast<size_t>(j)], j});
+      {static_cast<uint64_t>(j), job.priority, live.shape, j});
   ChangeQueued(job, +1);
   MarkDirty(job.vc);
 }
 
 void Replay::Start(JobIndex j, bool opportunistic) {
-  const SimJob& job = r_.jobs[static_cast<size_t>(j)];
-  JobRecord& rec = r_.records[static_cast<size_t>(j)];
+  LiveJob& live = Live(j);
+  const SimJob& job = live.job;
+  JobRecord& rec = live.rec;
   rec.state = JobState::kRunning;
   if (rec.first_start < 0) rec.first_start = now_;
   rec.last_start = now_;
@@ -141,8 +110,9 @@ void Replay::Start(JobIndex j, bool opportunistic) {
 }
 
 absl::Status Replay::Interrupt(JobIndex j, Interruption why) {
-  const SimJob& job = r_.jobs[static_cast<size_t>(j)];
-  JobRecord& rec = r_.records[static_cast<size_t>(j)];
+  LiveJob& live = Live(j);
+  const SimJob& job = live.job;
+  JobRecord& rec = live.rec;
   if (rec.state != JobState::kRunning) {
     return absl::InternalError(absl::StrCat("job ", j, " interrupted while not running"));
   }
@@ -178,8 +148,9 @@ absl::Status Replay::Interrupt(JobIndex j, Interruption why) {
 
 TryResult Replay::TryStart(JobIndex j) {
   if (!error_.ok()) return TryResult::kWaiting;
-  const SimJob& job = r_.jobs[static_cast<size_t>(j)];
-  JobRecord& record = r_.records[static_cast<size_t>(j)];
+  LiveJob& live = Live(j);
+  const SimJob& job = live.job;
+  JobRecord& record = live.rec;
   const Time delay = backend_->ReclaimAfter();
   TryOptions try_options;
   try_options.allow_overflow = options_.opportunistic_overflow;
@@ -220,11 +191,11 @@ TryResult Replay::TryStart(JobIndex j) {
     case StartAttempt::Kind::kWaiting:
       return TryResult::kWaiting;
     case StartAttempt::Kind::kInfeasible: {
-      JobRecord& rec = r_.records[static_cast<size_t>(j)];
-      rec.state = JobState::kRejected;
-      rec.rare.mutable_get().reason =
+      record.state = JobState::kRejected;
+      record.rare.mutable_get().reason =
           a->reason.empty() ? "the scheduler says it can never be placed" : a->reason;
       ChangeQueued(job, -1);
+      if (absl::Status s = Finish(j); !s.ok()) error_ = s;
       return TryResult::kRemoved;
     }
   }
@@ -247,7 +218,7 @@ absl::Status Replay::SchedulePasses() {
       // Victims go back to their queues after the pass, at their original places.
       for (JobIndex v : deferred_) {
         Enqueue(v);
-        OnRelease(r_.jobs[static_cast<size_t>(v)].vc);
+        OnRelease(Job(v).vc);
       }
       deferred_.clear();
     }
@@ -260,41 +231,42 @@ absl::Status Replay::Handle(const Event& e) {
   switch (e.kind) {
     case EventKind::kSubmit: {
       ++submitted_;
-      const size_t j = static_cast<size_t>(e.job);
-      // A reason before the job ran: ResolveJobs found it can never run.
-      if (!r_.records[j].reason().empty()) {
-        r_.records[j].state = JobState::kRejected;
-        return absl::OkStatus();
+      // A reason before the job ran: the resolver found it can never run.
+      if (!Rec(e.job).reason().empty()) {
+        Rec(e.job).state = JobState::kRejected;
+        return Finish(e.job);
       }
       Enqueue(e.job);
       return absl::OkStatus();
     }
     case EventKind::kFinish: {
-      const size_t j = static_cast<size_t>(e.job);
-      JobRecord& rec = r_.records[j];
+      LiveJob* live = FindLive(e.job);  // null: completed or rejected since
+      if (live == nullptr) return absl::OkStatus();
+      JobRecord& rec = live->rec;
       if (rec.state != JobState::kRunning || rec.epoch != e.epoch) return absl::OkStatus();
-      if (absl::Status s = backend_->Release(r_.jobs[j]); !s.ok()) return s;
+      if (absl::Status s = backend_->Release(live->job); !s.ok()) return s;
       RunningRemove(e.job);
-      ChangeVcUsed(r_.jobs[j].vc, -r_.jobs[j].gpus);
+      const int32_t vc = live->job.vc;
+      ChangeVcUsed(vc, -live->job.gpus);
       rec.state = JobState::kCompleted;
       rec.end = now_;
       rec.remaining = 0;
-      OnRelease(r_.jobs[j].vc);
-      return absl::OkStatus();
+      OnRelease(vc);
+      return Finish(e.job);
     }
     case EventKind::kNodeDown: {
       ++r_.node_down_events;
       if (absl::Status s = backend_->SetNodeHealthy(e.node, false); !s.ok()) return s;
       std::vector<JobIndex> killed;
       for (JobIndex j : running_) {
-        const auto& nodes = r_.records[static_cast<size_t>(j)].nodes;
+        const auto& nodes = Rec(j).nodes;
         if (std::binary_search(nodes.begin(), nodes.end(), e.node)) killed.push_back(j);
       }
       std::sort(killed.begin(), killed.end());
       for (JobIndex j : killed) {
         if (absl::Status s = Interrupt(j, Interruption::kFailure); !s.ok()) return s;
         Enqueue(j);
-        OnRelease(r_.jobs[static_cast<size_t>(j)].vc);
+        OnRelease(Job(j).vc);
       }
       if (options_.mttr_hours > 0 && options_.mtbf_hours > 0) {
         Event up;
@@ -307,8 +279,8 @@ absl::Status Replay::Handle(const Event& e) {
       return absl::OkStatus();
     }
     case EventKind::kWake: {
-      const size_t j = static_cast<size_t>(e.job);
-      if (r_.records[j].state == JobState::kQueued) MarkDirty(r_.jobs[j].vc);
+      const LiveJob* live = FindLive(e.job);
+      if (live != nullptr && live->rec.state == JobState::kQueued) MarkDirty(live->job.vc);
       return absl::OkStatus();
     }
     case EventKind::kNodeUp: {
@@ -331,27 +303,23 @@ absl::Status Replay::Handle(const Event& e) {
   return absl::OkStatus();
 }
 
-absl::StatusOr<EngineResult> Replay::Run(const Trace& trace,
-                                         const std::vector<NodeEvent>& node_events) {
-  const size_t n = trace.jobs.size();
-  {
-    std::vector<RareString> reject;
-    ResolveJobs(trace, info_, &r_.jobs, &reject);
-    r_.records.resize(n);
-    for (size_t j = 0; j < n; ++j) {
-      if (!reject[j].empty()) r_.records[j].rare.mutable_get().reason = reject[j].view();
-    }
-  }
+absl::StatusOr<EngineResult> Replay::Run(JobFeed* feed, const TraceFacts& facts,
+                                         const std::vector<NodeEvent>& node_events, JobSink* sink) {
+  feed_ = feed;
+  sink_ = sink;
+  const size_t n = static_cast<size_t>(facts.jobs);
+  expected_jobs_ = facts.jobs;
+  slot_.assign(n, -1);
+  resolver_ = std::make_unique<JobResolver>(info_);
   r_.total_gpus = backend_->total_gpus();
   r_.cluster_gpus = info_.TotalGpus();
-  running_pos_.assign(n, -1);
   const size_t vcs = static_cast<size_t>(info_.vc_count());
   vc_used_.assign(vcs, 0);
   vc_since_.assign(vcs, 0);
   vc_lent_mark_.assign(vcs, 0);
   r_.vc_usage.assign(vcs, {});
   unreserved_ = r_.cluster_gpus;
-  vc_guarantee_ = info_.VcGuarantees(NamedPinnedCells(trace));  // pinned cells jobs name count
+  vc_guarantee_ = info_.VcGuarantees(facts.named_pinned_cells);  // pinned cells jobs name count
   for (size_t v = 0; v < vcs; ++v) {
     unreserved_ -= vc_guarantee_[v];
     idle_guarantee_total_ += vc_guarantee_[v];
@@ -366,30 +334,12 @@ absl::StatusOr<EngineResult> Replay::Run(const Trace& trace,
   queued_opp_gpus_vc_.assign(vcs, 0);
   dirty_.assign(vcs, false);
 
-  // Shapes: jobs with equal members, leaf type and priority are interchangeable. Keyed by
-  // the fields themselves (views into r_.jobs, which no longer changes), not a built string.
-  absl::flat_hash_map<ShapeKey, int32_t> shapes;
-  shape_.resize(n);
-  for (size_t j = 0; j < n; ++j) {
-    const SimJob& job = r_.jobs[j];
-    auto [it, inserted] =
-        shapes.try_emplace(ShapeKey{job.priority, job.gpu_type, job.pinned_cell, &job.members},
-                           static_cast<int32_t>(shapes.size()));
-    shape_[j] = it->second;
-  }
-
   // Node names -> ids, for node events.
   absl::flat_hash_map<std::string, int32_t> node_ids;
   const std::vector<std::string>& nodes = backend_->nodes();
   for (size_t i = 0; i < nodes.size(); ++i) node_ids.emplace(nodes[i], static_cast<int32_t>(i));
 
-  events_.Reserve(n, node_events.size() + nodes.size() + 16);
-  for (size_t j = 0; j < n; ++j) {
-    JobRecord& rec = r_.records[j];
-    rec.submit = trace.jobs[j].submit_time;
-    rec.remaining = trace.jobs[j].duration;
-    events_.PushArrival(rec.submit, static_cast<JobIndex>(j));
-  }
+  events_.Reserve(0, node_events.size() + nodes.size() + 16);
   for (const NodeEvent& ne : node_events) {
     // A physical node name also stands for its copies in the private clusters.
     auto it = node_ids.find(ne.node);
@@ -408,8 +358,8 @@ absl::StatusOr<EngineResult> Replay::Run(const Trace& trace,
       events_.Push(e);
     }
   }
-  const Time first_submit = n > 0 ? trace.jobs.front().submit_time : 0;
-  last_submit_ = n > 0 ? trace.jobs.back().submit_time : 0;
+  const Time first_submit = n > 0 ? facts.first_submit : 0;
+  last_submit_ = n > 0 ? facts.last_submit : 0;
   if (options_.mtbf_hours > 0 && options_.mttr_hours > 0) {
     for (size_t i = 0; i < nodes.size(); ++i) {
       Event down;
@@ -421,14 +371,18 @@ absl::StatusOr<EngineResult> Replay::Run(const Trace& trace,
       events_.Push(down);
     }
   }
-  r_.start = events_.empty() ? 0 : events_.Top().time;
+  if (absl::StatusOr<bool> more = Pull(); !more.ok()) return more.status();
+  // Arrivals come before every other event of their time (they were known first).
+  auto arrival_first = [this] {
+    return next_ >= 0 && (events_.empty() || Rec(next_).submit <= events_.Top().time);
+  };
+  auto more_events = [this] { return next_ >= 0 || !events_.empty(); };
+  r_.start = !more_events() ? 0 : arrival_first() ? Rec(next_).submit : events_.Top().time;
   last_time_ = r_.start;
   next_sample_ = r_.start;
   // The work's span: submissions, each job's end if it ran at once, node events.
-  Time longest = 0;
-  Time span_end = last_submit_;
-  for (const TraceJob& t : trace.jobs) longest = std::max(longest, t.duration);
-  span_end = SaturatingAdd(span_end, longest);
+  const Time longest = facts.longest;
+  Time span_end = SaturatingAdd(last_submit_, longest);
   if (!node_events.empty()) span_end = std::max(span_end, node_events.back().time);
   sample_interval_ = options_.timeline_interval > 0
                          ? options_.timeline_interval
@@ -440,18 +394,30 @@ absl::StatusOr<EngineResult> Replay::Run(const Trace& trace,
 
   int64_t since_check = 0;
   int64_t since_progress = 0;
-  while (!events_.empty()) {
+  while (more_events()) {
     // A wake-up for a job that no longer waits is dropped before it can move the clock.
-    if (events_.Top().kind == EventKind::kWake &&
-        r_.records[static_cast<size_t>(events_.Top().job)].state != JobState::kQueued) {
-      events_.Pop();
-      continue;
+    if (!arrival_first() && events_.Top().kind == EventKind::kWake) {
+      const LiveJob* live = FindLive(events_.Top().job);
+      if (live == nullptr || live->rec.state != JobState::kQueued) {
+        events_.Pop();
+        continue;
+      }
     }
-    const Time t = events_.Top().time;
+    const Time t = arrival_first() ? Rec(next_).submit : events_.Top().time;
     if (options_.horizon >= 0 && t > options_.horizon) break;
     Advance(t);
-    while (!events_.empty() && events_.Top().time == t) {
-      const Event e = events_.Pop();
+    while (true) {
+      Event e;
+      if (arrival_first() && Rec(next_).submit == t) {
+        e.time = t;
+        e.kind = EventKind::kSubmit;
+        e.job = next_;
+        if (absl::StatusOr<bool> more = Pull(); !more.ok()) return more.status();
+      } else if (!events_.empty() && events_.Top().time == t) {
+        e = events_.Pop();
+      } else {
+        break;
+      }
       if (absl::Status s = Handle(e); !s.ok()) return s;
       ++r_.events;
       if (options_.check_invariants_every > 0 && ++since_check >= options_.check_invariants_every) {
@@ -469,18 +435,33 @@ absl::StatusOr<EngineResult> Replay::Run(const Trace& trace,
     }
   }
   // Stopped by the horizon: the run covers up to it; otherwise up to the last event.
-  r_.end = !events_.empty() ? std::max(last_time_, options_.horizon) : last_time_;
+  const bool stopped = more_events();
+  r_.end = stopped ? std::max(last_time_, options_.horizon) : last_time_;
   Advance(r_.end);
   r_.timeline.push_back(Sample(r_.end));
   for (int32_t v = 0; v < static_cast<int32_t>(vcs); ++v) ChangeVcUsed(v, 0);
   // A horizon cuts the window: what follows it was not simulated.
-  if (!events_.empty()) window_end_ = std::min(window_end_, r_.end);
+  if (stopped) window_end_ = std::min(window_end_, r_.end);
   r_.window_start = window_start_;
   r_.window_end = std::max(window_start_, window_end_);
   if (options_.check_invariants_every > 0) {
     if (absl::Status s = backend_->CheckInvariants(); !s.ok()) {
       return absl::InternalError(absl::StrCat("invariant check failed at the end: ", s.message()));
     }
+  }
+  // The jobs left (queued, running, not yet submitted) go to the sink with the run's final
+  // window and end; the rest of the feed is read for the jobs a horizon left unsubmitted.
+  ended_ = true;
+  window_start_ = r_.window_start;
+  window_end_ = r_.window_end;
+  while (next_ >= 0) {
+    const JobIndex j = next_;
+    if (absl::StatusOr<bool> more = Pull(); !more.ok()) return more.status();
+    if (absl::Status s = Finish(j); !s.ok()) return s;
+  }
+  for (size_t j = 0; j < n; ++j) {
+    if (slot_[j] < 0) continue;
+    if (absl::Status s = Finish(static_cast<JobIndex>(j)); !s.ok()) return s;
   }
   r_.schedule_calls = backend_->schedule_calls();
   if (options_.progress) options_.progress(1.0);

@@ -3,11 +3,14 @@
 // One `Replay` runs one trace against one backend, once. Split by responsibility:
 //   sim/engine/replay.cc          the event loop: submissions, finishes, node events, the VCs'
 //                          queue passes, starts, preemptions and failures;
+//   sim/engine/replay_jobs.cc     the jobs: read from the feed, live, handed to the sink;
 //   sim/engine/replay_measure.cc  what is measured between events: GPU-time integrals, the
 //                          timeline, per-VC usage and lending, and the `easy` reservations.
 // The contract (event order, what a pass tries, what is measured) is sim/engine/engine.h's.
 //
-// Invariants (between events): running_[running_pos_[j]] == j for every running job j;
+// Invariants (between events): running_[Live(j).running_pos] == j for every running job j;
+// slot_[j] >= 0 iff job j was read from the feed and not yet handed to the sink, and then
+// live_[slot_[j]] is its state; free_ holds the other places of live_;
 // waiting_[v] counts VC v's queued jobs and queued_gpus_vc_/queued_opp_gpus_vc_ their GPUs;
 // waiting_vcs_ holds exactly the VCs with waiting_[v] > 0 and waiting_vcs_[waiting_vc_pos_[v]]
 // == v for each; waiting_opp_total_ is the sum of waiting_opp_;
@@ -21,10 +24,13 @@
 #include <cmath>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <random>
 #include <string>
+#include <string_view>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
 #include "sim/cluster/spec_info.h"
 #include "sim/engine/cluster_backend.h"
@@ -51,6 +57,35 @@ class ExpSampler {
   std::mt19937_64 gen_;
 };
 
+// What makes jobs interchangeable for the scheduler (see Replay::Pull).
+struct ShapeKey {
+  Priority priority;
+  std::string_view gpu_type;
+  std::string_view pinned_cell;
+  GangMembers members;  // a copy: the job's own storage does not outlive it
+
+  bool operator==(const ShapeKey& o) const {
+    if (priority != o.priority || gpu_type != o.gpu_type || pinned_cell != o.pinned_cell ||
+        members.size() != o.members.size()) {
+      return false;
+    }
+    for (size_t i = 0; i < members.size(); ++i) {
+      const GangMember& a = members[i];
+      const GangMember& b = o.members[i];
+      if (a.pod_number != b.pod_number || a.leaf_cell_number != b.leaf_cell_number) return false;
+    }
+    return true;
+  }
+  template <typename H>
+  friend H AbslHashValue(H h, const ShapeKey& k) {
+    h = H::combine(std::move(h), k.priority, k.gpu_type, k.pinned_cell, k.members.size());
+    for (const GangMember& m : k.members) {
+      h = H::combine(std::move(h), m.pod_number, m.leaf_cell_number);
+    }
+    return h;
+  }
+};
+
 enum class Interruption { kPreemption, kFailure };
 
 class Replay : public BackfillOracle {
@@ -58,17 +93,45 @@ class Replay : public BackfillOracle {
   Replay(const SpecInfo& info, ClusterBackend* backend, const EngineOptions& options)
       : info_(info), backend_(backend), options_(options), sampler_(options.seed) {}
 
-  absl::StatusOr<EngineResult> Run(const Trace& trace, const std::vector<NodeEvent>& node_events);
+  absl::StatusOr<EngineResult> Run(JobFeed* feed, const TraceFacts& facts,
+                                   const std::vector<NodeEvent>& node_events, JobSink* sink);
 
   // BackfillOracle, for `easy`.
   Time Now() const override { return now_; }
-  Time Runtime(JobIndex job) const override {
-    return r_.records[static_cast<size_t>(job)].remaining;
-  }
-  int32_t Gpus(JobIndex job) const override { return r_.jobs[static_cast<size_t>(job)].gpus; }
+  Time Runtime(JobIndex job) const override { return Rec(job).remaining; }
+  int32_t Gpus(JobIndex job) const override { return Job(job).gpus; }
   Reservation Reserve(JobIndex head) const override;
 
  private:
+  // A job between its submission (or its read from the feed) and its hand-over to the sink.
+  struct LiveJob {
+    SimJob job;
+    JobRecord rec;
+    JobId id;
+    Name vc_name;
+    int32_t shape = 0;
+    int32_t running_pos = -1;
+  };
+  // The live job j. REQUIRES: j is live.
+  LiveJob& Live(JobIndex j) { return live_[static_cast<size_t>(slot_[static_cast<size_t>(j)])]; }
+  const LiveJob& Live(JobIndex j) const {
+    return live_[static_cast<size_t>(slot_[static_cast<size_t>(j)])];
+  }
+  // The live job j, or null once it was handed to the sink.
+  LiveJob* FindLive(JobIndex j) {
+    const int32_t s = slot_[static_cast<size_t>(j)];
+    return s < 0 ? nullptr : &live_[static_cast<size_t>(s)];
+  }
+  const SimJob& Job(JobIndex j) const { return Live(j).job; }
+  const JobRecord& Rec(JobIndex j) const { return Live(j).rec; }
+  JobRecord& Rec(JobIndex j) { return Live(j).rec; }
+  // Reads the feed's next job into `next_` (resolved, live, not yet submitted): false at
+  // its end.
+  absl::StatusOr<bool> Pull();
+  // Hands job j to the sink and frees its place.
+  absl::Status Finish(JobIndex j);
+  FinishedJob Finished(JobIndex j) const;
+
   void Advance(Time t);
   TimelineRow Sample(Time t) const;
   void ThinTimeline();
@@ -97,8 +160,20 @@ class Replay : public BackfillOracle {
   const EngineOptions& options_;
   ExpSampler sampler_;
   EngineResult r_;
-  EventQueue events_;
-  std::vector<int32_t> shape_;
+  EventQueue events_;  // finishes, node events, wake-ups; arrivals come from the feed
+  JobFeed* feed_ = nullptr;
+  JobSink* sink_ = nullptr;
+  int64_t expected_jobs_ = 0;
+  JobIndex next_ = -1;   // the job read from the feed and not yet submitted; -1: none
+  JobIndex pulled_ = 0;  // jobs read from the feed so far
+  Time last_pulled_time_ = 0;
+  std::vector<int32_t> slot_;  // per job: its place in live_, -1 when not live
+  std::vector<LiveJob> live_;
+  std::vector<int32_t> free_;  // places in live_ no job holds
+  std::unique_ptr<JobResolver> resolver_;
+  std::string reason_;  // scratch for the resolver
+  absl::flat_hash_map<ShapeKey, int32_t> shapes_;
+  bool ended_ = false;  // the run is over: the window and end are final
   std::vector<std::unique_ptr<QueuePolicy>> queues_;
   std::vector<int64_t> waiting_;      // per VC
   std::vector<int64_t> waiting_opp_;  // per VC: waiting jobs of priority -1
@@ -107,7 +182,6 @@ class Replay : public BackfillOracle {
   std::vector<int32_t> batch_;      // SchedulePasses' VCs, kept for its capacity
   std::vector<JobIndex> deferred_;  // requeued during a pass
   std::vector<JobIndex> running_;
-  std::vector<int32_t> running_pos_;
   int64_t queued_gpus_ = 0;
   // GPUs of waiting jobs per VC: guaranteed (priority >= 0) and opportunistic.
   std::vector<int64_t> queued_gpus_vc_;

@@ -127,7 +127,7 @@ void Replay::ChangeVcUsed(int32_t vc, int64_t delta) {
 }
 
 BackfillOracle::Reservation Replay::Reserve(JobIndex head) const {
-  const SimJob& job = r_.jobs[static_cast<size_t>(head)];
+  const SimJob& job = Job(head);
   const size_t v = static_cast<size_t>(job.vc);
   const int64_t max = backend_->VcMaxGpus(job.vc);
   const int64_t cap = max >= 0 ? max : vc_guarantee_[v];
@@ -136,8 +136,9 @@ BackfillOracle::Reservation Replay::Reserve(JobIndex head) const {
   std::vector<std::pair<Time, int64_t>> all;
   const bool pool = backend_->ReleaseHelpsAllVcs();
   for (JobIndex j : running_) {
-    const JobRecord& rec = r_.records[static_cast<size_t>(j)];
-    const SimJob& other = r_.jobs[static_cast<size_t>(j)];
+    const LiveJob& live = Live(j);
+    const JobRecord& rec = live.rec;
+    const SimJob& other = live.job;
     const std::pair<Time, int64_t> release{SaturatingAdd(rec.last_start, rec.remaining),
                                            other.gpus};
     if (other.vc == job.vc) own.push_back(release);

@@ -58,7 +58,118 @@ Stats ComputeStats(std::vector<int64_t>* values) {
   return s;
 }
 
+void Samples::push_back(int64_t v) {
+  if (wide_.empty() && v >= 0 && v <= static_cast<int64_t>(UINT32_MAX)) {
+    narrow_.push_back(static_cast<uint32_t>(v));
+    return;
+  }
+  if (wide_.empty()) {
+    wide_.assign(narrow_.begin(), narrow_.end());
+    std::vector<uint32_t>().swap(narrow_);
+  }
+  wide_.push_back(v);
+}
+
+void Samples::AppendTo(std::vector<int64_t>* out) const {
+  out->insert(out->end(), narrow_.begin(), narrow_.end());
+  out->insert(out->end(), wide_.begin(), wide_.end());
+}
+
+void Samples::Clear() {
+  std::vector<uint32_t>().swap(narrow_);
+  std::vector<int64_t>().swap(wide_);
+}
+
+SummaryBuilder::SummaryBuilder(const SpecInfo& info, const RunInfo& run_info)
+    : info_(info), run_info_(run_info) {
+  const size_t vcs = static_cast<size_t>(info.vc_count());
+  groups_.resize(vcs + 1);
+  samples_.resize(vcs + 1);
+  for (GroupSamples& g : samples_) g.by_size.resize(kSizeClasses);
+  slo_.assign(vcs + 1, std::vector<SloShare>(run_info.slo_seconds.size()));
+  lost_.assign(vcs + 1, 0);
+  failure_lost_.assign(vcs + 1, 0);
+}
+
+void SummaryBuilder::Add(const FinishedJob& f) {
+  const SimJob& job = *f.job;
+  const JobRecord& rec = *f.record;
+  const size_t vcs = groups_.size() - 1;
+  const size_t slos = run_info_.slo_seconds.size();
+  const Time measure_from = SaturatingAdd(f.window_start, std::max<Time>(0, run_info_.warmup));
+  ++added_;
+  const bool measured =
+      rec.submit >= measure_from && rec.submit < f.window_end && rec.state != JobState::kRejected;
+  // Jobs of VCs unknown to the config count under "all" only (they are rejected).
+  const size_t own = job.vc >= 0 ? static_cast<size_t>(job.vc) : vcs;
+  const size_t targets[2] = {own, vcs};
+  for (size_t k = own == vcs ? 1 : 0; k < 2; ++k) {
+    const size_t g = targets[k];
+    GroupSummary& gs = groups_[g];
+    ++gs.submitted;
+    if (measured) {
+      ++gs.measured;
+      const int64_t wait = rec.first_start >= 0 ? rec.first_start - rec.submit
+                                                : std::max<Time>(0, f.run_end - rec.submit);
+      // Samples go to the job's own VC only; "all" gathers the VCs' samples in Finish
+      // (measured jobs always have a VC), so each sample is stored once.
+      GroupSamples& x = samples_[g];
+      if (g == own && rec.first_start >= 0) {
+        x.delays.push_back(wait);
+        x.finals.push_back(rec.last_start - rec.submit);
+        x.by_size[SizeClassOf(job.gpus)].push_back(wait);
+      } else if (g == own) {
+        x.censored.push_back(wait);
+      }
+      for (size_t i = 0; i < slos; ++i) {
+        SloShare& share = slo_[g][i];
+        const bool met = rec.first_start >= 0 && wait <= run_info_.slo_seconds[i];
+        if (rec.first_start >= 0 || wait > run_info_.slo_seconds[i]) ++share.jobs;
+        if (met) ++share.met;
+      }
+      if (g == own && rec.state == JobState::kCompleted) x.jcts.push_back(rec.end - rec.submit);
+    }
+    switch (rec.state) {
+      case JobState::kCompleted:
+        ++gs.completed;
+        break;
+      case JobState::kQueued:
+      case JobState::kPending:
+        ++gs.queued;
+        break;
+      case JobState::kRunning:
+        ++gs.running;
+        break;
+      case JobState::kRejected:
+        ++gs.rejected;
+        break;
+    }
+    gs.preemptions += rec.preemptions;
+    gs.failures += rec.failures;
+    lost_[g] += rec.gpu_seconds_lost();
+    failure_lost_[g] += rec.failure_gpu_seconds_lost();
+  }
+  if (rec.state == JobState::kRejected) ++reasons_[std::string(rec.reason())];
+}
+
 Summary Summarize(const EngineResult& result, const SpecInfo& info, const RunInfo& run_info) {
+  SummaryBuilder builder(info, run_info);
+  for (size_t j = 0; j < result.jobs.size(); ++j) {
+    FinishedJob f;
+    f.index = static_cast<JobIndex>(j);
+    f.job = &result.jobs[j];
+    f.record = &result.records[j];
+    f.window_start = result.window_start;
+    f.window_end = result.window_end;
+    f.run_end = result.end;
+    builder.Add(f);
+  }
+  return builder.Finish(result, static_cast<int64_t>(result.jobs.size()));
+}
+
+Summary SummaryBuilder::Finish(const EngineResult& result, int64_t jobs) {
+  const RunInfo& run_info = run_info_;
+  const SpecInfo& info = info_;
   Summary s;
   s.info = run_info;
   s.total_gpus = result.total_gpus;
@@ -91,112 +202,45 @@ Summary Summarize(const EngineResult& result, const SpecInfo& info, const RunInf
   w.useful_utilisation = (result.window_used_gpu_seconds - result.window_lost_gpu_seconds -
                           result.window_failure_lost_gpu_seconds) /
                          window_capacity;
-  const Time measure_from = SaturatingAdd(w.start, std::max<Time>(0, run_info.warmup));
 
   const size_t vcs = static_cast<size_t>(info.vc_count());
-  std::vector<GroupSummary> groups(vcs + 1);
-  std::vector<std::vector<int64_t>> delays(vcs + 1);
-  std::vector<std::vector<int64_t>> finals(vcs + 1);
-  std::vector<std::vector<int64_t>> censored(vcs + 1);
-  std::vector<std::vector<std::vector<int64_t>>> by_size(
-      vcs + 1, std::vector<std::vector<int64_t>>(kSizeClasses));
   const size_t slos = run_info.slo_seconds.size();
-  std::vector<std::vector<SloShare>> slo(vcs + 1, std::vector<SloShare>(slos));
-  std::vector<std::vector<int64_t>> jcts(vcs + 1);
-  std::vector<int64_t> lost(vcs + 1, 0);
-  std::vector<int64_t> failure_lost(vcs + 1, 0);
-  absl::flat_hash_map<std::string, int64_t> reasons;
-  for (size_t j = 0; j < result.jobs.size(); ++j) {
-    const SimJob& job = result.jobs[j];
-    const JobRecord& rec = result.records[j];
-    const bool measured =
-        rec.submit >= measure_from && rec.submit < w.end && rec.state != JobState::kRejected;
-    // Jobs of VCs unknown to the config count under "all" only (they are rejected).
-    const size_t own = job.vc >= 0 ? static_cast<size_t>(job.vc) : vcs;
-    const size_t targets[2] = {own, vcs};
-    for (size_t k = own == vcs ? 1 : 0; k < 2; ++k) {
-      const size_t g = targets[k];
-      GroupSummary& gs = groups[g];
-      ++gs.submitted;
-      if (measured) {
-        ++gs.measured;
-        const int64_t wait = rec.first_start >= 0 ? rec.first_start - rec.submit
-                                                  : std::max<Time>(0, result.end - rec.submit);
-        // Samples go to the job's own VC only; "all" gathers the VCs' samples below (measured
-        // jobs always have a VC), so each sample is stored once.
-        if (g == own && rec.first_start >= 0) {
-          delays[g].push_back(wait);
-          finals[g].push_back(rec.last_start - rec.submit);
-          by_size[g][SizeClassOf(job.gpus)].push_back(wait);
-        } else if (g == own) {
-          censored[g].push_back(wait);
-        }
-        for (size_t i = 0; i < slos; ++i) {
-          SloShare& x = slo[g][i];
-          const bool met = rec.first_start >= 0 && wait <= run_info.slo_seconds[i];
-          if (rec.first_start >= 0 || wait > run_info.slo_seconds[i]) ++x.jobs;
-          if (met) ++x.met;
-        }
-        if (g == own && rec.state == JobState::kCompleted) {
-          jcts[g].push_back(rec.end - rec.submit);
-        }
+  std::vector<GroupSummary>& groups = groups_;
+  // One metric's samples of group g as 64-bit values ("all": every VC's, in any order:
+  // ComputeStats does not depend on it); each VC's are freed once "all" has them.
+  std::vector<int64_t> values;
+  auto stats = [&](size_t g, auto&& pick) {
+    values.clear();
+    if (g < vcs) {
+      pick(g).AppendTo(&values);
+    } else {
+      size_t total = pick(vcs).size();
+      for (size_t v = 0; v < vcs; ++v) total += pick(v).size();
+      values.reserve(total);
+      pick(vcs).AppendTo(&values);
+      for (size_t v = 0; v < vcs; ++v) {
+        pick(v).AppendTo(&values);
+        pick(v).Clear();
       }
-      switch (rec.state) {
-        case JobState::kCompleted:
-          ++gs.completed;
-          break;
-        case JobState::kQueued:
-        case JobState::kPending:
-          ++gs.queued;
-          break;
-        case JobState::kRunning:
-          ++gs.running;
-          break;
-        case JobState::kRejected:
-          ++gs.rejected;
-          break;
-      }
-      gs.preemptions += rec.preemptions;
-      gs.failures += rec.failures;
-      lost[g] += rec.gpu_seconds_lost();
-      failure_lost[g] += rec.failure_gpu_seconds_lost();
     }
-    if (rec.state == JobState::kRejected) ++reasons[std::string(rec.reason())];
-  }
+    Stats out = ComputeStats(&values);
+    std::vector<int64_t>().swap(values);
+    return out;
+  };
   for (size_t g = 0; g <= vcs; ++g) {
     GroupSummary& gs = groups[g];
-    if (g == vcs) {
-      // "all": every VC's samples, in any order (ComputeStats does not depend on it). Each
-      // VC's vector is freed as it is gathered.
-      auto gather = [&](auto&& pick) {
-        std::vector<int64_t>& all = pick(vcs);
-        size_t total = all.size();
-        for (size_t v = 0; v < vcs; ++v) total += pick(v).size();
-        all.reserve(total);
-        for (size_t v = 0; v < vcs; ++v) {
-          all.insert(all.end(), pick(v).begin(), pick(v).end());
-          std::vector<int64_t>().swap(pick(v));
-        }
-      };
-      gather([&](size_t v) -> std::vector<int64_t>& { return delays[v]; });
-      gather([&](size_t v) -> std::vector<int64_t>& { return finals[v]; });
-      gather([&](size_t v) -> std::vector<int64_t>& { return censored[v]; });
-      gather([&](size_t v) -> std::vector<int64_t>& { return jcts[v]; });
-      for (size_t c = 0; c < kSizeClasses; ++c) {
-        gather([&](size_t v) -> std::vector<int64_t>& { return by_size[v][c]; });
-      }
-    }
     gs.name = g < vcs ? info.vc_name(static_cast<int32_t>(g)) : "all";
     gs.reserved_gpus = g < vcs ? info.VcReservedGpus(static_cast<int32_t>(g)) : result.total_gpus;
-    gs.queuing_delay = ComputeStats(&delays[g]);
-    gs.queuing_delay_final = ComputeStats(&finals[g]);
-    gs.censored_wait = ComputeStats(&censored[g]);
-    gs.jct = ComputeStats(&jcts[g]);
+    gs.queuing_delay = stats(g, [&](size_t v) -> Samples& { return samples_[v].delays; });
+    gs.queuing_delay_final = stats(g, [&](size_t v) -> Samples& { return samples_[v].finals; });
+    gs.censored_wait = stats(g, [&](size_t v) -> Samples& { return samples_[v].censored; });
+    gs.jct = stats(g, [&](size_t v) -> Samples& { return samples_[v].jcts; });
     for (size_t c = 0; c < kSizeClasses; ++c) {
-      gs.by_size.push_back({kSizeLabels[c], ComputeStats(&by_size[g][c])});
+      gs.by_size.push_back(
+          {kSizeLabels[c], stats(g, [&](size_t v) -> Samples& { return samples_[v].by_size[c]; })});
     }
     for (size_t i = 0; i < slos; ++i) {
-      SloShare& x = slo[g][i];
+      SloShare& x = slo_[g][i];
       x.seconds = run_info.slo_seconds[i];
       x.share = x.jobs > 0 ? static_cast<double>(x.met) / static_cast<double>(x.jobs) : 1.0;
       gs.slo.push_back(x);
@@ -223,8 +267,8 @@ Summary Summarize(const EngineResult& result, const SpecInfo& info, const RunInf
                                              (static_cast<double>(gs.guaranteed_gpus) * window)
                                        : 0.0;
     }
-    gs.gpu_hours_lost = static_cast<double>(lost[g]) / 3600.0;
-    gs.failure_gpu_hours_lost = static_cast<double>(failure_lost[g]) / 3600.0;
+    gs.gpu_hours_lost = static_cast<double>(lost_[g]) / 3600.0;
+    gs.failure_gpu_hours_lost = static_cast<double>(failure_lost_[g]) / 3600.0;
     if (gs.submitted != gs.completed + gs.queued + gs.running + gs.rejected) {
       s.accounting_ok = false;
     }
@@ -233,13 +277,11 @@ Summary Summarize(const EngineResult& result, const SpecInfo& info, const RunInf
   int64_t sum = 0;
   for (size_t g = 0; g < vcs; ++g) sum += groups[g].submitted;
   const int64_t unknown_vc = groups[vcs].submitted - sum;
-  if (unknown_vc < 0 || groups[vcs].submitted != static_cast<int64_t>(result.jobs.size())) {
-    s.accounting_ok = false;
-  }
+  if (unknown_vc < 0 || groups[vcs].submitted != jobs || added_ != jobs) s.accounting_ok = false;
   s.all = std::move(groups[vcs]);
   groups.pop_back();
   s.vcs = std::move(groups);
-  s.rejection_reasons.assign(reasons.begin(), reasons.end());
+  s.rejection_reasons.assign(reasons_.begin(), reasons_.end());
   std::sort(s.rejection_reasons.begin(), s.rejection_reasons.end(),
             [](const auto& a, const auto& b) {
               return a.second != b.second ? a.second > b.second : a.first < b.first;

@@ -39,8 +39,10 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "sim/cluster/spec_info.h"
 #include "sim/common/json.h"
 #include "sim/engine/engine.h"
@@ -151,12 +153,60 @@ struct Summary {
 };
 
 Summary Summarize(const EngineResult& result, const SpecInfo& info, const RunInfo& run_info);
+
+// Non-negative 64-bit samples stored in 32 bits each while every one fits (waits and JCTs
+// below 136 years), in 64 bits from the first that does not.
+class Samples {
+ public:
+  void push_back(int64_t v);
+  size_t size() const { return narrow_.size() + wide_.size(); }
+  void AppendTo(std::vector<int64_t>* out) const;
+  void Clear();  // and frees the storage
+
+ private:
+  std::vector<uint32_t> narrow_;  // while wide_ is empty
+  std::vector<int64_t> wide_;
+};
+
+// `Summarize` job by job: a replay hands each job over once its record is final
+// (sim/engine/engine.h's `FinishedJob`), in any order, and the builder keeps the counts and
+// the measured jobs' samples (about 16 bytes a measured job), not the records. The summary
+// equals `Summarize` of a result holding the same records.
+class SummaryBuilder {
+ public:
+  SummaryBuilder(const SpecInfo& info, const RunInfo& run_info);
+  void Add(const FinishedJob& job);
+  // The summary of the run `result` (its `jobs` and `records` are not read) once all its
+  // `jobs` were added (else accounting_ok is false). Call once.
+  Summary Finish(const EngineResult& result, int64_t jobs);
+
+ private:
+  struct GroupSamples {
+    Samples delays, finals, censored, jcts;
+    std::vector<Samples> by_size;
+  };
+  const SpecInfo& info_;
+  RunInfo run_info_;
+  std::vector<GroupSummary> groups_;  // by VC, then "all"
+  std::vector<GroupSamples> samples_;
+  std::vector<std::vector<SloShare>> slo_;
+  std::vector<int64_t> lost_;
+  std::vector<int64_t> failure_lost_;
+  absl::flat_hash_map<std::string, int64_t> reasons_;
+  int64_t added_ = 0;
+};
 // Fills baseline delays and anomalies from a `private` summary of the same trace.
 void AddBaseline(const Summary& baseline, Summary* summary);
 
 std::string SummaryToJson(const Summary& summary);
+inline constexpr std::string_view kJobsCsvHeader =
+    "job_id,vc,priority,gpus,pods,submit,first_start,end,queuing_delay,jct,state,"
+    "preemptions,failures,gpu_hours_lost,opportunistic,nodes,reason\n";
 std::string JobsCsv(const EngineResult& result, const Trace& trace,
                     const std::vector<std::string>& nodes);
+// Appends one job's jobs.csv row (with its newline); `nodes` names the backend's node ids.
+void AppendJobRow(std::string* row, std::string_view id, std::string_view vc, const SimJob& job,
+                  const JobRecord& rec, const std::vector<std::string>& nodes);
 std::string TimelineCsv(const EngineResult& result, const SpecInfo& info);
 // The short human summary for stdout: one line of cluster figures and a table per VC.
 std::string SummaryTable(const Summary& summary);

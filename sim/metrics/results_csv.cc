@@ -54,62 +54,64 @@ void AppendIf(std::string* out, bool present, int64_t v) {
 
 }  // namespace
 
+void AppendJobRow(std::string* row, std::string_view id, std::string_view vc, const SimJob& job,
+                  const JobRecord& rec, const std::vector<std::string>& nodes) {
+  std::string& out = *row;
+  AppendCsvField(&out, id);
+  out += ',';
+  AppendCsvField(&out, vc);
+  out += ',';
+  AppendInt(&out, job.priority);
+  out += ',';
+  AppendInt(&out, job.gpus);
+  out += ',';
+  for (size_t m = 0; m < job.members.size(); ++m) {
+    if (m > 0) out += '+';
+    AppendInt(&out, job.members[m].pod_number);
+    out += 'x';
+    AppendInt(&out, job.members[m].leaf_cell_number);
+  }
+  out += ',';
+  AppendInt(&out, rec.submit);
+  out += ',';
+  AppendIf(&out, rec.first_start >= 0, rec.first_start);
+  out += ',';
+  AppendIf(&out, rec.end >= 0, rec.end);
+  out += ',';
+  AppendIf(&out, rec.first_start >= 0, rec.first_start - rec.submit);
+  out += ',';
+  AppendIf(&out, rec.end >= 0, rec.end - rec.submit);
+  out += ',';
+  out += JobStateName(rec.state);
+  out += ',';
+  AppendInt(&out, rec.preemptions);
+  out += ',';
+  AppendInt(&out, rec.failures);
+  out += ',';
+  const int64_t lost = rec.gpu_seconds_lost() + rec.failure_gpu_seconds_lost();
+  if (lost == 0) {
+    out += "0.000";  // what FormatFixed writes for 0, without formatting
+  } else {
+    out += FormatFixed(static_cast<double>(lost) / 3600.0);
+  }
+  out += rec.opportunistic ? ",1," : ",0,";
+  for (size_t n = 0; n < rec.nodes.size(); ++n) {
+    if (n > 0) out += ';';
+    out += nodes[static_cast<size_t>(rec.nodes[n])];
+  }
+  out += ',';
+  AppendCsvField(&out, rec.reason());
+  out += '\n';
+}
+
 std::string JobsCsv(const EngineResult& result, const Trace& trace,
                     const std::vector<std::string>& nodes) {
-  std::string out =
-      "job_id,vc,priority,gpus,pods,submit,first_start,end,queuing_delay,jct,state,"
-      "preemptions,failures,gpu_hours_lost,opportunistic,nodes,reason\n";
+  std::string out(kJobsCsvHeader);
   // Rows are written in place (no per-row temporaries): this runs once per job.
   out.reserve(result.jobs.size() * 96 + out.size());
   for (size_t j = 0; j < result.jobs.size(); ++j) {
-    const SimJob& job = result.jobs[j];
-    const JobRecord& rec = result.records[j];
     const TraceJob& t = trace.jobs[j];
-    AppendCsvField(&out, t.id);
-    out += ',';
-    AppendCsvField(&out, t.vc);
-    out += ',';
-    AppendInt(&out, job.priority);
-    out += ',';
-    AppendInt(&out, job.gpus);
-    out += ',';
-    for (size_t m = 0; m < job.members.size(); ++m) {
-      if (m > 0) out += '+';
-      AppendInt(&out, job.members[m].pod_number);
-      out += 'x';
-      AppendInt(&out, job.members[m].leaf_cell_number);
-    }
-    out += ',';
-    AppendInt(&out, rec.submit);
-    out += ',';
-    AppendIf(&out, rec.first_start >= 0, rec.first_start);
-    out += ',';
-    AppendIf(&out, rec.end >= 0, rec.end);
-    out += ',';
-    AppendIf(&out, rec.first_start >= 0, rec.first_start - rec.submit);
-    out += ',';
-    AppendIf(&out, rec.end >= 0, rec.end - rec.submit);
-    out += ',';
-    out += JobStateName(rec.state);
-    out += ',';
-    AppendInt(&out, rec.preemptions);
-    out += ',';
-    AppendInt(&out, rec.failures);
-    out += ',';
-    const int64_t lost = rec.gpu_seconds_lost() + rec.failure_gpu_seconds_lost();
-    if (lost == 0) {
-      out += "0.000";  // what FormatFixed writes for 0, without formatting
-    } else {
-      out += FormatFixed(static_cast<double>(lost) / 3600.0);
-    }
-    out += rec.opportunistic ? ",1," : ",0,";
-    for (size_t n = 0; n < rec.nodes.size(); ++n) {
-      if (n > 0) out += ';';
-      out += nodes[static_cast<size_t>(rec.nodes[n])];
-    }
-    out += ',';
-    AppendCsvField(&out, rec.reason());
-    out += '\n';
+    AppendJobRow(&out, t.id, t.vc, result.jobs[j], result.records[j], nodes);
   }
   return out;
 }

@@ -130,9 +130,18 @@ bool HivedRowParser::Row(std::string_view line, int32_t ln, TraceJob* out) {
 }
 
 bool HivedRowParser::InsertId(std::string_view id) {
+  if (!check_ids_) return true;
   if (own_ids_) {
     if (ids_.contains(id)) return false;
-    ids_.insert(id_texts_.emplace_back(id));
+    if (id_blocks_.empty() || id_block_size_ - id_block_used_ < id.size()) {
+      id_block_size_ = std::max<size_t>(size_t{1} << 20, id.size());
+      id_blocks_.push_back(std::make_unique<char[]>(id_block_size_));
+      id_block_used_ = 0;
+    }
+    char* text = id_blocks_.back().get() + id_block_used_;
+    std::copy(id.begin(), id.end(), text);
+    id_block_used_ += id.size();
+    ids_.insert(std::string_view(text, id.size()));
     return true;
   }
   return ids_.insert(id).second;

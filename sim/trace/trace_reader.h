@@ -41,6 +41,10 @@ absl::StatusOr<TraceFormat> ParseTraceFormat(std::string_view name);
 struct TraceReadOptions {
   bool skip_bad_rows = false;
   int64_t max_bytes = kDefaultMaxTraceBytes;  // ReadTraceFile refuses larger files
+  // A job id seen before is a bad row. `TraceStream` only: false leaves the check to an
+  // earlier pass over the same file (the streamed replay's pre-pass), so memory does not
+  // grow with the ids.
+  bool check_duplicate_ids = true;
 };
 
 // A trace format reader.

@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <deque>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -70,6 +71,8 @@ class HivedRowParser {
                                                        std::string_view file_name, Trace* trace,
                                                        size_t* needed);
   void ReserveIds(size_t n) { ids_.reserve(n); }
+  // Whether a repeated job id is a bad row (default true).
+  void set_check_ids(bool check) { check_ids_ = check; }
   // Parses a data row (neither blank nor a comment) into `*job`; false when it recorded an
   // error for the row.
   bool Row(std::string_view line, int32_t line_number, TraceJob* job);
@@ -85,8 +88,13 @@ class HivedRowParser {
   Trace* trace_;
   bool own_ids_;
   absl::flat_hash_set<std::string_view> ids_;
-  std::deque<std::string> id_texts_;  // with own_ids_: the ids' text (a deque never moves it)
-  std::vector<CsvField> f_;           // one row's fields; reused
+  bool check_ids_ = true;
+  // With own_ids_: the ids' text, packed in blocks that never move (10 bytes an id of the
+  // generated traces, not a 32-byte string each).
+  std::vector<std::unique_ptr<char[]>> id_blocks_;
+  size_t id_block_used_ = 0;
+  size_t id_block_size_ = 0;
+  std::vector<CsvField> f_;  // one row's fields; reused
   // The last VC and GPU type that passed CheckName (copies: a stream's rows do not last).
   std::optional<std::string> last_vc_;
   std::string last_type_;

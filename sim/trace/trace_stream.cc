@@ -55,6 +55,7 @@ absl::StatusOr<std::unique_ptr<TraceStream>> TraceStream::Open(const std::string
   s->errors_ = std::make_unique<RowErrors>(path, options.skip_bad_rows);
   s->parser_ = std::make_unique<HivedRowParser>(std::move(*header), needed, s->errors_.get(),
                                                 &s->trace_, /*own_ids=*/true);
+  s->parser_->set_check_ids(options.check_duplicate_ids);
   return s;
 }
 

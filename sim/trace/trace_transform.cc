@@ -442,24 +442,29 @@ absl::Status ApplyVcMoves(const TraceTransforms& t, ClusterSpec* spec) {
   return absl::OkStatus();
 }
 
+std::string PinnedCellProblem(const SpecInfo& info, const TraceJob& j) {
+  const int32_t vc = info.VcIndex(j.vc);
+  // A job of a VC the config lacks is rejected at submission for that reason.
+  if (j.pinned_cell.empty() || vc < 0) return "";
+  const int32_t owner = info.PinnedVc(j.pinned_cell);
+  if (info.PinnedGpus(j.pinned_cell) == 0) {
+    return absl::StrCat("pinned cell '", j.pinned_cell.str(), "' is not in the config");
+  }
+  if (owner != vc) {
+    return absl::StrCat("pinned cell '", j.pinned_cell.str(), "' belongs to ",
+                        owner < 0 ? "no VC" : absl::StrCat("VC ", info.vc_name(owner)),
+                        ", not to the job's VC ", j.vc.str());
+  }
+  return "";
+}
+
 absl::Status CheckPinnedCells(const SpecInfo& info, bool skip_bad_rows, Trace* trace) {
   RowErrors errors(trace->file.empty() ? "trace" : trace->file, skip_bad_rows);
   std::vector<TraceJob>& jobs = trace->jobs;
   std::vector<bool> bad(jobs.size(), false);
   for (size_t i = 0; i < jobs.size(); ++i) {
     const TraceJob& j = jobs[i];
-    const int32_t vc = info.VcIndex(j.vc);
-    // A job of a VC the config lacks is rejected at submission for that reason.
-    if (j.pinned_cell.empty() || vc < 0) continue;
-    std::string why;
-    const int32_t owner = info.PinnedVc(j.pinned_cell);
-    if (info.PinnedGpus(j.pinned_cell) == 0) {
-      why = absl::StrCat("pinned cell '", j.pinned_cell.str(), "' is not in the config");
-    } else if (owner != vc) {
-      why = absl::StrCat("pinned cell '", j.pinned_cell.str(), "' belongs to ",
-                         owner < 0 ? "no VC" : absl::StrCat("VC ", info.vc_name(owner)),
-                         ", not to the job's VC ", j.vc.str());
-    }
+    const std::string why = PinnedCellProblem(info, j);
     if (why.empty()) continue;
     errors.Add(j.line, j.pinned_column, why);
     bad[i] = true;

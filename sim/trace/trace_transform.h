@@ -121,6 +121,8 @@ absl::Status ApplyVcMoves(const TraceTransforms& transforms, ClusterSpec* spec);
 // to VC A, not to the job's VC B" for every bad row (the first 20, then a count); with
 // `skip_bad_rows` those rows are dropped and counted in `skipped_rows` instead.
 absl::Status CheckPinnedCells(const SpecInfo& info, bool skip_bad_rows, Trace* trace);
+// What is wrong with one job's pinned cell (as `CheckPinnedCells` words it), "" if nothing.
+std::string PinnedCellProblem(const SpecInfo& info, const TraceJob& job);
 
 }  // namespace hived::sim
 
