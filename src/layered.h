@@ -43,6 +43,7 @@
 #include "absl/status/statusor.h"
 #include "hived/cluster_spec.h"
 #include "hived/schedule_result.h"
+#include "hived/scheduler.h"
 #include "hived/state.h"
 #include "hived/status_view.h"
 #include "hived/types.h"
