@@ -4,6 +4,7 @@
 
 #include <condition_variable>
 #include <mutex>
+#include <optional>
 #include <utility>
 
 #include "src/internal/status_macros.h"
@@ -117,9 +118,16 @@ absl::StatusOr<AllocateInfo> Scheduler::AllocateRecord(const GroupRecord& record
 }
 Scheduler::~Scheduler() = default;
 
-// Mutations: exclusive. `Schedule` is one even in the Filtering phase, which changes no
-// observable state but reuses the scheduler's scratch buffers.
+// Mutations: exclusive. A Filtering-phase `Schedule` of a new whole-GPU group changes
+// nothing and decides over const state with a per-call scratch (`SchedulerImpl::Filter`,
+// src/filter.cc): shared, concurrent with views and other filters. The requests `Filter`
+// declines (sharing's, a reserved or Preempting group's re-check) take the exclusive path.
 absl::StatusOr<ScheduleResult> Scheduler::Schedule(const GroupRequest& request, Phase phase) {
+  if (phase == Phase::kFiltering) {
+    Lock::Shared hold(*lock_);
+    std::optional<absl::StatusOr<ScheduleResult>> filtered = impl_->Filter(request);
+    if (filtered.has_value()) return *std::move(filtered);
+  }
   Lock::Exclusive hold(*lock_);
   return impl_->Schedule(request, phase);
 }

@@ -38,12 +38,21 @@
 //
 // Thread safety: a Scheduler is safe to share between threads. An internal reader/writer
 // lock makes every call atomic: the views (the const methods: GetGroup, Groups,
-// PhysicalCluster, VirtualCluster, VcUsages, Capacity, Nodes, CheckInvariants) take it
-// shared and run concurrently with each other; the mutations (Schedule in either phase,
-// Allocate, Recover, Release, CancelPreemption, Unreserve, SetNodeHealthy) take it
-// exclusively, so a view sees the state between two mutations, never half of one. A
-// waiting mutation holds off new views, so status polls cannot starve scheduling.
-// `spec()` needs no lock (immutable).
+// PhysicalCluster, VirtualCluster, VcUsages, Capacity, Nodes,
+// CheckInvariants) take it shared and run concurrently with each other; the mutations
+// (Schedule in the Preempting phase, Allocate, Recover, Release, CancelPreemption,
+// Unreserve, SetNodeHealthy) take it exclusively, so a view sees the state between two
+// mutations, never half of one. A waiting mutation holds off new views, so status polls
+// cannot starve scheduling. `spec()` needs no lock (immutable).
+// Filtering: `Schedule(request, kFiltering)` of a new whole-GPU group changes nothing and
+// takes the lock shared, so filters run concurrently with each other and with views (each
+// decides with scratch of its own). The Filtering requests that change nothing either but
+// are decided on paths that write scratch state take it exclusively: fractional, MIG and
+// host requests (GPU sharing, docs/gpu-sharing.md: its choice keeps a mutable cache), and
+// a reserved or Preempting group's re-check. A Filtering kPlaced decision is stamped with
+// the state it was made on: the `Allocate` right after it runs it only if no mutation
+// came in between and no other filter stored a later decision (else kFailedPrecondition:
+// Schedule again).
 // A sequence of calls is not atomic: another thread may act between a thread's Schedule
 // and its Allocate; a reservation (Preempting phase) keeps the cells for the group
 // meanwhile, a Filtering result does not (its Allocate is then kFailedPrecondition).
