@@ -90,6 +90,7 @@ class Scheduler::Lock {
 
 absl::StatusOr<std::unique_ptr<Scheduler>> Scheduler::Create(const ClusterSpec& spec) {
   HIVED_ASSIGN_OR_RETURN(std::unique_ptr<SchedulerImpl> impl, SchedulerImpl::Create(spec));
+  impl->ForgetChanges();  // version 0 is the state built
   return std::unique_ptr<Scheduler>(new Scheduler(std::move(impl)));
 }
 
@@ -102,6 +103,7 @@ absl::StatusOr<std::unique_ptr<Scheduler>> Scheduler::Restore(const ClusterSpec&
                                                               RestoreReport* report) {
   HIVED_ASSIGN_OR_RETURN(std::unique_ptr<SchedulerImpl> impl,
                          SchedulerImpl::Restore(spec, state, report));
+  impl->ForgetChanges();  // version 0 is the state restored
   return std::unique_ptr<Scheduler>(new Scheduler(std::move(impl)));
 }
 absl::StatusOr<std::string> Scheduler::SaveState() const {
@@ -114,7 +116,10 @@ absl::StatusOr<GroupRecord> Scheduler::GetGroupRecord(std::string_view group) co
 }
 absl::StatusOr<AllocateInfo> Scheduler::AllocateRecord(const GroupRecord& record) {
   Lock::Exclusive hold(*lock_);
-  return impl_->RestoreGroup(record, /*ignored_leaves=*/nullptr);
+  const uint64_t epoch = impl_->epoch();
+  absl::StatusOr<AllocateInfo> info = impl_->RestoreGroup(record, /*ignored_leaves=*/nullptr);
+  impl_->EndChange(epoch, info.ok(), record.request.name);
+  return info;
 }
 Scheduler::~Scheduler() = default;
 
@@ -129,33 +134,58 @@ absl::StatusOr<ScheduleResult> Scheduler::Schedule(const GroupRequest& request, 
     if (filtered.has_value()) return *std::move(filtered);
   }
   Lock::Exclusive hold(*lock_);
-  return impl_->Schedule(request, phase);
+  const uint64_t epoch = impl_->epoch();
+  absl::StatusOr<ScheduleResult> result = impl_->Schedule(request, phase);
+  const bool changed = phase == Phase::kPreempting && result.ok() &&
+                       (result->outcome == Outcome::kPlaced ||
+                        result->outcome == Outcome::kPreempting || !result->cancelled.empty());
+  impl_->EndChange(epoch, changed, request.name, result.ok() ? &*result : nullptr);
+  return result;
 }
 absl::StatusOr<AllocateInfo> Scheduler::Allocate(const GroupRequest& request,
                                                  const Placement& placement) {
   Lock::Exclusive hold(*lock_);
-  return impl_->Allocate(request, placement);
+  const uint64_t epoch = impl_->epoch();
+  absl::StatusOr<AllocateInfo> info = impl_->Allocate(request, placement);
+  impl_->EndChange(epoch, info.ok(), request.name);
+  return info;
 }
 absl::Status Scheduler::Release(std::string_view group) {
   Lock::Exclusive hold(*lock_);
-  return impl_->Release(group);
+  const uint64_t epoch = impl_->epoch();
+  absl::Status status = impl_->Release(group);
+  impl_->EndChange(epoch, status.ok(), group);
+  return status;
 }
 absl::Status Scheduler::CancelPreemption(std::string_view group) {
   Lock::Exclusive hold(*lock_);
-  return impl_->CancelPreemption(group);
+  const uint64_t epoch = impl_->epoch();
+  absl::Status status = impl_->CancelPreemption(group);
+  impl_->EndChange(epoch, status.ok(), group);
+  return status;
 }
 absl::Status Scheduler::Unreserve(std::string_view group) {
   Lock::Exclusive hold(*lock_);
-  return impl_->Unreserve(group);
+  const uint64_t epoch = impl_->epoch();
+  absl::Status status = impl_->Unreserve(group);
+  impl_->EndChange(epoch, status.ok(), group);
+  return status;
 }
 absl::StatusOr<AllocateInfo> Scheduler::Recover(const GroupRequest& request,
                                                 const Placement& placement) {
   Lock::Exclusive hold(*lock_);
-  return impl_->Recover(request, placement);
+  const uint64_t epoch = impl_->epoch();
+  absl::StatusOr<AllocateInfo> info = impl_->Recover(request, placement);
+  impl_->EndChange(epoch, info.ok(), request.name);
+  return info;
 }
 absl::Status Scheduler::SetNodeHealthy(std::string_view node, bool healthy) {
   Lock::Exclusive hold(*lock_);
-  return impl_->SetNodeHealthy(node, healthy);
+  const uint64_t epoch = impl_->epoch();
+  absl::Status status = impl_->SetNodeHealthy(node, healthy);
+  if (status.ok()) impl_->NoteNodeChanged(node);
+  impl_->EndChange(epoch, status.ok(), std::string_view());
+  return status;
 }
 
 // Views: shared, concurrent with each other.
@@ -166,6 +196,18 @@ GroupStatus Scheduler::GetGroup(std::string_view group) const {
 std::vector<GroupStatus> Scheduler::Groups() const {
   Lock::Shared hold(*lock_);
   return impl_->Groups();
+}
+std::vector<GroupStatus> Scheduler::Groups(std::string_view after, int32_t limit) const {
+  Lock::Shared hold(*lock_);
+  return impl_->Groups(after, limit);
+}
+uint64_t Scheduler::version() const {
+  Lock::Shared hold(*lock_);
+  return impl_->version();
+}
+absl::StatusOr<StateChanges> Scheduler::Changes(uint64_t since) const {
+  Lock::Shared hold(*lock_);
+  return impl_->Changes(since);
 }
 std::vector<PhysicalCellStatus> Scheduler::PhysicalCluster() const {
   Lock::Shared hold(*lock_);

@@ -106,9 +106,11 @@
 #include "cellalloc/priority_usage.h"
 #include "hived/cluster_spec.h"
 #include "hived/schedule_result.h"
+#include "hived/scheduler.h"  // StateChanges
 #include "hived/state.h"
 #include "hived/status_view.h"
 #include "hived/types.h"
+#include "src/change_log.h"
 #include "src/cluster_state.h"
 #include "src/group_table.h"
 #include "src/health.h"
@@ -187,6 +189,24 @@ class SchedulerImpl {
   absl::StatusOr<std::vector<VcSummary>> GetVcSummary(std::string_view vc) const;
   const ClusterSpec& spec() const { return spec_; }
   absl::Status CheckInvariants() const;
+
+  // The state version and the change log (scheduler_changes.cc, src/change_log.h).
+  uint64_t version() const { return changes_.version(); }
+  // kOutOfRange for a version older than the log keeps, kInvalidArgument for one ahead.
+  absl::StatusOr<StateChanges> Changes(uint64_t since) const;
+  // One page of `Groups()`: the first `limit` groups named after `after`.
+  std::vector<GroupStatus> Groups(std::string_view after, int32_t limit) const;
+  // Ends a mutation for the change log (the façade calls it after each one, under the
+  // exclusive lock): a new version when anything changed: the epoch moved, a leaf's usage
+  // or a group's existence changed (noted as it happened), or `changed` (the call's success
+  // implies a change); `group` and `result`'s victims and cancelled groups are noted then.
+  void EndChange(uint64_t epoch_before, bool changed, std::string_view group,
+                 const ScheduleResult* result = nullptr);
+  // Notes node `node` as changed (its health), for the next `EndChange`.
+  void NoteNodeChanged(std::string_view node);
+  // Drops what building or restoring noted: version 0 is the state `Create`/`Restore` made.
+  void ForgetChanges();
+
   // For Sharing's reservations: the state epoch (bumped by every change) and node health.
   uint64_t epoch() const { return epoch_; }
   bool NodeHealthy(NodeId node) const { return buddy_->IsNodeHealthy(node); }
@@ -363,6 +383,9 @@ class SchedulerImpl {
   // node index in between; `Flush` (or the destructor) makes the keys current.
   bool SetVLeafUsage(VCellId v, Priority p, GroupId user);
   bool SetPLeafUsage(CellId p, Priority prio);
+  // The change log's note of a physical leaf whose priority went from `old` to `now`: its
+  // node when it went free or used, its user and reserver (scheduler_changes.cc).
+  void NoteLeafChanged(CellId p, Priority old, Priority now);
   class NodeKeys {
    public:
     explicit NodeKeys(SchedulerImpl* s) : s_(s) {}
@@ -493,6 +516,12 @@ class SchedulerImpl {
 
   GroupTable groups_;
   uint64_t epoch_ = 0;
+
+  // The state version and recent changes (src/change_log.h); the last user and reserver
+  // noted by `NoteLeafChanged` in this mutation (a group's leaves come in runs).
+  ChangeLog changes_;
+  GroupId noted_user_ = kNilId;
+  GroupId noted_reserver_ = kNilId;
 
   // The Filtering phase's last kPlaced decision, and the rules matching an Allocate
   // against a reservation (src/reservations.h).

@@ -22,6 +22,7 @@ absl::Status SchedulerImpl::CheckInvariants() const {
   HIVED_RETURN_IF_ERROR(groups_.CheckInvariants());
   // Per-request scratch is empty between calls; the cached decision is well formed.
   HIVED_RETURN_IF_ERROR(reservations_.CheckInvariants());
+  HIVED_RETURN_IF_ERROR(changes_.CheckInvariants());
   HIVED_RETURN_IF_ERROR(placer_.CheckInvariants());
   HIVED_RETURN_IF_ERROR(sharing_->CheckInvariants());
   {  // Decide's scratch (DecideScratch) and the planner's overlay.

@@ -1,8 +1,9 @@
 // Issue 29 item 3: Filtering decisions run under the shared lock, concurrently with each
-// other and with views (src/filter.cc). Built with -fsanitize=thread in CI (the `tsan`
-// preset), so a write on the Filtering path that is not per call or synchronised is a
-// failure; without TSan the first test still checks that every concurrent answer is the one
-// a lone filter gives (a scratch shared between filters would mix their marks and leaves).
+// other and with views (src/filter.cc), the change feed and paged group views included. Built with
+// -fsanitize=thread in CI (the `tsan` preset), so a write on the Filtering path that is not per
+// call or synchronised is a failure; without TSan the first test still checks that every concurrent
+// answer is the one a lone filter gives (a scratch shared between filters would mix their marks and
+// leaves).
 //
 // Catch2's assertion macros are not thread-safe: threads record problems in a list, and the
 // test thread checks it after joining.
@@ -268,6 +269,21 @@ TEST_CASE("Scheduler: parallel filters, their Allocates, writers and views stay 
       }
       const absl::Status s = scheduler->CheckInvariants();
       if (!s.ok()) problems.Add(absl::StrCat("CheckInvariants: ", s.ToString()));
+      // The change feed and a page of groups, read while filters and the writer run.
+      const uint64_t v = scheduler->version();
+      const absl::StatusOr<StateChanges> ch = scheduler->Changes(v > 5 ? v - 5 : 0);
+      if (!ch.ok()) {
+        problems.Add(absl::StrCat("Changes: ", ch.status().ToString()));
+      } else if (ch->version < v) {
+        problems.Add("Changes returned an older version");
+      }
+      const std::vector<GroupStatus> page = scheduler->Groups("t", 16);
+      if (page.size() > 16) problems.Add("a page longer than its limit");
+      for (size_t i = 0; i < page.size(); ++i) {
+        if (page[i].name <= "t" || (i > 0 && !(page[i - 1].name < page[i].name))) {
+          problems.Add("a page out of order");
+        }
+      }
       for (const NodeStatus& n : scheduler->Nodes()) {
         if (n.free_leaf_cells < 0 || n.free_leaf_cells > n.total_leaf_cells) {
           problems.Add("node free out of range");
