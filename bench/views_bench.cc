@@ -148,3 +148,27 @@ void BM_ViewPhysicalClusterAsTable(benchmark::State& state) {
 BENCHMARK(BM_ViewPhysicalClusterAsTable)->Unit(benchmark::kMillisecond);
 
 }  // namespace
+
+// ---- Paged groups and the change feed (issue 29 item 3) ---------------------------------
+
+namespace {
+
+// One page of the group list in the middle of it: what a reader holds the lock for.
+void BM_ViewGroupsPage(benchmark::State& state) {
+  const int32_t limit = static_cast<int32_t>(state.range(0));
+  RunView(state, [limit](const hived::Scheduler& s) {
+    return static_cast<int64_t>(s.Groups("fill5", limit).size());
+  });
+}
+BENCHMARK(BM_ViewGroupsPage)->Arg(64)->Arg(256)->ArgName("limit")->Unit(benchmark::kMicrosecond);
+
+// The changes since the version before the last one (the fill's last few groups).
+void BM_ViewChanges(benchmark::State& state) {
+  RunView(state, [](const hived::Scheduler& s) {
+    const uint64_t v = s.version();
+    return static_cast<int64_t>(s.Changes(v > 2 ? v - 2 : 0)->groups.size());
+  });
+}
+BENCHMARK(BM_ViewChanges)->Unit(benchmark::kMicrosecond);
+
+}  // namespace

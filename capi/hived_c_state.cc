@@ -182,6 +182,39 @@ hived_code hived_groups_json(const hived_scheduler* scheduler, char** json, size
                   });
 }
 
+hived_code hived_groups_page_json(const hived_scheduler* scheduler, const char* after,
+                                  int32_t limit, char** json, size_t* json_len, char** error) {
+  return JsonView(scheduler, "hived_groups_page_json", json, json_len, error,
+                  [&](const hived::Scheduler& s) -> absl::StatusOr<Json> {
+                    Json j = Json::array();
+                    const std::string_view from = after == nullptr ? "" : after;
+                    for (const hived::GroupStatus& g : s.Groups(from, limit)) {
+                      j.push_back(GroupJson(g));
+                    }
+                    return j;
+                  });
+}
+
+hived_code hived_state_version(const hived_scheduler* scheduler, uint64_t* version, char** error) {
+  if (scheduler == nullptr) return NullArgument(error, "hived_state_version", "scheduler");
+  if (version == nullptr) return NullArgument(error, "hived_state_version", "version");
+  return Guard(error, [&] {
+    *version = scheduler->scheduler->version();
+    return HIVED_OK;
+  });
+}
+
+hived_code hived_changes_json(const hived_scheduler* scheduler, uint64_t since, char** json,
+                              size_t* json_len, char** error) {
+  return JsonView(
+      scheduler, "hived_changes_json", json, json_len, error,
+      [&](const hived::Scheduler& s) -> absl::StatusOr<Json> {
+        absl::StatusOr<hived::StateChanges> ch = s.Changes(since);
+        if (!ch.ok()) return ch.status();
+        return Json{{"version", ch->version}, {"groups", ch->groups}, {"nodes", ch->nodes}};
+      });
+}
+
 hived_code hived_nodes_json(const hived_scheduler* scheduler, char** json, size_t* json_len,
                             char** error) {
   return JsonView(scheduler, "hived_nodes_json", json, json_len, error,

@@ -113,12 +113,14 @@ SchedulerImpl::Attempt SchedulerImpl::TryGuaranteed(const Req& req, int32_t view
   const Priority p = req.raw->priority;
   std::vector<int32_t>& pod_node = s->pod_node;
   Priority q = kOpportunisticPriority;
-  bool ok = FindNodes(view, req.needs, q, /*pass1=*/true, &pod_node, &a.reason, &a.code, req.room);
+  bool ok = FindNodes(*s->placer, view, req.needs, q, /*pass1=*/true, &pod_node, &a.reason, &a.code,
+                      req.room);
   if (!ok && view.HasUsageBelow(p)) {
     // Pass 2 explains the wait only when it names a node (bad, not suggested).
     std::string reason2;
     ReasonCode code2 = ReasonCode::kNone;
-    ok = FindNodes(view, req.needs, p, /*pass1=*/false, &pod_node, &reason2, &code2, req.room);
+    ok = FindNodes(*s->placer, view, req.needs, p, /*pass1=*/false, &pod_node, &reason2, &code2,
+                   req.room);
     q = p;
     if (!ok && code2 != ReasonCode::kInsufficientCapacity) {
       a.reason = std::move(reason2);
@@ -143,7 +145,7 @@ SchedulerImpl::Attempt SchedulerImpl::TryGuaranteed(const Req& req, int32_t view
     a.reason = absl::StrCat(
         "VC ", vclusters_.vc(req.vc).name, ", chain ", forest_->chain_info(view.chain).name,
         ": mapping the virtual placement to physical cells would need at least one ",
-        placer_.suggested().active() ? "bad or non-suggested" : "bad", " node");
+        s->placer->suggested().active() ? "bad or non-suggested" : "bad", " node");
     return a;
   }
   // A virtual node bound only by this plan was not checked by the node choice: its pods must
@@ -175,8 +177,8 @@ SchedulerImpl::Attempt SchedulerImpl::TryOpportunistic(const Req& req, ChainId c
     return a;
   }
   std::vector<int32_t>& pod_node = s->pod_node;
-  if (!FindNodes(view, req.needs, kOpportunisticPriority, /*pass1=*/true, &pod_node, &a.reason,
-                 &a.code, req.room)) {
+  if (!FindNodes(*s->placer, view, req.needs, kOpportunisticPriority, /*pass1=*/true, &pod_node,
+                 &a.reason, &a.code, req.room)) {
     return a;
   }
   std::vector<uint32_t>& leaves = s->leaves;
@@ -295,7 +297,7 @@ bool SchedulerImpl::MapPlacement(ChainId ch, const std::vector<VCellId>& vleaves
   };
   cellalloc::PlanContext context;
   context.bound = &vclusters_.p_bound();
-  placer_.suggested().FillPlanContext(&context);
+  s->placer->suggested().FillPlanContext(&context);
   context.vc_unbound = &vclusters_.all_free(ch);
   cellalloc::StateAsIf as_if;
   if (kAsIf) {

@@ -18,6 +18,7 @@ namespace hived {
 
 GroupId SchedulerImpl::NewGroup(const GroupRequest& request, VcId vc) {
   const GroupId g = groups_.Add(request.name);
+  changes_.NoteGroup(request.name);  // the change log (scheduler_changes.cc)
   Group& grp = groups_[g];
   // Reset in place: keeps the strings' and vectors' capacity of a recycled slot.
   grp.ClearNotes();
@@ -39,7 +40,12 @@ GroupId SchedulerImpl::NewGroup(const GroupRequest& request, VcId vc) {
   return g;
 }
 
-void SchedulerImpl::DeleteGroup(GroupId g) { groups_.Remove(g); }
+void SchedulerImpl::DeleteGroup(GroupId g) {
+  changes_.NoteGroup(groups_[g].name);  // the change log (scheduler_changes.cc)
+  if (noted_user_ == g) noted_user_ = kNilId;
+  if (noted_reserver_ == g) noted_reserver_ = kNilId;
+  groups_.Remove(g);
+}
 
 void SchedulerImpl::DowngradeGroup(GroupId g, const std::string& preemptor,
                                    const std::string& reason) {

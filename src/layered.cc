@@ -116,6 +116,45 @@ absl::StatusOr<PodAllocation> LayeredScheduler::RecoverPod(const GroupRecord& re
   return whole_->RecoverPod(record, pod);
 }
 
+std::optional<absl::StatusOr<ScheduleResult>> LayeredScheduler::Filter(
+    const GroupRequest& request) const {
+  if (sharing_->Handles(request) || sharing_->AnyReserved() || !whole_->shields().empty()) {
+    return std::nullopt;
+  }
+  std::optional<absl::StatusOr<ScheduleResult>> result = whole_->Filter(request);
+  if (result.has_value() && result->ok()) sharing_->TranslateResult(&**result);
+  return result;
+}
+
+uint64_t LayeredScheduler::epoch() const { return whole_->epoch(); }
+uint64_t LayeredScheduler::version() const { return whole_->version(); }
+absl::StatusOr<StateChanges> LayeredScheduler::Changes(uint64_t since) const {
+  return whole_->Changes(since);
+}
+void LayeredScheduler::EndChange(uint64_t epoch_before, bool changed, std::string_view group,
+                                 const ScheduleResult* result) {
+  whole_->EndChange(epoch_before, changed, group, result);
+}
+void LayeredScheduler::NoteNodeChanged(std::string_view node) { whole_->NoteNodeChanged(node); }
+void LayeredScheduler::ForgetChanges() { whole_->ForgetChanges(); }
+
+std::vector<GroupStatus> LayeredScheduler::Groups(std::string_view after, int32_t limit) const {
+  std::vector<GroupStatus> out = whole_->Groups(after, limit);
+  if (limit <= 0) return out;
+  // Sharing's groups (fractional, CPU-only), as `Groups()` lists them: merged in by name.
+  std::vector<GroupStatus> shared;
+  sharing_->AppendStatuses(&shared);
+  if (!shared.empty()) {
+    for (GroupStatus& s : shared) {
+      if (std::string_view(s.name) > after) out.push_back(std::move(s));
+    }
+    std::sort(out.begin(), out.end(),
+              [](const GroupStatus& a, const GroupStatus& b) { return a.name < b.name; });
+    if (out.size() > static_cast<size_t>(limit)) out.resize(static_cast<size_t>(limit));
+  }
+  return out;
+}
+
 absl::Status LayeredScheduler::SetNodeHealthy(std::string_view node, bool healthy) {
   return whole_->SetNodeHealthy(node, healthy);
 }

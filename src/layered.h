@@ -35,6 +35,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -96,6 +97,21 @@ class LayeredScheduler {
   absl::StatusOr<std::vector<VcSummary>> GetVcSummary(std::string_view vc) const;
   const ClusterSpec& spec() const;
   absl::Status CheckInvariants() const;
+
+  // Threads and the change log (src/filter.cc, src/scheduler_changes.cc; the façade's
+  // locking, src/scheduler.cc). `Filter`: the const Filtering decision of a new whole-GPU
+  // group, nullopt when the call takes the exclusive path (a request Sharing handles, or
+  // any while a reserved share shields a group: shields are refreshed only by writers).
+  std::optional<absl::StatusOr<ScheduleResult>> Filter(const GroupRequest& request) const;
+  uint64_t epoch() const;
+  uint64_t version() const;
+  absl::StatusOr<StateChanges> Changes(uint64_t since) const;
+  // One page of `Groups()`: the core's and Sharing's groups merged by name.
+  std::vector<GroupStatus> Groups(std::string_view after, int32_t limit) const;
+  void EndChange(uint64_t epoch_before, bool changed, std::string_view group,
+                 const ScheduleResult* result = nullptr);
+  void NoteNodeChanged(std::string_view node);
+  void ForgetChanges();
 
   // Persistence (src/layered_state.cc, docs/state-format.md).
   std::string SaveState() const;

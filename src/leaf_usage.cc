@@ -44,6 +44,7 @@ bool SchedulerImpl::SetPLeafUsage(CellId p, Priority prio) {
   Priority old = pusage_.LeafPriority(p);
   if (old == prio) return false;
   pusage_.SetLeafPriority(p, prio);
+  NoteLeafChanged(p, old, prio);
   View& view = views_[forest_->chain(p).value()];
   HistAdd(&view.histogram, old, -1);
   HistAdd(&view.histogram, prio, +1);

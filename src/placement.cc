@@ -287,13 +287,14 @@ template void Placer::ChooseLeaves<false>(uint32_t, int32_t, Priority, std::vect
 // ---------------------------------------------------------------------------------------
 // SchedulerImpl: the node choice with the scheduler's names, and test hooks.
 
-bool SchedulerImpl::FindNodes(const View& view, const std::vector<int32_t>& needs, Priority q,
-                              bool pass1, std::vector<int32_t>* pod_node, std::string* reason,
-                              ReasonCode* code, const NodeRoom* room) const {
+bool SchedulerImpl::FindNodes(const Placer& placer, const View& view,
+                              const std::vector<int32_t>& needs, Priority q, bool pass1,
+                              std::vector<int32_t>* pod_node, std::string* reason, ReasonCode* code,
+                              const NodeRoom* room) const {
   const std::string_view vc = view.physical ? std::string_view() : vclusters_.vc(view.vc).name;
-  return placer_.FindNodes(view, needs, q, pass1, pod_node, reason, code,
-                           Placer::Names{[this](uint32_t v) { return vclusters_.Address(v); }, vc},
-                           room);
+  return placer.FindNodes(view, needs, q, pass1, pod_node, reason, code,
+                          Placer::Names{[this](uint32_t v) { return vclusters_.Address(v); }, vc},
+                          room);
 }
 
 NodeId SchedulerImpl::NodeShort(const std::vector<int32_t>& needs,
@@ -332,7 +333,8 @@ std::vector<int32_t> SchedulerImpl::FindNodesForTesting(std::string_view vc, std
   std::vector<int32_t> out;
   std::string reason;
   ReasonCode code = ReasonCode::kNone;
-  if (!FindNodes(*view, needs, q, q == kOpportunisticPriority, &out, &reason, &code)) return {};
+  if (!FindNodes(placer_, *view, needs, q, q == kOpportunisticPriority, &out, &reason, &code))
+    return {};
   return out;
 }
 

@@ -67,10 +67,15 @@ std::vector<uint32_t> PodsInNeedsOrder(const GroupRequest& r) {
 }
 
 absl::StatusOr<SchedulerImpl::Req> SchedulerImpl::ParseRequest(const GroupRequest& r) const {
+  return ParseRequest(r, &needs_pool_);  // a buffer kept from the previous request
+}
+
+absl::StatusOr<SchedulerImpl::Req> SchedulerImpl::ParseRequest(
+    const GroupRequest& r, std::vector<int32_t>* needs_buffer) const {
   HIVED_RETURN_IF_ERROR(ValidateRequest(r));
   Req req;
   req.raw = &r;
-  req.needs.swap(needs_pool_);  // a buffer kept from the previous request
+  req.needs.swap(*needs_buffer);
   req.needs.clear();
   req.vc = vclusters_.FindVc(r.vc);
   if (req.vc.IsNil()) return absl::NotFoundError(absl::StrCat("VC ", r.vc, " does not exist"));

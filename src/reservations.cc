@@ -126,7 +126,8 @@ std::string Reservations::PlacementDifference(const Placement& reserved, const P
 
 void Reservations::StoreFiltered(std::string_view name, uint64_t epoch, ChainId chain,
                                  const std::vector<int32_t>& needs, std::vector<CellId>* pleaves,
-                                 std::vector<VCellId>* vleaves) {
+                                 std::vector<VCellId>* vleaves) const {
+  std::lock_guard<std::mutex> hold(filtered_mu_);
   name_.assign(name.data(), name.size());
   epoch_ = epoch;
   chain_ = chain;
@@ -199,6 +200,7 @@ std::string Reservations::CancelledMessage(std::string_view group, std::string_v
 }
 
 absl::Status Reservations::CheckInvariants() const {
+  std::lock_guard<std::mutex> hold(filtered_mu_);  // filters may store meanwhile
   if (epoch_ == kNever) return absl::OkStatus();
   if (!std::is_sorted(needs_.begin(), needs_.end())) {
     return absl::InternalError(

@@ -32,13 +32,18 @@
 //       bound to g's physical leaf), are at g's priority.
 //  (R3) no other group uses or reserves g's leaves (each leaf has one reserver).
 //
-// Thread safety: not thread-safe; callers serialize.
+// Thread safety: not thread-safe; callers serialize, except for the Filtering decision:
+// `StoreFiltered` (const) may run from several threads at once and concurrently with
+// `CheckInvariants` (filters and views under the scheduler's shared lock); it takes its own
+// mutex. Everything else, `MatchesFiltered` and the decision's accessors included, runs
+// under the scheduler's exclusive lock, which orders it after every `StoreFiltered`.
 #ifndef HIVED_SRC_RESERVATIONS_H_
 #define HIVED_SRC_RESERVATIONS_H_
 
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <mutex>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -65,9 +70,11 @@ class Reservations {
 
   // Stores the Filtering phase's kPlaced decision of group `name` at `epoch`; swaps the leaf
   // buffers with `pleaves` and `vleaves` (the caller gets the old buffers back to reuse).
+  // Const and separately synchronised: filters run under the scheduler's shared lock, so
+  // two may store at once (the later one is kept: "the last Filtering decision").
   void StoreFiltered(std::string_view name, uint64_t epoch, ChainId chain,
                      const std::vector<int32_t>& needs, std::vector<CellId>* pleaves,
-                     std::vector<VCellId>* vleaves);
+                     std::vector<VCellId>* vleaves) const;
   void Invalidate() { epoch_ = kNever; }
 
   // True when `placement` for `request` is exactly the stored Filtering decision and nothing
@@ -107,12 +114,14 @@ class Reservations {
 
   static constexpr uint64_t kNever = ~uint64_t{0};
   std::map<std::string, std::string, std::less<>> cancelled_;  // group -> canceller
-  std::string name_;
-  uint64_t epoch_ = kNever;
-  ChainId chain_;
-  std::vector<int32_t> needs_;  // per pod, ascending
-  std::vector<CellId> pleaves_;
-  std::vector<VCellId> vleaves_;
+  // The Filtering decision: written by the const `StoreFiltered` under `filtered_mu_`.
+  mutable std::mutex filtered_mu_;
+  mutable std::string name_;
+  mutable uint64_t epoch_ = kNever;
+  mutable ChainId chain_;
+  mutable std::vector<int32_t> needs_;  // per pod, ascending
+  mutable std::vector<CellId> pleaves_;
+  mutable std::vector<VCellId> vleaves_;
 };
 
 }  // namespace hived

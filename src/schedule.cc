@@ -73,26 +73,7 @@ absl::StatusOr<ScheduleResult> SchedulerImpl::Commit(const Req& req, Phase phase
   if (ShieldedWait(d->pleaves, &result)) return result;
   const bool places = overlapping.empty() && victims.empty() && d->lazy.empty();
   if (phase == Phase::kFiltering || (req.only_placed && !places)) {
-    // Decide only. A placement that needs lazy downgrades is reported as a preemption
-    // whose victims include the groups that would be downgraded.
-    for (auto it = d->lazy.rbegin(); it != d->lazy.rend(); ++it) {
-      if (std::find(victims.begin(), victims.end(), *it) == victims.end()) victims.push_back(*it);
-    }
-    if (!d->lazy.empty()) {
-      result.reason = "lazily preemptible victims would be downgraded to opportunistic";
-      result.code = ReasonCode::kLazyDowngrade;
-    }
-    if (!overlapping.empty()) return OverlapWait(overlapping, &result);
-    if (!victims.empty()) {
-      result.outcome = Outcome::kPreempting;
-      for (GroupId g : victims) result.victims.push_back(groups_[g].name);
-      std::sort(result.victims.begin(), result.victims.end());
-      return result;
-    }
-    result.outcome = Outcome::kPlaced;
-    if (d->lazy.empty()) {  // the virtual cells are valid only without the downgrades
-      CacheDecision(req, found_chain);
-    }
+    if (ReportOnly(d, &result)) CacheDecision(req, found_chain);  // filter.cc
     return result;
   }
   // A kReserved group's leaves are never taken (src/reservations.h): wait for it.

@@ -4,6 +4,7 @@
 
 #include <condition_variable>
 #include <mutex>
+#include <optional>
 #include <utility>
 
 #include "src/internal/status_macros.h"
@@ -89,6 +90,7 @@ class Scheduler::Lock {
 
 absl::StatusOr<std::unique_ptr<Scheduler>> Scheduler::Create(const ClusterSpec& spec) {
   HIVED_ASSIGN_OR_RETURN(std::unique_ptr<LayeredScheduler> impl, LayeredScheduler::Create(spec));
+  impl->ForgetChanges();  // version 0 is the state built
   return std::unique_ptr<Scheduler>(new Scheduler(std::move(impl)));
 }
 
@@ -101,6 +103,7 @@ absl::StatusOr<std::unique_ptr<Scheduler>> Scheduler::Restore(const ClusterSpec&
                                                               RestoreReport* report) {
   HIVED_ASSIGN_OR_RETURN(std::unique_ptr<LayeredScheduler> impl,
                          LayeredScheduler::Restore(spec, state, report));
+  impl->ForgetChanges();  // version 0 is the state restored
   return std::unique_ptr<Scheduler>(new Scheduler(std::move(impl)));
 }
 absl::StatusOr<std::string> Scheduler::SaveState() const {
@@ -113,68 +116,127 @@ absl::StatusOr<GroupRecord> Scheduler::GetGroupRecord(std::string_view group) co
 }
 absl::StatusOr<AllocateInfo> Scheduler::AllocateRecord(const GroupRecord& record) {
   Lock::Exclusive hold(*lock_);
-  return impl_->RestoreGroup(record, /*ignored_leaves=*/nullptr);
+  const uint64_t epoch = impl_->epoch();
+  absl::StatusOr<AllocateInfo> info = impl_->RestoreGroup(record, /*ignored_leaves=*/nullptr);
+  impl_->EndChange(epoch, info.ok(), record.request.name);
+  return info;
 }
 Scheduler::~Scheduler() = default;
 
-// Mutations: exclusive. `Schedule` is one even in the Filtering phase, which changes no
-// observable state but reuses the scheduler's scratch buffers.
+// Mutations: exclusive. A Filtering-phase `Schedule` of a new whole-GPU group changes
+// nothing and decides over const state with a per-call scratch (`LayeredScheduler::Filter`,
+// src/filter.cc): shared, concurrent with views and other filters. The requests `Filter`
+// declines (sharing's, a reserved or Preempting group's re-check) take the exclusive path.
 absl::StatusOr<ScheduleResult> Scheduler::Schedule(const GroupRequest& request, Phase phase) {
+  if (phase == Phase::kFiltering) {
+    Lock::Shared hold(*lock_);
+    std::optional<absl::StatusOr<ScheduleResult>> filtered = impl_->Filter(request);
+    if (filtered.has_value()) return *std::move(filtered);
+  }
   Lock::Exclusive hold(*lock_);
-  return impl_->Schedule(request, phase);
+  const uint64_t epoch = impl_->epoch();
+  absl::StatusOr<ScheduleResult> result = impl_->Schedule(request, phase);
+  const bool changed = phase == Phase::kPreempting && result.ok() &&
+                       (result->outcome == Outcome::kPlaced ||
+                        result->outcome == Outcome::kPreempting || !result->cancelled.empty());
+  impl_->EndChange(epoch, changed, request.name, result.ok() ? &*result : nullptr);
+  return result;
 }
 absl::StatusOr<AllocateInfo> Scheduler::Allocate(const GroupRequest& request,
                                                  const Placement& placement) {
   Lock::Exclusive hold(*lock_);
-  return impl_->Allocate(request, placement);
+  const uint64_t epoch = impl_->epoch();
+  absl::StatusOr<AllocateInfo> info = impl_->Allocate(request, placement);
+  impl_->EndChange(epoch, info.ok(), request.name);
+  return info;
 }
 absl::Status Scheduler::Release(std::string_view group) {
   Lock::Exclusive hold(*lock_);
-  return impl_->Release(group);
+  const uint64_t epoch = impl_->epoch();
+  absl::Status status = impl_->Release(group);
+  impl_->EndChange(epoch, status.ok(), group);
+  return status;
 }
 absl::Status Scheduler::CancelPreemption(std::string_view group) {
   Lock::Exclusive hold(*lock_);
-  return impl_->CancelPreemption(group);
+  const uint64_t epoch = impl_->epoch();
+  absl::Status status = impl_->CancelPreemption(group);
+  impl_->EndChange(epoch, status.ok(), group);
+  return status;
 }
 absl::Status Scheduler::Unreserve(std::string_view group) {
   Lock::Exclusive hold(*lock_);
-  return impl_->Unreserve(group);
+  const uint64_t epoch = impl_->epoch();
+  absl::Status status = impl_->Unreserve(group);
+  impl_->EndChange(epoch, status.ok(), group);
+  return status;
 }
 absl::StatusOr<AllocateInfo> Scheduler::Recover(const GroupRequest& request,
                                                 const Placement& placement) {
   Lock::Exclusive hold(*lock_);
-  return impl_->Recover(request, placement);
+  const uint64_t epoch = impl_->epoch();
+  absl::StatusOr<AllocateInfo> info = impl_->Recover(request, placement);
+  impl_->EndChange(epoch, info.ok(), request.name);
+  return info;
 }
 absl::StatusOr<PodAllocation> Scheduler::AllocatePod(const GroupRequest& request,
                                                      const Placement& placement, const Pod& pod) {
   Lock::Exclusive hold(*lock_);
-  return impl_->AllocatePod(request, placement, pod);
+  const uint64_t epoch = impl_->epoch();
+  absl::StatusOr<PodAllocation> out = impl_->AllocatePod(request, placement, pod);
+  impl_->EndChange(epoch, out.ok(), request.name);
+  return out;
 }
 
 absl::StatusOr<PodRelease> Scheduler::ReleasePod(std::string_view group, std::string_view pod) {
   Lock::Exclusive hold(*lock_);
-  return impl_->ReleasePod(group, pod);
+  const uint64_t epoch = impl_->epoch();
+  absl::StatusOr<PodRelease> out = impl_->ReleasePod(group, pod);
+  impl_->EndChange(epoch, out.ok(), group);
+  return out;
 }
 
 absl::StatusOr<PodAllocation> Scheduler::RecoverPod(const GroupRecord& record, const Pod& pod) {
   Lock::Exclusive hold(*lock_);
-  return impl_->RecoverPod(record, pod);
+  const uint64_t epoch = impl_->epoch();
+  absl::StatusOr<PodAllocation> out = impl_->RecoverPod(record, pod);
+  impl_->EndChange(epoch, out.ok(), record.request.name);
+  return out;
 }
 
 absl::StatusOr<ScheduleResult> Scheduler::Schedule(const GroupRequest& request, Phase phase,
                                                    const ReservationTime& time) {
   Lock::Exclusive hold(*lock_);
-  return impl_->Schedule(request, phase, time);
+  const uint64_t epoch = impl_->epoch();
+  absl::StatusOr<ScheduleResult> result = impl_->Schedule(request, phase, time);
+  const bool changed = phase == Phase::kPreempting && result.ok() &&
+                       (result->outcome == Outcome::kPlaced ||
+                        result->outcome == Outcome::kPreempting || !result->cancelled.empty());
+  impl_->EndChange(epoch, changed, request.name, result.ok() ? &*result : nullptr);
+  return result;
 }
 
 std::vector<ExpiredReservation> Scheduler::ExpireReservations(int64_t now) {
   Lock::Exclusive hold(*lock_);
-  return impl_->ExpireReservations(now);
+  const uint64_t epoch = impl_->epoch();
+  std::vector<ExpiredReservation> out = impl_->ExpireReservations(now);
+  for (const ExpiredReservation& e : out) impl_->EndChange(epoch, true, e.group);
+  if (out.empty()) impl_->EndChange(epoch, false, std::string_view());
+  return out;
+}
+
+absl::StatusOr<PodStatus> Scheduler::GetPod(std::string_view group, std::string_view pod) const {
+  Lock::Shared hold(*lock_);
+  return impl_->GetPod(group, pod);
 }
 
 absl::Status Scheduler::SetNodeHealthy(std::string_view node, bool healthy) {
   Lock::Exclusive hold(*lock_);
-  return impl_->SetNodeHealthy(node, healthy);
+  const uint64_t epoch = impl_->epoch();
+  absl::Status status = impl_->SetNodeHealthy(node, healthy);
+  if (status.ok()) impl_->NoteNodeChanged(node);
+  impl_->EndChange(epoch, status.ok(), std::string_view());
+  return status;
 }
 
 // Views: shared, concurrent with each other.
@@ -182,14 +244,21 @@ GroupStatus Scheduler::GetGroup(std::string_view group) const {
   Lock::Shared hold(*lock_);
   return impl_->GetGroup(group);
 }
-absl::StatusOr<PodStatus> Scheduler::GetPod(std::string_view group, std::string_view pod) const {
-  Lock::Shared hold(*lock_);
-  return impl_->GetPod(group, pod);
-}
-
 std::vector<GroupStatus> Scheduler::Groups() const {
   Lock::Shared hold(*lock_);
   return impl_->Groups();
+}
+std::vector<GroupStatus> Scheduler::Groups(std::string_view after, int32_t limit) const {
+  Lock::Shared hold(*lock_);
+  return impl_->Groups(after, limit);
+}
+uint64_t Scheduler::version() const {
+  Lock::Shared hold(*lock_);
+  return impl_->version();
+}
+absl::StatusOr<StateChanges> Scheduler::Changes(uint64_t since) const {
+  Lock::Shared hold(*lock_);
+  return impl_->Changes(since);
 }
 std::vector<PhysicalCellStatus> Scheduler::PhysicalCluster() const {
   Lock::Shared hold(*lock_);

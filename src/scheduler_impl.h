@@ -64,7 +64,12 @@
 //      group.
 //  (7) Releasing everything returns the allocator to its initial state.
 //
-// Thread safety: not thread-safe; callers serialize.
+// Thread safety: not thread-safe; callers serialize (the façade's reader/writer lock,
+// src/scheduler.cc), except that the const methods may run concurrently with each other:
+// the views, and `Filter`, which decides a whole-GPU Filtering request over const state with
+// a per-call scratch taken from a pool (`filter_mu_`) and stores its kPlaced decision in
+// `Reservations`' separately synchronised slot. No const method writes anything else
+// (`needs_pool_` is written only by the non-const Schedule path's ParseRequest).
 #ifndef HIVED_SRC_SCHEDULER_IMPL_H_
 #define HIVED_SRC_SCHEDULER_IMPL_H_
 
@@ -73,6 +78,8 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -89,10 +96,11 @@
 #include "cellalloc/priority_usage.h"
 #include "hived/cluster_spec.h"
 #include "hived/schedule_result.h"
-#include "hived/scheduler.h"
+#include "hived/scheduler.h"  // StateChanges, Pod, ReservationTime
 #include "hived/state.h"
 #include "hived/status_view.h"
 #include "hived/types.h"
+#include "src/change_log.h"
 #include "src/cluster_state.h"
 #include "src/group_table.h"
 #include "src/health.h"
@@ -128,6 +136,13 @@ class SchedulerImpl {
   // longer fits; `apply` kOnlyPlaced: one decision that reserves only when it places.
   absl::StatusOr<ScheduleResult> Schedule(const GroupRequest& request, Phase phase,
                                           const NodeRoom* room, Apply apply = Apply::kAnyOutcome);
+  // The Filtering phase of `Schedule` for a new whole-GPU group, over const state, safe to
+  // run concurrently with other const calls (filter.cc): the same answer `Schedule(request,
+  // kFiltering)` gives, and the same stored kPlaced decision for the next `Allocate`.
+  // nullopt when the request takes the exclusive path instead: `Sharing` handles it
+  // (fractional, MIG, host, a holder or a fractional group's name), or the group is
+  // reserved or Preempting (its re-check, `RecheckPreempting`, is not const).
+  std::optional<absl::StatusOr<ScheduleResult>> Filter(const GroupRequest& request) const;
   absl::StatusOr<AllocateInfo> Allocate(const GroupRequest& request, const Placement& placement);
   absl::Status Release(std::string_view group);
   absl::Status CancelPreemption(std::string_view group);
@@ -172,6 +187,24 @@ class SchedulerImpl {
   absl::StatusOr<std::vector<VcSummary>> GetVcSummary(std::string_view vc) const;
   const ClusterSpec& spec() const { return spec_; }
   absl::Status CheckInvariants() const;
+
+  // The state version and the change log (scheduler_changes.cc, src/change_log.h).
+  uint64_t version() const { return changes_.version(); }
+  // kOutOfRange for a version older than the log keeps, kInvalidArgument for one ahead.
+  absl::StatusOr<StateChanges> Changes(uint64_t since) const;
+  // One page of `Groups()`: the first `limit` groups named after `after`.
+  std::vector<GroupStatus> Groups(std::string_view after, int32_t limit) const;
+  // Ends a mutation for the change log (the façade calls it after each one, under the
+  // exclusive lock): a new version when anything changed: the epoch moved, a leaf's usage
+  // or a group's existence changed (noted as it happened), or `changed` (the call's success
+  // implies a change); `group` and `result`'s victims and cancelled groups are noted then.
+  void EndChange(uint64_t epoch_before, bool changed, std::string_view group,
+                 const ScheduleResult* result = nullptr);
+  // Notes node `node` as changed (its health), for the next `EndChange`.
+  void NoteNodeChanged(std::string_view node);
+  // Drops what building or restoring noted: version 0 is the state `Create`/`Restore` made.
+  void ForgetChanges();
+
   // For the layer above (src/layered.h): the state epoch (bumped by every change), node
   // health, the cancellation notes (Reservations::NoteCancelled), the leaves of a cell used
   // (at any priority), the topology.
@@ -298,12 +331,20 @@ class SchedulerImpl {
   void BuildViews();
 
   // Requests.
-  absl::StatusOr<Req> ParseRequest(const GroupRequest& request) const;
+  absl::StatusOr<Req> ParseRequest(const GroupRequest& request) const;  // into `needs_pool_`
+  // The same, taking `needs_buffer`'s storage for `Req::needs`.
+  absl::StatusOr<Req> ParseRequest(const GroupRequest& request,
+                                   std::vector<int32_t>* needs_buffer) const;
   absl::StatusOr<ScheduleResult> ScheduleNew(const Req& req, Phase phase);
   absl::StatusOr<ScheduleResult> RecheckPreempting(GroupId g, const GroupRequest& request,
                                                    Phase phase, const NodeRoom* room);
   void Decide(const Req& req, DecideScratch* s, Decision* d) const;
   absl::StatusOr<ScheduleResult> Commit(const Req& req, Phase phase, Decision* d);
+  // The Filtering phase's answer to found decision `d` (nothing applied), after the placement
+  // is filled in `result`: kPlaced, kPreempting (victims, lazy downgrades among them) or
+  // kWaiting (an overlapping reservation). True when it is a kPlaced decision an `Allocate`
+  // may run (no lazy downgrades): the caller stores it (`Reservations::StoreFiltered`).
+  bool ReportOnly(Decision* d, ScheduleResult* result) const;
   Attempt TryGuaranteed(const Req& req, int32_t view_id, DecideScratch* s, Decision* d) const;
   Attempt TryOpportunistic(const Req& req, ChainId ch, DecideScratch* s, Decision* d) const;
   // Empty when the view can hold the request; else why not (kPodTooLarge, kGroupTooLarge).
@@ -312,9 +353,9 @@ class SchedulerImpl {
   // Placement inside a view: `placer_` decides; this supplies the names its reasons use.
   // The greedy node choice (scheduler.h rules 3, 4); on failure the reason and its code
   // (kNonSuggestedNode, kBadNode, kInsufficientCapacity).
-  bool FindNodes(const View& view, const std::vector<int32_t>& needs, Priority q, bool pass1,
-                 std::vector<int32_t>* pod_node, std::string* reason, ReasonCode* code,
-                 const NodeRoom* room = nullptr) const;
+  bool FindNodes(const Placer& placer, const View& view, const std::vector<int32_t>& needs,
+                 Priority q, bool pass1, std::vector<int32_t>* pod_node, std::string* reason,
+                 ReasonCode* code, const NodeRoom* room = nullptr) const;
   // The first node of `pleaves` (pods `needs` in order) that cannot hold the request's pods
   // placed on it (src/node_room.h), nil when all can.
   NodeId NodeShort(const std::vector<int32_t>& needs, const std::vector<CellId>& pleaves,
@@ -351,6 +392,9 @@ class SchedulerImpl {
   // node index in between; `Flush` (or the destructor) makes the keys current.
   bool SetVLeafUsage(VCellId v, Priority p, GroupId user);
   bool SetPLeafUsage(CellId p, Priority prio);
+  // The change log's note of a physical leaf whose priority went from `old` to `now`: its
+  // node when it went free or used, its user and reserver (scheduler_changes.cc).
+  void NoteLeafChanged(CellId p, Priority old, Priority now);
   class NodeKeys {
    public:
     explicit NodeKeys(SchedulerImpl* s) : s_(s) {}
@@ -489,6 +533,12 @@ class SchedulerImpl {
   GroupTable groups_;
   uint64_t epoch_ = 0;
 
+  // The state version and recent changes (src/change_log.h); the last user and reserver
+  // noted by `NoteLeafChanged` in this mutation (a group's leaves come in runs).
+  ChangeLog changes_;
+  GroupId noted_user_ = kNilId;
+  GroupId noted_reserver_ = kNilId;
+
   // The Filtering phase's last kPlaced decision, and the rules matching an Allocate
   // against a reservation (src/reservations.h).
   Reservations reservations_;
@@ -513,6 +563,22 @@ class SchedulerImpl {
   Decision decision_;             // the last decision (its buffers are reused by every Schedule)
   Placer placer_;                 // node and leaf choice; its scratch is empty between calls
   DecideScratch decide_scratch_;  // what Decide writes (placer_'s and planner_'s scratch too)
+
+  // `Filter`'s per-call scratch: a Placer and a planner of its own (the same const inputs as
+  // `placer_` and `planner_`), the DecideScratch pointing at them, a Decision and a needs
+  // buffer. Taken from `filter_pool_` for one call and given back empty (Placer and
+  // BuddyPlanner invariant 1), so the pool holds at most as many as filters ran at once.
+  struct FilterScratch {
+    Placer placer;
+    std::unique_ptr<cellalloc::BuddyPlanner> planner;
+    DecideScratch scratch;
+    Decision decision;
+    std::vector<int32_t> needs;
+  };
+  std::unique_ptr<FilterScratch> TakeFilterScratch() const;
+  void GiveFilterScratch(std::unique_ptr<FilterScratch> s) const;
+  mutable std::mutex filter_mu_;  // guards filter_pool_ only
+  mutable std::vector<std::unique_ptr<FilterScratch>> filter_pool_;
 };
 
 }  // namespace hived

@@ -1,6 +1,7 @@
 // SchedulerImpl::CheckInvariants: scheduler_impl.h's invariants, and each component's, checked
 // from scratch.
 #include <algorithm>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -21,6 +22,7 @@ absl::Status SchedulerImpl::CheckInvariants() const {
   HIVED_RETURN_IF_ERROR(groups_.CheckInvariants());
   // Per-request scratch is empty between calls; the cached decision is well formed.
   HIVED_RETURN_IF_ERROR(reservations_.CheckInvariants());
+  HIVED_RETURN_IF_ERROR(changes_.CheckInvariants());
   HIVED_RETURN_IF_ERROR(placer_.CheckInvariants());
   {  // Decide's scratch (DecideScratch) and the planner's overlay.
     const DecideScratch& ds = decide_scratch_;
@@ -33,6 +35,16 @@ absl::Status SchedulerImpl::CheckInvariants() const {
     }
     if (!planner_->IsIdle())
       return fail("the binding planner's overlay is not empty between plans");
+  }
+  {  // Filter's pooled scratch (the ones in use belong to filters running now).
+    std::lock_guard<std::mutex> hold(filter_mu_);
+    for (const std::unique_ptr<FilterScratch>& fs : filter_pool_) {
+      HIVED_RETURN_IF_ERROR(fs->placer.CheckInvariants());
+      if (!fs->planner->IsIdle() || !fs->scratch.vslot_touched.empty() ||
+          fs->scratch.downgrades.active) {
+        return fail("a pooled filter scratch is not empty between calls");
+      }
+    }
   }
   std::vector<int32_t> doomed(static_cast<size_t>(f.num_chains()), 0);
   for (const VCell& c : vclusters_.cells()) doomed[c.chain.value()] += c.doomed ? 1 : 0;

@@ -306,6 +306,23 @@ HIVED_EXPORT hived_code hived_group_json(const hived_scheduler* scheduler, const
                                          char** json, size_t* json_len, char** error);
 HIVED_EXPORT hived_code hived_groups_json(const hived_scheduler* scheduler, char** json,
                                           size_t* json_len, char** error);
+/* One page of `hived_groups_json` (`Scheduler::Groups(after, limit)`): the first `limit`
+ * groups whose name is greater than `after` (NULL or "": the first page); a page shorter
+ * than `limit` is the last. It holds the scheduler's lock for one page, not for all. */
+HIVED_EXPORT hived_code hived_groups_page_json(const hived_scheduler* scheduler, const char* after,
+                                               int32_t limit, char** json, size_t* json_len,
+                                               char** error);
+/* The state version (`Scheduler::version`): 0 when created or restored, increased by every
+ * call that changes what a view shows. */
+HIVED_EXPORT hived_code hived_state_version(const hived_scheduler* scheduler, uint64_t* version,
+                                            char** error);
+/* What changed after version `since` (`Scheduler::Changes`):
+ * {"version":N,"groups":[names...],"nodes":[names...]}, sorted; re-read each group with
+ * `hived_group_json` (state "absent": gone) and the nodes with `hived_nodes_json`.
+ * HIVED_OUT_OF_RANGE when `since` is older than the changes kept (re-read the full views),
+ * HIVED_INVALID_ARGUMENT for a version the scheduler has not reached. */
+HIVED_EXPORT hived_code hived_changes_json(const hived_scheduler* scheduler, uint64_t since,
+                                           char** json, size_t* json_len, char** error);
 /* [{"name","leafCellType","totalLeafCells","freeLeafCells","healthy"}...], config order. */
 HIVED_EXPORT hived_code hived_nodes_json(const hived_scheduler* scheduler, char** json,
                                          size_t* json_len, char** error);

@@ -38,12 +38,21 @@
 //
 // Thread safety: a Scheduler is safe to share between threads. An internal reader/writer
 // lock makes every call atomic: the views (the const methods: GetGroup, Groups,
-// PhysicalCluster, VirtualCluster, VcUsages, Capacity, Nodes, CheckInvariants) take it
-// shared and run concurrently with each other; the mutations (Schedule in either phase,
-// Allocate, Recover, Release, CancelPreemption, Unreserve, SetNodeHealthy) take it
-// exclusively, so a view sees the state between two mutations, never half of one. A
-// waiting mutation holds off new views, so status polls cannot starve scheduling.
-// `spec()` needs no lock (immutable).
+// PhysicalCluster, VirtualCluster, VcUsages, Capacity, Nodes, version, Changes,
+// CheckInvariants) take it shared and run concurrently with each other; the mutations
+// (Schedule in the Preempting phase, Allocate, Recover, Release, CancelPreemption,
+// Unreserve, SetNodeHealthy) take it exclusively, so a view sees the state between two
+// mutations, never half of one. A waiting mutation holds off new views, so status polls
+// cannot starve scheduling. `spec()` needs no lock (immutable).
+// Filtering: `Schedule(request, kFiltering)` of a new whole-GPU group changes nothing and
+// takes the lock shared, so filters run concurrently with each other and with views (each
+// decides with scratch of its own). The Filtering requests that change nothing either but
+// are decided on paths that write scratch state take it exclusively: fractional, MIG and
+// host requests (GPU sharing, docs/gpu-sharing.md: its choice keeps a mutable cache), and
+// a reserved or Preempting group's re-check. A Filtering kPlaced decision is stamped with
+// the state it was made on: the `Allocate` right after it runs it only if no mutation
+// came in between and no other filter stored a later decision (else kFailedPrecondition:
+// Schedule again).
 // A sequence of calls is not atomic: another thread may act between a thread's Schedule
 // and its Allocate; a reservation (Preempting phase) keeps the cells for the group
 // meanwhile, a Filtering result does not (its Allocate is then kFailedPrecondition).
@@ -235,6 +244,16 @@ struct ExpiredReservation {
   int64_t deadline = 0;
 };
 
+// What changed in a scheduler's state after a version (`Scheduler::Changes`): the groups
+// whose `GroupStatus` and the nodes whose `NodeStatus` may differ (a superset: an item may
+// be listed although its status came back to what it was). Re-reading each with
+// `GetGroup` (state kAbsent: gone) and `GetNode` brings views taken at `since` to `version`.
+struct StateChanges {
+  uint64_t version = 0;             // the state version these changes lead to
+  std::vector<std::string> groups;  // sorted, unique
+  std::vector<std::string> nodes;   // sorted, unique
+};
+
 class HIVED_EXPORT Scheduler {
  public:
   // Validates `spec` (the same checks as `ValidateClusterSpec`) and builds the scheduler.
@@ -361,6 +380,13 @@ class HIVED_EXPORT Scheduler {
   // Views, for status pages and metrics.
   GroupStatus GetGroup(std::string_view group) const;  // state kAbsent when unknown
   std::vector<GroupStatus> Groups() const;             // sorted by name
+  // One page of `Groups()`: the first `limit` groups (by name) whose name is greater than
+  // `after` ("" for the first page); the next page starts after the last name returned, and
+  // a page shorter than `limit` is the last. It holds the lock for the page it builds, not
+  // for every group (bench/views_bench.cc). Each page is consistent; pages taken across
+  // mutations are not one snapshot (follow `version()` and `Changes`). `limit` <= 0 is
+  // an empty page.
+  std::vector<GroupStatus> Groups(std::string_view after, int32_t limit) const;
   std::vector<PhysicalCellStatus> PhysicalCluster() const;
   PhysicalClusterTable PhysicalClusterAsTable() const;  // the same, flat and ~10x cheaper
   absl::StatusOr<std::vector<VirtualCellStatus>> VirtualCluster(std::string_view vc) const;
@@ -382,6 +408,15 @@ class HIVED_EXPORT Scheduler {
   std::vector<VcSummary> VcSummaries() const;
   absl::StatusOr<std::vector<VcSummary>> GetVcSummary(std::string_view vc) const;
   const ClusterSpec& spec() const;
+
+  // The state version: 0 at `Create` and `Restore`, increased by every call that changes
+  // what a view shows (a Filtering Schedule never does; a refused call never does).
+  uint64_t version() const;
+  // The groups and nodes changed after version `since` (StateChanges), at the current
+  // version. Errors: kOutOfRange when `since` is older than the recent changes kept (a ring
+  // of about 65k group and node entries): re-read the full views then; kInvalidArgument
+  // for a version the scheduler has not reached.
+  absl::StatusOr<StateChanges> Changes(uint64_t since) const;
 
   // Checks the scheduler's invariants (src/layered.h, src/scheduler_impl.h) and every component's;
   // returns the first violation as kInternal.

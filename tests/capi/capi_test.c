@@ -272,6 +272,31 @@ static void TestLifecycle(void) {
   CHECK(json != NULL && json[0] == '[' && strstr(json, "\"name\":\"g1\"") != NULL &&
         strlen(json) == len);
   hived_free(json);
+  {
+    size_t page_len = 0;
+    EXPECT(hived_groups_page_json(s, NULL, 1, &json, &page_len, &err), HIVED_OK, NULL);
+    CHECK(json != NULL && strstr(json, "\"name\":\"g1\"") != NULL && strlen(json) == page_len);
+    hived_free(json);
+  }
+  EXPECT(hived_groups_page_json(s, "g1", 5, &json, NULL, &err), HIVED_OK, NULL);
+  CHECK(strstr(json, "\"name\":\"g1\"") == NULL);
+  hived_free(json);
+  {
+    uint64_t version = 0;
+    EXPECT(hived_state_version(s, &version, &err), HIVED_OK, NULL);
+    CHECK(version > 0);
+    EXPECT(hived_changes_json(s, 0, &json, NULL, &err), HIVED_OK, NULL);
+    CHECK(strstr(json, "\"groups\":[") != NULL && strstr(json, "\"g1\"") != NULL);
+    hived_free(json);
+    EXPECT(hived_changes_json(s, version, &json, NULL, &err), HIVED_OK, NULL);
+    CHECK(strstr(json, "\"groups\":[]") != NULL);
+    hived_free(json);
+    json = NULL;
+    EXPECT(hived_changes_json(s, version + 1, &json, NULL, &err), HIVED_INVALID_ARGUMENT, "ahead");
+    CHECK(json == NULL);
+    EXPECT(hived_state_version(s, NULL, &err), HIVED_INVALID_ARGUMENT, "version is NULL");
+    EXPECT(hived_state_version(NULL, &version, &err), HIVED_INVALID_ARGUMENT, "scheduler");
+  }
   EXPECT(hived_group_json(s, "g1", &json, NULL, &err), HIVED_OK, NULL);
   CHECK(strstr(json, "\"state\":\"allocated\"") != NULL &&
         strstr(json, "\"physicalNode\":\"rack") != NULL);

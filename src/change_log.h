@@ -1,0 +1,94 @@
+// src/change_log.h: the state version and the recent changes behind `Scheduler::version()`
+// and `Scheduler::Changes(since)` (issue 29 item 3): a cache or an inspect API follows the
+// scheduler by re-reading what changed instead of the full views.
+//
+// During a mutation the scheduler notes what it touches (`NoteGroup`, `NoteNode`: group
+// names and node ids; duplicates allowed); `Commit` ends the mutation: when anything was
+// noted, the version increases by one and the noted entries carry it. Entries live in a
+// ring of `capacity` slots written in place (a slot's name keeps its capacity, so a steady
+// state allocates nothing); a slot overwritten takes its old version's completeness with
+// it: `floor` is the newest version that lost an entry, and changes since a version older
+// than `floor` cannot be told (the caller re-reads the full views).
+//
+// Example:
+//   ChangeLog log(/*capacity=*/1024);
+//   log.NoteGroup("g1");
+//   log.NoteNode(NodeId(3));
+//   log.Commit();                              // version() == 1
+//   ChangeLog::Since s = log.ChangesSince(0);  // complete; groups {"g1"}, nodes {3}
+//
+// Invariants (CheckInvariants, tests/unit/scheduler/change_log_test.cc):
+//  (1) The committed entries, oldest to newest, have non-decreasing versions, each in
+//      (floor - 1, version()]; at most `capacity` entries are kept.
+//  (2) The pending entries (noted since the last Commit or Discard) follow them.
+//
+// Thread safety: not thread-safe; the scheduler's exclusive lock serialises the writers
+// (Note*, Commit, Discard), the shared lock its readers (version, ChangesSince).
+#ifndef HIVED_SRC_CHANGE_LOG_H_
+#define HIVED_SRC_CHANGE_LOG_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "cellalloc/ids.h"
+
+namespace hived {
+
+class ChangeLog {
+ public:
+  static constexpr size_t kDefaultCapacity = size_t{1} << 16;
+  explicit ChangeLog(size_t capacity = kDefaultCapacity);
+
+  uint64_t version() const { return version_; }
+  uint64_t floor() const { return floor_; }
+
+  // Pending entries of the mutation under way.
+  void NoteGroup(std::string_view name) { Slot().name.assign(name.data(), name.size()); }
+  void NoteNode(NodeId node) {
+    Entry& e = Slot();
+    e.name.clear();
+    e.node = node;
+  }
+  bool pending() const { return pending_ > 0; }
+  // Ends the mutation: a new version holding the pending entries when there are any (true).
+  bool Commit();
+  // Ends the mutation without a new version (nothing changed): the pending entries are
+  // dropped (the slots they overwrote stay lost: `floor` keeps counting them).
+  void Discard();
+
+  // What changed after version `since`: group names and node ids, each sorted and unique.
+  // `complete` is false (and the lists empty) when entries after `since` were overwritten.
+  // REQUIRES: since <= version().
+  struct Since {
+    bool complete = true;
+    std::vector<std::string> groups;
+    std::vector<NodeId> nodes;
+  };
+  Since ChangesSince(uint64_t since) const;
+
+  absl::Status CheckInvariants() const;
+
+ private:
+  struct Entry {
+    uint64_t version = 0;
+    NodeId node;       // a node entry when `name` is empty
+    std::string name;  // a group entry's name
+  };
+  // The next slot for a pending entry (version() + 1), overwriting the oldest when full.
+  Entry& Slot();
+
+  std::vector<Entry> ring_;
+  size_t begin_ = 0;    // the oldest kept entry
+  size_t size_ = 0;     // kept entries, the pending ones included
+  size_t pending_ = 0;  // the last `pending_` of them
+  uint64_t version_ = 0;
+  uint64_t floor_ = 0;
+};
+
+}  // namespace hived
+
+#endif  // HIVED_SRC_CHANGE_LOG_H_

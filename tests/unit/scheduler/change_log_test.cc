@@ -1,0 +1,79 @@
+// ChangeLog (src/change_log.h): versions, batches, the bounded ring and its floor.
+#include "src/change_log.h"
+
+#include <string>
+#include <vector>
+
+#include "support/catch.h"
+
+namespace hived {
+namespace {
+
+TEST_CASE("ChangeLog: a mutation that notes nothing makes no version", "[scheduler][unit]") {
+  ChangeLog log(16);
+  CHECK(!log.Commit());
+  CHECK(log.version() == 0);
+  log.NoteGroup("g");
+  log.Discard();
+  CHECK(!log.Commit());
+  CHECK(log.version() == 0);
+  REQUIRE(log.CheckInvariants().ok());
+}
+
+TEST_CASE("ChangeLog: changes since a version are the union of the later batches, sorted",
+          "[scheduler][unit]") {
+  ChangeLog log(16);
+  log.NoteGroup("b");
+  log.NoteNode(NodeId(2));
+  log.NoteGroup("b");
+  REQUIRE(log.Commit());  // version 1
+  log.NoteGroup("a");
+  log.NoteNode(NodeId(1));
+  REQUIRE(log.Commit());  // version 2
+  log.NoteGroup("c");
+  REQUIRE(log.Commit());  // version 3
+  REQUIRE(log.CheckInvariants().ok());
+  ChangeLog::Since all = log.ChangesSince(0);
+  CHECK(all.complete);
+  CHECK(all.groups == std::vector<std::string>{"a", "b", "c"});
+  CHECK(all.nodes == std::vector<NodeId>{NodeId(1), NodeId(2)});
+  ChangeLog::Since later = log.ChangesSince(2);
+  CHECK(later.groups == std::vector<std::string>{"c"});
+  CHECK(later.nodes.empty());
+  CHECK(log.ChangesSince(3).groups.empty());
+}
+
+TEST_CASE("ChangeLog: the ring drops the oldest batches past its capacity and says so",
+          "[scheduler][unit]") {
+  ChangeLog log(4);
+  for (int i = 0; i < 5; ++i) {
+    log.NoteGroup(std::string(1, static_cast<char>('a' + i)));
+    log.NoteNode(NodeId(static_cast<uint32_t>(i)));
+    REQUIRE(log.Commit());  // 2 entries per version: 2 versions kept
+    REQUIRE(log.CheckInvariants().ok());
+  }
+  CHECK(log.version() == 5);
+  CHECK(log.floor() == 3);
+  CHECK(!log.ChangesSince(2).complete);
+  CHECK(log.ChangesSince(2).groups.empty());
+  ChangeLog::Since s = log.ChangesSince(3);
+  CHECK(s.complete);
+  CHECK(s.groups == std::vector<std::string>{"d", "e"});
+  // A mutation larger than the ring loses its own oldest entries: nothing since the
+  // version before it can be told, the current version still can (nothing since).
+  for (int i = 0; i < 10; ++i) log.NoteNode(NodeId(static_cast<uint32_t>(i)));
+  REQUIRE(log.Commit());
+  REQUIRE(log.CheckInvariants().ok());
+  CHECK(log.version() == 6);
+  CHECK(!log.ChangesSince(5).complete);
+  CHECK(log.ChangesSince(6).complete);
+  CHECK(log.ChangesSince(6).nodes.empty());
+  // Discard drops the pending entries only.
+  log.NoteGroup("x");
+  log.Discard();
+  REQUIRE(log.CheckInvariants().ok());
+  CHECK(log.version() == 6);
+}
+
+}  // namespace
+}  // namespace hived
