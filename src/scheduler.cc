@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "src/internal/status_macros.h"
+#include "src/journal_hook.h"
 #include "src/scheduler_impl.h"
 
 namespace hived {
@@ -93,15 +94,22 @@ absl::StatusOr<std::unique_ptr<Scheduler>> Scheduler::Create(const ClusterSpec& 
 }
 
 Scheduler::Scheduler(std::unique_ptr<SchedulerImpl> impl)
-    : lock_(std::make_unique<Lock>()), impl_(std::move(impl)) {}
+    : lock_(std::make_unique<Lock>()),
+      impl_(std::move(impl)),
+      journal_(std::make_unique<SchedulerJournal>()) {}
 
 // Restore builds a new scheduler that no other thread can see yet: no lock.
 absl::StatusOr<std::unique_ptr<Scheduler>> Scheduler::Restore(const ClusterSpec& spec,
                                                               std::string_view state,
-                                                              RestoreReport* report) {
+                                                              RestoreReport* report,
+                                                              RestoreOptions options) {
   HIVED_ASSIGN_OR_RETURN(std::unique_ptr<SchedulerImpl> impl,
-                         SchedulerImpl::Restore(spec, state, report));
+                         SchedulerImpl::Restore(spec, state, report, options));
   return std::unique_ptr<Scheduler>(new Scheduler(std::move(impl)));
+}
+std::string Scheduler::SpecFingerprint() const {
+  Lock::Shared hold(*lock_);
+  return impl_->ConfigFingerprint();
 }
 absl::StatusOr<std::string> Scheduler::SaveState() const {
   Lock::Shared hold(*lock_);
@@ -113,7 +121,10 @@ absl::StatusOr<GroupRecord> Scheduler::GetGroupRecord(std::string_view group) co
 }
 absl::StatusOr<AllocateInfo> Scheduler::AllocateRecord(const GroupRecord& record) {
   Lock::Exclusive hold(*lock_);
-  return impl_->RestoreGroup(record, /*ignored_leaves=*/nullptr);
+  HIVED_RETURN_IF_ERROR(journal_->Usable());
+  absl::StatusOr<AllocateInfo> info = impl_->RestoreGroup(record, /*ignored_leaves=*/nullptr);
+  if (info.ok()) journal_->AllocateRecord(record);
+  return info;
 }
 Scheduler::~Scheduler() = default;
 
@@ -121,33 +132,54 @@ Scheduler::~Scheduler() = default;
 // observable state but reuses the scheduler's scratch buffers.
 absl::StatusOr<ScheduleResult> Scheduler::Schedule(const GroupRequest& request, Phase phase) {
   Lock::Exclusive hold(*lock_);
-  return impl_->Schedule(request, phase);
+  if (phase == Phase::kPreempting) HIVED_RETURN_IF_ERROR(journal_->Usable());
+  absl::StatusOr<ScheduleResult> result = impl_->Schedule(request, phase);
+  if (result.ok() && phase == Phase::kPreempting) journal_->Schedule(request, phase);
+  return result;
 }
 absl::StatusOr<AllocateInfo> Scheduler::Allocate(const GroupRequest& request,
                                                  const Placement& placement) {
   Lock::Exclusive hold(*lock_);
-  return impl_->Allocate(request, placement);
+  HIVED_RETURN_IF_ERROR(journal_->Usable());
+  absl::StatusOr<AllocateInfo> info = impl_->Allocate(request, placement);
+  if (info.ok()) journal_->Allocate(JournalOp::kAllocate, request, placement);
+  return info;
 }
 absl::Status Scheduler::Release(std::string_view group) {
   Lock::Exclusive hold(*lock_);
-  return impl_->Release(group);
+  HIVED_RETURN_IF_ERROR(journal_->Usable());
+  absl::Status s = impl_->Release(group);
+  if (s.ok()) journal_->Named(JournalOp::kRelease, group);
+  return s;
 }
 absl::Status Scheduler::CancelPreemption(std::string_view group) {
   Lock::Exclusive hold(*lock_);
-  return impl_->CancelPreemption(group);
+  HIVED_RETURN_IF_ERROR(journal_->Usable());
+  absl::Status s = impl_->CancelPreemption(group);
+  if (s.ok()) journal_->Named(JournalOp::kCancelPreemption, group);
+  return s;
 }
 absl::Status Scheduler::Unreserve(std::string_view group) {
   Lock::Exclusive hold(*lock_);
-  return impl_->Unreserve(group);
+  HIVED_RETURN_IF_ERROR(journal_->Usable());
+  absl::Status s = impl_->Unreserve(group);
+  if (s.ok()) journal_->Named(JournalOp::kUnreserve, group);
+  return s;
 }
 absl::StatusOr<AllocateInfo> Scheduler::Recover(const GroupRequest& request,
                                                 const Placement& placement) {
   Lock::Exclusive hold(*lock_);
-  return impl_->Recover(request, placement);
+  HIVED_RETURN_IF_ERROR(journal_->Usable());
+  absl::StatusOr<AllocateInfo> info = impl_->Recover(request, placement);
+  if (info.ok()) journal_->Allocate(JournalOp::kRecover, request, placement);
+  return info;
 }
 absl::Status Scheduler::SetNodeHealthy(std::string_view node, bool healthy) {
   Lock::Exclusive hold(*lock_);
-  return impl_->SetNodeHealthy(node, healthy);
+  HIVED_RETURN_IF_ERROR(journal_->Usable());
+  absl::Status s = impl_->SetNodeHealthy(node, healthy);
+  if (s.ok()) journal_->SetNodeHealthy(node, healthy);
+  return s;
 }
 
 // Views: shared, concurrent with each other.
@@ -217,6 +249,28 @@ absl::StatusOr<std::vector<VcSummary>> Scheduler::GetVcSummary(std::string_view 
 absl::Status Scheduler::CheckInvariants() const {
   Lock::Shared hold(*lock_);
   return impl_->CheckInvariants();
+}
+
+// The journal (src/journal_scheduler.cc).
+absl::StatusOr<JournalCheckpoint> Scheduler::StartJournal(JournalSink* sink) {
+  Lock::Exclusive hold(*lock_);
+  return journal_->Start(*impl_, sink);
+}
+void Scheduler::StopJournal() {
+  Lock::Exclusive hold(*lock_);
+  journal_->Stop();
+}
+absl::Status Scheduler::JournalStatus() const {
+  Lock::Shared hold(*lock_);
+  return journal_->Usable();
+}
+uint64_t Scheduler::JournalSequence() const {
+  Lock::Shared hold(*lock_);
+  return journal_->sequence();
+}
+absl::Status Scheduler::ApplyJournalRecord(const JournalRecord& record, std::string* call_error) {
+  Lock::Exclusive hold(*lock_);
+  return journal_->Apply(*impl_, record, call_error);
 }
 
 // The spec never changes after Create: no lock.

@@ -191,7 +191,11 @@ class SchedulerImpl {
   absl::StatusOr<AllocateInfo> RestoreGroup(const GroupRecord& rec, int32_t* ignored_leaves);
   static absl::StatusOr<std::unique_ptr<SchedulerImpl>> Restore(const ClusterSpec& spec,
                                                                 std::string_view state,
-                                                                RestoreReport* report);
+                                                                RestoreReport* report,
+                                                                RestoreOptions options = {});
+  // A fingerprint of the physical cells and the VCs' cells (`Scheduler::SpecFingerprint`):
+  // saved bindings apply only to the same structure; Restore is strict about it.
+  std::string ConfigFingerprint() const;
 
   // For tests (no suggested nodes): the indexed node choice of a view (`vc` empty: the
   // chain's physical view) as view positions per pod, empty when none; and what a
@@ -393,10 +397,8 @@ class SchedulerImpl {
   // the cluster no longer has; the virtual cell at an address ("VC1/0/3"), kNilId if none.
   GroupRecord Record(const Group& g) const;
   VCellId FindVirtualCell(std::string_view address) const;
-  // A fingerprint of the physical cells and the VCs' cells: saved bindings apply only to
-  // the same structure. The bindings history decided (not implied by the groups), and
+  // The bindings history decided (not implied by the groups), and
   // restoring them (invalid entries are skipped and noted in `report`).
-  std::string ConfigFingerprint() const;
   void SaveBindings(internal::SavedState* state) const;
   // RestoreBindings: false when the cluster structure changed (nothing restored).
   // RestoreDoomed, after the bad nodes are marked: undoes mirror bindings of bad cells that
