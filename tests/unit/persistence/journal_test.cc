@@ -235,7 +235,7 @@ TEST_CASE("Journal: the test's framing matches the codec's", "[journal][unit]") 
   CHECK(Frame(good.substr(8)) == good);
 }
 
-TEST_CASE("Journal: records carry the sequence and the cluster; recovery replays them",
+TEST_CASE("Journal: records carry the sequence and the cluster, and recovery replays them",
           "[journal][unit]") {
   const ClusterSpec spec = TwoRacks();
   auto s = Scheduler::Create(spec);
