@@ -49,7 +49,7 @@ target_compile_options(hived_fuzz_lib PRIVATE -fsanitize=fuzzer-no-link,address,
                        -fno-sanitize-recover=all -O1 -gline-tables-only)
 target_link_libraries(hived_fuzz_lib PUBLIC hived_hierarchy_usage hived_strict_yaml_usage
                       hived_cellalloc_usage hived_config_usage hived_core_usage)
-foreach(name state group_record bind_info)
+foreach(name state group_record bind_info journal)
   add_executable(${name}_fuzz ${PROJECT_SOURCE_DIR}/tests/fuzz/${name}_fuzz.cc)
   target_include_directories(${name}_fuzz PRIVATE ${PROJECT_SOURCE_DIR})
   target_compile_options(${name}_fuzz PRIVATE ${HIVED_FUZZ_FLAGS})

@@ -155,6 +155,8 @@ std::vector<GroupStatus> LayeredScheduler::Groups(std::string_view after, int32_
   return out;
 }
 
+std::string LayeredScheduler::ConfigFingerprint() const { return whole_->ConfigFingerprint(); }
+
 absl::Status LayeredScheduler::SetNodeHealthy(std::string_view node, bool healthy) {
   return whole_->SetNodeHealthy(node, healthy);
 }

@@ -96,6 +96,7 @@ class LayeredScheduler {
   std::vector<VcSummary> VcSummaries() const;
   absl::StatusOr<std::vector<VcSummary>> GetVcSummary(std::string_view vc) const;
   const ClusterSpec& spec() const;
+  std::string ConfigFingerprint() const;  // SchedulerImpl::ConfigFingerprint
   absl::Status CheckInvariants() const;
 
   // Threads and the change log (src/filter.cc, src/scheduler_changes.cc; the façade's
@@ -121,7 +122,8 @@ class LayeredScheduler {
   absl::StatusOr<AllocateInfo> RestoreGroup(const GroupRecord& rec, int32_t* ignored_leaves);
   static absl::StatusOr<std::unique_ptr<LayeredScheduler>> Restore(const ClusterSpec& spec,
                                                                    std::string_view state,
-                                                                   RestoreReport* report);
+                                                                   RestoreReport* report,
+                                                                   RestoreOptions options = {});
 
  private:
   LayeredScheduler() = default;

@@ -11,6 +11,7 @@
 #include "src/internal/strings.h"
 #include "src/layered.h"
 #include "src/persistence_json.h"
+#include "src/persistence_json_reader.h"
 #include "src/scheduler_impl.h"
 #include "src/sharing.h"
 
@@ -69,17 +70,36 @@ absl::StatusOr<AllocateInfo> LayeredScheduler::RestoreGroup(const GroupRecord& r
       }));
 }
 
-absl::StatusOr<std::unique_ptr<LayeredScheduler>> LayeredScheduler::Restore(const ClusterSpec& spec,
-                                                                            std::string_view text,
-                                                                            RestoreReport* report) {
+absl::StatusOr<std::unique_ptr<LayeredScheduler>> LayeredScheduler::Restore(
+    const ClusterSpec& spec, std::string_view text, RestoreReport* report, RestoreOptions options) {
   HIVED_ASSIGN_OR_RETURN(internal::SavedState state, internal::SavedStateFromJson(text));
   HIVED_ASSIGN_OR_RETURN(std::unique_ptr<LayeredScheduler> s, Create(spec));
+  // Strict restore (issue 29): a state of another cluster only when asked for, reported.
+  RestoreReport match;
+  match.saved_fingerprint = state.config;
+  match.cluster_fingerprint = s->whole_->ConfigFingerprint();
+  match.spec_match = state.config.empty()                        ? SpecMatch::kUnknown
+                     : state.config == match.cluster_fingerprint ? SpecMatch::kSame
+                                                                 : SpecMatch::kDifferent;
+  if (match.spec_match == SpecMatch::kDifferent && options.spec_mismatch == SpecMismatch::kRefuse) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "$.config: the state was saved on another cluster (spec fingerprint ",
+        internal::Quote(state.config), ", this cluster's ", match.cluster_fingerprint,
+        "): refused (RestoreOptions::spec_mismatch = kRestoreAnyway restores it, reported)"));
+  }
   // MIG instances and host use that cannot be (overlaps, starts or profiles the GPU lacks,
   // nodes over their CPU or memory) reject the document, naming the JSON path.
   HIVED_RETURN_IF_ERROR(s->sharing_->CheckSavedState(state));
   RestoreReport local;
   RestoreReport& out = report != nullptr ? *report : local;
-  out = RestoreReport();
+  out = std::move(match);
+  if (out.spec_match == SpecMatch::kDifferent) {
+    out.notes.push_back(absl::StrCat("$.config: saved on another cluster (spec fingerprint ",
+                                     internal::Quote(out.saved_fingerprint), ", this cluster's ",
+                                     out.cluster_fingerprint, "): restored as asked"));
+  } else if (out.spec_match == SpecMatch::kUnknown) {
+    out.notes.push_back("$.config: the state names no cluster (an old document): restored");
+  }
   // Groups first, in the saved (name) order, then the bindings history decided (pinned,
   // bad, doomed cells), then the bad nodes, then the doomed marks: with the bindings in
   // place, marking the nodes bad binds nothing more; marking them first could bind
@@ -101,6 +121,15 @@ absl::StatusOr<std::unique_ptr<LayeredScheduler>> LayeredScheduler::Restore(cons
     absl::StatusOr<AllocateInfo> info = IsHolderName(rec.request.name)
                                             ? s->sharing_->RestoreHolder(rec, &gone)
                                             : s->RestoreGroup(rec, &ignored);
+    size_t leaves = 0;
+    for (const PodPlacement& pod : rec.placement.pods) leaves += pod.leaf_cell_indices.size();
+    if (info.ok() && leaves > 0 && static_cast<size_t>(ignored) == leaves &&
+        !IsHolderName(rec.request.name)) {
+      // None of its leaves is in this cluster: never a group on nodes that do not exist.
+      HIVED_RETURN_IF_ERROR(s->Release(rec.request.name));
+      info = absl::FailedPreconditionError(
+          absl::StrCat("none of its leaf cells is in the cluster (", info->reason, ")"));
+    }
     if (!info.ok()) {
       entry.outcome = RestoreOutcome::kDropped;
       entry.reason = std::string(info.status().message());

@@ -17,6 +17,7 @@
 #include "src/group_record.h"
 #include "src/internal/status_macros.h"
 #include "src/persistence_json.h"
+#include "src/persistence_json_reader.h"
 #include "src/recovery.h"
 #include "src/scheduler_impl.h"
 

@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "src/internal/status_macros.h"
+#include "src/journal_hook.h"
 #include "src/layered.h"
 
 namespace hived {
@@ -95,16 +96,23 @@ absl::StatusOr<std::unique_ptr<Scheduler>> Scheduler::Create(const ClusterSpec& 
 }
 
 Scheduler::Scheduler(std::unique_ptr<LayeredScheduler> impl)
-    : lock_(std::make_unique<Lock>()), impl_(std::move(impl)) {}
+    : lock_(std::make_unique<Lock>()),
+      impl_(std::move(impl)),
+      journal_(std::make_unique<SchedulerJournal>()) {}
 
 // Restore builds a new scheduler that no other thread can see yet: no lock.
 absl::StatusOr<std::unique_ptr<Scheduler>> Scheduler::Restore(const ClusterSpec& spec,
                                                               std::string_view state,
-                                                              RestoreReport* report) {
+                                                              RestoreReport* report,
+                                                              RestoreOptions options) {
   HIVED_ASSIGN_OR_RETURN(std::unique_ptr<LayeredScheduler> impl,
-                         LayeredScheduler::Restore(spec, state, report));
+                         LayeredScheduler::Restore(spec, state, report, options));
   impl->ForgetChanges();  // version 0 is the state restored
   return std::unique_ptr<Scheduler>(new Scheduler(std::move(impl)));
+}
+std::string Scheduler::SpecFingerprint() const {
+  Lock::Shared hold(*lock_);
+  return impl_->ConfigFingerprint();
 }
 absl::StatusOr<std::string> Scheduler::SaveState() const {
   Lock::Shared hold(*lock_);
@@ -116,8 +124,10 @@ absl::StatusOr<GroupRecord> Scheduler::GetGroupRecord(std::string_view group) co
 }
 absl::StatusOr<AllocateInfo> Scheduler::AllocateRecord(const GroupRecord& record) {
   Lock::Exclusive hold(*lock_);
+  HIVED_RETURN_IF_ERROR(journal_->Usable());
   const uint64_t epoch = impl_->epoch();
   absl::StatusOr<AllocateInfo> info = impl_->RestoreGroup(record, /*ignored_leaves=*/nullptr);
+  if (info.ok()) journal_->AllocateRecord(record);
   impl_->EndChange(epoch, info.ok(), record.request.name);
   return info;
 }
@@ -134,8 +144,10 @@ absl::StatusOr<ScheduleResult> Scheduler::Schedule(const GroupRequest& request, 
     if (filtered.has_value()) return *std::move(filtered);
   }
   Lock::Exclusive hold(*lock_);
+  if (phase == Phase::kPreempting) HIVED_RETURN_IF_ERROR(journal_->Usable());
   const uint64_t epoch = impl_->epoch();
   absl::StatusOr<ScheduleResult> result = impl_->Schedule(request, phase);
+  if (result.ok() && phase == Phase::kPreempting) journal_->Schedule(request, phase);
   const bool changed = phase == Phase::kPreempting && result.ok() &&
                        (result->outcome == Outcome::kPlaced ||
                         result->outcome == Outcome::kPreempting || !result->cancelled.empty());
@@ -145,43 +157,54 @@ absl::StatusOr<ScheduleResult> Scheduler::Schedule(const GroupRequest& request, 
 absl::StatusOr<AllocateInfo> Scheduler::Allocate(const GroupRequest& request,
                                                  const Placement& placement) {
   Lock::Exclusive hold(*lock_);
+  HIVED_RETURN_IF_ERROR(journal_->Usable());
   const uint64_t epoch = impl_->epoch();
   absl::StatusOr<AllocateInfo> info = impl_->Allocate(request, placement);
+  if (info.ok()) journal_->Allocate(JournalOp::kAllocate, request, placement);
   impl_->EndChange(epoch, info.ok(), request.name);
   return info;
 }
 absl::Status Scheduler::Release(std::string_view group) {
   Lock::Exclusive hold(*lock_);
+  HIVED_RETURN_IF_ERROR(journal_->Usable());
   const uint64_t epoch = impl_->epoch();
   absl::Status status = impl_->Release(group);
+  if (status.ok()) journal_->Named(JournalOp::kRelease, group);
   impl_->EndChange(epoch, status.ok(), group);
   return status;
 }
 absl::Status Scheduler::CancelPreemption(std::string_view group) {
   Lock::Exclusive hold(*lock_);
+  HIVED_RETURN_IF_ERROR(journal_->Usable());
   const uint64_t epoch = impl_->epoch();
   absl::Status status = impl_->CancelPreemption(group);
+  if (status.ok()) journal_->Named(JournalOp::kCancelPreemption, group);
   impl_->EndChange(epoch, status.ok(), group);
   return status;
 }
 absl::Status Scheduler::Unreserve(std::string_view group) {
   Lock::Exclusive hold(*lock_);
+  HIVED_RETURN_IF_ERROR(journal_->Usable());
   const uint64_t epoch = impl_->epoch();
   absl::Status status = impl_->Unreserve(group);
+  if (status.ok()) journal_->Named(JournalOp::kUnreserve, group);
   impl_->EndChange(epoch, status.ok(), group);
   return status;
 }
 absl::StatusOr<AllocateInfo> Scheduler::Recover(const GroupRequest& request,
                                                 const Placement& placement) {
   Lock::Exclusive hold(*lock_);
+  HIVED_RETURN_IF_ERROR(journal_->Usable());
   const uint64_t epoch = impl_->epoch();
   absl::StatusOr<AllocateInfo> info = impl_->Recover(request, placement);
+  if (info.ok()) journal_->Allocate(JournalOp::kRecover, request, placement);
   impl_->EndChange(epoch, info.ok(), request.name);
   return info;
 }
 absl::StatusOr<PodAllocation> Scheduler::AllocatePod(const GroupRequest& request,
                                                      const Placement& placement, const Pod& pod) {
   Lock::Exclusive hold(*lock_);
+  HIVED_RETURN_IF_ERROR(journal_->Journaled("AllocatePod"));
   const uint64_t epoch = impl_->epoch();
   absl::StatusOr<PodAllocation> out = impl_->AllocatePod(request, placement, pod);
   impl_->EndChange(epoch, out.ok(), request.name);
@@ -190,6 +213,7 @@ absl::StatusOr<PodAllocation> Scheduler::AllocatePod(const GroupRequest& request
 
 absl::StatusOr<PodRelease> Scheduler::ReleasePod(std::string_view group, std::string_view pod) {
   Lock::Exclusive hold(*lock_);
+  HIVED_RETURN_IF_ERROR(journal_->Journaled("ReleasePod"));
   const uint64_t epoch = impl_->epoch();
   absl::StatusOr<PodRelease> out = impl_->ReleasePod(group, pod);
   impl_->EndChange(epoch, out.ok(), group);
@@ -198,6 +222,7 @@ absl::StatusOr<PodRelease> Scheduler::ReleasePod(std::string_view group, std::st
 
 absl::StatusOr<PodAllocation> Scheduler::RecoverPod(const GroupRecord& record, const Pod& pod) {
   Lock::Exclusive hold(*lock_);
+  HIVED_RETURN_IF_ERROR(journal_->Journaled("RecoverPod"));
   const uint64_t epoch = impl_->epoch();
   absl::StatusOr<PodAllocation> out = impl_->RecoverPod(record, pod);
   impl_->EndChange(epoch, out.ok(), record.request.name);
@@ -207,6 +232,7 @@ absl::StatusOr<PodAllocation> Scheduler::RecoverPod(const GroupRecord& record, c
 absl::StatusOr<ScheduleResult> Scheduler::Schedule(const GroupRequest& request, Phase phase,
                                                    const ReservationTime& time) {
   Lock::Exclusive hold(*lock_);
+  HIVED_RETURN_IF_ERROR(journal_->Journaled("a timed Schedule"));
   const uint64_t epoch = impl_->epoch();
   absl::StatusOr<ScheduleResult> result = impl_->Schedule(request, phase, time);
   const bool changed = phase == Phase::kPreempting && result.ok() &&
@@ -220,7 +246,10 @@ std::vector<ExpiredReservation> Scheduler::ExpireReservations(int64_t now) {
   Lock::Exclusive hold(*lock_);
   const uint64_t epoch = impl_->epoch();
   std::vector<ExpiredReservation> out = impl_->ExpireReservations(now);
-  for (const ExpiredReservation& e : out) impl_->EndChange(epoch, true, e.group);
+  for (const ExpiredReservation& e : out) {
+    journal_->Named(JournalOp::kUnreserve, e.group);  // an expiry replays as its Unreserve
+    impl_->EndChange(epoch, true, e.group);
+  }
   if (out.empty()) impl_->EndChange(epoch, false, std::string_view());
   return out;
 }
@@ -232,9 +261,13 @@ absl::StatusOr<PodStatus> Scheduler::GetPod(std::string_view group, std::string_
 
 absl::Status Scheduler::SetNodeHealthy(std::string_view node, bool healthy) {
   Lock::Exclusive hold(*lock_);
+  HIVED_RETURN_IF_ERROR(journal_->Usable());
   const uint64_t epoch = impl_->epoch();
   absl::Status status = impl_->SetNodeHealthy(node, healthy);
-  if (status.ok()) impl_->NoteNodeChanged(node);
+  if (status.ok()) {
+    journal_->SetNodeHealthy(node, healthy);
+    impl_->NoteNodeChanged(node);
+  }
   impl_->EndChange(epoch, status.ok(), std::string_view());
   return status;
 }
@@ -318,6 +351,31 @@ absl::StatusOr<std::vector<VcSummary>> Scheduler::GetVcSummary(std::string_view 
 absl::Status Scheduler::CheckInvariants() const {
   Lock::Shared hold(*lock_);
   return impl_->CheckInvariants();
+}
+
+// The journal (src/journal_scheduler.cc).
+absl::StatusOr<JournalCheckpoint> Scheduler::StartJournal(JournalSink* sink) {
+  Lock::Exclusive hold(*lock_);
+  return journal_->Start(*impl_, sink);
+}
+void Scheduler::StopJournal() {
+  Lock::Exclusive hold(*lock_);
+  journal_->Stop();
+}
+absl::Status Scheduler::JournalStatus() const {
+  Lock::Shared hold(*lock_);
+  return journal_->Usable();
+}
+uint64_t Scheduler::JournalSequence() const {
+  Lock::Shared hold(*lock_);
+  return journal_->sequence();
+}
+absl::Status Scheduler::ApplyJournalRecord(const JournalRecord& record, std::string* call_error) {
+  Lock::Exclusive hold(*lock_);
+  const uint64_t epoch = impl_->epoch();
+  absl::Status status = journal_->Apply(*impl_, record, call_error);
+  impl_->EndChange(epoch, status.ok(), std::string_view());
+  return status;
 }
 
 // The spec never changes after Create: no lock.

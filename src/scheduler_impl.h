@@ -233,8 +233,8 @@ class SchedulerImpl {
   // Restore's last steps, after the groups: the bindings history, the bad nodes, the doomed
   // marks (kNotFound nodes are named in `report`).
   absl::Status RestoreCells(const internal::SavedState& state, RestoreReport* report);
-  // A fingerprint of the physical cells and the VCs' cells: saved bindings apply only to
-  // the same structure.
+  // A fingerprint of the physical cells and the VCs' cells (`Scheduler::SpecFingerprint`):
+  // saved bindings apply only to the same structure; Restore is strict about it.
   std::string ConfigFingerprint() const;
 
   // For tests (no suggested nodes): a view's node choice (`vc` empty: the chain's physical

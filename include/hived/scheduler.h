@@ -198,6 +198,7 @@
 #include "absl/status/statusor.h"
 #include "hived/cluster_spec.h"
 #include "hived/export.h"
+#include "hived/journal.h"
 #include "hived/schedule_result.h"
 #include "hived/state.h"
 #include "hived/status_view.h"
@@ -206,6 +207,7 @@
 namespace hived {
 
 class LayeredScheduler;
+class SchedulerJournal;
 
 // A pod of a gang, as `AllocatePod` and `RecoverPod` take it ("Pods" above).
 struct Pod {
@@ -276,13 +278,30 @@ class HIVED_EXPORT Scheduler {
   // per group; `report` (optional) says per group whether it was kept, kept partially (leaf
   // cells the cluster no longer has), downgraded to opportunistic, or dropped, and why.
   //
+  // Strict restore: the document's `config` is the fingerprint of the spec it was saved
+  // with (`SpecFingerprint`). A state of another cluster is refused (kFailedPrecondition
+  // naming both fingerprints) unless `options.spec_mismatch` is kRestoreAnyway; then the
+  // report says kDifferent and the recovery rules apply. A document without one (old
+  // versions) restores, reported kUnknown. In every mode a group keeps only leaves the
+  // cluster has: one none of whose leaves is in the cluster is dropped (never a group on a
+  // node or GPU that does not exist).
+  //
   // Errors (kInvalidArgument, naming the JSON path or line and column): malformed JSON, a
   // document of another schema or version, a malformed record, a duplicate group; an
-  // invalid spec as for `Create`.
+  // invalid spec as for `Create`; kFailedPrecondition: another cluster's state (above).
   absl::StatusOr<std::string> SaveState() const;
   static absl::StatusOr<std::unique_ptr<Scheduler>> Restore(const ClusterSpec& spec,
                                                             std::string_view state,
-                                                            RestoreReport* report = nullptr);
+                                                            RestoreReport* report = nullptr,
+                                                            RestoreOptions options = {});
+  // The spec fingerprint a saved state records (`config`, 16 hex digits): 64-bit FNV-1a
+  // over every physical cell in config order (its cell type and address, which includes
+  // the node names) and every VC in config order (its name, then each preassigned or pinned
+  // cell's type and pinned id). Changes with the topology, node names, cell types or VC
+  // reservations; not with comments, key order or anything outside the cell forest and the
+  // VCs (e.g. MIG geometries). Deterministic: the same spec gives the same string on every
+  // run and machine. Computed on each call (O(cells)).
+  std::string SpecFingerprint() const;
 
   // Per-job persistence: the record of one running group (as in `SaveState`), and replaying
   // one record after a restart (`Allocate` preferring the recorded virtual cells, keeping a
@@ -422,11 +441,42 @@ class HIVED_EXPORT Scheduler {
   // returns the first violation as kInternal.
   absl::Status CheckInvariants() const;
 
+  // The journal (hived/journal.h). `StartJournal` returns a checkpoint (SaveState and the
+  // current change sequence, atomically) and from then on appends one record to `sink` per
+  // successful change (Schedule in the Preempting phase, Allocate, Recover, AllocateRecord,
+  // Release, Unreserve, CancelPreemption, SetNodeHealthy). `sink` must outlive the journal
+  // (StopJournal, another StartJournal or the scheduler's end). A sink error stops it: that
+  // call's change took effect, and every later mutation is kFailedPrecondition (naming the
+  // error) until StartJournal or StopJournal; `JournalStatus` says so. A second
+  // StartJournal is a new checkpoint (the caller may drop the records before it).
+  // Errors: kInvalidArgument for a null sink.
+  absl::StatusOr<JournalCheckpoint> StartJournal(JournalSink* sink);
+  void StopJournal();
+  absl::Status JournalStatus() const;
+  // The sequence number of the last change (0 after Create or Restore).
+  uint64_t JournalSequence() const;
+  // Replays one record (a follower, or recovery): kFailedPrecondition, the state exactly as
+  // before, for a record of another cluster (fingerprint) or out of sequence (not the next
+  // one). The replayed call's own error: with `call_error` null it is returned (the state
+  // exactly as before, the sequence not advanced); otherwise it is stored there, the
+  // sequence advances and the result is Ok. Replayed changes are not written to a sink.
+  absl::Status ApplyJournalRecord(const JournalRecord& record, std::string* call_error = nullptr);
+  // Recovery: `Restore(spec, checkpoint.state, ..., options)` then every record of `journal`
+  // after `checkpoint.sequence` (earlier ones skipped), in order, with `ApplyJournalRecord`
+  // (calls that fail are reported in `report->failed`; a torn tail is ignored and counted).
+  // With the same spec, and no reservation open at the checkpoint, the result decides every
+  // further call exactly as the scheduler that wrote the journal. Errors: Restore's, and
+  // ReadJournal's and ApplyJournalRecord's (the first bad or out-of-sequence record).
+  static absl::StatusOr<std::unique_ptr<Scheduler>> RecoverFromJournal(
+      const ClusterSpec& spec, const JournalCheckpoint& checkpoint, std::string_view journal,
+      JournalRecoveryReport* report = nullptr, RestoreOptions options = {});
+
  private:
   explicit Scheduler(std::unique_ptr<LayeredScheduler> impl);
   class Lock;  // the reader/writer lock of "Thread safety" (src/scheduler.cc)
   std::unique_ptr<Lock> lock_;
   std::unique_ptr<LayeredScheduler> impl_;
+  std::unique_ptr<SchedulerJournal> journal_;  // src/journal_hook.h
 };
 
 }  // namespace hived

@@ -109,7 +109,39 @@ constexpr const char* RestoreOutcomeName(RestoreOutcome outcome) {
   return "unknown";
 }
 
+// Whether a saved state names the cluster it is restored into (`config`, the spec
+// fingerprint: `Scheduler::SpecFingerprint`).
+enum class SpecMatch {
+  kSame,       // saved on a cluster with this spec's fingerprint
+  kDifferent,  // saved on another cluster (restored only with `kRestoreAnyway`)
+  kUnknown,    // an old document without a fingerprint: restored, nothing known
+};
+constexpr const char* SpecMatchName(SpecMatch match) {
+  switch (match) {
+    case SpecMatch::kSame:
+      return "same";
+    case SpecMatch::kDifferent:
+      return "different";
+    case SpecMatch::kUnknown:
+      return "unknown";
+  }
+  return "unknown";
+}
+
+// What `Scheduler::Restore` does with a state saved on another cluster (another spec
+// fingerprint): refuse it (kFailedPrecondition, the default), or restore it under the
+// recovery rules (each group kept, partial, downgraded or dropped, reported).
+enum class SpecMismatch { kRefuse, kRestoreAnyway };
+struct RestoreOptions {
+  SpecMismatch spec_mismatch = SpecMismatch::kRefuse;
+};
+
 struct RestoreReport {
+  // The saved state's fingerprint ("" for an old document), the restoring spec's, and how
+  // they compare. With kDifferent, `notes` also says so.
+  SpecMatch spec_match = SpecMatch::kSame;
+  std::string saved_fingerprint;
+  std::string cluster_fingerprint;
   struct Group {
     std::string name;
     std::string path;  // the record's JSON path, "$.groups[3]"
@@ -136,6 +168,22 @@ struct RestoreReport {
 // ("pod-bind-info:4: affinityGroupBindInfo[0].podPlacements[1].physicalNode: ...").
 HIVED_EXPORT absl::StatusOr<GroupRecord> ImportHivedBindInfo(
     std::string_view bind_info_yaml, std::string_view scheduling_spec_yaml = {});
+
+// The inverse: HiveD's two annotations for pod `pod_index` (placement order) of a running
+// whole-GPU group (`node` and `leafCellIsolation` are that pod's; `affinityGroupBindInfo`
+// has one entry per member, its pods those of the member's size in placement order), so a
+// manager can write them on its pods (recovery from pods, or rolling back to HiveD).
+// `ImportHivedBindInfo` of the result gives back the record's request (suggested nodes
+// aside) and placement; not its downgrade nor its virtual leaf cells (HiveD's record has
+// none). Every string is a YAML double-quoted scalar.
+// Errors: kInvalidArgument for a pod index out of range, a fractional, MIG or CPU-only
+// group, or a placement whose pods do not match the members.
+struct HivedAnnotations {
+  std::string bind_info_yaml;        // hivedscheduler.microsoft.com/pod-bind-info
+  std::string scheduling_spec_yaml;  // hivedscheduler.microsoft.com/pod-scheduling-spec
+};
+HIVED_EXPORT absl::StatusOr<HivedAnnotations> ExportHivedBindInfo(const GroupRecord& record,
+                                                                  int32_t pod_index);
 
 }  // namespace hived
 

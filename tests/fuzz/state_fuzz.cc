@@ -16,7 +16,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string_view text(reinterpret_cast<const char*>(data), size);
   hived::RestoreReport report;
   absl::StatusOr<std::unique_ptr<hived::Scheduler>> restored =
-      hived::Scheduler::Restore(hived::fuzz::TwoRacks(), text, &report);
+      hived::Scheduler::Restore(hived::fuzz::TwoRacks(), text, &report,
+                                hived::RestoreOptions{hived::SpecMismatch::kRestoreAnyway});
   if (!restored.ok()) {
     hived::fuzz::RequireReaderError(restored.status());
     return 0;

@@ -208,7 +208,8 @@ class Lockstep {
     const std::string gone = smaller.virtual_clusters.back().name;
     smaller.virtual_clusters.pop_back();
     hived::RestoreReport report;
-    auto restored = Scheduler::Restore(smaller, state, &report);
+    auto restored = Scheduler::Restore(smaller, state, &report,
+                                       hived::RestoreOptions{hived::SpecMismatch::kRestoreAnyway});
     REQUIRE(restored.ok());
     REQUIRE((*restored)->CheckInvariants().ok());
     const std::vector<hived::GroupStatus> before = a_->Groups();

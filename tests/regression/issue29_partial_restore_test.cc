@@ -72,7 +72,8 @@ std::string SavedAfterRandomGroups(const ClusterSpec& spec, uint32_t seed) {
 
 std::string RestoreAndSave(const ClusterSpec& spec, const std::string& state,
                            RestoreReport* report = nullptr) {
-  absl::StatusOr<std::unique_ptr<Scheduler>> s = Scheduler::Restore(spec, state, report);
+  absl::StatusOr<std::unique_ptr<Scheduler>> s =
+      Scheduler::Restore(spec, state, report, RestoreOptions{SpecMismatch::kRestoreAnyway});
   REQUIRE(s.ok());
   REQUIRE((*s)->CheckInvariants().ok());
   absl::StatusOr<std::string> saved = (*s)->SaveState();

@@ -303,7 +303,9 @@ TEST_CASE("Scheduler: parallel filters, their Allocates, writers and views stay 
   for (const std::string& p : problems.list()) FAIL_CHECK(p);
   CHECK(problems.count() == 0);
   CAPTURE(filtered_placed.load(), filtered_allocated.load(), refused.load(), released.load());
-  CHECK(filtered_placed.load() > ops / 10);
+  // Not vacuous: filters placed and some ran. (How many depends on how far the writer got
+  // meanwhile, which depends on the machine's load: 31 of 3,000 under ctest -j3 at load 6.)
+  CHECK(filtered_placed.load() > 0);
   CHECK(filtered_allocated.load() > 0);
   REQUIRE(scheduler->CheckInvariants().ok());
   for (const NodeStatus& n : scheduler->Nodes())

@@ -385,8 +385,12 @@ TEST_CASE("Restore: a changed cluster or corrupted records give a per-group repo
   REQUIRE((*r)->CheckInvariants().ok());
   REQUIRE(report.groups.size() == 4);
   CHECK(report.groups[0].name == "a");
-  CHECK(report.groups[0].outcome == RestoreOutcome::kPartial);
+  // Every leaf of `a` is on the gone node: dropped, never a group on a node that does not
+  // exist (issue 29; it was kPartial holding nothing).
+  CHECK(report.groups[0].outcome == RestoreOutcome::kDropped);
+  CHECK_THAT(report.groups[0].reason, Catch::Contains("none of its leaf cells is in the cluster"));
   CHECK_THAT(report.groups[0].reason, Catch::Contains("gone:"));
+  CHECK((*r)->GetGroup("a").state == GroupState::kAbsent);
   CHECK(report.groups[1].name == "b");
   CHECK(report.groups[1].outcome == RestoreOutcome::kDowngraded);
   CHECK_THAT(report.groups[1].reason, Catch::Contains("VC v9 does not exist"));
@@ -450,11 +454,17 @@ TEST_CASE("Restore: saved bindings apply only to the same cluster structure",
   auto renamed = hived::LoadClusterSpecString(absl::StrReplaceAll(yaml, {{"r1n3", "r1n9"}}));
   REQUIRE(renamed.ok());
   report = RestoreReport();
-  r = Scheduler::Restore(*renamed, state, &report);
+  // Strict restore (issue 29): refused unless asked for, then reported.
+  CHECK(Scheduler::Restore(*renamed, state).status().code() ==
+        absl::StatusCode::kFailedPrecondition);
+  r = Scheduler::Restore(*renamed, state, &report,
+                         hived::RestoreOptions{hived::SpecMismatch::kRestoreAnyway});
   REQUIRE(r.ok());
   REQUIRE((*r)->CheckInvariants().ok());
-  REQUIRE(report.notes.size() == 1);
-  CHECK_THAT(report.notes[0], Catch::StartsWith("$.config: the cluster's cells or VCs changed"));
+  CHECK(report.spec_match == hived::SpecMatch::kDifferent);
+  REQUIRE(report.notes.size() == 2);
+  CHECK_THAT(report.notes[0], Catch::StartsWith("$.config: saved on another cluster"));
+  CHECK_THAT(report.notes[1], Catch::StartsWith("$.config: the cluster's cells or VCs changed"));
   REQUIRE(report.groups.size() == 1);
   CHECK(report.groups[0].outcome == RestoreOutcome::kKept);
   CHECK((*r)->GetGroup("a").state == GroupState::kAllocated);
@@ -538,7 +548,8 @@ TEST_CASE("Restore: mutated documents never crash and never break an invariant",
     const std::string doc = hived::testing::Mutate(state, alphabet, rng);
     CAPTURE(doc);
     RestoreReport report;
-    auto r = Scheduler::Restore(spec, doc, &report);
+    auto r = Scheduler::Restore(spec, doc, &report,
+                                hived::RestoreOptions{hived::SpecMismatch::kRestoreAnyway});
     if (!r.ok()) {
       CHECK(r.status().code() == absl::StatusCode::kInvalidArgument);
       continue;

@@ -193,7 +193,8 @@ TEST_CASE("a restore into a changed cluster skips the shares it cannot account, 
                                              "      childCellType: GB\n      childCellNumber: 1"}});
     REQUIRE(gb.placement.pods[1].leaf_cell_indices[0] == 1);
     RestoreReport report;
-    absl::StatusOr<std::unique_ptr<Scheduler>> r = Scheduler::Restore(SpecOf(yaml), state, &report);
+    absl::StatusOr<std::unique_ptr<Scheduler>> r = Scheduler::Restore(
+        SpecOf(yaml), state, &report, RestoreOptions{SpecMismatch::kRestoreAnyway});
     REQUIRE(r.ok());
     REQUIRE((*r)->CheckInvariants().ok());
     int partial = 0;
@@ -260,7 +261,8 @@ TEST_CASE("a restore into a changed cluster skips the shares it cannot account, 
     ClusterSpec smaller = SpecOf(testdata::kSharingYaml);
     smaller.virtual_clusters.pop_back();  // VC2
     RestoreReport report;
-    absl::StatusOr<std::unique_ptr<Scheduler>> r = Scheduler::Restore(smaller, state, &report);
+    absl::StatusOr<std::unique_ptr<Scheduler>> r =
+        Scheduler::Restore(smaller, state, &report, RestoreOptions{SpecMismatch::kRestoreAnyway});
     REQUIRE(r.ok());
     REQUIRE((*r)->CheckInvariants().ok());
     for (const RestoreReport::Group& g : report.groups) {
@@ -288,7 +290,8 @@ TEST_CASE("Restore: mutated sharing documents never crash and never break an inv
     const std::string doc = hived::testing::Mutate(state, alphabet, rng);
     CAPTURE(doc);
     RestoreReport report;
-    absl::StatusOr<std::unique_ptr<Scheduler>> r = Scheduler::Restore(spec, doc, &report);
+    absl::StatusOr<std::unique_ptr<Scheduler>> r =
+        Scheduler::Restore(spec, doc, &report, RestoreOptions{SpecMismatch::kRestoreAnyway});
     if (!r.ok()) {
       CHECK(r.status().code() == absl::StatusCode::kInvalidArgument);
       continue;
