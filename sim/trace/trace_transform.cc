@@ -270,8 +270,7 @@ absl::StatusOr<TraceTransforms> ParseTraceTransforms(const TraceTransformFlags& 
     std::optional<double> k;
     if (KeyValue(item, &vc, &value)) k = ParseDouble(value);
     if (!k || !(*k > 0) || *k > kMaxVcLoadScale) {
-      return BadItem("vc-load-scale", item,
-                     "VC=K with 0 < K <= 1000 (1.5 = 50% more jobs)");
+      return BadItem("vc-load-scale", item, "VC=K with 0 < K <= 1000 (1.5 = 50% more jobs)");
     }
     for (const auto& [other, x] : t.vc_load_scale) {
       if (other == vc) return BadItem("vc-load-scale", item, "given once per VC");
