@@ -8,10 +8,8 @@
 // open (a checkpoint does not hold reservations, as SaveState does not).
 #include <algorithm>
 #include <cstdint>
-#include <fstream>
 #include <memory>
 #include <random>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -20,18 +18,12 @@
 #include "hived/journal.h"
 #include "hived/scheduler.h"
 #include "support/catch.h"
+#include "support/example_spec.h"
 
 namespace hived {
 namespace {
 
-ClusterSpec TwoRacks() {
-  std::ifstream in(std::string(HIVED_SOURCE_DIR) + "/config/examples/two-racks.yaml");
-  std::stringstream text;
-  text << in.rdbuf();
-  absl::StatusOr<ClusterSpec> spec = LoadClusterSpecString(text.str(), "two-racks.yaml");
-  REQUIRE(spec.ok());
-  return *spec;
-}
+ClusterSpec TwoRacks() { return testing::ExampleSpec("two-racks.yaml"); }
 
 std::string Render(const Placement& p) {
   std::string out = p.chain;

@@ -1,9 +1,7 @@
 // ExportHivedBindInfo (issue 29, item 4): HiveD's annotations written for a pod of a running
 // group read back, through ImportHivedBindInfo, to the group's request and placement.
 #include <cstdint>
-#include <fstream>
 #include <memory>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -12,18 +10,12 @@
 #include "hived/scheduler.h"
 #include "hived/state.h"
 #include "support/catch.h"
+#include "support/example_spec.h"
 
 namespace hived {
 namespace {
 
-ClusterSpec TwoRacks() {
-  std::ifstream in(std::string(HIVED_SOURCE_DIR) + "/config/examples/two-racks.yaml");
-  std::stringstream text;
-  text << in.rdbuf();
-  absl::StatusOr<ClusterSpec> spec = LoadClusterSpecString(text.str(), "two-racks.yaml");
-  REQUIRE(spec.ok());
-  return *spec;
-}
+ClusterSpec TwoRacks() { return testing::ExampleSpec("two-racks.yaml"); }
 
 void RequireSameRecord(const GroupRecord& a, const GroupRecord& b) {
   GroupRecord x = a;

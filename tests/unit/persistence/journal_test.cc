@@ -6,9 +6,7 @@
 
 #include <cstdint>
 #include <cstdio>
-#include <fstream>
 #include <memory>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -17,18 +15,12 @@
 #include "hived/scheduler.h"
 #include "hived/state.h"
 #include "support/catch.h"
+#include "support/example_spec.h"
 
 namespace hived {
 namespace {
 
-ClusterSpec TwoRacks() {
-  std::ifstream in(std::string(HIVED_SOURCE_DIR) + "/config/examples/two-racks.yaml");
-  std::stringstream text;
-  text << in.rdbuf();
-  absl::StatusOr<ClusterSpec> spec = LoadClusterSpecString(text.str(), "two-racks.yaml");
-  REQUIRE(spec.ok());
-  return *spec;
-}
+ClusterSpec TwoRacks() { return testing::ExampleSpec("two-racks.yaml"); }
 
 GroupRequest Gang(const std::string& name, const std::string& vc, int32_t pods, int32_t leaves) {
   GroupRequest r;
