@@ -13,6 +13,7 @@
 #include "sim/common/csv.h"
 #include "sim/trace/gen_trace.h"
 #include "sim/trace/trace_growth.h"
+#include "sim/trace/trace_hash.h"
 
 namespace hived::sim {
 namespace {
@@ -187,20 +188,6 @@ absl::StatusOr<std::map<std::string, V>> ByPresentVc(
     out[vc] = value;
   }
   return out;
-}
-
-// SplitMix64 finaliser: a well-mixed 64-bit hash.
-uint64_t Mix(uint64_t x) {
-  x += 0x9e3779b97f4a7c15ULL;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-  return x ^ (x >> 31);
-}
-
-uint64_t HashString(const std::string& s) {
-  uint64_t h = 0xcbf29ce484222325ULL;  // FNV-1a
-  for (char c : s) h = (h ^ static_cast<unsigned char>(c)) * 0x100000001b3ULL;
-  return h;
 }
 
 }  // namespace
