@@ -4,7 +4,7 @@
 // (`milli`, 1..1000 each) and optionally GPU memory (MiB). This component keeps, per open
 // GPU, the sums of what its shares take and its memory capacity, and the open GPUs in leaf
 // id order (so every search over them is deterministic). It knows nothing of groups, VCs or
-// priorities: src/sharing.h owns who holds a GPU and whose shares are on it.
+// priorities: sharing/sharing.h owns who holds a GPU and whose shares are on it.
 //
 // Example:
 //   GpuShares shares;

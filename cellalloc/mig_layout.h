@@ -18,7 +18,7 @@
 // A100 with 3g@0 used, a 1g.5gb goes to 6 (keeps 2g@4), not 4 or 5.
 // MigLayouts keeps a layout per MIG GPU (created on first use, kept when the GPU closes:
 // the hardware keeps its layout) and the geometries per leaf cell type; it knows nothing of
-// VCs or holders (src/sharing_mig.h).
+// VCs or holders (sharing/sharing_mig.h).
 //
 // Invariants (MigLayout::CheckInvariants, per layout):
 //  (1) every instance's profile exists and starts at one of its allowed positions;

@@ -40,7 +40,8 @@ endif()
 # The persisted-state readers (issue 29): the saved-state reader (`Restore`), the group
 # record reader and its replay (`AllocateRecord`), and `ImportHivedBindInfo`. They reach the
 # whole library, compiled once here with the fuzzers' instrumentation and shared by the three.
-hived_module_sources(hived_fuzz_lib_sources hierarchy strict_yaml cellalloc config core)
+hived_module_sources(hived_fuzz_lib_sources hierarchy strict_yaml cellalloc config core sharing
+                     facade)
 add_library(hived_fuzz_lib STATIC ${hived_fuzz_lib_sources})
 target_compile_definitions(hived_fuzz_lib PRIVATE hived_hived_EXPORTS
                            HIVED_VERSION_STRING="${PROJECT_VERSION}")
@@ -48,7 +49,8 @@ target_compile_definitions(hived_fuzz_lib PRIVATE hived_hived_EXPORTS
 target_compile_options(hived_fuzz_lib PRIVATE -fsanitize=fuzzer-no-link,address,undefined
                        -fno-sanitize-recover=all -O1 -gline-tables-only)
 target_link_libraries(hived_fuzz_lib PUBLIC hived_hierarchy_usage hived_strict_yaml_usage
-                      hived_cellalloc_usage hived_config_usage hived_core_usage)
+                      hived_cellalloc_usage hived_config_usage hived_core_usage
+                      hived_sharing_usage hived_facade_usage)
 foreach(name state group_record bind_info journal)
   add_executable(${name}_fuzz ${PROJECT_SOURCE_DIR}/tests/fuzz/${name}_fuzz.cc)
   target_include_directories(${name}_fuzz PRIVATE ${PROJECT_SOURCE_DIR})

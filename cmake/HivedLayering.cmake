@@ -37,6 +37,11 @@ hived_layering_probe(config_cellalloc fail cellalloc/cell_forest.h hived_config_
 hived_layering_probe(core_own ok src/scheduler_impl.h hived_core_usage)
 hived_layering_probe(core_config fail config/loader.cc hived_core_usage)
 hived_layering_probe(core_yaml fail strict_yaml/strict_yaml.h hived_core_usage)
+# GPU sharing (issue 27 item 7): the layer sees the core; the core never sees the layer.
+hived_layering_probe(core_sharing fail sharing/layered.h hived_core_usage)
+hived_layering_probe(sharing_own ok sharing/layered.h hived_sharing_usage)
+hived_layering_probe(sharing_core ok src/scheduler_impl.h hived_sharing_usage)
+hived_layering_probe(facade_sharing ok sharing/layered.h hived_facade_usage)
 # sim: the public API, strict YAML for scenario files, and its modules' own layering.
 if(TARGET hived_sim_cli_usage)
   include(${CMAKE_CURRENT_LIST_DIR}/HivedSimLayering.cmake)

@@ -1,6 +1,6 @@
-// The layer above the whole-GPU core (src/layered.h): dispatch, victims, views and
-// invariants. Persistence is src/layered_state.cc.
-#include "src/layered.h"
+// The layer above the whole-GPU core (sharing/layered.h): dispatch, victims, views and
+// invariants. Persistence is sharing/layered_state.cc.
+#include "sharing/layered.h"
 
 #include <algorithm>
 #include <utility>
@@ -9,7 +9,7 @@
 #include "src/internal/status_macros.h"
 #include "src/persistence_json_reader.h"
 #include "src/scheduler_impl.h"
-#include "src/sharing.h"
+#include "sharing/sharing.h"
 
 namespace hived {
 

@@ -1,8 +1,8 @@
-// src/layered.h: the scheduler behind `hived::Scheduler`: GPU sharing as a layer strictly
+// sharing/layered.h: the scheduler behind `hived::Scheduler`: GPU sharing as a layer strictly
 // above the whole-GPU core (docs/architecture.md, "GPU sharing: a layer above the core").
 //
 // `LayeredScheduler` owns the whole-GPU core (`SchedulerImpl`, src/scheduler_impl.h) and
-// `Sharing` (src/sharing.h: fractional, MIG and host groups, and the holder groups that
+// `Sharing` (sharing/sharing.h: fractional, MIG and host groups, and the holder groups that
 // open GPUs for them). Every public call enters here:
 //  - a request or group that `Sharing::Handles` (a fractional, MIG or host request, a
 //    fractional or host group's name, a holder's name) goes to Sharing, which calls the
@@ -22,7 +22,7 @@
 // RestoreGroup), `PreviewRecoverType`, `UsedLeaves`, `NodeHealthy`, `epoch`, the
 // cancellation notes, and `SetShields`: the reserved shares' marker (a running holder whose
 // GPUs carry a reserved share is never a victim: a decision that would take its leaves
-// waits, src/sharing.h invariant 8), which Sharing keeps current (`Sharing::SyncShields`)
+// waits, sharing/sharing.h invariant 8), which Sharing keeps current (`Sharing::SyncShields`)
 // before every core Schedule.
 //
 // Invariants: those of the core (scheduler_impl.h) and of Sharing (sharing.h); and
@@ -30,8 +30,8 @@
 //       core decides (checked by CheckInvariants: Sharing::CheckShields).
 //
 // Thread safety: not thread-safe; `hived::Scheduler` serialises (src/scheduler.cc).
-#ifndef HIVED_SRC_LAYERED_H_
-#define HIVED_SRC_LAYERED_H_
+#ifndef HIVED_SHARING_LAYERED_H_
+#define HIVED_SHARING_LAYERED_H_
 
 #include <cstdint>
 #include <memory>
@@ -114,7 +114,7 @@ class LayeredScheduler {
   void NoteNodeChanged(std::string_view node);
   void ForgetChanges();
 
-  // Persistence (src/layered_state.cc, docs/state-format.md).
+  // Persistence (sharing/layered_state.cc, docs/state-format.md).
   std::string SaveState() const;
   // A fractional group's record comes from Sharing; a holder has none (kFailedPrecondition).
   absl::StatusOr<GroupRecord> GetGroupRecord(std::string_view group) const;
@@ -146,4 +146,4 @@ class LayeredScheduler {
 
 }  // namespace hived
 
-#endif  // HIVED_SRC_LAYERED_H_
+#endif  // HIVED_SHARING_LAYERED_H_

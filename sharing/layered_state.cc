@@ -1,4 +1,4 @@
-// The layer's persistence (src/layered.h, docs/state-format.md): the core's records and
+// The layer's persistence (sharing/layered.h, docs/state-format.md): the core's records and
 // Sharing's composed into one saved state, and a scheduler restored from one.
 #include <algorithm>
 #include <string>
@@ -9,11 +9,11 @@
 #include "absl/strings/str_join.h"
 #include "src/internal/status_macros.h"
 #include "src/internal/strings.h"
-#include "src/layered.h"
+#include "sharing/layered.h"
 #include "src/persistence_json.h"
 #include "src/persistence_json_reader.h"
 #include "src/scheduler_impl.h"
-#include "src/sharing.h"
+#include "sharing/sharing.h"
 
 namespace hived {
 

@@ -1,5 +1,5 @@
-// Sharing: fractional groups on GPUs opened by holder groups (src/sharing.h).
-#include "src/sharing.h"
+// Sharing: fractional groups on GPUs opened by holder groups (sharing/sharing.h).
+#include "sharing/sharing.h"
 
 #include <algorithm>
 #include <string>
@@ -277,7 +277,7 @@ void Sharing::FillPlacementPod(CellId leaf, PodPlacement* pod) const {
 }
 
 GroupStatus Sharing::CoreStatus(const std::string& group) const {
-  // As the public GetGroup answers (src/layered.h): a fractional or CPU-only group's status
+  // As the public GetGroup answers (sharing/layered.h): a fractional or CPU-only group's status
   // is this component's (ParseFor: a name a CPU-only group runs under already exists);
   // anything else, a holder's or a whole group's, the core's.
   if (HasGroup(group)) return Status(group);

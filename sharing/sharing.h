@@ -1,11 +1,11 @@
-// src/sharing.h: GPU sharing on top of the whole-GPU scheduler (docs/gpu-sharing.md).
+// sharing/sharing.h: GPU sharing on top of the whole-GPU scheduler (docs/gpu-sharing.md).
 //
 // A fractional group (hived/schedule_result.h: members with `gpu_milli` > 0) never touches
 // cells directly. Its pods take shares of GPUs that are *open for sharing*; a GPU is opened
 // by taking it as one leaf of a **holder**: an ordinary whole-GPU group named
 // "hived-share/<n>" that this component schedules, allocates and releases through the
 // whole-GPU core's own Schedule/Allocate/Release (it is a layer above the core, which it
-// calls downward only: src/layered.h), so VC binding, the safety invariant, buddy
+// calls downward only: sharing/layered.h), so VC binding, the safety invariant, buddy
 // allocation, preemption and recovery are the whole-GPU code, untouched. A holder has the
 // VC and priority of the group that opened it; its leaves stay open until every share on
 // all of them has left, then the holder is released.
@@ -30,7 +30,7 @@
 // phase), and the GPU is barred to new opportunistic shares until the group is reserved,
 // allocated or cancelled.
 //
-// Reservations (scheduler.h rules 7-8, as for whole groups; src/sharing_reservations.cc):
+// Reservations (scheduler.h rules 7-8, as for whole groups; sharing/sharing_reservations.cc):
 // a Preempting-phase kPlaced result reserves the group (stage kReserved, GroupState
 // kReserved): its shares on open GPUs are added to GpuShares at once (no other Schedule can
 // take them; they keep their GPU's holder open) and its new leaves are its holder's,
@@ -64,20 +64,20 @@
 //      the report names them).
 //  (8) a share reserved on an open GPU is never a victim: a whole-GPU decision that would
 //      preempt its GPU's holder waits (kReservationOverlap), as for a reserved whole group.
-//  (9) MIG (src/sharing_mig.cc, cellalloc/mig_layout.h's invariants too): per GPU of a MIG
+//  (9) MIG (sharing/sharing_mig.cc, cellalloc/mig_layout.h's invariants too): per GPU of a MIG
 //      type, the used instances are exactly the MIG pods counted on it (owner = the group,
 //      the pod's profile; a pod's milli is its profile's), and a GPU with a used instance
 //      holds no other share.
 //
-// Host groups (src/sharing_hosts.cc): a whole-GPU group whose pods ask node CPU or host
+// Host groups (sharing/sharing_hosts.cc): a whole-GPU group whose pods ask node CPU or host
 // memory, and a CPU-only group (members with leafCellNumber 0). A whole one is scheduled by
 // the scheduler on nodes with room (its suggested nodes narrowed to them) and counted on its
 // nodes from Allocate to Release; a CPU-only one never touches cells: its pods take a node
 // each (src/share_choice.h chooses) and are counted from Allocate to Release.
 //
 // Thread safety: not thread-safe; the scheduler serialises.
-#ifndef HIVED_SRC_SHARING_H_
-#define HIVED_SRC_SHARING_H_
+#ifndef HIVED_SHARING_SHARING_H_
+#define HIVED_SHARING_SHARING_H_
 
 #include <cstdint>
 #include <functional>
@@ -117,16 +117,16 @@ bool IsHolderName(std::string_view name);
 bool IsFractional(const GroupRequest& request);
 // Whether a request asks for MIG instances (any member with a mig_profile).
 bool IsMig(const GroupRequest& request);
-// Whether a request is a host group's (src/sharing_hosts.cc): no share (no gpu_milli, no
+// Whether a request is a host group's (sharing/sharing_hosts.cc): no share (no gpu_milli, no
 // MIG profile), and a member with leafCellNumber 0 (CPU-only) or with CPU or host memory.
 bool IsHostRequest(const GroupRequest& request);
 
 class Sharing {
  public:
-  // `whole`: the core below (src/layered.h), which this component calls downward only.
+  // `whole`: the core below (sharing/layered.h), which this component calls downward only.
   Sharing(SchedulerImpl* whole, const ClusterSpec& spec, const cellalloc::CellForest& forest);
 
-  // Whether this component answers the call (the layer's dispatch, src/layered.h).
+  // Whether this component answers the call (the layer's dispatch, sharing/layered.h).
   bool Handles(const GroupRequest& request) const;
   bool Handles(std::string_view group) const;
 
@@ -145,7 +145,7 @@ class Sharing {
   void TranslateResult(ScheduleResult* result) const;
   // Gives the core its shields (SchedulerImpl::SetShields) as this component's reserved
   // shares leave them: per holder, the reserved groups with shares on its GPUs (invariant 8).
-  // Called before every core Schedule and after every mutation (src/layered.h (L1)).
+  // Called before every core Schedule and after every mutation (sharing/layered.h (L1)).
   void SyncShields();
   std::map<std::string, std::vector<std::string>, std::less<>> ReservedShields() const;
 
@@ -158,7 +158,7 @@ class Sharing {
   bool HasGroup(std::string_view name) const {
     return groups_.count(std::string(name)) > 0 || CpuOnlyGroup(name) != nullptr;
   }
-  // Persistence (src/sharing_state.cc, docs/state-format.md): running fractional groups'
+  // Persistence (sharing/sharing_state.cc, docs/state-format.md): running fractional groups'
   // records (as asked; allocated exactly when guaranteed); a record of `name` (kNotFound,
   // kFailedPrecondition when reserved or preempting).
   void AppendRecords(std::vector<GroupRecord>* out) const;
@@ -362,7 +362,7 @@ class Sharing {
   absl::Status CheckReservation(const std::string& name, const Group& g) const;
   void FillPlacementPod(CellId leaf, PodPlacement* pod) const;
 
-  // MIG (src/sharing_mig.cc; docs/gpu-sharing.md, "MIG"). The geometries of the spec.
+  // MIG (sharing/sharing_mig.cc; docs/gpu-sharing.md, "MIG"). The geometries of the spec.
   void InitMig(const ClusterSpec& spec);
   // A MIG request's members checked (kInvalidArgument naming the group and pod), its
   // allowed types narrowed to MIG types with every profile, the pods' profile and milli set.
@@ -423,7 +423,7 @@ class Sharing {
   // Invariant (4)'s sums: the host groups' pods added per node.
   void AddHostUse(std::vector<int64_t>* cpu, std::vector<int64_t>* memory) const;
 
-  SchedulerImpl* whole_;  // the core below (src/layered.h): called downward only
+  SchedulerImpl* whole_;  // the core below (sharing/layered.h): called downward only
   // The shields last given to the core (SyncShields): per holder, its reserved sharers.
   std::map<std::string, std::vector<std::string>, std::less<>> shields_;
   const cellalloc::CellForest& forest_;
@@ -456,4 +456,4 @@ class Sharing {
 
 }  // namespace hived
 
-#endif  // HIVED_SRC_SHARING_H_
+#endif  // HIVED_SHARING_SHARING_H_

@@ -8,7 +8,7 @@
 
 #include "src/internal/check.h"
 #include "src/scheduler_impl.h"
-#include "src/sharing.h"
+#include "sharing/sharing.h"
 
 namespace hived {
 

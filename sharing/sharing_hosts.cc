@@ -1,5 +1,5 @@
 // Sharing's host groups: node CPU and host memory for whole-GPU pods, and CPU-only pods
-// (src/sharing.h, "Host groups"; docs/gpu-sharing.md).
+// (sharing/sharing.h, "Host groups"; docs/gpu-sharing.md).
 #include <algorithm>
 #include <limits>
 #include <map>
@@ -11,7 +11,7 @@
 #include "src/group_record.h"
 #include "src/internal/status_macros.h"
 #include "src/scheduler_impl.h"
-#include "src/sharing.h"
+#include "sharing/sharing.h"
 
 namespace hived {
 

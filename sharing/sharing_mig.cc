@@ -1,4 +1,4 @@
-// Sharing's MIG pods (src/sharing.h invariant (9); docs/gpu-sharing.md, "MIG"). A MIG pod
+// Sharing's MIG pods (sharing/sharing.h invariant (9); docs/gpu-sharing.md, "MIG"). A MIG pod
 // is a share whose milli is its profile's compute and which holds one instance of a GPU's
 // layout (cellalloc/mig_layout.h): the holders, VC and priority rules, reservations,
 // preemption and recovery are the fractional ones; this file adds the instance.
@@ -14,7 +14,7 @@
 #include "src/internal/check.h"
 #include "src/persistence_json.h"
 #include "src/scheduler_impl.h"
-#include "src/sharing.h"
+#include "sharing/sharing.h"
 
 namespace hived {
 

@@ -1,5 +1,5 @@
 // Sharing's decisions: Schedule (holders, evictions, the cancellation notes) and Allocate
-// (src/sharing.h); the bookkeeping and Release are in sharing_release.cc.
+// (sharing/sharing.h); the bookkeeping and Release are in sharing_release.cc.
 #include <algorithm>
 #include <string>
 #include <utility>
@@ -10,7 +10,7 @@
 #include "src/internal/check.h"
 #include "src/internal/status_macros.h"
 #include "src/scheduler_impl.h"
-#include "src/sharing.h"
+#include "sharing/sharing.h"
 
 namespace hived {
 

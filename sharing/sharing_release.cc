@@ -1,4 +1,4 @@
-// Sharing's GPU bookkeeping and the end of a group (src/sharing.h): holders opened and
+// Sharing's GPU bookkeeping and the end of a group (sharing/sharing.h): holders opened and
 // released, shares added to and removed from open GPUs, Release, CancelPreemption, and the
 // scheduler's victims and cancellations named as the users' groups.
 #include <algorithm>
@@ -10,7 +10,7 @@
 #include "src/internal/check.h"
 #include "src/internal/status_macros.h"
 #include "src/scheduler_impl.h"
-#include "src/sharing.h"
+#include "sharing/sharing.h"
 
 namespace hived {
 

@@ -1,5 +1,5 @@
 // Sharing's reservations and recovery: Reserve, the Allocate of what Schedule decided,
-// Unreserve, Recover (src/sharing.h; hived/scheduler.h rules 7-8).
+// Unreserve, Recover (sharing/sharing.h; hived/scheduler.h rules 7-8).
 #include <algorithm>
 #include <map>
 #include <optional>
@@ -11,7 +11,7 @@
 #include "src/internal/check.h"
 #include "src/internal/status_macros.h"
 #include "src/scheduler_impl.h"
-#include "src/sharing.h"
+#include "sharing/sharing.h"
 
 namespace hived {
 

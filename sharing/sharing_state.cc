@@ -1,4 +1,4 @@
-// Sharing's persistence (src/sharing.h, docs/state-format.md): the records of running
+// Sharing's persistence (sharing/sharing.h, docs/state-format.md): the records of running
 // fractional groups, Restore's replay of holders and fractional groups, and the rule that a
 // share reserved on an open GPU is never a victim (invariant 8).
 #include <algorithm>
@@ -17,7 +17,7 @@
 #include "src/internal/status_macros.h"
 #include "src/persistence_json.h"
 #include "src/scheduler_impl.h"
-#include "src/sharing.h"
+#include "sharing/sharing.h"
 
 namespace hived {
 

@@ -1,11 +1,11 @@
-// Sharing's views and invariants (src/sharing.h).
+// Sharing's views and invariants (sharing/sharing.h).
 #include <algorithm>
 #include <string>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "src/scheduler_impl.h"
-#include "src/sharing.h"
+#include "sharing/sharing.h"
 
 namespace hived {
 
@@ -85,7 +85,7 @@ absl::Status Sharing::CheckInvariants() const {
   };
   if (absl::Status s = shares_.CheckInvariants(); !s.ok()) return s;
   if (absl::Status s = CheckMig(); !s.ok()) return s;
-  // (8) and src/layered.h (L1): the core's shields are the reserved shares.
+  // (8) and sharing/layered.h (L1): the core's shields are the reserved shares.
   if (whole_->shields() != ReservedShields() || shields_ != whole_->shields()) {
     return fail("(8) the core's shields are not the reserved shares per holder");
   }

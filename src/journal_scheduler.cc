@@ -13,7 +13,7 @@
 #include "src/internal/status_macros.h"
 #include "src/journal_codec.h"
 #include "src/journal_hook.h"
-#include "src/layered.h"
+#include "sharing/layered.h"
 
 namespace hived {
 

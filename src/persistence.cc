@@ -1,4 +1,4 @@
-// Persistence, the core's part (src/layered_state.cc composes it with Sharing's): every
+// Persistence, the core's part (sharing/layered_state.cc composes it with Sharing's): every
 // running group's record, and the recovery of one (Allocate's recovery path, preferring the
 // recorded virtual cells), the bindings history, bad nodes and doomed marks.
 // The format is docs/state-format.md; its JSON is persistence_json.cc.
@@ -257,7 +257,7 @@ absl::StatusOr<AllocateInfo> SchedulerImpl::RestoreGroup(const GroupRecord& rec,
   // A recorded downgrade is kept: the group runs opportunistically, as it did.
   const bool was_downgraded =
       rec.state == GroupState::kOpportunistic && rec.request.priority >= kMinGuaranteedPriority;
-  // A CPU-only group is not the scheduler's (src/sharing.h, host groups): it runs as asked.
+  // A CPU-only group is not the scheduler's (sharing/sharing.h, host groups): it runs as asked.
   const bool cpu_only =
       !rec.request.members.empty() && rec.request.members[0].leaf_cell_number == 0;
   if (cpu_only && was_downgraded) {

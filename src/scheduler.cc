@@ -1,4 +1,4 @@
-// The public façade: forwards to LayeredScheduler (src/layered.h) under the reader/writer lock that
+// The public façade: forwards to LayeredScheduler (sharing/layered.h) under the reader/writer lock that
 // makes a Scheduler safe to share between threads (see "Thread safety" in hived/scheduler.h).
 #include "hived/scheduler.h"
 
@@ -9,7 +9,7 @@
 
 #include "src/internal/status_macros.h"
 #include "src/journal_hook.h"
-#include "src/layered.h"
+#include "sharing/layered.h"
 
 namespace hived {
 

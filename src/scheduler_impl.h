@@ -47,7 +47,7 @@
 // leaf choice over const state), Health (doomed counts, deferred health work), Reservations
 // (what a kPlaced result holds, the Filtering decision), recovery.h (placements from
 // elsewhere: functions over explicit inputs), NodeIndex (a view's node order). Shared
-// records: cluster_state.h. GPU sharing is a layer above this core (src/layered.h), which
+// records: cluster_state.h. GPU sharing is a layer above this core (sharing/layered.h), which
 // this core does not know: it calls the entry points below for its holder groups.
 //
 // Invariants (CheckInvariants, scheduler_invariants.cc; each component checks its own too):
@@ -131,7 +131,7 @@ class SchedulerImpl {
   // What a Preempting-phase decision may apply: anything, or only a kPlaced one (any other
   // outcome is answered as the Filtering phase answers it, nothing changed).
   enum class Apply { kAnyOutcome, kOnlyPlaced };
-  // For the layer above (src/layered.h): `room` (src/node_room.h; null: none) constrains
+  // For the layer above (sharing/layered.h): `room` (src/node_room.h; null: none) constrains
   // a new decision's node choice and blocks a preempting group's kept placement that no
   // longer fits; `apply` kOnlyPlaced: one decision that reserves only when it places.
   absl::StatusOr<ScheduleResult> Schedule(const GroupRequest& request, Phase phase,
@@ -205,7 +205,7 @@ class SchedulerImpl {
   // Drops what building or restoring noted: version 0 is the state `Create`/`Restore` made.
   void ForgetChanges();
 
-  // For the layer above (src/layered.h): the state epoch (bumped by every change), node
+  // For the layer above (sharing/layered.h): the state epoch (bumped by every change), node
   // health, the cancellation notes (Reservations::NoteCancelled), the leaves of a cell used
   // (at any priority), the topology.
   uint64_t epoch() const { return epoch_; }

@@ -437,7 +437,7 @@ class HIVED_EXPORT Scheduler {
   // for a version the scheduler has not reached.
   absl::StatusOr<StateChanges> Changes(uint64_t since) const;
 
-  // Checks the scheduler's invariants (src/layered.h, src/scheduler_impl.h) and every component's;
+  // Checks the scheduler's invariants (sharing/layered.h, src/scheduler_impl.h) and every component's;
   // returns the first violation as kInternal.
   absl::Status CheckInvariants() const;
 

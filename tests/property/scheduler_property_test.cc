@@ -4,7 +4,7 @@
 //  - a guaranteed 1-leaf request of a VC that still has an unused reserved leaf of that type
 //    (all nodes healthy) is never left waiting: other VCs cannot take the VC's cells;
 //  - victims are whole groups, only lower-priority groups of the same VC or opportunistic
-//    groups (design.md invariant 6);
+//    groups (src/scheduler_impl.h invariant 6);
 //  - the Filtering phase changes no group;
 //  - releasing everything returns the capacity view to its initial state (invariant 7).
 #include <algorithm>

@@ -1,4 +1,4 @@
-// Property test of host groups (src/sharing.h invariant (4)): random whole-GPU pods with CPU
+// Property test of host groups (sharing/sharing.h invariant (4)): random whole-GPU pods with CPU
 // and memory, CPU-only gangs, fractional pods with CPU, and releases, against a reference
 // model of every node's CPU and host memory: each placement fits the model's room, a
 // CPU-only pod the model can place is placed, and CheckInvariants holds after every step.

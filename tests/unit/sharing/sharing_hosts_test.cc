@@ -1,4 +1,4 @@
-// Host groups (src/sharing.h, docs/gpu-sharing.md): node CPU and host memory for whole-GPU
+// Host groups (sharing/sharing.h, docs/gpu-sharing.md): node CPU and host memory for whole-GPU
 // pods, and CPU-only pods (leafCellNumber 0), on the hand-checked cluster of
 // tests/unit/sharing/sharing_cluster.h (a0, a1: 8000 CPU milli, 64000 MiB; b0: 4000, 32000).
 #include <map>

@@ -1,6 +1,6 @@
-// The sharing layer above the whole-GPU core (src/layered.h, issue 27 item 1), through the
+// The sharing layer above the whole-GPU core (sharing/layered.h, issue 27 item 1), through the
 // public API: what the core's hooks used to answer is now the layer's, and the core's
-// shields follow the reserved shares (src/layered.h (L1), src/sharing.h invariant 8).
+// shields follow the reserved shares (sharing/layered.h (L1), sharing/sharing.h invariant 8).
 #include <string>
 #include <vector>
 

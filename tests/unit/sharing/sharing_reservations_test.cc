@@ -1,5 +1,5 @@
 // Reservations and recovery of fractional groups (hived/scheduler.h rules 7-8,
-// src/sharing.h), on tests/unit/sharing/sharing_cluster.h: a Preempting-phase kPlaced
+// sharing/sharing.h), on tests/unit/sharing/sharing_cluster.h: a Preempting-phase kPlaced
 // result reserves shares and new leaves until Allocate or Unreserve; Filtering reserves
 // nothing; Recover is strict.
 #include <string>
