@@ -44,6 +44,18 @@ std::vector<std::string> CandidateNodes(const json& args) {
   return names;
 }
 
+// Same nodes and leaves, pod by pod.
+bool SamePlacement(const Placement& a, const Placement& b) {
+  if (a.pods.size() != b.pods.size()) return false;
+  for (size_t i = 0; i < a.pods.size(); ++i) {
+    if (a.pods[i].node != b.pods[i].node ||
+        a.pods[i].leaf_cell_indices != b.pods[i].leaf_cell_indices) {
+      return false;
+    }
+  }
+  return true;
+}
+
 bool IsUserStatus(const absl::Status& s) {
   return s.code() == absl::StatusCode::kInvalidArgument || s.code() == absl::StatusCode::kNotFound;
 }
@@ -57,6 +69,63 @@ Extender::Extender(std::unique_ptr<Scheduler> scheduler, ExtenderOptions options
         binder_, options_.force_bind_queue,
         [this](const ForceBindJob& job, const absl::Status& s) { OnForceBindDone(job, s); });
   }
+  if (options_.expiry_period_ms > 0) {
+    expiry_ = std::thread([this] {
+      std::unique_lock<std::mutex> lock(expiry_mu_);
+      while (!expiry_cv_.wait_for(lock, std::chrono::milliseconds(options_.expiry_period_ms),
+                                  [this] { return stopping_; })) {
+        lock.unlock();
+        (void)ExpireReservations(NowMs());
+        lock.lock();
+      }
+    });
+  }
+}
+
+Extender::~Extender() {
+  {
+    std::lock_guard<std::mutex> lock(expiry_mu_);
+    stopping_ = true;
+  }
+  expiry_cv_.notify_all();
+  if (expiry_.joinable()) expiry_.join();
+}
+
+int64_t Extender::NowMs() const {
+  if (options_.clock) return options_.clock();
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+ReservationTime Extender::TimeNow() const {
+  ReservationTime time;
+  time.now = NowMs();
+  time.deadline = time.now + options_.reservation_timeout_ms;
+  return time;
+}
+
+std::vector<std::string> Extender::ExpireReservations(int64_t now_ms) {
+  std::vector<std::string> groups;
+  std::lock_guard<std::mutex> lock(mu_);
+  for (const ExpiredReservation& e : scheduler_->ExpireReservations(now_ms)) {
+    groups.push_back(e.group);
+    if (auto it = gangs_.find(e.group); it != gangs_.end() && !it->second.running) {
+      DropGang(e.group);
+    }
+    preempting_pods_.erase(e.group);
+  }
+  metrics_.CountExpiredReservations(static_cast<int64_t>(groups.size()));
+  return groups;
+}
+
+void Extender::DropGang(const std::string& group) {
+  auto it = gangs_.find(group);
+  if (it == gangs_.end()) return;
+  for (const Slot& slot : it->second.slots) {
+    if (!slot.uid.empty()) pods_.erase(slot.uid);
+  }
+  gangs_.erase(it);
 }
 
 HttpReply Extender::UserError(const std::string& route, absl::string_view message) {
@@ -198,17 +267,48 @@ HttpReply Extender::FilterLocked(const json& args, const char** outcome) {
 }
 
 absl::Status Extender::OpenGang(const GroupRequest& request, const Placement& placement) {
-  absl::StatusOr<AllocateInfo> info = scheduler_->Allocate(request, placement);
-  if (!info.ok()) return info.status();
+  // The Filtering decision, reserved until the bind (or its deadline). Nothing changed in
+  // between (mu_ is held), so the reservation lands where the filter decided.
+  absl::StatusOr<ScheduleResult> reserved =
+      scheduler_->Schedule(request, Phase::kPreempting, TimeNow());
+  if (!reserved.ok()) return reserved.status();
+  if (reserved->outcome != Outcome::kPlaced || !SamePlacement(reserved->placement, placement)) {
+    (void)scheduler_->Unreserve(request.name);
+    return absl::InternalError(
+        absl::StrCat("reserving group ", request.name,
+                     " did not give the placement filter decided: ", reserved->reason));
+  }
   Gang gang;
   gang.request = request;
-  gang.request.suggested_nodes.reset();
-  // The running group's placement carries the preassigned cell types (the bind info needs
-  // them).
+  // The group's placement carries the preassigned cell types (the bind info needs them).
   gang.placement = scheduler_->GetGroup(request.name).placement;
   gang.slots.resize(gang.placement.pods.size());
   gangs_[request.name] = std::move(gang);
   preempting_pods_.erase(request.name);
+  return absl::OkStatus();
+}
+
+absl::Status Extender::AllocateSlot(const std::string& group, size_t slot_index) {
+  Gang& gang = gangs_.at(group);
+  Slot& slot = gang.slots[slot_index];
+  if (slot.allocated) return absl::OkStatus();
+  const PodPlacement& p = gang.placement.pods[slot_index];
+  Pod pod;
+  pod.name = slot.uid;
+  pod.uid = slot.uid;
+  pod.leaf_cell_number = p.leaf_cell_number;
+  pod.node = p.node;
+  pod.first_leaf_index = p.leaf_cell_indices.empty() ? -1 : p.leaf_cell_indices[0];
+  absl::StatusOr<PodAllocation> allocation =
+      scheduler_->AllocatePod(gang.request, gang.placement, pod);
+  if (!allocation.ok()) return allocation.status();
+  if (allocation->pod.index != static_cast<int32_t>(slot_index)) {
+    return absl::InternalError(absl::StrCat("pod ", slot.pod_key, " of group ", group,
+                                            " was allocated slot ", allocation->pod.index,
+                                            ", not its promised slot ", slot_index));
+  }
+  gang.running = true;
+  slot.allocated = true;
   return absl::OkStatus();
 }
 
@@ -295,7 +395,8 @@ HttpReply Extender::PreemptLocked(const json& args) {
     }
     request.suggested_nodes = nodes;
   }
-  absl::StatusOr<ScheduleResult> result = scheduler_->Schedule(request, Phase::kPreempting);
+  absl::StatusOr<ScheduleResult> result =
+      scheduler_->Schedule(request, Phase::kPreempting, TimeNow());
   if (!result.ok()) {
     return IsUserStatus(result.status()) ? UserError("preempt", result.status().message())
                                          : PlatformError("preempt", result.status().message());
@@ -331,16 +432,26 @@ void Extender::ForgetPod(const std::string& uid, const PodInfo& pod) {
     }
     return;
   }
-  std::string group = it->second.group;
+  const std::string group = it->second.group;
   Gang& gang = gangs_.at(group);
-  gang.slots[it->second.slot] = Slot{};
+  const size_t index = it->second.slot;
+  const bool allocated = gang.slots[index].allocated;
+  gang.slots[index] = Slot{};
   pods_.erase(it);
-  bool any = std::any_of(gang.slots.begin(), gang.slots.end(),
-                         [](const Slot& s) { return !s.uid.empty(); });
-  if (!any) {
-    absl::Status s = scheduler_->Release(group);
-    if (!s.ok()) metrics_.CountApiError("release");
-    gangs_.erase(group);
+  if (allocated) {
+    absl::StatusOr<PodRelease> released = scheduler_->ReleasePod(group, uid);
+    if (!released.ok()) metrics_.CountApiError("release");
+    // The gang's last bound pod: the gang is released; pods only promised a slot of it
+    // filter again.
+    if (!released.ok() || *released == PodRelease::kGang) DropGang(group);
+    return;
+  }
+  const bool any = std::any_of(gang.slots.begin(), gang.slots.end(),
+                               [](const Slot& s) { return !s.uid.empty(); });
+  if (!any && !gang.running) {
+    // No pod holds a promise of the reservation any more.
+    if (!scheduler_->Unreserve(group).ok()) metrics_.CountApiError("unreserve");
+    DropGang(group);
   }
 }
 
@@ -414,77 +525,78 @@ RecoveryReport Extender::Recover(const std::vector<json>& pod_objects) {
       continue;
     }
     const std::string& bind_info = pod.annotations.at(kAnnotationPodBindInfo);
-    if (gangs_.count(spec->affinity_group_name) == 0) {
-      absl::StatusOr<AllocateInfo> info = absl::UnknownError("no hived record");
-      GroupRequest request;
-      // hived's record first (the same virtual cells again), else HiveD's rule.
-      if (auto own = pod.annotations.find(kAnnotationGroupRecord); own != pod.annotations.end()) {
-        absl::StatusOr<GroupRecord> saved = GroupRecordFromJson(own->second);
-        if (saved.ok() && saved->request.name == spec->affinity_group_name) {
-          info = scheduler_->AllocateRecord(*saved);
-          request = saved->request;
-        }
+    const std::string& group = spec->affinity_group_name;
+    // The gang's record as this pod carries it: hived's own record of earlier versions
+    // first (the same virtual cells again), else HiveD's bind info (HiveD's rule). A later
+    // pod of a running group only attaches (its record is not read).
+    GroupRecord record;
+    bool have_record = false;
+    if (auto own = pod.annotations.find(kAnnotationGroupRecord); own != pod.annotations.end()) {
+      absl::StatusOr<GroupRecord> saved = GroupRecordFromJson(own->second);
+      if (saved.ok() && saved->request.name == group) {
+        record = *std::move(saved);
+        have_record = true;
       }
-      if (!info.ok()) {
-        absl::StatusOr<GroupRecord> record =
-            ImportHivedBindInfo(bind_info, text == pod.annotations.end() ? "" : text->second);
-        if (!record.ok()) {
-          report.problems.push_back(absl::StrCat(pod.Key(), ": ", record.status().message()));
-          continue;
-        }
-        record->request.name = spec->affinity_group_name;
-        record->request.vc = spec->virtual_cluster;
-        record->request.priority = spec->priority;
-        info = scheduler_->Recover(record->request, record->placement);
-        request = record->request;
-      }
-      if (!info.ok()) {
-        report.problems.push_back(absl::StrCat(pod.Key(), ": ", info.status().message()));
+    }
+    if (!have_record) {
+      absl::StatusOr<GroupRecord> imported =
+          ImportHivedBindInfo(bind_info, text == pod.annotations.end() ? "" : text->second);
+      if (!imported.ok()) {
+        report.problems.push_back(absl::StrCat(pod.Key(), ": ", imported.status().message()));
         continue;
       }
-      ++report.groups_recovered;
-      if (info->downgraded) ++report.groups_downgraded;
-      Gang gang;
-      gang.request = request;
-      gang.placement = scheduler_->GetGroup(request.name).placement;
-      gang.slots.resize(gang.placement.pods.size());
-      gangs_[request.name] = std::move(gang);
+      record = *std::move(imported);
+      record.request.name = group;
+      record.request.vc = spec->virtual_cluster;
+      record.request.priority = spec->priority;
     }
-    // The pod's slot: its node and first leaf index in the gang's placement (from the
-    // isolation annotation, else from the bind info).
-    Gang& gang = gangs_.at(spec->affinity_group_name);
-    std::string node = pod.node_name;
-    int32_t first_leaf = -1;
+    // The pod's slot: its node and first leaf index (from the isolation annotation, else
+    // from the bind info).
+    Pod member;
+    member.name = pod.uid;
+    member.uid = pod.uid;
+    member.leaf_cell_number = spec->leaf_cell_number;
+    member.node = pod.node_name;
     if (auto iso = pod.annotations.find(kAnnotationPodLeafCellIsolation);
         iso != pod.annotations.end() && !iso->second.empty()) {
-      first_leaf = std::atoi(iso->second.c_str());
+      member.first_leaf_index = std::atoi(iso->second.c_str());
     } else {
       try {
         YAML::Node root = YAML::Load(bind_info);
-        node = root["node"].as<std::string>(node);
+        member.node = root["node"].as<std::string>(member.node);
         YAML::Node leaves = root["leafCellIsolation"];
-        if (leaves.IsSequence() && leaves.size() > 0) first_leaf = leaves[0].as<int32_t>(-1);
+        if (leaves.IsSequence() && leaves.size() > 0) {
+          member.first_leaf_index = leaves[0].as<int32_t>(-1);
+        }
       } catch (const YAML::Exception& e) {
         report.problems.push_back(absl::StrCat(pod.Key(), ": pod-bind-info: ", e.what()));
         continue;
       }
     }
-    bool placed = false;
-    for (size_t i = 0; i < gang.placement.pods.size(); ++i) {
-      const PodPlacement& p = gang.placement.pods[i];
-      if (p.node != node || !gang.slots[i].uid.empty()) continue;
-      if (!p.leaf_cell_indices.empty() && p.leaf_cell_indices[0] != first_leaf) continue;
-      gang.slots[i] = Slot{pod.uid, pod.Key(), true};
-      pods_[pod.uid] = PodRef{spec->affinity_group_name, i};
-      placed = true;
-      ++report.pods_recovered;
-      break;
+    absl::StatusOr<PodAllocation> allocation = scheduler_->RecoverPod(record, member);
+    if (!allocation.ok()) {
+      report.problems.push_back(absl::StrCat(pod.Key(), ": ", allocation.status().message()));
+      continue;
     }
-    if (!placed) {
-      report.problems.push_back(absl::StrCat(pod.Key(), ": its node ", node, " and leaf ",
-                                             first_leaf, " are not a free pod slot of group ",
-                                             spec->affinity_group_name));
+    if (allocation->started_gang) {
+      ++report.groups_recovered;
+      if (allocation->info.downgraded) ++report.groups_downgraded;
+      Gang gang;
+      gang.request = record.request;
+      gang.placement = scheduler_->GetGroup(group).placement;
+      gang.slots.resize(gang.placement.pods.size());
+      gang.running = true;
+      gangs_[group] = std::move(gang);
     }
+    Gang& gang = gangs_.at(group);
+    const auto index = static_cast<size_t>(allocation->pod.index);
+    Slot& slot = gang.slots.at(index);
+    slot.uid = pod.uid;
+    slot.pod_key = pod.Key();
+    slot.bound = true;
+    slot.allocated = true;
+    pods_[pod.uid] = PodRef{group, index};
+    ++report.pods_recovered;
   }
   metrics_.CountPodsRecovered(report.pods_recovered);
   return report;
