@@ -6,6 +6,7 @@
 #include <cctype>
 #include <chrono>
 #include <cstdlib>
+#include <optional>
 #include <set>
 #include <string>
 #include <thread>
@@ -42,18 +43,6 @@ std::vector<std::string> CandidateNodes(const json& args) {
     }
   }
   return names;
-}
-
-// Same nodes and leaves, pod by pod.
-bool SamePlacement(const Placement& a, const Placement& b) {
-  if (a.pods.size() != b.pods.size()) return false;
-  for (size_t i = 0; i < a.pods.size(); ++i) {
-    if (a.pods[i].node != b.pods[i].node ||
-        a.pods[i].leaf_cell_indices != b.pods[i].leaf_cell_indices) {
-      return false;
-    }
-  }
-  return true;
 }
 
 bool IsUserStatus(const absl::Status& s) {
@@ -166,8 +155,8 @@ HttpReply Extender::Filter(std::string_view body) {
   if (args.is_discarded() || !args.is_object()) {
     reply = UserError("filter", "request body is not a JSON ExtenderArgs object");
   } else {
-    std::lock_guard<std::mutex> lock(mu_);
-    reply = FilterLocked(args, &outcome);
+    std::unique_lock<std::mutex> lock(mu_);
+    reply = FilterLocked(args, lock, &outcome);
   }
   metrics_.CountDecision(
       "filter", outcome,
@@ -178,7 +167,8 @@ HttpReply Extender::Filter(std::string_view body) {
   return reply;
 }
 
-HttpReply Extender::FilterLocked(const json& args, const char** outcome) {
+HttpReply Extender::FilterLocked(const json& args, std::unique_lock<std::mutex>& lock,
+                                 const char** outcome) {
   const json* pod_json = Field(args, "Pod");
   if (pod_json == nullptr) return UserError("filter", "ExtenderArgs has no Pod");
   absl::StatusOr<PodInfo> pod = ParsePod(*pod_json);
@@ -198,33 +188,52 @@ HttpReply Extender::FilterLocked(const json& args, const char** outcome) {
         json{{"NodeNames", json::array({node})}, {"FailedNodes", json::object()}, {"Error", ""}});
   };
 
-  // A pod that already holds a slot (a Binding pod filtered again): its node, insisted; one
-  // more bind attempt counted, and a force bind when HiveD's rule asks for it.
-  if (auto it = pods_.find(pod->uid); it != pods_.end()) {
-    const PodRef ref = it->second;
-    Gang& gang = gangs_.at(ref.group);
-    if (!gang.slots[ref.slot].bound) ++gang.slots[ref.slot].filter_attempts;
-    MaybeForceBind(ref.group, ref.slot, *pod, candidates);
-    return bind_to(gang.placement.pods[ref.slot].node);
-  }
   GroupRequest request = ToGroupRequest(*spec);
   if (!spec->ignore_k8s_suggested_nodes) request.suggested_nodes = candidates;
-  if (auto it = gangs_.find(request.name); it != gangs_.end()) {
-    absl::StatusOr<std::string> node = TakeSlot(it->second, *pod, spec->leaf_cell_number);
-    if (!node.ok()) return UserError("filter", node.status().message());
-    MaybeForceBind(request.name, pods_.at(pod->uid).slot, *pod, candidates);
-    return bind_to(*node);
-  }
+  // The answers that need no decision: a pod that already holds a slot (a Binding pod
+  // filtered again) gets its node, insisted (one more bind attempt counted, and a force
+  // bind when HiveD's rule asks for it); a pod of an open gang takes its next slot.
+  auto known = [&]() -> std::optional<HttpReply> {
+    if (auto it = pods_.find(pod->uid); it != pods_.end()) {
+      const PodRef ref = it->second;
+      Gang& gang = gangs_.at(ref.group);
+      if (!gang.slots[ref.slot].bound) ++gang.slots[ref.slot].filter_attempts;
+      MaybeForceBind(ref.group, ref.slot, *pod, candidates);
+      return bind_to(gang.placement.pods[ref.slot].node);
+    }
+    if (auto it = gangs_.find(request.name); it != gangs_.end()) {
+      absl::StatusOr<std::string> node = TakeSlot(it->second, *pod, spec->leaf_cell_number);
+      if (!node.ok()) return UserError("filter", node.status().message());
+      MaybeForceBind(request.name, pods_.at(pod->uid).slot, *pod, candidates);
+      return bind_to(*node);
+    }
+    return std::nullopt;
+  };
+  if (std::optional<HttpReply> r = known()) return *std::move(r);
+  // The decision, outside the extender's lock: a Filtering `Schedule` takes the library's
+  // shared lock, so concurrent filters decide in parallel (most answers are waits).
+  lock.unlock();
   absl::StatusOr<ScheduleResult> result = scheduler_->Schedule(request, Phase::kFiltering);
+  lock.lock();
+  if (std::optional<HttpReply> r = known()) return *std::move(r);  // decided meanwhile
   if (!result.ok()) {
     return IsUserStatus(result.status()) ? UserError("filter", result.status().message())
                                          : PlatformError("filter", result.status().message());
   }
+  if (result->outcome == Outcome::kPlaced) {
+    // Reserved under the lock: the state may have changed since the decision, so the
+    // reserving `Schedule` decides again (the same placement when nothing did).
+    std::string wait_reason;
+    if (absl::Status s = OpenGang(request, &wait_reason); !s.ok()) {
+      return PlatformError("filter", s.message());
+    }
+    if (gangs_.count(request.name) == 0) {
+      result->outcome = Outcome::kWaiting;
+      result->reason = wait_reason;
+    }
+  }
   switch (result->outcome) {
     case Outcome::kPlaced: {
-      if (absl::Status s = OpenGang(request, result->placement); !s.ok()) {
-        return PlatformError("filter", s.message());
-      }
       absl::StatusOr<std::string> node =
           TakeSlot(gangs_.at(request.name), *pod, spec->leaf_cell_number);
       if (!node.ok()) return UserError("filter", node.status().message());
@@ -266,17 +275,22 @@ HttpReply Extender::FilterLocked(const json& args, const char** outcome) {
                         {"Error", ""}});
 }
 
-absl::Status Extender::OpenGang(const GroupRequest& request, const Placement& placement) {
-  // The Filtering decision, reserved until the bind (or its deadline). Nothing changed in
-  // between (mu_ is held), so the reservation lands where the filter decided.
+absl::Status Extender::OpenGang(const GroupRequest& request, std::string* wait_reason) {
+  const GroupState before = scheduler_->GetGroup(request.name).state;
   absl::StatusOr<ScheduleResult> reserved =
       scheduler_->Schedule(request, Phase::kPreempting, TimeNow());
   if (!reserved.ok()) return reserved.status();
-  if (reserved->outcome != Outcome::kPlaced || !SamePlacement(reserved->placement, placement)) {
-    (void)scheduler_->Unreserve(request.name);
-    return absl::InternalError(
-        absl::StrCat("reserving group ", request.name,
-                     " did not give the placement filter decided: ", reserved->reason));
+  if (reserved->outcome != Outcome::kPlaced) {
+    // The state changed since the Filtering decision. Filter never starts a preemption:
+    // a reservation this call made is given up (one made before, by preempt, is kept).
+    GroupState now = scheduler_->GetGroup(request.name).state;
+    if (before == GroupState::kAbsent && now != GroupState::kAbsent) {
+      if (absl::Status s = scheduler_->Unreserve(request.name); !s.ok()) return s;
+    }
+    *wait_reason = reserved->outcome == Outcome::kPreempting
+                       ? "the cells decided were taken meanwhile; would preempt now"
+                       : reserved->reason;
+    return absl::OkStatus();
   }
   Gang gang;
   gang.request = request;

@@ -36,8 +36,9 @@
 //      pod has one (this version's or an earlier one's: the same virtual cells again),
 //      else HiveD's `pod-bind-info` (pods bound by HiveD: virtual cells re-derived by
 //      HiveD's rule). All before the server reports ready.
-// Every decision is made under one mutex, so decisions are serialized and deterministic in
-// arrival order.
+// Every change is made under one mutex, so changes are serialized and deterministic in
+// arrival order; a filter's Filtering decision is made outside it (in parallel with other
+// filters, under the library's shared lock) and its reservation under it.
 //
 // Example:
 //   hived::server::Extender ext(std::move(scheduler), options, &binder);
@@ -190,10 +191,14 @@ class Extender {
   };
 
   // `*outcome` (a metrics label: "bind", "preempt", "wait") is set for a 200 answer.
-  HttpReply FilterLocked(const nlohmann::json& args, const char** outcome);
+  // `lock` holds mu_; it is released while the Filtering decision is made.
+  HttpReply FilterLocked(const nlohmann::json& args, std::unique_lock<std::mutex>& lock,
+                         const char** outcome);
   HttpReply PreemptLocked(const nlohmann::json& args);
-  // Reserves a kPlaced Filtering result (timed) and opens the gang. REQUIRES: mu_ held.
-  absl::Status OpenGang(const GroupRequest& request, const Placement& placement);
+  // Reserves the group (a timed `Schedule` in kPreempting, after a kPlaced Filtering
+  // decision) and opens its gang; when the state changed meanwhile and it is not placed,
+  // opens nothing and says why in `*wait_reason`. REQUIRES: mu_ held.
+  absl::Status OpenGang(const GroupRequest& request, std::string* wait_reason);
   // `AllocatePod`s the pod promised `slot` (no-op when allocated). REQUIRES: mu_ held.
   absl::Status AllocateSlot(const std::string& group, size_t slot);
   // Drops a gang the library no longer runs or reserves, and its pods. REQUIRES: mu_ held.
