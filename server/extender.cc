@@ -6,6 +6,7 @@
 #include <cctype>
 #include <chrono>
 #include <cstdlib>
+#include <optional>
 #include <set>
 #include <string>
 #include <thread>
@@ -57,6 +58,63 @@ Extender::Extender(std::unique_ptr<Scheduler> scheduler, ExtenderOptions options
         binder_, options_.force_bind_queue,
         [this](const ForceBindJob& job, const absl::Status& s) { OnForceBindDone(job, s); });
   }
+  if (options_.expiry_period_ms > 0) {
+    expiry_ = std::thread([this] {
+      std::unique_lock<std::mutex> lock(expiry_mu_);
+      while (!expiry_cv_.wait_for(lock, std::chrono::milliseconds(options_.expiry_period_ms),
+                                  [this] { return stopping_; })) {
+        lock.unlock();
+        (void)ExpireReservations(NowMs());
+        lock.lock();
+      }
+    });
+  }
+}
+
+Extender::~Extender() {
+  {
+    std::lock_guard<std::mutex> lock(expiry_mu_);
+    stopping_ = true;
+  }
+  expiry_cv_.notify_all();
+  if (expiry_.joinable()) expiry_.join();
+}
+
+int64_t Extender::NowMs() const {
+  if (options_.clock) return options_.clock();
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+ReservationTime Extender::TimeNow() const {
+  ReservationTime time;
+  time.now = NowMs();
+  time.deadline = time.now + options_.reservation_timeout_ms;
+  return time;
+}
+
+std::vector<std::string> Extender::ExpireReservations(int64_t now_ms) {
+  std::vector<std::string> groups;
+  std::lock_guard<std::mutex> lock(mu_);
+  for (const ExpiredReservation& e : scheduler_->ExpireReservations(now_ms)) {
+    groups.push_back(e.group);
+    if (auto it = gangs_.find(e.group); it != gangs_.end() && !it->second.running) {
+      DropGang(e.group);
+    }
+    preempting_pods_.erase(e.group);
+  }
+  metrics_.CountExpiredReservations(static_cast<int64_t>(groups.size()));
+  return groups;
+}
+
+void Extender::DropGang(const std::string& group) {
+  auto it = gangs_.find(group);
+  if (it == gangs_.end()) return;
+  for (const Slot& slot : it->second.slots) {
+    if (!slot.uid.empty()) pods_.erase(slot.uid);
+  }
+  gangs_.erase(it);
 }
 
 HttpReply Extender::UserError(const std::string& route, absl::string_view message) {
@@ -97,8 +155,8 @@ HttpReply Extender::Filter(std::string_view body) {
   if (args.is_discarded() || !args.is_object()) {
     reply = UserError("filter", "request body is not a JSON ExtenderArgs object");
   } else {
-    std::lock_guard<std::mutex> lock(mu_);
-    reply = FilterLocked(args, &outcome);
+    std::unique_lock<std::mutex> lock(mu_);
+    reply = FilterLocked(args, lock, &outcome);
   }
   metrics_.CountDecision(
       "filter", outcome,
@@ -109,7 +167,8 @@ HttpReply Extender::Filter(std::string_view body) {
   return reply;
 }
 
-HttpReply Extender::FilterLocked(const json& args, const char** outcome) {
+HttpReply Extender::FilterLocked(const json& args, std::unique_lock<std::mutex>& lock,
+                                 const char** outcome) {
   const json* pod_json = Field(args, "Pod");
   if (pod_json == nullptr) return UserError("filter", "ExtenderArgs has no Pod");
   absl::StatusOr<PodInfo> pod = ParsePod(*pod_json);
@@ -129,33 +188,52 @@ HttpReply Extender::FilterLocked(const json& args, const char** outcome) {
         json{{"NodeNames", json::array({node})}, {"FailedNodes", json::object()}, {"Error", ""}});
   };
 
-  // A pod that already holds a slot (a Binding pod filtered again): its node, insisted; one
-  // more bind attempt counted, and a force bind when HiveD's rule asks for it.
-  if (auto it = pods_.find(pod->uid); it != pods_.end()) {
-    const PodRef ref = it->second;
-    Gang& gang = gangs_.at(ref.group);
-    if (!gang.slots[ref.slot].bound) ++gang.slots[ref.slot].filter_attempts;
-    MaybeForceBind(ref.group, ref.slot, *pod, candidates);
-    return bind_to(gang.placement.pods[ref.slot].node);
-  }
   GroupRequest request = ToGroupRequest(*spec);
   if (!spec->ignore_k8s_suggested_nodes) request.suggested_nodes = candidates;
-  if (auto it = gangs_.find(request.name); it != gangs_.end()) {
-    absl::StatusOr<std::string> node = TakeSlot(it->second, *pod, spec->leaf_cell_number);
-    if (!node.ok()) return UserError("filter", node.status().message());
-    MaybeForceBind(request.name, pods_.at(pod->uid).slot, *pod, candidates);
-    return bind_to(*node);
-  }
+  // The answers that need no decision: a pod that already holds a slot (a Binding pod
+  // filtered again) gets its node, insisted (one more bind attempt counted, and a force
+  // bind when HiveD's rule asks for it); a pod of an open gang takes its next slot.
+  auto known = [&]() -> std::optional<HttpReply> {
+    if (auto it = pods_.find(pod->uid); it != pods_.end()) {
+      const PodRef ref = it->second;
+      Gang& gang = gangs_.at(ref.group);
+      if (!gang.slots[ref.slot].bound) ++gang.slots[ref.slot].filter_attempts;
+      MaybeForceBind(ref.group, ref.slot, *pod, candidates);
+      return bind_to(gang.placement.pods[ref.slot].node);
+    }
+    if (auto it = gangs_.find(request.name); it != gangs_.end()) {
+      absl::StatusOr<std::string> node = TakeSlot(it->second, *pod, spec->leaf_cell_number);
+      if (!node.ok()) return UserError("filter", node.status().message());
+      MaybeForceBind(request.name, pods_.at(pod->uid).slot, *pod, candidates);
+      return bind_to(*node);
+    }
+    return std::nullopt;
+  };
+  if (std::optional<HttpReply> r = known()) return *std::move(r);
+  // The decision, outside the extender's lock: a Filtering `Schedule` takes the library's
+  // shared lock, so concurrent filters decide in parallel (most answers are waits).
+  lock.unlock();
   absl::StatusOr<ScheduleResult> result = scheduler_->Schedule(request, Phase::kFiltering);
+  lock.lock();
+  if (std::optional<HttpReply> r = known()) return *std::move(r);  // decided meanwhile
   if (!result.ok()) {
     return IsUserStatus(result.status()) ? UserError("filter", result.status().message())
                                          : PlatformError("filter", result.status().message());
   }
+  if (result->outcome == Outcome::kPlaced) {
+    // Reserved under the lock: the state may have changed since the decision, so the
+    // reserving `Schedule` decides again (the same placement when nothing did).
+    std::string wait_reason;
+    if (absl::Status s = OpenGang(request, &wait_reason); !s.ok()) {
+      return PlatformError("filter", s.message());
+    }
+    if (gangs_.count(request.name) == 0) {
+      result->outcome = Outcome::kWaiting;
+      result->reason = wait_reason;
+    }
+  }
   switch (result->outcome) {
     case Outcome::kPlaced: {
-      if (absl::Status s = OpenGang(request, result->placement); !s.ok()) {
-        return PlatformError("filter", s.message());
-      }
       absl::StatusOr<std::string> node =
           TakeSlot(gangs_.at(request.name), *pod, spec->leaf_cell_number);
       if (!node.ok()) return UserError("filter", node.status().message());
@@ -197,18 +275,54 @@ HttpReply Extender::FilterLocked(const json& args, const char** outcome) {
                         {"Error", ""}});
 }
 
-absl::Status Extender::OpenGang(const GroupRequest& request, const Placement& placement) {
-  absl::StatusOr<AllocateInfo> info = scheduler_->Allocate(request, placement);
-  if (!info.ok()) return info.status();
+absl::Status Extender::OpenGang(const GroupRequest& request, std::string* wait_reason) {
+  const GroupState before = scheduler_->GetGroup(request.name).state;
+  absl::StatusOr<ScheduleResult> reserved =
+      scheduler_->Schedule(request, Phase::kPreempting, TimeNow());
+  if (!reserved.ok()) return reserved.status();
+  if (reserved->outcome != Outcome::kPlaced) {
+    // The state changed since the Filtering decision. Filter never starts a preemption:
+    // a reservation this call made is given up (one made before, by preempt, is kept).
+    GroupState now = scheduler_->GetGroup(request.name).state;
+    if (before == GroupState::kAbsent && now != GroupState::kAbsent) {
+      if (absl::Status s = scheduler_->Unreserve(request.name); !s.ok()) return s;
+    }
+    *wait_reason = reserved->outcome == Outcome::kPreempting
+                       ? "the cells decided were taken meanwhile; would preempt now"
+                       : reserved->reason;
+    return absl::OkStatus();
+  }
   Gang gang;
   gang.request = request;
-  gang.request.suggested_nodes.reset();
-  // The running group's placement carries the preassigned cell types (the bind info needs
-  // them).
+  // The group's placement carries the preassigned cell types (the bind info needs them).
   gang.placement = scheduler_->GetGroup(request.name).placement;
   gang.slots.resize(gang.placement.pods.size());
   gangs_[request.name] = std::move(gang);
   preempting_pods_.erase(request.name);
+  return absl::OkStatus();
+}
+
+absl::Status Extender::AllocateSlot(const std::string& group, size_t slot_index) {
+  Gang& gang = gangs_.at(group);
+  Slot& slot = gang.slots[slot_index];
+  if (slot.allocated) return absl::OkStatus();
+  const PodPlacement& p = gang.placement.pods[slot_index];
+  Pod pod;
+  pod.name = slot.uid;
+  pod.uid = slot.uid;
+  pod.leaf_cell_number = p.leaf_cell_number;
+  pod.node = p.node;
+  pod.first_leaf_index = p.leaf_cell_indices.empty() ? -1 : p.leaf_cell_indices[0];
+  absl::StatusOr<PodAllocation> allocation =
+      scheduler_->AllocatePod(gang.request, gang.placement, pod);
+  if (!allocation.ok()) return allocation.status();
+  if (allocation->pod.index != static_cast<int32_t>(slot_index)) {
+    return absl::InternalError(absl::StrCat("pod ", slot.pod_key, " of group ", group,
+                                            " was allocated slot ", allocation->pod.index,
+                                            ", not its promised slot ", slot_index));
+  }
+  gang.running = true;
+  slot.allocated = true;
   return absl::OkStatus();
 }
 
@@ -295,7 +409,8 @@ HttpReply Extender::PreemptLocked(const json& args) {
     }
     request.suggested_nodes = nodes;
   }
-  absl::StatusOr<ScheduleResult> result = scheduler_->Schedule(request, Phase::kPreempting);
+  absl::StatusOr<ScheduleResult> result =
+      scheduler_->Schedule(request, Phase::kPreempting, TimeNow());
   if (!result.ok()) {
     return IsUserStatus(result.status()) ? UserError("preempt", result.status().message())
                                          : PlatformError("preempt", result.status().message());
@@ -331,16 +446,26 @@ void Extender::ForgetPod(const std::string& uid, const PodInfo& pod) {
     }
     return;
   }
-  std::string group = it->second.group;
+  const std::string group = it->second.group;
   Gang& gang = gangs_.at(group);
-  gang.slots[it->second.slot] = Slot{};
+  const size_t index = it->second.slot;
+  const bool allocated = gang.slots[index].allocated;
+  gang.slots[index] = Slot{};
   pods_.erase(it);
-  bool any = std::any_of(gang.slots.begin(), gang.slots.end(),
-                         [](const Slot& s) { return !s.uid.empty(); });
-  if (!any) {
-    absl::Status s = scheduler_->Release(group);
-    if (!s.ok()) metrics_.CountApiError("release");
-    gangs_.erase(group);
+  if (allocated) {
+    absl::StatusOr<PodRelease> released = scheduler_->ReleasePod(group, uid);
+    if (!released.ok()) metrics_.CountApiError("release");
+    // The gang's last bound pod: the gang is released; pods only promised a slot of it
+    // filter again.
+    if (!released.ok() || *released == PodRelease::kGang) DropGang(group);
+    return;
+  }
+  const bool any = std::any_of(gang.slots.begin(), gang.slots.end(),
+                               [](const Slot& s) { return !s.uid.empty(); });
+  if (!any && !gang.running) {
+    // No pod holds a promise of the reservation any more.
+    if (!scheduler_->Unreserve(group).ok()) metrics_.CountApiError("unreserve");
+    DropGang(group);
   }
 }
 
@@ -414,77 +539,78 @@ RecoveryReport Extender::Recover(const std::vector<json>& pod_objects) {
       continue;
     }
     const std::string& bind_info = pod.annotations.at(kAnnotationPodBindInfo);
-    if (gangs_.count(spec->affinity_group_name) == 0) {
-      absl::StatusOr<AllocateInfo> info = absl::UnknownError("no hived record");
-      GroupRequest request;
-      // hived's record first (the same virtual cells again), else HiveD's rule.
-      if (auto own = pod.annotations.find(kAnnotationGroupRecord); own != pod.annotations.end()) {
-        absl::StatusOr<GroupRecord> saved = GroupRecordFromJson(own->second);
-        if (saved.ok() && saved->request.name == spec->affinity_group_name) {
-          info = scheduler_->AllocateRecord(*saved);
-          request = saved->request;
-        }
+    const std::string& group = spec->affinity_group_name;
+    // The gang's record as this pod carries it: hived's own record of earlier versions
+    // first (the same virtual cells again), else HiveD's bind info (HiveD's rule). A later
+    // pod of a running group only attaches (its record is not read).
+    GroupRecord record;
+    bool have_record = false;
+    if (auto own = pod.annotations.find(kAnnotationGroupRecord); own != pod.annotations.end()) {
+      absl::StatusOr<GroupRecord> saved = GroupRecordFromJson(own->second);
+      if (saved.ok() && saved->request.name == group) {
+        record = *std::move(saved);
+        have_record = true;
       }
-      if (!info.ok()) {
-        absl::StatusOr<GroupRecord> record =
-            ImportHivedBindInfo(bind_info, text == pod.annotations.end() ? "" : text->second);
-        if (!record.ok()) {
-          report.problems.push_back(absl::StrCat(pod.Key(), ": ", record.status().message()));
-          continue;
-        }
-        record->request.name = spec->affinity_group_name;
-        record->request.vc = spec->virtual_cluster;
-        record->request.priority = spec->priority;
-        info = scheduler_->Recover(record->request, record->placement);
-        request = record->request;
-      }
-      if (!info.ok()) {
-        report.problems.push_back(absl::StrCat(pod.Key(), ": ", info.status().message()));
+    }
+    if (!have_record) {
+      absl::StatusOr<GroupRecord> imported =
+          ImportHivedBindInfo(bind_info, text == pod.annotations.end() ? "" : text->second);
+      if (!imported.ok()) {
+        report.problems.push_back(absl::StrCat(pod.Key(), ": ", imported.status().message()));
         continue;
       }
-      ++report.groups_recovered;
-      if (info->downgraded) ++report.groups_downgraded;
-      Gang gang;
-      gang.request = request;
-      gang.placement = scheduler_->GetGroup(request.name).placement;
-      gang.slots.resize(gang.placement.pods.size());
-      gangs_[request.name] = std::move(gang);
+      record = *std::move(imported);
+      record.request.name = group;
+      record.request.vc = spec->virtual_cluster;
+      record.request.priority = spec->priority;
     }
-    // The pod's slot: its node and first leaf index in the gang's placement (from the
-    // isolation annotation, else from the bind info).
-    Gang& gang = gangs_.at(spec->affinity_group_name);
-    std::string node = pod.node_name;
-    int32_t first_leaf = -1;
+    // The pod's slot: its node and first leaf index (from the isolation annotation, else
+    // from the bind info).
+    Pod member;
+    member.name = pod.uid;
+    member.uid = pod.uid;
+    member.leaf_cell_number = spec->leaf_cell_number;
+    member.node = pod.node_name;
     if (auto iso = pod.annotations.find(kAnnotationPodLeafCellIsolation);
         iso != pod.annotations.end() && !iso->second.empty()) {
-      first_leaf = std::atoi(iso->second.c_str());
+      member.first_leaf_index = std::atoi(iso->second.c_str());
     } else {
       try {
         YAML::Node root = YAML::Load(bind_info);
-        node = root["node"].as<std::string>(node);
+        member.node = root["node"].as<std::string>(member.node);
         YAML::Node leaves = root["leafCellIsolation"];
-        if (leaves.IsSequence() && leaves.size() > 0) first_leaf = leaves[0].as<int32_t>(-1);
+        if (leaves.IsSequence() && leaves.size() > 0) {
+          member.first_leaf_index = leaves[0].as<int32_t>(-1);
+        }
       } catch (const YAML::Exception& e) {
         report.problems.push_back(absl::StrCat(pod.Key(), ": pod-bind-info: ", e.what()));
         continue;
       }
     }
-    bool placed = false;
-    for (size_t i = 0; i < gang.placement.pods.size(); ++i) {
-      const PodPlacement& p = gang.placement.pods[i];
-      if (p.node != node || !gang.slots[i].uid.empty()) continue;
-      if (!p.leaf_cell_indices.empty() && p.leaf_cell_indices[0] != first_leaf) continue;
-      gang.slots[i] = Slot{pod.uid, pod.Key(), true};
-      pods_[pod.uid] = PodRef{spec->affinity_group_name, i};
-      placed = true;
-      ++report.pods_recovered;
-      break;
+    absl::StatusOr<PodAllocation> allocation = scheduler_->RecoverPod(record, member);
+    if (!allocation.ok()) {
+      report.problems.push_back(absl::StrCat(pod.Key(), ": ", allocation.status().message()));
+      continue;
     }
-    if (!placed) {
-      report.problems.push_back(absl::StrCat(pod.Key(), ": its node ", node, " and leaf ",
-                                             first_leaf, " are not a free pod slot of group ",
-                                             spec->affinity_group_name));
+    if (allocation->started_gang) {
+      ++report.groups_recovered;
+      if (allocation->info.downgraded) ++report.groups_downgraded;
+      Gang gang;
+      gang.request = record.request;
+      gang.placement = scheduler_->GetGroup(group).placement;
+      gang.slots.resize(gang.placement.pods.size());
+      gang.running = true;
+      gangs_[group] = std::move(gang);
     }
+    Gang& gang = gangs_.at(group);
+    const auto index = static_cast<size_t>(allocation->pod.index);
+    Slot& slot = gang.slots.at(index);
+    slot.uid = pod.uid;
+    slot.pod_key = pod.Key();
+    slot.bound = true;
+    slot.allocated = true;
+    pods_[pod.uid] = PodRef{group, index};
+    ++report.pods_recovered;
   }
   metrics_.CountPodsRecovered(report.pods_recovered);
   return report;

@@ -2,27 +2,43 @@
 //
 // `Extender` answers kube-scheduler's extender calls (filter, preempt, bind), the inspect
 // API, health and metrics; `http_server.h` puts it on the wire. It builds gangs from pods
-// as they arrive, on today's gang-level `Scheduler` API:
-//   1. The first pod of an affinity group to reach filter schedules the whole group
-//      (`Schedule` in kFiltering; kPlaced → `Allocate` at once: HiveD's "a Binding pod is
-//      allocated immediately"). The pod takes the first free slot of its leafCellNumber in
-//      the placement; later pods of the group take the next slots (no scheduling).
-//   2. Preempt schedules in kPreempting: the group becomes Preempting (its cells reserved)
-//      and the victims' pods are returned; once they are deleted, filter finds the group's
-//      reservation placed and allocates it.
-//   3. Bind writes `pod-bind-info` and `pod-leaf-cell-isolation` through the `Binder`. A
-//      bind of a pod already bound answers 200 without a second Kubernetes bind.
-//   3a. Force bind (HiveD's): a filter of a Binding pod (decided, not bound) counts an
-//      attempt; once attempts reach `force_bind_threshold`, or at once when the decided node
-//      is not among the filter's candidate nodes, the extender binds the pod itself,
-//      asynchronously (`ForceBindQueue`). A bind call for a pod whose force bind is queued or
-//      running waits for it, so a pod is never bound twice by the extender.
-//   4. A deleted (or finished) pod leaves its slot; the group is released when its last
-//      known pod is gone (the library has no per-pod release yet, issue 29).
-//   5. Recovery replays the bind info of running pods (`ImportHivedBindInfo`), one group per
-//      affinity group, before the server reports ready.
-// Every decision is made under one mutex, so decisions are serialized and deterministic in
-// arrival order.
+// as they arrive, on the library's per-pod calls (scheduler.h "Pods"):
+//   1. Filter reserves: the first pod of an affinity group to reach filter schedules the
+//      whole group (`Schedule` in kFiltering; a kPlaced decision is then reserved by a
+//      timed `Schedule` in kPreempting, deadline now + `reservation_timeout_ms`). The pod
+//      takes the first free slot of its leafCellNumber in the placement; later pods of the
+//      group take the next slots (no scheduling). A slot is only promised until bind.
+//   2. Bind allocates: `AllocatePod` with the slot's node and first leaf; the group's first
+//      bound pod runs the whole gang (HiveD's rule), later ones take their slots. Then
+//      `pod-bind-info` (written by `ExportHivedBindInfo`), `pod-leaf-cell-isolation` and
+//      hived's record of the group (`hived.io/group-record`: the virtual cells too) go to
+//      Kubernetes through the `Binder`. A failed Kubernetes bind keeps the allocation
+//      (kube-scheduler retries the pod; filter gives the same node). A bind of a pod
+//      already bound answers 200 without a second Kubernetes bind.
+//   2a. Force bind (HiveD's): a filter of a decided pod not yet bound counts an attempt;
+//      once attempts reach `force_bind_threshold`, or at once when the decided node is not
+//      among the filter's candidate nodes, the extender binds the pod itself (allocating it
+//      as 2 does), asynchronously (`ForceBindQueue`). A bind call for a pod whose force bind
+//      is queued or running waits for it, so a pod is never bound twice by the extender.
+//   3. Preempt schedules in kPreempting (timed too): the group becomes Preempting (its cells
+//      reserved) and the victims' pods are returned; once they are deleted, filter finds
+//      the group's reservation placed and reserves it as in 1.
+//   4. Expiry: `ExpireReservations` (every `expiry_period_ms` on a thread of the
+//      extender's) gives up reservations past their deadline, so a pod filtered or
+//      preempting and never bound does not hold cells for ever; its pods lose their
+//      promised slots and a later filter schedules them afresh.
+//   5. A deleted (or finished) pod is `ReleasePod`ed; its gang is released with its last
+//      bound pod. A pod only promised a slot gives it back; the reservation is given up
+//      (`Unreserve`) when no pod holds a promise of it.
+//   6. Recovery rebuilds every gang from the running pods' annotations with `RecoverPod`
+//      (HiveD's way: the first pod of a group rebuilds the gang, later pods attach to
+//      their slots by node and first leaf). The record is `hived.io/group-record` when the
+//      pod has one (this version's or an earlier one's: the same virtual cells again),
+//      else HiveD's `pod-bind-info` (pods bound by HiveD: virtual cells re-derived by
+//      HiveD's rule). All before the server reports ready.
+// Every change is made under one mutex, so changes are serialized and deterministic in
+// arrival order; a filter's Filtering decision is made outside it (in parallel with other
+// filters, under the library's shared lock) and its reservation under it.
 //
 // Example:
 //   hived::server::Extender ext(std::move(scheduler), options, &binder);
@@ -36,12 +52,14 @@
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <set>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -88,6 +106,14 @@ struct ExtenderOptions {
   size_t force_bind_queue = 1024;
   // Off only for tools that filter without binding (the load test); HiveD always force binds.
   bool force_bind = true;
+  // How long a reservation made by filter or preempt waits for its bind (ms); see
+  // docs/kubernetes.md for why the default is kube-scheduler's volume-binding bind timeout.
+  int64_t reservation_timeout_ms = 600'000;
+  // How often the extender's own thread expires reservations (ms); 0: no thread (the
+  // caller calls `ExpireReservations`).
+  int64_t expiry_period_ms = 1'000;
+  // The clock of reservations (ms); unset: std::chrono::steady_clock.
+  std::function<int64_t()> clock;
 };
 
 // What recovery did.
@@ -101,6 +127,9 @@ struct RecoveryReport {
 class Extender {
  public:
   Extender(std::unique_ptr<Scheduler> scheduler, ExtenderOptions options, Binder* binder);
+  ~Extender();
+  Extender(const Extender&) = delete;
+  Extender& operator=(const Extender&) = delete;
 
   // kube-scheduler's calls; bodies are its JSON payloads.
   HttpReply Filter(std::string_view body);
@@ -125,6 +154,11 @@ class Extender {
   // treated as deleted.
   void ReconcilePods(const std::vector<nlohmann::json>& pods);
 
+  // Gives up the reservations whose deadline is at or before `now_ms` (the options' clock)
+  // and the slots promised on them; returns the groups given up.
+  std::vector<std::string> ExpireReservations(int64_t now_ms);
+  int64_t NowMs() const;
+
   // Blocks until no force bind is queued or running (tests, shutdown).
   void WaitForceBinds();
 
@@ -143,10 +177,12 @@ class Extender {
     bool bound = false;
     int32_t filter_attempts = 0;  // filters since the pod was decided (HiveD's bind attempts)
     bool binding = false;         // a Kubernetes bind (the route's or a force bind) is under way
+    bool allocated = false;       // `AllocatePod`ed (else only promised by a filter)
   };
   struct Gang {
     GroupRequest request;
     Placement placement;
+    bool running = false;     // the library runs the group (else it holds a reservation)
     std::vector<Slot> slots;  // one per placement pod
   };
   struct PodRef {
@@ -155,10 +191,19 @@ class Extender {
   };
 
   // `*outcome` (a metrics label: "bind", "preempt", "wait") is set for a 200 answer.
-  HttpReply FilterLocked(const nlohmann::json& args, const char** outcome);
+  // `lock` holds mu_; it is released while the Filtering decision is made.
+  HttpReply FilterLocked(const nlohmann::json& args, std::unique_lock<std::mutex>& lock,
+                         const char** outcome);
   HttpReply PreemptLocked(const nlohmann::json& args);
-  // Allocates a kPlaced result and opens the gang. REQUIRES: mu_ held.
-  absl::Status OpenGang(const GroupRequest& request, const Placement& placement);
+  // Reserves the group (a timed `Schedule` in kPreempting, after a kPlaced Filtering
+  // decision) and opens its gang; when the state changed meanwhile and it is not placed,
+  // opens nothing and says why in `*wait_reason`. REQUIRES: mu_ held.
+  absl::Status OpenGang(const GroupRequest& request, std::string* wait_reason);
+  // `AllocatePod`s the pod promised `slot` (no-op when allocated). REQUIRES: mu_ held.
+  absl::Status AllocateSlot(const std::string& group, size_t slot);
+  // Drops a gang the library no longer runs or reserves, and its pods. REQUIRES: mu_ held.
+  void DropGang(const std::string& group);
+  ReservationTime TimeNow() const;
   // Gives the pod a slot of its leafCellNumber; the node. REQUIRES: mu_ held.
   absl::StatusOr<std::string> TakeSlot(Gang& gang, const PodInfo& pod, int32_t leaf_cell_number);
   void ForgetPod(const std::string& uid, const PodInfo& pod);  // REQUIRES: mu_ held
@@ -188,6 +233,11 @@ class Extender {
   mutable ExtenderMetrics metrics_;
   // Last: destroyed first, so its worker never sees a half-destroyed extender.
   std::unique_ptr<ForceBindQueue> force_binds_;
+  // The expiry thread (`expiry_period_ms`), stopped by the destructor.
+  std::mutex expiry_mu_;
+  std::condition_variable expiry_cv_;
+  bool stopping_ = false;
+  std::thread expiry_;
 };
 
 // The message prefixes of HiveD's errors.

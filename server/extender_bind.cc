@@ -19,12 +19,20 @@ std::map<std::string, std::string> Extender::BindAnnotations(const std::string& 
   const Gang& gang = gangs_.at(group);
   const PodPlacement& placement = gang.placement.pods[slot];
   std::map<std::string, std::string> annotations;
-  annotations[kAnnotationPodBindInfo] = BindInfoYaml(gang.placement, slot);
-  annotations[kAnnotationPodLeafCellIsolation] = LeafCellIsolation(placement);
-  annotations[kAnnotationPodGpuIsolation] = LeafCellIsolation(placement);
-  if (absl::StatusOr<GroupRecord> record = scheduler_->GetGroupRecord(group); record.ok()) {
+  // One writer of HiveD's record: the library's (what `ImportHivedBindInfo` reads back).
+  // hived's own record of the group goes beside it: it carries the virtual cells, which
+  // HiveD's record has not, so a restart rebuilds exactly the state it lost (recovering
+  // from the bind info alone re-derives the virtual cells by HiveD's rule, and later
+  // decisions may then differ from those of a server that never restarted).
+  absl::StatusOr<GroupRecord> record = scheduler_->GetGroupRecord(group);
+  if (record.ok()) {
+    absl::StatusOr<HivedAnnotations> hived =
+        ExportHivedBindInfo(*record, static_cast<int32_t>(slot));
+    if (hived.ok()) annotations[kAnnotationPodBindInfo] = hived->bind_info_yaml;
     annotations[kAnnotationGroupRecord] = GroupRecordToJson(*record);
   }
+  annotations[kAnnotationPodLeafCellIsolation] = LeafCellIsolation(placement);
+  annotations[kAnnotationPodGpuIsolation] = LeafCellIsolation(placement);
   return annotations;
 }
 
@@ -84,6 +92,12 @@ HttpReply Extender::Bind(std::string_view body) {
     // Bound already (by a force bind, an earlier call, or before a restart): binding is
     // idempotent, no second Kubernetes bind.
     if (slot.bound) return done(JsonReply(200, json{{"Error", ""}}), "bound");
+    // The bind allocates (the gang's first bound pod runs it).
+    if (absl::Status a = AllocateSlot(it->second.group, it->second.slot); !a.ok()) {
+      return done(
+          PlatformError("bind", absl::StrCat("allocating pod ", ns, "/", name, ": ", a.message())),
+          "");
+    }
     slot.binding = true;
     annotations = BindAnnotations(it->second.group, it->second.slot);
   }
@@ -114,6 +128,10 @@ void Extender::MaybeForceBind(const std::string& group, size_t slot_index, const
   const std::string& node = gang.placement.pods[slot_index].node;
   const bool listed = std::find(candidates.begin(), candidates.end(), node) != candidates.end();
   if (slot.filter_attempts < options_.force_bind_threshold && listed) return;
+  if (absl::Status a = AllocateSlot(group, slot_index); !a.ok()) {
+    metrics_.CountApiError("force-bind-allocate");
+    return;
+  }
   ForceBindJob job{pod.ns, pod.name, pod.uid, node, BindAnnotations(group, slot_index)};
   if (!force_binds_->Push(std::move(job))) {
     metrics_.CountForceBind("dropped");

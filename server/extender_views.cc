@@ -118,7 +118,7 @@ json Extender::GroupJson(const GroupStatus& g) const {
   json allocated = json::array();
   if (auto it = gangs_.find(g.name); it != gangs_.end()) {
     for (const Slot& s : it->second.slots) {
-      if (!s.uid.empty()) allocated.push_back(s.uid);
+      if (s.allocated) allocated.push_back(s.uid);
     }
   }
   json status = {{"vc", g.vc},

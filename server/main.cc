@@ -2,13 +2,17 @@
 //
 // Usage: hived-extender [--config <hivedscheduler.yaml>] [--listen <host:port>]
 //                       [--tls-cert <file> --tls-key <file>]
+//                       [--reservation-timeout <seconds>]
 // The config is HiveD's file, unchanged (env CONFIG, default ./hivedscheduler.yaml);
 // `webServerAddress` (default ":9096") is the listen address, `kubeApiServerAddress` and
-// `kubeConfigFilePath` (or in-cluster settings) the API server.
+// `kubeConfigFilePath` (or in-cluster settings) the API server. `--reservation-timeout`
+// (default 600, kube-scheduler's volume-binding bind timeout; docs/kubernetes.md) is how
+// long cells reserved by filter or preempt wait for the pod's bind.
 #include <pthread.h>
 #include <signal.h>
 
 #include <atomic>
+#include <cstdint>
 #include <cstdlib>
 #include <iostream>
 #include <string>
@@ -29,6 +33,7 @@ struct Args {
   std::string listen;
   std::string tls_cert;
   std::string tls_key;
+  int64_t reservation_timeout_s = 600;
 };
 
 bool ParseArgs(int argc, char** argv, Args* args) {
@@ -48,6 +53,18 @@ bool ParseArgs(int argc, char** argv, Args* args) {
       ok = value(&args->tls_cert);
     } else if (a == "--tls-key") {
       ok = value(&args->tls_key);
+    } else if (a == "--reservation-timeout") {
+      std::string seconds;
+      ok = value(&seconds);
+      char* end = nullptr;
+      long long parsed = ok ? std::strtoll(seconds.c_str(), &end, 10) : 0;
+      if (ok && (end == seconds.c_str() || *end != '\0' || parsed <= 0 || parsed > 86'400)) {
+        std::cerr << "hived-extender: --reservation-timeout wants whole seconds in [1, 86400], "
+                     "not '"
+                  << seconds << "'\n";
+        return false;
+      }
+      args->reservation_timeout_s = parsed;
     } else {
       std::cerr << "hived-extender: unknown argument " << a << "\n";
       return false;
@@ -131,6 +148,7 @@ int main(int argc, char** argv) {
   hived::server::ExtenderOptions options;
   options.waiting_block_ms = keys.waiting_block_ms;
   options.force_bind_threshold = keys.force_pod_bind_threshold;
+  options.reservation_timeout_ms = args.reservation_timeout_s * 1'000;
   hived::server::Extender extender(*std::move(scheduler), options, &client);
   hived::server::HttpServer http(&extender, {args.tls_cert, args.tls_key});
   int bound = http.BindToPort(host, port);

@@ -56,6 +56,11 @@ void ExtenderMetrics::CountPodsRecovered(int64_t pods) {
   pods_recovered_ += pods;
 }
 
+void ExtenderMetrics::CountExpiredReservations(int64_t reservations) {
+  std::lock_guard<std::mutex> lock(mu_);
+  expired_reservations_ += reservations;
+}
+
 void ExtenderMetrics::CountApiError(const std::string& kind) {
   std::lock_guard<std::mutex> lock(mu_);
   ++api_errors_[kind];
@@ -101,6 +106,10 @@ void ExtenderMetrics::AppendTo(std::string* out) const {
                   "# HELP hived_extender_pods_recovered_total Pods replayed from their bind "
                   "info at start-up.\n# TYPE hived_extender_pods_recovered_total counter\n",
                   "hived_extender_pods_recovered_total ", pods_recovered_, "\n",
+                  "# HELP hived_extender_expired_reservations_total Reservations of pods never "
+                  "bound, given up at their deadline.\n"
+                  "# TYPE hived_extender_expired_reservations_total counter\n",
+                  "hived_extender_expired_reservations_total ", expired_reservations_, "\n",
                   "# HELP hived_extender_api_errors_total Failed calls and refused requests, "
                   "by kind.\n# TYPE hived_extender_api_errors_total counter\n");
   for (const auto& [kind, n] : api_errors_) {

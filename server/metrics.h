@@ -27,6 +27,8 @@ class ExtenderMetrics {
   void CountDecision(const std::string& route, const std::string& outcome, double seconds);
   void CountPreemption(int64_t victim_pods);
   void CountPodsRecovered(int64_t pods);
+  // Reservations (of pods filtered or preempting, never bound) given up at their deadline.
+  void CountExpiredReservations(int64_t reservations);
   void CountApiError(const std::string& kind);
   // A force bind (HiveD's asynchronous bind of a Binding pod): "queued", "bound", "failed",
   // or "dropped" (the queue was full).
@@ -43,6 +45,7 @@ class ExtenderMetrics {
   int64_t preemptions_ = 0;
   int64_t victim_pods_ = 0;
   int64_t pods_recovered_ = 0;
+  int64_t expired_reservations_ = 0;
   std::map<std::string, int64_t> api_errors_;
   std::map<std::string, int64_t> force_binds_;
 };

@@ -79,9 +79,8 @@ absl::StatusOr<SchedulingSpec> ParseSchedulingSpec(const PodInfo& pod);
 // The group request of a spec (suggested nodes not set).
 GroupRequest ToGroupRequest(const SchedulingSpec& spec);
 
-// The `pod-bind-info` YAML of one pod of `placement` (its node and leaf indices), as HiveD's
-// Go yaml writer lays it out; the `pod-leaf-cell-isolation` value ("0,1").
-std::string BindInfoYaml(const Placement& placement, size_t pod_index);
+// The `pod-leaf-cell-isolation` value ("0,1"). (`pod-bind-info` is the library's
+// `ExportHivedBindInfo`.)
 std::string LeafCellIsolation(const PodPlacement& pod);
 
 }  // namespace hived::server

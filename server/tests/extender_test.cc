@@ -12,6 +12,7 @@
 
 #include "hived/config.h"
 #include "hived/scheduler.h"
+#include "server/tests/extender_fixture.h"
 #include "server/tests/test_pods.h"
 #include "support/catch.h"
 
@@ -20,74 +21,17 @@ namespace {
 using hived::server::Extender;
 using hived::server::HttpReply;
 using hived::server::testing::BindArgs;
+using hived::server::testing::Body;
+using hived::server::testing::ChosenNode;
+using hived::server::testing::FilterAndBind;
 using hived::server::testing::FilterArgs;
 using hived::server::testing::GangSpec;
 using hived::server::testing::MakePod;
+using hived::server::testing::NewExtender;
 using hived::server::testing::PreemptArgs;
+using hived::server::testing::RecordingBinder;
+using hived::server::testing::UserErrorOf;
 using nlohmann::json;
-
-// Records binds as the API server would apply them.
-class RecordingBinder : public hived::server::Binder {
- public:
-  absl::Status Bind(const std::string& ns, const std::string& name, const std::string& uid,
-                    const std::string& node,
-                    const std::map<std::string, std::string>& annotations) override {
-    if (fail) return absl::UnavailableError("API server down");
-    calls.push_back({ns + "/" + name, uid, node, annotations});
-    return absl::OkStatus();
-  }
-  struct Call {
-    std::string pod;
-    std::string uid;
-    std::string node;
-    std::map<std::string, std::string> annotations;
-  };
-  std::vector<Call> calls;
-  bool fail = false;
-};
-
-std::unique_ptr<Extender> NewExtender(RecordingBinder* binder) {
-  auto spec = hived::LoadClusterSpecFile(hived::server::testing::DesignConfig());
-  REQUIRE(spec.ok());
-  auto scheduler = hived::Scheduler::Create(*spec);
-  REQUIRE(scheduler.ok());
-  auto ext =
-      std::make_unique<Extender>(*std::move(scheduler), hived::server::ExtenderOptions{}, binder);
-  ext->SetReady();
-  return ext;
-}
-
-json Body(const HttpReply& r) {
-  json body = json::parse(r.body, nullptr, false);
-  REQUIRE_FALSE(body.is_discarded());
-  return body;
-}
-
-// The node a filter chose; "" when it did not bind.
-std::string ChosenNode(const HttpReply& r) {
-  REQUIRE(r.status == 200);
-  json body = Body(r);
-  if (!body["NodeNames"].is_array() || body["NodeNames"].empty()) return "";
-  REQUIRE(body["NodeNames"].size() == 1);
-  return body["NodeNames"][0];
-}
-
-std::string UserErrorOf(const HttpReply& r) {
-  CHECK(r.status == 400);
-  json body = Body(r);
-  std::string message = body.is_string() ? body.get<std::string>() : body.value("Error", "");
-  CHECK(message.rfind(hived::server::kUserErrorPrefix, 0) == 0);
-  return message;
-}
-
-// Filters and binds `pod`; the node.
-std::string FilterAndBind(Extender& ext, const json& pod) {
-  std::string node = ChosenNode(ext.Filter(FilterArgs(pod)));
-  REQUIRE_FALSE(node.empty());
-  HttpReply bound = ext.Bind(BindArgs(pod, node));
-  REQUIRE(bound.status == 200);
-  return node;
-}
 
 }  // namespace
 
@@ -105,10 +49,16 @@ TEST_CASE("Extender: filter chooses a node and bind writes HiveD's annotations",
   const auto& a = binder.calls[0].annotations;
   CHECK(binder.calls[0].node == node);
   CHECK(a.at("hivedscheduler.microsoft.com/pod-leaf-cell-isolation") == "0,1,2,3,4,5,6,7");
+  // HiveD's record, as the library writes it (`ExportHivedBindInfo`).
   const std::string& info = a.at("hivedscheduler.microsoft.com/pod-bind-info");
-  CHECK(info.rfind("node: " + node + "\nleafCellIsolation:\n- 0\n", 0) == 0);
-  CHECK(info.find("cellChain: 3-DGX1-P100-NODE\n") != std::string::npos);
-  CHECK(info.find("preassignedCellTypes:\n    - DGX1-P100-NODE\n") != std::string::npos);
+  auto record = hived::ImportHivedBindInfo(info);
+  REQUIRE(record.ok());
+  CHECK(record->placement.chain == "3-DGX1-P100-NODE");
+  REQUIRE(record->placement.pods.size() == 1);
+  CHECK(record->placement.pods[0].node == node);
+  CHECK(record->placement.pods[0].leaf_cell_indices ==
+        std::vector<int32_t>{0, 1, 2, 3, 4, 5, 6, 7});
+  CHECK(record->placement.pods[0].preassigned_cell_types[0] == "DGX1-P100-NODE");
   // Inspect: HiveD's AffinityGroup shape.
   json group = Body(ext->Inspect("/v1/inspect/affinitygroups/job1"));
   CHECK(group["metadata"]["name"] == "job1");
@@ -247,17 +197,23 @@ TEST_CASE("Extender: bad input is a 4xx with a clear message and changes nothing
   CHECK(UserErrorOf(ext->Bind(BindArgs(ok_pod, other))).find("is decided to node") !=
         std::string::npos);
   CHECK(UserErrorOf(ext->Bind(R"({"PodName": "x"})")).find("needs PodName") != std::string::npos);
-  // A failed Kubernetes bind is a platform error (500), retried by kube-scheduler.
-  binder.fail = true;
-  HttpReply down = ext->Bind(BindArgs(unbound, unbound_node));
-  CHECK(down.status == 500);
-  CHECK(Body(down)["Error"].get<std::string>().rfind(hived::server::kPlatformErrorPrefix, 0) == 0);
   // A pod bound already is not bound again: answered as done, no Kubernetes call.
   CHECK(ext->Bind(BindArgs(ok_pod, node)).status == 200);
   CHECK(binder.calls.size() == 1);
 
   CHECK(Body(ext->Inspect("/v1/inspect/clusterstatus")).dump() == before);
   CHECK(ext->scheduler().Groups().size() == 2);
+  // A failed Kubernetes bind is a platform error (500). The pod keeps its allocation (the
+  // bind decided it): kube-scheduler's retry filters it to the same node and binds it once.
+  binder.fail = true;
+  HttpReply down = ext->Bind(BindArgs(unbound, unbound_node));
+  CHECK(down.status == 500);
+  CHECK(Body(down)["Error"].get<std::string>().rfind(hived::server::kPlatformErrorPrefix, 0) == 0);
+  binder.fail = false;
+  CHECK(ChosenNode(ext->Filter(FilterArgs(unbound))) == unbound_node);
+  CHECK(ext->Bind(BindArgs(unbound, unbound_node)).status == 200);
+  CHECK(binder.calls.size() == 2);
+  CHECK(ext->scheduler().GetGroup("ub").state == hived::GroupState::kAllocated);
   CHECK(ext->scheduler().CheckInvariants().ok());
   CHECK(ext->Metrics().find("hived_extender_api_errors_total{kind=\"filter-user-error\"}") !=
         std::string::npos);
@@ -315,10 +271,13 @@ TEST_CASE("Extender: recovery from bind info rebuilds the same state", "[server]
       MakePod("b-0", "b0", GangSpec("VC2", -1, "b", 1, 2, "DGX1-P100")),
       MakePod("c-0", "c0", "virtualCluster: VC1\npriority: 5\ngpuType: DGX2-V100\ngpuNumber: 16\n"),
   };
-  // With hived's record (the same virtual cells), and without it: pods bound by HiveD,
-  // recovered by HiveD's rule (the same cells here: nothing else competes).
-  bool hived_record = GENERATE(true, false);
-  CAPTURE(hived_record);
+  // Recovered from hived's record (the same virtual cells), from the record as the previous
+  // server version wrote it (gangs allocated whole: no pods in it), and from HiveD's bind
+  // info alone (pods bound by HiveD: HiveD's rule, the same cells here as nothing else
+  // competes).
+  enum class Written { kRecord, kPreviousVersion, kHivedOnly };
+  Written written = GENERATE(Written::kRecord, Written::kPreviousVersion, Written::kHivedOnly);
+  CAPTURE(static_cast<int>(written));
   for (json& pod : pods) {
     std::string node = FilterAndBind(*first, pod);
     // The API server applies the binding: node name and annotations.
@@ -328,7 +287,17 @@ TEST_CASE("Extender: recovery from bind info rebuilds the same state", "[server]
       pod["metadata"]["annotations"][k] = v;
     }
     CHECK(pod["metadata"]["annotations"].contains(hived::server::kAnnotationGroupRecord));
-    if (!hived_record) pod["metadata"]["annotations"].erase(hived::server::kAnnotationGroupRecord);
+  }
+  for (json& pod : pods) {
+    json& annotations = pod["metadata"]["annotations"];
+    if (written == Written::kHivedOnly) annotations.erase(hived::server::kAnnotationGroupRecord);
+    if (written != Written::kPreviousVersion) continue;
+    auto spec = hived::server::ParseSchedulingSpec(*hived::server::ParsePod(pod));
+    REQUIRE(spec.ok());
+    auto record = first->scheduler().GetGroupRecord(spec->affinity_group_name);
+    REQUIRE(record.ok());
+    record->pods.clear();
+    annotations[hived::server::kAnnotationGroupRecord] = hived::GroupRecordToJson(*record);
   }
   json pending = MakePod("d-0", "d0", GangSpec("VC2", 0, "d", 1, 1));  // never bound: ignored
   std::vector<json> listed = pods;

@@ -23,6 +23,7 @@
 #include "server/http_server.h"
 #include "server/kube_client.h"
 #include "server/tests/fake_apiserver.h"
+#include "server/tests/random_gang.h"
 #include "server/tests/test_pods.h"
 #include "support/catch.h"
 
@@ -33,7 +34,9 @@ using hived::server::testing::FakeApiServer;
 using hived::server::testing::FilterArgs;
 using hived::server::testing::GangSpec;
 using hived::server::testing::MakePod;
+using hived::server::testing::MakeRandomGang;
 using hived::server::testing::PreemptArgs;
+using hived::server::testing::RandomGang;
 using nlohmann::json;
 
 // One running hived-extender: extender, HTTP server and cluster sync, as main.cc wires them.
@@ -399,22 +402,11 @@ class Driver {
   }
 
   void SubmitGang(int step) {
-    static const int kGpus[] = {1, 2, 4, 8};
-    bool vc1 = rng_() % 2 == 0;
-    std::string vc = vc1 ? "VC1" : "VC2";
-    std::string type = vc1 ? "DGX2-V100" : "DGX1-P100";
-    int priorities[] = {-1, 0, 0, 50};
-    int priority = priorities[rng_() % 4];
-    int gpus = kGpus[rng_() % 4];
-    int n = 1 + static_cast<int>(rng_() % 3);
-    std::string group = "g" + std::to_string(step);
-    std::vector<json> pods;
-    for (int i = 0; i < n; ++i) {
-      std::string name = group + "-" + std::to_string(i);
-      pods.push_back(MakePod(name, "uid-" + name, GangSpec(vc, priority, group, n, gpus, type)));
-      api_.AddPod(pods.back());
-    }
-    submitted_ += n;
+    RandomGang gang = MakeRandomGang(rng_, step);
+    const std::string group = gang.group;
+    const std::vector<json>& pods = gang.pods;
+    for (const json& pod : pods) api_.AddPod(pod);
+    submitted_ += static_cast<int>(pods.size());
     httplib::Client c = server_->Client();
     json f = Post(c, "/v1/extender/filter", FilterArgs(pods[0]));
     trace_.push_back(group + " filter " + f.dump());

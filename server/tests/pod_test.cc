@@ -104,23 +104,9 @@ TEST_CASE("ParseSchedulingSpec: HiveD's validation rules", "[server][unit]") {
   CHECK_FALSE(ParseSchedulingSpec(*ParsePod(pod)).ok());
 }
 
-TEST_CASE("BindInfoYaml: HiveD's layout, read back by ImportHivedBindInfo", "[server][unit]") {
-  hived::Placement placement;
-  placement.chain = "3-DGX1-P100-NODE";
-  placement.pods = {{1, "1.0.0.2", {0}, {"DGX1-P100-NODE"}},
-                    {2, "1.0.0.1", {4, 5}, {"DGX1-P100-NODE", "DGX1-P100-NODE"}},
-                    {2, "1.0.0.1", {6, 7}, {"DGX1-P100-NODE", "DGX1-P100-NODE"}}};
-  std::string yaml = hived::server::BindInfoYaml(placement, 2);
-  CHECK(yaml.rfind("node: 1.0.0.1\nleafCellIsolation:\n- 6\n- 7\ncellChain: 3-DGX1-P100-NODE", 0) ==
-        0);
-  CHECK(hived::server::LeafCellIsolation(placement.pods[2]) == "6,7");
-  auto record = hived::ImportHivedBindInfo(yaml);
-  REQUIRE(record.ok());
-  REQUIRE(record->placement.pods.size() == 3);
-  CHECK(record->placement.chain == "3-DGX1-P100-NODE");
-  CHECK(record->placement.pods[1].node == "1.0.0.1");
-  CHECK(record->placement.pods[1].leaf_cell_indices == std::vector<int32_t>{4, 5});
-  CHECK(record->placement.pods[0].preassigned_cell_types ==
-        std::vector<std::string>{"DGX1-P100-NODE"});
-  REQUIRE(record->request.members.size() == 2);
+TEST_CASE("LeafCellIsolation: the pod's leaf indices joined by commas", "[server][unit]") {
+  hived::PodPlacement pod{2, "1.0.0.1", {6, 7}, {"DGX1-P100-NODE", "DGX1-P100-NODE"}};
+  CHECK(hived::server::LeafCellIsolation(pod) == "6,7");
+  pod.leaf_cell_indices = {3};
+  CHECK(hived::server::LeafCellIsolation(pod) == "3");
 }
