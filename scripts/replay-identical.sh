@@ -4,7 +4,7 @@
 # jobs.csv and timeline.csv (and baseline-private/ when the private baseline runs; sweeps
 # their sweep.csv and summary.csv); each file must be equal byte for byte.
 #
-#   bash scripts/replay-identical.sh [-L] [-w DIR] BASE_SIM NEW_SIM
+#   bash scripts/replay-identical.sh [-L] [-O] [-k REGEX] [-w DIR] BASE_SIM NEW_SIM
 #
 # Cases: Philly (../shared/traces/philly/philly.csv on config/examples/philly.yaml) under
 # each of the five policies (hived with the private baseline, quota, private, yarn-cs also
@@ -19,19 +19,27 @@
 # default and the gpushare40 pod lists) under every sharing mode (ideal, exclusive,
 # time-slice, mps, tgs, mig). -L adds the 1,000,000-job replay on the default gen-cluster
 # (inputs made with BASE_SIM into DIR, default build/bench-inputs, as bench-replay.sh does).
+# -O adds the openb commands on every pod list of ../shared/traces/openb/ (on the GPU node
+# list): `fill --seeds 42..51` under hived and random, and `openb-replay` under hived and under
+# random with each seed 42..51 (lists with times only: the 5-column multigpu20 has none).
+# -k REGEX runs only the cases whose name matches REGEX (grep -E).
 # Prints one line per case and exits 1 on the first difference.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 usage() {
-  echo "usage: $0 [-L] [-w DIR] BASE_SIM NEW_SIM" >&2
+  echo "usage: $0 [-L] [-O] [-k REGEX] [-w DIR] BASE_SIM NEW_SIM" >&2
   exit 2
 }
 large=0
+openb_all=0
+only=
 inputs=build/bench-inputs
-while getopts "Lw:" opt; do
+while getopts "LOk:w:" opt; do
   case $opt in
     L) large=1 ;;
+    O) openb_all=1 ;;
+    k) only=$OPTARG ;;
     w) inputs=$OPTARG ;;
     *) usage ;;
   esac
@@ -96,6 +104,22 @@ for pods in default gpushare40; do
     cases+=("openb-$pods-$mode|run --format openb --nodes $openb_dir/openb_node_list_gpu_node.csv --pods $openb_dir/openb_pod_list_$pods.csv --sharing $mode")
   done
 done
+if [ "$openb_all" = 1 ]; then
+  gpu_nodes=$openb_dir/openb_node_list_gpu_node.csv
+  for list in "$openb_dir"/openb_pod_list_*.csv; do
+    pods=$(basename "$list" .csv)
+    pods=${pods#openb_pod_list_}
+    for policy in hived random; do
+      cases+=("fill-$pods-$policy|fill --format openb --nodes $gpu_nodes --pods $list --policy $policy --seeds 42..51")
+    done
+    # A 5-column list has no times: `openb-replay` refuses it.
+    [ "$(head -1 "$list" | tr ',' '\n' | wc -l)" -gt 5 ] || continue
+    cases+=("openb-replay-$pods-hived|openb-replay --nodes $gpu_nodes --pods $list")
+    for seed in $(seq 42 51); do
+      cases+=("openb-replay-$pods-random-$seed|openb-replay --nodes $gpu_nodes --pods $list --policy random --seed $seed")
+    done
+  done
+fi
 if [ "$large" = 1 ]; then
   if [ ! -f "$inputs/gen1m.csv" ]; then
     mkdir -p "$inputs"
@@ -106,15 +130,18 @@ if [ "$large" = 1 ]; then
 fi
 
 files=0
+ran=0
 for c in "${cases[@]}"; do
   name=${c%%|*}
   args=${c#*|}
+  if [ -n "$only" ] && ! grep -Eq -- "$only" <<<"$name"; then continue; fi
+  ran=$((ran + 1))
   for which in base new; do
     bin=$base
     [ "$which" = base ] || bin=$new
     # `run` on job traces has --quiet; sweeps, plans and the openb replay print no progress.
     quiet=--quiet
-    case $name in sweep* | plan | openb-*) quiet="" ;; esac
+    case $name in sweep* | plan | openb-* | fill-*) quiet="" ;; esac
     # A case's arguments are shell words (quotes group, as on a command line).
     argv=()
     eval "argv=($args $quiet)"
@@ -148,4 +175,4 @@ for c in "${cases[@]}"; do
   echo "$name: ${#list[@]} files identical"
   rm -rf "$scratch/base-$name" "$scratch/new-$name"
 done
-echo "all ${#cases[@]} cases identical ($files files)"
+echo "all $ran cases identical ($files files)"

@@ -20,6 +20,11 @@ void EventQueue::Push(Event event) {
   std::push_heap(heap_.begin(), heap_.end(), Later);
 }
 
+void EventQueue::PushOrdered(Event event) {
+  heap_.push_back(event);
+  std::push_heap(heap_.begin(), heap_.end(), Later);
+}
+
 void EventQueue::PushArrival(Time time, JobIndex job) {
   if (cursor_ < offsets_.size() && time < last_arrival_) {
     Event e;

@@ -54,6 +54,11 @@ class EventQueue {
  public:
   // Adds an event; its sequence number is the number of events pushed before it.
   void Push(Event event);
+  // Adds an event ordered by the caller's key: `event.sequence` is kept, not assigned, and
+  // breaks ties of equal times (lowest first). A queue takes either PushOrdered only, with
+  // distinct keys at equal times, or Push and PushArrival only (the pod replay's events,
+  // sim/engine/pod_replay.h, order departures before arrivals this way).
+  void PushOrdered(Event event);
   // Adds a kSubmit event for `job` at `time`, like Push, into the arrival lane.
   void PushArrival(Time time, JobIndex job);
   // REQUIRES: !empty(). The earliest event (ties: lowest sequence).

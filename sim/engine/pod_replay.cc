@@ -1,0 +1,341 @@
+#include "sim/engine/pod_replay.h"
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "sim/engine/event_queue.h"
+
+namespace hived::sim {
+namespace {
+
+// The order of the pod replay's events at one time: departures (then pod index), arrivals
+// (then pod index); a departure's generation tells a stale one apart (and keeps keys distinct).
+uint64_t DepartureKey(int32_t pod, uint32_t generation) {
+  return static_cast<uint64_t>(pod) << 32 | generation;
+}
+uint64_t ArrivalKey(int32_t pod) { return uint64_t{1} << 63 | static_cast<uint64_t>(pod) << 32; }
+
+class PodReplay {
+ public:
+  PodReplay(const OpenbPodList& list, PodBackend* backend, const PodReplayOptions& options)
+      : list_(list),
+        backend_(backend),
+        step_(options.sample_seconds),
+        sharing_(options.sharing),
+        params_(options.sharing_params) {
+    const int32_t gpus = backend_->gpu_count();
+    tenants_.resize(static_cast<size_t>(gpus));
+    state_.resize(list_.pods.size());
+    placement_.resize(list_.pods.size());
+    result_.runs.resize(list_.pods.size());
+    gpus_at_degree_.assign(2, 0);
+    gpus_at_degree_[0] = gpus;
+    result_.gpu_seconds_by_degree.assign(2, 0.0);
+  }
+
+  absl::StatusOr<PodReplayResult> Run() {
+    PodReplayResult& r = result_;
+    r.pods = static_cast<int64_t>(list_.pods.size());
+    r.end_time = list_.stats.trace_end;
+    r.start_time = r.end_time;
+    events_.Reserve(0, list_.pods.size());
+    for (size_t i = 0; i < list_.pods.size(); ++i) {
+      const OpenbPod& p = list_.pods[i];
+      r.start_time = std::min(r.start_time, *p.creation_time);
+      PushArrival(*p.creation_time, static_cast<int32_t>(i));
+      if (p.phase == OpenbPhase::kPending) ++r.pending_in_trace;
+      if (p.phase == OpenbPhase::kRunning && p.deletion_time == r.end_time) ++r.censored;
+    }
+    last_time_ = r.start_time;
+    next_sample_ = r.start_time;
+    while (!events_.empty()) {
+      const Event e = events_.Pop();
+      if (e.kind == EventKind::kFinish &&
+          static_cast<uint32_t>(e.epoch) != state_[static_cast<size_t>(e.job)].generation) {
+        continue;
+      }
+      Advance(e.time);
+      if (e.kind == EventKind::kSubmit) {
+        Arrive(e.job, e.time);
+      } else {
+        Depart(e.job, e.time);
+      }
+    }
+    Advance(r.end_time);
+    for (int32_t w : waiting_) NeverPlaced(w);
+    if (absl::Status s = backend_->Finish(); !s.ok()) return s;
+    if (r.placed + r.never_placed != r.pods) {
+      return absl::InternalError("replay: placed + never placed != pods");
+    }
+    std::sort(waits_.begin(), waits_.end());
+    if (!waits_.empty()) {
+      double sum = 0;
+      for (int64_t w : waits_) sum += static_cast<double>(w);
+      r.mean_wait = sum / static_cast<double>(waits_.size());
+      r.p50_wait = waits_[waits_.size() / 2];
+      r.p99_wait = waits_[std::min(waits_.size() - 1, waits_.size() * 99 / 100)];
+      r.max_wait = waits_.back();
+    }
+    const double span = static_cast<double>(r.end_time - r.start_time);
+    r.mean_allocation_ratio = span > 0 ? area_ / span : backend_->allocation_ratio();
+    SummariseSharing();
+    return r;
+  }
+
+ private:
+  // A placed pod's progress.
+  struct PodState {
+    double work_left = 0;  // seconds at speed 1
+    double speed = 0;
+    int64_t since = 0;  // time `work_left` was last brought up to date
+    uint32_t generation = 0;
+    bool fixed_end = false;  // Pending pods leave at their deletion time, whatever the speed
+  };
+
+  void PushArrival(int64_t t, int32_t pod) {
+    Event e;
+    e.time = t;
+    e.kind = EventKind::kSubmit;
+    e.job = pod;
+    e.sequence = ArrivalKey(pod);
+    events_.PushOrdered(e);
+  }
+  void PushDeparture(int64_t t, int32_t pod, uint32_t generation) {
+    Event e;
+    e.time = t;
+    e.kind = EventKind::kFinish;
+    e.job = pod;
+    e.epoch = static_cast<int32_t>(generation);
+    e.sequence = DepartureKey(pod, generation);
+    events_.PushOrdered(e);
+  }
+
+  void NeverPlaced(int32_t i) {
+    ++result_.never_placed;
+    if (list_.pods[static_cast<size_t>(i)].phase != OpenbPhase::kPending) {
+      ++result_.never_placed_by_end;
+    }
+  }
+
+  // Moves one GPU from `from` pods to `to` pods in the degree counts.
+  void ChangeDegree(size_t from, size_t to) {
+    const size_t top = std::max(from, to);
+    if (top >= gpus_at_degree_.size()) {
+      gpus_at_degree_.resize(top + 1, 0);
+      result_.gpu_seconds_by_degree.resize(top + 1, 0.0);
+    }
+    --gpus_at_degree_[from];
+    ++gpus_at_degree_[to];
+  }
+
+  // Recomputes the speeds of the pods on GPU `g` at `t` and reschedules the departures of
+  // those whose speed changed (and of `placed`, just arrived). O(pods on the GPU).
+  void Reschedule(size_t g, int64_t t, int32_t placed) {
+    const std::vector<int32_t>& on = tenants_[g];
+    tenant_buf_.clear();
+    for (int32_t p : on) {
+      const OpenbPod& pod = list_.pods[static_cast<size_t>(p)];
+      tenant_buf_.push_back(
+          {static_cast<double>(pod.gpu_milli) / kMilliPerGpu, pod.qos == OpenbQos::kBE});
+    }
+    SharingRates(sharing_, params_, tenant_buf_, &speed_buf_);
+    for (size_t k = 0; k < on.size(); ++k) {
+      const int32_t p = on[k];
+      PodState& st = state_[static_cast<size_t>(p)];
+      PodRun& run = result_.runs[static_cast<size_t>(p)];
+      run.max_degree = std::max(run.max_degree, static_cast<int32_t>(on.size()));
+      if (st.fixed_end || (st.speed == speed_buf_[k] && p != placed)) continue;
+      st.work_left = std::max(0.0, st.work_left - st.speed * static_cast<double>(t - st.since));
+      st.since = t;
+      st.speed = speed_buf_[k];
+      ++st.generation;
+      // Rounded up to a whole second; a hair of slack so an exact quotient stays exact.
+      const int64_t left = static_cast<int64_t>(std::ceil(st.work_left / st.speed - 1e-6));
+      PushDeparture(t + std::max<int64_t>(left, 0), p, st.generation);
+    }
+  }
+
+  // Accounts the time from the last event to `t` (up to the trace end) and samples the
+  // timeline on the way.
+  void Advance(int64_t t) {
+    const int64_t until = std::min(t, result_.end_time);
+    while (step_ > 0 && next_sample_ <= until) {
+      result_.timeline.push_back({next_sample_, backend_->allocation_ratio(),
+                                  backend_->fragmentation(), running_,
+                                  static_cast<int64_t>(waiting_.size())});
+      next_sample_ += step_;
+    }
+    if (until > last_time_) {
+      const double dt = static_cast<double>(until - last_time_);
+      area_ += backend_->allocation_ratio() * dt;
+      for (size_t k = 1; k < gpus_at_degree_.size(); ++k) {
+        result_.gpu_seconds_by_degree[k] += static_cast<double>(gpus_at_degree_[k]) * dt;
+      }
+      last_time_ = until;
+    }
+  }
+
+  // The last moment a waiting pod may still be placed: a Pending pod's deletion, else the
+  // trace end.
+  int64_t Deadline(int32_t i) const {
+    const OpenbPod& p = list_.pods[static_cast<size_t>(i)];
+    return p.phase == OpenbPhase::kPending ? *p.deletion_time : result_.end_time;
+  }
+
+  void Arrive(int32_t i, int64_t t) {
+    if (t >= Deadline(i)) {
+      NeverPlaced(i);
+      return;
+    }
+    if (!Place(i, t, -1)) {
+      waiting_.push_back(i);
+      return;
+    }
+    ++result_.placed_at_arrival;
+  }
+
+  void Depart(int32_t i, int64_t t) {
+    const PodPlacement& at = placement_[static_cast<size_t>(i)];
+    PodRun& run = result_.runs[static_cast<size_t>(i)];
+    run.end = t;
+    if (run.work > 0)
+      run.slowdown = static_cast<double>(t - run.start) / static_cast<double>(run.work);
+    ForEachGpu(at, [&](size_t g) {
+      std::vector<int32_t>& on = tenants_[g];
+      on.erase(std::find(on.begin(), on.end(), i));
+      ChangeDegree(on.size() + 1, on.size());
+      Reschedule(g, t, -1);
+    });
+    backend_->Remove(i);
+    NotePeak();
+    --running_;
+    // Only `at.node` gained room: a waiting pod can fit nowhere else.
+    const int32_t node = at.node;
+    size_t keep = 0;
+    for (size_t k = 0; k < waiting_.size(); ++k) {
+      const int32_t w = waiting_[k];
+      if (t >= Deadline(w)) {
+        NeverPlaced(w);
+        continue;
+      }
+      if (Place(w, t, node)) continue;
+      waiting_[keep++] = w;
+    }
+    waiting_.resize(keep);
+  }
+
+  template <typename F>
+  static void ForEachGpu(const PodPlacement& at, F f) {
+    for (uint64_t bits = at.gpus; bits != 0; bits &= bits - 1) {
+      f(static_cast<size_t>(at.first_gpu) + static_cast<size_t>(__builtin_ctzll(bits)));
+    }
+  }
+
+  // Places pod `i` at `t` (on `only_node` when >= 0); false when the backend does not.
+  bool Place(int32_t i, int64_t t, int32_t only_node) {
+    PodPlacement& at = placement_[static_cast<size_t>(i)];
+    if (!backend_->TryPlace(i, only_node, &at)) return false;
+    NotePeak();
+    const OpenbPod& p = list_.pods[static_cast<size_t>(i)];
+    ++running_;
+    ++result_.placed;
+    waits_.push_back(t - *p.creation_time);
+    PodRun& run = result_.runs[static_cast<size_t>(i)];
+    run.placed = true;
+    run.node = at.node;
+    run.start = t;
+    PodState& st = state_[static_cast<size_t>(i)];
+    st.since = t;
+    st.speed = 1.0;
+    if (p.phase == OpenbPhase::kPending) {
+      ++result_.pending_placed;
+      st.fixed_end = true;
+      PushDeparture(std::max(*p.deletion_time, t), i, st.generation);
+    } else {
+      run.work = *p.deletion_time - p.scheduled_time.value_or(*p.creation_time);
+      st.work_left = static_cast<double>(run.work);
+      if (backend_->pod_gpus(i) == 0) PushDeparture(t + run.work, i, st.generation);
+    }
+    ForEachGpu(at, [&](size_t g) {
+      std::vector<int32_t>& on = tenants_[g];
+      on.push_back(i);
+      ChangeDegree(on.size() - 1, on.size());
+      Reschedule(g, t, i);
+    });
+    return true;
+  }
+
+  void NotePeak() {
+    result_.peak_allocation_ratio =
+        std::max(result_.peak_allocation_ratio, backend_->allocation_ratio());
+  }
+
+  // Fills in the slowdown and sharing-degree figures once every pod has left.
+  void SummariseSharing() {
+    PodReplayResult& r = result_;
+    std::vector<double> slowdowns;
+    for (size_t i = 0; i < r.runs.size(); ++i) {
+      const PodRun& run = r.runs[i];
+      if (!run.placed || run.work == 0 || state_[i].fixed_end ||
+          backend_->pod_gpus(static_cast<int32_t>(i)) == 0) {
+        continue;
+      }
+      slowdowns.push_back(run.slowdown);
+      if (run.slowdown > 1.001) ++r.slowed_pods;
+    }
+    std::sort(slowdowns.begin(), slowdowns.end());
+    r.slowdown_pods = static_cast<int64_t>(slowdowns.size());
+    if (!slowdowns.empty()) {
+      double sum = 0;
+      for (double x : slowdowns) sum += x;
+      r.mean_slowdown = sum / static_cast<double>(slowdowns.size());
+      r.p50_slowdown = slowdowns[slowdowns.size() / 2];
+      r.p99_slowdown = slowdowns[std::min(slowdowns.size() - 1, slowdowns.size() * 99 / 100)];
+      r.max_slowdown = slowdowns.back();
+    }
+    double busy = 0, weighted = 0;
+    for (size_t k = 1; k < r.gpu_seconds_by_degree.size(); ++k) {
+      busy += r.gpu_seconds_by_degree[k];
+      weighted += static_cast<double>(k) * r.gpu_seconds_by_degree[k];
+      if (r.gpu_seconds_by_degree[k] > 0) r.max_degree = static_cast<int32_t>(k);
+    }
+    r.mean_degree = busy > 0 ? weighted / busy : 0;
+  }
+
+  const OpenbPodList& list_;
+  PodBackend* backend_;
+  int64_t step_;
+  SharingMode sharing_;
+  SharingParams params_;
+  std::vector<std::vector<int32_t>> tenants_;  // per GPU: the pods on it
+  std::vector<PodState> state_;                // per pod
+  std::vector<PodPlacement> placement_;        // per pod
+  std::vector<int64_t> gpus_at_degree_;        // GPUs by number of pods on them
+  std::vector<GpuTenant> tenant_buf_;
+  std::vector<double> speed_buf_;
+  EventQueue events_;
+  std::vector<int32_t> waiting_;  // arrival order
+  std::vector<int64_t> waits_;
+  int64_t running_ = 0;
+  int64_t last_time_ = 0;
+  int64_t next_sample_ = 0;
+  double area_ = 0;
+  PodReplayResult result_;
+};
+
+}  // namespace
+
+absl::StatusOr<PodReplayResult> ReplayPods(const OpenbPodList& list, PodBackend* backend,
+                                           const PodReplayOptions& options) {
+  if (!list.stats.has_times) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(list.file,
+                     ": this pod list has no creation or deletion times (the 5-column layout); "
+                     "it can be used by `fill`, not replayed"));
+  }
+  return PodReplay(list, backend, options).Run();
+}
+
+}  // namespace hived::sim

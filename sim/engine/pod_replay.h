@@ -1,0 +1,133 @@
+// sim/engine/pod_replay.h: the engine's replay of a pod-level trace (an openb pod list,
+// sim/trace/openb_reader.h) over a `PodBackend`, with the GPU sharing models
+// (sim/engine/sharing_model.h). `hived-sim openb-replay` and `run --format openb` reach it
+// through sim/openb/openb_replay.h, which adapts the fill model (sim/policies/) as the backend.
+//
+// Events come from the engine's `EventQueue` (sim/engine/event_queue.h), ordered by
+// `PushOrdered`'s key: (time, departures before arrivals, pod index).
+//
+// Each pod arrives at its `creation_time` and is placed by the backend. A pod that fits
+// nowhere waits; it is retried whenever a pod leaves (only the node that pod freed can have
+// become feasible, so a retry costs O(GPUs per node)), in arrival order, and a newer pod may
+// pass an older one that does not fit. How long a pod runs comes from the trace:
+//   - a pod the trace scheduled runs `deletion_time - scheduled_time` from its placement here;
+//     if it is still waiting at the trace end it is reported as never placed;
+//   - a Pending pod (never scheduled in the trace) was deleted while waiting: it waits at most
+//     until its `deletion_time` and, if placed earlier, runs until then;
+//   - a Running pod deleted exactly at the trace end is censored: its run is cut there, and the
+//     replay reports how many there are.
+// Departures at a time go before arrivals at the same time. Deterministic: the backend's
+// choices are (the `random` fill policy's are seeded).
+//
+// Sharing: a scheduled pod carries its trace runtime as *work* (seconds at speed 1.0) and
+// progresses at the speed its GPU's sharing mode gives it, which changes whenever a pod
+// arrives on or leaves that GPU; its departure is rescheduled then (event-driven, O(pods on
+// the GPU) per change; departure times rounded up to whole seconds). A Pending pod still
+// leaves at its deletion time, but occupies its GPU (and slows its neighbours) until then.
+// What a sharing pod requests under `exclusive` and `mig` is the backend's (it places the
+// requests `SharingRequestMilli` gives).
+//
+// Invariants: (1) every pod is placed at most once; (2) placed + never placed == pods;
+// (3) the backend's allocation is back to 0 after the last departure (`PodBackend::Finish`).
+//
+// Thread safety: not thread-safe; one replay per thread.
+#ifndef HIVED_SIM_ENGINE_POD_REPLAY_H_
+#define HIVED_SIM_ENGINE_POD_REPLAY_H_
+
+#include <cstdint>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "sim/engine/sharing_model.h"
+#include "sim/trace/openb_reader.h"
+
+namespace hived::sim {
+
+// Where a pod was placed: node `node`, GPUs `gpus` (bit i: the node's GPU i), the node's
+// first GPU's index among all the cluster's GPUs.
+struct PodPlacement {
+  int32_t node = -1;
+  uint64_t gpus = 0;
+  int32_t first_gpu = 0;
+};
+
+// The seam between the pod replay and a placement model (the fill model and its policies).
+class PodBackend {
+ public:
+  virtual ~PodBackend() = default;
+  // The cluster's GPUs (placements' GPU indices are below it).
+  virtual int32_t gpu_count() const = 0;
+  // The GPUs pod `pod` (index in the pod list) asks for; 0 for a CPU-only pod.
+  virtual int32_t pod_gpus(int32_t pod) const = 0;
+  // Places `pod` on a node that fits it (`only_node` >= 0: on that node only, if it fits);
+  // false when none fits or the policy declines it.
+  virtual bool TryPlace(int32_t pod, int32_t only_node, PodPlacement* placement) = 0;
+  // Frees what `pod` holds. REQUIRES: placed and not removed since.
+  virtual void Remove(int32_t pod) = 0;
+  // GPU milli allocated / capacity, and the fragmentation / capacity.
+  virtual double allocation_ratio() const = 0;
+  virtual double fragmentation() const = 0;
+  // After the last departure: nothing allocated, the model's invariants and the policy's
+  // errors (kInternal).
+  virtual absl::Status Finish() const = 0;
+};
+
+struct PodReplayOptions {
+  int64_t sample_seconds = 3600;  // timeline step
+  SharingMode sharing = SharingMode::kIdeal;
+  SharingParams sharing_params;
+};
+
+// One pod's run in the replay.
+struct PodRun {
+  bool placed = false;
+  int32_t node = -1;
+  int64_t start = 0, end = 0;  // placement and departure times
+  int64_t work = 0;            // seconds at speed 1 (the trace's runtime); 0 for Pending pods
+  double slowdown = 0;         // (end - start) / work; 0 when not measured (Pending, work 0)
+  int32_t max_degree = 0;      // most pods its GPU(s) held at once while it ran (it included)
+};
+
+struct PodReplayPoint {
+  int64_t time = 0;
+  double allocation_ratio = 0;
+  double fragmentation = 0;  // FGD fragmentation / capacity
+  int64_t running = 0;
+  int64_t waiting = 0;
+};
+
+struct PodReplayResult {
+  int64_t pods = 0;
+  int64_t placed = 0;
+  int64_t placed_at_arrival = 0;
+  int64_t never_placed = 0;
+  int64_t pending_in_trace = 0;     // pods the trace never scheduled
+  int64_t pending_placed = 0;       // ... of them placed here before their deletion
+  int64_t never_placed_by_end = 0;  // scheduled pods still waiting at the trace end
+  int64_t censored = 0;             // Running pods cut at the trace end
+  double mean_wait = 0;             // seconds, over placed pods
+  int64_t p50_wait = 0, p99_wait = 0, max_wait = 0;
+  double mean_allocation_ratio = 0;  // time-weighted from the first arrival to the trace end
+  double peak_allocation_ratio = 0;
+  int64_t start_time = 0, end_time = 0;
+  std::vector<PodReplayPoint> timeline;
+  std::vector<PodRun> runs;  // per pod, in list order
+  // Slowdown over the scheduled GPU pods placed here with work > 0.
+  int64_t slowdown_pods = 0, slowed_pods = 0;  // slowed: slowdown > 1.001
+  double mean_slowdown = 0, p50_slowdown = 0, p99_slowdown = 0, max_slowdown = 0;
+  // GPU sharing degree: busy-GPU seconds by pods on the GPU (index = degree, [0] unused),
+  // their mean (time-weighted over busy GPUs) and the maximum.
+  std::vector<double> gpu_seconds_by_degree;
+  double mean_degree = 0;
+  int32_t max_degree = 0;
+};
+
+// Replays `list` over `backend`. Errors: kInvalidArgument (naming the file) when the pod list
+// has no times (the 5-column layout); the backend's `Finish` errors; kInternal when an
+// invariant fails. REQUIRES: `backend` models `list`'s pods, none placed yet.
+absl::StatusOr<PodReplayResult> ReplayPods(const OpenbPodList& list, PodBackend* backend,
+                                           const PodReplayOptions& options);
+
+}  // namespace hived::sim
+
+#endif  // HIVED_SIM_ENGINE_POD_REPLAY_H_
