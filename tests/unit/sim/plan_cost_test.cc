@@ -1,5 +1,6 @@
 // Cost and GPU speed in capacity planning (issue 31, item 3): the `--vc-speed` trace
 // transform, `plan --gpu-speed` for a moved VC, `plan --price` and `--try-types`.
+#include <filesystem>
 #include <map>
 #include <sstream>
 #include <string>
@@ -174,6 +175,31 @@ TEST_CASE("Plan: --try-types with --price keeps the cheaper type when both meet 
     const testing::SimResult r = RunSim(args + "K80=5 --out " + (tmp / "x"), tmp / "log");
     CHECK(r.exit_code == 2);
     CHECK(absl::StrContains(r.output, "--price has no price for GPU type A100"));
+  }
+}
+TEST_CASE("Plan: --all-vcs in joint rounds gives the one-by-one probes and answers (issue 31)",
+          "[sim][planning][unit]") {
+  TempDir tmp("plan-joint");
+  for (const char* jobs : {"1", "3"}) {
+    CAPTURE(jobs);
+    const std::string args = std::string("plan --min-jobs 1") + kTwoTypes +
+                             " --all-vcs --target 'p95_wait<=1h' --jobs " + jobs;
+    const testing::SimResult joint = RunSim(args + " --out " + (tmp / "j"), tmp / "log");
+    INFO(joint.output);
+    REQUIRE(joint.exit_code == 0);
+    const testing::SimResult one = RunSim(args + " --one-by-one --out " + (tmp / "o"), tmp / "log");
+    REQUIRE(one.exit_code == 0);
+    CHECK(absl::StrContains(joint.output, "chosen: 4 cells (16 GPUs; now 3)"));
+    CHECK(ReadAll(tmp / "j/report.csv") == ReadAll(tmp / "o/report.csv"));
+    auto body = [](const std::string& file) {  // the report without the output folder
+      const std::string text = ReadAll(file);
+      return text.substr(0, text.find("sized config:"));
+    };
+    CHECK(body(tmp / "j/report.txt") == body(tmp / "o/report.txt"));
+    CHECK(!absl::StrContains(joint.output, "differs from its probe"));
+    // Joint: one folder per replay of a round, not one per VC and size.
+    CHECK(std::filesystem::exists(tmp / "j/probes/round0-0/out/summary.json"));
+    CHECK(std::filesystem::exists(tmp / "o/probes/old"));
   }
 }
 #endif
