@@ -23,6 +23,7 @@
 #include "sim/common/flags.h"
 #include "sim/engine/queue_policy.h"
 #include "sim/planning/plan_cost.h"
+#include "sim/planning/plan_output.h"
 #include "sim/planning/plan_search.h"
 #include "sim/planning/planning_commands.h"
 #include "sim/planning/sweep.h"
@@ -84,6 +85,23 @@ int CheckAddVc(const FlagParser& p, const std::string& name, const ClusterSpec& 
                                      ":like=VC,scale=K' (or --rename-vcs OLD=", name, ")"));
   }
   return -1;
+}
+
+// report.md's row of a sized VC.
+PlanMdRow MdRow(const PlanContext& ctx, const CostModel& cost, const VcPlan& plan) {
+  PlanMdRow r{
+      plan.vc, plan.current.unit_type, absl::StrCat(plan.current.units), "none meets", "", "", ""};
+  if (!plan.chosen) return r;
+  const int64_t gpus = *plan.chosen * plan.leaves_per_unit;
+  r.chosen = absl::StrCat(*plan.chosen);
+  r.gpus = absl::StrCat(gpus);
+  const PlanProbe& p = plan.probes.at(*plan.chosen);
+  r.value = p.value ? ShowValue(ctx.resolved_metric, *p.value) : "-";
+  if (const std::optional<double> usd =
+          cost.UsdPerHour(VcLeafType(ctx.base, plan.current.unit_type), gpus)) {
+    r.cost = absl::StrFormat("$%.2f/h", *usd);
+  }
+  return r;
 }
 
 }  // namespace
@@ -346,6 +364,8 @@ int PlanCommand(int argc, char** argv) {
   ClusterSpec sized = ctx.base;
   bool all_met = true;
   std::vector<std::string> skipped, results;
+  std::vector<PlanMdRow> md_rows;
+  std::string heat_source;  // the jobs.csv the wait heatmaps are drawn from
   // --try-types: the VC planned on each type; the cheapest meeting is the plan kept.
   std::optional<VcPlan> tried;
   // --all-vcs under hived: every VC searched at once, in joint rounds.
@@ -402,6 +422,7 @@ int PlanCommand(int argc, char** argv) {
       std::fflush(stdout);
       report += section + "\n";
       skipped.push_back(name);
+      md_rows.push_back({name, "", "", absl::StrCat("skipped: ", plan->jobs, " jobs"), "", "", ""});
       continue;
     }
     const std::string section =
@@ -415,6 +436,16 @@ int PlanCommand(int argc, char** argv) {
     report += section + "\n";
     csv += ReportCsvRows(ctx, *plan);
     PlanChart(ctx, *plan);
+    md_rows.push_back(MdRow(ctx, cost, *plan));
+    // The probes' jobs.csv but the chosen one's (the heatmap of a single VC reads it).
+    for (const auto& [size, probe] : plan->probes) {
+      std::error_code rm_ec;
+      if (plan->chosen && size == *plan->chosen && !all_vcs) {
+        heat_source = (fs::path(probe.dir) / "out" / "jobs.csv").string();
+      } else if (!joint) {
+        fs::remove(fs::path(probe.dir) / "out" / "jobs.csv", rm_ec);
+      }
+    }
     if (!plan->chosen) {
       all_met = false;
       results.push_back(absl::StrCat("VC ", name, ": no size meets the target; kept at ",
@@ -532,8 +563,19 @@ int PlanCommand(int argc, char** argv) {
     std::fprintf(stderr, "hived-sim plan: --resume: %lld finished probe(s) read, not run again\n",
                  static_cast<long long>(ctx.reused));
   }
-  if (absl::Status s = WriteFileAtomically((ctx.out / "report.txt").string(), report); !s.ok()) {
-    return Fail(s.message());
+  if (all_vcs) heat_source = (ctx.out / "confirm" / "out" / "jobs.csv").string();
+  if (!heat_source.empty()) {
+    if (absl::StatusOr<std::vector<std::string>> drawn =
+            WaitHeatmaps(heat_source, vcs, ctx.out.string());
+        !drawn.ok()) {
+      std::fprintf(stderr, "hived-sim plan: no wait heatmaps: %s\n",
+                   std::string(drawn.status().message()).c_str());
+    }
+  }
+  for (absl::Status s : {WriteFileAtomically((ctx.out / "report.txt").string(), report),
+                         WriteReportMd(ctx.out.string(), absl::StrJoin(command, " "),
+                                       ctx.target.text, md_rows, vcs, report)}) {
+    if (!s.ok()) return Fail(s.message());
   }
   if (!all_vcs && !skipped.empty()) {
     return Fail(absl::StrCat("VC ", vc,

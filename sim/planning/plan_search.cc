@@ -99,9 +99,11 @@ absl::Status RunProbes(PlanContext* ctx, const std::string& vc, const std::strin
     p.size = todo[i];
     p.dir = children[i].dir;
     if (absl::Status s = ReadProbe(ctx, vc, &p); !s.ok()) return s;
-    // The bulky per-job files are not needed.
+    // The bulky per-job files are not needed (plan removes the probes' jobs.csv but the
+    // chosen one's, which its heatmap reads, at the end).
     std::error_code ec;
-    for (const char* f : {"jobs.csv", "timeline.csv"}) {
+    fs::remove(fs::path(p.dir) / "out" / "baseline-private" / "jobs.csv", ec);
+    for (const char* f : {"timeline.csv"}) {
       fs::remove(fs::path(p.dir) / "out" / f, ec);
       fs::remove(fs::path(p.dir) / "out" / "baseline-private" / f, ec);
     }
