@@ -504,6 +504,7 @@ int PlanCommand(int argc, char** argv) {
   if (!price_text.empty())
     absl::StrAppend(&header, "# Prices (USD per GPU-hour): ", price_text, "\n");
   if (!speed_text.empty()) absl::StrAppend(&header, "# GPU speeds: ", speed_text, "\n");
+  if (std::string text; ReadFileToString(config, &text).ok()) header += InputComments(text);
   if (!skipped.empty()) {
     absl::StrAppend(&header, "# Skipped (too few jobs): ", absl::StrJoin(skipped, ", "), "\n");
   }

@@ -3,9 +3,11 @@
 #include <cstdio>
 #include <filesystem>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
 #include "sim/common/csv.h"
 #include "sim/planning/sweep_runner.h"
 #include "sim/trace/trace_reader.h"
@@ -90,6 +92,16 @@ absl::StatusOr<std::vector<std::string>> WaitHeatmaps(const std::string& jobs_cs
     drawn.push_back(name + ".png");
   }
   return drawn;
+}
+
+std::string InputComments(const std::string& config_text) {
+  std::string out;
+  for (absl::string_view line : absl::StrSplit(config_text, '\n')) {
+    if (!absl::StartsWith(line, "#")) break;
+    absl::StrAppend(&out, "# | ", absl::StripPrefix(absl::StripPrefix(line, "#"), " "), "\n");
+  }
+  if (out.empty()) return out;
+  return absl::StrCat("# Input config comments (they describe the input, not this file):\n", out);
 }
 
 absl::Status WriteReportMd(const std::string& dir, const std::string& command,

@@ -33,6 +33,12 @@ absl::StatusOr<std::vector<std::string>> WaitHeatmaps(const std::string& jobs_cs
                                                       const std::vector<std::string>& vcs,
                                                       const std::string& dir);
 
+// The comment lines at the top of a config (`config_text`), for the sized config's header:
+// "# Input config comments (they describe the input, not this file):" then each as "# | ...".
+// Empty when the input starts with no comment. (Comments inside the YAML are not kept: the
+// sized config is written from the parsed spec.)
+std::string InputComments(const std::string& config_text);
+
 // DIR/report.md: the command, the table, the charts present (plan-VC.png, wait-VC.png),
 // then report.txt verbatim.
 absl::Status WriteReportMd(const std::string& dir, const std::string& command,

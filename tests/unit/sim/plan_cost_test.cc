@@ -9,6 +9,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_split.h"
 #include "planning_test_util.h"
+#include "sim/planning/plan_output.h"
 #include "sim/trace/trace_speed.h"
 #include "sim/trace/trace_transform.h"
 #include "support/catch.h"
@@ -71,6 +72,33 @@ TEST_CASE("VcSpeed: divides the VC's durations by F and leaves other VCs alone",
   }
   CHECK(SpeedRatio({{"K80", 1}, {"A100", 4}}, "K80", "A100") == 4);
   CHECK(SpeedRatio({{"A100", 4}}, "P100", "V100") == 1);
+}
+
+TEST_CASE("WaitByHour: mean wait per submission hour and day, -1 where no job was submitted",
+          "[sim][planning][unit]") {
+  const std::string csv =
+      "job_id,vc,priority,gpus,pods,submit,first_start,end,queuing_delay\n"
+      "a,x,0,1,1,0,0,10,0\n"
+      "b,x,0,1,1,1800,3600,3700,1800\n"
+      "c,x,0,1,1,90000,93600,93700,3600\n"  // day 1, hour 1
+      "d,y,0,1,1,0,7200,7300,7200\n";
+  const std::vector<std::vector<double>> g = WaitByHour(csv, "x");
+  REQUIRE(g.size() == 7);
+  REQUIRE(g[0].size() == 24);
+  CHECK(g[0][0] == 900);  // (0 + 1800) / 2: a zero wait is a value, not a blank
+  CHECK(g[1][1] == 3600);
+  CHECK(g[0][1] == -1);  // no job
+  CHECK(g[6][23] == -1);
+  CHECK(WaitByHour(csv, "y")[0][0] == 7200);
+  CHECK(WaitByHour(csv, "none")[0][0] == -1);
+}
+
+TEST_CASE("InputComments: the input config's leading comments, marked as the input's",
+          "[sim][planning][unit]") {
+  CHECK(InputComments("# Sized for X.\n#\n# 15 VCs.\nphysicalCluster:\n# inner\n") ==
+        "# Input config comments (they describe the input, not this file):\n# | Sized for X.\n"
+        "# | \n# | 15 VCs.\n");
+  CHECK(InputComments("physicalCluster:\n# inner\n").empty());
 }
 
 #ifdef HIVED_SIM_EXE
@@ -162,6 +190,10 @@ TEST_CASE("Plan: --try-types with --price keeps the cheaper type when both meet 
     const std::string sized = ReadAll(tmp / "k/sized.yaml");
     CHECK(absl::StrContains(sized, "# Prices (USD per GPU-hour): K80=0.5,A100=3"));
     CHECK(absl::StrContains(r.output, "cost: 16 K80 GPUs x $0.50/GPU-h = $8.00/h"));
+    const std::string md = ReadAll(tmp / "k/report.md");
+    CHECK(absl::StrContains(md, "| `old` | K80-RACK.K80-NODE | 3 | 4 | 16 | 1.000 h | $8.00/h |"));
+    CHECK(absl::StrContains(md, "![wait-old.png](wait-old.png)"));
+    CHECK(std::filesystem::exists(tmp / "k/wait-old.png"));
   }
   SECTION("A100 cheaper") {
     const testing::SimResult r = RunSim(args + "K80=5,A100=1 --out " + (tmp / "a"), tmp / "log");
