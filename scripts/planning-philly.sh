@@ -38,6 +38,29 @@ echo "== Q3: sizes x policies x seeds (node failures make the seeds differ)"
   --seeds 1-3 --run-args '--mtbf 2000 --mttr 4'
 "$sim" compare "$out/grid/sweep.csv" --out "$out/grid/charts" --target 'p95_wait<=24h'
 
+echo "== Q4: the cost of a new tenant like VC 6c71a0 (at P100 \$1.46/GPU-h, an assumed price)"
+"$sim" plan "${philly[@]}" --add-vc newteam --add-tenant 'newteam:like=6c71a0,scale=1' \
+  --cell-type P100-RACK.P100-NODE --target 'p95_wait<=1h' --price P100=1.46 --out "$out/tenant"
+
+echo "== Q5: move VC 6c71a0 to V100s, twice as fast, at \$2.48/GPU-h? (a V100 rack added)"
+python3 - "$config" "$out/philly-v100.yaml" <<'PY'
+import sys
+text = open(sys.argv[1]).read()
+v100 = ("    V100-NODE:\n      childCellType: V100\n      childCellNumber: 8\n"
+        "      isNodeLevel: true\n    V100-RACK:\n      childCellType: V100-NODE\n"
+        "      childCellNumber: 8\n  physicalCells:\n  - cellType: V100-RACK\n"
+        "    cellChildren:\n" + "".join(f"    - cellAddress: philly-v00-n{i}\n" for i in range(8)))
+open(sys.argv[2], "w").write(text.replace("  physicalCells:\n", v100, 1))
+PY
+"$sim" plan --config "$out/philly-v100.yaml" --trace "$trace" --format philly --vc 6c71a0 \
+  --target 'p95_wait<=1h' --try-types P100-RACK.P100-NODE,V100-RACK.V100-NODE \
+  --gpu-speed P100=1,V100=2 --price P100=1.46,V100=2.48 --out "$out/move"
+
+echo "== how sure: the sized 6c71a0 over 5 bootstrap resamples of the trace's days"
+"$sim" sweep --config "$out/move/sized.yaml" --trace "$trace" --format philly --bootstrap days \
+  --seeds 1-5 --run-args '--baseline none' --out "$out/sure"
+"$sim" compare "$out/sure/sweep.csv" --target 'p95_wait<=1h'
+
 cp "$out/plan-6214e9/plan-6214e9.png" docs/planning/plan-6214e9.png
 cp "$out/whatif/charts/mean_wait_by_vc.png" docs/planning/whatif-mean-wait.png
 cp "$out/grid/charts/p95_wait_by_vc.png" docs/planning/grid-p95-wait.png

@@ -22,6 +22,8 @@
 #include "sim/common/csv.h"
 #include "sim/common/flags.h"
 #include "sim/engine/queue_policy.h"
+#include "sim/planning/plan_cost.h"
+#include "sim/planning/plan_output.h"
 #include "sim/planning/plan_search.h"
 #include "sim/planning/planning_commands.h"
 #include "sim/planning/sweep.h"
@@ -29,6 +31,7 @@
 #include "sim/policies/policy_registry.h"
 #include "sim/policies/scheduler_backend.h"
 #include "sim/trace/trace_reader.h"
+#include "sim/trace/trace_speed.h"
 #include "sim/trace/trace_transform.h"
 
 namespace hived::sim {
@@ -84,14 +87,32 @@ int CheckAddVc(const FlagParser& p, const std::string& name, const ClusterSpec& 
   return -1;
 }
 
+// report.md's row of a sized VC.
+PlanMdRow MdRow(const PlanContext& ctx, const CostModel& cost, const VcPlan& plan) {
+  PlanMdRow r{
+      plan.vc, plan.current.unit_type, absl::StrCat(plan.current.units), "none meets", "", "", ""};
+  if (!plan.chosen) return r;
+  const int64_t gpus = *plan.chosen * plan.leaves_per_unit;
+  r.chosen = absl::StrCat(*plan.chosen);
+  r.gpus = absl::StrCat(gpus);
+  const PlanProbe& p = plan.probes.at(*plan.chosen);
+  r.value = p.value ? ShowValue(ctx.resolved_metric, *p.value) : "-";
+  if (const std::optional<double> usd =
+          cost.UsdPerHour(VcLeafType(ctx.base, plan.current.unit_type), gpus)) {
+    r.cost = absl::StrFormat("$%.2f/h", *usd);
+  }
+  return r;
+}
+
 }  // namespace
 
 int PlanCommand(int argc, char** argv) {
   std::string config, trace, format = "hived", vc, add_vc, target_text, cell_type, out = "plan-out";
   std::string policy(PolicyKindName(PolicyKind::kHived)), queue = "fifo", run_args;
+  std::string price_text, speed_text, try_types;
   int64_t jobs = DefaultJobs(), min_size = 1, max_size = 0, seed = 1, min_jobs = 20;
   double load_scale = 1;
-  bool all_vcs = false, resume = false;
+  bool all_vcs = false, resume = false, one_by_one = false;
   TraceTransformFlags transform_flags;
   FlagParser p("hived-sim plan", "--config FILE --trace FILE (--vc NAME | --all-vcs) --target T",
                "Finds the smallest reservation of a VC (or of every VC) whose replay meets a\n"
@@ -107,6 +128,10 @@ int PlanCommand(int argc, char** argv) {
            "size a VC the config does not have yet, in cells of --cell-type; its jobs come "
            "from --add-tenant 'NAME:per-day=N,...' or 'NAME:like=VC,scale=K' (absolute, not "
            "load=) or --rename-vcs");
+  p.Bool("one-by-one", &one_by_one,
+         "--all-vcs: size the VCs one after another instead of in joint rounds (one replay "
+         "probing every VC at once; only under --policy hived, where a VC's waits depend on "
+         "its own reservation: use this with opportunistic jobs or failures)");
   p.Bool("resume", &resume,
          "continue a killed plan in --out: finished probes (same config and arguments) are "
          "read, not run again; the outputs equal an uninterrupted run's");
@@ -132,6 +157,15 @@ int PlanCommand(int argc, char** argv) {
   p.Double("load-scale", &load_scale,
            "every probe's load: inter-arrival times divided by X (X > 1 = heavier; default 1)");
   p.String("run-args", &run_args, "ARGS", "more `run` flags for every probe");
+  p.String("price", &price_text, "TYPE=USD,...",
+           "USD per GPU-hour of each GPU leaf type (e.g. K80=0.45,A100=3.1): costs in the "
+           "report, and --try-types ranks by money");
+  p.String("gpu-speed", &speed_text, "TYPE=F,...",
+           "speed of each GPU leaf type (a type not listed: 1; 2 = twice as fast): a VC moved "
+           "(--move-vc, --try-types) runs its jobs speed(new)/speed(old) x as fast");
+  p.String("try-types", &try_types, "PATH,...",
+           "with --vc: plan the VC on each cell type path (moved there, sized in its cells) "
+           "and keep the cheapest that meets the target");
   RegisterTraceTransformFlags(&p, &transform_flags);
   std::vector<std::string> args;
   if (int code = p.Parse(argc, argv, &args); code >= 0) return code;
@@ -170,6 +204,31 @@ int PlanCommand(int argc, char** argv) {
   if (!ParseQueueKind(queue).ok()) return p.UsageError(absl::StrCat("unknown --queue ", queue));
   absl::StatusOr<TraceTransforms> transforms = ParseTraceTransforms(transform_flags);
   if (!transforms.ok()) return p.UsageError(transforms.status().message());
+  CostModel cost;
+  if (absl::StatusOr<std::vector<std::pair<std::string, double>>> prices = ParsePrices(price_text);
+      prices.ok()) {
+    cost.prices = std::move(*prices);
+  } else {
+    return p.UsageError(prices.status().message());
+  }
+  if (absl::StatusOr<std::vector<std::pair<std::string, double>>> speeds =
+          ParseSpeedFactors("gpu-speed", speed_text);
+      speeds.ok()) {
+    cost.speeds = std::move(*speeds);
+  } else {
+    return p.UsageError(speeds.status().message());
+  }
+  const std::vector<std::string> type_paths =
+      absl::StrSplit(try_types, ',', absl::SkipWhitespace());
+  if (!type_paths.empty() && (vc.empty() || all_vcs || !add_vc.empty())) {
+    return p.UsageError("--try-types plans one VC: give it with --vc NAME");
+  }
+  for (const auto& [moved, to] : transforms->move_vcs) {
+    if (!type_paths.empty() && moved == vc) {
+      return p.UsageError(absl::StrCat("--try-types moves VC ", vc,
+                                       " to each type; drop --move-vc ", moved, "=", to));
+    }
+  }
 
   PlanContext ctx;
   ctx.exe = SelfExe();
@@ -182,12 +241,36 @@ int PlanCommand(int argc, char** argv) {
   ctx.resume = resume;
   absl::StatusOr<ClusterSpec> base = LoadClusterSpecFile(config);
   if (!base.ok()) return Fail(base.status().message());
+  const ClusterSpec unmoved = *base;
   // A moved VC is planned on its new cell type: probes resize the moved config (their child
   // runs re-apply the move, which then changes nothing, and rewrite the trace).
   if (absl::Status s = ApplyVcMoves(*transforms, &*base); !s.ok()) {
     return Fail(absl::StrCat(config, ": ", s.message()));
   }
   ctx.base = std::move(*base);
+  // --gpu-speed: a moved VC's jobs run faster or slower on its new type (`--vc-speed`).
+  if (absl::StatusOr<std::vector<std::string>> speeds =
+          MovedVcSpeeds(cost, unmoved, ctx.base, transforms->move_vcs);
+      !speeds.ok()) {
+    return p.UsageError(absl::StrCat("--gpu-speed: ", speeds.status().message()));
+  } else if (!speeds->empty()) {
+    if (!transform_flags.vc_speed.empty()) transform_flags.vc_speed += ",";
+    transform_flags.vc_speed += absl::StrJoin(*speeds, ",");
+    if (absl::StatusOr<TraceTransforms> t = ParseTraceTransforms(transform_flags); !t.ok()) {
+      return p.UsageError(
+          absl::StrCat(t.status().message(), " (--gpu-speed sets it for moved VCs)"));
+    }
+  }
+  if (!cost.prices.empty()) {
+    for (const std::string& path : type_paths) {
+      const std::string leaf = VcLeafType(ctx.base, path);
+      if (!leaf.empty() && !cost.UsdPerHour(leaf, 1)) {
+        return p.UsageError(absl::StrCat("--price has no price for GPU type ", leaf,
+                                         " (of --try-types ", path, "); add ", leaf,
+                                         "=USD_PER_GPU_HOUR"));
+      }
+    }
+  }
   if (std::error_code ec; !fs::is_regular_file(trace, ec)) {
     return Fail(absl::StrCat(trace, ": no such trace file"));
   }
@@ -281,8 +364,49 @@ int PlanCommand(int argc, char** argv) {
   ClusterSpec sized = ctx.base;
   bool all_met = true;
   std::vector<std::string> skipped, results;
+  std::vector<PlanMdRow> md_rows;
+  std::string heat_source;  // the jobs.csv the wait heatmaps are drawn from
+  // --try-types: the VC planned on each type; the cheapest meeting is the plan kept.
+  std::optional<VcPlan> tried;
+  // --all-vcs under hived: every VC searched at once, in joint rounds.
+  const bool joint = all_vcs && !one_by_one && policy == PolicyKindName(PolicyKind::kHived);
+  std::map<std::string, VcPlan> joint_plans;
+  if (joint) {
+    std::vector<std::string> types;
+    for (const std::string& name : vcs) types.push_back(type_of(name));
+    absl::StatusOr<std::vector<VcPlan>> plans =
+        PlanVcsJointly(&ctx, vcs, types, min_size, max_size);
+    if (!plans.ok()) {
+      if (plans.status().code() == absl::StatusCode::kInvalidArgument &&
+          absl::StrContains(plans.status().message(), "--target")) {
+        return p.UsageError(plans.status().message());
+      }
+      return Fail(plans.status().message());
+    }
+    for (VcPlan& plan : *plans) joint_plans[plan.vc] = std::move(plan);
+  }
+  if (!type_paths.empty()) {
+    absl::StatusOr<TypeChoice> choice =
+        PlanAcrossTypes(ctx, cost, vc, type_paths, min_size, max_size);
+    if (!choice.ok()) {
+      return choice.status().code() == absl::StatusCode::kInvalidArgument
+                 ? p.UsageError(choice.status().message())
+                 : Fail(choice.status().message());
+    }
+    const std::string section = TypeChoiceReport(ctx, vc, *choice) + "\n";
+    std::fputs(section.c_str(), stdout);
+    report += section;
+    TypeOption& kept = choice->options[static_cast<size_t>(std::max(choice->best, 0))];
+    kept.ctx.out = ctx.out;
+    ctx = std::move(kept.ctx);
+    sized = ctx.base;
+    tried = std::move(kept.plan);
+  }
   for (const std::string& name : vcs) {
-    absl::StatusOr<VcPlan> plan = PlanOneVc(&ctx, name, type_of(name), min_size, max_size);
+    absl::StatusOr<VcPlan> plan = tried ? std::move(*tried)
+                                  : joint
+                                      ? std::move(joint_plans[name])
+                                      : PlanOneVc(&ctx, name, type_of(name), min_size, max_size);
     if (!plan.ok()) {
       if (plan.status().code() == absl::StatusCode::kInvalidArgument &&
           absl::StrContains(plan.status().message(), "--target")) {
@@ -298,14 +422,30 @@ int PlanCommand(int argc, char** argv) {
       std::fflush(stdout);
       report += section + "\n";
       skipped.push_back(name);
+      md_rows.push_back({name, "", "", absl::StrCat("skipped: ", plan->jobs, " jobs"), "", "", ""});
       continue;
     }
-    const std::string section = PlanReport(ctx, *plan);
+    const std::string section =
+        PlanReport(ctx, *plan) +
+        (plan->chosen ? CostLine(cost, VcLeafType(ctx.base, plan->current.unit_type),
+                                 *plan->chosen * plan->leaves_per_unit,
+                                 plan->current.units * plan->leaves_per_unit)
+                      : std::string());
     std::fputs(section.c_str(), stdout);
     std::fflush(stdout);
     report += section + "\n";
     csv += ReportCsvRows(ctx, *plan);
     PlanChart(ctx, *plan);
+    md_rows.push_back(MdRow(ctx, cost, *plan));
+    // The probes' jobs.csv but the chosen one's (the heatmap of a single VC reads it).
+    for (const auto& [size, probe] : plan->probes) {
+      std::error_code rm_ec;
+      if (plan->chosen && size == *plan->chosen && !all_vcs) {
+        heat_source = (fs::path(probe.dir) / "out" / "jobs.csv").string();
+      } else if (!joint) {
+        fs::remove(fs::path(probe.dir) / "out" / "jobs.csv", rm_ec);
+      }
+    }
     if (!plan->chosen) {
       all_met = false;
       results.push_back(absl::StrCat("VC ", name, ": no size meets the target; kept at ",
@@ -361,6 +501,10 @@ int PlanCommand(int argc, char** argv) {
       absl::StrCat("# Sized by: ", absl::StrJoin(command, " "), "\n# Target: ", ctx.target.text,
                    " (metric ", ctx.resolved_metric, ")\n");
   for (const std::string& r : results) absl::StrAppend(&header, "# ", r, "\n");
+  if (!price_text.empty())
+    absl::StrAppend(&header, "# Prices (USD per GPU-hour): ", price_text, "\n");
+  if (!speed_text.empty()) absl::StrAppend(&header, "# GPU speeds: ", speed_text, "\n");
+  if (std::string text; ReadFileToString(config, &text).ok()) header += InputComments(text);
   if (!skipped.empty()) {
     absl::StrAppend(&header, "# Skipped (too few jobs): ", absl::StrJoin(skipped, ", "), "\n");
   }
@@ -379,6 +523,7 @@ int PlanCommand(int argc, char** argv) {
     c.dir = dir.string();
     c.label = "the confirmation replay of the sized config";
     std::string confirm = "confirmation replay of the sized config (every VC at its size):\n";
+    bool dependent = false;
     if (absl::Status s = RunChildren(ctx.exe, {c}, 1, "confirm"); !s.ok()) return Fail(s.message());
     for (const std::string& name : vcs) {
       if (std::find(skipped.begin(), skipped.end(), name) != skipped.end()) continue;
@@ -387,8 +532,21 @@ int PlanCommand(int argc, char** argv) {
       if (absl::Status s = ReadProbe(&ctx, name, &probe); !s.ok()) return Fail(s.message());
       absl::StrAppend(&confirm, "  ", name, ": ", ctx.resolved_metric, " = ",
                       probe.value ? ShowValue(ctx.resolved_metric, *probe.value) : "-",
-                      probe.meets ? " (meets)" : " (MISSES the target)", "\n");
+                      probe.meets ? " (meets)" : " (MISSES the target)");
+      if (auto it = joint_plans.find(name);
+          it != joint_plans.end() && it->second.chosen &&
+          it->second.probes.count(*it->second.chosen) > 0 &&
+          it->second.probes.at(*it->second.chosen).value != probe.value) {
+        absl::StrAppend(&confirm, " (differs from its probe)");
+        dependent = true;
+      }
+      absl::StrAppend(&confirm, "\n");
       all_met &= probe.meets;
+    }
+    if (dependent) {
+      absl::StrAppend(&confirm,
+                      "warning: the VCs were sized in joint rounds, which assumes a VC's metric "
+                      "depends only on its own size; here it does not: rerun with --one-by-one\n");
     }
     std::fputs(confirm.c_str(), stdout);
     report += confirm;
@@ -406,8 +564,19 @@ int PlanCommand(int argc, char** argv) {
     std::fprintf(stderr, "hived-sim plan: --resume: %lld finished probe(s) read, not run again\n",
                  static_cast<long long>(ctx.reused));
   }
-  if (absl::Status s = WriteFileAtomically((ctx.out / "report.txt").string(), report); !s.ok()) {
-    return Fail(s.message());
+  if (all_vcs) heat_source = (ctx.out / "confirm" / "out" / "jobs.csv").string();
+  if (!heat_source.empty()) {
+    if (absl::StatusOr<std::vector<std::string>> drawn =
+            WaitHeatmaps(heat_source, vcs, ctx.out.string());
+        !drawn.ok()) {
+      std::fprintf(stderr, "hived-sim plan: no wait heatmaps: %s\n",
+                   std::string(drawn.status().message()).c_str());
+    }
+  }
+  for (absl::Status s : {WriteFileAtomically((ctx.out / "report.txt").string(), report),
+                         WriteReportMd(ctx.out.string(), absl::StrJoin(command, " "),
+                                       ctx.target.text, md_rows, vcs, report)}) {
+    if (!s.ok()) return Fail(s.message());
   }
   if (!all_vcs && !skipped.empty()) {
     return Fail(absl::StrCat("VC ", vc,

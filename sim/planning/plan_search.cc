@@ -34,8 +34,9 @@ absl::StatusOr<ClusterSpec> SizedSpec(const ClusterSpec& base, const std::string
   return spec;
 }
 
-// True when `dir` holds a finished probe of exactly this config and these run arguments
-// (a plan killed while it ran leaves no summary.json, or one a later check rejects).
+}  // namespace
+
+// A plan killed while it ran leaves no summary.json, or one a later check rejects.
 bool ReusableProbe(const fs::path& dir, const std::string& config, const std::string& args) {
   std::string have_config, have_args, summary;
   return ReadFileToString((dir / "config.yaml").string(), &have_config).ok() &&
@@ -44,6 +45,8 @@ bool ReusableProbe(const fs::path& dir, const std::string& config, const std::st
          ReadFileToString((dir / "out" / "summary.json").string(), &summary).ok() &&
          !summary.empty();
 }
+
+namespace {
 
 // Runs the probes of `sizes` (in parallel) and adds them to `probes`.
 absl::Status RunProbes(PlanContext* ctx, const std::string& vc, const std::string& unit_type,
@@ -96,9 +99,11 @@ absl::Status RunProbes(PlanContext* ctx, const std::string& vc, const std::strin
     p.size = todo[i];
     p.dir = children[i].dir;
     if (absl::Status s = ReadProbe(ctx, vc, &p); !s.ok()) return s;
-    // The bulky per-job files are not needed.
+    // The bulky per-job files are not needed (plan removes the probes' jobs.csv but the
+    // chosen one's, which its heatmap reads, at the end).
     std::error_code ec;
-    for (const char* f : {"jobs.csv", "timeline.csv"}) {
+    fs::remove(fs::path(p.dir) / "out" / "baseline-private" / "jobs.csv", ec);
+    for (const char* f : {"timeline.csv"}) {
       fs::remove(fs::path(p.dir) / "out" / f, ec);
       fs::remove(fs::path(p.dir) / "out" / "baseline-private" / f, ec);
     }

@@ -77,6 +77,23 @@ absl::Status ReadProbe(PlanContext* ctx, const std::string& vc, PlanProbe* p);
 absl::StatusOr<VcPlan> PlanOneVc(PlanContext* ctx, const std::string& vc,
                                  const std::string& cell_type, int64_t min_size, int64_t max_size);
 
+// `plan --all-vcs` in joint rounds, for VCs whose metrics do not depend on each other's
+// sizes (HiveD's guarantee: under `hived` with guaranteed jobs only, a VC's waits depend on
+// its own reservation): each round replays the trace once per candidate (at most ctx->jobs
+// a round), with every VC still searching at one of its candidate sizes, so the rounds are
+// those of the slowest VC's search instead of the sum over VCs. Each VC's probes, answer and
+// notes are PlanOneVc's (`unit_types[i]` as its `cell_type`), provided the VCs are
+// independent; the confirmation replay of the sized config checks it. Probe folders are
+// ctx->out/probes/roundR-K. Errors: as PlanOneVc.
+absl::StatusOr<std::vector<VcPlan>> PlanVcsJointly(PlanContext* ctx,
+                                                   const std::vector<std::string>& vcs,
+                                                   const std::vector<std::string>& unit_types,
+                                                   int64_t min_size, int64_t max_size);
+
+// True when `dir` holds a finished probe of exactly this config and these run arguments.
+bool ReusableProbe(const std::filesystem::path& dir, const std::string& config,
+                   const std::string& args);
+
 // A value of `metric` for reports: hours for times ("1.020 h"), else 4 significant digits.
 std::string ShowValue(const std::string& metric, double v);
 

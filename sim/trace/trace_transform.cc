@@ -14,6 +14,7 @@
 #include "sim/trace/gen_trace.h"
 #include "sim/trace/trace_growth.h"
 #include "sim/trace/trace_hash.h"
+#include "sim/trace/trace_speed.h"
 
 namespace hived::sim {
 namespace {
@@ -216,6 +217,9 @@ void RegisterTraceTransformFlags(FlagParser* parser, TraceTransformFlags* flags)
                  "config + trace transform: VC's cells become the same GPUs of cell type TYPE "
                  "(a path or a leaf type, e.g. A100), cells added as needed; its typed jobs "
                  "ask for TYPE's leaf type");
+  parser->String("vc-speed", &flags->vc_speed, "VC=F,...",
+                 "trace transform: VC's jobs run F x as fast (durations / F; 2 = a GPU twice "
+                 "as fast)");
 }
 
 absl::StatusOr<TraceTransforms> ParseTraceTransforms(const TraceTransformFlags& flags) {
@@ -264,6 +268,10 @@ absl::StatusOr<TraceTransforms> ParseTraceTransforms(const TraceTransformFlags& 
     }
     t.vc_load_scale.emplace_back(vc, *k);
   }
+  absl::StatusOr<std::vector<std::pair<std::string, double>>> speeds =
+      ParseSpeedFactors("vc-speed", flags.vc_speed);
+  if (!speeds.ok()) return speeds.status();
+  t.vc_speeds = std::move(*speeds);
   if (!flags.bootstrap.empty()) {
     if (flags.bootstrap == "days") {
       t.bootstrap_block = 86400;
@@ -288,7 +296,8 @@ std::vector<std::string> TraceTransformArgs(const TraceTransformFlags& flags) {
       {"vc-opportunistic", &flags.vc_opportunistic},
       {"move-vc", &flags.move_vc},
       {"vc-load-scale", &flags.vc_load_scale},
-      {"bootstrap", &flags.bootstrap}};
+      {"bootstrap", &flags.bootstrap},
+      {"vc-speed", &flags.vc_speed}};
   for (const auto& [name, value] : all) {
     if (!value->empty()) out.push_back(absl::StrCat("--", name, "=", *value));
   }
@@ -412,6 +421,7 @@ absl::Status ApplyTraceTransforms(const TraceTransforms& t, const ClusterSpec& s
       }
     }
   }
+  if (absl::Status s = ApplyVcSpeeds(t.vc_speeds, trace); !s.ok()) return s;
   if (jobs.empty()) {
     return absl::InvalidArgumentError("the trace transforms leave no jobs to replay");
   }

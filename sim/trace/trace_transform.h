@@ -23,9 +23,12 @@
 //      first, on the config (`MoveVc`, sim/cluster/spec_edit.h); here every job of VC that names a
 //      GPU type asks for TYPE's leaf type instead (the VC has no other type left). Untyped jobs
 //      stay untyped (any type the VC has: now TYPE's), pinned jobs keep their type (pinned
-//      cells do not move). Gang sizes and durations are kept: a faster GPU is not modelled,
-//      and a pod larger than TYPE's nodes is rejected like any such pod.
-// A VC named in 1, 4 or 5 that no job has (after the earlier steps) is an error naming the
+//      cells do not move). Gang sizes and durations are kept (a faster GPU is step 7), and
+//      a pod larger than TYPE's nodes is rejected like any such pod;
+//   7. `--vc-speed VC=F,…`  VC's jobs run F x as fast: durations divided by F (nearest
+//      second, >= 1; sim/trace/trace_speed.h). `plan --gpu-speed TYPE=F` derives it for a
+//      moved VC (new type's speed / old type's).
+// A VC named in 1, 4, 5 or 7 that no job has (after the earlier steps) is an error naming the
 // VCs present; a trace left empty is an error.
 //
 // Example:
@@ -63,6 +66,7 @@ struct TraceTransformFlags {
   std::string move_vc;
   std::string vc_load_scale;
   std::string bootstrap;
+  std::string vc_speed;
 };
 
 // A tenant in one of three forms: relative (`load=`, gen-trace's load over the VC's own
@@ -89,15 +93,16 @@ struct TraceTransforms {
   std::vector<std::pair<std::string, double>> vc_opportunistic;
   std::vector<std::pair<std::string, std::string>> move_vcs;  // (VC, target cell type)
   std::vector<std::pair<std::string, double>> vc_load_scale;  // (VC, K)
+  std::vector<std::pair<std::string, double>> vc_speeds;      // (VC, F)
   int64_t bootstrap_block = -1;  // >= 0: resample (BootstrapTrace) with this block; 0 = jobs
   bool empty() const {
     return only_vcs.empty() && rename_vcs.empty() && tenants.empty() && vc_priority.empty() &&
            vc_opportunistic.empty() && move_vcs.empty() && vc_load_scale.empty() &&
-           bootstrap_block < 0;
+           vc_speeds.empty() && bootstrap_block < 0;
   }
 };
 
-// Adds the six flags to `parser`, writing into `flags`.
+// Adds the flags to `parser`, writing into `flags`.
 void RegisterTraceTransformFlags(FlagParser* parser, TraceTransformFlags* flags);
 
 // Parses the flags' values. kInvalidArgument naming the flag and the bad item.
