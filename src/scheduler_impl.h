@@ -10,10 +10,11 @@
 //    (a group, a reservation), while it is pinned, or while it mirrors a bad physical cell
 //    ("bad-bound"; doomed preassigned cells are bad-bound roots).
 //
-// State per physical leaf: the running group using it (`p_user_`) and the reserved or
-// preempting group reserving it (`p_reserver_`): Free (neither), Used (user only),
-// Reserving (both), Reserved (reserver only). Physical leaf priority = the reserver's
-// priority if any, else the user's running priority. A virtual leaf is held by at most one group
+// State per physical leaf (`PhysicalCells`, src/physical_cells.h): the running group using
+// it (`user`) and the reserved or preempting group reserving it (`reserver`): Free (neither),
+// Used (user only), Reserving (both), Reserved (reserver only). Physical leaf priority = the
+// reserver's priority if any, else the user's running priority. A virtual leaf is held by at most
+// one group
 // (`VCell::user`), the running guaranteed group or the preemptor that took it over.
 //
 // Algorithm of `Schedule` for a new group (per candidate chain, config order):
@@ -42,13 +43,14 @@
 // Components: one source file each (request, decide, schedule, placement, leaf_usage,
 // groups, reservations, allocate, persistence, scheduler_build/views/summaries/invariants
 // .cc; the table in docs/architecture.md). Components with private state (own headers and
-// invariants): VirtualClusters (virtual cells, their usage and binding, preassigned cells,
-// safety counters, doomed cells, the binding side of health), GroupTable, Placer (node and
-// leaf choice over const state), Health (doomed counts, deferred health work), Reservations
-// (what a kPlaced result holds, the Filtering decision), recovery.h (placements from
-// elsewhere: functions over explicit inputs), NodeIndex (a view's node order). Shared
-// records: cluster_state.h. GPU sharing is a layer above this core (sharing/layered.h), which
-// this core does not know: it calls the entry points below for its holder groups.
+// invariants): PhysicalCells (per physical leaf its user and reserver, the physical leaf
+// usage, node-level cells, views' positions), VirtualClusters (virtual cells, their usage and
+// binding, preassigned cells, safety counters, doomed cells, the binding side of health),
+// GroupTable, Placer (node and leaf choice over const state), Health (doomed counts, deferred
+// health work), Reservations (what a kPlaced result holds, the Filtering decision), recovery.h
+// (placements from elsewhere: functions over explicit inputs), NodeIndex (a view's node order).
+// Shared records: cluster_state.h. GPU sharing is a layer above this core (sharing/layered.h),
+// which this core does not know: it calls the entry points below for its holder groups.
 //
 // Invariants (CheckInvariants, scheduler_invariants.cc; each component checks its own too):
 //  (1) A leaf cell is used by at most one group; a group holds exactly the leaves of its
@@ -107,6 +109,7 @@
 #include "src/internal/strings.h"
 #include "src/node_index.h"
 #include "src/node_room.h"
+#include "src/physical_cells.h"
 #include "src/placer.h"
 #include "src/reservations.h"
 #include "src/virtual_clusters.h"
@@ -211,7 +214,7 @@ class SchedulerImpl {
   uint64_t epoch() const { return epoch_; }
   bool NodeHealthy(NodeId node) const { return buddy_->IsNodeHealthy(node); }
   Reservations& cancellations() { return reservations_; }
-  int32_t UsedLeaves(CellId cell) const { return pusage_.UsedTotal(cell); }
+  int32_t UsedLeaves(CellId cell) const { return physical_.usage().UsedTotal(cell); }
   const cellalloc::CellForest& forest() const { return *forest_; }
   // Shields: per running group, the reservations made above the core that shield it (a
   // decision on its leaves waits, kReservationOverlap naming them, as on a kReserved group's).
@@ -505,7 +508,7 @@ class SchedulerImpl {
   // The reservation times of `g` into a view (src/reservation_clock.cc).
   static void FillReservationTimes(const Group& g, GroupStatus* s);
   const cellalloc::PriorityUsage& Usage(const View& v) const {
-    return v.physical ? pusage_ : vclusters_.usage();
+    return v.physical ? physical_.usage() : vclusters_.usage();
   }
 
   ClusterSpec spec_;
@@ -514,21 +517,19 @@ class SchedulerImpl {
   // planner const, so the compiler checks that deciding changes neither.
   std::experimental::propagate_const<std::unique_ptr<cellalloc::BuddyAllocator>> buddy_;
   std::experimental::propagate_const<std::unique_ptr<cellalloc::BuddyPlanner>> planner_;
-  cellalloc::PriorityUsage pusage_;
+  // The physical side (src/physical_cells.h): per leaf its user and reserver, the physical
+  // leaf usage, node-level cells and view positions; the only writer of them.
+  PhysicalCells physical_;
 
   Health health_;  // doomed counts and deferred health work
   // The virtual cells, their usage, the VCs' preassigned cells and counters, the binding
   // (virtual_clusters.h): the only writer of them; read through its const queries.
   VirtualClusters vclusters_;
 
-  // Physical, per cell.
-  std::vector<GroupId> p_user_;
-  std::vector<GroupId> p_reserver_;
-  std::vector<uint32_t> p_nodecell_;  // the node-level cell at or above; kNilId above node
-  std::vector<int32_t> p_view_pos_;   // node-level cells: position in the chain's view
-
   std::vector<VCellId> recover_hints_;  // RestoreGroup -> RecoverBinding: leaves to prefer
-  std::vector<View> views_;             // physical views: id == chain
+  // Every view: the physical ones first (PhysicalCells::AddViews, id == chain), then the
+  // VCs' (VirtualClusters::AddViews); a shared record (src/cluster_state.h).
+  std::vector<View> views_;
 
   GroupTable groups_;
   uint64_t epoch_ = 0;
