@@ -85,8 +85,8 @@ absl::StatusOr<AllocateInfo> SchedulerImpl::AllocateFree(
     const GroupRequest& request, const Placement& placement, const std::vector<CellId>& pleaves,
     bool filtered, const std::vector<const std::string*>& types, const std::string& notes) {
   for (CellId p : pleaves) {
-    GroupId u = p_user_[p.value()];
-    GroupId r = p_reserver_[p.value()];
+    GroupId u = physical_.user(p);
+    GroupId r = physical_.reserver(p);
     if (u != kNilId || r != kNilId) {
       return absl::FailedPreconditionError(absl::StrCat(
           "group ", request.name, ": leaf cell ", forest_->leaf_index(p), " on node ",
@@ -146,7 +146,7 @@ absl::StatusOr<AllocateInfo> SchedulerImpl::AllocateFree(
   }
   NodeKeys keys(this);
   for (CellId p : pleaves) {
-    p_user_[p.value()] = g;
+    physical_.SetUser(p, g);
     SetPLeaf(p, prio, &keys);
   }
   keys.Flush();
@@ -173,7 +173,7 @@ absl::StatusOr<AllocateInfo> SchedulerImpl::AllocatePreempting(GroupId g,
   if (!reserved) {
     std::vector<std::string> still;
     for (CellId p : grp.pleaves) {
-      GroupId u = p_user_[p.value()];
+      GroupId u = physical_.user(p);
       if (u != kNilId && std::find(still.begin(), still.end(), groups_[u].name) == still.end()) {
         still.push_back(groups_[u].name);
       }
@@ -186,8 +186,8 @@ absl::StatusOr<AllocateInfo> SchedulerImpl::AllocatePreempting(GroupId g,
   }
   ++epoch_;
   for (CellId p : grp.pleaves) {  // the leaves are held at the group's priority already
-    p_user_[p.value()] = g;
-    p_reserver_[p.value()] = kNilId;
+    physical_.SetUser(p, g);
+    physical_.SetReserver(p, kNilId);
   }
   grp.state = GState::kRunning;
   return AllocateInfo();

@@ -88,8 +88,8 @@ void SchedulerImpl::Decide(const Req& req, DecideScratch* s, Decision* d) const 
   }
   // Victims and overlapping preemptors (lazy downgrades keep a group on its physical leaves).
   for (CellId p : d->pleaves) {
-    GroupId u = p_user_[p.value()];
-    GroupId rv = p_reserver_[p.value()];
+    GroupId u = physical_.user(p);
+    GroupId rv = physical_.reserver(p);
     if (u != kNilId && std::find(d->victims.begin(), d->victims.end(), u) == d->victims.end()) {
       d->victims.push_back(u);
     }
@@ -200,7 +200,7 @@ void SchedulerImpl::LazyDowngrades(const std::vector<VCellId>& vleaves,
   for (VCellId v : vleaves) {
     CellId pc = vclusters_.cell(v).bound;
     if (pc.IsNil()) continue;
-    GroupId u = p_user_[pc.value()];
+    GroupId u = physical_.user(pc);
     if (u == kNilId) continue;
     const Group& victim = groups_[u];
     if (!victim.lazy || victim.running < kMinGuaranteedPriority ||

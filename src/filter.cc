@@ -55,8 +55,8 @@ std::unique_ptr<SchedulerImpl::FilterScratch> SchedulerImpl::TakeFilterScratch()
   // The first call on this many threads at once: a scratch over the same const inputs as
   // `placer_` and `planner_` (built outside the pool's mutex).
   auto s = std::make_unique<FilterScratch>();
-  s->placer = Placer(forest_.get(), &vclusters_.cells(), &pusage_, &vclusters_.usage());
-  s->planner = std::make_unique<cellalloc::BuddyPlanner>(buddy_.get(), &pusage_);
+  s->placer = Placer(forest_.get(), &vclusters_.cells(), &physical_.usage(), &vclusters_.usage());
+  s->planner = std::make_unique<cellalloc::BuddyPlanner>(buddy_.get(), &physical_.usage());
   s->scratch.placer = &s->placer;
   s->scratch.planner = s->planner.get();
   s->scratch.vslot.assign(vclusters_.cells().size(), -1);

@@ -3,7 +3,7 @@
 // A group is a gang the scheduler knows: running (possibly lazily downgraded), Reserved
 // (a kPlaced result not yet allocated), Preempting (holding a reservation while its victims
 // go) or being preempted. Ids are dense and recycled, so per-leaf
-// arrays (`p_user_`, `p_reserver_`, `VCell::user`) refer to groups by a 32-bit id; a
+// arrays (`PhysicalCells` user and reserver, `VCell::user`) refer to groups by a 32-bit id; a
 // recycled slot keeps its strings' and vectors' capacity (no allocation per group in the
 // steady state). Slots live in fixed chunks of `kChunk` groups: a growing table never moves
 // its groups (a filling cluster would otherwise move every group's strings and vectors at

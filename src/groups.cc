@@ -58,7 +58,7 @@ void SchedulerImpl::DowngradeGroup(GroupId g, const std::string& preemptor,
     VCellId v = grp.vleaves[i];
     CellId p = grp.pleaves[i];
     if (v != kNilId && vclusters_.cell(v).user == g) ReleaseVLeaf(v);
-    if (p_reserver_[p.value()] == kNilId) SetPLeaf(p, kOpportunisticPriority);
+    if (physical_.reserver(p) == kNilId) SetPLeaf(p, kOpportunisticPriority);
     grp.vleaves[i] = kNilId;
   }
   grp.running = kOpportunisticPriority;
@@ -71,9 +71,9 @@ void SchedulerImpl::CancelInternal(GroupId g) {
   for (size_t i = 0; i < pre.pleaves.size(); ++i) {
     CellId p = pre.pleaves[i];
     VCellId v = pre.vleaves[i];
-    if (p_reserver_[p.value()] != g) continue;
-    p_reserver_[p.value()] = kNilId;
-    GroupId u = p_user_[p.value()];
+    if (physical_.reserver(p) != g) continue;
+    physical_.SetReserver(p, kNilId);
+    GroupId u = physical_.user(p);
     if (u != kNilId) {
       Group& victim = groups_[u];
       auto it = std::find(victim.pleaves.begin(), victim.pleaves.end(), p);
@@ -91,7 +91,7 @@ void SchedulerImpl::CancelInternal(GroupId g) {
       } else if (victim.reserved_by_others > 0 && victim.notes().preemptor == pre.name) {
         // Still preempted by another group: name that one.
         for (CellId q : victim.pleaves) {
-          GroupId r = p_reserver_[q.value()];
+          GroupId r = physical_.reserver(q);
           if (r != kNilId && r != g) {
             victim.SetNote(&GroupNotes::preemptor, groups_[r].name);
             break;
@@ -112,9 +112,9 @@ void SchedulerImpl::ReleaseInternal(GroupId g) {
   for (size_t i = 0; i < grp.pleaves.size(); ++i) {
     CellId p = grp.pleaves[i];
     VCellId v = grp.vleaves[i];
-    if (p_user_[p.value()] != g) continue;
-    p_user_[p.value()] = kNilId;
-    if (p_reserver_[p.value()] != kNilId) continue;  // Reserving -> Reserved
+    if (physical_.user(p) != g) continue;
+    physical_.SetUser(p, kNilId);
+    if (physical_.reserver(p) != kNilId) continue;  // Reserving -> Reserved
     SetPLeaf(p, kFreePriority, &keys);
     if (v != kNilId && vclusters_.cell(v).user == g) ReleaseVLeaf(v, &keys);
   }
@@ -178,7 +178,7 @@ absl::Status SchedulerImpl::SetNodeHealthy(std::string_view node, bool healthy) 
   ++epoch_;
   for (CellId c : changed) {
     if (f.is_node_level(c))
-      views_[f.chain(c).value()].index.SetHealthy(p_view_pos_[c.value()], healthy);
+      views_[f.chain(c).value()].index.SetHealthy(physical_.view_pos(c), healthy);
   }
   vclusters_.HealthChanged(changed, healthy);
   for (CellId c : f.node_cells(n)) health_.MarkDirty(f.chain(c));

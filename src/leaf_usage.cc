@@ -27,7 +27,7 @@ void SchedulerImpl::SetVLeaf(VCellId v, Priority p, GroupId user) {
 }
 
 void SchedulerImpl::SetPLeaf(CellId p, Priority prio) {
-  if (SetPLeafUsage(p, prio)) UpdatePNodeKey(CellId(p_nodecell_[p.value()]));
+  if (SetPLeafUsage(p, prio)) UpdatePNodeKey(physical_.node_cell(p));
 }
 
 bool SchedulerImpl::SetVLeafUsage(VCellId v, Priority p, GroupId user) {
@@ -41,9 +41,8 @@ bool SchedulerImpl::SetVLeafUsage(VCellId v, Priority p, GroupId user) {
 }
 
 bool SchedulerImpl::SetPLeafUsage(CellId p, Priority prio) {
-  Priority old = pusage_.LeafPriority(p);
+  const Priority old = physical_.SetLeafPriority(p, prio);
   if (old == prio) return false;
-  pusage_.SetLeafPriority(p, prio);
   NoteLeafChanged(p, old, prio);
   View& view = views_[forest_->chain(p).value()];
   HistAdd(&view.histogram, old, -1);
@@ -52,7 +51,7 @@ bool SchedulerImpl::SetPLeafUsage(CellId p, Priority prio) {
 }
 
 void SchedulerImpl::NodeKeys::TouchP(CellId leaf) {
-  const uint32_t nc = s_->p_nodecell_[leaf.value()];
+  const uint32_t nc = s_->physical_.node_cell(leaf).value();
   if (nc == pnode_) return;
   if (pnode_ != kNilId) s_->UpdatePNodeKey(CellId(pnode_));
   pnode_ = nc;
@@ -79,8 +78,8 @@ void SchedulerImpl::UpdateVNodeKey(VCellId node) {
 
 void SchedulerImpl::UpdatePNodeKey(CellId nc) {
   View& view = views_[forest_->chain(nc).value()];
-  view.index.SetKeys(p_view_pos_[nc.value()], pusage_.UsedAt(nc, kOpportunisticPriority),
-                     pusage_.UsedAbove(nc, kOpportunisticPriority));
+  view.index.SetKeys(physical_.view_pos(nc), physical_.usage().UsedAt(nc, kOpportunisticPriority),
+                     physical_.usage().UsedAbove(nc, kOpportunisticPriority));
 }
 
 void SchedulerImpl::ReleaseVLeaf(VCellId v) {

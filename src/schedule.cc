@@ -97,7 +97,7 @@ absl::StatusOr<ScheduleResult> SchedulerImpl::Commit(const Req& req, Phase phase
   if (!overlapping.empty()) {
     victims.clear();
     for (CellId p : d->pleaves) {
-      GroupId u = p_user_[p.value()];
+      GroupId u = physical_.user(p);
       if (u != kNilId && std::find(victims.begin(), victims.end(), u) == victims.end()) {
         victims.push_back(u);
       }
@@ -128,7 +128,7 @@ GroupId SchedulerImpl::HoldLeaves(const Req& req, GState state, const Decision& 
   for (size_t i = 0; i < d.pleaves.size(); ++i) {
     CellId p = d.pleaves[i];
     VCellId v = d.vleaves[i];
-    GroupId u = p_user_[p.value()];
+    GroupId u = physical_.user(p);
     if (u != kNilId) {  // kPreempting only: a kReserved decision has no victims
       Group& victim = groups_[u];
       victim.state = GState::kBeingPreempted;
@@ -139,7 +139,7 @@ GroupId SchedulerImpl::HoldLeaves(const Req& req, GState state, const Decision& 
       vclusters_.BindLeafPath(v, p);
       SetVLeaf(v, r.priority, g, &keys);
     }
-    p_reserver_[p.value()] = g;
+    physical_.SetReserver(p, g);
     SetPLeaf(p, r.priority, &keys);
   }
   return g;
@@ -216,7 +216,7 @@ absl::StatusOr<ScheduleResult> SchedulerImpl::RecheckPreempting(GroupId g,
   ScheduleResult result;
   result.placement = PlacementOf(grp);
   for (CellId p : grp.pleaves) {
-    GroupId u = p_user_[p.value()];
+    GroupId u = physical_.user(p);
     if (u != kNilId && u != g) {
       const std::string& name = groups_[u].name;
       if (std::find(result.victims.begin(), result.victims.end(), name) == result.victims.end()) {
@@ -248,7 +248,7 @@ bool SchedulerImpl::ShieldedWait(const std::vector<CellId>& pleaves, ScheduleRes
   if (shields_.empty()) return false;
   std::vector<std::string> held;
   for (CellId p : pleaves) {
-    const GroupId u = p_user_[p.value()];
+    const GroupId u = physical_.user(p);
     if (u == kNilId) continue;
     auto it = shields_.find(groups_[u].name);
     if (it != shields_.end()) held.insert(held.end(), it->second.begin(), it->second.end());

@@ -24,12 +24,12 @@ namespace hived {
 void SchedulerImpl::NoteLeafChanged(CellId p, Priority old, Priority now) {
   if ((old == kFreePriority) != (now == kFreePriority)) changes_.NoteNode(forest_->node(p));
   // Leaves come in runs per group: note a name once per run, not per leaf.
-  const GroupId u = p_user_[p.value()];
+  const GroupId u = physical_.user(p);
   if (u != kNilId && u != noted_user_) {
     changes_.NoteGroup(groups_[u].name);
     noted_user_ = u;
   }
-  const GroupId r = p_reserver_[p.value()];
+  const GroupId r = physical_.reserver(p);
   if (r != kNilId && r != noted_reserver_) {
     changes_.NoteGroup(groups_[r].name);
     noted_reserver_ = r;

@@ -10,45 +10,21 @@
 //    (a group, a reservation), while it is pinned, or while it mirrors a bad physical cell
 //    ("bad-bound"; doomed preassigned cells are bad-bound roots).
 //
-// State per physical leaf: the running group using it (`p_user_`) and the reserved or
-// preempting group reserving it (`p_reserver_`): Free (neither), Used (user only),
-// Reserving (both), Reserved (reserver only). Physical leaf priority = the reserver's
-// priority if any, else the user's running priority. A virtual leaf is held by at most one group
+// State per physical leaf (`PhysicalCells`, src/physical_cells.h): the running group using
+// it (`user`) and the reserved or preempting group reserving it (`reserver`): Free (neither),
+// Used (user only), Reserving (both), Reserved (reserver only). Physical leaf priority = the
+// reserver's priority if any, else the user's running priority. A virtual leaf is held by at most
+// one group
 // (`VCell::user`), the running guaranteed group or the preemptor that took it over.
 //
-// Algorithm of `Schedule` for a new group (per candidate chain, config order):
-//  1. Intra-VC placement over the VC's virtual nodes of the chain (or the pinned cell's):
-//     greedy node choice on a `NodeIndex` (pass 1: free leaves only; pass 2: also leaves
-//     of lower priority), then per pod the lowest cell inside the node holding enough
-//     usable leaves.
-//  2. Lazy preemption: running lazily preemptible groups on the chosen virtual leaves are
-//     the planned downgrades (`Decision::lazy`, found over const state); step 3 plans as
-//     if they were applied (`PlanBinding`: the binding they would leave, a
-//     `DowngradeOverlay`, read by `MapPlacement` and given to the planner as its
-//     state-as-if; nothing is applied), and `Commit` applies them (Preempting phase).
-//  3. Binding: unbound virtual cells on the leaves' paths are planned on physical cells by
-//     `cellalloc::BuddyPlanner` (buddy allocation on an overlay of the allocator's free
-//     lists, HiveD's candidate order, backtracking, the safe relaxed split); the plan is
-//     committed when the group is allocated (`AllocateCell` of the planned roots).
-//  4. Victims: groups using the chosen physical leaves; reserving groups overlapping them
-//     are cancelled (Preempting phase).
-// Opportunistic groups run step 1 on the chain's physical nodes and skip 2 and 3.
+// Algorithm of `Schedule` for a new group: src/decision.h (intra-VC placement, lazy
+// preemption, binding, victims; `Decide` const, `Commit` applies a Decision in one step).
 //
-// `Decide` (steps 1-4) is a const member function: it reads the state and writes only the
-// `DecideScratch` its caller grants (the Placer's marks and taken leaves, the planner's
-// overlay, buffers; all empty between calls) and the `Decision` it returns. `Commit`
-// applies a Decision in one step.
-//
-// Components: one source file each (request, decide, schedule, placement, leaf_usage,
-// groups, reservations, allocate, persistence, scheduler_build/views/summaries/invariants
-// .cc; the table in docs/architecture.md). Components with private state (own headers and
-// invariants): VirtualClusters (virtual cells, their usage and binding, preassigned cells,
-// safety counters, doomed cells, the binding side of health), GroupTable, Placer (node and
-// leaf choice over const state), Health (doomed counts, deferred health work), Reservations
-// (what a kPlaced result holds, the Filtering decision), recovery.h (placements from
-// elsewhere: functions over explicit inputs), NodeIndex (a view's node order). Shared
-// records: cluster_state.h. GPU sharing is a layer above this core (sharing/layered.h), which
-// this core does not know: it calls the entry points below for its holder groups.
+// Components (the table in docs/architecture.md): one source file each, and the ones with
+// private state, own headers and invariants: PhysicalCells, VirtualClusters, GroupTable,
+// Placer, Health, Reservations, NodeIndex; recovery.h (placements from elsewhere: functions
+// over explicit inputs). Shared records: cluster_state.h, decision.h. GPU sharing is a layer
+// above this core (sharing/layered.h), which this core does not know and cannot include.
 //
 // Invariants (CheckInvariants, scheduler_invariants.cc; each component checks its own too):
 //  (1) A leaf cell is used by at most one group; a group holds exactly the leaves of its
@@ -102,11 +78,13 @@
 #include "hived/types.h"
 #include "src/change_log.h"
 #include "src/cluster_state.h"
+#include "src/decision.h"
 #include "src/group_table.h"
 #include "src/health.h"
 #include "src/internal/strings.h"
 #include "src/node_index.h"
 #include "src/node_room.h"
+#include "src/physical_cells.h"
 #include "src/placer.h"
 #include "src/reservations.h"
 #include "src/virtual_clusters.h"
@@ -211,7 +189,7 @@ class SchedulerImpl {
   uint64_t epoch() const { return epoch_; }
   bool NodeHealthy(NodeId node) const { return buddy_->IsNodeHealthy(node); }
   Reservations& cancellations() { return reservations_; }
-  int32_t UsedLeaves(CellId cell) const { return pusage_.UsedTotal(cell); }
+  int32_t UsedLeaves(CellId cell) const { return physical_.usage().UsedTotal(cell); }
   const cellalloc::CellForest& forest() const { return *forest_; }
   // Shields: per running group, the reservations made above the core that shield it (a
   // decision on its leaves waits, kReservationOverlap naming them, as on a kReserved group's).
@@ -260,71 +238,13 @@ class SchedulerImpl {
 
   using View = state::View;
 
-  // A parsed request.
-  struct Req {
-    VcId vc;
-    const GroupRequest* raw = nullptr;
-    std::vector<int32_t> needs;  // per pod, ascending
-    VCellId pinned_root = kNilId;
-    bool guaranteed = true;
-    bool has_suggested = false;
-    const NodeRoom* room = nullptr;  // the nodes' CPU and host memory; null for no constraint
-    bool only_placed = false;        // Apply::kOnlyPlaced
-  };
-
-  // What `Schedule` does with a new group: computed by `Decide`, a const member function
-  // (it changes no state; what it writes is the `DecideScratch` its caller grants), and
-  // applied by `Commit` in one step (nothing in the Filtering phase).
-  struct Decision {
-    bool found = false;
-    Outcome outcome = Outcome::kWaiting;  // when !found: kWaiting or kInfeasible
-    ReasonCode code = ReasonCode::kNone;
-    std::string reason;
-    ChainId chain;
-    std::vector<CellId> pleaves;       // the placement's leaves, pods in order
-    std::vector<VCellId> vleaves;      // their virtual leaves; kNilId when opportunistic
-    std::vector<GroupId> victims;      // groups using the leaves
-    std::vector<GroupId> overlapping;  // preempting groups reserving some of the leaves
-    std::vector<GroupId> lazy;         // groups to downgrade first, in order
-  };
-
-  // The virtual binding as a placement's planned lazy downgrades would leave it, computed
-  // over const state by `PlanDowngrades` (the same releases and unbinds `DowngradeGroup`
-  // makes): which virtual cells would be unbound, and for the planner's state-as-if the
-  // physical cells that would be unbound, the preassigned roots that would be released
-  // and the VCs' unbound cells of the chain afterwards. Inactive (and every per-vcell
-  // entry zero) outside `PlanBinding`; the per-vcell arrays are sized on first use.
-  struct DowngradeOverlay {
-    bool active = false;
-    std::vector<int32_t> released;  // per vcell: leaves released at or below it
-    std::vector<int32_t> unbound_children;
-    std::vector<uint8_t> unbound;       // per vcell: bound now, unbound after the downgrades
-    std::vector<VCellId> touched;       // vcells with a non-zero entry
-    std::vector<CellId> free_roots;     // the planner's StateAsIf::free
-    std::vector<CellId> unbound_cells;  // and StateAsIf::unbound
-    std::vector<int32_t> vc_unbound;    // per level: the chain's unbound preassigned cells
-  };
-
-  // What a const `Decide` may write, granted by `ScheduleNew`: per-call scratch, empty
-  // between calls (the Placer's marks and taken leaves, the planner's overlay, the
-  // buffers below).
-  struct DecideScratch {
-    Placer* placer = nullptr;
-    cellalloc::BuddyPlanner* planner = nullptr;
-    std::vector<int32_t> pod_node;  // TryGuaranteed / TryOpportunistic
-    std::vector<uint32_t> leaves;
-    std::vector<int32_t> vslot;  // per vcell: its planner node during MapPlacement, else -1
-    std::vector<VCellId> vslot_touched;
-    DowngradeOverlay downgrades;
-  };
-
-  // One chain's attempt; a successful one fills the Decision's leaves.
-  struct Attempt {
-    bool ok = false;
-    bool infeasible = false;
-    ReasonCode code = ReasonCode::kNone;
-    std::string reason;
-  };
+  // The decision's records (src/decision.h).
+  using Req = decision::Req;
+  using Decision = decision::Decision;
+  using DowngradeOverlay = decision::DowngradeOverlay;
+  using DecideScratch = decision::DecideScratch;
+  using Attempt = decision::Attempt;
+  using FilterScratch = decision::FilterScratch;
 
   SchedulerImpl() = default;
   absl::Status Build(const ClusterSpec& spec);
@@ -505,7 +425,7 @@ class SchedulerImpl {
   // The reservation times of `g` into a view (src/reservation_clock.cc).
   static void FillReservationTimes(const Group& g, GroupStatus* s);
   const cellalloc::PriorityUsage& Usage(const View& v) const {
-    return v.physical ? pusage_ : vclusters_.usage();
+    return v.physical ? physical_.usage() : vclusters_.usage();
   }
 
   ClusterSpec spec_;
@@ -514,21 +434,19 @@ class SchedulerImpl {
   // planner const, so the compiler checks that deciding changes neither.
   std::experimental::propagate_const<std::unique_ptr<cellalloc::BuddyAllocator>> buddy_;
   std::experimental::propagate_const<std::unique_ptr<cellalloc::BuddyPlanner>> planner_;
-  cellalloc::PriorityUsage pusage_;
+  // The physical side (src/physical_cells.h): per leaf its user and reserver, the physical
+  // leaf usage, node-level cells and view positions; the only writer of them.
+  PhysicalCells physical_;
 
   Health health_;  // doomed counts and deferred health work
   // The virtual cells, their usage, the VCs' preassigned cells and counters, the binding
   // (virtual_clusters.h): the only writer of them; read through its const queries.
   VirtualClusters vclusters_;
 
-  // Physical, per cell.
-  std::vector<GroupId> p_user_;
-  std::vector<GroupId> p_reserver_;
-  std::vector<uint32_t> p_nodecell_;  // the node-level cell at or above; kNilId above node
-  std::vector<int32_t> p_view_pos_;   // node-level cells: position in the chain's view
-
   std::vector<VCellId> recover_hints_;  // RestoreGroup -> RecoverBinding: leaves to prefer
-  std::vector<View> views_;             // physical views: id == chain
+  // Every view: the physical ones first (PhysicalCells::AddViews, id == chain), then the
+  // VCs' (VirtualClusters::AddViews); a shared record (src/cluster_state.h).
+  std::vector<View> views_;
 
   GroupTable groups_;
   uint64_t epoch_ = 0;
@@ -564,17 +482,6 @@ class SchedulerImpl {
   Placer placer_;                 // node and leaf choice; its scratch is empty between calls
   DecideScratch decide_scratch_;  // what Decide writes (placer_'s and planner_'s scratch too)
 
-  // `Filter`'s per-call scratch: a Placer and a planner of its own (the same const inputs as
-  // `placer_` and `planner_`), the DecideScratch pointing at them, a Decision and a needs
-  // buffer. Taken from `filter_pool_` for one call and given back empty (Placer and
-  // BuddyPlanner invariant 1), so the pool holds at most as many as filters ran at once.
-  struct FilterScratch {
-    Placer placer;
-    std::unique_ptr<cellalloc::BuddyPlanner> planner;
-    DecideScratch scratch;
-    Decision decision;
-    std::vector<int32_t> needs;
-  };
   std::unique_ptr<FilterScratch> TakeFilterScratch() const;
   void GiveFilterScratch(std::unique_ptr<FilterScratch> s) const;
   mutable std::mutex filter_mu_;  // guards filter_pool_ only

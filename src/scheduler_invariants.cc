@@ -15,7 +15,7 @@ absl::Status SchedulerImpl::CheckInvariants() const {
   const cellalloc::CellForest& f = *forest_;
   auto fail = [](auto&&... parts) { return absl::InternalError(absl::StrCat(parts...)); };
   HIVED_RETURN_IF_ERROR(buddy_->CheckInvariants());
-  HIVED_RETURN_IF_ERROR(pusage_.CheckInvariants());
+  HIVED_RETURN_IF_ERROR(physical_.CheckInvariants(views_));
   const size_t n = static_cast<size_t>(f.num_cells());
   // (1) Leaves and groups.
   std::vector<int32_t> seen_user(n, 0), seen_reserver(n, 0);
@@ -57,20 +57,20 @@ absl::Status SchedulerImpl::CheckInvariants() const {
       CellId p = g.pleaves[i];
       if (f.level(p) != 1) return fail("(1) group ", g.name, " holds a non-leaf cell");
       if (g.state == GState::kPreempting || g.state == GState::kReserved) {
-        if (p_reserver_[p.value()] != id) {
+        if (physical_.reserver(p) != id) {
           return fail("(1) preempting or reserved group ", g.name, " does not reserve leaf ",
                       f.address(p));
         }
         // Reservations (R1): a reserved group has no victims and nobody uses its leaves.
         if (g.state == GState::kReserved &&
-            (p_user_[p.value()] != kNilId || g.reserved_by_others != 0)) {
+            (physical_.user(p) != kNilId || g.reserved_by_others != 0)) {
           return fail("(R1) leaf ", f.address(p), " reserved by ", g.name, " is used by ",
-                      p_user_[p.value()] != kNilId ? groups_[p_user_[p.value()]].name : "nobody",
+                      physical_.user(p) != kNilId ? groups_[physical_.user(p)].name : "nobody",
                       " (", g.reserved_by_others, " reservations on the group's own leaves)");
         }
         ++seen_reserver[p.value()];
       } else {
-        if (p_user_[p.value()] != id) {
+        if (physical_.user(p) != id) {
           return fail("(1) group ", g.name, " does not use leaf ", f.address(p));
         }
         ++seen_user[p.value()];
@@ -96,7 +96,7 @@ absl::Status SchedulerImpl::CheckInvariants() const {
   for (size_t i = 0; i < n; ++i) {
     CellId p(static_cast<uint32_t>(i));
     if (f.level(p) != 1) continue;
-    GroupId u = p_user_[i], r = p_reserver_[i];
+    GroupId u = physical_.user(p), r = physical_.reserver(p);
     if ((u != kNilId) != (seen_user[i] == 1) || seen_user[i] > 1) {
       return fail("(1) leaf ", f.address(p), " user does not match the groups");
     }
@@ -119,9 +119,9 @@ absl::Status SchedulerImpl::CheckInvariants() const {
     } else if (u != kNilId) {
       want = groups_[u].running;
     }
-    if (pusage_.LeafPriority(p) != want) {
-      return fail("priority of leaf ", f.address(p), " is ", pusage_.LeafPriority(p), ", expected ",
-                  want);
+    if (physical_.usage().LeafPriority(p) != want) {
+      return fail("priority of leaf ", f.address(p), " is ", physical_.usage().LeafPriority(p),
+                  ", expected ", want);
     }
   }
   // (3) safety and (4) binding: the virtual clusters' invariants; virtual leaf priorities.
@@ -150,8 +150,8 @@ absl::Status SchedulerImpl::CheckInvariants() const {
       int32_t k1, k2;
       bool healthy;
       if (view.physical) {
-        k1 = pusage_.UsedAt(CellId(cell), kOpportunisticPriority);
-        k2 = pusage_.UsedAbove(CellId(cell), kOpportunisticPriority);
+        k1 = physical_.usage().UsedAt(CellId(cell), kOpportunisticPriority);
+        k2 = physical_.usage().UsedAbove(CellId(cell), kOpportunisticPriority);
         healthy = buddy_->IsHealthy(CellId(cell));
       } else {
         k1 = vclusters_.usage().UsedTotal(CellId(cell));

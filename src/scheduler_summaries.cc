@@ -75,12 +75,12 @@ SchedulerImpl::GroupTally SchedulerImpl::TallyGroups() const {
     if (g.state == GState::kPreempting || g.state == GState::kReserved) {
       for (size_t i = 0; i < g.pleaves.size(); ++i) {
         const size_t ch = f.chain(g.pleaves[i]).value();
-        if (p_user_[g.pleaves[i].value()] == kNilId) ++t.reserved_free[ch];
+        if (physical_.user(g.pleaves[i]) == kNilId) ++t.reserved_free[ch];
         if (!g.vc.IsNil() && g.vleaves[i] != kNilId) ++t.vc_reserved[g.vc.value() * chains + ch];
       }
     } else if (g.running < 0 && !g.vc.IsNil()) {
       for (CellId p : g.pleaves) {
-        if (p_user_[p.value()] == gi)
+        if (physical_.user(p) == gi)
           ++t.vc_opportunistic[g.vc.value() * chains + f.chain(p).value()];
       }
     }
@@ -97,8 +97,8 @@ ChainSummary SchedulerImpl::ChainSummaryOf(ChainId ch, const GroupTally& tally) 
   int32_t held = 0;  // leaves with a user or a reserver: their priority is set
   for (CellId top : info.top_cells) {
     s.leaves.total += f.leaf_count(top);
-    held += pusage_.UsedTotal(top);
-    s.leaves.opportunistic += pusage_.UsedAt(top, kOpportunisticPriority);
+    held += physical_.usage().UsedTotal(top);
+    s.leaves.opportunistic += physical_.usage().UsedAt(top, kOpportunisticPriority);
   }
   s.leaves.reserved = tally.reserved_free[ch.value()];
   s.leaves.used = held - s.leaves.reserved;
@@ -240,7 +240,7 @@ std::vector<VcUsage> SchedulerImpl::VcUsages() const {
       continue;
     }
     for (CellId p : g.pleaves) {
-      if (p_user_[p.value()] != gi) continue;
+      if (physical_.user(p) != gi) continue;
       VcUsage& u = table[g.vc.value() * types.size() + type_of_chain[f.chain(p).value()]];
       ++(g.running >= 0 ? u.guaranteed_used_leaf_cells : u.opportunistic_used_leaf_cells);
     }

@@ -146,7 +146,7 @@ class StateCombiner {
 CellState SchedulerImpl::PState(CellId c) const {
   const cellalloc::CellForest& f = *forest_;
   if (f.level(c) == 1) {
-    bool used = p_user_[c.value()] != kNilId, reserved = p_reserver_[c.value()] != kNilId;
+    bool used = physical_.user(c) != kNilId, reserved = physical_.reserver(c) != kNilId;
     if (used && reserved) return CellState::kReserving;
     if (used) return CellState::kUsed;
     if (reserved) return CellState::kReserved;
@@ -181,7 +181,7 @@ void SchedulerImpl::FillPStatus(CellId c, std::string address, VCellId parent_v,
   s->level = f.level(c);
   s->is_node_level = f.is_node_level(c);
   s->health = buddy_->IsHealthy(c) ? CellHealth::kHealthy : CellHealth::kBad;
-  s->priority = pusage_.MaxPriority(c);
+  s->priority = physical_.usage().MaxPriority(c);
   s->pinned_cell_id = f.pinned_id(c);
   const VCellId v = vclusters_.BoundTo(c);
   if (v != kNilId) {
@@ -340,7 +340,7 @@ void SchedulerImpl::AppendPRows(CellId c, int32_t parent_row, int64_t default_in
   row.level = f.level(c);
   row.is_node_level = f.is_node_level(c);
   row.health = buddy_->IsHealthy(c) ? CellHealth::kHealthy : CellHealth::kBad;
-  row.priority = pusage_.MaxPriority(c);
+  row.priority = physical_.usage().MaxPriority(c);
   row.cell_type = static_cast<int32_t>(f.type(c).value());
   row.default_index = default_index;
   size_t begin = t->text.size();
@@ -438,7 +438,7 @@ NodeStatus SchedulerImpl::NStatus(NodeId n, CellId c) const {
   s.name = f.node_name(n);
   s.leaf_cell_type = f.chain_info(f.chain(c)).leaf_type;
   s.total_leaf_cells = f.leaf_count(c);
-  s.free_leaf_cells = s.total_leaf_cells - pusage_.UsedTotal(c);
+  s.free_leaf_cells = s.total_leaf_cells - physical_.usage().UsedTotal(c);
   s.healthy = buddy_->IsNodeHealthy(n);
   return s;
 }
