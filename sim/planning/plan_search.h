@@ -18,7 +18,9 @@
 #include "absl/status/statusor.h"
 #include "hived/cluster_spec.h"
 #include "sim/cluster/spec_edit.h"
+#include "sim/common/flags.h"
 #include "sim/planning/plan.h"
+#include "sim/trace/trace_transform.h"
 
 namespace hived::sim {
 
@@ -93,6 +95,19 @@ absl::StatusOr<std::vector<VcPlan>> PlanVcsJointly(PlanContext* ctx,
 // True when `dir` holds a finished probe of exactly this config and these run arguments.
 bool ReusableProbe(const std::filesystem::path& dir, const std::string& config,
                    const std::string& args);
+
+// `plan --add-vc NAME`: NAME must be a VC not in `base`, whose jobs come from an absolute
+// tenant or a rename in `t` (a load= tenant would grow with every probe). Returns -1 when
+// fine, else the exit code of the usage error printed by `p`.
+int CheckAddVc(const FlagParser& p, const std::string& name, const ClusterSpec& base,
+               const TraceTransforms& t);
+
+// `plan --cell-type [VC=]PATH,...` into the default type and per-VC types; `vcs` the VCs the
+// plan sizes, `vc` the --vc given (empty with --all-vcs). Returns -1 when fine, else the exit
+// code of the usage error printed by `p` (two defaults, a malformed item, a VC not sized).
+int ParseVcCellTypes(const FlagParser& p, const std::string& cell_type,
+                     const std::vector<std::string>& vcs, const std::string& vc,
+                     std::string* default_type, std::map<std::string, std::string>* vc_types);
 
 // A value of `metric` for reports: hours for times ("1.020 h"), else 4 significant digits.
 std::string ShowValue(const std::string& metric, double v);
