@@ -45,46 +45,6 @@ int Fail(absl::string_view message) {
   return kExitFailed;
 }
 
-bool HoldsPin(const PhysicalCellSpec& cell, const std::string& id) {
-  if (cell.pinned_cell_id == id) return true;
-  for (const PhysicalCellSpec& c : cell.cell_children) {
-    if (HoldsPin(c, id)) return true;
-  }
-  return false;
-}
-
-// --price: each VC's reserved GPUs by leaf type in `config` (virtual cells, and pinned
-// cells by the chain holding them), or an error naming the config.
-absl::StatusOr<std::map<std::string, std::map<std::string, int64_t>>> VcGpusByType(
-    const std::string& config) {
-  absl::StatusOr<ClusterSpec> spec = LoadClusterSpecFile(config);
-  if (!spec.ok()) {
-    return absl::InvalidArgumentError(absl::StrCat("--price needs the config each run used, and ",
-                                                   config,
-                                                   " does not load: ", spec.status().message()));
-  }
-  const SpecInfo info(*spec);
-  std::map<std::string, std::map<std::string, int64_t>> out;
-  for (const VirtualClusterSpec& v : spec->virtual_clusters) {
-    std::map<std::string, int64_t>& by_type = out[v.name];
-    for (const VirtualCellSpec& c : v.virtual_cells) {
-      const size_t dot = c.cell_type.rfind('.');
-      by_type[VcLeafType(*spec, c.cell_type)] +=
-          info.LeafCount(dot == std::string::npos ? c.cell_type : c.cell_type.substr(dot + 1)) *
-          c.cell_number;
-    }
-    for (const PinnedCellSpec& pin : v.pinned_cells) {
-      for (const PhysicalCellSpec& top : spec->physical_cells) {
-        if (HoldsPin(top, pin.pinned_cell_id)) {
-          by_type[info.LeafType(top.cell_type)] += info.PinnedGpus(pin.pinned_cell_id);
-          break;
-        }
-      }
-    }
-  }
-  return out;
-}
-
 absl::StatusOr<Series> SeriesFromRun(const std::string& path, const std::string& label) {
   fs::path file(path);
   if (fs::is_directory(file)) file /= "summary.json";
