@@ -81,12 +81,12 @@ absl::StatusOr<VcPlan> PlanOneVc(PlanContext* ctx, const std::string& vc,
 
 // `plan --all-vcs` in joint rounds, for VCs whose metrics do not depend on each other's
 // sizes (HiveD's guarantee: under `hived` with guaranteed jobs only, a VC's waits depend on
-// its own reservation): each round replays the trace once per candidate (at most ctx->jobs
-// a round), with every VC still searching at one of its candidate sizes, so the rounds are
-// those of the slowest VC's search instead of the sum over VCs. Each VC's probes, answer and
-// notes are PlanOneVc's (`unit_types[i]` as its `cell_type`), provided the VCs are
-// independent; the confirmation replay of the sized config checks it. Probe folders are
-// ctx->out/probes/roundR-K. Errors: as PlanOneVc.
+// its own reservation): each round replays the trace once per candidate (2 in the first
+// round, the smallest and largest size; then at most ctx->jobs), with every VC still searching at
+// one of its candidate sizes, so the rounds are those of the slowest VC's search instead of the sum
+// over VCs. Each VC's probes, answer and notes are PlanOneVc's (`unit_types[i]` as its
+// `cell_type`), provided the VCs are independent; the confirmation replay of the sized config
+// checks it. Probe folders are ctx->out/probes/roundR-K. Errors: as PlanOneVc.
 absl::StatusOr<std::vector<VcPlan>> PlanVcsJointly(PlanContext* ctx,
                                                    const std::vector<std::string>& vcs,
                                                    const std::vector<std::string>& unit_types,
