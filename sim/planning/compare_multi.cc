@@ -12,9 +12,14 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "hived/config.h"
+#include "sim/cluster/spec_edit.h"
+#include "sim/cluster/spec_info.h"
 #include "sim/common/csv.h"
 #include "sim/common/flags.h"
+#include "sim/common/json.h"
 #include "sim/planning/plan.h"
+#include "sim/planning/plan_cost.h"
 #include "sim/planning/planning_commands.h"
 #include "sim/planning/sweep.h"
 #include "sim/planning/sweep_runner.h"
@@ -31,6 +36,7 @@ struct Series {
   std::vector<std::string> vcs;                                 // "all" first
   std::map<std::string, std::map<std::string, double>> values;  // vc -> metric -> value
   std::map<std::string, std::map<std::string, double>> ci95;    // sweep points: half-widths
+  std::string config;  // the config it ran on (for --price: each VC's GPU type), if known
 };
 
 int Fail(absl::string_view message) {
@@ -48,6 +54,9 @@ absl::StatusOr<Series> SeriesFromRun(const std::string& path, const std::string&
   if (!rows.ok()) return rows.status();
   Series s;
   s.label = label;
+  if (absl::StatusOr<JsonValue> json = ParseJson(text, file.string()); json.ok()) {
+    if (const JsonValue* run = json->Find("run")) s.config = run->StringOr("config", "");
+  }
   for (const SweepRow& r : *rows) {
     s.vcs.push_back(r.vc);
     for (const auto& [m, v] : r.metrics) {
@@ -90,7 +99,8 @@ absl::StatusOr<std::vector<Series>> SeriesFromSweepCsv(const std::string& path) 
       for (size_t i = 0; i < g.params.size() && i < names.size(); ++i) {
         if (distinct[i].size() > 1) parts.push_back(absl::StrCat(names[i], "=", g.params[i]));
       }
-      out.push_back({parts.empty() ? std::string("sweep") : absl::StrJoin(parts, " "), {}, {}, {}});
+      out.push_back(
+          {parts.empty() ? std::string("sweep") : absl::StrJoin(parts, " "), {}, {}, {}, {}});
     }
     Series& s = out[it->second];
     s.vcs.push_back(g.vc);
@@ -100,6 +110,12 @@ absl::StatusOr<std::vector<Series>> SeriesFromSweepCsv(const std::string& path) 
     }
   }
   return out;
+}
+
+std::string ReadFirstLine(const std::string& path) {
+  std::string text;
+  if (!ReadFileToString(path, &text).ok()) return "";
+  return text.substr(0, text.find('\n'));
 }
 
 std::optional<double> Value(const Series& s, const std::string& vc, const std::string& metric) {
@@ -255,10 +271,15 @@ absl::Status Charts(const std::string& dir, const std::vector<Series>& series) {
 
 // Which series meet `target` for every VC, cheapest (fewest reserved GPUs) first; "surely"
 // when the 95% interval of every VC's value is on the right side of the target.
-std::string TargetTable(const std::vector<Series>& series, const PlanTarget& target) {
+std::string TargetTable(
+    const std::vector<Series>& series, const PlanTarget& target,
+    const std::vector<std::pair<std::string, double>>& prices,
+    const std::vector<std::map<std::string, std::map<std::string, int64_t>>>& gpus_by_type) {
   struct Point {
     const Series* s;
     double gpus;
+    double usd = 0;
+    bool priced = true;
     std::string worst_vc;
     double worst = 0, worst_ci = 0;
     bool meets = true, surely = true;
@@ -267,11 +288,30 @@ std::string TargetTable(const std::vector<Series>& series, const PlanTarget& tar
   const bool upper = target.op == PlanTarget::Op::kLe || target.op == PlanTarget::Op::kLt;
   std::vector<Point> points;
   for (const Series& s : series) {
-    Point p{&s, 0, "", 0, 0, true, true, true, false};
+    Point p{&s, 0, 0, true, "", 0, 0, true, true, true, false};
     bool any = false;
+    const size_t si = static_cast<size_t>(&s - series.data());
     for (const std::string& vc : s.vcs) {
       if (vc == "all") continue;
-      p.gpus += Value(s, vc, "reserved_gpus").value_or(0);
+      const double gpus = Value(s, vc, "reserved_gpus").value_or(0);
+      p.gpus += gpus;
+      if (!prices.empty()) {
+        if (si < gpus_by_type.size()) {
+          if (auto t = gpus_by_type[si].find(vc); t != gpus_by_type[si].end()) {
+            for (const auto& [leaf, n] : t->second) {
+              std::optional<double> price;
+              for (const auto& [type, usd] : prices) {
+                if (type == leaf) price = usd;
+              }
+              if (price) {
+                p.usd += static_cast<double>(n) * *price;
+              } else if (n > 0) {
+                p.priced = false;
+              }
+            }
+          }
+        }
+      }
       auto vals = s.values.find(vc);
       std::vector<std::string> names;
       for (const auto& [m, v] : vals->second) names.push_back(m);
@@ -302,18 +342,25 @@ std::string TargetTable(const std::vector<Series>& series, const PlanTarget& tar
     if (!p.all_ci || !p.spread) p.surely = false;
     points.push_back(p);
   }
-  std::stable_sort(points.begin(), points.end(),
-                   [](const Point& a, const Point& b) { return a.gpus < b.gpus; });
-  std::string out = absl::StrFormat("\ntarget %s for every VC, cheapest first:\n", target.text);
-  out +=
-      absl::StrFormat("%-40s %9s %-24s %s\n", "point", "reserved", "worst VC (mean ±95%)", "meets");
+  const bool by_money = !prices.empty();
+  std::stable_sort(points.begin(), points.end(), [&](const Point& a, const Point& b) {
+    if (by_money && a.priced != b.priced) return a.priced;
+    return by_money ? a.usd < b.usd : a.gpus < b.gpus;
+  });
+  std::string out = absl::StrFormat("\ntarget %s for every VC, cheapest first%s:\n", target.text,
+                                    by_money ? " (by USD per hour of the reserved GPUs)" : "");
+  out += absl::StrFormat("%-40s %9s %s%-24s %s\n", "point", "reserved",
+                         by_money ? "    USD/h " : "", "worst VC (mean ±95%)", "meets");
   const Point* best = nullptr;
   bool no_spread = false;
   for (const Point& p : points) {
     const std::string worst = absl::StrFormat("%s %.3g±%.2g", p.worst_vc,
                                               p.worst / (IsTimeName(target.metric) ? 3600 : 1),
                                               p.worst_ci / (IsTimeName(target.metric) ? 3600 : 1));
-    out += absl::StrFormat("%-40s %9.0f %-24s %s\n", p.s->label.substr(0, 40), p.gpus, worst,
+    const std::string usd = !by_money  ? ""
+                            : p.priced ? absl::StrFormat("%9.2f ", p.usd)
+                                       : absl::StrFormat("%9s ", "no price");
+    out += absl::StrFormat("%-40s %9.0f %s%-24s %s\n", p.s->label.substr(0, 40), p.gpus, usd, worst,
                            p.surely   ? "yes (95% sure)"
                            : !p.meets ? "no"
                            : p.all_ci ? "yes (seeds change nothing: no interval)"
@@ -321,8 +368,10 @@ std::string TargetTable(const std::vector<Series>& series, const PlanTarget& tar
     no_spread |= p.meets && p.all_ci && !p.spread;
     if (best == nullptr && p.meets) best = &p;
   }
-  out += best ? absl::StrFormat("cheapest meeting the target: %s (%.0f reserved GPUs)\n",
-                                best->s->label, best->gpus)
+  out += best ? absl::StrFormat("cheapest meeting the target: %s (%.0f reserved GPUs%s)\n",
+                                best->s->label, best->gpus,
+                                by_money && best->priced ? absl::StrFormat(", $%.2f/h", best->usd)
+                                                         : std::string())
               : "no point of the sweep meets the target for every VC\n";
   if (no_spread) {
     out +=
@@ -375,6 +424,10 @@ int CompareMultiCommand(int argc, char** argv) {
   std::string target_text;
   p.String("target", &target_text, "METRIC<=VALUE",
            "which runs meet the target for every VC, cheapest first (e.g. p95_wait<=1h)");
+  std::string price_text;
+  p.String("price", &price_text, "TYPE=USD,...",
+           "with --target: rank by USD per hour of the reserved GPUs (USD per GPU-hour of each "
+           "leaf type; each VC's type from the config its run used)");
   std::string label_help;
   p.String("label", &label_help, "L", "label of the next run (repeat per run)");
   std::vector<std::string> inputs;
@@ -388,16 +441,29 @@ int CompareMultiCommand(int argc, char** argv) {
     if (!t.ok()) return p.UsageError(t.status().message());
     target = *t;
   }
+  absl::StatusOr<std::vector<std::pair<std::string, double>>> prices = ParsePrices(price_text);
+  if (!prices.ok()) return p.UsageError(prices.status().message());
+  if (!prices->empty() && !target)
+    return p.UsageError("--price ranks the --target table: give --target");
   if (labels.size() > inputs.size()) {
     return p.UsageError(absl::StrCat(labels.size(), " --label for ", inputs.size(), " runs"));
   }
   std::vector<Series> series;
+  std::string sweep_config;
   for (size_t i = 0; i < inputs.size(); ++i) {
     if (absl::EndsWith(inputs[i], ".csv")) {
       if (inputs.size() != 1) return p.UsageError("a sweep CSV is compared on its own");
       absl::StatusOr<std::vector<Series>> s = SeriesFromSweepCsv(inputs[i]);
       if (!s.ok()) return Fail(s.status().message());
       series = std::move(*s);
+      // --price: the sweep's base config (its first run's), for every point's GPU types.
+      sweep_config =
+          (fs::path(inputs[i]).parent_path() / "runs" / "000000" / "config.yaml").string();
+      if (!prices->empty() && absl::StrContains(ReadFirstLine(inputs[i]), "move-vc")) {
+        return p.UsageError(
+            "--price: this sweep moves VCs between types per point (a move-vc "
+            "axis); compare its runs by folder instead");
+      }
       break;
     }
     absl::StatusOr<Series> s = SeriesFromRun(inputs[i], i < labels.size() ? labels[i] : inputs[i]);
@@ -405,7 +471,17 @@ int CompareMultiCommand(int argc, char** argv) {
     series.push_back(std::move(*s));
   }
   std::fputs(Table(series).c_str(), stdout);
-  if (target) std::fputs(TargetTable(series, *target).c_str(), stdout);
+  std::vector<std::map<std::string, std::map<std::string, int64_t>>> gpus_by_type;
+  if (!prices->empty()) {
+    for (Series& s : series) {
+      if (s.config.empty()) s.config = sweep_config;
+      absl::StatusOr<std::map<std::string, std::map<std::string, int64_t>>> t =
+          VcGpusByType(s.config);
+      if (!t.ok()) return Fail(t.status().message());
+      gpus_by_type.push_back(std::move(*t));
+    }
+  }
+  if (target) std::fputs(TargetTable(series, *target, *prices, gpus_by_type).c_str(), stdout);
   if (!out.empty()) {
     if (absl::Status s = Charts(out, series); !s.ok()) return Fail(s.message());
     std::fprintf(stderr, "wrote %s/{mean_wait,p95_wait,anomaly}_by_vc.png\n", out.c_str());

@@ -54,56 +54,6 @@ int Fail(absl::string_view message) {
   return kExitFailed;
 }
 
-// --add-vc NAME: a VC not in the config, whose jobs come from an absolute tenant or a
-// rename (a load= tenant would grow with every probe). Returns -1 when fine, else the exit
-// code of the usage error printed.
-int CheckAddVc(const FlagParser& p, const std::string& name, const ClusterSpec& base,
-               const TraceTransforms& t) {
-  for (const VirtualClusterSpec& v : base.virtual_clusters) {
-    if (v.name == name) {
-      return p.UsageError(
-          absl::StrCat("--add-vc ", name, ": VC ", name, " is already in the config; use --vc"));
-    }
-  }
-  bool has_jobs = false;
-  for (const TenantSpec& tenant : t.tenants) {
-    if (tenant.vc != name) continue;
-    if (tenant.per_day == 0 && tenant.like.empty()) {
-      return p.UsageError(absl::StrCat(
-          "--add-vc ", name, ": --add-tenant '", name,
-          "' gives a load relative to the VC's size, so its jobs would grow with every probe; "
-          "give it in absolute terms: '",
-          name, ":per-day=N[,sizes=1:90/8:10]' or '", name, ":like=VC,scale=K'"));
-    }
-    has_jobs = true;
-  }
-  for (const auto& [from, to] : t.rename_vcs) has_jobs |= to == name;
-  if (!has_jobs) {
-    return p.UsageError(absl::StrCat("--add-vc ", name, ": no job would be in VC ", name,
-                                     "; give its workload with --add-tenant '", name,
-                                     ":per-day=N' or '", name,
-                                     ":like=VC,scale=K' (or --rename-vcs OLD=", name, ")"));
-  }
-  return -1;
-}
-
-// report.md's row of a sized VC.
-PlanMdRow MdRow(const PlanContext& ctx, const CostModel& cost, const VcPlan& plan) {
-  PlanMdRow r{
-      plan.vc, plan.current.unit_type, absl::StrCat(plan.current.units), "none meets", "", "", ""};
-  if (!plan.chosen) return r;
-  const int64_t gpus = *plan.chosen * plan.leaves_per_unit;
-  r.chosen = absl::StrCat(*plan.chosen);
-  r.gpus = absl::StrCat(gpus);
-  const PlanProbe& p = plan.probes.at(*plan.chosen);
-  r.value = p.value ? ShowValue(ctx.resolved_metric, *p.value) : "-";
-  if (const std::optional<double> usd =
-          cost.UsdPerHour(VcLeafType(ctx.base, plan.current.unit_type), gpus)) {
-    r.cost = absl::StrFormat("$%.2f/h", *usd);
-  }
-  return r;
-}
-
 }  // namespace
 
 int PlanCommand(int argc, char** argv) {
@@ -305,27 +255,9 @@ int PlanCommand(int argc, char** argv) {
   // --cell-type: TYPE (every VC) and VC=TYPE (that VC), comma-separated.
   std::string default_type;
   std::map<std::string, std::string> vc_types;
-  for (absl::string_view part : absl::StrSplit(cell_type, ',', absl::SkipWhitespace())) {
-    const std::string item(absl::StripAsciiWhitespace(part));
-    const size_t eq = item.find('=');
-    if (eq == std::string::npos) {
-      if (!default_type.empty()) {
-        return p.UsageError(absl::StrCat("--cell-type: two default types, '", default_type,
-                                         "' and '", item, "' (give VC=TYPE for one VC)"));
-      }
-      default_type = item;
-      continue;
-    }
-    const std::string name = item.substr(0, eq), type = item.substr(eq + 1);
-    if (name.empty() || type.empty()) {
-      return p.UsageError(absl::StrCat("--cell-type: '", item, "' is not TYPE or VC=TYPE"));
-    }
-    if (std::find(vcs.begin(), vcs.end(), name) == vcs.end()) {
-      return p.UsageError(absl::StrCat(
-          "--cell-type: '", item, "' names VC '", name, "', which this plan does not size (",
-          all_vcs ? "not a VC of the config with cells" : absl::StrCat("--vc is ", vc), ")"));
-    }
-    vc_types[name] = type;
+  if (int code = ParseVcCellTypes(p, cell_type, vcs, all_vcs ? "" : vc, &default_type, &vc_types);
+      code >= 0) {
+    return code;
   }
   auto type_of = [&](const std::string& name) {
     auto it = vc_types.find(name);

@@ -15,6 +15,11 @@
 // has rejected jobs (a job no size of the VC can hold) does not meet the target. Probes that
 // contradict monotonicity are reported.
 //
+// `--all-vcs` under `hived` searches every VC at once in joint rounds (PlanVcsJointly,
+// sim/planning/plan_search.h; `--one-by-one` for the search per VC); `--price`,
+// `--gpu-speed` and `--try-types` add money and GPU speed (sim/planning/plan_cost.h);
+// report.md and the wait heatmaps are sim/planning/plan_output.h.
+//
 // Thread safety: stateless functions.
 #ifndef HIVED_SIM_PLANNING_PLAN_H_
 #define HIVED_SIM_PLANNING_PLAN_H_

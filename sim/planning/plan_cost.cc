@@ -7,6 +7,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "hived/config.h"
 #include "sim/cluster/spec_edit.h"
 #include "sim/cluster/spec_info.h"
 #include "sim/common/csv.h"
@@ -184,6 +185,50 @@ std::string CostLine(const CostModel& cost, const std::string& leaf, int64_t gpu
       "  cost: %d %s GPUs x $%.2f/GPU-h = $%.2f/h, $%.0f/month of 730 h (now %d GPUs: "
       "$%.2f/h; change %+.2f/h)\n",
       gpus, leaf, *price, usd, usd * 730, now_gpus, now, usd - now);
+}
+
+namespace {
+
+bool HoldsPin(const PhysicalCellSpec& cell, const std::string& id) {
+  if (cell.pinned_cell_id == id) return true;
+  for (const PhysicalCellSpec& c : cell.cell_children) {
+    if (HoldsPin(c, id)) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+// --price: each VC's reserved GPUs by leaf type in `config` (virtual cells, and pinned
+// cells by the chain holding them), or an error naming the config.
+absl::StatusOr<std::map<std::string, std::map<std::string, int64_t>>> VcGpusByType(
+    const std::string& config) {
+  absl::StatusOr<ClusterSpec> spec = LoadClusterSpecFile(config);
+  if (!spec.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat("--price needs the config each run used, and ",
+                                                   config,
+                                                   " does not load: ", spec.status().message()));
+  }
+  const SpecInfo info(*spec);
+  std::map<std::string, std::map<std::string, int64_t>> out;
+  for (const VirtualClusterSpec& v : spec->virtual_clusters) {
+    std::map<std::string, int64_t>& by_type = out[v.name];
+    for (const VirtualCellSpec& c : v.virtual_cells) {
+      const size_t dot = c.cell_type.rfind('.');
+      by_type[VcLeafType(*spec, c.cell_type)] +=
+          info.LeafCount(dot == std::string::npos ? c.cell_type : c.cell_type.substr(dot + 1)) *
+          c.cell_number;
+    }
+    for (const PinnedCellSpec& pin : v.pinned_cells) {
+      for (const PhysicalCellSpec& top : spec->physical_cells) {
+        if (HoldsPin(top, pin.pinned_cell_id)) {
+          by_type[info.LeafType(top.cell_type)] += info.PinnedGpus(pin.pinned_cell_id);
+          break;
+        }
+      }
+    }
+  }
+  return out;
 }
 
 }  // namespace hived::sim

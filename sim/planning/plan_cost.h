@@ -16,6 +16,7 @@
 #define HIVED_SIM_PLANNING_PLAN_COST_H_
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <utility>
@@ -78,6 +79,12 @@ std::string TypeChoiceReport(const PlanContext& ctx, const std::string& vc,
 // empty without prices.
 std::string CostLine(const CostModel& cost, const std::string& leaf, int64_t gpus,
                      int64_t now_gpus);
+
+// `compare --price`: each VC's reserved GPUs by leaf type in the config file `config`
+// (virtual cells, and pinned cells by the chain holding them). Errors: kInvalidArgument when
+// the config does not load, naming it.
+absl::StatusOr<std::map<std::string, std::map<std::string, int64_t>>> VcGpusByType(
+    const std::string& config);
 
 }  // namespace hived::sim
 

@@ -9,6 +9,8 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "sim/common/csv.h"
+#include "sim/planning/plan_cost.h"
+#include "sim/planning/plan_search.h"
 #include "sim/planning/sweep_runner.h"
 #include "sim/trace/trace_reader.h"
 
@@ -126,6 +128,22 @@ absl::Status WriteReportMd(const std::string& dir, const std::string& command,
   }
   absl::StrAppend(&md, "\n## The full report\n\n```\n", report_txt, "```\n");
   return WriteFileAtomically((fs::path(dir) / "report.md").string(), md);
+}
+
+PlanMdRow MdRow(const PlanContext& ctx, const CostModel& cost, const VcPlan& plan) {
+  PlanMdRow r{
+      plan.vc, plan.current.unit_type, absl::StrCat(plan.current.units), "none meets", "", "", ""};
+  if (!plan.chosen) return r;
+  const int64_t gpus = *plan.chosen * plan.leaves_per_unit;
+  r.chosen = absl::StrCat(*plan.chosen);
+  r.gpus = absl::StrCat(gpus);
+  const PlanProbe& p = plan.probes.at(*plan.chosen);
+  r.value = p.value ? ShowValue(ctx.resolved_metric, *p.value) : "-";
+  if (const std::optional<double> usd =
+          cost.UsdPerHour(VcLeafType(ctx.base, plan.current.unit_type), gpus)) {
+    r.cost = absl::StrFormat("$%.2f/h", *usd);
+  }
+  return r;
 }
 
 }  // namespace hived::sim

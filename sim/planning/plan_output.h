@@ -23,6 +23,12 @@ struct PlanMdRow {
   std::string vc, unit_type, now, chosen, gpus, value, cost;
 };
 
+struct PlanContext;
+struct VcPlan;
+struct CostModel;
+// report.md's row of a sized VC.
+PlanMdRow MdRow(const PlanContext& ctx, const CostModel& cost, const VcPlan& plan);
+
 // The wait-by-hour table of `vc` from jobs.csv text: 7 x 24 means in seconds, -1 = no jobs.
 std::vector<std::vector<double>> WaitByHour(const std::string& jobs_csv, const std::string& vc);
 

@@ -18,7 +18,9 @@
 #include "absl/status/statusor.h"
 #include "hived/cluster_spec.h"
 #include "sim/cluster/spec_edit.h"
+#include "sim/common/flags.h"
 #include "sim/planning/plan.h"
+#include "sim/trace/trace_transform.h"
 
 namespace hived::sim {
 
@@ -79,12 +81,12 @@ absl::StatusOr<VcPlan> PlanOneVc(PlanContext* ctx, const std::string& vc,
 
 // `plan --all-vcs` in joint rounds, for VCs whose metrics do not depend on each other's
 // sizes (HiveD's guarantee: under `hived` with guaranteed jobs only, a VC's waits depend on
-// its own reservation): each round replays the trace once per candidate (at most ctx->jobs
-// a round), with every VC still searching at one of its candidate sizes, so the rounds are
-// those of the slowest VC's search instead of the sum over VCs. Each VC's probes, answer and
-// notes are PlanOneVc's (`unit_types[i]` as its `cell_type`), provided the VCs are
-// independent; the confirmation replay of the sized config checks it. Probe folders are
-// ctx->out/probes/roundR-K. Errors: as PlanOneVc.
+// its own reservation): each round replays the trace once per candidate (2 in the first
+// round, the smallest and largest size; then at most ctx->jobs), with every VC still searching at
+// one of its candidate sizes, so the rounds are those of the slowest VC's search instead of the sum
+// over VCs. Each VC's probes, answer and notes are PlanOneVc's (`unit_types[i]` as its
+// `cell_type`), provided the VCs are independent; the confirmation replay of the sized config
+// checks it. Probe folders are ctx->out/probes/roundR-K. Errors: as PlanOneVc.
 absl::StatusOr<std::vector<VcPlan>> PlanVcsJointly(PlanContext* ctx,
                                                    const std::vector<std::string>& vcs,
                                                    const std::vector<std::string>& unit_types,
@@ -93,6 +95,19 @@ absl::StatusOr<std::vector<VcPlan>> PlanVcsJointly(PlanContext* ctx,
 // True when `dir` holds a finished probe of exactly this config and these run arguments.
 bool ReusableProbe(const std::filesystem::path& dir, const std::string& config,
                    const std::string& args);
+
+// `plan --add-vc NAME`: NAME must be a VC not in `base`, whose jobs come from an absolute
+// tenant or a rename in `t` (a load= tenant would grow with every probe). Returns -1 when
+// fine, else the exit code of the usage error printed by `p`.
+int CheckAddVc(const FlagParser& p, const std::string& name, const ClusterSpec& base,
+               const TraceTransforms& t);
+
+// `plan --cell-type [VC=]PATH,...` into the default type and per-VC types; `vcs` the VCs the
+// plan sizes, `vc` the --vc given (empty with --all-vcs). Returns -1 when fine, else the exit
+// code of the usage error printed by `p` (two defaults, a malformed item, a VC not sized).
+int ParseVcCellTypes(const FlagParser& p, const std::string& cell_type,
+                     const std::vector<std::string>& vcs, const std::string& vc,
+                     std::string* default_type, std::map<std::string, std::string>* vc_types);
 
 // A value of `metric` for reports: hours for times ("1.020 h"), else 4 significant digits.
 std::string ShowValue(const std::string& metric, double v);

@@ -2,8 +2,11 @@
 // round probes, and the sized config's VC names kept strings for any YAML reader (plan.h).
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <optional>
 #include <regex>
+#include <string>
+#include <vector>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
@@ -11,7 +14,9 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "sim/common/csv.h"
+#include "sim/common/flags.h"
 #include "sim/planning/plan.h"
+#include "sim/planning/plan_search.h"
 
 namespace hived::sim {
 
@@ -159,6 +164,64 @@ std::vector<int64_t> NextProbeSizes(int64_t lo, int64_t hi, int64_t k) {
     if (out.empty() || out.back() != c) out.push_back(c);
   }
   return out;
+}
+
+int CheckAddVc(const FlagParser& p, const std::string& name, const ClusterSpec& base,
+               const TraceTransforms& t) {
+  for (const VirtualClusterSpec& v : base.virtual_clusters) {
+    if (v.name == name) {
+      return p.UsageError(
+          absl::StrCat("--add-vc ", name, ": VC ", name, " is already in the config; use --vc"));
+    }
+  }
+  bool has_jobs = false;
+  for (const TenantSpec& tenant : t.tenants) {
+    if (tenant.vc != name) continue;
+    if (tenant.per_day == 0 && tenant.like.empty()) {
+      return p.UsageError(absl::StrCat(
+          "--add-vc ", name, ": --add-tenant '", name,
+          "' gives a load relative to the VC's size, so its jobs would grow with every probe; "
+          "give it in absolute terms: '",
+          name, ":per-day=N[,sizes=1:90/8:10]' or '", name, ":like=VC,scale=K'"));
+    }
+    has_jobs = true;
+  }
+  for (const auto& [from, to] : t.rename_vcs) has_jobs |= to == name;
+  if (!has_jobs) {
+    return p.UsageError(absl::StrCat("--add-vc ", name, ": no job would be in VC ", name,
+                                     "; give its workload with --add-tenant '", name,
+                                     ":per-day=N' or '", name,
+                                     ":like=VC,scale=K' (or --rename-vcs OLD=", name, ")"));
+  }
+  return -1;
+}
+
+int ParseVcCellTypes(const FlagParser& p, const std::string& cell_type,
+                     const std::vector<std::string>& vcs, const std::string& vc,
+                     std::string* default_type, std::map<std::string, std::string>* vc_types) {
+  for (absl::string_view part : absl::StrSplit(cell_type, ',', absl::SkipWhitespace())) {
+    const std::string item(absl::StripAsciiWhitespace(part));
+    const size_t eq = item.find('=');
+    if (eq == std::string::npos) {
+      if (!default_type->empty()) {
+        return p.UsageError(absl::StrCat("--cell-type: two default types, '", *default_type,
+                                         "' and '", item, "' (give VC=TYPE for one VC)"));
+      }
+      *default_type = item;
+      continue;
+    }
+    const std::string name = item.substr(0, eq), type = item.substr(eq + 1);
+    if (name.empty() || type.empty()) {
+      return p.UsageError(absl::StrCat("--cell-type: '", item, "' is not TYPE or VC=TYPE"));
+    }
+    if (std::find(vcs.begin(), vcs.end(), name) == vcs.end()) {
+      return p.UsageError(absl::StrCat(
+          "--cell-type: '", item, "' names VC '", name, "', which this plan does not size (",
+          vc.empty() ? "not a VC of the config with cells" : absl::StrCat("--vc is ", vc), ")"));
+    }
+    (*vc_types)[name] = type;
+  }
+  return -1;
 }
 
 }  // namespace hived::sim

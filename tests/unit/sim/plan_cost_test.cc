@@ -209,6 +209,42 @@ TEST_CASE("Plan: --try-types with --price keeps the cheaper type when both meet 
     CHECK(absl::StrContains(r.output, "--price has no price for GPU type A100"));
   }
 }
+TEST_CASE("Compare: --price ranks the runs meeting --target by money (issue 31)",
+          "[sim][planning][unit]") {
+  TempDir tmp("compare-price");
+  // Two sized configs of VC old: 4 K80 nodes (16 GPUs) and 2 A100 nodes (16 GPUs), both
+  // meeting p95 <= 1 h (the A100 one with its jobs twice as fast); `fast` has 8 A100 GPUs.
+  const std::string plan = std::string("plan --min-jobs 1") + kTwoTypes +
+                           " --vc old --target 'p95_wait<=1h' --gpu-speed A100=2 --try-types ";
+  REQUIRE(RunSim(plan + "K80-RACK.K80-NODE --out " + (tmp / "k"), tmp / "log").exit_code == 0);
+  REQUIRE(RunSim(plan + "A100-RACK.A100-NODE --out " + (tmp / "a"), tmp / "log").exit_code == 0);
+  const std::string run = " --trace tests/testdata/planning/two-types-trace.csv --quiet";
+  REQUIRE(
+      RunSim("run --config " + (tmp / "k/sized.yaml") + run + " --out " + (tmp / "rk"), tmp / "log")
+          .exit_code == 0);
+  REQUIRE(RunSim("run --config " + (tmp / "a/sized.yaml") + run + " --vc-speed old=2 --out " +
+                     (tmp / "ra"),
+                 tmp / "log")
+              .exit_code == 0);
+  const std::string compare = "compare --label k80 " + (tmp / "rk") + " --label a100 " +
+                              (tmp / "ra") + " --target 'p95_wait<=1h' --price ";
+  const testing::SimResult cheap_k80 = RunSim(compare + "K80=0.5,A100=3", tmp / "log");
+  INFO(cheap_k80.output);
+  REQUIRE(cheap_k80.exit_code == 0);
+  // old keeps its pinned K80 node (4 GPUs) too. k80: 20 x 0.5 + 8 x 3 = 34; a100: 24 x 3 + 4 x 0.5
+  // = 74.
+  CHECK(absl::StrContains(cheap_k80.output,
+                          "cheapest meeting the target: k80 (28 reserved "
+                          "GPUs, $34.00/h)"));
+  const testing::SimResult cheap_a100 = RunSim(compare + "K80=5,A100=1", tmp / "log");
+  INFO(cheap_a100.output);
+  // k80: 20 x 5 + 8 = 108; a100: 24 + 4 x 5 = 44.
+  CHECK(absl::StrContains(cheap_a100.output,
+                          "cheapest meeting the target: a100 (28 reserved "
+                          "GPUs, $44.00/h)"));
+  CHECK(RunSim(compare + "K80=x", tmp / "log").exit_code == 2);
+}
+
 TEST_CASE("Plan: --all-vcs in joint rounds gives the one-by-one probes and answers (issue 31)",
           "[sim][planning][unit]") {
   TempDir tmp("plan-joint");
