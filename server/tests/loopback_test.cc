@@ -10,6 +10,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <random>
 #include <set>
 #include <string>
@@ -33,6 +34,7 @@ using hived::server::testing::BindArgs;
 using hived::server::testing::FakeApiServer;
 using hived::server::testing::FilterArgs;
 using hived::server::testing::GangSpec;
+using hived::server::testing::GangToDelete;
 using hived::server::testing::MakePod;
 using hived::server::testing::MakeRandomGang;
 using hived::server::testing::PreemptArgs;
@@ -359,10 +361,8 @@ class Driver {
     while (submitted_ < pods) {
       if (restart_at.count(step) > 0) Restart();
       ++step;
-      if (!active_.empty() && rng_() % 10 < 3) {
-        auto it = active_.begin();
-        std::advance(it, static_cast<long>(rng_() % active_.size()));
-        DeleteGang(it->first);
+      if (std::optional<std::string> gone = GangToDelete(rng_, active_)) {
+        DeleteGang(*gone);
         continue;
       }
       SubmitGang(step);

@@ -1,9 +1,12 @@
 // server/tests/random_gang.h: the seeded gangs the end-to-end drivers (crash_test.cc,
 // loopback_test.cc) submit on HiveD's design config: a VC (and its leaf type), a priority
-// (-1, 0, 0 or 50), 1, 2, 4 or 8 GPUs per pod and 1 to 3 pods, drawn in that order.
+// (-1, 0, 0 or 50), 1, 2, 4 or 8 GPUs per pod and 1 to 3 pods, drawn in that order; and
+// their choice between deleting a running gang and submitting a new one.
 #ifndef HIVED_SERVER_TESTS_RANDOM_GANG_H_
 #define HIVED_SERVER_TESTS_RANDOM_GANG_H_
 
+#include <iterator>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
@@ -35,6 +38,16 @@ inline RandomGang MakeRandomGang(std::mt19937& rng, int step) {
         MakePod(name, "uid-" + name, GangSpec(vc, priority, gang.group, n, gpus, type)));
   }
   return gang;
+}
+
+// A driver's step: when gangs run, with probability 3/10 the gang to delete (drawn among
+// `active`'s keys, in key order); otherwise none (submit a new gang).
+template <typename GangMap>
+std::optional<std::string> GangToDelete(std::mt19937& rng, const GangMap& active) {
+  if (active.empty() || rng() % 10 >= 3) return std::nullopt;
+  auto it = active.begin();
+  std::advance(it, static_cast<long>(rng() % active.size()));
+  return it->first;
 }
 
 }  // namespace hived::server::testing
