@@ -43,9 +43,10 @@ class CallbackSink final : public hived::JournalSink {
 };
 }  // namespace hived::capi
 
+// The sink is declared first so that it outlives the scheduler that may point to it.
 struct hived_scheduler {
-  std::unique_ptr<hived::Scheduler> scheduler;
   std::unique_ptr<hived::capi::CallbackSink> journal_sink;  // the started journal's, if any
+  std::unique_ptr<hived::Scheduler> scheduler;
 };
 
 struct hived_request {

@@ -261,7 +261,7 @@ hived_code hived_scheduler_create(const hived_config* config, hived_scheduler** 
   return Guard(error, [&] {
     absl::StatusOr<std::unique_ptr<hived::Scheduler>> s = hived::Scheduler::Create(config->spec);
     if (!s.ok()) return FromStatus(s.status(), error);
-    *out = new hived_scheduler{std::move(*s), nullptr};
+    *out = new hived_scheduler{nullptr, std::move(*s)};
     return HIVED_OK;
   });
 }

@@ -296,7 +296,7 @@ hived_code hived_recover_from_journal(const hived_config* config, const char* st
       const hived_code code = Output(Dump(j), report_json, nullptr, error);
       if (code != HIVED_OK) return code;
     }
-    *out = new hived_scheduler{std::move(*s), nullptr};
+    *out = new hived_scheduler{nullptr, std::move(*s)};
     return HIVED_OK;
   });
 }

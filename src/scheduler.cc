@@ -8,10 +8,10 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "src/config_change.h"
 #include "src/internal/status_macros.h"
 #include "src/journal_hook.h"
 #include "src/layered.h"
+#include "src/layered_config_change.h"
 
 namespace hived {
 
@@ -405,7 +405,7 @@ const ClusterSpec& Scheduler::spec() const {
   return impl_->spec();
 }
 
-// Live config change: built off to the side (src/config_change.cc), swapped in only when
+// Live config change: built off to the side (src/layered_config_change.cc), swapped in only when
 // it is complete and checked. Exclusive for the whole change, so no mutation slips in
 // between the save and the swap.
 absl::StatusOr<RestoreReport> Scheduler::ApplyConfig(const ClusterSpec& new_spec,

@@ -1,5 +1,5 @@
-// A changed cluster config applied off to the side (src/config_change.h).
-#include "src/config_change.h"
+// A changed cluster config applied off to the side (src/layered_config_change.h).
+#include "src/layered_config_change.h"
 
 #include <string>
 #include <utility>

@@ -1,4 +1,4 @@
-// src/config_change.h: a changed cluster config applied to a running scheduler (issue 29
+// src/layered_config_change.h: a changed cluster config applied to a running scheduler (issue 29
 // item 6; `Scheduler::ApplyConfig`, hived/scheduler.h "Live config change").
 //
 // The new state is built off to the side, exactly as a restart onto the new config would
@@ -16,8 +16,8 @@
 //      every reservation dropped, by name.
 //
 // Thread safety: reads `current` only; the caller holds the scheduler's lock.
-#ifndef HIVED_SRC_CONFIG_CHANGE_H_
-#define HIVED_SRC_CONFIG_CHANGE_H_
+#ifndef HIVED_SRC_LAYERED_CONFIG_CHANGE_H_
+#define HIVED_SRC_LAYERED_CONFIG_CHANGE_H_
 
 #include <memory>
 
@@ -40,4 +40,4 @@ absl::StatusOr<std::unique_ptr<LayeredScheduler>> BuildConfigChange(
 
 }  // namespace hived
 
-#endif  // HIVED_SRC_CONFIG_CHANGE_H_
+#endif  // HIVED_SRC_LAYERED_CONFIG_CHANGE_H_
