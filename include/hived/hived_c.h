@@ -425,7 +425,8 @@ HIVED_EXPORT hived_code hived_journal_sequence(const hived_scheduler* scheduler,
  * each record with Scheduler::ApplyJournalRecord, in order, stopping at the first refused
  * one (out of sequence, another cluster: HIVED_FAILED_PRECONDITION, that record's state
  * exactly as before). A replayed call's own error does not stop it: `*call_errors` (may be
- * NULL) receives them, one per line ("" when none). Errors: HIVED_INVALID_ARGUMENT for bytes
+ * NULL) receives them, one per line ("" when none), whenever the bytes were read (also
+ * when a record was refused: free it with `hived_free`). Errors: HIVED_INVALID_ARGUMENT for bytes
  * that are not whole frames (nothing applied). */
 HIVED_EXPORT hived_code hived_apply_journal(hived_scheduler* scheduler, const char* journal,
                                             size_t journal_len, char** call_errors, char** error);

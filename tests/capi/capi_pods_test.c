@@ -259,7 +259,10 @@ static void TestJournal(void) {
   call_errors = NULL;
   EXPECT(hived_apply_journal(follower, "xyz", 3, &call_errors, &err), HIVED_INVALID_ARGUMENT, NULL);
   EXPECT(hived_apply_journal(recovered, buffer.data, buffer.len, &call_errors, &err),
-         HIVED_FAILED_PRECONDITION, NULL); /* already applied */
+         HIVED_FAILED_PRECONDITION, NULL);              /* already applied */
+  CHECK(call_errors != NULL && call_errors[0] == '\0'); /* set even when a record is refused */
+  hived_free(call_errors);
+  call_errors = NULL;
 
   /* A failing sink stops the journal: the next mutation is refused until it is stopped. */
   buffer.fail = 1;
