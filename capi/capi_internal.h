@@ -1,6 +1,7 @@
 // capi/capi_internal.h: what the C interface's sources (hived_c.cc: configs, schedulers,
 // requests, results and the calls that change state; hived_c_state.cc: release, health,
-// saved state, group records and views) share: the handle types behind hived_c.h's opaque
+// saved state, group records and views; hived_c_pods.cc: pods, timed reservations, the
+// journal and live config change) share: the handle types behind hived_c.h's opaque
 // pointers, the error and output conventions, and the JSON shapes of the views.
 #ifndef HIVED_CAPI_CAPI_INTERNAL_H_
 #define HIVED_CAPI_CAPI_INTERNAL_H_
@@ -17,8 +18,10 @@
 #include "absl/strings/str_cat.h"
 #include "hived/cluster_spec.h"
 #include "hived/hived_c.h"
+#include "hived/journal.h"
 #include "hived/schedule_result.h"
 #include "hived/scheduler.h"
+#include "hived/state.h"
 #include "hived/status_view.h"
 #include "nlohmann/json.hpp"
 
@@ -26,7 +29,23 @@ struct hived_config {
   hived::ClusterSpec spec;
 };
 
+namespace hived::capi {
+// A C callback as a journal sink (hived_journal_start).
+class CallbackSink final : public hived::JournalSink {
+ public:
+  CallbackSink(hived_journal_append_fn append, void* user_data)
+      : append_(append), user_data_(user_data) {}
+  absl::Status Append(std::string_view frame) override;
+
+ private:
+  hived_journal_append_fn append_;
+  void* user_data_;
+};
+}  // namespace hived::capi
+
+// The sink is declared first so that it outlives the scheduler that may point to it.
 struct hived_scheduler {
+  std::unique_ptr<hived::capi::CallbackSink> journal_sink;  // the started journal's, if any
   std::unique_ptr<hived::Scheduler> scheduler;
 };
 
@@ -57,6 +76,13 @@ hived_code Output(std::string_view text, char** out, size_t* out_len, char** err
 void FillInfo(const hived::AllocateInfo& info, hived_allocate_info* out);
 void ClearInfo(hived_allocate_info* out);
 Json GroupJson(const hived::GroupStatus& g);
+Json PlacementJson(const hived::Placement& placement);
+// {"groups":[{"name","path","outcome","reason"}...],"unknownNodes":[...],"notes":[...]}
+Json RestoreReportJson(const hived::RestoreReport& report);
+// A malloc'd NUL-terminated copy of `text`; nullptr when out of memory.
+char* CopyOut(std::string_view text);
+// `s`, or "" for NULL.
+std::string Str(const char* s);
 Json LeavesJson(const hived::LeafCounts& c);
 Json VirtualCellJson(const hived::VirtualCellStatus& c);
 

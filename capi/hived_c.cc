@@ -32,7 +32,6 @@ namespace hived::capi {
 
 std::string Dump(const Json& j) { return j.dump(-1, ' ', false, Json::error_handler_t::replace); }
 
-// Copies `text` into a malloc'd NUL-terminated buffer; nullptr when out of memory.
 char* CopyOut(std::string_view text) {
   char* out = static_cast<char*>(std::malloc(text.size() + 1));
   if (out == nullptr) return nullptr;
@@ -262,7 +261,7 @@ hived_code hived_scheduler_create(const hived_config* config, hived_scheduler** 
   return Guard(error, [&] {
     absl::StatusOr<std::unique_ptr<hived::Scheduler>> s = hived::Scheduler::Create(config->spec);
     if (!s.ok()) return FromStatus(s.status(), error);
-    *out = new hived_scheduler{std::move(*s)};
+    *out = new hived_scheduler{nullptr, std::move(*s)};
     return HIVED_OK;
   });
 }

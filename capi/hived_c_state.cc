@@ -26,6 +26,7 @@ using hived::capi::JsonView;
 using hived::capi::LeavesJson;
 using hived::capi::NullArgument;
 using hived::capi::Output;
+using hived::capi::RestoreReportJson;
 using hived::capi::VirtualCellJson;
 
 namespace {
@@ -82,6 +83,25 @@ hived_code hived_save_state(const hived_scheduler* scheduler, char** state, size
   });
 }
 
+}  // extern "C"
+
+namespace hived::capi {
+Json RestoreReportJson(const hived::RestoreReport& report) {
+  Json groups = Json::array();
+  for (const hived::RestoreReport::Group& g : report.groups) {
+    groups.push_back({{"name", g.name},
+                      {"path", g.path},
+                      {"outcome", hived::RestoreOutcomeName(g.outcome)},
+                      {"reason", g.reason}});
+  }
+  return {{"groups", std::move(groups)},
+          {"unknownNodes", report.unknown_nodes},
+          {"notes", report.notes}};
+}
+}  // namespace hived::capi
+
+extern "C" {
+
 hived_code hived_scheduler_restore(const hived_config* config, const char* state, size_t state_len,
                                    hived_scheduler** out, char** report_json, char** error) {
   constexpr const char* kFn = "hived_scheduler_restore";
@@ -96,20 +116,11 @@ hived_code hived_scheduler_restore(const hived_config* config, const char* state
         hived::Scheduler::Restore(config->spec, text, &report);
     if (!s.ok()) return FromStatus(s.status(), error);
     if (report_json != nullptr) {
-      Json groups = Json::array();
-      for (const hived::RestoreReport::Group& g : report.groups) {
-        groups.push_back({{"name", g.name},
-                          {"path", g.path},
-                          {"outcome", hived::RestoreOutcomeName(g.outcome)},
-                          {"reason", g.reason}});
-      }
-      const Json j = {{"groups", std::move(groups)},
-                      {"unknownNodes", report.unknown_nodes},
-                      {"notes", report.notes}};
+      const Json j = RestoreReportJson(report);
       const hived_code code = Output(Dump(j), report_json, nullptr, error);
       if (code != HIVED_OK) return code;
     }
-    *out = new hived_scheduler{std::move(*s)};
+    *out = new hived_scheduler{nullptr, std::move(*s)};
     return HIVED_OK;
   });
 }

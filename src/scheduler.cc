@@ -7,9 +7,11 @@
 #include <optional>
 #include <utility>
 
+#include "absl/strings/str_cat.h"
 #include "src/internal/status_macros.h"
 #include "src/journal_hook.h"
 #include "sharing/layered.h"
+#include "sharing/layered_config_change.h"
 
 namespace hived {
 
@@ -287,11 +289,30 @@ std::vector<GroupStatus> Scheduler::Groups(std::string_view after, int32_t limit
 }
 uint64_t Scheduler::version() const {
   Lock::Shared hold(*lock_);
-  return impl_->version();
+  return version_base_ + impl_->version();
 }
 absl::StatusOr<StateChanges> Scheduler::Changes(uint64_t since) const {
   Lock::Shared hold(*lock_);
-  return impl_->Changes(since);
+  if (version_base_ == 0) return impl_->Changes(since);
+  const uint64_t now = version_base_ + impl_->version();
+  if (since > now) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("version ", since, " is ahead of the scheduler's state version ", now));
+  }
+  if (since < version_base_) {
+    return absl::OutOfRangeError(absl::StrCat("the cluster config changed at version ",
+                                              version_base_,
+                                              " (ApplyConfig): the changes since version ", since,
+                                              " are not kept; re-read the full views"));
+  }
+  absl::StatusOr<StateChanges> out = impl_->Changes(since - version_base_);
+  if (!out.ok()) {
+    return absl::Status(out.status().code(),
+                        absl::StrCat("the changes since version ", since,
+                                     " are no longer kept; re-read the full views"));
+  }
+  out->version += version_base_;
+  return out;
 }
 std::vector<PhysicalCellStatus> Scheduler::PhysicalCluster() const {
   Lock::Shared hold(*lock_);
@@ -378,7 +399,31 @@ absl::Status Scheduler::ApplyJournalRecord(const JournalRecord& record, std::str
   return status;
 }
 
-// The spec never changes after Create: no lock.
-const ClusterSpec& Scheduler::spec() const { return impl_->spec(); }
+// The spec changes only with `ApplyConfig`: shared, to read which one is current.
+const ClusterSpec& Scheduler::spec() const {
+  Lock::Shared hold(*lock_);
+  return impl_->spec();
+}
+
+// Live config change: built off to the side (sharing/layered_config_change.cc), swapped in only when
+// it is complete and checked. Exclusive for the whole change, so no mutation slips in
+// between the save and the swap.
+absl::StatusOr<RestoreReport> Scheduler::ApplyConfig(const ClusterSpec& new_spec,
+                                                     ApplyConfigOptions options) {
+  Lock::Exclusive hold(*lock_);
+  HIVED_RETURN_IF_ERROR(journal_->Journaled("ApplyConfig"));
+  RestoreReport report;
+  HIVED_ASSIGN_OR_RETURN(std::unique_ptr<LayeredScheduler> next,
+                         BuildConfigChange(*impl_, new_spec, options, &report));
+  next->ForgetChanges();
+  const uint64_t base = version_base_ + impl_->version() + 1;
+  impl_ = std::move(next);
+  version_base_ = base;
+  // The journal (not started) caches the old spec's fingerprint: a fresh one, same sequence.
+  auto journal = std::make_unique<SchedulerJournal>();
+  journal->set_sequence(journal_->sequence());
+  journal_ = std::move(journal);
+  return report;
+}
 
 }  // namespace hived

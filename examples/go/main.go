@@ -1,6 +1,7 @@
 // A cluster manager's first steps with hived from Go, through the C interface
 // (include/hived/hived_c.h) and cgo: load a HiveD config, schedule a gang, bind it
-// (Allocate), look at the views, save the state, release the gang. docs/integration.md
+// (Allocate) pod by pod, look at the views, save the state, release it pod by pod, and let
+// a reservation with a deadline expire. docs/integration.md
 // ("From C, Go and Python") walks through it; CI builds and runs it against the installed
 // package:
 //
@@ -141,6 +142,61 @@ func (s *Scheduler) Release(group string) error {
 	return check(C.hived_release(s.s, g, &msg), msg)
 }
 
+// AllocatePod binds one pod of the scheduled gang (the first pod runs the whole gang);
+// it returns the pod's slot and whether this call started the gang.
+func (s *Scheduler) AllocatePod(req *Request, placed *Result, pod string, gpus int32) (int, bool, error) {
+	var desc C.hived_pod_desc
+	desc.name = C.CString(pod)
+	defer C.free(unsafe.Pointer(desc.name))
+	desc.leaf_cell_number = C.int32_t(gpus)
+	desc.first_leaf_index = -1
+	var out C.hived_pod_allocation
+	var msg *C.char
+	if err := check(C.hived_allocate_pod(s.s, req.r, placed.r, &desc, &out, &msg), msg); err != nil {
+		return 0, false, err
+	}
+	C.hived_free(unsafe.Pointer(out.info.reason))
+	return int(out.slot), out.started_gang != 0, nil
+}
+
+// ReleasePod deletes one pod; true when it was the gang's last (the gang is released).
+func (s *Scheduler) ReleasePod(group, pod string) (bool, error) {
+	g, p := C.CString(group), C.CString(pod)
+	defer C.free(unsafe.Pointer(g))
+	defer C.free(unsafe.Pointer(p))
+	var gang C.int
+	var msg *C.char
+	err := check(C.hived_release_pod(s.s, g, p, &gang, &msg), msg)
+	return gang != 0, err
+}
+
+// ScheduleUntil reserves in the Preempting phase at time `now` until `deadline`.
+func (s *Scheduler) ScheduleUntil(req *Request, now, deadline int64, into *Result) error {
+	var msg *C.char
+	return check(C.hived_schedule_timed(s.s, req.r, C.HIVED_PHASE_PREEMPTING, C.int64_t(now), 1,
+		C.int64_t(deadline), into.r, &msg), msg)
+}
+
+// Expired is one entry of hived_expire_reservations.
+type Expired struct {
+	Group      string `json:"group"`
+	State      string `json:"state"`
+	ReservedAt int64  `json:"reservedAt"`
+	Deadline   int64  `json:"deadline"`
+}
+
+// ExpireReservations gives up the reservations whose deadline is at or before `now`.
+func (s *Scheduler) ExpireReservations(now int64) ([]Expired, error) {
+	var out, msg *C.char
+	var n C.size_t
+	if err := check(C.hived_expire_reservations(s.s, C.int64_t(now), &out, &n, &msg), msg); err != nil {
+		return nil, err
+	}
+	var expired []Expired
+	err := json.Unmarshal([]byte(takeString(out, n)), &expired)
+	return expired, err
+}
+
 // NodeStatus is one entry of hived_nodes_json.
 type NodeStatus struct {
 	Name           string `json:"name"`
@@ -195,8 +251,13 @@ func run(configPath string) error {
 	for i, pod := range result.Pods() {
 		fmt.Printf("  pod %d on %s, GPUs %v\n", i, pod.Node, pod.Devices)
 	}
-	if err := s.Allocate(req, result); err != nil {
-		return err
+	// Kubernetes binds pod by pod: the first pod runs the gang, the second takes its slot.
+	for _, pod := range []string{"train-1-worker-0", "train-1-worker-1"} {
+		slot, started, err := s.AllocatePod(req, result, pod, 8)
+		if err != nil {
+			return err
+		}
+		fmt.Printf("bound %s: slot %d (started the gang: %v)\n", pod, slot, started)
 	}
 	nodes, err := s.Nodes()
 	if err != nil {
@@ -225,12 +286,40 @@ func run(configPath string) error {
 		return fmt.Errorf("an unknown VC was accepted")
 	}
 
-	if err := s.Release(req.Name); err != nil {
-		return err
+	// Pods are deleted one at a time; the last one releases the gang.
+	for _, pod := range []string{"train-1-worker-0", "train-1-worker-1"} {
+		gang, err := s.ReleasePod(req.Name, pod)
+		if err != nil {
+			return err
+		}
+		fmt.Printf("deleted %s: gang released %v\n", pod, gang)
 	}
 	if err := s.Release(req.Name); err != nil {
 		fmt.Printf("second release: %v\n", err)
 	}
+
+	// A reservation whose bind never comes (Permit timed out) expires at its deadline.
+	held, err := NewRequest("held-1", "prod", 0, 1, 8)
+	if err != nil {
+		return err
+	}
+	defer held.Close()
+	if err := s.ScheduleUntil(held, 1000, 1500, result); err != nil {
+		return err
+	}
+	fmt.Printf("schedule held-1 at t=1000, deadline 1500: %s\n", result.Outcome())
+	if early, err := s.ExpireReservations(1499); err != nil || len(early) != 0 {
+		return fmt.Errorf("a reservation expired before its deadline (%v)", err)
+	}
+	expired, err := s.ExpireReservations(1500)
+	if err != nil {
+		return err
+	}
+	if len(expired) != 1 || expired[0].Group != "held-1" {
+		return fmt.Errorf("held-1 did not expire: %v", expired)
+	}
+	fmt.Printf("expired at t=1500: %s (%s since t=%d)\n", expired[0].Group, expired[0].State,
+		expired[0].ReservedAt)
 	var msg *C.char
 	if err := check(C.hived_check_invariants(s.s, &msg), msg); err != nil {
 		return err

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """A cluster manager's first steps with hived from Python, through the C interface
 (include/hived/hived_c.h) and ctypes: load a HiveD config, schedule a gang, bind it
-(allocate), look at the views, save the state, release the gang. docs/integration.md
+(allocate) pod by pod, look at the views, save the state, release it pod by pod, and let
+a reservation with a deadline expire. docs/integration.md
 ("From C, Go and Python") walks through it; CI runs it against the installed package:
 
     python3 examples/python/hived_example.py <prefix>/lib/libhived_c.so \
@@ -38,6 +39,21 @@ class RequestDesc(ctypes.Structure):
                 ("has_suggested_nodes", ctypes.c_int),
                 ("suggested_nodes", ctypes.POINTER(ctypes.c_char_p)),
                 ("suggested_node_count", ctypes.c_size_t)]
+
+
+class PodDesc(ctypes.Structure):
+    _fields_ = [("name", ctypes.c_char_p), ("uid", ctypes.c_char_p),
+                ("leaf_cell_number", ctypes.c_int32), ("node", ctypes.c_char_p),
+                ("first_leaf_index", ctypes.c_int32)]
+
+
+class AllocateInfo(ctypes.Structure):
+    _fields_ = [("downgraded", ctypes.c_int), ("reason", ctypes.c_void_p)]
+
+
+class PodAllocation(ctypes.Structure):
+    _fields_ = [("slot", ctypes.c_int32), ("started_gang", ctypes.c_int),
+                ("info", AllocateInfo)]
 
 
 PHASE_FILTERING, PHASE_PREEMPTING = 0, 1
@@ -78,6 +94,15 @@ class Hived:
             "hived_save_state": (ctypes.c_int, [handle, out_str, ctypes.POINTER(size), out_str]),
             "hived_nodes_json": (ctypes.c_int, [handle, out_str, ctypes.POINTER(size), out_str]),
             "hived_groups_json": (ctypes.c_int, [handle, out_str, ctypes.POINTER(size), out_str]),
+            "hived_allocate_pod": (ctypes.c_int, [handle, handle, handle, ctypes.POINTER(PodDesc),
+                                                  ctypes.POINTER(PodAllocation), out_str]),
+            "hived_release_pod": (ctypes.c_int, [handle, cstr, cstr, ctypes.POINTER(ctypes.c_int),
+                                                 out_str]),
+            "hived_schedule_timed": (ctypes.c_int, [handle, handle, ctypes.c_int, ctypes.c_int64,
+                                                    ctypes.c_int, ctypes.c_int64, handle,
+                                                    out_str]),
+            "hived_expire_reservations": (ctypes.c_int, [handle, ctypes.c_int64, out_str,
+                                                         ctypes.POINTER(size), out_str]),
         }
         for name, (restype, argtypes) in sigs.items():
             fn = getattr(lib, name)
@@ -139,6 +164,36 @@ class Scheduler:
         self.h.check(self.h.lib.hived_allocate(self.s, req, self.result, None,
                                                ctypes.byref(msg)), msg)
 
+    def allocate_pod(self, req, name, gpus):
+        """Binds one pod of the scheduled gang; returns (slot, started_gang)."""
+        pod = PodDesc(name=name.encode(), leaf_cell_number=gpus, first_leaf_index=-1)
+        out, msg = PodAllocation(), ctypes.c_void_p()
+        self.h.check(self.h.lib.hived_allocate_pod(self.s, req, self.result, ctypes.byref(pod),
+                                                   ctypes.byref(out), ctypes.byref(msg)), msg)
+        if out.info.reason:
+            self.h.lib.hived_free(out.info.reason)
+        return out.slot, bool(out.started_gang)
+
+    def release_pod(self, group, pod):
+        """Deletes one pod; returns True when it was the gang's last (the gang is released)."""
+        gang, msg = ctypes.c_int(), ctypes.c_void_p()
+        self.h.check(self.h.lib.hived_release_pod(self.s, group.encode(), pod.encode(),
+                                                  ctypes.byref(gang), ctypes.byref(msg)), msg)
+        return bool(gang.value)
+
+    def schedule_timed(self, req, now, deadline):
+        """A Preempting-phase Schedule whose reservation expires at `deadline`."""
+        lib, msg = self.h.lib, ctypes.c_void_p()
+        self.h.check(lib.hived_schedule_timed(self.s, req, PHASE_PREEMPTING, now, 1, deadline,
+                                              self.result, ctypes.byref(msg)), msg)
+        return lib.hived_outcome_name(lib.hived_result_outcome(self.result)).decode()
+
+    def expire(self, now):
+        out, n, msg = ctypes.c_void_p(), ctypes.c_size_t(), ctypes.c_void_p()
+        self.h.check(self.h.lib.hived_expire_reservations(self.s, now, ctypes.byref(out),
+                                                          ctypes.byref(n), ctypes.byref(msg)), msg)
+        return json.loads(self.h.take(out, n.value))
+
     def release(self, group):
         msg = ctypes.c_void_p()
         self.h.check(self.h.lib.hived_release(self.s, group.encode(), ctypes.byref(msg)), msg)
@@ -164,7 +219,10 @@ def main(argv):
         raise SystemExit("expected train-1 to be placed")
     for i, (node, devices) in enumerate(pods):
         print(f"  pod {i} on {node}, GPUs {devices}")
-    s.allocate(req)
+    # Kubernetes binds pod by pod: the first pod runs the gang, the second takes its slot.
+    for name in ("train-1-worker-0", "train-1-worker-1"):
+        slot, started = s.allocate_pod(req, name, 8)
+        print(f"bound {name}: slot {slot}{' (started the gang)' if started else ''}")
     nodes = json.loads(s.json_view(hived.lib.hived_nodes_json))
     free = sum(n["freeLeafCells"] for n in nodes)
     groups = json.loads(s.json_view(hived.lib.hived_groups_json))
@@ -181,11 +239,24 @@ def main(argv):
     except HivedError as e:
         print(f"unknown VC: {e}")
 
-    s.release("train-1")
+    # Pods are deleted one at a time; the last one releases the gang.
+    print(f"deleted worker-0: gang released {s.release_pod('train-1', 'train-1-worker-0')}")
+    print(f"deleted worker-1: gang released {s.release_pod('train-1', 'train-1-worker-1')}")
     try:
         s.release("train-1")
     except HivedError as e:
         print(f"second release: {e}")
+
+    # A reservation whose bind never comes (Permit timed out) expires at its deadline.
+    held = s.request("held-1", "prod", 0, 1, 8)
+    print(f"schedule held-1 at t=1000, deadline 1500: {s.schedule_timed(held, 1000, 1500)}")
+    if s.expire(1499):
+        raise SystemExit("a reservation expired before its deadline")
+    expired = s.expire(1500)
+    print(f"expired at t=1500: {[(e['group'], e['state'], e['reservedAt']) for e in expired]}")
+    if [e["group"] for e in expired] != ["held-1"]:
+        raise SystemExit("held-1 did not expire")
+    hived.lib.hived_request_destroy(held)
     msg = ctypes.c_void_p()
     hived.check(hived.lib.hived_check_invariants(s.s, ctypes.byref(msg)), msg)
     print("released train-1")

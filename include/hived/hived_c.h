@@ -343,6 +343,113 @@ HIVED_EXPORT hived_code hived_vc_summaries_json(const hived_scheduler* scheduler
 HIVED_EXPORT hived_code hived_virtual_cluster_json(const hived_scheduler* scheduler, const char* vc,
                                                    char** json, size_t* json_len, char** error);
 
+/* ---- Pods (scheduler.h "Pods") --------------------------------------------------------- */
+
+/* A pod of a gang (hived::Pod). NULL strings mean "". `node` NULL or "" (and
+ * `first_leaf_index` -1): the first free slot of `leaf_cell_number`; otherwise the slot that
+ * starts at that node and leaf index (the pod's bind info after a restart). */
+typedef struct hived_pod_desc {
+  const char* name; /* required, unique within its group */
+  const char* uid;
+  int32_t leaf_cell_number;
+  const char* node;
+  int32_t first_leaf_index;
+} hived_pod_desc;
+
+/* What `hived_allocate_pod` / `hived_recover_pod` did (hived::PodAllocation): the pod's slot
+ * (its pod in the placement), whether the call started the gang, and then the gang's
+ * allocate info (`info.reason` is the caller's to free, as for `hived_allocate`). */
+typedef struct hived_pod_allocation {
+  int32_t slot;
+  int started_gang;
+  hived_allocate_info info;
+} hived_pod_allocation;
+
+/* Scheduler::AllocatePod of `result`'s placement (the one `hived_schedule` decided for
+ * `request`); the first pod of a gang runs the whole gang. `out` may be NULL. */
+HIVED_EXPORT hived_code hived_allocate_pod(hived_scheduler* scheduler, const hived_request* request,
+                                           const hived_result* result, const hived_pod_desc* pod,
+                                           hived_pod_allocation* out, char** error);
+/* Scheduler::ReleasePod; `*gang_released` (may be NULL) is 1 when it was the gang's last
+ * pod (the gang is released), else 0. */
+HIVED_EXPORT hived_code hived_release_pod(hived_scheduler* scheduler, const char* group,
+                                          const char* pod, int* gang_released, char** error);
+/* Scheduler::GetPod: {"group","name","uid","index","placement":{"leafCellNumber",
+ * "physicalNode","physicalLeafCellIndices","preassignedCellTypes"}}. HIVED_NOT_FOUND for an
+ * unknown group or pod. */
+HIVED_EXPORT hived_code hived_pod_json(const hived_scheduler* scheduler, const char* group,
+                                       const char* pod, char** json, size_t* json_len,
+                                       char** error);
+/* GroupRecordFromJson, then Scheduler::RecoverPod: rebuilds a gang from one pod's record
+ * (e.g. `hived_import_hived_bind_info` of the pod's annotations) and attaches the pod. */
+HIVED_EXPORT hived_code hived_recover_pod(hived_scheduler* scheduler, const char* record_json,
+                                          size_t record_len, const hived_pod_desc* pod,
+                                          hived_pod_allocation* out, char** error);
+
+/* ---- Reservations with time (scheduler.h "Reservations with time") --------------------- */
+
+/* Scheduler::Schedule with the caller's time `now` and, when `has_deadline` is not 0, the
+ * reservation's `deadline` (same unit). Otherwise as `hived_schedule`. */
+HIVED_EXPORT hived_code hived_schedule_timed(hived_scheduler* scheduler,
+                                             const hived_request* request, int phase, int64_t now,
+                                             int has_deadline, int64_t deadline,
+                                             hived_result* result, char** error);
+/* Scheduler::ExpireReservations(now): gives up every reservation whose deadline is at or
+ * before `now`. `json` (may be NULL: not wanted) receives what expired, in order of deadline
+ * then name: [{"group","state","reservedAt","deadline"}...]. */
+HIVED_EXPORT hived_code hived_expire_reservations(hived_scheduler* scheduler, int64_t now,
+                                                  char** json, size_t* json_len, char** error);
+
+/* ---- The journal (hived/journal.h) ------------------------------------------------------ */
+
+/* A journal sink: called once per record with one whole frame, under the scheduler's lock
+ * (from the thread making the change; do not call the scheduler from it). Return 0 when
+ * the frame is stored; anything else stops the journal (hived_journal_status then fails,
+ * and so does every later mutation until the journal is started again or stopped). */
+typedef int (*hived_journal_append_fn)(void* user_data, const char* frame, size_t frame_len);
+
+/* Scheduler::StartJournal with `append` as the sink (`user_data` passed back; it must stay
+ * valid until `hived_journal_stop`, another start or `hived_scheduler_destroy`). The
+ * checkpoint: `*state` (SaveState; free with `hived_free`) at `*sequence`. */
+HIVED_EXPORT hived_code hived_journal_start(hived_scheduler* scheduler,
+                                            hived_journal_append_fn append, void* user_data,
+                                            char** state, size_t* state_len, uint64_t* sequence,
+                                            char** error);
+HIVED_EXPORT hived_code hived_journal_stop(hived_scheduler* scheduler, char** error);
+/* HIVED_OK, or HIVED_FAILED_PRECONDITION naming the sink's error (the journal stopped). */
+HIVED_EXPORT hived_code hived_journal_status(const hived_scheduler* scheduler, char** error);
+/* The sequence number of the last change (Scheduler::JournalSequence). */
+HIVED_EXPORT hived_code hived_journal_sequence(const hived_scheduler* scheduler, uint64_t* sequence,
+                                               char** error);
+/* Replays journal bytes (whole frames, as a sink received them; e.g. a follower's feed):
+ * each record with Scheduler::ApplyJournalRecord, in order, stopping at the first refused
+ * one (out of sequence, another cluster: HIVED_FAILED_PRECONDITION, that record's state
+ * exactly as before). A replayed call's own error does not stop it: `*call_errors` (may be
+ * NULL) receives them, one per line ("" when none), whenever the bytes were read (also
+ * when a record was refused: free it with `hived_free`). Errors: HIVED_INVALID_ARGUMENT for bytes
+ * that are not whole frames (nothing applied). */
+HIVED_EXPORT hived_code hived_apply_journal(hived_scheduler* scheduler, const char* journal,
+                                            size_t journal_len, char** call_errors, char** error);
+/* Scheduler::RecoverFromJournal: a new scheduler for `config` from the checkpoint (`state`
+ * at `sequence`, as `hived_journal_start` gave them) and the journal bytes after it.
+ * `report_json` (may be NULL): {"lastSequence","recordsApplied","tornTailBytes",
+ * "failed":[...],"restore":{...as hived_scheduler_restore...}}. */
+HIVED_EXPORT hived_code hived_recover_from_journal(const hived_config* config, const char* state,
+                                                   size_t state_len, uint64_t sequence,
+                                                   const char* journal, size_t journal_len,
+                                                   hived_scheduler** out, char** report_json,
+                                                   char** error);
+
+/* ---- Live config change (scheduler.h "Live config change") ------------------------------ */
+
+/* Scheduler::ApplyConfig(config): the scheduler moves onto `config` (nodes added or
+ * removed, VCs resized), atomically. A change that strands a running group is refused
+ * (HIVED_FAILED_PRECONDITION naming the groups, nothing changed) unless `apply_stranded` is
+ * not 0. `report_json` (may be NULL) as `hived_scheduler_restore`'s; a reservation given up
+ * is a group with "path":"" and "outcome":"dropped". */
+HIVED_EXPORT hived_code hived_apply_config(hived_scheduler* scheduler, const hived_config* config,
+                                           int apply_stranded, char** report_json, char** error);
+
 #ifdef __cplusplus
 }  // extern "C"
 #endif

@@ -43,7 +43,7 @@
 // (Schedule in the Preempting phase, Allocate, Recover, Release, CancelPreemption,
 // Unreserve, SetNodeHealthy) take it exclusively, so a view sees the state between two
 // mutations, never half of one. A waiting mutation holds off new views, so status polls
-// cannot starve scheduling. `spec()` needs no lock (immutable).
+// cannot starve scheduling. `spec()` takes it shared to read which spec is current.
 // Filtering: `Schedule(request, kFiltering)` of a new whole-GPU group changes nothing and
 // takes the lock shared, so filters run concurrently with each other and with views (each
 // decides with scratch of its own). The Filtering requests that change nothing either but
@@ -184,6 +184,21 @@
 // Permit with a timeout is the model. Views show the times (`GroupStatus::reserved_at`).
 // Reservations are not persisted (`SaveState`), so neither are their times. A fractional or
 // MIG group's reservation (docs/gpu-sharing.md) carries no time yet: it never expires.
+//
+// Live config change (issue 29 item 6)
+// ------------------------------------
+// `ApplyConfig(new_spec)` moves a running scheduler onto a changed cluster config (nodes
+// added or removed, VCs added, removed or resized) and decides from then on exactly as a
+// scheduler restarted onto the new config: it is `Restore(new_spec, SaveState())` (with
+// kRestoreAnyway), built off to the side and checked, then swapped in under the exclusive
+// lock; on any error the state is exactly as before. A change that would strand a running
+// group (a leaf of it gone: kPartial or kDropped; its VC removed or shrunk below what it
+// holds: kDowngraded) is refused by default, naming the groups and why; with
+// `Stranded::kApply` it is applied and the report says what became of each. Reservations
+// (kReserved, kPreempting groups, timed or not) are given up, as if they expired, and
+// reported kDropped ("Schedule it again"); a Filtering decision not yet allocated is
+// forgotten (its `Allocate` is kFailedPrecondition). The state version increases by one,
+// and `Changes(since)` for any earlier version is kOutOfRange: re-read the full views.
 #ifndef HIVED_SCHEDULER_H_
 #define HIVED_SCHEDULER_H_
 
@@ -254,6 +269,15 @@ struct StateChanges {
   uint64_t version = 0;             // the state version these changes lead to
   std::vector<std::string> groups;  // sorted, unique
   std::vector<std::string> nodes;   // sorted, unique
+};
+
+// How `ApplyConfig` treats running groups the new config strands ("Live config change").
+struct ApplyConfigOptions {
+  enum class Stranded {
+    kRefuse,  // kFailedPrecondition, nothing changed (the default)
+    kApply,   // applied; each such group reported partial, downgraded or dropped
+  };
+  Stranded stranded = Stranded::kRefuse;
 };
 
 class HIVED_EXPORT Scheduler {
@@ -426,10 +450,26 @@ class HIVED_EXPORT Scheduler {
   // Per VC (config order) and chain (config order) where the VC has cells or runs groups.
   std::vector<VcSummary> VcSummaries() const;
   absl::StatusOr<std::vector<VcSummary>> GetVcSummary(std::string_view vc) const;
+  // The current spec: the one created or restored with, or the last `ApplyConfig`'s. The
+  // reference is valid until the next successful `ApplyConfig` or the scheduler's end.
   const ClusterSpec& spec() const;
+
+  // Applies a changed cluster config ("Live config change" above). The report is
+  // `Restore`'s: one entry per running group in the saved document's order (kKept unless
+  // stranded), then one kDropped entry per reservation given up, by name; unknown bad nodes
+  // (a bad node removed) and notes as `Restore` gives them. Takes the exclusive lock for
+  // the whole change (a SaveState plus a Restore: O(state)).
+  // Errors, the state exactly as before: kInvalidArgument for an invalid spec (as
+  // `Create`); kFailedPrecondition for a change that strands running groups (naming them;
+  // unless `options.stranded` is kApply) or while a journal is started (a journal
+  // replays onto one spec: `StopJournal`, `ApplyConfig`, then `StartJournal` for a new
+  // checkpoint); kInternal for a new state that breaks an invariant (a bug).
+  absl::StatusOr<RestoreReport> ApplyConfig(const ClusterSpec& new_spec,
+                                            ApplyConfigOptions options = {});
 
   // The state version: 0 at `Create` and `Restore`, increased by every call that changes
   // what a view shows (a Filtering Schedule never does; a refused call never does).
+  // `ApplyConfig` increases it by one and makes every earlier version kOutOfRange below.
   uint64_t version() const;
   // The groups and nodes changed after version `since` (StateChanges), at the current
   // version. Errors: kOutOfRange when `since` is older than the recent changes kept (a ring
@@ -477,6 +517,9 @@ class HIVED_EXPORT Scheduler {
   std::unique_ptr<Lock> lock_;
   std::unique_ptr<LayeredScheduler> impl_;
   std::unique_ptr<SchedulerJournal> journal_;  // src/journal_hook.h
+  // The version at which the last `ApplyConfig` swapped `impl_` in (0: none): `version()`
+  // is `version_base_ + impl_->version()`, and changes before it cannot be told.
+  uint64_t version_base_ = 0;
 };
 
 }  // namespace hived
