@@ -378,6 +378,39 @@ absl::Status Scheduler::ApplyJournalRecord(const JournalRecord& record, std::str
   return status;
 }
 
+// The fast path (hived/fast_path.h; src/fast_path.cc): the rules of the classic calls.
+absl::Status Scheduler::ScheduleAndAllocate(const GroupRequest& request, FastResult* result) {
+  Lock::Exclusive hold(*lock_);
+  HIVED_RETURN_IF_ERROR(journal_->Journaled("ScheduleAndAllocate"));
+  const uint64_t epoch = impl_->epoch();
+  absl::Status status = impl_->ScheduleAndAllocate(request, result);
+  const bool changed =
+      status.ok() && (result->outcome == Outcome::kPlaced ||
+                      result->outcome == Outcome::kPreempting || !result->detail.cancelled.empty());
+  impl_->EndChange(epoch, changed, request.name, status.ok() ? &result->detail : nullptr);
+  return status;
+}
+absl::Status Scheduler::Release(GroupHandle handle) {
+  Lock::Exclusive hold(*lock_);
+  HIVED_RETURN_IF_ERROR(journal_->Journaled("Release(GroupHandle)"));
+  const uint64_t epoch = impl_->epoch();
+  absl::Status status = impl_->Release(handle);
+  impl_->EndChange(epoch, status.ok(), std::string_view());
+  return status;
+}
+absl::StatusOr<GroupHandle> Scheduler::HandleOf(std::string_view group) const {
+  Lock::Shared hold(*lock_);
+  return impl_->HandleOf(group);
+}
+absl::StatusOr<std::string> Scheduler::GroupName(GroupHandle handle) const {
+  Lock::Shared hold(*lock_);
+  return impl_->GroupName(handle);
+}
+// Node and chain names never change after Create: no lock.
+int32_t Scheduler::NodeCount() const { return impl_->NodeCount(); }
+std::string_view Scheduler::NodeName(int32_t node) const { return impl_->NodeName(node); }
+std::string_view Scheduler::ChainName(int32_t chain) const { return impl_->ChainName(chain); }
+
 // The spec never changes after Create: no lock.
 const ClusterSpec& Scheduler::spec() const { return impl_->spec(); }
 

@@ -198,6 +198,7 @@
 #include "absl/status/statusor.h"
 #include "hived/cluster_spec.h"
 #include "hived/export.h"
+#include "hived/fast_path.h"
 #include "hived/journal.h"
 #include "hived/schedule_result.h"
 #include "hived/state.h"
@@ -470,6 +471,22 @@ class HIVED_EXPORT Scheduler {
   static absl::StatusOr<std::unique_ptr<Scheduler>> RecoverFromJournal(
       const ClusterSpec& spec, const JournalCheckpoint& checkpoint, std::string_view journal,
       JournalRecoveryReport* report = nullptr, RestoreOptions options = {});
+
+  // The fast path (hived/fast_path.h: contract, ids, handles). `ScheduleAndAllocate` is
+  // `Schedule(request, kPreempting)` then, when kPlaced, `Allocate` of its placement, in one
+  // call; errors as theirs, and kFailedPrecondition for a sharing request or while a journal
+  // is started. `Release(handle)`: kNotFound for a nil, stale or forged handle, else as
+  // `Release(name)`. `HandleOf`: the handle of a running whole-GPU group (kNotFound when no
+  // such group runs: unknown, reserved, Preempting, or sharing GPUs). `GroupName`:
+  // kNotFound for a handle that names no live group. Node and chain ids: `NodeName`
+  // ("" out of range), `NodeCount`, `ChainName` ("" out of range).
+  absl::Status ScheduleAndAllocate(const GroupRequest& request, FastResult* result);
+  absl::Status Release(GroupHandle handle);
+  absl::StatusOr<GroupHandle> HandleOf(std::string_view group) const;
+  absl::StatusOr<std::string> GroupName(GroupHandle handle) const;
+  int32_t NodeCount() const;
+  std::string_view NodeName(int32_t node) const;
+  std::string_view ChainName(int32_t chain) const;
 
  private:
   explicit Scheduler(std::unique_ptr<LayeredScheduler> impl);
