@@ -7,7 +7,7 @@
 #
 # Prints, per benchmark, the inclusive cost of the public `Scheduler` calls divided by the
 # number of calls the benchmark made:
-#   w1 fill:   Schedule + Allocate per job, Release per job (BM_SchedulerReferenceWorkload/w:1);
+#   w1 fill:   Schedule + Allocate per job, Release per job (BM_SchedulerReferenceWorkload/w:1/fast:0);
 #   1-GPU and 8x8-GPU cycles: Schedule + Allocate + Release per cycle (BM_SchedulerReferenceCycle),
 #   counted only inside the timed loop (setup calls excluded).
 set -euo pipefail
@@ -37,7 +37,7 @@ run() {  # name filter toggle min_time
     "$bench" --benchmark_filter="$2" --benchmark_min_time="$4" >/dev/null 2>&1
 }
 
-run w1 'BM_SchedulerReferenceWorkload/w:1$' 'hived::Scheduler::*' 0.01
+run w1 'BM_SchedulerReferenceWorkload/w:1/fast:0$' 'hived::Scheduler::*' 0.01
 read -r s_cost s_calls < <(cost_and_calls "$tmp/w1.out" Schedule)
 read -r a_cost _ < <(cost_and_calls "$tmp/w1.out" Allocate)
 read -r r_cost r_calls < <(cost_and_calls "$tmp/w1.out" Release)
@@ -47,7 +47,7 @@ echo "w1 release: $(( r_cost / r_calls )) instructions per Release ($r_calls job
 for shape in 1:1 8:8; do
   pods=${shape%%:*}
   gpus=${shape##*:}
-  run "c$pods" "BM_SchedulerReferenceCycle/pods:$pods/gpus:$gpus\$" '*RunCycles*' 0.1
+  run "c$pods" "BM_SchedulerReferenceCycle/pods:$pods/gpus:$gpus/fast:0\$" '*RunCycles*' 0.1
   read -r s_cost _ < <(cost_and_calls "$tmp/c$pods.out" Schedule)
   read -r a_cost _ < <(cost_and_calls "$tmp/c$pods.out" Allocate)
   # Only the timed loop releases (the half-full setup never does): one Release per cycle.

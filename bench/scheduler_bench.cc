@@ -30,6 +30,7 @@
 #include "benchmark/benchmark.h"
 #include "hived/cluster_spec.h"
 #include "hived/config.h"
+#include "hived/fast_path.h"
 #include "hived/scheduler.h"
 
 namespace {
@@ -90,9 +91,10 @@ struct FillStats {
   bool error = false;
 };
 
-// Fills the cluster by VC turns, then releases every job. Returns per-call timings.
+// Fills the cluster by VC turns, then releases every job. Returns per-call timings. `fast`:
+// through the fast path (ScheduleAndAllocate, Release by handle; hived/fast_path.h).
 void FillAndRelease(hived::Scheduler* scheduler, const hived::ClusterSpec& spec, Workload w,
-                    int64_t max_jobs, FillStats* stats) {
+                    int64_t max_jobs, FillStats* stats, bool fast = false) {
   std::vector<std::string> vcs;
   for (const auto& vc : spec.virtual_clusters) vcs.push_back(vc.name);
   std::vector<bool> full(vcs.size(), false);
@@ -100,6 +102,9 @@ void FillAndRelease(hived::Scheduler* scheduler, const hived::ClusterSpec& spec,
   std::mt19937_64 rng(42);
   std::vector<std::string> placed;
   placed.reserve(static_cast<std::size_t>(max_jobs));
+  std::vector<hived::GroupHandle> handles;
+  handles.reserve(fast ? static_cast<std::size_t>(max_jobs) : 0);
+  hived::FastResult fr;
   hived::GroupRequest req;
   req.priority = w == Workload::kW3 ? hived::kOpportunisticPriority : 1;
   const Clock::time_point fill_start = Clock::now();
@@ -110,19 +115,29 @@ void FillAndRelease(hived::Scheduler* scheduler, const hived::ClusterSpec& spec,
     req.name = absl::StrCat("j", job);
     req.vc = vcs[v];
     req.members = JobMembers(w, &rng);
+    bool ok = false;
     const Clock::time_point t0 = Clock::now();
-    absl::StatusOr<hived::ScheduleResult> r = scheduler->Schedule(req, hived::Phase::kPreempting);
-    bool ok = r.ok() && r->outcome == hived::Outcome::kPlaced;
-    if (ok) ok = scheduler->Allocate(req, r->placement).ok();
-    const Clock::time_point t1 = Clock::now();
-    stats->fill_ns.push_back(Ns(t0, t1));
-    if (!r.ok()) {
-      stats->error = true;
-      return;
-    }
-    if (ok) {
-      placed.push_back(req.name);
+    if (fast) {
+      const absl::Status st = scheduler->ScheduleAndAllocate(req, &fr);
+      stats->fill_ns.push_back(Ns(t0, Clock::now()));
+      if (!st.ok()) {
+        stats->error = true;
+        return;
+      }
+      ok = fr.outcome == hived::Outcome::kPlaced;
+      if (ok) handles.push_back(fr.handle);
     } else {
+      absl::StatusOr<hived::ScheduleResult> r = scheduler->Schedule(req, hived::Phase::kPreempting);
+      ok = r.ok() && r->outcome == hived::Outcome::kPlaced;
+      if (ok) ok = scheduler->Allocate(req, r->placement).ok();
+      stats->fill_ns.push_back(Ns(t0, Clock::now()));
+      if (!r.ok()) {
+        stats->error = true;
+        return;
+      }
+      if (ok) placed.push_back(req.name);
+    }
+    if (!ok) {
       full[v] = true;  // the VC waits: skip it from now on
       --open;
     }
@@ -134,9 +149,15 @@ void FillAndRelease(hived::Scheduler* scheduler, const hived::ClusterSpec& spec,
     stats->release_ns.push_back(Ns(t0, Clock::now()));
     stats->error = stats->error || !ok;
   }
+  for (hived::GroupHandle h : handles) {
+    const Clock::time_point t0 = Clock::now();
+    const bool ok = scheduler->Release(h).ok();
+    stats->release_ns.push_back(Ns(t0, Clock::now()));
+    stats->error = stats->error || !ok;
+  }
   stats->release_seconds += Seconds(Clock::now() - fill_end);
   stats->fill_seconds += Seconds(fill_end - fill_start);
-  stats->jobs += static_cast<int64_t>(placed.size());
+  stats->jobs += static_cast<int64_t>(placed.size() + handles.size());
 }
 
 void BM_SchedulerReferenceWorkload(benchmark::State& state) {
@@ -147,6 +168,7 @@ void BM_SchedulerReferenceWorkload(benchmark::State& state) {
     return;
   }
   const Workload w = static_cast<Workload>(state.range(0));
+  const bool fast = state.range(1) != 0;
   FillStats stats;
   int64_t rounds = 0;
   for (auto _ : state) {
@@ -157,7 +179,7 @@ void BM_SchedulerReferenceWorkload(benchmark::State& state) {
       state.SkipWithError("Scheduler::Create failed");
       return;
     }
-    FillAndRelease(scheduler.get(), *spec, w, 1000000, &stats);
+    FillAndRelease(scheduler.get(), *spec, w, 1000000, &stats, fast);
     if (stats.error) {
       state.SkipWithError("a Schedule or Release call failed");
       return;
@@ -176,11 +198,15 @@ void BM_SchedulerReferenceWorkload(benchmark::State& state) {
   state.counters["release_p99_us"] = PercentileUs(&stats.release_ns, 99);
   state.SetItemsProcessed(stats.jobs);
 }
+// fast:0 the classic calls (Schedule + Allocate, Release by name); fast:1 the fast path.
 BENCHMARK(BM_SchedulerReferenceWorkload)
-    ->Arg(1)
-    ->Arg(2)
-    ->Arg(3)
-    ->ArgName("w")
+    ->Args({1, 0})
+    ->Args({1, 1})
+    ->Args({2, 0})
+    ->Args({2, 1})
+    ->Args({3, 0})
+    ->Args({3, 1})
+    ->ArgNames({"w", "fast"})
     ->Unit(benchmark::kMillisecond);
 
 // The reference cluster half full: 4,000 1-GPU guaranteed jobs by VC turns.
@@ -221,12 +247,19 @@ void BM_SchedulerReferenceCycle(benchmark::State& state) {
   const int32_t pods = static_cast<int32_t>(state.range(0));
   const int32_t gpus = static_cast<int32_t>(state.range(1));
   req.members = {{pods, gpus}};
-  RunCycles(state, scheduler.get(), req);
+  if (state.range(2) != 0) {
+    hived_bench::RunFastCycles(state, scheduler.get(), req);
+  } else {
+    RunCycles(state, scheduler.get(), req);
+  }
 }
+// fast:0 Schedule + Allocate + Release(name); fast:1 ScheduleAndAllocate + Release(handle).
 BENCHMARK(BM_SchedulerReferenceCycle)
-    ->Args({1, 1})
-    ->Args({8, 8})
-    ->ArgNames({"pods", "gpus"})
+    ->Args({1, 1, 0})
+    ->Args({1, 1, 1})
+    ->Args({8, 8, 0})
+    ->Args({8, 8, 1})
+    ->ArgNames({"pods", "gpus", "fast"})
     ->Unit(benchmark::kMicrosecond);
 
 void BM_SchedulerCreate(benchmark::State& state) {

@@ -114,6 +114,16 @@ class LayeredScheduler {
   void NoteNodeChanged(std::string_view node);
   void ForgetChanges();
 
+  // The fast path (src/fast_path.cc, sharing/layered_fast_path.cc, hived/fast_path.h): whole-GPU
+  // groups only.
+  absl::Status ScheduleAndAllocate(const GroupRequest& request, FastResult* out);
+  absl::Status Release(GroupHandle handle);
+  absl::StatusOr<GroupHandle> HandleOf(std::string_view group) const;
+  absl::StatusOr<std::string> GroupName(GroupHandle handle) const;
+  int32_t NodeCount() const;
+  std::string_view NodeName(int32_t node) const;
+  std::string_view ChainName(int32_t chain) const;
+
   // Persistence (sharing/layered_state.cc, docs/state-format.md).
   std::string SaveState() const;
   // A fractional group's record comes from Sharing; a holder has none (kFailedPrecondition).

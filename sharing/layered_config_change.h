@@ -1,5 +1,5 @@
-// sharing/layered_config_change.h: a changed cluster config applied to a running scheduler (issue 29
-// item 6; `Scheduler::ApplyConfig`, hived/scheduler.h "Live config change").
+// sharing/layered_config_change.h: a changed cluster config applied to a running scheduler (issue
+// 29 item 6; `Scheduler::ApplyConfig`, hived/scheduler.h "Live config change").
 //
 // The new state is built off to the side, exactly as a restart onto the new config would
 // build it: the current state saved (`SaveState`) and restored into a fresh scheduler for

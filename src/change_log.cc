@@ -9,7 +9,7 @@ namespace hived {
 
 ChangeLog::ChangeLog(size_t capacity) : ring_(std::max<size_t>(capacity, 1)) {}
 
-ChangeLog::Entry& ChangeLog::Slot() {
+size_t ChangeLog::NextSlot() {
   const size_t cap = ring_.size();
   if (size_ == cap) {  // full: the oldest entry goes, and its version's completeness
     floor_ = std::max(floor_, ring_[begin_].version);
@@ -17,12 +17,14 @@ ChangeLog::Entry& ChangeLog::Slot() {
     --size_;
     if (pending_ > size_) pending_ = size_;  // a mutation larger than the ring
   }
-  Entry& e = ring_[(begin_ + size_) % cap];
+  const size_t slot = (begin_ + size_) % cap;
+  Entry& e = ring_[slot];
   ++size_;
   ++pending_;
+  ++taken_;
   e.version = version_ + 1;
   e.node = NodeId();
-  return e;
+  return slot;
 }
 
 bool ChangeLog::Commit() {

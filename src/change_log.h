@@ -47,7 +47,18 @@ class ChangeLog {
   uint64_t floor() const { return floor_; }
 
   // Pending entries of the mutation under way.
-  void NoteGroup(std::string_view name) { Slot().name.assign(name.data(), name.size()); }
+  // A group noted again in the same mutation is skipped when it is the last group noted
+  // (a call notes its group at creation, per run of leaves and at its end): one entry,
+  // one copy of the name (ChangesSince dedupes within a version anyway).
+  void NoteGroup(std::string_view name) {
+    if (last_group_ < taken_ && last_group_ + pending_ >= taken_ &&
+        ring_[last_group_slot_].name == name) {
+      return;
+    }
+    last_group_slot_ = NextSlot();
+    last_group_ = taken_ - 1;
+    ring_[last_group_slot_].name.assign(name.data(), name.size());
+  }
   void NoteNode(NodeId node) {
     Entry& e = Slot();
     e.name.clear();
@@ -78,8 +89,10 @@ class ChangeLog {
     NodeId node;       // a node entry when `name` is empty
     std::string name;  // a group entry's name
   };
-  // The next slot for a pending entry (version() + 1), overwriting the oldest when full.
-  Entry& Slot();
+  // The next slot for a pending entry (version() + 1), overwriting the oldest when full;
+  // `NextSlot` gives its index.
+  Entry& Slot() { return ring_[NextSlot()]; }
+  size_t NextSlot();
 
   std::vector<Entry> ring_;
   size_t begin_ = 0;    // the oldest kept entry
@@ -87,6 +100,13 @@ class ChangeLog {
   size_t pending_ = 0;  // the last `pending_` of them
   uint64_t version_ = 0;
   uint64_t floor_ = 0;
+  // Slots taken so far (pending entries are the last `pending_` taken), and the last group
+  // entry noted: taken as number `last_group_` (0-based), at `last_group_slot_`. It is a
+  // pending entry iff last_group_ < taken_ <= last_group_ + pending_ (kNever: none yet).
+  static constexpr uint64_t kNever = UINT64_MAX;
+  uint64_t taken_ = 0;
+  uint64_t last_group_ = kNever;
+  size_t last_group_slot_ = 0;
 };
 
 }  // namespace hived

@@ -29,6 +29,7 @@ GroupId GroupTable::Add(std::string_view name) {
   Group& grp = (*this)[g];
   grp.name.assign(name.data(), name.size());
   grp.alive = true;
+  ++grp.generation;
   grp.reserved_at = kNoTime;
   grp.reservation_deadline = kNoTime;
   by_name_.emplace(grp.name, g);

@@ -96,6 +96,9 @@ struct Group {
   Priority running = 0;   // priority it runs at now
   bool lazy = false;
   bool alive = false;
+  // Counts the slot's lives (set by Add): with the slot id, a fast-path handle
+  // (hived/fast_path.h) that a recycled slot does not match.
+  uint32_t generation = 0;
   GState state = GState::kRunning;
   std::vector<GroupMember> members;  // as requested (GroupStatus::request, SaveState)
   // The placement its caller allocated it with, for a group no Schedule decision placed (or

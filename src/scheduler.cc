@@ -1,5 +1,5 @@
-// The public façade: forwards to LayeredScheduler (sharing/layered.h) under the reader/writer lock that
-// makes a Scheduler safe to share between threads (see "Thread safety" in hived/scheduler.h).
+// The public façade: forwards to LayeredScheduler (sharing/layered.h) under the reader/writer lock
+// that makes a Scheduler safe to share between threads (see "Thread safety" in hived/scheduler.h).
 #include "hived/scheduler.h"
 
 #include <condition_variable>
@@ -8,10 +8,10 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "src/internal/status_macros.h"
-#include "src/journal_hook.h"
 #include "sharing/layered.h"
 #include "sharing/layered_config_change.h"
+#include "src/internal/status_macros.h"
+#include "src/journal_hook.h"
 
 namespace hived {
 
@@ -405,9 +405,9 @@ const ClusterSpec& Scheduler::spec() const {
   return impl_->spec();
 }
 
-// Live config change: built off to the side (sharing/layered_config_change.cc), swapped in only when
-// it is complete and checked. Exclusive for the whole change, so no mutation slips in
-// between the save and the swap.
+// Live config change: built off to the side (sharing/layered_config_change.cc), swapped in only
+// when it is complete and checked. Exclusive for the whole change, so no mutation slips in between
+// the save and the swap.
 absl::StatusOr<RestoreReport> Scheduler::ApplyConfig(const ClusterSpec& new_spec,
                                                      ApplyConfigOptions options) {
   Lock::Exclusive hold(*lock_);
@@ -419,11 +419,69 @@ absl::StatusOr<RestoreReport> Scheduler::ApplyConfig(const ClusterSpec& new_spec
   const uint64_t base = version_base_ + impl_->version() + 1;
   impl_ = std::move(next);
   version_base_ = base;
+  ++config_epoch_;
   // The journal (not started) caches the old spec's fingerprint: a fresh one, same sequence.
   auto journal = std::make_unique<SchedulerJournal>();
   journal->set_sequence(journal_->sequence());
   journal_ = std::move(journal);
   return report;
+}
+
+// The fast path (hived/fast_path.h; src/fast_path.cc): the rules of the classic calls. A
+// handle carries the config epoch it was issued in; one from before an `ApplyConfig` names a
+// slot of the old group table and is refused.
+namespace {
+absl::Status StaleHandle(GroupHandle handle) {
+  return absl::NotFoundError(absl::StrCat("group handle ", handle.slot, "/", handle.generation,
+                                          " was issued before the last ApplyConfig: take a new "
+                                          "one with HandleOf"));
+}
+}  // namespace
+
+absl::Status Scheduler::ScheduleAndAllocate(const GroupRequest& request, FastResult* result) {
+  Lock::Exclusive hold(*lock_);
+  HIVED_RETURN_IF_ERROR(journal_->Journaled("ScheduleAndAllocate"));
+  const uint64_t epoch = impl_->epoch();
+  absl::Status status = impl_->ScheduleAndAllocate(request, result);
+  const bool changed =
+      status.ok() && (result->outcome == Outcome::kPlaced ||
+                      result->outcome == Outcome::kPreempting || !result->detail.cancelled.empty());
+  impl_->EndChange(epoch, changed, request.name, status.ok() ? &result->detail : nullptr);
+  if (status.ok() && !result->handle.IsNil()) result->handle.config_epoch = config_epoch_;
+  return status;
+}
+absl::Status Scheduler::Release(GroupHandle handle) {
+  Lock::Exclusive hold(*lock_);
+  HIVED_RETURN_IF_ERROR(journal_->Journaled("Release(GroupHandle)"));
+  if (!handle.IsNil() && handle.config_epoch != config_epoch_) return StaleHandle(handle);
+  const uint64_t epoch = impl_->epoch();
+  absl::Status status = impl_->Release(handle);
+  impl_->EndChange(epoch, status.ok(), std::string_view());
+  return status;
+}
+absl::StatusOr<GroupHandle> Scheduler::HandleOf(std::string_view group) const {
+  Lock::Shared hold(*lock_);
+  absl::StatusOr<GroupHandle> handle = impl_->HandleOf(group);
+  if (handle.ok()) handle->config_epoch = config_epoch_;
+  return handle;
+}
+absl::StatusOr<std::string> Scheduler::GroupName(GroupHandle handle) const {
+  Lock::Shared hold(*lock_);
+  if (!handle.IsNil() && handle.config_epoch != config_epoch_) return StaleHandle(handle);
+  return impl_->GroupName(handle);
+}
+// Node and chain ids change only with `ApplyConfig`: shared, to read the current config's.
+int32_t Scheduler::NodeCount() const {
+  Lock::Shared hold(*lock_);
+  return impl_->NodeCount();
+}
+std::string_view Scheduler::NodeName(int32_t node) const {
+  Lock::Shared hold(*lock_);
+  return impl_->NodeName(node);
+}
+std::string_view Scheduler::ChainName(int32_t chain) const {
+  Lock::Shared hold(*lock_);
+  return impl_->ChainName(chain);
 }
 
 }  // namespace hived

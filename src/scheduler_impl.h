@@ -215,6 +215,21 @@ class SchedulerImpl {
   // saved bindings apply only to the same structure; Restore is strict about it.
   std::string ConfigFingerprint() const;
 
+  // The fast path (src/fast_path.cc, hived/fast_path.h): `Schedule(request, kPreempting)`
+  // and, when kPlaced, `Allocate` of its placement, in one call (`out` reused; a plain
+  // placement builds no strings). Handles name live groups by slot and generation:
+  // `FindHandle` is kNilId for a nil, stale or forged one. `ReleaseGroup`: `Release` of `g`.
+  absl::Status ScheduleAndAllocate(const GroupRequest& request, FastResult* out);
+  GroupId FindHandle(GroupHandle handle) const;
+  GroupHandle HandleOf(GroupId g) const;
+  const Group& group(GroupId g) const { return groups_[g]; }
+  GroupId FindGroup(std::string_view name) const { return groups_.Find(name); }
+  absl::Status ReleaseGroup(GroupId g);
+  // `out`'s handle, chain and pods for running group `g` placed at `placement` (its node
+  // names resolved to ids), or at its decision's leaves in pod order `needs`.
+  void FillFast(GroupId g, const Placement& placement, FastResult* out) const;
+  void FillFast(GroupId g, const std::vector<int32_t>& needs, FastResult* out) const;
+
   // For tests (no suggested nodes): a view's node choice (`vc` empty: the chain's physical
   // view) as view positions per pod, empty when none; and per view position its health,
   // sort keys and usable leaves for priority `q` (for a reference implementation).

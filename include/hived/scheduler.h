@@ -213,6 +213,7 @@
 #include "absl/status/statusor.h"
 #include "hived/cluster_spec.h"
 #include "hived/export.h"
+#include "hived/fast_path.h"
 #include "hived/journal.h"
 #include "hived/schedule_result.h"
 #include "hived/state.h"
@@ -477,8 +478,8 @@ class HIVED_EXPORT Scheduler {
   // for a version the scheduler has not reached.
   absl::StatusOr<StateChanges> Changes(uint64_t since) const;
 
-  // Checks the scheduler's invariants (sharing/layered.h, src/scheduler_impl.h) and every component's;
-  // returns the first violation as kInternal.
+  // Checks the scheduler's invariants (sharing/layered.h, src/scheduler_impl.h) and every
+  // component's; returns the first violation as kInternal.
   absl::Status CheckInvariants() const;
 
   // The journal (hived/journal.h). `StartJournal` returns a checkpoint (SaveState and the
@@ -511,6 +512,22 @@ class HIVED_EXPORT Scheduler {
       const ClusterSpec& spec, const JournalCheckpoint& checkpoint, std::string_view journal,
       JournalRecoveryReport* report = nullptr, RestoreOptions options = {});
 
+  // The fast path (hived/fast_path.h: contract, ids, handles). `ScheduleAndAllocate` is
+  // `Schedule(request, kPreempting)` then, when kPlaced, `Allocate` of its placement, in one
+  // call; errors as theirs, and kFailedPrecondition for a sharing request or while a journal
+  // is started. `Release(handle)`: kNotFound for a nil, stale or forged handle, else as
+  // `Release(name)`. `HandleOf`: the handle of a running whole-GPU group (kNotFound when no
+  // such group runs: unknown, reserved, Preempting, or sharing GPUs). `GroupName`:
+  // kNotFound for a handle that names no live group. Node and chain ids: `NodeName`
+  // ("" out of range), `NodeCount`, `ChainName` ("" out of range).
+  absl::Status ScheduleAndAllocate(const GroupRequest& request, FastResult* result);
+  absl::Status Release(GroupHandle handle);
+  absl::StatusOr<GroupHandle> HandleOf(std::string_view group) const;
+  absl::StatusOr<std::string> GroupName(GroupHandle handle) const;
+  int32_t NodeCount() const;
+  std::string_view NodeName(int32_t node) const;
+  std::string_view ChainName(int32_t chain) const;
+
  private:
   explicit Scheduler(std::unique_ptr<LayeredScheduler> impl);
   class Lock;  // the reader/writer lock of "Thread safety" (src/scheduler.cc)
@@ -520,6 +537,9 @@ class HIVED_EXPORT Scheduler {
   // The version at which the last `ApplyConfig` swapped `impl_` in (0: none): `version()`
   // is `version_base_ + impl_->version()`, and changes before it cannot be told.
   uint64_t version_base_ = 0;
+  // How many `ApplyConfig`s swapped `impl_` in: stamped on fast-path handles
+  // (GroupHandle::config_epoch), so one issued before a swap is refused after it.
+  uint32_t config_epoch_ = 0;
 };
 
 }  // namespace hived

@@ -58,7 +58,7 @@ absl::Status SchedulerBackend::AddDomain(std::unique_ptr<Scheduler> scheduler,
       if (std::find(ids.begin(), ids.end(), id) == ids.end()) ids.push_back(id);
     }
   }
-  Domain d{std::move(scheduler), NodeUsage(node_capacity_), prefix, {}};
+  Domain d{std::move(scheduler), NodeUsage(node_capacity_), prefix, {}, {}};
   const int32_t domain = static_cast<int32_t>(domains_.size());
   for (const NodeStatus& n : d.scheduler->Nodes()) {
     auto it = node_index_.find(prefix + n.name);
@@ -71,6 +71,12 @@ absl::Status SchedulerBackend::AddDomain(std::unique_ptr<Scheduler> scheduler,
     }
     owner = domain;
     d.global_index.emplace(n.name, it->second);
+  }
+  const Scheduler& sched = *d.scheduler;
+  d.global_by_id.assign(static_cast<size_t>(sched.NodeCount()), -1);
+  for (int32_t id = 0; id < sched.NodeCount(); ++id) {
+    auto it = d.global_index.find(std::string(sched.NodeName(id)));
+    if (it != d.global_index.end()) d.global_by_id[static_cast<size_t>(id)] = it->second;
   }
   domains_.push_back(std::move(d));
   return absl::OkStatus();
@@ -161,28 +167,44 @@ absl::Status SchedulerBackend::Attempt(const SimJob& job, bool opportunistic, bo
   Scheduler& scheduler = *domains_[static_cast<size_t>(ask.domain)].scheduler;
   ++schedule_calls_;
   const bool may_preempt = opportunistic || MayPreempt(job, ask);
-  absl::StatusOr<ScheduleResult> r =
-      scheduler.Schedule(req, may_preempt ? Phase::kPreempting : Phase::kFiltering);
-  if (!r.ok()) {
+  // An attempt that may preempt takes the fast path: Schedule(kPreempting) and, when placed,
+  // Allocate in one call (`fast_.detail` is Schedule's result for any other outcome).
+  absl::StatusOr<ScheduleResult> classic;
+  absl::Status status;
+  if (may_preempt) {
+    status = scheduler.ScheduleAndAllocate(req, &fast_);
+  } else {
+    classic = scheduler.Schedule(req, Phase::kFiltering);
+    status = classic.status();
+  }
+  if (!status.ok()) {
     // A request the scheduler refuses as malformed (e.g. a leaf type the VC lacks) is the
     // job's fault: it is rejected, with the scheduler's words as the reason.
-    if (absl::IsInvalidArgument(r.status()) || absl::IsNotFound(r.status())) {
+    if (absl::IsInvalidArgument(status) || absl::IsNotFound(status)) {
       attempt->kind = StartAttempt::Kind::kInfeasible;
-      attempt->reason = std::string(r.status().message());
+      attempt->reason = std::string(status.message());
       return absl::OkStatus();
     }
-    return r.status();
+    return status;
   }
+  ScheduleResult* r = may_preempt ? &fast_.detail : &*classic;
   attempt->opportunistic = ask.priority < 0;
   switch (r->outcome) {
     case Outcome::kPlaced: {
-      absl::StatusOr<AllocateInfo> a = scheduler.Allocate(req, r->placement);
-      if (!a.ok()) return a.status();
+      if (!may_preempt) {
+        absl::StatusOr<AllocateInfo> a = scheduler.Allocate(req, r->placement);
+        if (!a.ok()) return a.status();
+      }
       attempt->kind = StartAttempt::Kind::kStarted;
       JobRun& run = jobs_.Open(job.index);
       run.domain = ask.domain;
       run.opportunistic = attempt->opportunistic;
       run.priority = ask.priority;
+      run.handle = GroupHandle();
+      if (may_preempt) {
+        run.handle = fast_.handle;
+        return Record(job, fast_);
+      }
       return Record(job, r->placement);
     }
     case Outcome::kPreempting: {
@@ -205,6 +227,7 @@ absl::Status SchedulerBackend::Attempt(const SimJob& job, bool opportunistic, bo
       run.domain = ask.domain;
       run.opportunistic = attempt->opportunistic;
       run.priority = ask.priority;
+      run.handle = GroupHandle();  // allocated by Allocate later: released by name
       run.pending = std::make_unique<PendingStart>(PendingStart{req, std::move(r->placement)});
       return absl::OkStatus();
     }
@@ -234,20 +257,40 @@ absl::Status SchedulerBackend::Record(const SimJob& job, const Placement& placem
     run.pods.emplace_back(it->second, gpus);
     d.usage.Add(it->second, gpus);
   }
-  if (!run.opportunistic) {
-    const Priority p = run.priority;
-    auto& by_priority = vc_used_by_priority_[static_cast<size_t>(job.vc)];
-    auto it = std::find_if(by_priority.begin(), by_priority.end(),
-                           [p](const auto& e) { return e.first == p; });
-    if (it == by_priority.end()) {
-      by_priority.emplace_back(p, job.gpus);
-    } else {
-      it->second += job.gpus;
-    }
-    vc_guaranteed_used_[static_cast<size_t>(job.vc)] += job.gpus;
-    guaranteed_used_ += job.gpus;
-  }
+  if (!run.opportunistic) CountGuaranteed(job, run.priority);
   return absl::OkStatus();
+}
+
+absl::Status SchedulerBackend::Record(const SimJob& job, const FastResult& placed) {
+  JobRun& run = jobs_.Open(job.index);
+  Domain& d = domains_[static_cast<size_t>(run.domain)];
+  run.running = true;
+  run.pods.clear();
+  for (const FastPod& pod : placed.pods) {
+    const int32_t node = pod.node >= 0 && static_cast<size_t>(pod.node) < d.global_by_id.size()
+                             ? d.global_by_id[static_cast<size_t>(pod.node)]
+                             : -1;
+    if (node < 0) {
+      return absl::InternalError(absl::StrCat("placement names unknown node id ", pod.node));
+    }
+    run.pods.emplace_back(node, pod.leaf_count);
+    d.usage.Add(node, pod.leaf_count);
+  }
+  if (!run.opportunistic) CountGuaranteed(job, run.priority);
+  return absl::OkStatus();
+}
+
+void SchedulerBackend::CountGuaranteed(const SimJob& job, Priority p) {
+  auto& by_priority = vc_used_by_priority_[static_cast<size_t>(job.vc)];
+  auto it = std::find_if(by_priority.begin(), by_priority.end(),
+                         [p](const auto& e) { return e.first == p; });
+  if (it == by_priority.end()) {
+    by_priority.emplace_back(p, job.gpus);
+  } else {
+    it->second += job.gpus;
+  }
+  vc_guaranteed_used_[static_cast<size_t>(job.vc)] += job.gpus;
+  guaranteed_used_ += job.gpus;
 }
 
 absl::Status SchedulerBackend::FinishPreemption(const SimJob& job) {
@@ -274,8 +317,9 @@ absl::Status SchedulerBackend::Release(const SimJob& job) {
   char name[16];
   const auto [end, ec] = std::to_chars(name, name + sizeof(name), job.index);
   if (ec != std::errc()) return absl::InternalError("job index does not fit a group name");
-  if (absl::Status s =
-          d.scheduler->Release(std::string_view(name, static_cast<size_t>(end - name)));
+  if (absl::Status s = !run.handle.IsNil() ? d.scheduler->Release(run.handle)
+                                           : d.scheduler->Release(std::string_view(
+                                                 name, static_cast<size_t>(end - name)));
       !s.ok()) {
     return s;
   }

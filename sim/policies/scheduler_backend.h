@@ -48,6 +48,7 @@
 #include "absl/container/inlined_vector.h"
 #include "absl/status/statusor.h"
 #include "hived/cluster_spec.h"
+#include "hived/fast_path.h"
 #include "hived/scheduler.h"
 #include "sim/cluster/spec_info.h"
 #include "sim/engine/cluster_backend.h"
@@ -156,6 +157,8 @@ class SchedulerBackend : public ClusterBackend {
     std::string prefix;  // of its nodes' global names
     // The scheduler's node names -> global node index (saves prefixing names per placement).
     absl::flat_hash_map<std::string, int32_t> global_index;
+    // The scheduler's node ids (hived/fast_path.h) -> global node index.
+    std::vector<int32_t> global_by_id;
   };
   // Registers a node of `gpus` under `name` (adds the GPUs when known); returns its index.
   int32_t AddNode(const std::string& name, const std::string& physical, int32_t gpus);
@@ -171,6 +174,9 @@ class SchedulerBackend : public ClusterBackend {
     Priority priority = 0;  // asked for in the domain
     // (node, GPUs) per pod; inline up to two: no allocation per run.
     absl::InlinedVector<std::pair<int32_t, int32_t>, 2> pods;
+    // Its group's handle when the fast path started it (released by handle), else nil
+    // (released by name).
+    GroupHandle handle;
     std::unique_ptr<PendingStart> pending;
   };
   // Fills `request_` (reusing its strings' and members' capacity) for `job` asked as `ask`.
@@ -181,8 +187,17 @@ class SchedulerBackend : public ClusterBackend {
   absl::Status Attempt(const SimJob& job, bool opportunistic, bool may_reclaim,
                        StartAttempt* attempt);
   absl::Status Record(const SimJob& job, const Placement& placement);
+  // The same for a placement the fast path returned (node ids, no names).
+  absl::Status Record(const SimJob& job, const FastResult& placed);
+  // The guaranteed usage of a job that starts running.
+  void CountGuaranteed(const SimJob& job, Priority p);
 
   GroupRequest request_;  // MakeRequest's scratch: one request at a time
+  // The fast path's result (hived/fast_path.h), reused by every attempt that may preempt:
+  // those take `ScheduleAndAllocate` (the same decisions as Schedule(kPreempting) and
+  // Allocate, without the placement's strings); the others (a Filtering attempt) the
+  // classic calls.
+  FastResult fast_;
   std::vector<std::string> nodes_;
   std::vector<std::string> physical_name_;  // by global node: the name its scheduler knows
   absl::flat_hash_map<std::string, int32_t> node_index_;

@@ -7,6 +7,7 @@
 
 #include "absl/strings/match.h"
 #include "hived/config.h"
+#include "hived/fast_path.h"
 #include "hived/journal.h"
 #include "hived/scheduler.h"
 #include "support/catch.h"
@@ -148,3 +149,30 @@ TEST_CASE("ApplyConfig: added nodes are used and reservations are dropped and re
 }
 
 }  // namespace
+
+// Regression (merge of the fast path with ApplyConfig): the swap rebuilds the group table,
+// so a handle issued before it could name another group's slot. It is refused instead, and
+// HandleOf gives one of the new table.
+TEST_CASE("ApplyConfig: fast-path handles issued before the change are stale after it",
+          "[config_change][unit]") {
+  ClusterSpec spec = TwoRacks();
+  auto s = Scheduler::Create(spec);
+  REQUIRE(s.ok());
+  hived::FastResult fast;
+  REQUIRE((*s)->ScheduleAndAllocate(Request("job-1", "dev", 2), &fast).ok());
+  REQUIRE(fast.outcome == hived::Outcome::kPlaced);
+  const hived::GroupHandle old = fast.handle;
+  REQUIRE((*s)->ApplyConfig(spec).ok());
+  const std::string before = (*s)->SaveState().value();
+  absl::Status stale = (*s)->Release(old);
+  CHECK(stale.code() == absl::StatusCode::kNotFound);
+  CHECK(absl::StrContains(stale.message(), "before the last ApplyConfig"));
+  CHECK((*s)->GroupName(old).status().code() == absl::StatusCode::kNotFound);
+  CHECK((*s)->SaveState().value() == before);
+  auto fresh = (*s)->HandleOf("job-1");
+  REQUIRE(fresh.ok());
+  CHECK(fresh->config_epoch == old.config_epoch + 1);
+  CHECK((*s)->GroupName(*fresh).value() == "job-1");
+  CHECK((*s)->Release(*fresh).ok());
+  CHECK((*s)->GetGroup("job-1").state == hived::GroupState::kAbsent);
+}

@@ -75,5 +75,35 @@ TEST_CASE("ChangeLog: the ring drops the oldest batches past its capacity and sa
   CHECK(log.version() == 6);
 }
 
+TEST_CASE("ChangeLog: a group noted again in one mutation takes one entry", "[scheduler][unit]") {
+  // A ring of 3: "a", node 1, "a" again (skipped), "b" fit one version; "a" noted again in
+  // the next mutation takes a new entry (another version), overwriting the oldest.
+  ChangeLog log(/*capacity=*/3);
+  log.NoteGroup("a");
+  log.NoteNode(NodeId(1));
+  log.NoteGroup("a");
+  log.NoteGroup("a");
+  REQUIRE(log.Commit());
+  REQUIRE(log.CheckInvariants().ok());
+  ChangeLog::Since s = log.ChangesSince(0);
+  CHECK(s.complete);  // two entries kept: nothing was overwritten
+  CHECK(s.groups == std::vector<std::string>{"a"});
+  log.NoteGroup("b");
+  log.NoteGroup("a");  // not the last group noted: an entry
+  log.NoteGroup("a");  // the last one: skipped
+  REQUIRE(log.Commit());
+  REQUIRE(log.CheckInvariants().ok());
+  CHECK(log.floor() == 1);  // 4 entries in a ring of 3: version 1's first one is gone
+  s = log.ChangesSince(1);
+  CHECK(s.complete);
+  CHECK(s.groups == std::vector<std::string>{"a", "b"});
+  // A discarded mutation's group is not "just noted" for the next one.
+  log.NoteGroup("c");
+  log.Discard();
+  log.NoteGroup("c");
+  REQUIRE(log.Commit());
+  CHECK(log.ChangesSince(2).groups == std::vector<std::string>{"c"});
+}
+
 }  // namespace
 }  // namespace hived
