@@ -77,8 +77,8 @@ absl::Status SchedulerImpl::ScheduleAndAllocate(const GroupRequest& request, Fas
     ++epoch_;
     Group& grp = groups_[g];
     for (CellId p : grp.pleaves) {
-      p_user_[p.value()] = g;
-      p_reserver_[p.value()] = kNilId;
+      physical_.SetUser(p, g);
+      physical_.SetReserver(p, kNilId);
     }
     grp.state = GState::kRunning;
     out->detail.outcome = Outcome::kPlaced;
