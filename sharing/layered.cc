@@ -6,10 +6,10 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "sharing/sharing.h"
 #include "src/internal/status_macros.h"
 #include "src/persistence_json_reader.h"
 #include "src/scheduler_impl.h"
-#include "sharing/sharing.h"
 
 namespace hived {
 

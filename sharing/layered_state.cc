@@ -7,13 +7,13 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "sharing/layered.h"
+#include "sharing/sharing.h"
 #include "src/internal/status_macros.h"
 #include "src/internal/strings.h"
-#include "sharing/layered.h"
 #include "src/persistence_json.h"
 #include "src/persistence_json_reader.h"
 #include "src/scheduler_impl.h"
-#include "sharing/sharing.h"
 
 namespace hived {
 

@@ -6,9 +6,9 @@
 #include <utility>
 #include <vector>
 
+#include "sharing/sharing.h"
 #include "src/internal/check.h"
 #include "src/scheduler_impl.h"
-#include "sharing/sharing.h"
 
 namespace hived {
 

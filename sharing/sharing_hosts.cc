@@ -8,10 +8,10 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "sharing/sharing.h"
 #include "src/group_record.h"
 #include "src/internal/status_macros.h"
 #include "src/scheduler_impl.h"
-#include "sharing/sharing.h"
 
 namespace hived {
 

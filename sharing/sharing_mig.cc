@@ -11,10 +11,10 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "hived/config.h"
+#include "sharing/sharing.h"
 #include "src/internal/check.h"
 #include "src/persistence_json.h"
 #include "src/scheduler_impl.h"
-#include "sharing/sharing.h"
 
 namespace hived {
 

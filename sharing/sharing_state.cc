@@ -12,12 +12,12 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "sharing/sharing.h"
 #include "src/group_record.h"
 #include "src/internal/check.h"
 #include "src/internal/status_macros.h"
 #include "src/persistence_json.h"
 #include "src/scheduler_impl.h"
-#include "sharing/sharing.h"
 
 namespace hived {
 

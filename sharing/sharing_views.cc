@@ -4,8 +4,8 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "src/scheduler_impl.h"
 #include "sharing/sharing.h"
+#include "src/scheduler_impl.h"
 
 namespace hived {
 

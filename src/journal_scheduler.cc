@@ -10,10 +10,10 @@
 #include "absl/strings/str_cat.h"
 #include "hived/journal.h"
 #include "hived/scheduler.h"
+#include "sharing/layered.h"
 #include "src/internal/status_macros.h"
 #include "src/journal_codec.h"
 #include "src/journal_hook.h"
-#include "sharing/layered.h"
 
 namespace hived {
 
