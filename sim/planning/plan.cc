@@ -13,7 +13,6 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
-#include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "hived/config.h"
@@ -39,15 +38,6 @@ namespace hived::sim {
 namespace {
 
 namespace fs = std::filesystem;
-
-// `arg` as a POSIX shell word (single quotes unless it is plain).
-std::string ShellQuote(const std::string& arg) {
-  const bool plain = !arg.empty() && arg.find_first_not_of(
-                                         "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
-                                         "0123456789_-./=,:@%+") == std::string::npos;
-  if (plain) return arg;
-  return absl::StrCat("'", absl::StrReplaceAll(arg, {{"'", "'\\''"}}), "'");
-}
 
 int Fail(absl::string_view message) {
   std::fprintf(stderr, "hived-sim plan: %.*s\n", static_cast<int>(message.size()), message.data());
@@ -396,24 +386,7 @@ int PlanCommand(int argc, char** argv) {
   if (absl::Status s = FitPhysicalCluster(&sized); !s.ok()) return Fail(s.message());
   if (all_vcs) {
     TrimPhysicalCluster(&sized);
-    std::string phys = "physical cluster for the sized VCs (HiveD's capacity rule):\n";
-    const auto before = TopCellsPerChain(ctx.base);
-    for (const auto& [chain, now] : TopCellsPerChain(sized)) {
-      int64_t was = 0;
-      for (const auto& [c, n] : before) {
-        if (c == chain) was = n;
-      }
-      const int64_t nodes = NodesPerTopCell(sized, chain);
-      absl::StrAppend(
-          &phys, absl::StrFormat("  %s: %d top-level cells (was %d): %s%d (%s%d nodes)\n", chain,
-                                 now, was, now >= was ? "+" : "", now - was, now >= was ? "+" : "",
-                                 (now - was) * nodes));
-    }
-    for (const auto& [chain, was] : before) {
-      bool kept = false;
-      for (const auto& [c, n] : TopCellsPerChain(sized)) kept |= c == chain;
-      if (!kept) absl::StrAppend(&phys, "  ", chain, ": all ", was, " top-level cells removed\n");
-    }
+    const std::string phys = PhysicalChangeText(ctx.base, sized);
     std::fputs(phys.c_str(), stdout);
     report += phys;
   }
@@ -421,28 +394,12 @@ int PlanCommand(int argc, char** argv) {
   if (absl::Status s = CheckSpec(sized); !s.ok()) {
     return Fail(absl::StrCat("the sized config does not validate (a bug):\n", s.message()));
   }
-  // How it was made (date-free, so the same command gives the same file), then the config with
-  // VC names kept strings.
-  std::vector<std::string> command{"hived-sim"};
-  for (int i = 0; i < argc; ++i) {
-    // A resumed plan's outputs equal the uninterrupted run's: --resume is not recorded.
-    const std::string arg = argv[i];
-    if (arg != "--resume" && arg != "--resume=true") command.push_back(ShellQuote(arg));
-  }
-  std::string header =
-      absl::StrCat("# Sized by: ", absl::StrJoin(command, " "), "\n# Target: ", ctx.target.text,
-                   " (metric ", ctx.resolved_metric, ")\n");
-  for (const std::string& r : results) absl::StrAppend(&header, "# ", r, "\n");
-  if (!price_text.empty())
-    absl::StrAppend(&header, "# Prices (USD per GPU-hour): ", price_text, "\n");
-  if (!speed_text.empty()) absl::StrAppend(&header, "# GPU speeds: ", speed_text, "\n");
-  if (std::string text; ReadFileToString(config, &text).ok()) header += InputComments(text);
-  if (!skipped.empty()) {
-    absl::StrAppend(&header, "# Skipped (too few jobs): ", absl::StrJoin(skipped, ", "), "\n");
-  }
-  for (absl::Status s :
-       {WriteFileAtomically(sized_path, header + YamlWithStringVcNames(ClusterSpecToYaml(sized))),
-        WriteFileAtomically((ctx.out / "report.csv").string(), csv)}) {
+  const std::string command = PlanCommandLine(argc, argv);
+  const std::string header = SizedHeader(command, ctx, results, price_text, speed_text, skipped);
+  std::string input_text;
+  (void)ReadFileToString(config, &input_text);  // unreadable: no comments to keep
+  for (absl::Status s : {WriteFileAtomically(sized_path, SizedYamlText(header, input_text, sized)),
+                         WriteFileAtomically((ctx.out / "report.csv").string(), csv)}) {
     if (!s.ok()) return Fail(s.message());
   }
   if (all_vcs) {
@@ -505,9 +462,9 @@ int PlanCommand(int argc, char** argv) {
                    std::string(drawn.status().message()).c_str());
     }
   }
-  for (absl::Status s : {WriteFileAtomically((ctx.out / "report.txt").string(), report),
-                         WriteReportMd(ctx.out.string(), absl::StrJoin(command, " "),
-                                       ctx.target.text, md_rows, vcs, report)}) {
+  for (absl::Status s :
+       {WriteFileAtomically((ctx.out / "report.txt").string(), report),
+        WriteReportMd(ctx.out.string(), command, ctx.target.text, md_rows, vcs, report)}) {
     if (!s.ok()) return Fail(s.message());
   }
   if (!all_vcs && !skipped.empty()) {

@@ -10,11 +10,13 @@
 #ifndef HIVED_SIM_PLANNING_PLAN_OUTPUT_H_
 #define HIVED_SIM_PLANNING_PLAN_OUTPUT_H_
 
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "hived/cluster_spec.h"
 
 namespace hived::sim {
 
@@ -41,9 +43,39 @@ absl::StatusOr<std::vector<std::string>> WaitHeatmaps(const std::string& jobs_cs
 
 // The comment lines at the top of a config (`config_text`), for the sized config's header:
 // "# Input config comments (they describe the input, not this file):" then each as "# | ...".
-// Empty when the input starts with no comment. (Comments inside the YAML are not kept: the
-// sized config is written from the parsed spec.)
+// Empty when the input starts with no comment. (sized.yaml's fallback, see SizedYamlText.)
 std::string InputComments(const std::string& config_text);
+
+// The input config's text (`input_text`) with only what the plan changed edited in, line by
+// line, so every comment stays where it was: changed scalars replaced in place (a trailing
+// comment kept), sequence items the sized config (`sized_yaml`, block YAML as
+// ClusterSpecToYaml writes it) no longer has deleted with their lines, and items it adds
+// appended after the input's last item of that sequence. Sequence items match by position.
+// nullopt when this cannot be done line-wise (flow collections, block scalars, anchors,
+// tabs, several documents, a sequence new to the input) or when the result would not load
+// to exactly the spec `sized_yaml` loads to (the result is always checked).
+std::optional<std::string> MergeIntoInput(const std::string& input_text,
+                                          const std::string& sized_yaml);
+
+// sized.yaml: `header`, then MergeIntoInput of the input with `sized` written out (VC names
+// kept strings); when that fails, a line saying the comments could not be kept, the input's
+// leading comments (InputComments) and `sized` written out, as before issue 31 item 5.
+std::string SizedYamlText(const std::string& header, const std::string& input_text,
+                          const ClusterSpec& sized);
+
+// The report's "physical cluster for the sized VCs" lines: top-level cells per chain, before
+// (`base`) and after (`sized`).
+std::string PhysicalChangeText(const ClusterSpec& base, const ClusterSpec& sized);
+
+// `hived-sim ARGS` as a shell command line (each argument quoted when it needs to be), without
+// --resume: a resumed plan's outputs equal the uninterrupted run's.
+std::string PlanCommandLine(int argc, char** argv);
+
+// sized.yaml's header: how it was made (`command`, date-free so the same command gives the
+// same file), the target, the VCs' `results`, prices, speeds and the VCs skipped.
+std::string SizedHeader(const std::string& command, const PlanContext& ctx,
+                        const std::vector<std::string>& results, const std::string& price_text,
+                        const std::string& speed_text, const std::vector<std::string>& skipped);
 
 // DIR/report.md: the command, the table, the charts present (plan-VC.png, wait-VC.png),
 // then report.txt verbatim.
