@@ -3,6 +3,9 @@
 // (tests/testdata/bench-configs/gen-1000-nodes.yaml, half full with 4,000 1-GPU jobs, as in
 // scheduler_bench.cc), through `hived::Scheduler` and through hived_c.h. Both reuse one
 // request (the group's name is free again after its release) and, in C, one result.
+// BM_CapiFast*: the same cycle on the fast path (hived/fast_path.h): ScheduleAndAllocate +
+// Release(handle) in C++, hived_schedule_and_allocate + hived_release_handle in C, each
+// into one reused result.
 // Compare medians of repetitions on a Release build:
 //   build/release/bench/capi_bench --benchmark_repetitions=10
 //       --benchmark_report_aggregates_only=true  (one command line)
@@ -14,6 +17,7 @@
 #include "benchmark/benchmark.h"
 #include "hived/cluster_spec.h"
 #include "hived/config.h"
+#include "hived/fast_path.h"
 #include "hived/hived_c.h"
 #include "hived/scheduler.h"
 
@@ -125,5 +129,76 @@ void BM_CapiCycleC(benchmark::State& state) {
   hived_scheduler_destroy(s);
 }
 BENCHMARK(BM_CapiCycleC)->Unit(benchmark::kMicrosecond);
+
+void BM_CapiFastCpp(benchmark::State& state) {
+  absl::StatusOr<hived::ClusterSpec> spec = hived::LoadClusterSpecFile(ReferenceConfigPath());
+  if (!spec.ok()) {
+    state.SkipWithError(spec.status().ToString().c_str());
+    return;
+  }
+  absl::StatusOr<std::unique_ptr<hived::Scheduler>> scheduler = hived::Scheduler::Create(*spec);
+  if (!scheduler.ok()) {
+    state.SkipWithError(scheduler.status().ToString().c_str());
+    return;
+  }
+  hived::Scheduler& s = **scheduler;
+  hived::GroupRequest req;
+  req.priority = 1;
+  req.members = {{1, 1}};
+  hived::FastResult r;
+  Fill(*spec, [&](const std::string& name, const std::string& vc) {
+    req.name = name;
+    req.vc = vc;
+    (void)s.ScheduleAndAllocate(req, &r);
+  });
+  req.name = "cycle";
+  req.vc = "VC1";
+  for (auto _ : state) {
+    if (!s.ScheduleAndAllocate(req, &r).ok() || r.outcome != hived::Outcome::kPlaced ||
+        !s.Release(r.handle).ok()) {
+      state.SkipWithError("cycle failed");
+      return;
+    }
+    benchmark::DoNotOptimize(r);
+  }
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(BM_CapiFastCpp)->Unit(benchmark::kMicrosecond);
+
+void BM_CapiFastC(benchmark::State& state) {
+  absl::StatusOr<hived::ClusterSpec> spec = hived::LoadClusterSpecFile(ReferenceConfigPath());
+  if (!spec.ok()) {
+    state.SkipWithError(spec.status().ToString().c_str());
+    return;
+  }
+  hived_scheduler* s = nullptr;
+  char* error = nullptr;
+  if (hived_scheduler_create_from_file(ReferenceConfigPath().c_str(), &s, &error) != HIVED_OK) {
+    state.SkipWithError(error);
+    hived_free(error);
+    return;
+  }
+  hived_fast_result* result = hived_fast_result_create();
+  Fill(*spec, [&](const std::string& name, const std::string& vc) {
+    hived_request* req = MakeRequest(name.c_str(), vc.c_str());
+    (void)hived_schedule_and_allocate(s, req, result, nullptr);
+    hived_request_destroy(req);
+  });
+  hived_request* req = MakeRequest("cycle", "VC1");
+  for (auto _ : state) {
+    if (hived_schedule_and_allocate(s, req, result, nullptr) != HIVED_OK ||
+        hived_fast_result_outcome(result) != HIVED_OUTCOME_PLACED ||
+        hived_release_handle(s, hived_fast_result_handle(result), nullptr) != HIVED_OK) {
+      state.SkipWithError("cycle failed");
+      break;
+    }
+    benchmark::DoNotOptimize(result);
+  }
+  state.SetItemsProcessed(state.iterations());
+  hived_request_destroy(req);
+  hived_fast_result_destroy(result);
+  hived_scheduler_destroy(s);
+}
+BENCHMARK(BM_CapiFastC)->Unit(benchmark::kMicrosecond);
 
 }  // namespace

@@ -1,8 +1,9 @@
 // capi/capi_internal.h: what the C interface's sources (hived_c.cc: configs, schedulers,
 // requests, results and the calls that change state; hived_c_state.cc: release, health,
 // saved state, group records and views; hived_c_pods.cc: pods, timed reservations, the
-// journal and live config change) share: the handle types behind hived_c.h's opaque
-// pointers, the error and output conventions, and the JSON shapes of the views.
+// journal and live config change; hived_c_fast.cc: the fast path) share: the handle types
+// behind hived_c.h's opaque pointers, the error and output conventions, and the JSON shapes
+// of the views.
 #ifndef HIVED_CAPI_CAPI_INTERNAL_H_
 #define HIVED_CAPI_CAPI_INTERNAL_H_
 
