@@ -178,7 +178,7 @@ HttpReply Extender::FilterLocked(const json& args, std::unique_lock<std::mutex>&
                      absl::StrCat("Pod ", pod->Key(), " does not set resource limit ",
                                   kResourcePodSchedulingEnable, ": it is not scheduled by HiveD"));
   }
-  absl::StatusOr<SchedulingSpec> spec = ParseSchedulingSpec(*pod);
+  absl::StatusOr<SchedulingSpec> spec = specs_.Parse(*pod);
   if (!spec.ok()) return UserError("filter", spec.status().message());
   std::vector<std::string> candidates = CandidateNodes(args);
   auto bind_to = [outcome](const std::string& node) {
@@ -394,7 +394,7 @@ HttpReply Extender::PreemptLocked(const json& args) {
     return UserError("preempt", absl::StrCat("Pod ", pod->Key(), " does not set resource limit ",
                                              kResourcePodSchedulingEnable));
   }
-  absl::StatusOr<SchedulingSpec> spec = ParseSchedulingSpec(*pod);
+  absl::StatusOr<SchedulingSpec> spec = specs_.Parse(*pod);
   if (!spec.ok()) return UserError("preempt", spec.status().message());
   json empty = json{{"NodeNameToMetaVictims", json::object()}};
   GroupRequest request = ToGroupRequest(*spec);
@@ -432,7 +432,7 @@ void Extender::ForgetPod(const std::string& uid, const PodInfo& pod) {
   auto it = pods_.find(uid);
   if (it == pods_.end()) {
     // The preemptor of a Preempting group going away gives up its reservation.
-    absl::StatusOr<SchedulingSpec> spec = ParseSchedulingSpec(pod);
+    absl::StatusOr<SchedulingSpec> spec = specs_.Parse(pod);
     if (!spec.ok()) return;
     GroupStatus g = scheduler_->GetGroup(spec->affinity_group_name);
     if ((g.state == GroupState::kPreempting || g.state == GroupState::kReserved) &&

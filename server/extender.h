@@ -231,6 +231,7 @@ class Extender {
   // Preempting groups -> the pods whose preempt call started the preemption.
   std::map<std::string, std::set<std::string>> preempting_pods_;
   mutable ExtenderMetrics metrics_;
+  SpecCache specs_;  // the pods' scheduling specs, parsed once per distinct text
   // Last: destroyed first, so its worker never sees a half-destroyed extender.
   std::unique_ptr<ForceBindQueue> force_binds_;
   // The expiry thread (`expiry_period_ms`), stopped by the destructor.

@@ -1,6 +1,7 @@
 // HiveD's pod contract: reading Pod objects and scheduling specs, writing bind info.
 #include "server/pod.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <set>
 #include <string>
@@ -99,15 +100,14 @@ absl::StatusOr<PodInfo> ParsePod(const json& pod) {
   return info;
 }
 
-absl::StatusOr<SchedulingSpec> ParseSchedulingSpec(const PodInfo& pod) {
-  auto annotation = pod.annotations.find(kAnnotationPodSchedulingSpec);
-  if (annotation == pod.annotations.end() || annotation->second.empty()) {
-    return UserError(absl::StrCat("Pod ", pod.Key(), " does not have annotation ",
-                                  kAnnotationPodSchedulingSpec));
-  }
+namespace {
+
+// The spec of an annotation text, validated; a spec without `affinityGroup` keeps an empty
+// group name (the pod's defaults are `WithPodDefaults`'s). Depends on the text only.
+absl::StatusOr<SchedulingSpec> ParseSpecText(const std::string& text) {
   SchedulingSpec spec;
   try {
-    YAML::Node root = YAML::Load(annotation->second);
+    YAML::Node root = YAML::Load(text);
     if (!root.IsMap()) {
       return UserError(absl::StrCat("Failed to unmarshal ", kAnnotationPodSchedulingSpec,
                                     ": expected a YAML mapping"));
@@ -157,11 +157,7 @@ absl::StatusOr<SchedulingSpec> ParseSchedulingSpec(const PodInfo& pod) {
     return UserError(absl::StrCat("Priority is greater than ", kMaxGuaranteedPriority));
   }
   if (spec.leaf_cell_number <= 0) return UserError("LeafCellNumber is non-positive");
-  if (spec.affinity_group_name.empty()) {
-    spec.affinity_group_name = pod.Key();
-    spec.members = {GroupMember{1, spec.leaf_cell_number}};
-  }
-  bool found = false;
+  bool found = spec.affinity_group_name.empty();  // the pod's own group (WithPodDefaults)
   for (const GroupMember& m : spec.members) {
     if (m.pod_number <= 0) return UserError("AffinityGroup.Members has non-positive PodNumber");
     if (m.leaf_cell_number <= 0) {
@@ -178,6 +174,82 @@ absl::StatusOr<SchedulingSpec> ParseSchedulingSpec(const PodInfo& pod) {
         absl::StrCat("opportunistic pod not supported to use pinned cell ", spec.pinned_cell_id));
   }
   return spec;
+}
+
+// A spec without `affinityGroup` is a group of the pod alone, named after it (HiveD's).
+absl::StatusOr<SchedulingSpec> WithPodDefaults(absl::StatusOr<SchedulingSpec> spec,
+                                               const PodInfo& pod) {
+  if (spec.ok() && spec->affinity_group_name.empty()) {
+    spec->affinity_group_name = pod.Key();
+    spec->members = {GroupMember{1, spec->leaf_cell_number}};
+  }
+  return spec;
+}
+
+const std::string* SpecText(const PodInfo& pod) {
+  auto annotation = pod.annotations.find(kAnnotationPodSchedulingSpec);
+  if (annotation == pod.annotations.end() || annotation->second.empty()) return nullptr;
+  return &annotation->second;
+}
+
+absl::Status NoSpec(const PodInfo& pod) {
+  return UserError(
+      absl::StrCat("Pod ", pod.Key(), " does not have annotation ", kAnnotationPodSchedulingSpec));
+}
+
+}  // namespace
+
+absl::StatusOr<SchedulingSpec> ParseSchedulingSpec(const PodInfo& pod) {
+  const std::string* text = SpecText(pod);
+  if (text == nullptr) return NoSpec(pod);
+  return WithPodDefaults(ParseSpecText(*text), pod);
+}
+
+SpecCache::SpecCache(size_t capacity) : capacity_(std::max<size_t>(capacity, 1)) {}
+
+absl::StatusOr<SchedulingSpec> SpecCache::Parse(const PodInfo& pod) {
+  const std::string* text = SpecText(pod);
+  if (text == nullptr) return NoSpec(pod);
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = index_.find(*text);
+    if (it != index_.end()) {
+      ++hits_;
+      entries_.splice(entries_.begin(), entries_, it->second);  // now the most recent
+      return WithPodDefaults(it->second->second, pod);
+    }
+    ++misses_;
+  }
+  // Parsed outside the lock: two threads may parse one text at once; the second insert
+  // finds the first and keeps it (both results are equal: the parse depends on the text).
+  absl::StatusOr<SchedulingSpec> parsed = ParseSpecText(*text);
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (index_.count(*text) == 0) {
+      entries_.emplace_front(*text, parsed);
+      index_.emplace(entries_.front().first, entries_.begin());
+      if (entries_.size() > capacity_) {
+        index_.erase(entries_.back().first);
+        entries_.pop_back();
+      }
+    }
+  }
+  return WithPodDefaults(std::move(parsed), pod);
+}
+
+size_t SpecCache::size() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return entries_.size();
+}
+
+int64_t SpecCache::hits() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return hits_;
+}
+
+int64_t SpecCache::misses() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return misses_;
 }
 
 GroupRequest ToGroupRequest(const SchedulingSpec& spec) {

@@ -10,13 +10,18 @@
 //   absl::StatusOr<hived::server::PodInfo> pod = hived::server::ParsePod(pod_json);
 //   absl::StatusOr<hived::server::SchedulingSpec> spec = hived::server::ParseSchedulingSpec(*pod);
 //
-// Thread safety: plain values and pure functions.
+// Thread safety: plain values and pure functions; `SpecCache` may be used from any thread.
 #ifndef HIVED_SERVER_POD_H_
 #define HIVED_SERVER_POD_H_
 
+#include <cstddef>
 #include <cstdint>
+#include <list>
 #include <map>
+#include <mutex>
 #include <string>
+#include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -75,6 +80,30 @@ absl::StatusOr<PodInfo> ParsePod(const nlohmann::json& pod);
 // Parses and validates the pod's scheduling spec (HiveD's rules, its messages). Errors:
 // kInvalidArgument (a user error: the pod must be fixed).
 absl::StatusOr<SchedulingSpec> ParseSchedulingSpec(const PodInfo& pod);
+
+// `ParseSchedulingSpec` with each distinct annotation text parsed once: the last `capacity`
+// texts used (least recently used dropped first) and their results, errors too (a bad pod
+// is refused without parsing again). Invariants: size() <= capacity; `Parse(pod)` equals
+// `ParseSchedulingSpec(pod)` for every pod (a spec without `affinityGroup` is still named
+// after its own pod; the missing-annotation error is not cached).
+class SpecCache {
+ public:
+  explicit SpecCache(size_t capacity = 4096);  // capacity 0 is taken as 1
+  absl::StatusOr<SchedulingSpec> Parse(const PodInfo& pod);
+  size_t size() const;
+  int64_t hits() const;
+  int64_t misses() const;
+
+ private:
+  using Entry = std::pair<std::string, absl::StatusOr<SchedulingSpec>>;
+  const size_t capacity_;
+  mutable std::mutex mu_;
+  std::list<Entry> entries_;  // most recently used first
+  // Lookup only (never iterated): text -> its entry.
+  std::unordered_map<std::string, std::list<Entry>::iterator> index_;
+  int64_t hits_ = 0;
+  int64_t misses_ = 0;
+};
 
 // The group request of a spec (suggested nodes not set).
 GroupRequest ToGroupRequest(const SchedulingSpec& spec);

@@ -3,6 +3,7 @@
 #include "server/pod.h"
 
 #include <string>
+#include <vector>
 
 #include "hived/state.h"
 #include "server/tests/test_pods.h"
@@ -109,4 +110,81 @@ TEST_CASE("LeafCellIsolation: the pod's leaf indices joined by commas", "[server
   CHECK(hived::server::LeafCellIsolation(pod) == "6,7");
   pod.leaf_cell_indices = {3};
   CHECK(hived::server::LeafCellIsolation(pod) == "3");
+}
+
+TEST_CASE("SpecCache: the same results as ParseSchedulingSpec and a bounded size",
+          "[server][unit]") {
+  const std::vector<std::string> texts = {
+      "virtualCluster: VC1\nleafCellNumber: 1\n",
+      "virtualCluster: VC1\npriority: 2\nleafCellNumber: 2\naffinityGroup:\n  name: g\n"
+      "  members:\n  - {podNumber: 2, leafCellNumber: 2}\n",
+      "virtualCluster: VC1\ngpuType: DGX2-V100\ngpuNumber: 4\n",
+      "virtualCluster: VC1\nleafCellNumber: 2\naffinityGroup:\n  name: g\n"
+      "  members:\n  - {podNumber: 1, leafCellNumber: 1}\n",
+      "virtualCluster: VC1\npriority: high\nleafCellNumber: 1\n",
+      "{virtualCluster: [",
+      "- a list\n",
+  };
+  hived::server::SpecCache cache(3);
+  // Two passes (the second partly from the cache) over two pods sharing each text: a spec
+  // without affinityGroup must still be named after its own pod.
+  for (int pass = 0; pass < 2; ++pass) {
+    for (const std::string& text : texts) {
+      for (const char* name : {"p1", "p2"}) {
+        absl::StatusOr<PodInfo> pod = ParsePod(MakePod(name, std::string("uid-") + name, text));
+        REQUIRE(pod.ok());
+        absl::StatusOr<hived::server::SchedulingSpec> want = ParseSchedulingSpec(*pod);
+        absl::StatusOr<hived::server::SchedulingSpec> got = cache.Parse(*pod);
+        INFO(text << " pod " << name << " pass " << pass);
+        REQUIRE(got.ok() == want.ok());
+        if (!want.ok()) {
+          CHECK(got.status() == want.status());
+          continue;
+        }
+        CHECK(got->virtual_cluster == want->virtual_cluster);
+        CHECK(got->priority == want->priority);
+        CHECK(got->pinned_cell_id == want->pinned_cell_id);
+        CHECK(got->leaf_cell_type == want->leaf_cell_type);
+        CHECK(got->leaf_cell_number == want->leaf_cell_number);
+        CHECK(got->gang_release_enable == want->gang_release_enable);
+        CHECK(got->lazy_preemption_enable == want->lazy_preemption_enable);
+        CHECK(got->ignore_k8s_suggested_nodes == want->ignore_k8s_suggested_nodes);
+        CHECK(got->affinity_group_name == want->affinity_group_name);
+        REQUIRE(got->members.size() == want->members.size());
+        for (size_t i = 0; i < want->members.size(); ++i) {
+          CHECK(got->members[i].pod_number == want->members[i].pod_number);
+          CHECK(got->members[i].leaf_cell_number == want->members[i].leaf_cell_number);
+        }
+      }
+      CHECK(cache.size() <= 3);
+    }
+  }
+  // Each text: one miss per pass (evicted between passes with capacity 3 < 7 texts), the
+  // second pod a hit; errors are cached too.
+  CHECK(cache.misses() == 14);
+  CHECK(cache.hits() == 14);
+  CHECK(cache.size() == 3);
+  // The missing annotation is refused without touching the cache.
+  nlohmann::json bare = MakePod("p", "u", "");
+  bare["metadata"]["annotations"] = nlohmann::json::object();
+  CHECK_FALSE(cache.Parse(*ParsePod(bare)).ok());
+  CHECK(cache.misses() == 14);
+}
+
+TEST_CASE("SpecCache: a repeated text stays while others come and go", "[server][unit]") {
+  hived::server::SpecCache cache(2);
+  auto parse = [&cache](int leaves) {
+    std::string text = "virtualCluster: VC1\nleafCellNumber: " + std::to_string(leaves) + "\n";
+    return cache.Parse(*ParsePod(MakePod("p", "u", text)));
+  };
+  REQUIRE(parse(1).ok());
+  REQUIRE(parse(2).ok());
+  REQUIRE(parse(1).ok());  // 1 is now the most recent: 3 evicts 2
+  REQUIRE(parse(3).ok());
+  CHECK(cache.hits() == 1);
+  REQUIRE(parse(1).ok());
+  CHECK(cache.hits() == 2);
+  REQUIRE(parse(2).ok());
+  CHECK(cache.misses() == 4);
+  CHECK(cache.size() == 2);
 }
