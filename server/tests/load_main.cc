@@ -303,6 +303,26 @@ int main(int argc, char** argv) {
                 inspect_every_ms, inspect_ms.size(), inspect_ms[inspect_ms.size() / 2],
                 inspect_ms.back());
   }
+  if (inspect_every_ms > 0) {
+    // Where an inspect's time goes, on the final state with nothing else running: the
+    // library's views (what `mu_` may be held for) against the whole answer.
+    auto ms_since = [](std::chrono::steady_clock::time_point t0) {
+      return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0)
+          .count();
+    };
+    auto t0 = std::chrono::steady_clock::now();
+    size_t cells = extender.scheduler().PhysicalCluster().size();
+    for (const hived::VirtualClusterSpec& vc : extender.scheduler().spec().virtual_clusters) {
+      cells += extender.scheduler().VirtualCluster(vc.name)->size();
+    }
+    const double views = ms_since(t0);
+    t0 = std::chrono::steady_clock::now();
+    const size_t bytes = extender.Inspect("/v1/inspect/clusterstatus").body.size();
+    std::printf(
+        "  clusterstatus alone: library views %.1f ms (%zu top cells), whole answer %.1f ms "
+        "(%zu bytes)\n",
+        views, cells, ms_since(t0), bytes);
+  }
   // The server's own decision time (its histogram): the part of the latency that is the
   // decision, not queueing for a core or the lock.
   std::string metrics = extender.Metrics();
