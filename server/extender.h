@@ -38,7 +38,10 @@
 //      HiveD's rule). All before the server reports ready.
 // Every change is made under one mutex, so changes are serialized and deterministic in
 // arrival order; a filter's Filtering decision is made outside it (in parallel with other
-// filters, under the library's shared lock) and its reservation under it.
+// filters, under the library's shared lock) and its reservation under it. The inspect
+// routes and the metrics take the library's views without it (each view takes the
+// library's shared lock) and hold it only to copy the extender's own pod maps; an inspect
+// answer is of one state (`TakeViews`), its JSON built outside the mutex.
 //
 // Example:
 //   hived::server::Extender ext(std::move(scheduler), options, &binder);
@@ -112,6 +115,9 @@ struct ExtenderOptions {
   // How often the extender's own thread expires reservations (ms); 0: no thread (the
   // caller calls `ExpireReservations`).
   int64_t expiry_period_ms = 1'000;
+  // Distinct `pod-scheduling-spec` texts whose parse is kept (`SpecCache`); 0: none, every
+  // filter parses its pod's spec.
+  size_t spec_cache_entries = 4096;
   // The clock of reservations (ms); unset: std::chrono::steady_clock.
   std::function<int64_t()> clock;
 };
@@ -191,7 +197,8 @@ class Extender {
   };
 
   // `*outcome` (a metrics label: "bind", "preempt", "wait") is set for a 200 answer.
-  // `lock` holds mu_; it is released while the Filtering decision is made.
+  // `lock` (of mu_, not held on entry) is taken once the pod and its spec are parsed, and
+  // released while the Filtering decision is made.
   HttpReply FilterLocked(const nlohmann::json& args, std::unique_lock<std::mutex>& lock,
                          const char** outcome);
   HttpReply PreemptLocked(const nlohmann::json& args);
@@ -214,7 +221,13 @@ class Extender {
                       const std::vector<std::string>& candidates);
   void OnForceBindDone(const ForceBindJob& job, const absl::Status& status);
   nlohmann::json VictimsByNode(const std::vector<std::string>& groups) const;
-  nlohmann::json GroupJson(const GroupStatus& group) const;
+  // Takes an inspect route's views: `library_views` (the scheduler's views, into copies
+  // the caller owns; called again when a change came in between) and `own_state` (the
+  // extender's pod maps, REQUIRES: mu_ held), so that both are of one state. Tries
+  // `kInspectAttempts` times without `mu_` (filters and binds go on), then under it.
+  void TakeViews(const std::function<void()>& library_views,
+                 const std::function<void()>& own_state) const;
+  static constexpr int kInspectAttempts = 3;
 
   HttpReply UserError(const std::string& route, absl::string_view message);
   HttpReply PlatformError(const std::string& route, absl::string_view message);

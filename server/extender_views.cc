@@ -1,8 +1,11 @@
 // The extender's read side: HiveD's inspect API (affinity groups, cluster status in HiveD's
 // JSON shapes) and the Prometheus metrics, over the scheduler's views (extender.h).
 #include <algorithm>
+#include <functional>
+#include <map>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -91,11 +94,15 @@ json VirtualJson(const VirtualCellStatus& c) {
   return out;
 }
 
-}  // namespace
+// What an affinity group's JSON needs besides its `GroupStatus`: the virtual leaves of its
+// record and the pods the extender holds for it.
+struct GroupExtras {
+  std::vector<std::string> virtual_leaf_cells;
+  std::vector<std::string> allocated_pods;   // slot order
+  std::vector<std::string> preempting_pods;  // sorted
+};
 
-// ---- inspect --------------------------------------------------------------------------
-
-json Extender::GroupJson(const GroupStatus& g) const {
+json GroupJson(const GroupStatus& g, const GroupExtras& extras) {
   json physical = json::object();
   for (const PodPlacement& p : g.placement.pods) {
     json& list = physical[p.node];
@@ -103,36 +110,82 @@ json Extender::GroupJson(const GroupStatus& g) const {
     for (int32_t i : p.leaf_cell_indices) list.push_back(i);
   }
   json virtual_placement = json::object();
-  if (absl::StatusOr<GroupRecord> record = scheduler_->GetGroupRecord(g.name); record.ok()) {
-    for (const std::string& leaf : record->virtual_leaf_cells) {
-      if (leaf.empty()) continue;
-      // The preassigned cell: "<vc>/<n>" of "<vc>/<n>/<i>/...".
-      size_t first = leaf.find('/');
-      size_t second = first == std::string::npos ? first : leaf.find('/', first + 1);
-      std::string preassigned = second == std::string::npos ? leaf : leaf.substr(0, second);
-      json& list = virtual_placement[preassigned];
-      if (!list.is_array()) list = json::array();
-      list.push_back(leaf);
-    }
-  }
-  json allocated = json::array();
-  if (auto it = gangs_.find(g.name); it != gangs_.end()) {
-    for (const Slot& s : it->second.slots) {
-      if (s.allocated) allocated.push_back(s.uid);
-    }
+  for (const std::string& leaf : extras.virtual_leaf_cells) {
+    if (leaf.empty()) continue;
+    // The preassigned cell: "<vc>/<n>" of "<vc>/<n>/<i>/...".
+    size_t first = leaf.find('/');
+    size_t second = first == std::string::npos ? first : leaf.find('/', first + 1);
+    std::string preassigned = second == std::string::npos ? leaf : leaf.substr(0, second);
+    json& list = virtual_placement[preassigned];
+    if (!list.is_array()) list = json::array();
+    list.push_back(leaf);
   }
   json status = {{"vc", g.vc},
                  {"priority", g.priority},
                  {"state", HivedGroupState(g.state)},
                  {"physicalPlacement", physical},
                  {"virtualPlacement", virtual_placement},
-                 {"allocatedPods", allocated},
-                 {"preemptingPods", json::array()}};
-  if (auto it = preempting_pods_.find(g.name); it != preempting_pods_.end()) {
-    for (const std::string& uid : it->second) status["preemptingPods"].push_back(uid);
-  }
+                 {"allocatedPods", extras.allocated_pods},
+                 {"preemptingPods", extras.preempting_pods}};
   if (!g.preemptor.empty()) status["lazyPreemptionStatus"] = json{{"preemptor", g.preemptor}};
   return json{{"metadata", {{"name", g.name}}}, {"status", status}};
+}
+
+// The library's views an inspect route answers from, taken together (`Extender::TakeViews`).
+struct InspectViews {
+  std::vector<GroupStatus> groups;
+  std::map<std::string, GroupExtras> extras;  // per group of `groups`
+  std::vector<PhysicalCellStatus> physical;
+  std::map<std::string, std::string> leaf_types;  // chain -> leaf cell type
+  // Per VC asked for (config order); a VC the config does not have: an error.
+  std::vector<std::pair<std::string, absl::StatusOr<std::vector<VirtualCellStatus>>>> virtuals;
+};
+
+json PhysicalListJson(const InspectViews& v) {
+  json out = json::array();
+  for (const PhysicalCellStatus& c : v.physical) out.push_back(PhysicalJson(c, &v.leaf_types));
+  return out;
+}
+
+json VirtualListJson(const std::vector<VirtualCellStatus>& cells) {
+  json out = json::array();
+  for (const VirtualCellStatus& c : cells) out.push_back(VirtualJson(c));
+  return out;
+}
+
+json AllVirtualJson(const InspectViews& v) {
+  json out = json::object();
+  for (const auto& [vc, cells] : v.virtuals) {
+    if (cells.ok()) out[vc] = VirtualListJson(*cells);
+  }
+  return out;
+}
+
+}  // namespace
+
+// ---- inspect --------------------------------------------------------------------------
+
+void Extender::TakeViews(const std::function<void()>& library_views,
+                         const std::function<void()>& own_state) const {
+  // Optimistic first: the library's views without `mu_` (each takes the library's shared
+  // lock; filters and binds go on meanwhile), kept when no change came in between — every
+  // change of what a view shows increases `version()`, and every change is made under `mu_`,
+  // so the version read under `mu_` equal to the one before the views means the views and
+  // the extender's own state copied then are of one state.
+  for (int attempt = 0; attempt < kInspectAttempts; ++attempt) {
+    const uint64_t before = scheduler_->version();
+    library_views();
+    std::lock_guard<std::mutex> lock(mu_);
+    if (scheduler_->version() == before) {
+      own_state();
+      return;
+    }
+  }
+  // Changes kept coming: take the views under `mu_` (no change can come in between); the
+  // JSON is still built outside it.
+  std::lock_guard<std::mutex> lock(mu_);
+  library_views();
+  own_state();
 }
 
 HttpReply Extender::Paths() const {
@@ -150,64 +203,86 @@ HttpReply Extender::Inspect(std::string_view path_view) const {
   auto user_error = [](std::string_view message) {
     return JsonReply(400, json{{"Error", absl::StrCat(kUserErrorPrefix, std::string(message))}});
   };
-  std::lock_guard<std::mutex> lock(mu_);
   const std::string kGroups = "/v1/inspect/affinitygroups";
   const std::string kStatus = "/v1/inspect/clusterstatus";
-  auto physical = [&] {
-    std::map<std::string, std::string> leaf_types;
-    for (const ChainSummary& c : scheduler_->ChainSummaries()) {
-      leaf_types[c.chain] = c.leaf_cell_type;
+  const std::string kVcs = kStatus + "/virtualclusters";
+  const bool all_groups = path == kGroups || path == kGroups + "/";
+  const bool one_group = !all_groups && starts_with(kGroups + "/");
+  const bool status = path == kStatus || path == kStatus + "/";
+  const bool physical =
+      path == kStatus + "/physicalcluster" || path == kStatus + "/physicalcluster/";
+  const bool all_vcs = path == kVcs || path == kVcs + "/";
+  const bool one_vc = !all_vcs && starts_with(kVcs + "/");
+  if (!all_groups && !one_group && !status && !physical && !all_vcs && !one_vc) {
+    return JsonReply(404, json{{"Error", absl::StrCat(kUserErrorPrefix, "no such route: ", path)}});
+  }
+  const std::string name = one_group ? path.substr(kGroups.size() + 1)
+                           : one_vc  ? path.substr(kVcs.size() + 1)
+                                     : "";
+
+  // The views, taken by `TakeViews` (copies; the JSON is built from them without `mu_`).
+  InspectViews v;
+  auto library_views = [&] {
+    v = InspectViews{};
+    if (all_groups) v.groups = scheduler_->Groups();
+    if (one_group) {
+      GroupStatus g = scheduler_->GetGroup(name);
+      if (g.state != GroupState::kAbsent) v.groups.push_back(std::move(g));
     }
-    json out = json::array();
-    for (const PhysicalCellStatus& c : scheduler_->PhysicalCluster()) {
-      out.push_back(PhysicalJson(c, &leaf_types));
+    for (const GroupStatus& g : v.groups) {
+      GroupExtras& extras = v.extras[g.name];
+      if (absl::StatusOr<GroupRecord> record = scheduler_->GetGroupRecord(g.name); record.ok()) {
+        extras.virtual_leaf_cells = std::move(record->virtual_leaf_cells);
+      }
     }
-    return out;
-  };
-  auto virtual_of = [&](const std::string& vc) -> absl::StatusOr<json> {
-    absl::StatusOr<std::vector<VirtualCellStatus>> cells = scheduler_->VirtualCluster(vc);
-    if (!cells.ok()) return cells.status();
-    json out = json::array();
-    for (const VirtualCellStatus& c : *cells) out.push_back(VirtualJson(c));
-    return out;
-  };
-  auto all_virtual = [&] {
-    json out = json::object();
-    for (const VirtualClusterSpec& vc : scheduler_->spec().virtual_clusters) {
-      out[vc.name] = *virtual_of(vc.name);
+    if (status || physical) {
+      for (const ChainSummary& c : scheduler_->ChainSummaries()) {
+        v.leaf_types[c.chain] = c.leaf_cell_type;
+      }
+      v.physical = scheduler_->PhysicalCluster();
     }
-    return out;
+    if (status || all_vcs) {
+      for (const VirtualClusterSpec& vc : scheduler_->spec().virtual_clusters) {
+        v.virtuals.emplace_back(vc.name, scheduler_->VirtualCluster(vc.name));
+      }
+    }
+    if (one_vc) v.virtuals.emplace_back(name, scheduler_->VirtualCluster(name));
   };
-  if (path == kGroups || path == kGroups + "/") {
+  auto own_state = [&] {  // REQUIRES: mu_ held
+    for (auto& [group, extras] : v.extras) {
+      if (auto it = gangs_.find(group); it != gangs_.end()) {
+        for (const Slot& s : it->second.slots) {
+          if (s.allocated) extras.allocated_pods.push_back(s.uid);
+        }
+      }
+      if (auto it = preempting_pods_.find(group); it != preempting_pods_.end()) {
+        extras.preempting_pods.assign(it->second.begin(), it->second.end());
+      }
+    }
+  };
+  TakeViews(library_views, own_state);
+
+  if (all_groups) {
     json items = json::array();
-    for (const GroupStatus& g : scheduler_->Groups()) items.push_back(GroupJson(g));
+    for (const GroupStatus& g : v.groups) items.push_back(GroupJson(g, v.extras[g.name]));
     return JsonReply(200, json{{"items", items}});
   }
-  if (starts_with(kGroups + "/")) {
-    std::string name = path.substr(kGroups.size() + 1);
-    GroupStatus g = scheduler_->GetGroup(name);
-    if (g.state == GroupState::kAbsent) {
+  if (one_group) {
+    if (v.groups.empty()) {
       return user_error(absl::StrCat("Affinity group ", name,
                                      " does not exist since it is not allocated or preempting"));
     }
-    return JsonReply(200, GroupJson(g));
+    return JsonReply(200, GroupJson(v.groups[0], v.extras[name]));
   }
-  if (path == kStatus || path == kStatus + "/") {
-    return JsonReply(200,
-                     json{{"physicalCluster", physical()}, {"virtualClusters", all_virtual()}});
+  if (status) {
+    return JsonReply(200, json{{"physicalCluster", PhysicalListJson(v)},
+                               {"virtualClusters", AllVirtualJson(v)}});
   }
-  if (path == kStatus + "/physicalcluster" || path == kStatus + "/physicalcluster/") {
-    return JsonReply(200, physical());
-  }
-  const std::string vcs = kStatus + "/virtualclusters";
-  if (path == vcs || path == vcs + "/") return JsonReply(200, all_virtual());
-  if (starts_with(vcs + "/")) {
-    std::string vc = path.substr(vcs.size() + 1);
-    absl::StatusOr<json> cells = virtual_of(vc);
-    if (!cells.ok()) return user_error(absl::StrCat("VC ", vc, " does not exist!"));
-    return JsonReply(200, *cells);
-  }
-  return JsonReply(404, json{{"Error", absl::StrCat(kUserErrorPrefix, "no such route: ", path)}});
+  if (physical) return JsonReply(200, PhysicalListJson(v));
+  if (all_vcs) return JsonReply(200, AllVirtualJson(v));
+  const auto& cells = v.virtuals.at(0).second;
+  if (!cells.ok()) return user_error(absl::StrCat("VC ", name, " does not exist!"));
+  return JsonReply(200, VirtualListJson(*cells));
 }
 
 // ---- metrics --------------------------------------------------------------------------
@@ -215,7 +290,13 @@ HttpReply Extender::Inspect(std::string_view path_view) const {
 std::string Extender::Metrics() const {
   std::string out;
   metrics_.AppendTo(&out);
-  std::lock_guard<std::mutex> lock(mu_);
+  // Gauges need no single snapshot: each library view is consistent by itself, and `mu_` is
+  // held only to count the tracked pods.
+  size_t tracked_pods = 0;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    tracked_pods = pods_.size();
+  }
   absl::StrAppend(&out,
                   "# HELP hived_vc_leaf_cells A VC's leaf cells (its guarantee) per chain, by "
                   "state.\n# TYPE hived_vc_leaf_cells gauge\n");
@@ -261,7 +342,7 @@ std::string Extender::Metrics() const {
                   "\n",
                   "# HELP hived_extender_tracked_pods Pods holding a slot of a gang.\n"
                   "# TYPE hived_extender_tracked_pods gauge\n",
-                  "hived_extender_tracked_pods ", pods_.size(), "\n",
+                  "hived_extender_tracked_pods ", tracked_pods, "\n",
                   "# HELP hived_extender_ready 1 once recovery is done.\n"
                   "# TYPE hived_extender_ready gauge\n",
                   "hived_extender_ready ", ready() ? 1 : 0, "\n");

@@ -2,12 +2,14 @@
 //
 // Usage: hived-extender [--config <hivedscheduler.yaml>] [--listen <host:port>]
 //                       [--tls-cert <file> --tls-key <file>]
-//                       [--reservation-timeout <seconds>]
+//                       [--reservation-timeout <seconds>] [--threads <n>]
 // The config is HiveD's file, unchanged (env CONFIG, default ./hivedscheduler.yaml);
 // `webServerAddress` (default ":9096") is the listen address, `kubeApiServerAddress` and
 // `kubeConfigFilePath` (or in-cluster settings) the API server. `--reservation-timeout`
 // (default 600, kube-scheduler's volume-binding bind timeout; docs/kubernetes.md) is how
-// long cells reserved by filter or preempt wait for the pod's bind.
+// long cells reserved by filter or preempt wait for the pod's bind. `--threads` (default 64)
+// is the HTTP pool: each open keep-alive connection holds one of its threads, so it must be
+// at least the number of connections kube-scheduler instances keep open.
 #include <pthread.h>
 #include <signal.h>
 
@@ -34,6 +36,7 @@ struct Args {
   std::string tls_cert;
   std::string tls_key;
   int64_t reservation_timeout_s = 600;
+  int threads = 64;
 };
 
 bool ParseArgs(int argc, char** argv, Args* args) {
@@ -53,6 +56,17 @@ bool ParseArgs(int argc, char** argv, Args* args) {
       ok = value(&args->tls_cert);
     } else if (a == "--tls-key") {
       ok = value(&args->tls_key);
+    } else if (a == "--threads") {
+      std::string n;
+      ok = value(&n);
+      char* end = nullptr;
+      long long parsed = ok ? std::strtoll(n.c_str(), &end, 10) : 0;
+      if (ok && (end == n.c_str() || *end != '\0' || parsed < 1 || parsed > 4096)) {
+        std::cerr << "hived-extender: --threads wants a whole number in [1, 4096], not '" << n
+                  << "'\n";
+        return false;
+      }
+      args->threads = static_cast<int>(parsed);
     } else if (a == "--reservation-timeout") {
       std::string seconds;
       ok = value(&seconds);
@@ -150,7 +164,7 @@ int main(int argc, char** argv) {
   options.force_bind_threshold = keys.force_pod_bind_threshold;
   options.reservation_timeout_ms = args.reservation_timeout_s * 1'000;
   hived::server::Extender extender(*std::move(scheduler), options, &client);
-  hived::server::HttpServer http(&extender, {args.tls_cert, args.tls_key});
+  hived::server::HttpServer http(&extender, {args.tls_cert, args.tls_key}, args.threads);
   int bound = http.BindToPort(host, port);
   if (bound < 0) {
     std::cerr << "hived-extender: cannot listen on " << listen

@@ -205,11 +205,18 @@ absl::StatusOr<SchedulingSpec> ParseSchedulingSpec(const PodInfo& pod) {
   return WithPodDefaults(ParseSpecText(*text), pod);
 }
 
-SpecCache::SpecCache(size_t capacity) : capacity_(std::max<size_t>(capacity, 1)) {}
+SpecCache::SpecCache(size_t capacity) : capacity_(capacity) {}
 
 absl::StatusOr<SchedulingSpec> SpecCache::Parse(const PodInfo& pod) {
   const std::string* text = SpecText(pod);
   if (text == nullptr) return NoSpec(pod);
+  if (capacity_ == 0) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      ++misses_;
+    }
+    return ParseSchedulingSpec(pod);
+  }
   {
     std::lock_guard<std::mutex> lock(mu_);
     auto it = index_.find(*text);

@@ -85,10 +85,11 @@ absl::StatusOr<SchedulingSpec> ParseSchedulingSpec(const PodInfo& pod);
 // texts used (least recently used dropped first) and their results, errors too (a bad pod
 // is refused without parsing again). Invariants: size() <= capacity; `Parse(pod)` equals
 // `ParseSchedulingSpec(pod)` for every pod (a spec without `affinityGroup` is still named
-// after its own pod; the missing-annotation error is not cached).
+// after its own pod; the missing-annotation error is not cached). Capacity 0 keeps nothing:
+// every `Parse` parses (each counted a miss).
 class SpecCache {
  public:
-  explicit SpecCache(size_t capacity = 4096);  // capacity 0 is taken as 1
+  explicit SpecCache(size_t capacity = 4096);
   absl::StatusOr<SchedulingSpec> Parse(const PodInfo& pod);
   size_t size() const;
   int64_t hits() const;

@@ -5,7 +5,18 @@
 // prints the latency percentiles, the throughput and the outcomes.
 //
 // Usage: hived-extender-load [--config <yaml>] [--clients 64] [--requests 100] [--seed 1]
+//                            [--threads <clients + 4>] [--spec-cache 4096]
+//                            [--inspect-every <ms>] [--client-nice <0..19>]
 //        hived-extender-load --recovery <racks>   (recovery time of a full cluster)
+// --threads: the server's pool (a keep-alive connection holds a pool thread while open);
+// --spec-cache: `ExtenderOptions::spec_cache_entries` (0: every filter parses its spec);
+// --inspect-every: one more client polls /v1/inspect/clusterstatus every <ms> during the run;
+// --client-nice: the client threads' nice value (the server's threads keep 0), to tell the
+// load generator's share of the 2 cores from the server's.
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -125,6 +136,10 @@ int main(int argc, char** argv) {
   int requests = 100;
   unsigned seed = 1;
   int recovery_racks = 0;
+  int threads_arg = 0;
+  int spec_cache = 4096;
+  int inspect_every_ms = 0;
+  int client_nice = 0;
   for (int i = 1; i + 1 < argc; i += 2) {
     std::string a = argv[i];
     if (a == "--config") {
@@ -137,14 +152,25 @@ int main(int argc, char** argv) {
       seed = static_cast<unsigned>(std::atoi(argv[i + 1]));
     } else if (a == "--recovery") {
       recovery_racks = std::atoi(argv[i + 1]);
+    } else if (a == "--threads") {
+      threads_arg = std::atoi(argv[i + 1]);
+    } else if (a == "--spec-cache") {
+      spec_cache = std::atoi(argv[i + 1]);
+    } else if (a == "--inspect-every") {
+      inspect_every_ms = std::atoi(argv[i + 1]);
+    } else if (a == "--client-nice") {
+      client_nice = std::atoi(argv[i + 1]);
     } else {
       std::fprintf(stderr, "unknown argument %s\n", argv[i]);
       return 2;
     }
   }
   if (clients <= 0 || requests <= 0 || clients > 1024 || requests > 100000 || recovery_racks < 0 ||
-      recovery_racks > 100000) {
-    std::fprintf(stderr, "want 1..1024 clients, 1..100000 requests each, 0..100000 racks\n");
+      recovery_racks > 100000 || threads_arg < 0 || threads_arg > 4096 || spec_cache < 0 ||
+      inspect_every_ms < 0 || client_nice < 0 || client_nice > 19) {
+    std::fprintf(stderr,
+                 "want 1..1024 clients, 1..100000 requests each, 0..100000 racks, 0..4096 "
+                 "threads, a spec cache >= 0, --inspect-every >= 0, --client-nice 0..19\n");
     return 2;
   }
   auto spec = hived::LoadClusterSpecFile(config);
@@ -161,9 +187,13 @@ int main(int argc, char** argv) {
     for (const hived::VirtualCellSpec& c : vc.virtual_cells) cells += c.cell_number;
     weights.push_back(std::max(cells, 1.0));
   }
-  hived::server::Extender extender(*hived::Scheduler::Create(*spec), {}, nullptr);
+  hived::server::ExtenderOptions options;
+  options.spec_cache_entries = static_cast<size_t>(spec_cache);
+  hived::server::Extender extender(*hived::Scheduler::Create(*spec), options, nullptr);
   extender.SetReady();
-  hived::server::HttpServer http(&extender, {}, clients + 4);
+  // One pool thread per keep-alive connection (the clients and the inspect poller), and a few.
+  const int pool = threads_arg > 0 ? threads_arg : clients + 4;
+  hived::server::HttpServer http(&extender, {}, pool);
   int port = http.BindToPort("127.0.0.1", 0);
   if (port < 0) return 1;
   std::thread serving([&http] { http.Listen(); });
@@ -194,6 +224,9 @@ int main(int argc, char** argv) {
   std::vector<std::thread> threads;
   for (int c = 0; c < clients; ++c) {
     threads.emplace_back([&, c] {
+      if (client_nice > 0) {
+        (void)setpriority(PRIO_PROCESS, static_cast<id_t>(syscall(SYS_gettid)), client_nice);
+      }
       httplib::Client client("127.0.0.1", port);
       client.set_keep_alive(true);
       client.set_tcp_nodelay(true);
@@ -217,11 +250,35 @@ int main(int argc, char** argv) {
       }
     });
   }
+  // The inspect poller: GET /v1/inspect/clusterstatus every `inspect_every_ms` until the
+  // clients are done.
+  std::atomic<bool> clients_done{false};
+  std::vector<double> inspect_ms;
+  std::thread poller;
+  if (inspect_every_ms > 0) {
+    poller = std::thread([&] {
+      httplib::Client client("127.0.0.1", port);
+      client.set_keep_alive(true);
+      client.set_read_timeout(30, 0);
+      while (!go.load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      while (!clients_done.load()) {
+        auto t0 = std::chrono::steady_clock::now();
+        auto res = client.Get("/v1/inspect/clusterstatus");
+        inspect_ms.push_back(
+            std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0)
+                .count());
+        if (!res || res->status != 200) ++errors;
+        std::this_thread::sleep_for(std::chrono::milliseconds(inspect_every_ms));
+      }
+    });
+  }
   while (connected.load() < clients) std::this_thread::sleep_for(std::chrono::milliseconds(1));
   start = std::chrono::steady_clock::now();
   go.store(true);
   for (std::thread& t : threads) t.join();
   double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  clients_done.store(true);
+  if (poller.joinable()) poller.join();
   http.Stop();
   serving.join();
   std::vector<double> all;
@@ -238,6 +295,34 @@ int main(int argc, char** argv) {
       clients, requests, config.c_str(), all.size(), wall, static_cast<double>(all.size()) / wall,
       pct(0.50), pct(0.90), pct(0.99), all.back(), static_cast<long long>(placed.load()),
       static_cast<long long>(waiting.load()), static_cast<long long>(errors.load()));
+  std::printf("  server pool %d threads, spec cache %d entries, client nice %d\n", pool, spec_cache,
+              client_nice);
+  if (!inspect_ms.empty()) {
+    std::sort(inspect_ms.begin(), inspect_ms.end());
+    std::printf("  inspect (clusterstatus every %d ms): %zu answers, ms p50 %.3f  max %.3f\n",
+                inspect_every_ms, inspect_ms.size(), inspect_ms[inspect_ms.size() / 2],
+                inspect_ms.back());
+  }
+  if (inspect_every_ms > 0) {
+    // Where an inspect's time goes, on the final state with nothing else running: the
+    // library's views (what `mu_` may be held for) against the whole answer.
+    auto ms_since = [](std::chrono::steady_clock::time_point t0) {
+      return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0)
+          .count();
+    };
+    auto t0 = std::chrono::steady_clock::now();
+    size_t cells = extender.scheduler().PhysicalCluster().size();
+    for (const hived::VirtualClusterSpec& vc : extender.scheduler().spec().virtual_clusters) {
+      cells += extender.scheduler().VirtualCluster(vc.name)->size();
+    }
+    const double views = ms_since(t0);
+    t0 = std::chrono::steady_clock::now();
+    const size_t bytes = extender.Inspect("/v1/inspect/clusterstatus").body.size();
+    std::printf(
+        "  clusterstatus alone: library views %.1f ms (%zu top cells), whole answer %.1f ms "
+        "(%zu bytes)\n",
+        views, cells, ms_since(t0), bytes);
+  }
   // The server's own decision time (its histogram): the part of the latency that is the
   // decision, not queueing for a core or the lock.
   std::string metrics = extender.Metrics();

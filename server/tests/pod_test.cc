@@ -188,3 +188,20 @@ TEST_CASE("SpecCache: a repeated text stays while others come and go", "[server]
   CHECK(cache.misses() == 4);
   CHECK(cache.size() == 2);
 }
+
+TEST_CASE("SpecCache: capacity 0 keeps nothing and parses as ParseSchedulingSpec",
+          "[server][unit]") {
+  hived::server::SpecCache cache(0);
+  auto pod = *ParsePod(MakePod("p", "u", "virtualCluster: VC1\nleafCellNumber: 2\n"));
+  for (int i = 0; i < 3; ++i) {
+    absl::StatusOr<hived::server::SchedulingSpec> cached = cache.Parse(pod);
+    absl::StatusOr<hived::server::SchedulingSpec> direct = ParseSchedulingSpec(pod);
+    REQUIRE(cached.ok());
+    REQUIRE(direct.ok());
+    CHECK(cached->leaf_cell_number == direct->leaf_cell_number);
+    CHECK(cached->affinity_group_name == direct->affinity_group_name);
+  }
+  CHECK(cache.size() == 0);
+  CHECK(cache.hits() == 0);
+  CHECK(cache.misses() == 3);
+}
