@@ -151,7 +151,7 @@ int RunCommand(int argc, char** argv) {
                         "1G; here ",
                         DefaultMaxMemoryBytes() / kMiB,
                         "M): a trace whose replay fits is read whole (any row order); a larger "
-                        "one must be sorted by submit_time"));
+                        "one is streamed (a hived-format one must be sorted by submit_time)"));
   p.Int("max-input-mb", &max_input_mb,
         absl::StrCat(MaxInputHelp(), "; for the trace, a fixed cap instead of --max-memory"));
   p.Bool("plot", &plot, "draw PNG charts into OUT/plots with gnuplot (needs --out)");
