@@ -10,6 +10,7 @@
 #   philly-out      philly-hived writing its outputs (--out)
 #   gen1m-hived     1,000,000 generated jobs on the default gen-cluster (100,032 GPUs, 100 VCs)
 #                   under hived alone
+#   gen1m-out       gen1m-hived writing its outputs (--out)
 #   sweep64-j1      sweep of 64 Philly replays under hived alone (--seeds 1-64), --jobs 1
 #   sweep64-j2      the same with --jobs 2
 #
@@ -45,7 +46,7 @@ fi
 sim=$(realpath "$1")
 shift
 names=("$@")
-[ ${#names[@]} -gt 0 ] || names=(philly-hived philly-private philly-out gen1m-hived)
+[ ${#names[@]} -gt 0 ] || names=(philly-hived philly-private philly-out gen1m-hived gen1m-out)
 bins=("$sim")
 [ -z "$base" ] || bins+=("$(realpath "$base")")
 
@@ -76,6 +77,9 @@ command_for() {
     gen1m-hived)
       echo "$bin run --quiet --config $inputs/gen-cluster.yaml --trace $inputs/gen1m.csv" \
         "--baseline none --max-input-mb 64" ;;
+    gen1m-out)
+      echo "$bin run --quiet --config $inputs/gen-cluster.yaml --trace $inputs/gen1m.csv" \
+        "--baseline none --max-input-mb 64 --out $out" ;;
     sweep64-j1 | sweep64-j2)
       echo "$bin sweep ${philly[*]} --seeds 1-64 --run-args --baseline=none" \
         "--jobs ${name#sweep64-j} --out $out" ;;
@@ -87,7 +91,7 @@ median() { sort -g | awk '{v[NR] = $1} END {print (NR % 2) ? v[(NR + 1) / 2] : (
 
 printf '%-15s %-5s %5s %9s %9s %9s %9s\n' name bin runs wall_s user_s sys_s rss_MB
 for name in "${names[@]}"; do
-  [ "$name" != gen1m-hived ] || need_gen1m
+  [[ $name != gen1m-* ]] || need_gen1m
   for ((i = 0; i < runs; i++)); do
     for b in "${!bins[@]}"; do
       rm -rf "$scratch/out"

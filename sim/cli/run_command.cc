@@ -54,42 +54,6 @@ std::vector<std::string> RunLayout() {
   return layout;
 }
 
-struct Replayed {
-  EngineResult result;
-  Summary summary;
-  std::vector<std::string> nodes;  // node names by id, for jobs.csv
-};
-
-absl::StatusOr<Replayed> Replay(PolicyKind policy, const ClusterSpec& spec, const SpecInfo& info,
-                                const Trace& trace, const std::vector<NodeEvent>& node_events,
-                                EngineOptions options, const RunInfo& run_info,
-                                const PolicyOptions& policy_options) {
-  absl::StatusOr<std::unique_ptr<ClusterBackend>> backend =
-      MakeSchedulerBackend(policy, spec, static_cast<int32_t>(trace.jobs.size()), policy_options);
-  if (!backend.ok()) {
-    return absl::Status(backend.status().code(),
-                        absl::StrCat("cannot build the ", Av(PolicyKindName(policy)),
-                                     " scheduler: ", backend.status().message()));
-  }
-  Engine engine(info, backend->get(), std::move(options));
-  absl::StatusOr<EngineResult> result = engine.Run(trace, node_events);
-  if (!result.ok()) {
-    return absl::Status(
-        result.status().code(),
-        absl::StrCat(Av(PolicyKindName(policy)), " replay failed: ", result.status().message()));
-  }
-  Replayed out;
-  out.result = std::move(*result);
-  out.nodes = (*backend)->nodes();
-  // The scheduler and the backend's tables are not needed to summarize: freed first, so the
-  // summary's per-job vectors do not add to them at the peak.
-  backend->reset();
-  RunInfo info_copy = run_info;
-  info_copy.policy = std::string(PolicyKindName(policy));
-  out.summary = Summarize(out.result, info, info_copy);
-  return out;
-}
-
 }  // namespace
 
 std::string CheckRunLimits(double mtbf, double mttr, int64_t timeline_interval, int64_t horizon,
@@ -187,7 +151,7 @@ int RunCommand(int argc, char** argv) {
                         "1G; here ",
                         DefaultMaxMemoryBytes() / kMiB,
                         "M): a trace whose replay fits is read whole (any row order); a larger "
-                        "one must be sorted by submit_time"));
+                        "one is streamed (a hived-format one must be sorted by submit_time)"));
   p.Int("max-input-mb", &max_input_mb,
         absl::StrCat(MaxInputHelp(), "; for the trace, a fixed cap instead of --max-memory"));
   p.Bool("plot", &plot, "draw PNG charts into OUT/plots with gnuplot (needs --out)");
@@ -334,47 +298,46 @@ int RunCommand(int argc, char** argv) {
           "its replay needs about ",
           mb(static_cast<double>(size) * static_cast<double>(kReplayBytesPerTraceByte)),
           " read whole, more than --max-memory ", mb(static_cast<double>(budget)));
-      if (*fmt == TraceFormat::kPhilly) {
-        return Fail(kCmd, absl::StrCat(trace_path,
-                                       ": a Philly trace is read whole (its rows are unsorted); ",
-                                       need, ": raise --max-memory"));
+      // A Philly trace is sorted by its stream (sim/trace/philly_stream.h).
+      if (*fmt == TraceFormat::kHived) {
+        if (absl::Status s = CheckTraceSorted(trace_path); !s.ok()) return Fail(kCmd, s.message());
       }
-      if (absl::Status s = CheckTraceSorted(trace_path); !s.ok()) return Fail(kCmd, s.message());
       // Sorted: streamed into the replay (sim/cli/run_stream.h), with what it cannot do
       // refused first.
-      const char* whole_only = !transforms->empty() ? "the trace transforms (--only-vcs ...)"
-                               : plot               ? "--plot"
-                                                    : nullptr;
-      if (whole_only != nullptr) {
-        return Fail(kCmd,
-                    absl::StrCat(trace_path, ": ", whole_only, " need the trace read whole, and ",
-                                 need, ": raise --max-memory"));
+      if (!transforms->empty()) {
+        return Fail(kCmd, absl::StrCat(trace_path,
+                                       ": the trace transforms (--only-vcs ...) need the trace "
+                                       "read whole, and ",
+                                       need, ": raise --max-memory"));
       }
       streamed = true;
     }
   } else if (!max_memory_text.empty()) {
     return p.UsageError("--max-memory and --max-input-mb exclude each other");
   }
+  // Both paths replay through the same sinks (sim/cli/run_stream.h): no per-job records.
+  ReplayRun run;
+  run.policy = *policy;
+  run.spec = &*spec;
+  run.info = &info;
+  run.trace_path = trace_path;
+  run.format = *fmt;
+  run.skip_bad_rows = skip_bad;
+  run.load_scale = load_scale;
+  run.node_events = &node_events;
+  run.options = options;
+  run.with_baseline = baseline == private_name && *policy != PolicyKind::kPrivate;
+  run.outputs = outputs.get();
+  run.out_dir = out_dir;
+  run.plot = plot;
+  run.quiet = quiet;
+  run.wall_start = wall_start;
   if (streamed) {
     Trace unused;  // the flag's range, checked as for a trace read whole
     if (absl::Status s = ScaleLoad(load_scale, &unused); !s.ok()) return p.UsageError(s.message());
-    StreamedRun run;
-    run.policy = *policy;
-    run.spec = &*spec;
-    run.info = &info;
-    run.trace_path = trace_path;
-    run.skip_bad_rows = skip_bad;
-    run.load_scale = load_scale;
-    run.node_events = &node_events;
-    run.options = options;
     run.run_info = run_info;
     run.policy_options = policy_options;
-    run.with_baseline = baseline == private_name && *policy != PolicyKind::kPrivate;
-    run.outputs = outputs.get();
-    run.out_dir = out_dir;
-    run.quiet = quiet;
-    run.wall_start = wall_start;
-    return RunStreamedReplay(std::move(run));
+    return RunReplays(std::move(run));
   }
   absl::StatusOr<Trace> trace = ReadTraceFile(trace_path, *fmt, {skip_bad, trace_max_bytes});
   if (!trace.ok()) return Fail(kCmd, trace.status().message());
@@ -392,85 +355,11 @@ int RunCommand(int argc, char** argv) {
   for (size_t i = warned; i < trace->warnings.size(); ++i) {
     std::fprintf(stderr, "warning: %s\n", trace->warnings[i].c_str());
   }
-  policy_options.named_pinned_cells = NamedPinnedCells(*trace);
   run_info.skipped_rows = trace->skipped_rows;
-
-  // The private baseline runs on a second thread: the two replays share nothing mutable.
-  const bool with_baseline = baseline == private_name && *policy != PolicyKind::kPrivate;
-  absl::StatusOr<Replayed> base = absl::UnknownError("not run");
-  std::thread base_thread;
-  if (with_baseline) {
-    base_thread = std::thread([&] {
-      base = Replay(PolicyKind::kPrivate, *spec, info, *trace, node_events, options, run_info, {});
-    });
-  }
-  ProgressBar bar(absl::StrCat("replaying ", trace->jobs.size(), " jobs"));
-  EngineOptions main_options = options;
-  if (!quiet) main_options.progress = [&bar](double f) { bar.Update(f); };
-  absl::StatusOr<Replayed> main = Replay(*policy, *spec, info, *trace, node_events,
-                                         std::move(main_options), run_info, policy_options);
-  if (base_thread.joinable()) base_thread.join();
-  bar.Clear();
-  if (!main.ok()) return Fail(kCmd, main.status().message());
-  if (*policy == PolicyKind::kPrivate) {
-    AddBaseline(main->summary, &main->summary);
-  } else if (with_baseline) {
-    if (!base.ok()) return Fail(kCmd, base.status().message());
-    AddBaseline(base->summary, &main->summary);
-  }
-  const double wall =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
-
-  std::fputs(SummaryTable(main->summary).c_str(), stdout);
-  std::fflush(stdout);
-  if (outputs) {
-    // Staged by `outputs` and renamed into place together below: whole or absent.
-    const std::vector<std::string>& nodes = main->nodes;
-    for (absl::Status s : {outputs->Write("summary.json", SummaryToJson(main->summary)),
-                           outputs->Write("jobs.csv", JobsCsv(main->result, *trace, nodes)),
-                           outputs->Write("timeline.csv", TimelineCsv(main->result, info))}) {
-      if (!s.ok()) return Fail(kCmd, s.message());
-    }
-    if (with_baseline) {
-      base->summary.all.sharing_anomaly.reset();
-      for (absl::Status s :
-           {outputs->Write("baseline-private/summary.json", SummaryToJson(base->summary)),
-            outputs->Write("baseline-private/jobs.csv", JobsCsv(base->result, *trace, base->nodes)),
-            outputs->Write("baseline-private/timeline.csv", TimelineCsv(base->result, info))}) {
-        if (!s.ok()) return Fail(kCmd, s.message());
-      }
-    }
-    if (plot) {
-      absl::StatusOr<std::filesystem::path> plots = outputs->StageFolder("plots");
-      if (!plots.ok()) return Fail(kCmd, plots.status().message());
-      if (absl::Status s = PlotRun(plots->string(), main->summary, main->result, info,
-                                   with_baseline ? &base->result : nullptr);
-          !s.ok()) {
-        return Fail(kCmd, s.message());
-      }
-    }
-    if (absl::Status s = outputs->Commit(); !s.ok()) return Fail(kCmd, s.message());
-    if (!quiet)
-      std::fprintf(stderr, "wrote %s/{summary.json,jobs.csv,timeline.csv}%s%s\n", out_dir.c_str(),
-                   with_baseline ? ", baseline-private/" : "", plot ? ", plots/" : "");
-  }
-  if (!quiet) {
-    const double jobs = static_cast<double>(trace->jobs.size()) * (with_baseline ? 2 : 1);
-    const double decisions = static_cast<double>(main->result.schedule_calls +
-                                                 (with_baseline ? base->result.schedule_calls : 0));
-    std::fprintf(stderr,
-                 "replayed %zu jobs under %s%s in %.2f s wall (%.0f jobs/s, %.0f scheduling "
-                 "decisions/s)\n",
-                 trace->jobs.size(), std::string(PolicyKindName(*policy)).c_str(),
-                 with_baseline ? " and private" : "", wall, jobs / std::max(wall, 1e-9),
-                 decisions / std::max(wall, 1e-9));
-  }
-  if (!main->summary.accounting_ok) {
-    return Fail(kCmd,
-                "job accounting mismatch: submitted != completed + queued + running + "
-                "rejected (a simulator bug)");
-  }
-  return kExitOk;
+  run.run_info = run_info;
+  run.policy_options = policy_options;  // the pinned cells come from the trace's facts
+  run.trace = &*trace;
+  return RunReplays(std::move(run));
 }
 
 }  // namespace hived::sim

@@ -1,10 +1,12 @@
-// sim/cli/run_stream.h: `hived-sim run` over a trace too large to read whole (issue 28 item
-// 3): the trace file is scanned once (`ScanTraceFile`: its errors, the facts the replay
-// needs), then each replay (the policy's and the private baseline's, in parallel) reads it
-// again as a stream, hands each job over once final to a `SummaryBuilder` and, with --out,
-// a `JobsCsvWriter` in the output folder's staging area, so memory follows the jobs in
-// flight. The outputs are those of the replay of the trace read whole, byte for byte.
-// Also `run`'s progress bar, which both paths show.
+// sim/cli/run_stream.h: the replays of `hived-sim run` and their outputs (issue 28 items
+// 3-4). Each replay (the policy's and the private baseline's, in parallel) hands each job
+// over once final to a `SummaryBuilder`, with --out to a `JobsCsvWriter` in the output
+// folder's staging area and with --plot to the delay chart's `PlotDelays`: no replay keeps
+// its jobs' records. A trace read whole (`ReplayRun::trace`) feeds the replays from memory;
+// one too large to read whole is scanned once (`ScanTraceFile`: its errors, the facts the
+// replay needs), then each replay reads it again as a stream, so memory follows the jobs in
+// flight. The outputs are byte for byte the same either way.
+// Also `run`'s progress bar.
 //
 // Thread safety: one call at a time.
 #ifndef HIVED_SIM_CLI_RUN_STREAM_H_
@@ -24,6 +26,7 @@
 #include "sim/metrics/metrics.h"
 #include "sim/policies/scheduler_backend.h"
 #include "sim/trace/node_events.h"
+#include "sim/trace/trace_reader.h"
 
 namespace hived::sim {
 
@@ -64,11 +67,15 @@ class ProgressBar {
   std::chrono::steady_clock::time_point last_;
 };
 
-struct StreamedRun {
+struct ReplayRun {
   PolicyKind policy = PolicyKind::kHived;
   const ClusterSpec* spec = nullptr;
   const SpecInfo* info = nullptr;
+  // The trace read whole (checked, transformed; outlives the call), or null: streamed
+  // from `trace_path` (sorted by submit time).
+  const Trace* trace = nullptr;
   std::string trace_path;
+  TraceFormat format = TraceFormat::kHived;
   bool skip_bad_rows = false;
   double load_scale = 1;
   const std::vector<NodeEvent>* node_events = nullptr;
@@ -78,12 +85,13 @@ struct StreamedRun {
   bool with_baseline = false;
   OutputDir* outputs = nullptr;  // null: no --out
   std::string out_dir;
+  bool plot = false;  // REQUIRES: outputs
   bool quiet = false;
   std::chrono::steady_clock::time_point wall_start;
 };
 
 // Runs it and prints what `run` prints; returns the exit code.
-int RunStreamedReplay(StreamedRun run);
+int RunReplays(ReplayRun run);
 
 }  // namespace hived::sim
 

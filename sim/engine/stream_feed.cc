@@ -14,7 +14,7 @@ absl::StatusOr<std::unique_ptr<TraceFileFeed>> TraceFileFeed::Open(const std::st
   TraceReadOptions read;
   read.skip_bad_rows = options.skip_bad_rows;
   read.check_duplicate_ids = options.check_duplicate_ids;
-  absl::StatusOr<std::unique_ptr<TraceStream>> stream = TraceStream::Open(path, read);
+  absl::StatusOr<std::unique_ptr<JobStream>> stream = OpenJobStream(path, options.format, read);
   if (!stream.ok()) return stream.status();
   std::unique_ptr<TraceFileFeed> feed(new TraceFileFeed(std::move(*stream), info, options));
   feed->path_ = path;

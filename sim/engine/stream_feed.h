@@ -1,14 +1,15 @@
-// sim/engine/stream_feed.h: a trace file of the project's format fed to the replay as a
-// stream (issue 28 item 3), and the pre-pass that gives the replay its `TraceFacts`.
+// sim/engine/stream_feed.h: a trace file fed to the replay as a stream (issue 28 item 3),
+// and the pre-pass that gives the replay its `TraceFacts`.
 //
-// Rows come from `TraceStream` (sorted by submit time, checked as `ReadTraceFile` checks
-// them); `--load-scale K` and the pinned-cell check apply per row exactly as `ScaleLoad`
-// and `CheckPinnedCells` apply them to a trace read whole: times are scaled from the first
-// row's, a row whose pinned cell the config lacks (or another VC owns) is an error located
-// at its pinned_cell column, or skipped and counted with `skip_bad_rows`. The pre-pass reads
-// the file once, so its errors come before any replay starts; the replays then read it again
-// (one feed each) and may leave the duplicate-id check to it (`check_duplicate_ids`), so
-// that their memory does not grow with the ids.
+// Rows come from the format's `JobStream` (`OpenJobStream`: the project's format sorted by
+// submit time, or Philly's sorted by the stream; checked as `ReadTraceFile` checks them);
+// `--load-scale K` and the pinned-cell check apply per row exactly as `ScaleLoad` and
+// `CheckPinnedCells` apply them to a trace read whole: times are scaled from the first row's, a row
+// whose pinned cell the config lacks (or another VC owns) is an error located at its pinned_cell
+// column, or skipped and counted with `skip_bad_rows`. The pre-pass reads the file once, so its
+// errors come before any replay starts; the replays then read it again (one feed each) and may
+// leave the duplicate-id check to it (`check_duplicate_ids`), so that their memory does not grow
+// with the ids.
 //
 // Thread safety: one feed per thread; the `SpecInfo` is only read.
 #ifndef HIVED_SIM_ENGINE_STREAM_FEED_H_
@@ -22,11 +23,12 @@
 #include "absl/status/statusor.h"
 #include "sim/cluster/spec_info.h"
 #include "sim/engine/engine.h"
-#include "sim/trace/trace_stream.h"
+#include "sim/trace/philly_stream.h"
 
 namespace hived::sim {
 
 struct StreamFeedOptions {
+  TraceFormat format = TraceFormat::kHived;
   bool skip_bad_rows = false;
   double load_scale = 1;  // REQUIRES: checked as `ScaleLoad` checks it
   // Duplicate job ids are errors (or skipped rows); false for a replay after a pre-pass
@@ -36,7 +38,7 @@ struct StreamFeedOptions {
 
 class TraceFileFeed : public JobFeed {
  public:
-  // Errors: `TraceStream::Open`'s.
+  // Errors: `OpenJobStream`'s.
   static absl::StatusOr<std::unique_ptr<TraceFileFeed>> Open(const std::string& path,
                                                              const SpecInfo& info,
                                                              StreamFeedOptions options);
@@ -47,11 +49,10 @@ class TraceFileFeed : public JobFeed {
   std::vector<std::string> warnings() const;
 
  private:
-  TraceFileFeed(std::unique_ptr<TraceStream> stream, const SpecInfo& info,
-                StreamFeedOptions options)
+  TraceFileFeed(std::unique_ptr<JobStream> stream, const SpecInfo& info, StreamFeedOptions options)
       : stream_(std::move(stream)), info_(info), options_(options) {}
 
-  std::unique_ptr<TraceStream> stream_;
+  std::unique_ptr<JobStream> stream_;
   const SpecInfo& info_;
   StreamFeedOptions options_;
   std::string path_;

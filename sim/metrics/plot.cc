@@ -75,7 +75,7 @@ std::string Label(std::string_view s) {
 bool GnuplotAvailable() { return std::system("gnuplot --version >/dev/null 2>&1") == 0; }
 
 absl::Status PlotRun(const std::string& dir_name, const Summary& summary,
-                     const EngineResult& result, const SpecInfo& info,
+                     const EngineResult& result, PlotDelays* plot_delays, const SpecInfo& info,
                      const EngineResult* baseline) {
   if (!GnuplotAvailable()) {
     return absl::FailedPreconditionError("--plot needs gnuplot, which is not installed");
@@ -120,12 +120,7 @@ absl::Status PlotRun(const std::string& dir_name, const Summary& summary,
 
   // 2. Queuing-delay CDF of every VC, busiest first, in panels of kCdfVcsPerPanel.
   {
-    std::vector<std::vector<int64_t>> delays(static_cast<size_t>(info.vc_count()));
-    for (size_t j = 0; j < result.jobs.size(); ++j) {
-      const JobRecord& rec = result.records[j];
-      if (rec.first_start < 0 || result.jobs[j].vc < 0) continue;
-      delays[static_cast<size_t>(result.jobs[j].vc)].push_back(rec.first_start - rec.submit);
-    }
+    std::vector<std::vector<int64_t>>& delays = plot_delays->by_vc();
     std::vector<int32_t> order;
     for (int32_t v = 0; v < info.vc_count(); ++v) {
       if (!delays[static_cast<size_t>(v)].empty()) order.push_back(v);

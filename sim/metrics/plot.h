@@ -28,10 +28,30 @@ namespace hived::sim {
 // True when `gnuplot` runs.
 bool GnuplotAvailable();
 
-// `baseline` may be null. Errors: kFailedPrecondition without gnuplot, kInternal when a
-// file cannot be written or gnuplot fails.
+// What the queuing-delay CDF of one run draws: every started job's first wait, by VC,
+// gathered job by job from the replay's `FinishedJob`s (in any order), so the records need
+// not be kept: 8 bytes a started job.
+class PlotDelays {
+ public:
+  explicit PlotDelays(const SpecInfo& info) : by_vc_(static_cast<size_t>(info.vc_count())) {}
+  void Add(const FinishedJob& job) {
+    if (job.record->first_start < 0 || job.job->vc < 0) return;
+    by_vc_[static_cast<size_t>(job.job->vc)].push_back(job.record->first_start -
+                                                       job.record->submit);
+  }
+  // By VC index; each VC's waits in the order added.
+  std::vector<std::vector<int64_t>>& by_vc() { return by_vc_; }
+
+ private:
+  std::vector<std::vector<int64_t>> by_vc_;
+};
+
+// `result`'s timeline and totals are drawn (its jobs and records are not read), `delays`
+// holds its jobs' waits (sorted in place); `baseline` may be null. Errors:
+// kFailedPrecondition without gnuplot, kInternal when a file cannot be written or gnuplot
+// fails.
 absl::Status PlotRun(const std::string& dir, const Summary& summary, const EngineResult& result,
-                     const SpecInfo& info, const EngineResult* baseline);
+                     PlotDelays* delays, const SpecInfo& info, const EngineResult* baseline);
 
 struct PlotInput {
   std::string label;  // e.g. the policy

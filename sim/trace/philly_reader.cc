@@ -74,19 +74,9 @@ std::optional<int64_t> CheckedTimestamp(std::optional<int64_t> days, std::option
   return *days * 86400 + *h * 3600 + *mi * 60 + *se;
 }
 
-// Reads Philly's timestamps, row after row: "YYYY-MM-DD HH:MM:SS" -> seconds since the
-// epoch; nullopt when malformed or not a real date (2017-02-31 is refused, not read as
-// March 3). Rows of one day (most rows follow one of the same day) share its day count.
-class TimestampReader {
- public:
-  std::optional<int64_t> Read(std::string_view s);
+}  // namespace
 
- private:
-  char date_[10] = {};          // "YYYY-MM-DD" of the last date read on the fast path
-  std::optional<int64_t> day_;  // its day count; nullopt when none is held
-};
-
-std::optional<int64_t> TimestampReader::Read(std::string_view s) {
+std::optional<int64_t> PhillyTimestampReader::Read(std::string_view s) {
   if (s.size() != 19 || s[4] != '-' || s[7] != '-' || s[10] != ' ' || s[13] != ':' ||
       s[16] != ':') {
     return std::nullopt;
@@ -113,80 +103,91 @@ std::optional<int64_t> TimestampReader::Read(std::string_view s) {
       ParseInt(s.substr(11, 2)), ParseInt(s.substr(14, 2)), ParseInt(s.substr(17, 2)));
 }
 
-}  // namespace
+absl::StatusOr<HeaderColumns> PhillyRowParser::ReadPhillyHeader(LineReader* reader,
+                                                                std::string_view file_name,
+                                                                Trace* trace, size_t* needed) {
+  static const std::vector<std::string_view> kWanted = {"timestamp", "duration", "num_gpus",
+                                                        "cluster"};
+  return ReadHeader(reader, file_name, kWanted, {"gpu_time"}, /*comments=*/false,
+                    "timestamp,duration,num_gpus,gpu_time,cluster", trace, needed);
+}
+
+bool PhillyRowParser::Row(std::string_view line, int32_t ln, PhillyRow* row) {
+  enum { kTimestamp, kDuration, kGpus, kCluster };
+  if (!SplitRow(line, ln, needed_, errors_, &f_)) return false;
+  const CsvField& ts = f_[h_.index[kTimestamp]];
+  const CsvField& dur = f_[h_.index[kDuration]];
+  const CsvField& gpus = f_[h_.index[kGpus]];
+  const CsvField& cluster = f_[h_.index[kCluster]];
+  auto t = timestamps_.Read(ts.text);
+  if (!t) {
+    errors_->Add(ln, ts.column,
+                 absl::StrCat("timestamp '", Av(ts.text),
+                              "' is not a real date and time YYYY-MM-DD HH:MM:SS in years ",
+                              kMinYear, "..", kMaxYear, BlankHint(ts.text)));
+    return false;
+  }
+  const std::optional<double> d = ParseWholeSeconds(dur.text);
+  if (!d || *d <= 0 || *d > static_cast<double>(kMaxTimeSeconds)) {
+    errors_->Add(ln, dur.column,
+                 absl::StrCat("duration '", Av(dur.text), "' is not a number of seconds in (0, ",
+                              kMaxTimeSeconds, "] (at most 100 years)", BlankHint(dur.text)));
+    return false;
+  }
+  auto g = ParseInt(gpus.text);
+  if (!g || *g < 1 || *g > 1000000) {
+    errors_->Add(ln, gpus.column,
+                 absl::StrCat("num_gpus '", Av(gpus.text), "' is not an integer in 1..1000000",
+                              BlankHint(gpus.text)));
+    return false;
+  }
+  if ((!last_cluster_ || cluster.text != *last_cluster_) &&
+      !CheckNameField(cluster, "cluster (the VC)", ln, errors_)) {
+    return false;
+  }
+  if (!last_cluster_ || cluster.text != *last_cluster_) last_cluster_ = std::string(cluster.text);
+  row->timestamp = *t;
+  // Durations are integral in the real file; anything fractional is rounded up.
+  row->duration = static_cast<Time>(std::ceil(*d));
+  row->gpus = static_cast<int32_t>(*g);
+  row->timestamp_column = ts.column;
+  row->cluster = cluster.text;
+  return true;
+}
 
 absl::StatusOr<Trace> PhillyTraceSource::Parse(std::string_view text,
                                                std::string_view file_name) const {
-  static const std::vector<std::string_view> kWanted = {"timestamp", "duration", "num_gpus",
-                                                        "cluster"};
-  enum { kTimestamp, kDuration, kGpus, kCluster };
   LineReader reader(text);
   Trace trace;
   trace.file = std::string(file_name);
   size_t needed = 0;
   absl::StatusOr<HeaderColumns> header =
-      ReadHeader(&reader, file_name, kWanted, {"gpu_time"}, /*comments=*/false,
-                 "timestamp,duration,num_gpus,gpu_time,cluster", &trace, &needed);
+      PhillyRowParser::ReadPhillyHeader(&reader, file_name, &trace, &needed);
   if (!header.ok()) return header.status();
-  const HeaderColumns& h = *header;
   std::string_view line;
   RowErrors errors(file_name, options_.skip_bad_rows);
+  PhillyRowParser parser(std::move(*header), needed, &errors);
   std::optional<int64_t> first_time;              // the earliest timestamp: time 0
   std::vector<std::pair<int32_t, int32_t>> rows;  // per job: line and timestamp column
-  std::vector<CsvField> f;                        // one row's fields; reused
-  std::optional<std::string_view> last_cluster;   // the last that passed CheckName
   Name last_cluster_name;                         // the last row's, interned
-  TimestampReader timestamps;
+  PhillyRow row;
   trace.jobs.reserve(EstimatedRows(text));
   rows.reserve(trace.jobs.capacity());
   while (reader.Next(&line)) {
     if (IsBlank(line)) continue;
     const int32_t ln = reader.line_number();
-    if (!SplitRow(line, ln, needed, &errors, &f)) continue;
-    const CsvField& ts = f[h.index[kTimestamp]];
-    const CsvField& dur = f[h.index[kDuration]];
-    const CsvField& gpus = f[h.index[kGpus]];
-    const CsvField& cluster = f[h.index[kCluster]];
-    auto t = timestamps.Read(ts.text);
-    if (!t) {
-      errors.Add(ln, ts.column,
-                 absl::StrCat("timestamp '", Av(ts.text),
-                              "' is not a real date and time YYYY-MM-DD HH:MM:SS in years ",
-                              kMinYear, "..", kMaxYear, BlankHint(ts.text)));
-      continue;
-    }
-    const std::optional<double> d = ParseWholeSeconds(dur.text);
-    if (!d || *d <= 0 || *d > static_cast<double>(kMaxTimeSeconds)) {
-      errors.Add(ln, dur.column,
-                 absl::StrCat("duration '", Av(dur.text), "' is not a number of seconds in (0, ",
-                              kMaxTimeSeconds, "] (at most 100 years)", BlankHint(dur.text)));
-      continue;
-    }
-    auto g = ParseInt(gpus.text);
-    if (!g || *g < 1 || *g > 1000000) {
-      errors.Add(ln, gpus.column,
-                 absl::StrCat("num_gpus '", Av(gpus.text), "' is not an integer in 1..1000000",
-                              BlankHint(gpus.text)));
-      continue;
-    }
-    if (cluster.text != last_cluster.value_or("\n") &&
-        !CheckNameField(cluster, "cluster (the VC)", ln, &errors)) {
-      continue;
-    }
-    last_cluster = cluster.text;
-    if (!first_time || *t < *first_time) first_time = *t;
-    rows.push_back({ln, ts.column});
+    if (!parser.Row(line, ln, &row)) continue;
+    if (!first_time || row.timestamp < *first_time) first_time = row.timestamp;
+    rows.push_back({ln, row.timestamp_column});
     TraceJob job;
-    char id[16] = {'L'};
-    job.id.assign(id, std::to_chars(id + 1, id + sizeof(id), ln).ptr);
-    job.submit_time = *t;
-    if (cluster.text != last_cluster_name.view()) last_cluster_name = trace.Intern(cluster.text);
+    job.id = PhillyJobId(ln);
+    job.submit_time = row.timestamp;
+    if (row.cluster != last_cluster_name.view()) last_cluster_name = trace.Intern(row.cluster);
     job.vc = last_cluster_name;
     job.priority = 0;
     job.pods = 0;
-    job.total_gpus = static_cast<int32_t>(*g);
-    // Durations are integral in the real file; anything fractional is rounded up.
-    job.duration = static_cast<Time>(std::ceil(*d));
+    job.total_gpus = row.gpus;
+    job.duration = row.duration;
     trace.jobs.push_back(std::move(job));
   }
   // Times count from the earliest submission; none may then lie beyond the time limit.
@@ -197,9 +198,7 @@ absl::StatusOr<Trace> PhillyTraceSource::Parse(std::string_view text,
       TraceJob& job = trace.jobs[i];
       job.submit_time -= *first_time;
       if (job.submit_time > kMaxTimeSeconds) {
-        errors.Add(rows[i].first, rows[i].second,
-                   absl::StrCat("timestamp is more than 100 years (", kMaxTimeSeconds,
-                                " s) after the earliest one"));
+        errors.Add(rows[i].first, rows[i].second, PhillyTooLateMessage());
         continue;
       }
       if (kept != i) trace.jobs[kept] = std::move(job);
@@ -212,6 +211,18 @@ absl::StatusOr<Trace> PhillyTraceSource::Parse(std::string_view text,
   for (std::string& w : errors.SkipWarnings()) trace.warnings.push_back(std::move(w));
   SortBySubmitTime(&trace.jobs);
   return trace;
+}
+
+std::string PhillyTooLateMessage() {
+  return absl::StrCat("timestamp is more than 100 years (", kMaxTimeSeconds,
+                      " s) after the earliest one");
+}
+
+JobId PhillyJobId(int32_t line) {
+  char id[16] = {'L'};
+  JobId out;
+  out.assign(id, std::to_chars(id + 1, id + sizeof(id), line).ptr);
+  return out;
 }
 
 }  // namespace hived::sim

@@ -103,6 +103,55 @@ class HivedRowParser {
   int32_t submit_column_ = 1;
 };
 
+// Reads Philly's timestamps, row after row: "YYYY-MM-DD HH:MM:SS" -> seconds since the
+// epoch; nullopt when malformed or not a real date (2017-02-31 is refused, not read as
+// March 3). Rows of one day (most rows follow one of the same day) share its day count.
+class PhillyTimestampReader {
+ public:
+  std::optional<int64_t> Read(std::string_view s);
+
+ private:
+  char date_[10] = {};          // "YYYY-MM-DD" of the last date read on the fast path
+  std::optional<int64_t> day_;  // its day count; nullopt when none is held
+};
+
+// One good row of a Philly trace.
+struct PhillyRow {
+  int64_t timestamp = 0;         // seconds since the epoch
+  Time duration = 0;             // whole seconds (a fraction rounds up)
+  int32_t gpus = 0;              // 1..1000000
+  int32_t timestamp_column = 0;  // for errors found later
+  std::string_view cluster;      // the VC; valid until the next row
+};
+
+// Parses the rows of a Philly trace one at a time (the in-memory reader and the stream
+// share it): checks every field and records a located error for a bad row. The check
+// against the earliest timestamp (100 years) is the caller's: it needs every row.
+class PhillyRowParser {
+ public:
+  PhillyRowParser(HeaderColumns header, size_t needed, RowErrors* errors)
+      : h_(std::move(header)), needed_(needed), errors_(errors) {}
+  // The header of the format, through `ReadHeader`.
+  static absl::StatusOr<HeaderColumns> ReadPhillyHeader(LineReader* reader,
+                                                        std::string_view file_name, Trace* trace,
+                                                        size_t* needed);
+  // Parses a data row (not blank) into `*row`; false when it recorded an error for the row.
+  bool Row(std::string_view line, int32_t line_number, PhillyRow* row);
+
+ private:
+  HeaderColumns h_;
+  size_t needed_;
+  RowErrors* errors_;
+  PhillyTimestampReader timestamps_;
+  std::vector<CsvField> f_;                  // one row's fields; reused
+  std::optional<std::string> last_cluster_;  // the last that passed CheckName (a copy)
+};
+
+// The error of a row more than 100 years after the earliest one; a Philly job's id ("L"
+// and its line).
+std::string PhillyTooLateMessage();
+JobId PhillyJobId(int32_t line);
+
 // Sorts the jobs stably by submit time (ties keep row order): an LSD radix sort of the
 // times, then each job moved once, in place.
 void SortBySubmitTime(std::vector<TraceJob>* jobs);

@@ -16,50 +16,38 @@ constexpr size_t kChunk = 1 << 20;
 
 }  // namespace
 
-TraceStream::~TraceStream() {
+ChunkedLines::~ChunkedLines() {
   if (file_ != nullptr) std::fclose(file_);
 }
 
-absl::StatusOr<std::unique_ptr<TraceStream>> TraceStream::Open(const std::string& path,
-                                                               TraceReadOptions options) {
-  std::unique_ptr<TraceStream> s(new TraceStream());
-  s->path_ = path;
-  s->options_ = options;
-  s->trace_.file = path;
-  s->file_ = std::fopen(path.c_str(), "rb");
-  if (s->file_ == nullptr) return absl::NotFoundError(absl::StrCat(path, ": cannot open file"));
+absl::Status ChunkedLines::Open(const std::string& path) {
+  path_ = path;
+  file_ = std::fopen(path.c_str(), "rb");
+  if (file_ == nullptr) return absl::NotFoundError(absl::StrCat(path, ": cannot open file"));
   // The header (and any comment lines before it) from the first bytes: read until a line
   // ends (or the file does), at least one chunk.
-  while (!s->eof_ && (s->buffer_.size() < kChunk || s->buffer_.find('\n') == std::string::npos)) {
-    const size_t old = s->buffer_.size();
-    s->buffer_.resize(old + kChunk);
-    const size_t got = std::fread(s->buffer_.data() + old, 1, kChunk, s->file_);
-    s->buffer_.resize(old + got);
-    if (got == 0) s->eof_ = true;
-    if (static_cast<int64_t>(s->buffer_.size()) > kMaxLineBytes + static_cast<int64_t>(kChunk)) {
+  while (!eof_ && (buffer_.size() < kChunk || buffer_.find('\n') == std::string::npos)) {
+    const size_t old = buffer_.size();
+    buffer_.resize(old + kChunk);
+    const size_t got = std::fread(buffer_.data() + old, 1, kChunk, file_);
+    buffer_.resize(old + got);
+    if (got == 0) eof_ = true;
+    if (static_cast<int64_t>(buffer_.size()) > kMaxLineBytes + static_cast<int64_t>(kChunk)) {
       break;
     }
   }
-  LineReader reader(s->buffer_);
-  size_t needed = 0;
-  absl::StatusOr<HeaderColumns> header =
-      HivedRowParser::ReadHivedHeader(&reader, path, &s->trace_, &needed);
-  if (!header.ok()) return header.status();
-  s->submit_field_ = static_cast<int32_t>(header->index[1]) + 1;
-  // Past the header's lines.
-  s->line_number_ = reader.line_number();
-  for (int32_t i = 0; i < s->line_number_; ++i) {
-    const size_t nl = s->buffer_.find('\n', s->pos_);
-    s->pos_ = nl == std::string::npos ? s->buffer_.size() : nl + 1;
-  }
-  s->errors_ = std::make_unique<RowErrors>(path, options.skip_bad_rows);
-  s->parser_ = std::make_unique<HivedRowParser>(std::move(*header), needed, s->errors_.get(),
-                                                &s->trace_, /*own_ids=*/true);
-  s->parser_->set_check_ids(options.check_duplicate_ids);
-  return s;
+  return absl::OkStatus();
 }
 
-absl::StatusOr<bool> TraceStream::NextLine(std::string_view* line) {
+void ChunkedLines::SkipLines(int32_t n) {
+  for (int32_t i = 0; i < n; ++i) {
+    const size_t nl = buffer_.find('\n', pos_);
+    pos_ = nl == std::string::npos ? buffer_.size() : nl + 1;
+    ++line_number_;
+  }
+}
+
+absl::StatusOr<bool> ChunkedLines::Next(std::string_view* line) {
   while (true) {
     const size_t nl = buffer_.find('\n', pos_);
     if (nl != std::string::npos) {
@@ -94,10 +82,33 @@ absl::StatusOr<bool> TraceStream::NextLine(std::string_view* line) {
   return true;
 }
 
+TraceStream::~TraceStream() = default;
+
+absl::StatusOr<std::unique_ptr<TraceStream>> TraceStream::Open(const std::string& path,
+                                                               TraceReadOptions options) {
+  std::unique_ptr<TraceStream> s(new TraceStream());
+  s->path_ = path;
+  s->options_ = options;
+  s->trace_.file = path;
+  if (absl::Status st = s->lines_.Open(path); !st.ok()) return st;
+  LineReader reader(s->lines_.buffered());
+  size_t needed = 0;
+  absl::StatusOr<HeaderColumns> header =
+      HivedRowParser::ReadHivedHeader(&reader, path, &s->trace_, &needed);
+  if (!header.ok()) return header.status();
+  s->submit_field_ = static_cast<int32_t>(header->index[1]) + 1;
+  s->lines_.SkipLines(reader.line_number());  // past the header's lines
+  s->errors_ = std::make_unique<RowErrors>(path, options.skip_bad_rows);
+  s->parser_ = std::make_unique<HivedRowParser>(std::move(*header), needed, s->errors_.get(),
+                                                &s->trace_, /*own_ids=*/true);
+  s->parser_->set_check_ids(options.check_duplicate_ids);
+  return s;
+}
+
 absl::StatusOr<bool> TraceStream::Next(TraceJob* job) {
   std::string_view line;
   while (true) {
-    absl::StatusOr<bool> more = NextLine(&line);
+    absl::StatusOr<bool> more = lines_.Next(&line);
     if (!more.ok()) return more.status();
     if (!*more) {
       if (!done_) {
@@ -109,19 +120,20 @@ absl::StatusOr<bool> TraceStream::Next(TraceJob* job) {
     }
     if (IsBlank(line) || line[0] == '#') continue;
     *job = TraceJob();
-    if (!parser_->Row(line, line_number_, job)) {
+    const int32_t line_number = lines_.line_number();
+    if (!parser_->Row(line, line_number, job)) {
       if (absl::Status s = errors_->ToStatus(); !s.ok()) return s;
       continue;  // skipped
     }
     if (job->submit_time < last_time_) {
       return absl::InvalidArgumentError(
-          absl::StrCat(path_, ":", line_number_, ":", parser_->submit_column(), ": submit time ",
+          absl::StrCat(path_, ":", line_number, ":", parser_->submit_column(), ": submit time ",
                        job->submit_time, " is before ", last_time_, " (line ", last_line_,
                        "): a streamed trace must be sorted by submit_time; sort it with: ",
                        SortTraceCommand(path_, submit_field_)));
     }
     last_time_ = job->submit_time;
-    last_line_ = line_number_;
+    last_line_ = line_number;
     return true;
   }
 }

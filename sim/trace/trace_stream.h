@@ -37,44 +37,78 @@ namespace hived::sim {
 class HivedRowParser;
 class RowErrors;
 
-class TraceStream {
+// A file's lines, read in chunks (one chunk and the line being read in memory), for the
+// streams. Lines are at most `kMaxLineBytes`; a trailing '\r' is dropped.
+class ChunkedLines {
  public:
-  // Opens the file and reads its header. kNotFound when it cannot be opened; the header's
-  // errors as `ReadTraceFile` gives them.
-  static absl::StatusOr<std::unique_ptr<TraceStream>> Open(const std::string& path,
-                                                           TraceReadOptions options);
-  ~TraceStream();
-  TraceStream(const TraceStream&) = delete;
-  TraceStream& operator=(const TraceStream&) = delete;
-
-  // The next job in file order into `*job`; false at the end of the file. Errors:
-  // kInvalidArgument for a bad row (unless skipping) or a row out of submit-time order.
-  absl::StatusOr<bool> Next(TraceJob* job);
-
-  // The names the jobs hold (they live as long as this), warnings, rows skipped so far;
-  // `jobs` stays empty.
-  const Trace& trace() const { return trace_; }
+  ChunkedLines() = default;
+  ~ChunkedLines();
+  ChunkedLines(const ChunkedLines&) = delete;
+  ChunkedLines& operator=(const ChunkedLines&) = delete;
+  // Opens the file and reads its first bytes: at least a chunk, up to a line end.
+  // kNotFound when it cannot be opened.
+  absl::Status Open(const std::string& path);
+  // The bytes read and not yet consumed (after Open: the file's start, for its header).
+  std::string_view buffered() const { return std::string_view(buffer_).substr(pos_); }
+  // Consumes the first `n` lines of `buffered()` (a header read from it).
+  void SkipLines(int32_t n);
+  // The next line into `*line` (valid until the next call); false at the end. Errors:
+  // kInvalidArgument for a line too long, kDataLoss for a read error.
+  absl::StatusOr<bool> Next(std::string_view* line);
+  int32_t line_number() const { return line_number_; }  // of the last line returned
 
  private:
-  TraceStream() = default;
-  // The next line into `*line` (valid until the next call); false at the end.
-  absl::StatusOr<bool> NextLine(std::string_view* line);
-
   std::string path_;
-  TraceReadOptions options_;
   std::FILE* file_ = nullptr;
   std::string buffer_;  // unread bytes from `pos_`
   size_t pos_ = 0;
   bool eof_ = false;
   int32_t line_number_ = 0;
+};
+
+// What the trace streams give (`TraceStream`, `PhillyStream` in sim/trace/philly_stream.h,
+// which opens either: `OpenJobStream`):
+// jobs in non-decreasing submit time, with the names they hold.
+class JobStream {
+ public:
+  virtual ~JobStream() = default;
+  // The next job into `*job`; false at the end. Errors: kInvalidArgument for a bad row
+  // (unless skipping).
+  virtual absl::StatusOr<bool> Next(TraceJob* job) = 0;
+  // The names the jobs hold (they live as long as this), warnings, rows skipped (complete
+  // once `Next` returned false); `jobs` stays empty.
+  virtual const Trace& trace() const = 0;
+};
+
+class TraceStream : public JobStream {
+ public:
+  // Opens the file and reads its header. kNotFound when it cannot be opened; the header's
+  // errors as `ReadTraceFile` gives them.
+  static absl::StatusOr<std::unique_ptr<TraceStream>> Open(const std::string& path,
+                                                           TraceReadOptions options);
+  ~TraceStream() override;
+  TraceStream(const TraceStream&) = delete;
+  TraceStream& operator=(const TraceStream&) = delete;
+
+  // The next job in file order into `*job`; false at the end of the file. Errors:
+  // kInvalidArgument for a bad row (unless skipping) or a row out of submit-time order.
+  absl::StatusOr<bool> Next(TraceJob* job) override;
+
+  const Trace& trace() const override { return trace_; }
+
+ private:
+  TraceStream() = default;
+
+  std::string path_;
+  TraceReadOptions options_;
+  ChunkedLines lines_;
   Trace trace_;
   std::unique_ptr<RowErrors> errors_;
   std::unique_ptr<HivedRowParser> parser_;
   int64_t last_time_ = -1;
   int32_t last_line_ = 0;
-  int32_t submit_field_ = 0;
-  bool done_ = false;  // the end was reached (skip warnings added once)  // 1-based position of
-                       // submit_time, for the sort line
+  int32_t submit_field_ = 0;  // 1-based position of submit_time, for the sort line
+  bool done_ = false;         // the end was reached (skip warnings added once)
 };
 
 }  // namespace hived::sim

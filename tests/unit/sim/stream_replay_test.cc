@@ -4,6 +4,7 @@
 // cells are refused with a located error.
 #include <unistd.h>
 
+#include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <memory>
@@ -66,9 +67,10 @@ RunInfo Info() {
   return info;
 }
 
-Outputs Whole(const ClusterSpec& spec, const std::string& path, EngineOptions options) {
+Outputs Whole(const ClusterSpec& spec, const std::string& path, EngineOptions options,
+              TraceFormat format = TraceFormat::kHived) {
   const SpecInfo info(spec);
-  absl::StatusOr<Trace> trace = ReadTraceFile(path, TraceFormat::kHived, {false, int64_t{1} << 30});
+  absl::StatusOr<Trace> trace = ReadTraceFile(path, format, {false, int64_t{1} << 30});
   REQUIRE(trace.ok());
   absl::StatusOr<std::unique_ptr<ClusterBackend>> backend =
       MakeSchedulerBackend(PolicyKind::kHived, spec, static_cast<int32_t>(trace->jobs.size()), {});
@@ -96,14 +98,18 @@ class BothSink : public JobSink {
   JobsCsvWriter* c_;
 };
 
-Outputs Streamed(const ClusterSpec& spec, const std::string& path, EngineOptions options) {
+Outputs Streamed(const ClusterSpec& spec, const std::string& path, EngineOptions options,
+                 TraceFormat format = TraceFormat::kHived) {
   const SpecInfo info(spec);
-  absl::StatusOr<TraceScan> scan = ScanTraceFile(path, info, {});
+  StreamFeedOptions scan_options;
+  scan_options.format = format;
+  absl::StatusOr<TraceScan> scan = ScanTraceFile(path, info, scan_options);
   REQUIRE(scan.ok());
   absl::StatusOr<std::unique_ptr<ClusterBackend>> backend =
       MakeSchedulerBackend(PolicyKind::kHived, spec, static_cast<int32_t>(scan->facts.jobs), {});
   REQUIRE(backend.ok());
   StreamFeedOptions feed_options;
+  feed_options.format = format;
   feed_options.check_duplicate_ids = false;
   absl::StatusOr<std::unique_ptr<TraceFileFeed>> feed =
       TraceFileFeed::Open(path, info, feed_options);
@@ -160,6 +166,38 @@ TEST_CASE("A streamed replay gives the outputs of the trace read whole", "[sim][
     CHECK(streamed.jobs == whole.jobs);
     CHECK(streamed.timeline == whole.timeline);
   }
+}
+
+// `trace` in Philly's format, its rows in a scrambled order (Philly's are unsorted).
+std::string PhillyText(const Trace& trace) {
+  std::string text = "timestamp,duration,num_gpus,gpu_time,cluster\n";
+  const size_t n = trace.jobs.size();
+  for (size_t k = 0; k < n; ++k) {
+    const TraceJob& j = trace.jobs[(k * 7919) % n];    // 7919 is prime: every row once
+    const std::time_t t = 1506816000 + j.submit_time;  // from 2017-10-01 00:00:00 UTC
+    std::tm tm{};
+    gmtime_r(&t, &tm);
+    char stamp[32];
+    std::strftime(stamp, sizeof(stamp), "%Y-%m-%d %H:%M:%S", &tm);
+    absl::StrAppend(&text, stamp, ",", j.duration, ".0,", j.total_gpus, ",0.0,", j.vc.str(), "\n");
+  }
+  return text;
+}
+
+TEST_CASE("A streamed Philly trace gives the outputs of the trace read whole", "[sim][unit]") {
+  const ClusterSpec spec = TwoRacks();
+  GenTraceOptions gen;
+  gen.jobs = 3000;
+  gen.load = 1.3;
+  absl::StatusOr<Trace> generated = GenerateTrace(SpecInfo(spec), gen);
+  REQUIRE(generated.ok());
+  REQUIRE(generated->jobs.size() % 7919 != 0);
+  const std::string path = WriteTemp("philly.csv", PhillyText(*generated));
+  const Outputs whole = Whole(spec, path, {}, TraceFormat::kPhilly);
+  const Outputs streamed = Streamed(spec, path, {}, TraceFormat::kPhilly);
+  CHECK(streamed.summary == whole.summary);
+  CHECK(streamed.jobs == whole.jobs);
+  CHECK(streamed.timeline == whole.timeline);
 }
 
 TEST_CASE("A replay refuses jobs out of submit-time order", "[sim][unit]") {
