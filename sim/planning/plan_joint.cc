@@ -107,19 +107,7 @@ struct Search {
           }
           const std::vector<int64_t> sizes = NextProbeSizes(lo, hi, ctx.jobs);
           if (std::vector<int64_t> m = Missing(sizes); !m.empty()) return m;
-          int64_t new_hi = hi;
-          for (int64_t s : sizes) {
-            if (plan.probes[s].meets) {
-              new_hi = s;
-              break;
-            }
-          }
-          int64_t new_lo = lo;
-          for (int64_t s : sizes) {
-            if (s < new_hi && !plan.probes[s].meets) new_lo = s;
-          }
-          lo = new_lo;
-          hi = new_hi;
+          NarrowBracket(plan.probes, sizes, &lo, &hi);
           break;
         }
         case Phase::kDone:

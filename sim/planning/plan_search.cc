@@ -37,6 +37,23 @@ absl::StatusOr<ClusterSpec> SizedSpec(const ClusterSpec& base, const std::string
 }  // namespace
 
 // A plan killed while it ran leaves no summary.json, or one a later check rejects.
+void NarrowBracket(const std::map<int64_t, PlanProbe>& probes, const std::vector<int64_t>& sizes,
+                   int64_t* lo, int64_t* hi) {
+  int64_t new_hi = *hi;
+  for (int64_t s : sizes) {
+    if (probes.at(s).meets) {
+      new_hi = s;
+      break;
+    }
+  }
+  int64_t new_lo = *lo;
+  for (int64_t s : sizes) {
+    if (s < new_hi && !probes.at(s).meets) new_lo = s;
+  }
+  *lo = new_lo;
+  *hi = new_hi;
+}
+
 bool ReusableProbe(const fs::path& dir, const std::string& config, const std::string& args) {
   std::string have_config, have_args, summary;
   return ReadFileToString((dir / "config.yaml").string(), &have_config).ok() &&
@@ -245,19 +262,7 @@ absl::StatusOr<VcPlan> PlanOneVc(PlanContext* ctx, const std::string& vc,
       if (absl::Status s = RunProbes(ctx, vc, current->unit_type, sizes, &plan.probes); !s.ok()) {
         return s;
       }
-      int64_t new_hi = hi;
-      for (int64_t s : sizes) {
-        if (plan.probes[s].meets) {
-          new_hi = s;
-          break;
-        }
-      }
-      int64_t new_lo = lo;
-      for (int64_t s : sizes) {
-        if (s < new_hi && !plan.probes[s].meets) new_lo = s;
-      }
-      lo = new_lo;
-      hi = new_hi;
+      NarrowBracket(plan.probes, sizes, &lo, &hi);
     }
     plan.chosen = hi;
   }

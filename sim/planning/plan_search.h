@@ -92,6 +92,13 @@ absl::StatusOr<std::vector<VcPlan>> PlanVcsJointly(PlanContext* ctx,
                                                    const std::vector<std::string>& unit_types,
                                                    int64_t min_size, int64_t max_size);
 
+// One k-section step of a search bracketed by a failing `*lo` and a meeting `*hi`, after
+// probing `sizes` (ascending, inside (lo, hi), each in `probes`): `*hi` becomes the smallest
+// meeting size, `*lo` the largest failing size below it. Shared by PlanOneVc and
+// PlanVcsJointly, so both take exactly the same steps.
+void NarrowBracket(const std::map<int64_t, PlanProbe>& probes, const std::vector<int64_t>& sizes,
+                   int64_t* lo, int64_t* hi);
+
 // True when `dir` holds a finished probe of exactly this config and these run arguments.
 bool ReusableProbe(const std::filesystem::path& dir, const std::string& config,
                    const std::string& args);
