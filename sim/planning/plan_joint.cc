@@ -167,30 +167,12 @@ absl::StatusOr<std::vector<VcPlan>> PlanVcsJointly(PlanContext* ctx,
       }
       if (absl::Status s = FitPhysicalCluster(&spec); !s.ok()) return s;
       const fs::path dir = ctx->out / "probes" / absl::StrCat("round", round, "-", r);
-      ChildRun c;
-      c.args = {"run", "--trace", ctx->trace, "--format", ctx->format, "--quiet"};
-      c.args.insert(c.args.end(), ctx->fixed_args.begin(), ctx->fixed_args.end());
-      c.args.insert(c.args.end(),
-                    {"--config", (dir / "config.yaml").string(), "--out", (dir / "out").string()});
-      c.dir = dir.string();
-      c.label = absl::StrCat("joint probe ", round, "-", r);
-      const std::string config = ClusterSpecToYaml(spec);
-      const std::string args = absl::StrCat(absl::StrJoin(c.args, "\n"), "\n");
-      if (ctx->resume && ReusableProbe(dir, config, args)) {
-        ++ctx->reused;
-        children.push_back(std::move(c));
-        continue;
-      }
-      std::error_code ec;
-      fs::remove_all(dir, ec);
-      fs::create_directories(dir, ec);
-      if (absl::Status s = WriteFileAtomically((dir / "config.yaml").string(), config); !s.ok()) {
-        return s;
-      }
-      if (absl::Status s = WriteFileAtomically((dir / "args.txt").string(), args); !s.ok()) {
-        return s;
-      }
-      children.push_back(std::move(c));
+      bool reused = false;
+      absl::StatusOr<ChildRun> c = PrepareProbe(
+          *ctx, dir, ClusterSpecToYaml(spec), absl::StrCat("joint probe ", round, "-", r), &reused);
+      if (!c.ok()) return c.status();
+      ctx->reused += reused ? 1 : 0;
+      children.push_back(std::move(*c));
     }
     std::vector<ChildRun> to_run;
     for (const ChildRun& c : children) {

@@ -54,6 +54,31 @@ void NarrowBracket(const std::map<int64_t, PlanProbe>& probes, const std::vector
   *hi = new_hi;
 }
 
+absl::StatusOr<ChildRun> PrepareProbe(const PlanContext& ctx, const fs::path& dir,
+                                      const std::string& config, const std::string& label,
+                                      bool* reused) {
+  ChildRun c;
+  c.args = {"run", "--trace", ctx.trace, "--format", ctx.format, "--quiet"};
+  c.args.insert(c.args.end(), ctx.fixed_args.begin(), ctx.fixed_args.end());
+  c.args.insert(c.args.end(),
+                {"--config", (dir / "config.yaml").string(), "--out", (dir / "out").string()});
+  c.dir = dir.string();
+  c.label = label;
+  const std::string args = absl::StrCat(absl::StrJoin(c.args, "\n"), "\n");
+  if (reused != nullptr) {
+    *reused = ctx.resume && ReusableProbe(dir, config, args);
+    if (*reused) return c;
+  }
+  std::error_code ec;
+  fs::remove_all(dir, ec);
+  fs::create_directories(dir, ec);
+  if (absl::Status s = WriteFileAtomically((dir / "config.yaml").string(), config); !s.ok()) {
+    return s;
+  }
+  if (absl::Status s = WriteFileAtomically((dir / "args.txt").string(), args); !s.ok()) return s;
+  return c;
+}
+
 bool ReusableProbe(const fs::path& dir, const std::string& config, const std::string& args) {
   std::string have_config, have_args, summary;
   return ReadFileToString((dir / "config.yaml").string(), &have_config).ok() &&
@@ -79,15 +104,11 @@ absl::Status RunProbes(PlanContext* ctx, const std::string& vc, const std::strin
     }
     const fs::path dir = ctx->out / "probes" / vc / absl::StrCat(size);
     const std::string config = ClusterSpecToYaml(*spec);
-    ChildRun c;
-    c.args = {"run", "--trace", ctx->trace, "--format", ctx->format, "--quiet"};
-    c.args.insert(c.args.end(), ctx->fixed_args.begin(), ctx->fixed_args.end());
-    c.args.insert(c.args.end(),
-                  {"--config", (dir / "config.yaml").string(), "--out", (dir / "out").string()});
-    c.dir = dir.string();
-    c.label = absl::StrCat("probe of VC ", vc, " at ", size);
-    const std::string args = absl::StrCat(absl::StrJoin(c.args, "\n"), "\n");
-    if (ctx->resume && ReusableProbe(dir, config, args)) {
+    const std::string label = absl::StrCat("probe of VC ", vc, " at ", size);
+    bool reused = false;
+    absl::StatusOr<ChildRun> c = PrepareProbe(*ctx, dir, config, label, &reused);
+    if (!c.ok()) return c.status();
+    if (reused) {
       PlanProbe p;
       p.size = size;
       p.dir = dir.string();
@@ -96,17 +117,10 @@ absl::Status RunProbes(PlanContext* ctx, const std::string& vc, const std::strin
         ++ctx->reused;
         continue;
       }
+      // Finished but unreadable for this VC: run it again.
+      if (c = PrepareProbe(*ctx, dir, config, label, nullptr); !c.ok()) return c.status();
     }
-    std::error_code ec;
-    fs::remove_all(dir, ec);
-    fs::create_directories(dir, ec);
-    if (absl::Status s = WriteFileAtomically((dir / "config.yaml").string(), config); !s.ok()) {
-      return s;
-    }
-    if (absl::Status s = WriteFileAtomically((dir / "args.txt").string(), args); !s.ok()) {
-      return s;
-    }
-    children.push_back(std::move(c));
+    children.push_back(std::move(*c));
     todo.push_back(size);
   }
   absl::Status ran = RunChildren(ctx->exe, children, ctx->jobs, absl::StrCat("plan ", vc));

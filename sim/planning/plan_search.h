@@ -20,6 +20,7 @@
 #include "sim/cluster/spec_edit.h"
 #include "sim/common/flags.h"
 #include "sim/planning/plan.h"
+#include "sim/planning/sweep_runner.h"
 #include "sim/trace/trace_transform.h"
 
 namespace hived::sim {
@@ -98,6 +99,14 @@ absl::StatusOr<std::vector<VcPlan>> PlanVcsJointly(PlanContext* ctx,
 // PlanVcsJointly, so both take exactly the same steps.
 void NarrowBracket(const std::map<int64_t, PlanProbe>& probes, const std::vector<int64_t>& sizes,
                    int64_t* lo, int64_t* hi);
+
+// The replay of a probe: `config` (a ClusterSpecToYaml text) run in `dir` (`run` with the
+// trace, format and ctx->fixed_args, output in dir/out). With ctx->resume and `dir` already
+// holding this probe finished (ReusableProbe), *reused is set and nothing is written;
+// otherwise `dir` is emptied and gets config.yaml and args.txt. Errors: a file not written.
+absl::StatusOr<ChildRun> PrepareProbe(const PlanContext& ctx, const std::filesystem::path& dir,
+                                      const std::string& config, const std::string& label,
+                                      bool* reused);
 
 // True when `dir` holds a finished probe of exactly this config and these run arguments.
 bool ReusableProbe(const std::filesystem::path& dir, const std::string& config,
