@@ -51,11 +51,7 @@ struct Search {
           if (std::vector<int64_t> m = Missing(first); !m.empty()) return m;
           plan.jobs = plan.probes[lo_bound].jobs;
           if (plan.jobs < ctx.min_jobs) {
-            plan.skipped = absl::StrFormat(
-                "  SKIPPED: %s of VC %s rests on %d job(s), fewer than --min-jobs %d (a "
-                "percentile over so few jobs is nearly their maximum); the VC keeps its size. "
-                "Lower --min-jobs to size it anyway.\n",
-                ctx.resolved_metric, plan.vc, plan.jobs, ctx.min_jobs);
+            plan.skipped = SkippedText(ctx, plan);
             phase = Phase::kDone;
             return {};
           }
@@ -74,17 +70,9 @@ struct Search {
           }
           const int64_t next = std::min(2 * hi_bound, plan.cap);
           if (plan.probes.count(next) == 0) return {next};
-          const PlanProbe& was = plan.probes[hi_bound];
-          const PlanProbe& now = plan.probes[next];
+          const bool plateau = WidenedToPlateau(&plan, hi_bound, next);
           hi_bound = next;
-          if (!now.meets && now.value == was.value && now.rejected == was.rejected) {
-            plan.notes += absl::StrFormat(
-                "note: doubling the size from %d to %d changed nothing (%s); the search stopped "
-                "widening there\n",
-                was.size, now.size,
-                now.value ? absl::StrFormat("%.6g", *now.value) : std::string("no value"));
-            phase = Phase::kSectionStart;
-          }
+          if (plateau) phase = Phase::kSectionStart;
           break;
         }
         case Phase::kSectionStart:
@@ -206,18 +194,7 @@ absl::StatusOr<std::vector<VcPlan>> PlanVcsJointly(PlanContext* ctx,
   std::vector<VcPlan> plans;
   for (Search& s : searches) {
     VcPlan& plan = s.plan;
-    std::vector<std::string> odd;
-    for (const auto& [size, p] : plan.probes) {
-      if (plan.chosen && ((size > *plan.chosen && !p.meets) || (size < *plan.chosen && p.meets))) {
-        odd.push_back(absl::StrCat(size));
-      }
-    }
-    if (!odd.empty()) {
-      plan.notes += absl::StrCat("note: the target is not monotone in size here (probes at ",
-                                 absl::StrJoin(odd, ", "),
-                                 " disagree with the answer); the answer is the smallest "
-                                 "meeting size the search reached\n");
-    }
+    NoteNonMonotone(&plan);
     plans.push_back(std::move(plan));
   }
   return plans;

@@ -37,6 +37,41 @@ absl::StatusOr<ClusterSpec> SizedSpec(const ClusterSpec& base, const std::string
 }  // namespace
 
 // A plan killed while it ran leaves no summary.json, or one a later check rejects.
+std::string SkippedText(const PlanContext& ctx, const VcPlan& plan) {
+  return absl::StrFormat(
+      "  SKIPPED: %s of VC %s rests on %d job(s), fewer than --min-jobs %d (a percentile over "
+      "so few jobs is nearly their maximum); the VC keeps its size. Lower --min-jobs to size "
+      "it anyway.\n",
+      ctx.resolved_metric, plan.vc, plan.jobs, ctx.min_jobs);
+}
+
+bool WidenedToPlateau(VcPlan* plan, int64_t from, int64_t to) {
+  const PlanProbe& was = plan->probes.at(from);
+  const PlanProbe& now = plan->probes.at(to);
+  if (now.meets || now.value != was.value || now.rejected != was.rejected) return false;
+  plan->notes += absl::StrFormat(
+      "note: doubling the size from %d to %d changed nothing (%s); the search stopped "
+      "widening there\n",
+      was.size, now.size,
+      now.value ? absl::StrFormat("%.6g", *now.value) : std::string("no value"));
+  return true;
+}
+
+void NoteNonMonotone(VcPlan* plan) {
+  std::vector<std::string> odd;
+  for (const auto& [size, p] : plan->probes) {
+    if (plan->chosen && ((size > *plan->chosen && !p.meets) || (size < *plan->chosen && p.meets))) {
+      odd.push_back(absl::StrCat(size));
+    }
+  }
+  if (!odd.empty()) {
+    plan->notes += absl::StrCat("note: the target is not monotone in size here (probes at ",
+                                absl::StrJoin(odd, ", "),
+                                " disagree with the answer); the answer is the smallest "
+                                "meeting size the search reached\n");
+  }
+}
+
 void NarrowBracket(const std::map<int64_t, PlanProbe>& probes, const std::vector<int64_t>& sizes,
                    int64_t* lo, int64_t* hi) {
   int64_t new_hi = *hi;
@@ -236,11 +271,7 @@ absl::StatusOr<VcPlan> PlanOneVc(PlanContext* ctx, const std::string& vc,
   // Too few jobs behind the metric: report and skip (a p95 over 8 jobs is their maximum).
   plan.jobs = plan.probes[lo_bound].jobs;
   if (plan.jobs < ctx->min_jobs) {
-    plan.skipped = absl::StrFormat(
-        "  SKIPPED: %s of VC %s rests on %d job(s), fewer than --min-jobs %d (a percentile over "
-        "so few jobs is nearly their maximum); the VC keeps its size. Lower --min-jobs to size "
-        "it anyway.\n",
-        ctx->resolved_metric, vc, plan.jobs, ctx->min_jobs);
+    plan.skipped = SkippedText(*ctx, plan);
     return plan;
   }
   // No --max: widen by doubling while the top fails, up to the cap (the whole cluster x4 in
@@ -254,17 +285,9 @@ absl::StatusOr<VcPlan> PlanOneVc(PlanContext* ctx, const std::string& vc,
       if (absl::Status s = RunProbes(ctx, vc, current->unit_type, {next}, &plan.probes); !s.ok()) {
         return s;
       }
-      const PlanProbe& was = plan.probes[hi_bound];
-      const PlanProbe& now = plan.probes[next];
+      const bool plateau = WidenedToPlateau(&plan, hi_bound, next);
       hi_bound = next;
-      if (!now.meets && now.value == was.value && now.rejected == was.rejected) {
-        plan.notes += absl::StrFormat(
-            "note: doubling the size from %d to %d changed nothing (%s); the search stopped "
-            "widening there\n",
-            was.size, now.size,
-            now.value ? absl::StrFormat("%.6g", *now.value) : std::string("no value"));
-        break;
-      }
+      if (plateau) break;
     }
   }
   if (plan.probes[lo_bound].meets) {
@@ -280,18 +303,7 @@ absl::StatusOr<VcPlan> PlanOneVc(PlanContext* ctx, const std::string& vc,
     }
     plan.chosen = hi;
   }
-  std::vector<std::string> odd;
-  for (const auto& [size, p] : plan.probes) {
-    if (plan.chosen && ((size > *plan.chosen && !p.meets) || (size < *plan.chosen && p.meets))) {
-      odd.push_back(absl::StrCat(size));
-    }
-  }
-  if (!odd.empty()) {
-    plan.notes += absl::StrCat("note: the target is not monotone in size here (probes at ",
-                               absl::StrJoin(odd, ", "),
-                               " disagree with the answer); the answer is the smallest "
-                               "meeting size the search reached\n");
-  }
+  NoteNonMonotone(&plan);
   return plan;
 }
 

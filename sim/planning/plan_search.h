@@ -93,6 +93,19 @@ absl::StatusOr<std::vector<VcPlan>> PlanVcsJointly(PlanContext* ctx,
                                                    const std::vector<std::string>& unit_types,
                                                    int64_t min_size, int64_t max_size);
 
+// The report's line for a VC skipped because its metric rests on fewer than ctx.min_jobs
+// jobs (plan.jobs).
+std::string SkippedText(const PlanContext& ctx, const VcPlan& plan);
+
+// Widening step from size `from` to `to` (both probed): true, with a note in plan->notes,
+// when `to` still fails with the same value and rejected jobs as `from` (a plateau no larger
+// size passes), so the search stops widening.
+bool WidenedToPlateau(VcPlan* plan, int64_t from, int64_t to);
+
+// Adds to plan->notes the probes that contradict "a larger VC never does worse" around
+// plan->chosen (a failing probe above it, a meeting one below it), if any.
+void NoteNonMonotone(VcPlan* plan);
+
 // One k-section step of a search bracketed by a failing `*lo` and a meeting `*hi`, after
 // probing `sizes` (ascending, inside (lo, hi), each in `probes`): `*hi` becomes the smallest
 // meeting size, `*lo` the largest failing size below it. Shared by PlanOneVc and
