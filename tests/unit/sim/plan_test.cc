@@ -274,6 +274,9 @@ TEST_CASE("Plan: sized.yaml says how it was made and keeps numeric VC names stri
       sized, absl::StrCat("\n# Trace: ", tmp / "t.csv", " (hived), ", trace_bytes.size(),
                           " bytes, FNV-1a 64 ", Fnv1a64Hex(trace_bytes), "\n")));
   CHECK(absl::StrContains(sized, "# VC 103959: 3 RACK.NODE (was 1)\n"));
+  // The chart's chosen-size line has a legend entry (issue 31 item 7).
+  CHECK(absl::StrContains(ReadAll(tmp / "p/plan-103959.gp"),
+                          "NaN with lines dt 3 lc rgb 'dark-green' title 'chosen size (3)'"));
   CHECK(absl::StrContains(sized, "\n  \"103959\":\n"));
   CHECK(LoadClusterSpecFile(tmp / "p/sized.yaml").ok());
   // Deterministic: the same command gives the same bytes.
