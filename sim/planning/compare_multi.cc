@@ -261,7 +261,9 @@ absl::Status Charts(const std::string& dir, const std::vector<Series>& series) {
         "0.8 border -1\nset xtics rotate by -45 noenhanced\nset key noenhanced outside "
         "bottom center horizontal\nset grid y\nset ylabel ",
         GnuplotQuote(k.title), "\nset xzeroaxis lt -1\nset bmargin 8\nset datafile missing '-'\n",
-        log_axis ? absl::StrCat("set logscale y\nset yrange [", floor / 2, ":*]\n") : "",
+        log_axis
+            ? absl::StrCat("set logscale y\nset format y '%g'\nset yrange [", floor / 2, ":*]\n")
+            : "",
         "plot for [i=2:", series.size() + 1, "] ", GnuplotQuote(name + ".dat"),
         " using i:xtic(1) title columnheader(i)\n");
     if (absl::Status s = RenderGnuplot(dir, name, data, script); !s.ok()) return s;
