@@ -17,8 +17,11 @@ mkdir -p "$out" docs/planning
 echo "== Q1: the smallest reservation for VC 6214e9 with p95 queuing delay <= 1 h"
 "$sim" plan "${philly[@]}" --vc 6214e9 --cell-type P100-RACK.P100-NODE --target 'p95_wait<=1h' \
   --out "$out/plan-6214e9"
-echo "== Q1: the same for every VC, then the physical cluster"
-"$sim" plan "${philly[@]}" --all-vcs --target 'p95_wait<=1h' --out "$out/plan-all" || true
+echo "== Q1: the same for every VC (in P100 nodes), then the physical cluster; and at 1.5x load"
+"$sim" plan "${philly[@]}" --all-vcs --cell-type P100-RACK.P100-NODE --target 'p95_wait<=1h' \
+  --out "$out/plan-all"
+"$sim" plan "${philly[@]}" --all-vcs --cell-type P100-RACK.P100-NODE --target 'p95_wait<=1h' \
+  --load-scale 1.5 --out "$out/plan-all-15"
 
 echo "== Q2: what if: a new tenant of 8 nodes with a synthetic workload; 2 more racks,"
 echo "   idle and usable only opportunistically (--opportunistic-overflow)"
@@ -56,10 +59,14 @@ PY
   --target 'p95_wait<=1h' --try-types P100-RACK.P100-NODE,V100-RACK.V100-NODE \
   --gpu-speed P100=1,V100=2 --price P100=1.46,V100=2.48 --out "$out/move"
 
-echo "== how sure: the sized 6c71a0 over 5 bootstrap resamples of the trace's days"
-"$sim" sweep --config "$out/move/sized.yaml" --trace "$trace" --format philly --bootstrap days \
-  --seeds 1-5 --run-args '--baseline none' --out "$out/sure"
-"$sim" compare "$out/sure/sweep.csv" --target 'p95_wait<=1h'
+echo "== how sure: each option's sized config over 10 bootstrap resamples of the trace's days"
+"$sim" sweep --config "$out/move/sized.yaml" --trace "$trace" --format philly --only-vcs 6c71a0 \
+  --bootstrap days --seeds 1-10 --run-args '--baseline none' --out "$out/sure-p100"
+"$sim" sweep --config "$out/move/type-V100-RACK.V100-NODE/probes/6c71a0/12/config.yaml" \
+  --trace "$trace" --format philly --only-vcs 6c71a0 --vc-speed 6c71a0=2 \
+  --bootstrap days --seeds 1-10 --run-args '--baseline none' --out "$out/sure-v100"
+"$sim" compare --label P100 "$out/sure-p100/sweep.csv" --label V100 "$out/sure-v100/sweep.csv" \
+  --target 'p95_wait<=1h' --price P100=1.46,V100=2.48
 
 cp "$out/plan-6214e9/plan-6214e9.png" docs/planning/plan-6214e9.png
 cp "$out/whatif/charts/mean_wait_by_vc.png" docs/planning/whatif-mean-wait.png

@@ -261,7 +261,9 @@ absl::Status Charts(const std::string& dir, const std::vector<Series>& series) {
         "0.8 border -1\nset xtics rotate by -45 noenhanced\nset key noenhanced outside "
         "bottom center horizontal\nset grid y\nset ylabel ",
         GnuplotQuote(k.title), "\nset xzeroaxis lt -1\nset bmargin 8\nset datafile missing '-'\n",
-        log_axis ? absl::StrCat("set logscale y\nset yrange [", floor / 2, ":*]\n") : "",
+        log_axis
+            ? absl::StrCat("set logscale y\nset format y '%g'\nset yrange [", floor / 2, ":*]\n")
+            : "",
         "plot for [i=2:", series.size() + 1, "] ", GnuplotQuote(name + ".dat"),
         " using i:xtic(1) title columnheader(i)\n");
     if (absl::Status s = RenderGnuplot(dir, name, data, script); !s.ok()) return s;
@@ -352,7 +354,8 @@ std::string TargetTable(
   out += absl::StrFormat("%-40s %9s %s%-24s %s\n", "point", "reserved",
                          by_money ? "    USD/h " : "", "worst VC (mean ±95%)", "meets");
   const Point* best = nullptr;
-  bool no_spread = false;
+  const Point* sure = nullptr;  // the cheapest meeting it with 95% confidence
+  bool no_spread = false, any_spread = false;
   for (const Point& p : points) {
     const std::string worst = absl::StrFormat("%s %.3g±%.2g", p.worst_vc,
                                               p.worst / (IsTimeName(target.metric) ? 3600 : 1),
@@ -361,18 +364,27 @@ std::string TargetTable(
                             : p.priced ? absl::StrFormat("%9.2f ", p.usd)
                                        : absl::StrFormat("%9s ", "no price");
     out += absl::StrFormat("%-40s %9.0f %s%-24s %s\n", p.s->label.substr(0, 40), p.gpus, usd, worst,
-                           p.surely   ? "yes (95% sure)"
-                           : !p.meets ? "no"
-                           : p.all_ci ? "yes (seeds change nothing: no interval)"
-                                      : "yes (on the mean)");
+                           p.surely               ? "yes (95% sure)"
+                           : !p.meets             ? "no"
+                           : p.all_ci && p.spread ? "yes (on the mean, not 95% sure)"
+                           : p.all_ci             ? "yes (seeds change nothing: no interval)"
+                                                  : "yes (on the mean)");
     no_spread |= p.meets && p.all_ci && !p.spread;
+    any_spread |= p.all_ci && p.spread;
     if (best == nullptr && p.meets) best = &p;
+    if (sure == nullptr && p.surely) sure = &p;
   }
-  out += best ? absl::StrFormat("cheapest meeting the target: %s (%.0f reserved GPUs%s)\n",
-                                best->s->label, best->gpus,
-                                by_money && best->priced ? absl::StrFormat(", $%.2f/h", best->usd)
-                                                         : std::string())
+  const auto name = [&](const Point& p) {
+    return absl::StrFormat("%s (%.0f reserved GPUs%s)", p.s->label, p.gpus,
+                           by_money && p.priced ? absl::StrFormat(", $%.2f/h", p.usd) : "");
+  };
+  out += best ? absl::StrCat("cheapest meeting the target: ", name(*best), "\n")
               : "no point of the sweep meets the target for every VC\n";
+  // Met on the mean only, where there are intervals: which point meets it with 95% confidence.
+  if (best != nullptr && !best->surely && any_spread) {
+    out += sure ? absl::StrCat("cheapest meeting it with 95% confidence: ", name(*sure), "\n")
+                : "no point meets it with 95% confidence\n";
+  }
   if (no_spread) {
     out +=
         "(seeds change nothing here, so the ±0 is no confidence: rerun the sweep with "
@@ -414,10 +426,11 @@ int CompareMultiCommand(int argc, char** argv) {
   std::vector<char*> ptrs;
   for (std::string& a : rest) ptrs.push_back(a.data());
   std::string out;
-  FlagParser p("hived-sim compare", "[--label L] RUN... | SWEEP.csv  [--out DIR]",
+  FlagParser p("hived-sim compare", "[--label L] RUN... | [--label L] SWEEP.csv...  [--out DIR]",
                "Compares runs side by side: two or more run folders (or summary.json files),\n"
                "each named by the --label given before it in order (default: its policy and\n"
-               "path), or a sweep's sweep.csv (one column per grid point, mean over seeds).\n"
+               "path), or sweeps' sweep.csv (one column per grid point, mean over seeds;\n"
+               "several sweeps' points side by side, each labelled by its sweep's --label).\n"
                "Prints the key metrics overall and per VC; with --out draws\n"
                "mean_wait_by_vc.png, p95_wait_by_vc.png and anomaly_by_vc.png.");
   p.String("out", &out, "DIR", "draw the comparison charts into DIR (needs gnuplot)");
@@ -448,25 +461,37 @@ int CompareMultiCommand(int argc, char** argv) {
   if (labels.size() > inputs.size()) {
     return p.UsageError(absl::StrCat(labels.size(), " --label for ", inputs.size(), " runs"));
   }
+  // Sweep CSVs (one, or several side by side, e.g. a sweep per GPU type of a moved VC) or
+  // runs; each CSV's points are priced on its own base config (its first run's).
+  const bool csvs = absl::EndsWith(inputs[0], ".csv");
   std::vector<Series> series;
-  std::string sweep_config;
   for (size_t i = 0; i < inputs.size(); ++i) {
-    if (absl::EndsWith(inputs[i], ".csv")) {
-      if (inputs.size() != 1) return p.UsageError("a sweep CSV is compared on its own");
+    if (absl::EndsWith(inputs[i], ".csv") != csvs) {
+      return p.UsageError("compare sweep CSVs with sweep CSVs and runs with runs, not both");
+    }
+    const std::string label = i < labels.size() ? labels[i] : inputs[i];
+    if (csvs) {
       absl::StatusOr<std::vector<Series>> s = SeriesFromSweepCsv(inputs[i]);
       if (!s.ok()) return Fail(s.status().message());
-      series = std::move(*s);
-      // --price: the sweep's base config (its first run's), for every point's GPU types.
-      sweep_config =
-          (fs::path(inputs[i]).parent_path() / "runs" / "000000" / "config.yaml").string();
       if (!prices->empty() && absl::StrContains(ReadFirstLine(inputs[i]), "move-vc")) {
         return p.UsageError(
-            "--price: this sweep moves VCs between types per point (a move-vc "
-            "axis); compare its runs by folder instead");
+            absl::StrCat("--price: ", inputs[i],
+                         " moves VCs between types per point (a move-vc axis); "
+                         "compare its runs by folder, or a sweep per type, instead"));
       }
-      break;
+      const std::string config =
+          (fs::path(inputs[i]).parent_path() / "runs" / "000000" / "config.yaml").string();
+      for (Series& point : *s) {
+        point.config = config;
+        // Several CSVs (or a --label): each point says which sweep it is from.
+        if (inputs.size() > 1 || i < labels.size()) {
+          point.label = point.label == "sweep" ? label : absl::StrCat(label, ": ", point.label);
+        }
+        series.push_back(std::move(point));
+      }
+      continue;
     }
-    absl::StatusOr<Series> s = SeriesFromRun(inputs[i], i < labels.size() ? labels[i] : inputs[i]);
+    absl::StatusOr<Series> s = SeriesFromRun(inputs[i], label);
     if (!s.ok()) return Fail(s.status().message());
     series.push_back(std::move(*s));
   }
@@ -474,7 +499,6 @@ int CompareMultiCommand(int argc, char** argv) {
   std::vector<std::map<std::string, std::map<std::string, int64_t>>> gpus_by_type;
   if (!prices->empty()) {
     for (Series& s : series) {
-      if (s.config.empty()) s.config = sweep_config;
       absl::StatusOr<std::map<std::string, std::map<std::string, int64_t>>> t =
           VcGpusByType(s.config);
       if (!t.ok()) return Fail(t.status().message());

@@ -13,6 +13,7 @@
 #include "absl/strings/strip.h"
 #include "hived/config.h"
 #include "sim/cluster/spec_edit.h"
+#include "sim/common/command_util.h"
 #include "sim/common/csv.h"
 #include "sim/common/flags.h"
 #include "sim/engine/queue_policy.h"
@@ -27,11 +28,6 @@ namespace hived::sim {
 namespace {
 
 namespace fs = std::filesystem;
-
-int Fail(const char* command, absl::string_view message) {
-  std::fprintf(stderr, "%s: %.*s\n", command, static_cast<int>(message.size()), message.data());
-  return kExitFailed;
-}
 
 }  // namespace
 

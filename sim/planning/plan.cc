@@ -395,7 +395,10 @@ int PlanCommand(int argc, char** argv) {
     return Fail(absl::StrCat("the sized config does not validate (a bug):\n", s.message()));
   }
   const std::string command = PlanCommandLine(argc, argv);
-  const std::string header = SizedHeader(command, ctx, results, price_text, speed_text, skipped);
+  std::string trace_bytes;
+  if (absl::Status s = ReadFileToString(trace, &trace_bytes); !s.ok()) return Fail(s.message());
+  const std::string header =
+      SizedHeader(command, ctx, trace_bytes, results, price_text, speed_text, skipped);
   std::string input_text;
   (void)ReadFileToString(config, &input_text);  // unreadable: no comments to keep
   for (absl::Status s : {WriteFileAtomically(sized_path, SizedYamlText(header, input_text, sized)),

@@ -51,11 +51,7 @@ struct Search {
           if (std::vector<int64_t> m = Missing(first); !m.empty()) return m;
           plan.jobs = plan.probes[lo_bound].jobs;
           if (plan.jobs < ctx.min_jobs) {
-            plan.skipped = absl::StrFormat(
-                "  SKIPPED: %s of VC %s rests on %d job(s), fewer than --min-jobs %d (a "
-                "percentile over so few jobs is nearly their maximum); the VC keeps its size. "
-                "Lower --min-jobs to size it anyway.\n",
-                ctx.resolved_metric, plan.vc, plan.jobs, ctx.min_jobs);
+            plan.skipped = SkippedText(ctx, plan);
             phase = Phase::kDone;
             return {};
           }
@@ -74,17 +70,9 @@ struct Search {
           }
           const int64_t next = std::min(2 * hi_bound, plan.cap);
           if (plan.probes.count(next) == 0) return {next};
-          const PlanProbe& was = plan.probes[hi_bound];
-          const PlanProbe& now = plan.probes[next];
+          const bool plateau = WidenedToPlateau(&plan, hi_bound, next);
           hi_bound = next;
-          if (!now.meets && now.value == was.value && now.rejected == was.rejected) {
-            plan.notes += absl::StrFormat(
-                "note: doubling the size from %d to %d changed nothing (%s); the search stopped "
-                "widening there\n",
-                was.size, now.size,
-                now.value ? absl::StrFormat("%.6g", *now.value) : std::string("no value"));
-            phase = Phase::kSectionStart;
-          }
+          if (plateau) phase = Phase::kSectionStart;
           break;
         }
         case Phase::kSectionStart:
@@ -107,19 +95,7 @@ struct Search {
           }
           const std::vector<int64_t> sizes = NextProbeSizes(lo, hi, ctx.jobs);
           if (std::vector<int64_t> m = Missing(sizes); !m.empty()) return m;
-          int64_t new_hi = hi;
-          for (int64_t s : sizes) {
-            if (plan.probes[s].meets) {
-              new_hi = s;
-              break;
-            }
-          }
-          int64_t new_lo = lo;
-          for (int64_t s : sizes) {
-            if (s < new_hi && !plan.probes[s].meets) new_lo = s;
-          }
-          lo = new_lo;
-          hi = new_hi;
+          NarrowBracket(plan.probes, sizes, &lo, &hi);
           break;
         }
         case Phase::kDone:
@@ -179,30 +155,12 @@ absl::StatusOr<std::vector<VcPlan>> PlanVcsJointly(PlanContext* ctx,
       }
       if (absl::Status s = FitPhysicalCluster(&spec); !s.ok()) return s;
       const fs::path dir = ctx->out / "probes" / absl::StrCat("round", round, "-", r);
-      ChildRun c;
-      c.args = {"run", "--trace", ctx->trace, "--format", ctx->format, "--quiet"};
-      c.args.insert(c.args.end(), ctx->fixed_args.begin(), ctx->fixed_args.end());
-      c.args.insert(c.args.end(),
-                    {"--config", (dir / "config.yaml").string(), "--out", (dir / "out").string()});
-      c.dir = dir.string();
-      c.label = absl::StrCat("joint probe ", round, "-", r);
-      const std::string config = ClusterSpecToYaml(spec);
-      const std::string args = absl::StrCat(absl::StrJoin(c.args, "\n"), "\n");
-      if (ctx->resume && ReusableProbe(dir, config, args)) {
-        ++ctx->reused;
-        children.push_back(std::move(c));
-        continue;
-      }
-      std::error_code ec;
-      fs::remove_all(dir, ec);
-      fs::create_directories(dir, ec);
-      if (absl::Status s = WriteFileAtomically((dir / "config.yaml").string(), config); !s.ok()) {
-        return s;
-      }
-      if (absl::Status s = WriteFileAtomically((dir / "args.txt").string(), args); !s.ok()) {
-        return s;
-      }
-      children.push_back(std::move(c));
+      bool reused = false;
+      absl::StatusOr<ChildRun> c = PrepareProbe(
+          *ctx, dir, ClusterSpecToYaml(spec), absl::StrCat("joint probe ", round, "-", r), &reused);
+      if (!c.ok()) return c.status();
+      ctx->reused += reused ? 1 : 0;
+      children.push_back(std::move(*c));
     }
     std::vector<ChildRun> to_run;
     for (const ChildRun& c : children) {
@@ -236,18 +194,7 @@ absl::StatusOr<std::vector<VcPlan>> PlanVcsJointly(PlanContext* ctx,
   std::vector<VcPlan> plans;
   for (Search& s : searches) {
     VcPlan& plan = s.plan;
-    std::vector<std::string> odd;
-    for (const auto& [size, p] : plan.probes) {
-      if (plan.chosen && ((size > *plan.chosen && !p.meets) || (size < *plan.chosen && p.meets))) {
-        odd.push_back(absl::StrCat(size));
-      }
-    }
-    if (!odd.empty()) {
-      plan.notes += absl::StrCat("note: the target is not monotone in size here (probes at ",
-                                 absl::StrJoin(odd, ", "),
-                                 " disagree with the answer); the answer is the smallest "
-                                 "meeting size the search reached\n");
-    }
+    NoteNonMonotone(&plan);
     plans.push_back(std::move(plan));
   }
   return plans;

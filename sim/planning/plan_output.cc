@@ -197,11 +197,24 @@ std::string PhysicalChangeText(const ClusterSpec& base, const ClusterSpec& sized
   return phys;
 }
 
+std::string Fnv1a64Hex(absl::string_view bytes) {
+  uint64_t h = 0xcbf29ce484222325ULL;
+  for (char c : bytes) {
+    h ^= static_cast<unsigned char>(c);
+    h *= 0x100000001b3ULL;
+  }
+  return absl::StrFormat("%016x", h);
+}
+
 std::string SizedHeader(const std::string& command, const PlanContext& ctx,
-                        const std::vector<std::string>& results, const std::string& price_text,
-                        const std::string& speed_text, const std::vector<std::string>& skipped) {
-  std::string header = absl::StrCat("# Sized by: ", command, "\n# Target: ", ctx.target.text,
-                                    " (metric ", ctx.resolved_metric, ")\n");
+                        absl::string_view trace_bytes, const std::vector<std::string>& results,
+                        const std::string& price_text, const std::string& speed_text,
+                        const std::vector<std::string>& skipped) {
+  std::string header =
+      absl::StrCat("# Sized by: ", command, "\n# Trace: ", ctx.trace, " (",
+                   ctx.format.empty() ? "hived" : ctx.format, "), ", trace_bytes.size(),
+                   " bytes, FNV-1a 64 ", Fnv1a64Hex(trace_bytes), "\n# Target: ", ctx.target.text,
+                   " (metric ", ctx.resolved_metric, ")\n");
   for (const std::string& r : results) absl::StrAppend(&header, "# ", r, "\n");
   if (!price_text.empty()) {
     absl::StrAppend(&header, "# Prices (USD per GPU-hour): ", price_text, "\n");

@@ -71,11 +71,16 @@ std::string PhysicalChangeText(const ClusterSpec& base, const ClusterSpec& sized
 // --resume: a resumed plan's outputs equal the uninterrupted run's.
 std::string PlanCommandLine(int argc, char** argv);
 
+// FNV-1a (64-bit) of `bytes`, as 16 hex digits: identifies the trace a plan was made from.
+std::string Fnv1a64Hex(absl::string_view bytes);
+
 // sized.yaml's header: how it was made (`command`, date-free so the same command gives the
-// same file), the target, the VCs' `results`, prices, speeds and the VCs skipped.
+// same file), the trace (ctx.trace, its size and Fnv1a64Hex of `trace_bytes`), the target,
+// the VCs' `results`, prices, speeds and the VCs skipped.
 std::string SizedHeader(const std::string& command, const PlanContext& ctx,
-                        const std::vector<std::string>& results, const std::string& price_text,
-                        const std::string& speed_text, const std::vector<std::string>& skipped);
+                        absl::string_view trace_bytes, const std::vector<std::string>& results,
+                        const std::string& price_text, const std::string& speed_text,
+                        const std::vector<std::string>& skipped);
 
 // DIR/report.md: the command, the table, the charts present (plan-VC.png, wait-VC.png),
 // then report.txt verbatim.

@@ -113,9 +113,15 @@ void PlanChart(const PlanContext& ctx, const VcPlan& plan) {
     absl::StrAppend(&script, "set arrow from ", *plan.chosen, ", graph 0 to ", *plan.chosen,
                     ", graph 1 nohead dt 3 lc rgb 'dark-green'\n");
   }
+  // The chosen size's line (an arrow) gets its legend entry from an empty line of its style.
   absl::StrAppend(&script, "plot ", GnuplotQuote(name + ".dat"),
                   " using 1:2 with linespoints pt 7 title 'probes', ", ctx.target.value * k,
-                  " with lines dt 2 lc rgb 'red' title 'target'\n");
+                  " with lines dt 2 lc rgb 'red' title 'target'",
+                  plan.chosen ? absl::StrCat(", NaN with lines dt 3 lc rgb 'dark-green' title "
+                                             "'chosen size (",
+                                             *plan.chosen, ")'")
+                              : std::string(),
+                  "\n");
   if (absl::Status s = RenderGnuplot(ctx.out.string(), name, data, script); !s.ok()) {
     std::fprintf(stderr, "hived-sim plan: no chart: %s\n", std::string(s.message()).c_str());
   }

@@ -37,6 +37,83 @@ absl::StatusOr<ClusterSpec> SizedSpec(const ClusterSpec& base, const std::string
 }  // namespace
 
 // A plan killed while it ran leaves no summary.json, or one a later check rejects.
+std::string SkippedText(const PlanContext& ctx, const VcPlan& plan) {
+  return absl::StrFormat(
+      "  SKIPPED: %s of VC %s rests on %d job(s), fewer than --min-jobs %d (a percentile over "
+      "so few jobs is nearly their maximum); the VC keeps its size. Lower --min-jobs to size "
+      "it anyway.\n",
+      ctx.resolved_metric, plan.vc, plan.jobs, ctx.min_jobs);
+}
+
+bool WidenedToPlateau(VcPlan* plan, int64_t from, int64_t to) {
+  const PlanProbe& was = plan->probes.at(from);
+  const PlanProbe& now = plan->probes.at(to);
+  if (now.meets || now.value != was.value || now.rejected != was.rejected) return false;
+  plan->notes += absl::StrFormat(
+      "note: doubling the size from %d to %d changed nothing (%s); the search stopped "
+      "widening there\n",
+      was.size, now.size,
+      now.value ? absl::StrFormat("%.6g", *now.value) : std::string("no value"));
+  return true;
+}
+
+void NoteNonMonotone(VcPlan* plan) {
+  std::vector<std::string> odd;
+  for (const auto& [size, p] : plan->probes) {
+    if (plan->chosen && ((size > *plan->chosen && !p.meets) || (size < *plan->chosen && p.meets))) {
+      odd.push_back(absl::StrCat(size));
+    }
+  }
+  if (!odd.empty()) {
+    plan->notes += absl::StrCat("note: the target is not monotone in size here (probes at ",
+                                absl::StrJoin(odd, ", "),
+                                " disagree with the answer); the answer is the smallest "
+                                "meeting size the search reached\n");
+  }
+}
+
+void NarrowBracket(const std::map<int64_t, PlanProbe>& probes, const std::vector<int64_t>& sizes,
+                   int64_t* lo, int64_t* hi) {
+  int64_t new_hi = *hi;
+  for (int64_t s : sizes) {
+    if (probes.at(s).meets) {
+      new_hi = s;
+      break;
+    }
+  }
+  int64_t new_lo = *lo;
+  for (int64_t s : sizes) {
+    if (s < new_hi && !probes.at(s).meets) new_lo = s;
+  }
+  *lo = new_lo;
+  *hi = new_hi;
+}
+
+absl::StatusOr<ChildRun> PrepareProbe(const PlanContext& ctx, const fs::path& dir,
+                                      const std::string& config, const std::string& label,
+                                      bool* reused) {
+  ChildRun c;
+  c.args = {"run", "--trace", ctx.trace, "--format", ctx.format, "--quiet"};
+  c.args.insert(c.args.end(), ctx.fixed_args.begin(), ctx.fixed_args.end());
+  c.args.insert(c.args.end(),
+                {"--config", (dir / "config.yaml").string(), "--out", (dir / "out").string()});
+  c.dir = dir.string();
+  c.label = label;
+  const std::string args = absl::StrCat(absl::StrJoin(c.args, "\n"), "\n");
+  if (reused != nullptr) {
+    *reused = ctx.resume && ReusableProbe(dir, config, args);
+    if (*reused) return c;
+  }
+  std::error_code ec;
+  fs::remove_all(dir, ec);
+  fs::create_directories(dir, ec);
+  if (absl::Status s = WriteFileAtomically((dir / "config.yaml").string(), config); !s.ok()) {
+    return s;
+  }
+  if (absl::Status s = WriteFileAtomically((dir / "args.txt").string(), args); !s.ok()) return s;
+  return c;
+}
+
 bool ReusableProbe(const fs::path& dir, const std::string& config, const std::string& args) {
   std::string have_config, have_args, summary;
   return ReadFileToString((dir / "config.yaml").string(), &have_config).ok() &&
@@ -62,15 +139,11 @@ absl::Status RunProbes(PlanContext* ctx, const std::string& vc, const std::strin
     }
     const fs::path dir = ctx->out / "probes" / vc / absl::StrCat(size);
     const std::string config = ClusterSpecToYaml(*spec);
-    ChildRun c;
-    c.args = {"run", "--trace", ctx->trace, "--format", ctx->format, "--quiet"};
-    c.args.insert(c.args.end(), ctx->fixed_args.begin(), ctx->fixed_args.end());
-    c.args.insert(c.args.end(),
-                  {"--config", (dir / "config.yaml").string(), "--out", (dir / "out").string()});
-    c.dir = dir.string();
-    c.label = absl::StrCat("probe of VC ", vc, " at ", size);
-    const std::string args = absl::StrCat(absl::StrJoin(c.args, "\n"), "\n");
-    if (ctx->resume && ReusableProbe(dir, config, args)) {
+    const std::string label = absl::StrCat("probe of VC ", vc, " at ", size);
+    bool reused = false;
+    absl::StatusOr<ChildRun> c = PrepareProbe(*ctx, dir, config, label, &reused);
+    if (!c.ok()) return c.status();
+    if (reused) {
       PlanProbe p;
       p.size = size;
       p.dir = dir.string();
@@ -79,17 +152,10 @@ absl::Status RunProbes(PlanContext* ctx, const std::string& vc, const std::strin
         ++ctx->reused;
         continue;
       }
+      // Finished but unreadable for this VC: run it again.
+      if (c = PrepareProbe(*ctx, dir, config, label, nullptr); !c.ok()) return c.status();
     }
-    std::error_code ec;
-    fs::remove_all(dir, ec);
-    fs::create_directories(dir, ec);
-    if (absl::Status s = WriteFileAtomically((dir / "config.yaml").string(), config); !s.ok()) {
-      return s;
-    }
-    if (absl::Status s = WriteFileAtomically((dir / "args.txt").string(), args); !s.ok()) {
-      return s;
-    }
-    children.push_back(std::move(c));
+    children.push_back(std::move(*c));
     todo.push_back(size);
   }
   absl::Status ran = RunChildren(ctx->exe, children, ctx->jobs, absl::StrCat("plan ", vc));
@@ -205,11 +271,7 @@ absl::StatusOr<VcPlan> PlanOneVc(PlanContext* ctx, const std::string& vc,
   // Too few jobs behind the metric: report and skip (a p95 over 8 jobs is their maximum).
   plan.jobs = plan.probes[lo_bound].jobs;
   if (plan.jobs < ctx->min_jobs) {
-    plan.skipped = absl::StrFormat(
-        "  SKIPPED: %s of VC %s rests on %d job(s), fewer than --min-jobs %d (a percentile over "
-        "so few jobs is nearly their maximum); the VC keeps its size. Lower --min-jobs to size "
-        "it anyway.\n",
-        ctx->resolved_metric, vc, plan.jobs, ctx->min_jobs);
+    plan.skipped = SkippedText(*ctx, plan);
     return plan;
   }
   // No --max: widen by doubling while the top fails, up to the cap (the whole cluster x4 in
@@ -223,17 +285,9 @@ absl::StatusOr<VcPlan> PlanOneVc(PlanContext* ctx, const std::string& vc,
       if (absl::Status s = RunProbes(ctx, vc, current->unit_type, {next}, &plan.probes); !s.ok()) {
         return s;
       }
-      const PlanProbe& was = plan.probes[hi_bound];
-      const PlanProbe& now = plan.probes[next];
+      const bool plateau = WidenedToPlateau(&plan, hi_bound, next);
       hi_bound = next;
-      if (!now.meets && now.value == was.value && now.rejected == was.rejected) {
-        plan.notes += absl::StrFormat(
-            "note: doubling the size from %d to %d changed nothing (%s); the search stopped "
-            "widening there\n",
-            was.size, now.size,
-            now.value ? absl::StrFormat("%.6g", *now.value) : std::string("no value"));
-        break;
-      }
+      if (plateau) break;
     }
   }
   if (plan.probes[lo_bound].meets) {
@@ -245,34 +299,11 @@ absl::StatusOr<VcPlan> PlanOneVc(PlanContext* ctx, const std::string& vc,
       if (absl::Status s = RunProbes(ctx, vc, current->unit_type, sizes, &plan.probes); !s.ok()) {
         return s;
       }
-      int64_t new_hi = hi;
-      for (int64_t s : sizes) {
-        if (plan.probes[s].meets) {
-          new_hi = s;
-          break;
-        }
-      }
-      int64_t new_lo = lo;
-      for (int64_t s : sizes) {
-        if (s < new_hi && !plan.probes[s].meets) new_lo = s;
-      }
-      lo = new_lo;
-      hi = new_hi;
+      NarrowBracket(plan.probes, sizes, &lo, &hi);
     }
     plan.chosen = hi;
   }
-  std::vector<std::string> odd;
-  for (const auto& [size, p] : plan.probes) {
-    if (plan.chosen && ((size > *plan.chosen && !p.meets) || (size < *plan.chosen && p.meets))) {
-      odd.push_back(absl::StrCat(size));
-    }
-  }
-  if (!odd.empty()) {
-    plan.notes += absl::StrCat("note: the target is not monotone in size here (probes at ",
-                               absl::StrJoin(odd, ", "),
-                               " disagree with the answer); the answer is the smallest "
-                               "meeting size the search reached\n");
-  }
+  NoteNonMonotone(&plan);
   return plan;
 }
 

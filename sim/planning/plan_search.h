@@ -20,6 +20,7 @@
 #include "sim/cluster/spec_edit.h"
 #include "sim/common/flags.h"
 #include "sim/planning/plan.h"
+#include "sim/planning/sweep_runner.h"
 #include "sim/trace/trace_transform.h"
 
 namespace hived::sim {
@@ -91,6 +92,34 @@ absl::StatusOr<std::vector<VcPlan>> PlanVcsJointly(PlanContext* ctx,
                                                    const std::vector<std::string>& vcs,
                                                    const std::vector<std::string>& unit_types,
                                                    int64_t min_size, int64_t max_size);
+
+// The report's line for a VC skipped because its metric rests on fewer than ctx.min_jobs
+// jobs (plan.jobs).
+std::string SkippedText(const PlanContext& ctx, const VcPlan& plan);
+
+// Widening step from size `from` to `to` (both probed): true, with a note in plan->notes,
+// when `to` still fails with the same value and rejected jobs as `from` (a plateau no larger
+// size passes), so the search stops widening.
+bool WidenedToPlateau(VcPlan* plan, int64_t from, int64_t to);
+
+// Adds to plan->notes the probes that contradict "a larger VC never does worse" around
+// plan->chosen (a failing probe above it, a meeting one below it), if any.
+void NoteNonMonotone(VcPlan* plan);
+
+// One k-section step of a search bracketed by a failing `*lo` and a meeting `*hi`, after
+// probing `sizes` (ascending, inside (lo, hi), each in `probes`): `*hi` becomes the smallest
+// meeting size, `*lo` the largest failing size below it. Shared by PlanOneVc and
+// PlanVcsJointly, so both take exactly the same steps.
+void NarrowBracket(const std::map<int64_t, PlanProbe>& probes, const std::vector<int64_t>& sizes,
+                   int64_t* lo, int64_t* hi);
+
+// The replay of a probe: `config` (a ClusterSpecToYaml text) run in `dir` (`run` with the
+// trace, format and ctx->fixed_args, output in dir/out). With ctx->resume and `dir` already
+// holding this probe finished (ReusableProbe), *reused is set and nothing is written;
+// otherwise `dir` is emptied and gets config.yaml and args.txt. Errors: a file not written.
+absl::StatusOr<ChildRun> PrepareProbe(const PlanContext& ctx, const std::filesystem::path& dir,
+                                      const std::string& config, const std::string& label,
+                                      bool* reused);
 
 // True when `dir` holds a finished probe of exactly this config and these run arguments.
 bool ReusableProbe(const std::filesystem::path& dir, const std::string& config,

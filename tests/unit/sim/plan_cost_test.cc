@@ -1,6 +1,7 @@
 // Cost and GPU speed in capacity planning (issue 31, item 3): the `--vc-speed` trace
 // transform, `plan --gpu-speed` for a moved VC, `plan --price` and `--try-types`.
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <sstream>
 #include <string>
@@ -243,6 +244,78 @@ TEST_CASE("Compare: --price ranks the runs meeting --target by money (issue 31)"
                           "cheapest meeting the target: a100 (28 reserved "
                           "GPUs, $44.00/h)"));
   CHECK(RunSim(compare + "K80=x", tmp / "log").exit_code == 2);
+}
+
+TEST_CASE("Compare: bootstrap sweeps per GPU type say how sure the cheaper type is (issue 31)",
+          "[sim][planning][unit]") {
+  TempDir tmp("compare-sure");
+  // VC old sized on K80 (4 nodes) and on twice-as-fast A100 (2 nodes), as above; then each
+  // sized config is replayed over resampled traces (--bootstrap days, a sweep per type) and
+  // the two sweeps are compared side by side, ranked by money.
+  const std::string plan = std::string("plan --min-jobs 1") + kTwoTypes +
+                           " --vc old --target 'p95_wait<=1h' --gpu-speed A100=2 --try-types ";
+  REQUIRE(RunSim(plan + "K80-RACK.K80-NODE --out " + (tmp / "k"), tmp / "log").exit_code == 0);
+  REQUIRE(RunSim(plan + "A100-RACK.A100-NODE --out " + (tmp / "a"), tmp / "log").exit_code == 0);
+  // Day 0: the eight 1-h jobs at once; day 1: two. Resampled days differ, so do the waits.
+  {
+    std::ofstream t(tmp / "days.csv");
+    t << "job_id,submit_time,vc,priority,pods,gpus_per_pod,gpu_type,duration\n";
+    for (int i = 0; i < 8; ++i) t << "o" << i << ",0,old,0,1,4,,3600\n";
+    t << "f1,0,fast,0,1,8,,3601\n";
+    for (int i = 0; i < 2; ++i) t << "p" << i << ",90000,old,0,1,4,,3600\n";
+  }
+  const auto sweep = [&](const std::string& config, const std::string& trace,
+                         const std::string& extra, const std::string& out) {
+    return RunSim("sweep --config " + (tmp / config) + " --trace " + trace +
+                      " --bootstrap days --seeds 1-6 --jobs 2 --run-args '--baseline none'" +
+                      extra + " --out " + (tmp / out),
+                  tmp / "log")
+        .exit_code;
+  };
+  const std::string compare = " --target 'p95_wait<=1h' --price K80=0.5,A100=3";
+  SECTION("a trace whose days differ: intervals, and 95% sure only inside the target") {
+    REQUIRE(sweep("k/sized.yaml", tmp / "days.csv", "", "sk") == 0);
+    REQUIRE(sweep("a/sized.yaml", tmp / "days.csv", " --vc-speed old=2", "sa") == 0);
+    const testing::SimResult r = RunSim("compare --label k80 " + (tmp / "sk/sweep.csv") +
+                                            " --label a100 " + (tmp / "sa/sweep.csv") + compare,
+                                        tmp / "log");
+    INFO(r.output);
+    REQUIRE(r.exit_code == 0);
+    CHECK(absl::StrContains(r.output,
+                            "cheapest meeting the target: k80 (28 reserved GPUs, $34.00/h)"));
+    // k80 is cheaper and meets the target on the mean (p95 0.67 h), but one resample in six
+    // has its 1-h waits: not 95% sure (until the fix it said "seeds change nothing"). a100,
+    // twice as fast, is inside the target with 95% confidence.
+    CHECK(absl::StrContains(r.output, "yes (on the mean, not 95% sure)"));
+    CHECK(absl::StrContains(r.output,
+                            "a100                                            28     74.00 old "
+                            "0.333±0.27          yes (95% sure)"));
+    CHECK(absl::StrContains(
+        r.output, "cheapest meeting it with 95% confidence: a100 (28 reserved GPUs, $74.00/h)"));
+    CHECK_FALSE(absl::StrContains(r.output, "seeds change nothing"));
+  }
+  SECTION("a trace whose days are alike: no interval, said so") {
+    const std::string same =
+        std::string(HIVED_SOURCE_DIR) + "/tests/testdata/planning/two-types-trace.csv";
+    REQUIRE(sweep("k/sized.yaml", same, "", "sk") == 0);
+    REQUIRE(sweep("a/sized.yaml", same, " --vc-speed old=2", "sa") == 0);
+    const testing::SimResult r = RunSim("compare --label k80 " + (tmp / "sk/sweep.csv") +
+                                            " --label a100 " + (tmp / "sa/sweep.csv") + compare,
+                                        tmp / "log");
+    INFO(r.output);
+    REQUIRE(r.exit_code == 0);
+    CHECK(absl::StrContains(r.output, "yes (seeds change nothing: no interval)"));
+    CHECK_FALSE(absl::StrContains(r.output, "95% sure"));
+    CHECK_FALSE(absl::StrContains(r.output, "95% confidence"));
+    CHECK(absl::StrContains(r.output,
+                            "cheapest meeting the target: k80 (28 reserved GPUs, $34.00/h)"));
+  }
+  SECTION("runs and sweep CSVs do not mix") {
+    REQUIRE(sweep("k/sized.yaml", tmp / "days.csv", "", "sk") == 0);
+    CHECK(RunSim("compare " + (tmp / "sk/sweep.csv") + " " + (tmp / "sk/runs/000000/out") + compare,
+                 tmp / "log")
+              .exit_code == 2);
+  }
 }
 
 TEST_CASE("Plan: --all-vcs in joint rounds gives the one-by-one probes and answers (issue 31)",

@@ -3,8 +3,10 @@
 #include <nlohmann/json.hpp>
 
 #include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
 #include "hived/config.h"
 #include "planning_test_util.h"
+#include "sim/planning/plan_output.h"
 #include "support/catch.h"
 
 namespace hived::sim {
@@ -55,6 +57,12 @@ TEST_CASE("Plan: k-section spreads the probes evenly inside the interval",
   CHECK(NextProbeSizes(1, 9, 1) == std::vector<int64_t>{5});
   CHECK(NextProbeSizes(0, 12, 3) == std::vector<int64_t>{3, 6, 9});
   CHECK(NextProbeSizes(1, 4, 8) == std::vector<int64_t>{2, 3});
+}
+
+TEST_CASE("Plan: the trace hash in sized.yaml is FNV-1a 64", "[sim][planning][unit]") {
+  CHECK(Fnv1a64Hex("") == "cbf29ce484222325");
+  CHECK(Fnv1a64Hex("a") == "af63dc4c8601ec8c");
+  CHECK(Fnv1a64Hex("foobar") == "85944171f73967e8");
 }
 
 TEST_CASE("Plan: VC names a YAML reader would take for numbers stay strings (issue 31)",
@@ -260,7 +268,15 @@ TEST_CASE("Plan: sized.yaml says how it was made and keeps numeric VC names stri
   CHECK(absl::StartsWith(sized, "# Sized by: hived-sim plan --config "));
   CHECK(absl::StrContains(sized, "--target 'p95_wait<=1h'"));
   CHECK(absl::StrContains(sized, "# Target: p95_wait<=1h (metric queuing_delay.p95)\n"));
+  // The trace it was made from, by path, size and hash.
+  const std::string trace_bytes = ReadAll(tmp / "t.csv");
+  CHECK(absl::StrContains(
+      sized, absl::StrCat("\n# Trace: ", tmp / "t.csv", " (hived), ", trace_bytes.size(),
+                          " bytes, FNV-1a 64 ", Fnv1a64Hex(trace_bytes), "\n")));
   CHECK(absl::StrContains(sized, "# VC 103959: 3 RACK.NODE (was 1)\n"));
+  // The chart's chosen-size line has a legend entry (issue 31 item 7).
+  CHECK(absl::StrContains(ReadAll(tmp / "p/plan-103959.gp"),
+                          "NaN with lines dt 3 lc rgb 'dark-green' title 'chosen size (3)'"));
   CHECK(absl::StrContains(sized, "\n  \"103959\":\n"));
   CHECK(LoadClusterSpecFile(tmp / "p/sized.yaml").ok());
   // Deterministic: the same command gives the same bytes.
