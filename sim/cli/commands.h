@@ -8,12 +8,13 @@
 
 namespace hived::sim {
 
-int RunCommand(int argc, char** argv);         // hived-sim run
-int GenTraceCommand(int argc, char** argv);    // hived-sim gen-trace
-int GenClusterCommand(int argc, char** argv);  // hived-sim gen-cluster
-int CompareCommand(int argc, char** argv);     // hived-sim compare A B
-int PlotCommand(int argc, char** argv);        // hived-sim plot DIR...
-int PoliciesCommand(int argc, char** argv);    // hived-sim policies [--markdown]
+int RunCommand(int argc, char** argv);          // hived-sim run (job traces, --format openb)
+int OpenbReplayCommand(int argc, char** argv);  // hived-sim openb-replay: run --format openb
+int GenTraceCommand(int argc, char** argv);     // hived-sim gen-trace
+int GenClusterCommand(int argc, char** argv);   // hived-sim gen-cluster
+int CompareCommand(int argc, char** argv);      // hived-sim compare A B
+int PlotCommand(int argc, char** argv);         // hived-sim plot DIR...
+int PoliciesCommand(int argc, char** argv);     // hived-sim policies [--markdown]
 
 // The policy registry as the docs' Markdown table: one row per policy (job policies, then
 // the fill model's), with the commands that take it, its description and its options.

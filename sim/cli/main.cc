@@ -10,7 +10,6 @@
 #include "hived/version.h"
 #include "sim/cli/commands.h"
 #include "sim/cli/validate_command.h"
-#include "sim/openb/openb_replay.h"
 #include "sim/planning/planning_commands.h"
 #include "sim/policies/policy_registry.h"
 #include "sim/scenario/scenario_runner.h"
@@ -41,7 +40,7 @@ std::string Usage() {
       "  scenario FILE...        run scenario files (what-if tests) against the scheduler\n"
       "  fill                    the FGD fill experiment on the openb GPU-sharing trace\n"
       "  openb-config            write a HiveD config for an openb node list\n"
-      "  openb-replay            replay an openb pod list in time (arrivals and departures)\n"
+      "  openb-replay            run --format openb: replay an openb pod list in time\n"
       "\n"
       "Run 'hived-sim <command> --help' for a command's options.\n");
 }

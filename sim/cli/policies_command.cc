@@ -2,6 +2,7 @@
 // Markdown table the docs hold, so that table is generated, never written by hand.
 #include <cstdio>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -14,7 +15,7 @@ namespace hived::sim {
 namespace {
 
 // The `run` flags a job policy takes, "`--placement`, `--reclaim-after`" or "–".
-std::string OptionFlags(const JobPolicyInfo& p) {
+std::string OptionFlags(const PolicyInfo& p) {
   std::string out;
   for (const auto& [option, flag] : {std::pair{kPolicyTakesPlacement, "--placement"},
                                      std::pair{kPolicyTakesReclaimAfter, "--reclaim-after"},
@@ -30,13 +31,15 @@ std::string PolicyMarkdown() {
   std::string out =
       "| policy | commands | description | options |\n"
       "|---|---|---|---|\n";
-  for (const JobPolicyInfo& p : JobPolicies()) {
-    absl::StrAppend(&out, "| `", Av(p.name), "` | run, sweep, plan | ", Av(p.description), " | ",
-                    OptionFlags(p), " |\n");
-  }
-  for (const FillPolicyInfo& p : FillPolicies()) {
-    absl::StrAppend(&out, "| `", Av(p.name), "` | fill, openb-replay, run --format openb | ",
-                    Av(p.description), " | – |\n");
+  // A policy serving both models has a row per model: the descriptions differ.
+  for (const auto& [model, commands] :
+       {std::pair{PolicyModel::kJobs, "run, sweep, plan"},
+        std::pair{PolicyModel::kPods, "fill, openb-replay, run --format openb"}}) {
+    for (const PolicyInfo& p : Policies()) {
+      if (!p.Serves(model)) continue;
+      absl::StrAppend(&out, "| `", Av(p.name), "` | ", commands, " | ", Av(p.Description(model)),
+                      " | ", model == PolicyModel::kJobs ? OptionFlags(p) : "–", " |\n");
+    }
   }
   return out;
 }
@@ -53,10 +56,11 @@ int PoliciesCommand(int argc, char** argv) {
   if (!rest.empty()) return p.UsageError(absl::StrCat("unexpected argument '", rest[0], "'"));
   const std::string text =
       markdown ? PolicyMarkdown()
-               : absl::StrCat("sharing policies (run, sweep, plan; --policy):\n", JobPolicyTable(),
+               : absl::StrCat("sharing policies (run, sweep, plan; --policy):\n",
+                              PolicyTable(PolicyModel::kJobs),
                               "\n\nplacement policies of the fill model (fill, openb-replay, "
                               "run --format openb; --policy):\n",
-                              FillPolicyTable(), "\n");
+                              PolicyTable(PolicyModel::kPods), "\n");
   std::fputs(text.c_str(), stdout);
   return kExitOk;
 }

@@ -14,6 +14,7 @@
 #include "absl/strings/str_split.h"
 #include "hived/config.h"
 #include "sim/cli/commands.h"
+#include "sim/cli/run_openb.h"
 #include "sim/cli/run_options.h"
 #include "sim/cli/run_stream.h"
 #include "sim/cluster/gen_cluster.h"
@@ -25,7 +26,6 @@
 #include "sim/engine/engine.h"
 #include "sim/metrics/metrics.h"
 #include "sim/metrics/plot.h"
-#include "sim/openb/openb_replay.h"
 #include "sim/planning/planning_commands.h"
 #include "sim/policies/policy_registry.h"
 #include "sim/policies/scheduler_backend.h"
@@ -56,34 +56,14 @@ std::vector<std::string> RunLayout() {
 
 }  // namespace
 
-std::string CheckRunLimits(double mtbf, double mttr, int64_t timeline_interval, int64_t horizon,
-                           int64_t max_input_mb) {
-  const double max_hours = static_cast<double>(kMaxTimeSeconds) / 3600.0;
-  constexpr double kMinHours = 1.0 / 60;  // one minute: shorter gives a failure storm
-  for (const auto& [name, hours] :
-       {std::pair<const char*, double>{"--mtbf", mtbf}, {"--mttr", mttr}}) {
-    if (hours != 0 && (hours < kMinHours || hours > max_hours)) {
-      return absl::StrCat(name, " must be between ", FormatFixed(kMinHours, 4), " and ",
-                          FormatFixed(max_hours, 0), " hours (1 minute .. 100 years)");
-    }
-  }
-  if (timeline_interval > kMaxTimeSeconds) {
-    return absl::StrCat("--timeline-interval must be at most ", kMaxTimeSeconds, " s (100 years)");
-  }
-  if (horizon < -1 || horizon > kMaxTimeSeconds) {
-    return absl::StrCat("--horizon must be -1 (none) or 0..", kMaxTimeSeconds, " s (100 years)");
-  }
-  if (max_input_mb < 0 || max_input_mb > 1024) {
-    return "--max-input-mb must be 1..1024 (0 = the defaults)";
-  }
-  return "";
-}
+namespace {
 
-int RunCommand(int argc, char** argv) {
-  if (std::optional<int> code = RunOpenbFormat(argc, argv)) return *code;
-  std::string config, trace_path, format = "hived", out_dir, queue_name = "fifo", node_events_path,
-                                  window_text, slo_text, max_capacity_text, placement_name = "pack",
-                                  max_memory_text;
+// `run` and its alias `openb-replay` (`default_format` openb): one parser, one path per format.
+int RunReplayCommand(int argc, char** argv, const std::string& command,
+                     std::string_view default_format) {
+  std::string config, trace_path, format(default_format), out_dir,
+      queue_name = "fifo", node_events_path, window_text, slo_text, max_capacity_text,
+      placement_name = "pack", max_memory_text;
   int64_t seed = 1, check_every = 0, horizon = -1, timeline_interval = 0, warmup = 0,
           reclaim_after = -1, max_input_mb = 0;
   double mtbf = 0, mttr = 0, load_scale = 1;
@@ -91,25 +71,38 @@ int RunCommand(int argc, char** argv) {
   std::string policy_name(PolicyKindName(PolicyKind::kHived));
   const std::string private_name(PolicyKindName(PolicyKind::kPrivate));
   std::string baseline = private_name;
-  FlagParser p("hived-sim run", "--config FILE --trace FILE [options]",
+  FlagParser p(command,
+               "--config FILE --trace FILE [options]\n"
+               "       --format openb --nodes NODES.csv --pods PODS.csv --out DIR [options]",
                "Replays a job trace against a cluster config under a sharing policy and reports\n"
                "per-VC queuing delay, JCT, preemptions, utilisation, fragmentation and the\n"
                "sharing anomaly (the policy's mean queuing delay minus the private baseline's).\n"
                "Without --out the summary goes to stdout only.\n"
+               "--format openb replays an openb pod list in time instead: pods arrive at their\n"
+               "creation time, run as long as they ran in the trace (at the speeds of the\n"
+               "--sharing model) and leave; a pod that fits nowhere waits. It writes\n"
+               "DIR/summary.json, DIR/timeline.csv and DIR/pods.csv and takes only --policy (a\n"
+               "placement policy), --seed, --sharing, --skip-bad-rows, --quiet and the options\n"
+               "marked openb, time-slice, mps and tgs below (`openb-replay` is its alias).\n"
                "Sharing policies (--policy):\n" +
-                   JobPolicyTable());
+                   PolicyTable(PolicyModel::kJobs) +
+                   "\nPlacement policies of --format openb (--policy):\n" +
+                   PolicyTable(PolicyModel::kPods));
   p.String("config", &config, "FILE", "cluster config (HiveD YAML)");
   p.String("trace", &trace_path, "FILE", "job trace (CSV)");
   p.String("format", &format, "hived|philly|openb",
-           "trace format (default hived: the own CSV); openb: an openb node and pod list "
-           "(--nodes, --pods) replayed in time with GPU sharing models (--sharing), with the "
-           "options of openb-replay");
+           absl::StrCat("trace format (default ", format,
+                        "; hived: the own CSV); openb: an openb node and pod list (--nodes, "
+                        "--pods) replayed in time with GPU sharing models (--sharing)"));
   std::string sharing = "exclusive";
-  p.String("sharing", &sharing, "exclusive",
+  p.String("sharing", &sharing, "MODE",
            "how jobs share a GPU; hived and philly traces ask for whole GPUs, so exclusive "
-           "(the only choice here); fractional jobs and the other modes need --format openb");
-  p.String("policy", &policy_name, JobPolicyNames("|"),
-           absl::StrCat("sharing policy (default ", policy_name, "; listed above)"));
+           "(the only choice there); openb: ideal (default), exclusive, time-slice, mps, tgs "
+           "or mig (sim/engine/sharing_model.h)");
+  p.String("policy", &policy_name, "P",
+           absl::StrCat("sharing policy (default ", policy_name,
+                        "), or openb's placement policy (default ", policy_name,
+                        ": the library); listed above"));
   p.String("max-capacity", &max_capacity_text, "F|VC=GPUS,...",
            absl::StrCat(JobPoliciesTaking(kPolicyTakesMaxCapacity),
                         ": a VC's maximum GPUs (default the whole cluster)"));
@@ -133,7 +126,8 @@ int RunCommand(int argc, char** argv) {
                         private_name, "; in parallel)"));
   p.String("out", &out_dir, "DIR",
            "write summary.json, jobs.csv, timeline.csv (and baseline-private/)");
-  p.Int("seed", &seed, "seed for the failure model (default 1)");
+  p.Int("seed", &seed,
+        "seed for the failure model (default 1); openb: of the random policy (default 42)");
   p.Bool("resume", &resume, "preempted or killed jobs resume from progress (default: restart)");
   p.Bool("opportunistic-overflow", &overflow,
          "run a VC's waiting guaranteed jobs opportunistically on idle cells");
@@ -158,9 +152,27 @@ int RunCommand(int argc, char** argv) {
   p.Bool("quiet", &quiet, "no progress bar or timing on stderr");
   TraceTransformFlags transform_flags;
   RegisterTraceTransformFlags(&p, &transform_flags);
+  OpenbRunFlags openb_flags;
+  AddOpenbRunFlags(&p, &openb_flags);
   std::vector<std::string> args;
   if (int code = p.Parse(argc, argv, &args); code >= 0) return code;
   if (!args.empty()) return p.UsageError(absl::StrCat("unexpected argument '", args[0], "'"));
+  const bool openb = format == "openb";
+  if (default_format == "openb" && !openb) {
+    return p.UsageError(absl::StrCat("--format ", format,
+                                     ": this command replays openb pod "
+                                     "lists; job traces: hived-sim run"));
+  }
+  if (std::string flag = FlagNotTaken(p, openb); !flag.empty()) {
+    return p.UsageError(
+        openb ? absl::StrCat(flag, " does not apply to --format openb (a pod list's replay)")
+              : absl::StrCat(flag, " applies to --format openb only"));
+  }
+  if (openb) {
+    return RunOpenbReplay(p, command,
+                          {openb_flags, policy_name, p.Given("sharing") ? sharing : "ideal",
+                           out_dir, p.Given("seed") ? seed : 42, skip_bad});
+  }
   if (config.empty()) return p.UsageError("--config is required");
   if (trace_path.empty()) return p.UsageError("--trace is required");
   if (sharing != "exclusive") {
@@ -206,7 +218,7 @@ int RunCommand(int argc, char** argv) {
   absl::StatusOr<NodePlacement> placement = ParseNodePlacement(placement_name);
   if (!placement.ok()) return p.UsageError(placement.status().message());
   // Each policy option only where the registry says the policy takes it.
-  const JobPolicyInfo& policy_info = JobPolicyOf(*policy);
+  const PolicyInfo& policy_info = PolicyOf(*policy);
   for (const auto& [given, option, flag] :
        {std::tuple{*placement != NodePlacement::kPack, kPolicyTakesPlacement, "--placement"},
         std::tuple{reclaim_after >= 0, kPolicyTakesReclaimAfter, "--reclaim-after"},
@@ -215,7 +227,7 @@ int RunCommand(int argc, char** argv) {
       return p.UsageError(absl::StrCat(flag, " applies to ", JobPoliciesTaking(option), " only"));
     }
   }
-  const char* kCmd = "hived-sim run";
+  const std::string_view kCmd = command;
   // The output folder is opened first: it clears an earlier run's outputs (a failed run must
   // not leave them looking current) and fails fast when it cannot be written.
   std::unique_ptr<OutputDir> outputs;
@@ -360,6 +372,16 @@ int RunCommand(int argc, char** argv) {
   run.policy_options = policy_options;  // the pinned cells come from the trace's facts
   run.trace = &*trace;
   return RunReplays(std::move(run));
+}
+
+}  // namespace
+
+int RunCommand(int argc, char** argv) {
+  return RunReplayCommand(argc, argv, "hived-sim run", "hived");
+}
+
+int OpenbReplayCommand(int argc, char** argv) {
+  return RunReplayCommand(argc, argv, "hived-sim openb-replay", "openb");
 }
 
 }  // namespace hived::sim

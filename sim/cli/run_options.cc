@@ -5,7 +5,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "sim/common/command_util.h"
 #include "sim/common/csv.h"
+#include "sim/common/json.h"
 
 namespace hived::sim {
 namespace {
@@ -96,6 +98,29 @@ absl::StatusOr<std::vector<int64_t>> ParseMaxCapacity(std::string_view text, con
     out[static_cast<size_t>(vc)] = *gpus;
   }
   return out;
+}
+
+std::string CheckRunLimits(double mtbf, double mttr, int64_t timeline_interval, int64_t horizon,
+                           int64_t max_input_mb) {
+  const double max_hours = static_cast<double>(kMaxTimeSeconds) / 3600.0;
+  constexpr double kMinHours = 1.0 / 60;  // one minute: shorter gives a failure storm
+  for (const auto& [name, hours] :
+       {std::pair<const char*, double>{"--mtbf", mtbf}, {"--mttr", mttr}}) {
+    if (hours != 0 && (hours < kMinHours || hours > max_hours)) {
+      return absl::StrCat(name, " must be between ", FormatFixed(kMinHours, 4), " and ",
+                          FormatFixed(max_hours, 0), " hours (1 minute .. 100 years)");
+    }
+  }
+  if (timeline_interval > kMaxTimeSeconds) {
+    return absl::StrCat("--timeline-interval must be at most ", kMaxTimeSeconds, " s (100 years)");
+  }
+  if (horizon < -1 || horizon > kMaxTimeSeconds) {
+    return absl::StrCat("--horizon must be -1 (none) or 0..", kMaxTimeSeconds, " s (100 years)");
+  }
+  if (max_input_mb < 0 || max_input_mb > 1024) {
+    return "--max-input-mb must be 1..1024 (0 = the defaults)";
+  }
+  return "";
 }
 
 }  // namespace hived::sim

@@ -50,7 +50,7 @@ inline int64_t MaxInputBytes(int64_t max_input_mb, int64_t default_bytes) {
 }
 
 // The ranges of run's numeric flags (README "Limits"), also checked by compare and plot for
-// --max-input-mb; an error message or "". Defined in sim/cli/run_command.cc.
+// --max-input-mb; an error message or "". Defined in sim/cli/run_options.cc.
 std::string CheckRunLimits(double mtbf, double mttr, int64_t timeline_interval, int64_t horizon,
                            int64_t max_input_mb);
 

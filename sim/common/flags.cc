@@ -1,5 +1,6 @@
 #include "sim/common/flags.h"
 
+#include <algorithm>
 #include <cstdio>
 
 #include "absl/strings/str_cat.h"
@@ -43,6 +44,10 @@ std::string FlagParser::Usage() const {
       "\nexit codes: 0 ok; 1 run failed, accounting mismatch or bad input; 2 bad command "
       "line\n";
   return out;
+}
+
+bool FlagParser::Given(std::string_view name) const {
+  return std::find(given_.begin(), given_.end(), name) != given_.end();
 }
 
 int FlagParser::UsageError(std::string_view message) const {
@@ -127,6 +132,7 @@ int FlagParser::Parse(int argc, char** argv, std::vector<std::string>* positiona
     }
     std::string error;
     if (!Set(*flag, value, &error)) return UsageError(error);
+    given_.emplace_back(name);
   }
   return -1;
 }

@@ -39,6 +39,11 @@ class FlagParser {
   // printing --help to stdout, kExitUsage after printing an error and the usage to stderr.
   int Parse(int argc, char** argv, std::vector<std::string>* positional);
   std::string Usage() const;
+  // Whether the last Parse saw `--name` on the command line (with any value), for commands
+  // whose options depend on another option's value.
+  bool Given(std::string_view name) const;
+  // The names of the flags the last Parse saw, in command-line order (repeats kept).
+  const std::vector<std::string>& given() const { return given_; }
   // Prints "<command>: <message>" and the usage hint to stderr; returns kExitUsage.
   int UsageError(std::string_view message) const;
   int UsageError(absl::string_view message) const {
@@ -61,6 +66,7 @@ class FlagParser {
   std::string synopsis_;
   std::string description_;
   std::vector<Flag> flags_;
+  std::vector<std::string> given_;  // names seen by Parse, in order
 };
 
 }  // namespace hived::sim

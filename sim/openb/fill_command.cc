@@ -94,17 +94,17 @@ int FillCommand(int argc, char** argv) {
       "GPU share / capacity at the end, per seed, mean and spread; failed pods by reason) and\n"
       "DIR/curve.csv (allocation ratio and FGD fragmentation against arrived demand).\n"
       "Policies (--policy):\n" +
-          FillPolicyTable());
+          PolicyTable(PolicyModel::kPods));
   OpenbInputFlags input;
-  std::string format, policy_name(FillPolicyName(FillPolicyKind::kHived)), seeds_text,
+  std::string format, policy_name(PolicyKindName(PolicyKind::kHived)), seeds_text,
       workload_name = "sample";
   double inflate = 1.3, coverage = 0.95;
   int64_t seed = -1;
   AddOpenbInputFlags(&p, &input, "openb pod list (11 columns, or the 5 of multigpu*)");
   p.String("format", &format, "FMT", "trace format: openb (the only one)");
   p.String("policy", &policy_name, "P",
-           absl::StrCat("placement policy: ", FillPolicyNames(", "), " (default ",
-                        Av(FillPolicyName(FillPolicyKind::kHived)), ")"));
+           absl::StrCat("placement policy: ", PolicyNames(PolicyModel::kPods, ", "), " (default ",
+                        Av(PolicyKindName(PolicyKind::kHived)), ")"));
   p.Double("inflate", &inflate, "arrived GPU demand / capacity at the end (default 1.3)");
   p.Int("seed", &seed, "one seed (default 42)");
   p.String("seeds", &seeds_text, "A..B", "several seeds: A..B or A,B,C; mean and spread reported");
@@ -124,11 +124,10 @@ int FillCommand(int argc, char** argv) {
   FillOptions options;
   options.inflate = inflate;
   options.typical_coverage = coverage;
-  if (std::optional<FillPolicyKind> k = ParseFillPolicy(policy_name)) {
+  if (absl::StatusOr<PolicyKind> k = ParsePolicy(policy_name, PolicyModel::kPods); k.ok()) {
     options.policy = *k;
   } else {
-    return p.UsageError(
-        absl::StrCat("unknown --policy '", policy_name, "' (", FillPolicyNames(", "), ")"));
+    return p.UsageError(k.status().message());
   }
   if (workload_name == "sample") {
     options.workload = FillWorkload::kSample;
@@ -201,12 +200,13 @@ int FillCommand(int argc, char** argv) {
       {"format", "openb"},
       {"nodes_file", input.nodes_path},
       {"pods_file", input.pods_path},
-      {"policy", std::string(FillPolicyName(options.policy))},
-      {"note",
-       "hived is the library (every pod through hived::Scheduler on the generated config, "
-       "sim/policies/fill_library.h); hived-model the simulator's model of its rule "
-       "(sim/policies/fill_hived.h); "
-       "the other policies are the published baselines as implemented here"},
+      {"policy", std::string(PolicyKindName(options.policy))},
+      {"note", absl::StrCat(Av(PolicyKindName(PolicyKind::kHived)),
+                            " is the library (every pod through hived::Scheduler on the "
+                            "generated config, sim/policies/fill_library.h); ",
+                            Av(PolicyKindName(PolicyKind::kHivedModel)),
+                            " the simulator's model of its rule (sim/policies/fill_hived.h); "
+                            "the other policies are the published baselines as implemented here")},
       {"inflate", inflate},
       {"workload", workload_name},
       {"typical_coverage", coverage},
@@ -272,7 +272,7 @@ int FillCommand(int argc, char** argv) {
   std::printf(
       "%s: allocation ratio %.2f%% (mean of %zu seed%s, stddev %.2f), %.1f GPUs unallocated; "
       "wrote %s/{summary.json,curve.csv}\n",
-      std::string(FillPolicyName(options.policy)).c_str(), 100 * ratio_spread.mean, runs.size(),
+      std::string(PolicyKindName(options.policy)).c_str(), 100 * ratio_spread.mean, runs.size(),
       runs.size() == 1 ? "" : "s", 100 * ratio_spread.stddev, SpreadOf(unallocated).mean,
       input.out_dir.c_str());
   return kExitOk;

@@ -163,7 +163,7 @@ absl::StatusOr<FillRun> RunFill(const OpenbNodeList& nodes, const std::vector<Fi
   // The library (`hived`) decides the node itself and ignores the list: the driver only
   // needs to know whether any node fits (ask it, or count the pod as unplaceable), so it
   // stops at the first fitting node and passes just that one.
-  const bool library = options.policy == FillPolicyKind::kHived;
+  const bool library = options.policy == PolicyKind::kHived;
   for (const FillPod& pod : workload) {
     ++run.arrived_pods;
     run.arrived_milli += pod.TotalGpuMilli();

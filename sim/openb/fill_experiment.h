@@ -32,7 +32,7 @@ namespace hived::sim {
 enum class FillWorkload { kSample, kArtifact };
 
 struct FillOptions {
-  FillPolicyKind policy = FillPolicyKind::kHived;
+  PolicyKind policy = PolicyKind::kHived;
   double inflate = 1.3;  // arrived GPU demand / capacity at the end; in (0, 10]
   FillWorkload workload = FillWorkload::kSample;
   double typical_coverage = 0.95;  // FGD's typical pods cover this share of the workload

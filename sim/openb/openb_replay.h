@@ -1,5 +1,6 @@
 // sim/openb/openb_replay.h: the time-based replay of an openb pod list on the fill model
-// (`hived-sim openb-replay`, `run --format openb`).
+// (`hived-sim run --format openb` and its alias `openb-replay`, whose flags `run` parses:
+// sim/cli/run_openb.h) and its outputs.
 //
 // The replay is the engine's (sim/engine/pod_replay.h: event queue, sharing models,
 // measurement); this module adapts the fill model (sim/policies/fill_cluster.h, CPU, memory,
@@ -13,19 +14,20 @@
 #define HIVED_SIM_OPENB_OPENB_REPLAY_H_
 
 #include <cstdint>
-#include <optional>
+#include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
 #include "sim/engine/pod_replay.h"
 #include "sim/engine/sharing_model.h"
+#include "sim/openb/fill_experiment.h"
 #include "sim/policies/fill_policy.h"
 #include "sim/trace/openb_reader.h"
 
 namespace hived::sim {
 
 struct OpenbReplayOptions {
-  FillPolicyKind policy = FillPolicyKind::kHived;
+  PolicyKind policy = PolicyKind::kHived;
   uint64_t seed = 42;              // for `random`
   double typical_coverage = 0.95;  // FGD's typical pods, from the whole pod list
   int64_t sample_seconds = 3600;   // timeline step
@@ -44,14 +46,26 @@ absl::StatusOr<OpenbReplayResult> ReplayOpenb(const OpenbNodeList& nodes, const 
                                               const std::vector<FillPod>& pods,
                                               const OpenbReplayOptions& options);
 
-// hived-sim openb-replay --nodes NODES.csv --pods PODS.csv [--policy P] --out DIR
-int OpenbReplayCommand(int argc, char** argv);
+// The inputs as summary.json names them, and the output folder the line names.
+struct OpenbReplayPaths {
+  std::string nodes_path;
+  std::string pods_path;
+  std::string out_dir;
+};
 
-// `hived-sim run --format openb ...` (argv[0] = "run"): when the arguments select the openb
-// format (`--format openb` or `--format=openb`), runs OpenbReplayCommand on the other
-// arguments and returns its exit code; otherwise returns nullopt and `run` goes on with its
-// own trace formats. So `run --format openb --sharing MODE` is the replay with sharing models.
-std::optional<int> RunOpenbFormat(int argc, char** argv);
+// What an openb replay writes (`run --format openb`, `openb-replay`): the three files of its
+// output folder and the one-line summary printed on stdout.
+struct OpenbReplayOutputs {
+  std::string summary_json;  // summary.json
+  std::string timeline_csv;  // timeline.csv: hourly allocation, fragmentation, pods
+  std::string pods_csv;      // pods.csv: each pod's placement, run and slowdown
+  std::string line;          // ends with a newline
+};
+
+// Renders `r`, the replay of `in` under `options`.
+OpenbReplayOutputs RenderOpenbReplay(const FillInputs& in, const OpenbReplayResult& r,
+                                     const OpenbReplayOptions& options,
+                                     const OpenbReplayPaths& paths);
 
 }  // namespace hived::sim
 

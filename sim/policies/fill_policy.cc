@@ -282,41 +282,59 @@ class DeclinePolicy : public FillPolicy {
 };
 }  // namespace
 
-// ParseFillPolicy and FillPolicyName: sim/policies/policy_registry.cc.
+// The registry's factories, one per policy (declared in policy_registry.cc, which also
+// defines MakeFillPolicy).
 
-std::unique_ptr<FillPolicy> MakeFillPolicy(FillPolicyKind kind, FillPolicyContext context,
-                                           int32_t node_count) {
-  switch (kind) {
-    case FillPolicyKind::kHived: {
-      absl::StatusOr<std::unique_ptr<FillPolicy>> p =
-          context.nodes != nullptr ? MakeLibraryFillPolicy(*context.nodes)
-                                   : absl::InvalidArgumentError("policy hived needs the node list");
-      if (p.ok()) return *std::move(p);
-      return std::make_unique<DeclinePolicy>(p.status());
-    }
-    case FillPolicyKind::kHivedModel:
-      // Without a workload: no typical pods and no resource ratios (every change 0: ties).
-      return MakeHivedFillPolicy(
-          context.workload != nullptr ? *context.workload : std::vector<FillPod>{},
-          context.typical_coverage, context.model_count, context.shape_count, node_count);
-    case FillPolicyKind::kBestFit:
-      return std::make_unique<BestFitPolicy>();
-    case FillPolicyKind::kGpuPacking:
-      return std::make_unique<GpuPackingPolicy>();
-    case FillPolicyKind::kGpuClustering:
-      return std::make_unique<GpuClusteringPolicy>(node_count);
-    case FillPolicyKind::kDotProduct:
-      return std::make_unique<DotProductPolicy>();
-    case FillPolicyKind::kRandom:
-      return std::make_unique<RandomPolicy>(context.rng);
-    case FillPolicyKind::kFgd:
-      return std::make_unique<FgdPolicy>(context.frag, context.shape_count, node_count,
-                                         /*exact=*/false);
-    case FillPolicyKind::kFgdExact:
-      return std::make_unique<FgdPolicy>(context.frag, context.shape_count, node_count,
-                                         /*exact=*/true);
-  }
-  return nullptr;
+std::unique_ptr<FillPolicy> MakeLibraryFill(const FillPolicyContext& context,
+                                            int32_t /*node_count*/) {
+  absl::StatusOr<std::unique_ptr<FillPolicy>> p =
+      context.nodes != nullptr ? MakeLibraryFillPolicy(*context.nodes)
+                               : absl::InvalidArgumentError("policy hived needs the node list");
+  if (p.ok()) return *std::move(p);
+  return std::make_unique<DeclinePolicy>(p.status());
+}
+
+std::unique_ptr<FillPolicy> MakeHivedModelFill(const FillPolicyContext& context,
+                                               int32_t node_count) {
+  // Without a workload: no typical pods and no resource ratios (every change 0: ties).
+  return MakeHivedFillPolicy(
+      context.workload != nullptr ? *context.workload : std::vector<FillPod>{},
+      context.typical_coverage, context.model_count, context.shape_count, node_count);
+}
+
+std::unique_ptr<FillPolicy> MakeBestFitFill(const FillPolicyContext& /*context*/,
+                                            int32_t /*node_count*/) {
+  return std::make_unique<BestFitPolicy>();
+}
+
+std::unique_ptr<FillPolicy> MakeGpuPackingFill(const FillPolicyContext& /*context*/,
+                                               int32_t /*node_count*/) {
+  return std::make_unique<GpuPackingPolicy>();
+}
+
+std::unique_ptr<FillPolicy> MakeGpuClusteringFill(const FillPolicyContext& /*context*/,
+                                                  int32_t node_count) {
+  return std::make_unique<GpuClusteringPolicy>(node_count);
+}
+
+std::unique_ptr<FillPolicy> MakeDotProductFill(const FillPolicyContext& /*context*/,
+                                               int32_t /*node_count*/) {
+  return std::make_unique<DotProductPolicy>();
+}
+
+std::unique_ptr<FillPolicy> MakeRandomFill(const FillPolicyContext& context,
+                                           int32_t /*node_count*/) {
+  return std::make_unique<RandomPolicy>(context.rng);
+}
+
+std::unique_ptr<FillPolicy> MakeFgdFill(const FillPolicyContext& context, int32_t node_count) {
+  return std::make_unique<FgdPolicy>(context.frag, context.shape_count, node_count,
+                                     /*exact=*/false);
+}
+
+std::unique_ptr<FillPolicy> MakeFgdExactFill(const FillPolicyContext& context, int32_t node_count) {
+  return std::make_unique<FgdPolicy>(context.frag, context.shape_count, node_count,
+                                     /*exact=*/true);
 }
 
 }  // namespace hived::sim

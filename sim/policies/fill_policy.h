@@ -15,7 +15,7 @@
 //
 // Example:
 //   std::mt19937_64 rng(42);
-//   std::unique_ptr<FillPolicy> p = MakeFillPolicy(FillPolicyKind::kFgd, {&rng, &frag, 92});
+//   std::unique_ptr<FillPolicy> p = MakeFillPolicy(PolicyKind::kFgd, {&rng, &frag, 92}, n);
 //   FillChoice c = p->Choose(cluster, pod, feasible);
 //   cluster.Place(pod, c.node, c.gpus);
 //   p->Placed(cluster, pod, c);
@@ -26,36 +26,15 @@
 
 #include <cstdint>
 #include <memory>
-#include <optional>
 #include <random>
-#include <string_view>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "sim/policies/fgd_frag.h"
 #include "sim/policies/fill_cluster.h"
+#include "sim/policies/policy_kind.h"
 
 namespace hived::sim {
-
-enum class FillPolicyKind {
-  kHived,       // this project's placement: the library (fill_library.h)
-  kHivedModel,  // the simulator's stranded-milli model (fill_hived.h), for comparison
-  kBestFit,
-  kGpuPacking,
-  kGpuClustering,
-  kDotProduct,
-  kRandom,
-  kFgd,
-  kFgdExact,  // FGD scored by the exact fragmentation change (no sigmoid, no rounding)
-};
-inline constexpr FillPolicyKind kAllFillPolicies[] = {
-    FillPolicyKind::kHived,         FillPolicyKind::kRandom,     FillPolicyKind::kDotProduct,
-    FillPolicyKind::kGpuClustering, FillPolicyKind::kGpuPacking, FillPolicyKind::kBestFit,
-    FillPolicyKind::kFgd,           FillPolicyKind::kFgdExact,   FillPolicyKind::kHivedModel};
-
-// Names: the registry (sim/policies/policy_registry.h).
-std::optional<FillPolicyKind> ParseFillPolicy(std::string_view name);
-std::string_view FillPolicyName(FillPolicyKind kind);
 
 // A uniform draw in [0, n) from `rng`, without modulo bias and independent of the standard
 // library's distributions (whose algorithms differ between implementations). REQUIRES: n > 0.
@@ -95,8 +74,10 @@ class FillPolicy {
   virtual absl::Status Check() const { return absl::OkStatus(); }
 };
 
-// REQUIRES: the context fields the policy uses are set.
-std::unique_ptr<FillPolicy> MakeFillPolicy(FillPolicyKind kind, FillPolicyContext context,
+// The fill policy `kind` (its registry entry's factory, sim/policies/policy_registry.h).
+// REQUIRES: `kind` places pods (PolicyOf(kind).places_pods()); the context fields the policy
+// uses are set.
+std::unique_ptr<FillPolicy> MakeFillPolicy(PolicyKind kind, const FillPolicyContext& context,
                                            int32_t node_count);
 
 }  // namespace hived::sim

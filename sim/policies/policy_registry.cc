@@ -2,13 +2,14 @@
 
 #include <algorithm>
 #include <string>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "sim/common/csv.h"
 
 namespace hived::sim {
 
-// The factories (hived_backend.cc, private_backend.cc, quota_backend.cc).
+// The job factories (hived_backend.cc, private_backend.cc, quota_backend.cc).
 absl::StatusOr<std::unique_ptr<ClusterBackend>> MakeHivedBackend(PolicyKind kind,
                                                                  const ClusterSpec& spec,
                                                                  int32_t job_count,
@@ -21,141 +22,179 @@ absl::StatusOr<std::unique_ptr<ClusterBackend>> MakeElasticBackend(PolicyKind ki
                                                                    const ClusterSpec& spec,
                                                                    int32_t job_count,
                                                                    const PolicyOptions& options);
+// The pod factories (fill_policy.cc).
+std::unique_ptr<FillPolicy> MakeLibraryFill(const FillPolicyContext& context, int32_t node_count);
+std::unique_ptr<FillPolicy> MakeHivedModelFill(const FillPolicyContext& context,
+                                               int32_t node_count);
+std::unique_ptr<FillPolicy> MakeBestFitFill(const FillPolicyContext& context, int32_t node_count);
+std::unique_ptr<FillPolicy> MakeGpuPackingFill(const FillPolicyContext& context,
+                                               int32_t node_count);
+std::unique_ptr<FillPolicy> MakeGpuClusteringFill(const FillPolicyContext& context,
+                                                  int32_t node_count);
+std::unique_ptr<FillPolicy> MakeDotProductFill(const FillPolicyContext& context,
+                                               int32_t node_count);
+std::unique_ptr<FillPolicy> MakeRandomFill(const FillPolicyContext& context, int32_t node_count);
+std::unique_ptr<FillPolicy> MakeFgdFill(const FillPolicyContext& context, int32_t node_count);
+std::unique_ptr<FillPolicy> MakeFgdExactFill(const FillPolicyContext& context, int32_t node_count);
 
 namespace {
 
 constexpr uint32_t kPoolOptions = kPolicyTakesPlacement;
 
-const JobPolicyInfo kJobPolicies[] = {
+// A policy of the fill model only.
+constexpr PolicyInfo PodPolicy(PolicyKind kind, std::string_view name, std::string_view description,
+                               PolicyInfo::PodFactory make) {
+  return {kind, name, "", 0, nullptr, description, make};
+}
+
+const PolicyInfo kPolicies[] = {
     {PolicyKind::kHived, "hived",
      "HiveD: each VC's reserved cells guaranteed, idle cells lent to opportunistic jobs", 0,
-     &MakeHivedBackend},
+     &MakeHivedBackend, "this project's placement: the library places every pod", &MakeLibraryFill},
     {PolicyKind::kQuota, "quota",
      "the HiveD paper's quota baseline: one shared pool, each VC capped at its quota's GPUs",
-     kPoolOptions, &MakeElasticBackend},
+     kPoolOptions, &MakeElasticBackend, "", nullptr},
     {PolicyKind::kPrivate, "private",
      "each VC on a private cluster of its reserved cells (the baseline of hived's anomaly)", 0,
-     &MakePrivateBackend},
+     &MakePrivateBackend, "", nullptr},
     {PolicyKind::kYarnCs, "yarn-cs",
      "YARN's Capacity Scheduler: idle GPUs lent up to a VC's maximum, taken back only with "
      "--reclaim-after",
-     kPoolOptions | kPolicyTakesReclaimAfter | kPolicyTakesMaxCapacity, &MakeElasticBackend},
+     kPoolOptions | kPolicyTakesReclaimAfter | kPolicyTakesMaxCapacity, &MakeElasticBackend, "",
+     nullptr},
     {PolicyKind::kElasticQuota, "elastic-quota",
      "elastic quotas (Kueue cohorts, ElasticQuota): idle GPUs lent, reclaimed by preemption",
-     kPoolOptions | kPolicyTakesMaxCapacity, &MakeElasticBackend},
+     kPoolOptions | kPolicyTakesMaxCapacity, &MakeElasticBackend, "", nullptr},
+    PodPolicy(PolicyKind::kHivedModel, "hived-model",
+              "the simulator's stranded-milli model of hived's rule, for comparison",
+              &MakeHivedModelFill),
+    PodPolicy(PolicyKind::kFgd, "fgd",
+              "FGD: where the node's fragmentation grows least, scored as the published "
+              "simulator does",
+              &MakeFgdFill),
+    PodPolicy(PolicyKind::kFgdExact, "fgd-exact",
+              "FGD scored by the exact fragmentation change (no sigmoid, no rounding)",
+              &MakeFgdExactFill),
+    PodPolicy(PolicyKind::kBestFit, "best-fit", "Tetris-style best fit on CPU and GPU leftovers",
+              &MakeBestFitFill),
+    PodPolicy(PolicyKind::kGpuPacking, "gpu-packing",
+              "shared GPUs first, then free GPUs on used nodes, then idle nodes",
+              &MakeGpuPackingFill),
+    PodPolicy(PolicyKind::kGpuClustering, "gpu-clustering", "pods of the same kind together",
+              &MakeGpuClusteringFill),
+    PodPolicy(PolicyKind::kDotProduct, "dot-product",
+              "Tetris's alignment: the smallest dot product of free and requested resources",
+              &MakeDotProductFill),
+    PodPolicy(PolicyKind::kRandom, "random", "a feasible node uniformly at random (seeded)",
+              &MakeRandomFill),
 };
 
-const FillPolicyInfo kFillPolicies[] = {
-    {FillPolicyKind::kHived, "hived", "this project's placement: the library places every pod"},
-    {FillPolicyKind::kHivedModel, "hived-model",
-     "the simulator's stranded-milli model of hived's rule, for comparison"},
-    {FillPolicyKind::kFgd, "fgd",
-     "FGD: where the node's fragmentation grows least, scored as the published simulator does"},
-    {FillPolicyKind::kFgdExact, "fgd-exact",
-     "FGD scored by the exact fragmentation change (no sigmoid, no rounding)"},
-    {FillPolicyKind::kBestFit, "best-fit", "Tetris-style best fit on CPU and GPU leftovers"},
-    {FillPolicyKind::kGpuPacking, "gpu-packing",
-     "shared GPUs first, then free GPUs on used nodes, then idle nodes"},
-    {FillPolicyKind::kGpuClustering, "gpu-clustering", "pods of the same kind together"},
-    {FillPolicyKind::kDotProduct, "dot-product",
-     "Tetris's alignment: the smallest dot product of free and requested resources"},
-    {FillPolicyKind::kRandom, "random", "a feasible node uniformly at random (seeded)"},
-};
-
-template <typename Info>
-std::string JoinNames(absl::Span<const Info> table, std::string_view separator) {
-  std::string out;
-  for (const Info& p : table) {
-    absl::StrAppend(&out, out.empty() ? "" : Av(separator), Av(p.name));
+std::vector<const PolicyInfo*> Serving(PolicyModel model) {
+  std::vector<const PolicyInfo*> out;
+  for (const PolicyInfo& p : kPolicies) {
+    if (p.Serves(model)) out.push_back(&p);
   }
   return out;
 }
 
-template <typename Info>
-std::string Table(absl::Span<const Info> table) {
-  size_t width = 0;
-  for (const Info& p : table) width = std::max(width, p.name.size());
-  std::string out;
-  for (const Info& p : table) {
-    absl::StrAppend(&out, out.empty() ? "" : "\n", "  ", Av(p.name),
-                    std::string(width + 2 - p.name.size(), ' '), Av(p.description));
-  }
-  return out;
-}
-
-}  // namespace
-
-absl::Span<const JobPolicyInfo> JobPolicies() { return kJobPolicies; }
-
-const JobPolicyInfo& JobPolicyOf(PolicyKind kind) {
-  for (const JobPolicyInfo& p : kJobPolicies) {
-    if (p.kind == kind) return p;
-  }
-  return kJobPolicies[0];  // unreachable: every kind has a row (policy_registry_test)
-}
-
-absl::Span<const FillPolicyInfo> FillPolicies() { return kFillPolicies; }
-
-const FillPolicyInfo& FillPolicyOf(FillPolicyKind kind) {
-  for (const FillPolicyInfo& p : kFillPolicies) {
-    if (p.kind == kind) return p;
-  }
-  return kFillPolicies[0];  // unreachable: every kind has a row (policy_registry_test)
-}
-
-std::string JobPolicyNames(std::string_view separator) {
-  return JoinNames(JobPolicies(), separator);
-}
-
-std::string FillPolicyNames(std::string_view separator) {
-  return JoinNames(FillPolicies(), separator);
-}
-
-std::string JobPoliciesTaking(uint32_t option) {
-  std::vector<std::string_view> names;
-  for (const JobPolicyInfo& p : kJobPolicies) {
-    if (p.Takes(option)) names.push_back(p.name);
-  }
+// "a, b or c".
+std::string Prose(const std::vector<std::string_view>& names, const char* last_glue) {
   std::string out;
   for (size_t i = 0; i < names.size(); ++i) {
-    const char* glue = i == 0 ? "" : i + 1 == names.size() ? " and " : ", ";
+    const char* glue = i == 0 ? "" : i + 1 == names.size() ? last_glue : ", ";
     absl::StrAppend(&out, glue, Av(names[i]));
   }
   return out;
 }
 
-std::string JobPolicyTable() { return Table(JobPolicies()); }
+std::vector<std::string_view> Names(PolicyModel model) {
+  std::vector<std::string_view> names;
+  for (const PolicyInfo* p : Serving(model)) names.push_back(p->name);
+  return names;
+}
 
-std::string FillPolicyTable() { return Table(FillPolicies()); }
+}  // namespace
 
-// Parsing and naming (declared in scheduler_backend.h and fill_policy.h).
+absl::Span<const PolicyInfo> Policies() { return kPolicies; }
 
-absl::StatusOr<PolicyKind> ParsePolicyKind(std::string_view name) {
-  for (const JobPolicyInfo& p : kJobPolicies) {
-    if (p.name == name) return p.kind;
+const PolicyInfo& PolicyOf(PolicyKind kind) {
+  for (const PolicyInfo& p : kPolicies) {
+    if (p.kind == kind) return p;
   }
-  std::string expected = JobPolicyNames(", ");
-  const size_t last = expected.rfind(", ");
-  if (last != std::string::npos) expected.replace(last, 2, " or ");
+  return kPolicies[0];  // unreachable: every kind has a row (policy_registry_test)
+}
+
+std::string PolicyNames(PolicyModel model, std::string_view separator) {
+  std::string out;
+  for (const PolicyInfo* p : Serving(model)) {
+    absl::StrAppend(&out, out.empty() ? "" : Av(separator), Av(p->name));
+  }
+  return out;
+}
+
+std::string JobPoliciesTaking(uint32_t option) {
+  std::vector<std::string_view> names;
+  for (const PolicyInfo* p : Serving(PolicyModel::kJobs)) {
+    if (p->Takes(option)) names.push_back(p->name);
+  }
+  return Prose(names, " and ");
+}
+
+std::string PolicyTable(PolicyModel model) {
+  const std::vector<const PolicyInfo*> policies = Serving(model);
+  size_t width = 0;
+  for (const PolicyInfo* p : policies) width = std::max(width, p->name.size());
+  std::string out;
+  for (const PolicyInfo* p : policies) {
+    absl::StrAppend(&out, out.empty() ? "" : "\n", "  ", Av(p->name),
+                    std::string(width + 2 - p->name.size(), ' '), Av(p->Description(model)));
+  }
+  return out;
+}
+
+// Parsing, naming and the factories' dispatch (declared in policy_kind.h, scheduler_backend.h
+// and fill_policy.h).
+
+absl::StatusOr<PolicyKind> ParsePolicy(std::string_view name, PolicyModel model) {
+  const PolicyInfo* found = nullptr;
+  for (const PolicyInfo& p : kPolicies) {
+    if (p.name == name) found = &p;
+  }
+  if (found != nullptr && found->Serves(model)) return found->kind;
+  const std::string expected = Prose(Names(model), " or ");
+  if (found != nullptr) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "policy '", Av(name), "' ",
+        model == PolicyModel::kJobs
+            ? "places pods of openb lists only (fill, run --format openb); job traces take "
+            : "replays job traces only; openb pod lists take ",
+        expected));
+  }
   return absl::InvalidArgumentError(
       absl::StrCat("unknown policy '", Av(name), "' (expected ", expected, ")"));
 }
 
-std::string_view PolicyKindName(PolicyKind kind) { return JobPolicyOf(kind).name; }
+absl::StatusOr<PolicyKind> ParsePolicyKind(std::string_view name) {
+  return ParsePolicy(name, PolicyModel::kJobs);
+}
+
+std::string_view PolicyKindName(PolicyKind kind) { return PolicyOf(kind).name; }
 
 absl::StatusOr<std::unique_ptr<ClusterBackend>> MakeSchedulerBackend(
     PolicyKind kind, const ClusterSpec& spec, int32_t job_count,
     const PolicyOptions& policy_options) {
-  return JobPolicyOf(kind).make(kind, spec, job_count, policy_options);
-}
-
-std::optional<FillPolicyKind> ParseFillPolicy(std::string_view name) {
-  for (const FillPolicyInfo& p : kFillPolicies) {
-    if (p.name == name) return p.kind;
+  const PolicyInfo& p = PolicyOf(kind);
+  if (p.make_job == nullptr) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("policy ", Av(p.name), " does not replay job traces"));
   }
-  return std::nullopt;
+  return p.make_job(kind, spec, job_count, policy_options);
 }
 
-std::string_view FillPolicyName(FillPolicyKind kind) { return FillPolicyOf(kind).name; }
+std::unique_ptr<FillPolicy> MakeFillPolicy(PolicyKind kind, const FillPolicyContext& context,
+                                           int32_t node_count) {
+  const PolicyInfo& p = PolicyOf(kind);
+  return p.make_pod != nullptr ? p.make_pod(context, node_count) : nullptr;
+}
 
 }  // namespace hived::sim

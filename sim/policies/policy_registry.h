@@ -1,21 +1,21 @@
-// sim/policies/policy_registry.h: every policy of the simulator in one place. Per policy its
-// name (as the command line, summary.json and sweep.csv spell it), a one-line description,
-// the `run` options it takes and its factory. Parsing and naming policies, the help texts
-// of `run`, `sweep`, `plan`, `fill` and `openb-replay`, the checks of policy options and the
-// sweep's `--policy` axis all read these tables; the policies' names appear nowhere else in
-// the code.
+// sim/policies/policy_registry.h: every policy of the simulator in one table. Per policy its
+// id (`PolicyKind`, sim/policies/policy_kind.h), its name (as the command line, summary.json
+// and sweep.csv spell it), a one-line description per model it serves, the `run` options it
+// takes and a factory per model: a `ClusterBackend` for job replays (`run`, `sweep`, `plan`;
+// sim/policies/scheduler_backend.h) and/or a `FillPolicy` for the fill model of openb pod
+// lists (`fill`, `run --format openb`; sim/policies/fill_policy.h). Parsing and naming
+// policies, the help texts, the checks of policy options, the sweep's `--policy` axis and the
+// docs' policy table (`hived-sim policies --markdown`) all read this table; the policies'
+// names appear nowhere else in the code.
 //
-// Two kinds of policy, for two models of a cluster:
-//   - job policies (`PolicyKind`): the backends of the job replay (`run`, `sweep`, `plan`),
-//     each a `ClusterBackend` over `hived::Scheduler` (sim/policies/scheduler_backend.h
-//     describes them in full);
-//   - fill policies (`FillPolicyKind`): node and GPU choice on the fill model of openb pod
-//     lists (`fill`, `openb-replay`, `run --format openb`; sim/policies/fill_policy.h).
+// Invariants (tests/unit/sim/policy_registry_test.cc): (1) every `PolicyKind` has exactly one
+// entry and names are unique; (2) every entry serves at least one model, and has that model's
+// description and factory; (3) `hived` is first (the default of both models).
 //
 // Example:
-//   absl::StatusOr<PolicyKind> kind = ParsePolicyKind("yarn-cs");
-//   if (kind.ok() && JobPolicyOf(*kind).Takes(kPolicyTakesReclaimAfter)) ...
-//   auto backend = JobPolicyOf(*kind).make(*kind, spec, job_count, options);
+//   absl::StatusOr<PolicyKind> kind = ParsePolicy("yarn-cs", PolicyModel::kJobs);
+//   if (kind.ok() && PolicyOf(*kind).Takes(kPolicyTakesReclaimAfter)) ...
+//   auto backend = MakeSchedulerBackend(*kind, spec, job_count, options);
 //
 // Thread safety: immutable tables.
 #ifndef HIVED_SIM_POLICIES_POLICY_REGISTRY_H_
@@ -23,7 +23,6 @@
 
 #include <cstdint>
 #include <memory>
-#include <optional>
 #include <string>
 #include <string_view>
 
@@ -32,53 +31,58 @@
 #include "hived/cluster_spec.h"
 #include "sim/engine/cluster_backend.h"
 #include "sim/policies/fill_policy.h"
+#include "sim/policies/policy_kind.h"
 #include "sim/policies/scheduler_backend.h"
 
 namespace hived::sim {
 
-// The `run` options a job policy takes (bits of `JobPolicyInfo::options`).
+// The `run` options a job policy takes (bits of `PolicyInfo::options`).
 inline constexpr uint32_t kPolicyTakesPlacement = 1u << 0;     // --placement
 inline constexpr uint32_t kPolicyTakesReclaimAfter = 1u << 1;  // --reclaim-after
 inline constexpr uint32_t kPolicyTakesMaxCapacity = 1u << 2;   // --max-capacity
 
-struct JobPolicyInfo {
+struct PolicyInfo {
+  using JobFactory = absl::StatusOr<std::unique_ptr<ClusterBackend>> (*)(
+      PolicyKind kind, const ClusterSpec& spec, int32_t job_count, const PolicyOptions& options);
+  using PodFactory = std::unique_ptr<FillPolicy> (*)(const FillPolicyContext& context,
+                                                     int32_t node_count);
+
   PolicyKind kind;
   std::string_view name;
-  std::string_view description;  // one line, for help texts and the docs' policy table
-  uint32_t options;              // kPolicyTakes* bits
-  absl::StatusOr<std::unique_ptr<ClusterBackend>> (*make)(PolicyKind kind, const ClusterSpec& spec,
-                                                          int32_t job_count,
-                                                          const PolicyOptions& options);
+  // As a sharing policy of job replays; `make_job` is null when the policy serves none.
+  std::string_view job_description;  // one line, for help texts and the docs' policy table
+  uint32_t options;                  // kPolicyTakes* bits
+  JobFactory make_job;
+  // As a placement policy of the fill model; `make_pod` is null when it serves none.
+  std::string_view pod_description;  // one line
+  PodFactory make_pod;
 
   bool Takes(uint32_t option) const { return (options & option) != 0; }
+  bool Serves(PolicyModel model) const {
+    return model == PolicyModel::kJobs ? make_job != nullptr : make_pod != nullptr;
+  }
+  std::string_view Description(PolicyModel model) const {
+    return model == PolicyModel::kJobs ? job_description : pod_description;
+  }
 };
 
-struct FillPolicyInfo {
-  FillPolicyKind kind;
-  std::string_view name;
-  std::string_view description;  // one line
-};
+// Every policy, in the order help texts list them (`hived` first, the default).
+absl::Span<const PolicyInfo> Policies();
+const PolicyInfo& PolicyOf(PolicyKind kind);
 
-// The job policies in the order help texts list them (`hived` first, the default).
-absl::Span<const JobPolicyInfo> JobPolicies();
-const JobPolicyInfo& JobPolicyOf(PolicyKind kind);
-
-// The fill policies in the order help texts list them (`hived` first, the default).
-absl::Span<const FillPolicyInfo> FillPolicies();
-const FillPolicyInfo& FillPolicyOf(FillPolicyKind kind);
-
-// The names joined by `separator` ("hived|quota|..." for a flag's value name).
-std::string JobPolicyNames(std::string_view separator);
-std::string FillPolicyNames(std::string_view separator);
+// The names of `model`'s policies joined by `separator` ("hived|quota|..." for a value name).
+std::string PolicyNames(PolicyModel model, std::string_view separator);
+inline std::string JobPolicyNames(std::string_view separator) {
+  return PolicyNames(PolicyModel::kJobs, separator);
+}
 
 // The job policies taking `option`, as prose: "yarn-cs", "yarn-cs and elastic-quota",
 // "quota, yarn-cs and elastic-quota".
 std::string JobPoliciesTaking(uint32_t option);
 
-// One line per policy, "  name  description" (names padded to one width; no newline after
-// the last), for the description of a command's help.
-std::string JobPolicyTable();
-std::string FillPolicyTable();
+// One line per policy of `model`, "  name  description" (names padded to one width; no
+// newline after the last), for the description of a command's help.
+std::string PolicyTable(PolicyModel model);
 
 }  // namespace hived::sim
 

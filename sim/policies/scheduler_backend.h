@@ -52,14 +52,13 @@
 #include "hived/scheduler.h"
 #include "sim/cluster/spec_info.h"
 #include "sim/engine/cluster_backend.h"
+#include "sim/policies/policy_kind.h"
 #include "sim/policies/slot_table.h"
 
 namespace hived::sim {
 
-enum class PolicyKind { kHived, kQuota, kPrivate, kYarnCs, kElasticQuota };
-// Names and factories: the registry (sim/policies/policy_registry.h).
-absl::StatusOr<PolicyKind> ParsePolicyKind(std::string_view name);
-std::string_view PolicyKindName(PolicyKind kind);
+// The policies' ids: sim/policies/policy_kind.h; names and factories: the registry
+// (sim/policies/policy_registry.h).
 
 // Node choice of the pool policies (`--placement`): `pack` is HiveD's topology-aware packing
 // (the library's own order: most used nodes first); `first-fit` puts each pod, largest
@@ -82,8 +81,9 @@ struct PolicyOptions {
   NodePlacement placement = NodePlacement::kPack;  // pool policies only
 };
 
-// Builds the backend for `kind`; `job_count` sizes per-job tables.
-// Errors: kInvalidArgument when a scheduler cannot be built from the (derived) spec.
+// Builds the backend for `kind` (its registry entry's factory); `job_count` sizes per-job
+// tables. Errors: kInvalidArgument when a scheduler cannot be built from the (derived) spec
+// or `kind` does not replay jobs.
 absl::StatusOr<std::unique_ptr<ClusterBackend>> MakeSchedulerBackend(
     PolicyKind kind, const ClusterSpec& spec, int32_t job_count,
     const PolicyOptions& policy_options = {});

@@ -27,7 +27,7 @@ FillPod Pod(int64_t cpu, int32_t num_gpu, int32_t milli, int64_t memory = 0) {
 
 // The choice of `kind` for `pod` on `c`, with `workload` as the pods that arrive (hived's
 // typical pods and resource ratios; FGD's typical pods).
-FillChoice Choose(FillPolicyKind kind, const FillCluster& c, std::vector<FillPod> workload,
+FillChoice Choose(PolicyKind kind, const FillCluster& c, std::vector<FillPod> workload,
                   FillPod pod) {
   workload.push_back(pod);
   const int32_t shapes = AssignFillShapes(&workload);
@@ -81,11 +81,11 @@ TEST_CASE("hived: a GPU-heavy pod goes where CPU would strand GPUs, where FGD se
   FillCluster c(Nodes("b,64000,100000,8,G2\na,24000,100000,8,G2\n"));
   const std::vector<FillPod> workload(4, Pod(8000, 1, 1000));
   const FillPod pod = Pod(0, 1, 1000);
-  CHECK(Choose(FillPolicyKind::kFgd, c, workload, pod).node == 0);
-  CHECK(Choose(FillPolicyKind::kHivedModel, c, workload, pod).node == 1);
+  CHECK(Choose(PolicyKind::kFgd, c, workload, pod).node == 0);
+  CHECK(Choose(PolicyKind::kHivedModel, c, workload, pod).node == 1);
   // The balanced pod (8 CPUs) changes nothing anywhere: a tie, to the first of the equally
   // full nodes.
-  CHECK(Choose(FillPolicyKind::kHivedModel, c, workload, Pod(8000, 1, 1000)).node == 0);
+  CHECK(Choose(PolicyKind::kHivedModel, c, workload, Pod(8000, 1, 1000)).node == 0);
 }
 
 TEST_CASE("hived: ties go to the fullest node, then the tightest GPU", "[sim][fill][hived][unit]") {
@@ -94,21 +94,21 @@ TEST_CASE("hived: ties go to the fullest node, then the tightest GPU", "[sim][fi
   FillCluster c(Nodes("a,8000,1000,2,T4\nb,8000,1000,2,T4\n"));
   c.Place(Pod(0, 1, 1000), 1, 0b01);
   const std::vector<FillPod> whole(2, Pod(0, 1, 1000));
-  CHECK(Choose(FillPolicyKind::kHivedModel, c, whole, Pod(0, 1, 1000)).node == 1);
-  CHECK(Choose(FillPolicyKind::kFgd, c, whole, Pod(0, 1, 1000)).node == 0);
+  CHECK(Choose(PolicyKind::kHivedModel, c, whole, Pod(0, 1, 1000)).node == 1);
+  CHECK(Choose(PolicyKind::kFgd, c, whole, Pod(0, 1, 1000)).node == 0);
   // Typical pods of 100 milli use any free milli, so a 100 pod changes nothing on any GPU:
   // it takes the tightest one (600 free), not a free one.
   FillCluster d(Nodes("a,8000,1000,3,T4\n"));
   d.Place(Pod(0, 1, 300), 0, 0b010);
   d.Place(Pod(0, 1, 400), 0, 0b100);
   const std::vector<FillPod> small(2, Pod(0, 1, 100));
-  CHECK(Choose(FillPolicyKind::kHivedModel, d, small, Pod(0, 1, 100)).gpus == 0b100);
+  CHECK(Choose(PolicyKind::kHivedModel, d, small, Pod(0, 1, 100)).gpus == 0b100);
   // A share that would leave a sliver no typical pod uses goes where it leaves none: 700
   // pods, a 300 pod onto the GPU with 300 free rather than a free GPU.
   FillCluster e(Nodes("a,8000,1000,2,T4\n"));
   e.Place(Pod(0, 1, 700), 0, 0b10);
   const std::vector<FillPod> big(2, Pod(0, 1, 700));
-  CHECK(Choose(FillPolicyKind::kHivedModel, e, big, Pod(0, 1, 300)).gpus == 0b10);
+  CHECK(Choose(PolicyKind::kHivedModel, e, big, Pod(0, 1, 300)).gpus == 0b10);
 }
 
 TEST_CASE("RunFill: on the openb default trace hived (the library) beats FGD",
@@ -116,9 +116,9 @@ TEST_CASE("RunFill: on the openb default trace hived (the library) beats FGD",
   const std::optional<FillInputs> in = testing::LoadPublishedOpenb("default");
   if (!in) return;
   FillOptions options;
-  REQUIRE(options.policy == FillPolicyKind::kHived);  // the default
+  REQUIRE(options.policy == PolicyKind::kHived);  // the default
   absl::StatusOr<FillRun> hived = RunFill(in->nodes, in->fill_pods, options, 42);
-  options.policy = FillPolicyKind::kFgd;
+  options.policy = PolicyKind::kFgd;
   absl::StatusOr<FillRun> fgd = RunFill(in->nodes, in->fill_pods, options, 42);
   REQUIRE(hived.ok());
   REQUIRE(fgd.ok());

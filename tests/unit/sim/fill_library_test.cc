@@ -41,7 +41,7 @@ TEST_CASE("fill --policy hived: the library places every kind of pod", "[sim][fi
   FillCluster c(nodes);
   FillPolicyContext ctx;
   ctx.nodes = &nodes;
-  std::unique_ptr<FillPolicy> p = MakeFillPolicy(FillPolicyKind::kHived, ctx, c.node_count());
+  std::unique_ptr<FillPolicy> p = MakeFillPolicy(PolicyKind::kHived, ctx, c.node_count());
   REQUIRE(p->Check().ok());
   // A whole GPU with 20000 CPU milli: only b has it.
   const FillChoice whole = Place(*p, c, Pod(20000, 1, 1000));
@@ -67,7 +67,7 @@ TEST_CASE("fill --policy hived: the library places every kind of pod", "[sim][fi
 TEST_CASE("fill --policy hived: a bad node list is the policy's error, not a crash",
           "[sim][fill][library]") {
   FillPolicyContext ctx;  // no node list
-  std::unique_ptr<FillPolicy> p = MakeFillPolicy(FillPolicyKind::kHived, ctx, 0);
+  std::unique_ptr<FillPolicy> p = MakeFillPolicy(PolicyKind::kHived, ctx, 0);
   CHECK(p->Check().code() == absl::StatusCode::kInvalidArgument);
 }
 

@@ -49,7 +49,7 @@ void Put(FillCluster* c, int32_t n, const FillPod& pod) {
   REQUIRE(c->CheckInvariants().ok());
 }
 
-FillChoice Choose(FillPolicyKind kind, FillCluster* c, const FillPod& pod,
+FillChoice Choose(PolicyKind kind, FillCluster* c, const FillPod& pod,
                   const FragMeasure* frag = nullptr, std::mt19937_64* rng = nullptr) {
   std::unique_ptr<FillPolicy> policy = MakeFillPolicy(kind, {rng, frag, 1}, c->node_count());
   return policy->Choose(*c, pod, Feasible(*c, pod));
@@ -167,7 +167,7 @@ TEST_CASE("best-fit: the node left with the least CPU and GPU, then the tightest
   FillCluster c(MakeNodes("a,96000,1000,8,G2\nb,96000,1000,8,G2\n"));
   for (int i = 0; i < 6; ++i) Put(&c, 1, Pod(1000, 1, 1000));
   Put(&c, 1, Pod(1000, 1, 300));  // b: GPU 6 has 700 free, GPU 7 is free
-  const FillChoice choice = Choose(FillPolicyKind::kBestFit, &c, Pod(1000, 1, 600));
+  const FillChoice choice = Choose(PolicyKind::kBestFit, &c, Pod(1000, 1, 600));
   CHECK(choice.node == 1);
   CHECK(choice.gpus == uint64_t{1} << 6);  // 700 free beats 1000 free
 }
@@ -178,7 +178,7 @@ TEST_CASE("dot-product: the node whose free vector aligns least with the request
   // a: 1 x 0.25 + (1000/8000) x (100/8000) = 0.2516 -> 100 x (1 - 0.1258) = 87;
   // b: 0.125 x 0.25 + 1 x 0.0125 = 0.04375 -> 97. b wins.
   FillCluster c(MakeNodes("a,128000,1000,1,T4\nb,64000,1000,8,T4\n"));
-  CHECK(Choose(FillPolicyKind::kDotProduct, &c, Pod(32000, 1, 100)).node == 1);
+  CHECK(Choose(PolicyKind::kDotProduct, &c, Pod(32000, 1, 100)).node == 1);
 }
 
 TEST_CASE("gpu-packing: shared GPUs first, then free GPUs of used nodes, then empty nodes",
@@ -187,20 +187,20 @@ TEST_CASE("gpu-packing: shared GPUs first, then free GPUs of used nodes, then em
       MakeNodes("empty,64000,1000,4,T4\nwhole,64000,1000,4,T4\nshared,64000,1000,4,T4\n"));
   Put(&c, 1, Pod(1000, 1, 1000));  // whole: one GPU taken
   Put(&c, 2, Pod(1000, 1, 500));   // shared: GPU 0 has 500 free
-  const FillChoice share = Choose(FillPolicyKind::kGpuPacking, &c, Pod(1000, 1, 300));
+  const FillChoice share = Choose(PolicyKind::kGpuPacking, &c, Pod(1000, 1, 300));
   CHECK(share.node == 2);
   CHECK(share.gpus == 0b1);
   // A whole GPU cannot use a shared one: a used node's free GPU (score 49) beats an empty
   // node (33 - 4 = 29); "whole" comes first on the tie with "shared".
-  CHECK(Choose(FillPolicyKind::kGpuPacking, &c, Pod(1000, 1, 1000)).node == 1);
+  CHECK(Choose(PolicyKind::kGpuPacking, &c, Pod(1000, 1, 1000)).node == 1);
   // CPU-only pods score 0 everywhere: the first node.
-  CHECK(Choose(FillPolicyKind::kGpuPacking, &c, Pod(1000, 0, 0)).node == 0);
+  CHECK(Choose(PolicyKind::kGpuPacking, &c, Pod(1000, 0, 0)).node == 0);
 }
 
 TEST_CASE("gpu-clustering: pods of the same kind together", "[sim][fill][unit]") {
   FillCluster c(MakeNodes("empty,64000,1000,4,T4\nshares,64000,1000,4,T4\nones,64000,1000,4,T4\n"));
   std::unique_ptr<FillPolicy> policy =
-      MakeFillPolicy(FillPolicyKind::kGpuClustering, {}, c.node_count());
+      MakeFillPolicy(PolicyKind::kGpuClustering, {}, c.node_count());
   auto place = [&](int32_t n, const FillPod& pod) {
     const FillChoice choice{n, c.BestFitGpus(n, pod)};
     c.Place(pod, n, choice.gpus);
@@ -223,8 +223,8 @@ TEST_CASE("random: uniform over feasible nodes, the same choices for the same se
   std::mt19937_64 rng1(7), rng2(7);
   int counts[3] = {0, 0, 0};
   for (int i = 0; i < 200; ++i) {
-    const FillChoice a = Choose(FillPolicyKind::kRandom, &c, pod, nullptr, &rng1);
-    const FillChoice b = Choose(FillPolicyKind::kRandom, &c, pod, nullptr, &rng2);
+    const FillChoice a = Choose(PolicyKind::kRandom, &c, pod, nullptr, &rng1);
+    const FillChoice b = Choose(PolicyKind::kRandom, &c, pod, nullptr, &rng2);
     REQUIRE(a.node == b.node);
     REQUIRE(a.gpus == b.gpus);
     ++counts[a.node];
@@ -243,8 +243,8 @@ TEST_CASE("fgd: prefers the placement that keeps free shares usable, unlike best
   const FillPod pod = Pod(1000, 1, 400);
   // On a: 1000 -> 600 free, still usable: no change, score int(100 x sigmoid(0)) = 50.
   // On b: 600 -> 200 free, a fragment: +200, score int(100 x sigmoid(-0.2)) = 45.
-  CHECK(Choose(FillPolicyKind::kFgd, &c, pod, &frag).node == 0);
-  CHECK(Choose(FillPolicyKind::kBestFit, &c, pod).node == 1);
+  CHECK(Choose(PolicyKind::kFgd, &c, pod, &frag).node == 0);
+  CHECK(Choose(PolicyKind::kBestFit, &c, pod).node == 1);
 
   SECTION("fgd-exact tells apart what the rounded score ties") {
     // a has 650 free, b 640. A 100 pod leaves 550 or 540, fragments for 600-pods: +550 or
@@ -253,20 +253,20 @@ TEST_CASE("fgd: prefers the placement that keeps free shares usable, unlike best
     FillCluster d(MakeNodes("a,8000,1000,1,T4\nb,8000,1000,1,T4\n"));
     Put(&d, 0, Pod(1000, 1, 350));
     Put(&d, 1, Pod(1000, 1, 360));
-    CHECK(Choose(FillPolicyKind::kFgd, &d, Pod(1000, 1, 100), &frag).node == 0);
-    CHECK(Choose(FillPolicyKind::kFgdExact, &d, Pod(1000, 1, 100), &frag).node == 1);
+    CHECK(Choose(PolicyKind::kFgd, &d, Pod(1000, 1, 100), &frag).node == 0);
+    CHECK(Choose(PolicyKind::kFgdExact, &d, Pod(1000, 1, 100), &frag).node == 1);
   }
   SECTION("within a node it takes the GPU that leaves no fragment, the first on ties") {
     FillCluster d(MakeNodes("a,8000,1000,3,T4\n"));
     Put(&d, 0, Pod(1000, 1, 300));  // GPUs free: 700, 1000, 1000
     // A 200 pod on GPU 0 leaves 500, a fragment for 600-pods (+500: score 37); on GPU 1 or
     // 2 it leaves 800, still usable (score 50). GPU 1, the first of the tied ones.
-    CHECK(Choose(FillPolicyKind::kFgd, &d, Pod(1000, 1, 200), &frag).gpus == 0b10);
+    CHECK(Choose(PolicyKind::kFgd, &d, Pod(1000, 1, 200), &frag).gpus == 0b10);
     // Using a GPU that is already a fragment lowers the fragmentation: a 500 pod on a GPU
     // with 500 free wins over a free GPU.
     FillCluster e(MakeNodes("a,8000,1000,2,T4\n"));
     Put(&e, 0, Pod(1000, 1, 500));
-    CHECK(Choose(FillPolicyKind::kFgd, &e, Pod(1000, 1, 500), &frag).gpus == 0b01);
+    CHECK(Choose(PolicyKind::kFgd, &e, Pod(1000, 1, 500), &frag).gpus == 0b01);
   }
 }
 
@@ -326,8 +326,8 @@ TEST_CASE("RunFill: accounts for every pod and draws one curve point per percent
   REQUIRE(list.ok());
   absl::StatusOr<std::vector<FillPod>> pods = MakeFillPods(*list, nodes);
   REQUIRE(pods.ok());
-  for (FillPolicyKind kind : kAllFillPolicies) {
-    INFO(FillPolicyName(kind));
+  for (PolicyKind kind : testing::kEveryPodPolicy) {
+    INFO(PolicyKindName(kind));
     FillOptions options;
     options.policy = kind;
     absl::StatusOr<FillRun> run = RunFill(nodes, *pods, options, 42);
@@ -354,8 +354,7 @@ TEST_CASE("RunFill: on the openb default trace FGD beats best fit and random",
   if (!in) return;
   double ratio[3] = {};
   int i = 0;
-  for (FillPolicyKind kind :
-       {FillPolicyKind::kRandom, FillPolicyKind::kBestFit, FillPolicyKind::kFgd}) {
+  for (PolicyKind kind : {PolicyKind::kRandom, PolicyKind::kBestFit, PolicyKind::kFgd}) {
     FillOptions options;
     options.policy = kind;
     absl::StatusOr<FillRun> run = RunFill(in->nodes, in->fill_pods, options, 42);

@@ -12,8 +12,7 @@
 namespace hived::sim {
 namespace {
 
-OpenbReplayResult Replay(const std::string& pod_rows,
-                         FillPolicyKind policy = FillPolicyKind::kFgd) {
+OpenbReplayResult Replay(const std::string& pod_rows, PolicyKind policy = PolicyKind::kFgd) {
   OpenbReplayOptions options;
   options.policy = policy;
   options.sample_seconds = 50;
@@ -31,8 +30,8 @@ TEST_CASE(
       "b,1000,10,1,1000,,LS,Succeeded,10,50,10\n"
       "c,1000,10,1,500,,BE,Pending,20,60,\n"
       "d,1000,10,0,0,,LS,Running,30,200,30\n";
-  for (FillPolicyKind policy : kAllFillPolicies) {
-    INFO(FillPolicyName(policy));
+  for (PolicyKind policy : testing::kEveryPodPolicy) {
+    INFO(PolicyKindName(policy));
     const OpenbReplayResult r = Replay(rows, policy);
     CHECK(r.pods == 4);
     CHECK(r.placed == 3);

@@ -10,11 +10,18 @@
 #include "sim/openb/fill_experiment.h"
 #include "sim/openb/openb_replay.h"
 #include "sim/policies/fill_cluster.h"
+#include "sim/policies/policy_kind.h"
 #include "sim/trace/openb_reader.h"
 #include "support/catch.h"
 #include "support/testdata.h"
 
 namespace hived::sim::testing {
+
+// Every policy of the fill model, spelled out here rather than taken from the registry.
+inline constexpr PolicyKind kEveryPodPolicy[] = {
+    PolicyKind::kHived,         PolicyKind::kRandom,     PolicyKind::kDotProduct,
+    PolicyKind::kGpuClustering, PolicyKind::kGpuPacking, PolicyKind::kBestFit,
+    PolicyKind::kFgd,           PolicyKind::kFgdExact,   PolicyKind::kHivedModel};
 
 // The folder of the published openb trace (../shared/traces/openb beside the checkout).
 inline std::string OpenbDir() { return ::hived::testing::SharedTracesDir() + "/openb/"; }

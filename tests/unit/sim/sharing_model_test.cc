@@ -321,5 +321,77 @@ TEST_CASE(
   std::filesystem::remove_all(dir);
 }
 
+TEST_CASE("hived-sim run: each format takes only its own options and names the one it does not",
+          "[sim][sharing][unit]") {
+  const std::filesystem::path dir = std::filesystem::temp_directory_path() /
+                                    ("hived_run_openb_flags_" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  const std::string nodes = testing::TestPath("openb/nodes.csv");
+  const std::string pods = testing::TestPath("openb/pods.csv");
+  const std::string out = (dir / "bad").string();
+  const std::string config = testing::TestPath("../../config/examples/two-racks.yaml");
+  const std::string trace = testing::TestPath("traces/two-racks-default.csv");
+  // Options of job replays are usage errors with --format openb, and the openb ones without.
+  for (const std::vector<std::string>& extra : {std::vector<std::string>{"--queue", "fifo"},
+                                                {"--config", config},
+                                                {"--mtbf", "10"},
+                                                {"--only-vcs", "prod"},
+                                                {"--baseline", "none"}}) {
+    std::vector<std::string> args = {"--format", "openb", "--nodes", nodes,
+                                     "--pods",   pods,    "--out",   out};
+    args.insert(args.end(), extra.begin(), extra.end());
+    INFO(extra[0]);
+    CHECK(RunCli(args) == kExitUsage);
+  }
+  for (const std::vector<std::string>& extra : {std::vector<std::string>{"--nodes", nodes},
+                                                {"--quantum", "10"},
+                                                {"--sample-seconds", "600"}}) {
+    std::vector<std::string> args = {"--config", config, "--trace", trace, "--quiet"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    INFO(extra[0]);
+    CHECK(RunCli(args) == kExitUsage);
+  }
+  // A placement policy is no job policy and a job policy no placement policy.
+  CHECK(RunCli({"--config", config, "--trace", trace, "--policy", "fgd", "--quiet"}) == kExitUsage);
+  CHECK(RunCli({"--format", "openb", "--nodes", nodes, "--pods", pods, "--out", out, "--policy",
+                "yarn-cs"}) == kExitUsage);
+  // The alias replays openb lists only.
+  CHECK(ReplayCommand({"--format", "hived", "--nodes", nodes, "--pods", pods, "--out", out}) ==
+        kExitUsage);
+  CHECK_FALSE(std::filesystem::exists(out));
+  // The defaults that differ by format (--seed 42 and --sharing ideal for openb) are the
+  // alias's: the same outputs without the flags as with them.
+  REQUIRE(RunCli({"--format", "openb", "--nodes", nodes, "--pods", pods, "--policy", "random",
+                  "--out", (dir / "defaults").string()}) == kExitOk);
+  REQUIRE(ReplayCommand({"--nodes", nodes, "--pods", pods, "--policy", "random", "--seed", "42",
+                         "--sharing", "ideal", "--out", (dir / "given").string()}) == kExitOk);
+  for (const char* file : {"summary.json", "timeline.csv", "pods.csv"}) {
+    INFO(file);
+    CHECK(ReadFile(dir / "defaults" / file) == ReadFile(dir / "given" / file));
+  }
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("FlagParser: Given names the flags the command line set, with either spelling",
+          "[sim][unit]") {
+  FlagParser p("t", "", "");
+  std::string a = "x", b;
+  int64_t n = 0;
+  p.String("alpha", &a, "A", "");
+  p.String("beta", &b, "B", "");
+  p.Int("count", &n, "");
+  std::vector<std::string> argv_text = {"t", "--beta=1", "--count", "3", "pos"};
+  std::vector<char*> argv;
+  for (std::string& s : argv_text) argv.push_back(s.data());
+  std::vector<std::string> rest;
+  REQUIRE(p.Parse(static_cast<int>(argv.size()), argv.data(), &rest) == -1);
+  CHECK(p.Given("beta"));
+  CHECK(p.Given("count"));
+  CHECK_FALSE(p.Given("alpha"));  // still its default
+  CHECK(a == "x");
+  CHECK(p.given() == std::vector<std::string>{"beta", "count"});
+  CHECK(rest == std::vector<std::string>{"pos"});
+}
+
 }  // namespace
 }  // namespace hived::sim
