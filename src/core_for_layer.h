@@ -14,7 +14,7 @@
 //  - the shields (SetShields, shields): the reserved shares' marker, sharing/sharing.h (8).
 // See `SchedulerImpl` (src/scheduler_impl.h) for each call's contract.
 //
-// Invariant: (1) `core_` is non-null and outlives this object (the layer owns both).
+// Invariant: (1) `impl_` is non-null and outlives this object (the layer owns both).
 //
 // Thread safety: as `SchedulerImpl`: not thread-safe; callers serialise.
 #ifndef HIVED_SRC_CORE_FOR_LAYER_H_
@@ -40,57 +40,57 @@ class WholeGpuCore {
   using Apply = SchedulerImpl::Apply;
   using Shields = SchedulerImpl::Shields;
 
-  explicit WholeGpuCore(SchedulerImpl* core) : core_(core) {}
+  explicit WholeGpuCore(SchedulerImpl* core) : impl_(core) {}
 
   // Holder groups.
   absl::StatusOr<ScheduleResult> Schedule(const GroupRequest& request, Phase phase,
                                           const NodeRoom* room, Apply apply) {
-    return core_->Schedule(request, phase, room, apply);
+    return impl_->Schedule(request, phase, room, apply);
   }
   absl::StatusOr<AllocateInfo> Allocate(const GroupRequest& request, const Placement& placement) {
-    return core_->Allocate(request, placement);
+    return impl_->Allocate(request, placement);
   }
   absl::StatusOr<AllocateInfo> Recover(const GroupRequest& request, const Placement& placement) {
-    return core_->Recover(request, placement);
+    return impl_->Recover(request, placement);
   }
-  absl::Status Release(std::string_view group) { return core_->Release(group); }
-  absl::Status Unreserve(std::string_view group) { return core_->Unreserve(group); }
-  absl::Status CancelPreemption(std::string_view group) { return core_->CancelPreemption(group); }
-  GroupStatus GetGroup(std::string_view group) const { return core_->GetGroup(group); }
+  absl::Status Release(std::string_view group) { return impl_->Release(group); }
+  absl::Status Unreserve(std::string_view group) { return impl_->Unreserve(group); }
+  absl::Status CancelPreemption(std::string_view group) { return impl_->CancelPreemption(group); }
+  GroupStatus GetGroup(std::string_view group) const { return impl_->GetGroup(group); }
   absl::StatusOr<AllocateInfo> RestoreGroup(const GroupRecord& rec, int32_t* ignored_leaves) {
-    return core_->RestoreGroup(rec, ignored_leaves);
+    return impl_->RestoreGroup(rec, ignored_leaves);
   }
 
   // Const previews.
   const std::string* PreviewRecoverType(std::string_view vc, const std::vector<CellId>& leaves,
                                         const std::vector<std::string>& types,
                                         std::string* reason) const {
-    return core_->PreviewRecoverType(vc, leaves, types, reason);
+    return impl_->PreviewRecoverType(vc, leaves, types, reason);
   }
   absl::Status CheckLeavesFree(std::string_view group, const std::vector<CellId>& leaves) const {
-    return core_->CheckLeavesFree(group, leaves);
+    return impl_->CheckLeavesFree(group, leaves);
   }
-  int32_t UsedLeaves(CellId cell) const { return core_->UsedLeaves(cell); }
-  bool NodeHealthy(NodeId node) const { return core_->NodeHealthy(node); }
-  uint64_t epoch() const { return core_->epoch(); }
+  int32_t UsedLeaves(CellId cell) const { return impl_->UsedLeaves(cell); }
+  bool NodeHealthy(NodeId node) const { return impl_->NodeHealthy(node); }
+  uint64_t epoch() const { return impl_->epoch(); }
 
   // Cancellation notes (src/reservations.h).
   void NoteCancelled(std::string_view group, std::string_view by) {
-    core_->cancellations().NoteCancelled(group, by);
+    impl_->cancellations().NoteCancelled(group, by);
   }
   std::string TakeCancelled(std::string_view group) {
-    return core_->cancellations().TakeCancelled(group);
+    return impl_->cancellations().TakeCancelled(group);
   }
   const std::string* CancelledBy(std::string_view group) const {
-    return core_->cancellations().CancelledBy(group);
+    return impl_->cancellations().CancelledBy(group);
   }
 
   // Shields.
-  void SetShields(Shields shields) { core_->SetShields(std::move(shields)); }
-  const Shields& shields() const { return core_->shields(); }
+  void SetShields(Shields shields) { impl_->SetShields(std::move(shields)); }
+  const Shields& shields() const { return impl_->shields(); }
 
  private:
-  SchedulerImpl* core_;
+  SchedulerImpl* impl_;
 };
 
 }  // namespace hived
