@@ -25,8 +25,21 @@ std::string NodeOf(Scheduler& s, const std::string& group) {
   return gpu.substr(0, gpu.find('/'));
 }
 
+// The stranded rule (Sharing::PlaceStranded) chooses when some node declares CPU or memory.
+std::unique_ptr<Scheduler> MakeDeclaring(std::string yaml, const std::vector<std::string>& nodes) {
+  for (const std::string& n : nodes) {
+    const std::string at = "    - cellAddress: " + n + "\n";
+    yaml.replace(yaml.find(at), at.size(), at + "      cpuMilli: 8000\n      memoryMiB: 64000\n");
+  }
+  absl::StatusOr<ClusterSpec> spec = LoadClusterSpecString(yaml, "declaring.yaml");
+  REQUIRE(spec.ok());
+  absl::StatusOr<std::unique_ptr<Scheduler>> s = Scheduler::Create(*spec);
+  REQUIRE(s.ok());
+  return std::move(*s);
+}
+
 TEST_CASE("a fractional share skips a GPU holding a single MIG instance", "[sharing][mig]") {
-  auto s = MakeMig();
+  auto s = MakeDeclaring(kMigYaml, {"m0", "m1"});
   REQUIRE(Run(*s, Mig("m", "VC1", 0, "1g.5gb")) == Outcome::kPlaced);
   const std::string carved = GpuOf(*s, "m");
   // VC1's other A100 is free: the share opens it rather than join the carved GPU.
@@ -64,9 +77,9 @@ TEST_CASE("among open GPUs that strand equally the fullest one takes the share",
   CHECK(s->CheckInvariants().ok());
 }
 
-// Three 2-GPU nodes in one rack owned by one VC; no CPU or memory declared, and no share
-// admitted yet: every fresh leaf strands nothing, so the first node in order with a free
-// leaf is the stranded rule's node.
+// Three 2-GPU nodes in one rack owned by one VC (CPU and memory declared by the test, to
+// spare); no share admitted yet: every fresh leaf strands nothing, so the first node in
+// order with a free leaf is the stranded rule's node.
 constexpr char kThreeNodes[] = R"yaml(
 physicalCluster:
   cellTypes:
@@ -95,25 +108,30 @@ virtualClusters:
 
 TEST_CASE("a fresh leaf is opened on a healthy node even when a bad one strands least",
           "[sharing]") {
-  absl::StatusOr<ClusterSpec> spec = LoadClusterSpecString(kThreeNodes, "three.yaml");
-  REQUIRE(spec.ok());
-  absl::StatusOr<std::unique_ptr<Scheduler>> made = Scheduler::Create(*spec);
-  REQUIRE(made.ok());
-  Scheduler& s = **made;
-  // A whole GPU in use on n2 only (n0 and n1 filled first, then emptied).
-  REQUIRE(Run(s, Whole("w0", "VC1", 0, 2, "G")) == Outcome::kPlaced);
-  REQUIRE(Run(s, Whole("w1", "VC1", 0, 2, "G")) == Outcome::kPlaced);
-  REQUIRE(Run(s, Whole("w2", "VC1", 0, 1, "G")) == Outcome::kPlaced);
-  REQUIRE(s.GetGroup("w0").placement.pods[0].node == "n0");
-  REQUIRE(s.GetGroup("w1").placement.pods[0].node == "n1");
-  REQUIRE(s.GetGroup("w2").placement.pods[0].node == "n2");
-  REQUIRE(s.Release("w0").ok());
-  REQUIRE(s.Release("w1").ok());
+  auto made = MakeDeclaring(kThreeNodes, {"n0", "n1", "n2"});
+  Scheduler& s = *made;
+  auto node = [&](const std::string& g) { return s.GetGroup(g).placement.pods[0].node; };
+  // The tally learns one shape: a host pod of two whole GPUs (admitted, then gone).
+  GroupRequest h = Whole("h", "VC1", 0, 2, "G");
+  h.members[0].cpu_milli = 1000;
+  REQUIRE(Run(s, h) == Outcome::kPlaced);
+  REQUIRE(s.Release("h").ok());
+  // One GPU used on n0 and on n2, none on n1.
+  REQUIRE(Run(s, Whole("a", "VC1", 0, 1, "G")) == Outcome::kPlaced);
+  REQUIRE(Run(s, Whole("b", "VC1", 0, 1, "G")) == Outcome::kPlaced);
+  REQUIRE(Run(s, Whole("c", "VC1", 0, 2, "G")) == Outcome::kPlaced);
+  REQUIRE(Run(s, Whole("d", "VC1", 0, 1, "G")) == Outcome::kPlaced);
+  REQUIRE(node("a") == "n0");
+  REQUIRE(node("b") == "n0");
+  REQUIRE(node("c") == "n1");
+  REQUIRE(node("d") == "n2");
+  REQUIRE(s.Release("b").ok());
+  REQUIRE(s.Release("c").ok());
   REQUIRE(s.SetNodeHealthy("n0", false).ok());
-  // n0 strands no more than n1 but is bad: an opportunistic share's fresh leaf goes to n1, the
-  // first healthy node by the rule (the whole-GPU packing alone would pick n2, beside w2).
+  // A fresh leaf on n0 or n2 fills a node the two-GPU shape no longer fits (it strands less),
+  // on n1 it breaks the only pair left. n0 is bad: the rule's node is n2, where the share goes.
   REQUIRE(Run(s, Frac("f", "VC1", -1, 300, {"G"})) == Outcome::kPlaced);
-  CHECK(NodeOf(s, "f") == "n1");
+  CHECK(NodeOf(s, "f") == "n2");
   CHECK(s.CheckInvariants().ok());
 }
 
