@@ -142,6 +142,7 @@ steps=(
   "scenarios|hived-sim|$build/sim/hived-sim scenario --skip-missing-config tests/scenarios/*.yaml"
   "unit_cellalloc|unit_cellalloc|$build/tests/unit/cellalloc/unit_cellalloc"
   "unit_scheduler|unit_scheduler|$build/tests/unit/scheduler/unit_scheduler"
+  "unit_sharing|unit_sharing|$build/tests/unit/sharing/unit_sharing"
   "oracle_scheduler|oracle_scheduler|$build/tests/unit/scheduler_oracle/oracle_scheduler"
   "property_cellalloc|property_cellalloc|$build/tests/unit/cellalloc/property_cellalloc"
   "property_scheduler_api|property_scheduler_api|$build/tests/unit/scheduler_api/property_scheduler_api"

@@ -17,7 +17,7 @@ absl::StatusOr<std::unique_ptr<LayeredScheduler>> LayeredScheduler::Create(
     const ClusterSpec& spec) {
   HIVED_ASSIGN_OR_RETURN(std::unique_ptr<SchedulerImpl> whole, SchedulerImpl::Create(spec));
   std::unique_ptr<LayeredScheduler> s(new LayeredScheduler());
-  s->sharing_ = std::make_unique<Sharing>(whole.get(), spec, whole->forest());
+  s->sharing_ = std::make_unique<Sharing>(WholeGpuCore(whole.get()), spec, whole->forest());
   s->whole_ = std::move(whole);
   return s;
 }

@@ -16,14 +16,13 @@
 //    CheckInvariants checks the core's, then Sharing's.
 //
 // The dependency points one way: the core includes nothing of Sharing or of this layer and
-// has no hook, flag or back-pointer. What Sharing needs of the core (the narrow interface,
-// all on `SchedulerImpl`): the entry points for holder groups (Schedule with a `NodeRoom`
-// and `Apply`, Allocate, Recover, Release, Unreserve, CancelPreemption, GetGroup,
-// RestoreGroup), `PreviewRecoverType`, `UsedLeaves`, `NodeHealthy`, `epoch`, the
-// cancellation notes, and `SetShields`: the reserved shares' marker (a running holder whose
-// GPUs carry a reserved share is never a victim: a decision that would take its leaves
-// waits, sharing/sharing.h invariant 8), which Sharing keeps current (`Sharing::SyncShields`)
-// before every core Schedule.
+// has no hook, flag or back-pointer. What Sharing needs of the core is a type of its own,
+// `WholeGpuCore` (src/core_for_layer.h, owned by the core): Sharing holds one, never a
+// `SchedulerImpl*`, so a new call to the core is a change to that header. Among its calls,
+// `SetShields`: the reserved shares' marker (a running holder whose GPUs carry a reserved
+// share is never a victim: a decision that would take its leaves waits, sharing/sharing.h
+// invariant 8), which Sharing keeps current (`Sharing::SyncShields`) before every core
+// Schedule.
 //
 // Invariants: those of the core (scheduler_impl.h) and of Sharing (sharing.h); and
 //  (L1) the core's shields are exactly Sharing's reserved shares per holder whenever the

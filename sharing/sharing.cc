@@ -26,7 +26,7 @@ bool IsFractional(const GroupRequest& request) {
   return false;
 }
 
-Sharing::Sharing(SchedulerImpl* whole, const ClusterSpec& spec, const cellalloc::CellForest& forest)
+Sharing::Sharing(WholeGpuCore whole, const ClusterSpec& spec, const cellalloc::CellForest& forest)
     : whole_(whole), forest_(forest) {
   const size_t nodes = static_cast<size_t>(forest.num_nodes());
   node_cpu_.assign(nodes, 0);
@@ -281,7 +281,7 @@ GroupStatus Sharing::CoreStatus(const std::string& group) const {
   // is this component's (ParseFor: a name a CPU-only group runs under already exists);
   // anything else, a holder's or a whole group's, the core's.
   if (HasGroup(group)) return Status(group);
-  return whole_->GetGroup(group);
+  return whole_.GetGroup(group);
 }
 
 }  // namespace hived

@@ -42,7 +42,8 @@
 // state change since (`pending_`, stamped with the scheduler's epoch); `Unreserve` gives
 // the shares back, unreserves the holder and releases holders left without shares.
 // `Recover` places a placement from elsewhere strictly, reopening GPUs through the
-// scheduler's `Recover` of new holders (one per chain).
+// scheduler's `Recover` of new holders (one per chain), decided first over const state (each
+// chain's leaves free, its preassigned type previewed) and then applied.
 //
 // Invariants (CheckInvariants, also cellalloc/gpu_shares.h's):
 //  (1) every open GPU is a leaf of exactly one live holder, which the scheduler runs, and
@@ -97,12 +98,11 @@
 #include "hived/schedule_result.h"
 #include "hived/state.h"
 #include "hived/status_view.h"
+#include "src/core_for_layer.h"
 #include "src/node_room.h"
 #include "src/share_choice.h"
 
 namespace hived {
-
-class SchedulerImpl;
 
 namespace internal {
 struct SavedMigLayout;  // src/persistence_json.h
@@ -123,8 +123,9 @@ bool IsHostRequest(const GroupRequest& request);
 
 class Sharing {
  public:
-  // `whole`: the core below (sharing/layered.h), which this component calls downward only.
-  Sharing(SchedulerImpl* whole, const ClusterSpec& spec, const cellalloc::CellForest& forest);
+  // `whole`: the core below (sharing/layered.h), which this component calls downward only,
+  // through the narrow interface (src/core_for_layer.h).
+  Sharing(WholeGpuCore whole, const ClusterSpec& spec, const cellalloc::CellForest& forest);
 
   // Whether this component answers the call (the layer's dispatch, sharing/layered.h).
   bool Handles(const GroupRequest& request) const;
@@ -143,7 +144,7 @@ class Sharing {
   void TranslateCancelled(std::vector<std::string>* cancelled) const;
   // Both, on a whole-GPU Schedule's result.
   void TranslateResult(ScheduleResult* result) const;
-  // Gives the core its shields (SchedulerImpl::SetShields) as this component's reserved
+  // Gives the core its shields (WholeGpuCore::SetShields) as this component's reserved
   // shares leave them: per holder, the reserved groups with shares on its GPUs (invariant 8).
   // Called before every core Schedule and after every mutation (sharing/layered.h (L1)).
   void SyncShields();
@@ -284,7 +285,7 @@ class Sharing {
   absl::StatusOr<ScheduleResult> ScheduleShares(const GroupRequest& r, Phase phase);
   absl::StatusOr<Parsed> Parse(const GroupRequest& r) const;
   // The core's Schedule of a whole group (a holder, a host group): the shields synced first,
-  // the result's holders translated (`only_placed`: SchedulerImpl::Apply::kOnlyPlaced).
+  // the result's holders translated (`only_placed`: WholeGpuCore::Apply::kOnlyPlaced).
   absl::StatusOr<ScheduleResult> ScheduleWhole(const GroupRequest& request, Phase phase,
                                                const hived::NodeRoom* room,
                                                bool only_placed = false);
@@ -423,7 +424,7 @@ class Sharing {
   // Invariant (4)'s sums: the host groups' pods added per node.
   void AddHostUse(std::vector<int64_t>* cpu, std::vector<int64_t>* memory) const;
 
-  SchedulerImpl* whole_;  // the core below (sharing/layered.h): called downward only
+  WholeGpuCore whole_;  // the core below (src/core_for_layer.h): called downward only
   // The shields last given to the core (SyncShields): per holder, its reserved sharers.
   std::map<std::string, std::vector<std::string>, std::less<>> shields_;
   const cellalloc::CellForest& forest_;

@@ -25,7 +25,7 @@ uint64_t Sharing::TypeMask(const std::vector<std::string>& types) const {
 uint64_t Sharing::CoreUsed(uint32_t node) const {
   uint64_t used = 0;
   for (CellId cell : forest_.node_cells(NodeId(node))) {
-    used += static_cast<uint64_t>(whole_->UsedLeaves(cell));
+    used += static_cast<uint64_t>(whole_.UsedLeaves(cell));
   }
   return used;
 }
@@ -93,7 +93,7 @@ CellId Sharing::PlaceStranded(const GroupRequest& r, const Parsed& p, const PodA
   uint32_t fresh_node = 0;
   for (uint32_t n = 0; n < static_cast<uint32_t>(forest_.num_nodes()); ++n) {
     const uint64_t used = CoreUsed(n);
-    if (used >= node_leaves_[n] || !whole_->NodeHealthy(NodeId(n))) continue;
+    if (used >= node_leaves_[n] || !whole_.NodeHealthy(NodeId(n))) continue;
     const double change = change_at(n, ShareChoice::kAnyFreeLeaf);
     if (change < fresh) {
       fresh = change;

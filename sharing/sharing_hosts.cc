@@ -141,7 +141,7 @@ absl::StatusOr<ScheduleResult> Sharing::ScheduleHost(const GroupRequest& r, Phas
         const auto found = taken.find(n);
         const std::pair<int64_t, int64_t> t =
             found == taken.end() ? std::pair<int64_t, int64_t>{0, 0} : found->second;
-        if (!suggested[n] || !whole_->NodeHealthy(node) ||
+        if (!suggested[n] || !whole_.NodeHealthy(node) ||
             !room(n, t.first + a.cpu, t.second + a.host_memory)) {
           continue;
         }
@@ -299,8 +299,8 @@ absl::StatusOr<AllocateInfo> Sharing::AllocateHost(const GroupRequest& r,
   AllocateInfo info;
   if (!g.cpu_only) {
     const GroupRequest core_request = Stripped(r);
-    HIVED_ASSIGN_OR_RETURN(info, recover ? whole_->Recover(core_request, placement)
-                                         : whole_->Allocate(core_request, placement));
+    HIVED_ASSIGN_OR_RETURN(info, recover ? whole_.Recover(core_request, placement)
+                                         : whole_.Allocate(core_request, placement));
   }
   for (const HostPod& p : g.pods) {
     choice_.Touch(p.node);
@@ -316,7 +316,7 @@ absl::StatusOr<AllocateInfo> Sharing::AllocateHost(const GroupRequest& r,
 absl::Status Sharing::ReleaseHost(std::string_view name) {
   auto it = host_groups_.find(name);
   if (!it->second.cpu_only) {
-    HIVED_RETURN_IF_ERROR(whole_->Release(name));
+    HIVED_RETURN_IF_ERROR(whole_.Release(name));
   }
   for (const HostPod& p : it->second.pods) {
     choice_.Touch(p.node);
@@ -333,7 +333,7 @@ absl::Status Sharing::HostNotPending(std::string_view name, bool cancel) {
     return absl::FailedPreconditionError(
         absl::StrCat("group ", ToAbsl(name), cancel ? " is not preempting" : " is not reserved"));
   }
-  return cancel ? whole_->CancelPreemption(name) : whole_->Unreserve(name);
+  return cancel ? whole_.CancelPreemption(name) : whole_.Unreserve(name);
 }
 
 void Sharing::AddHostUse(std::vector<int64_t>* cpu, std::vector<int64_t>* memory) const {
@@ -361,7 +361,7 @@ ShareChoice::NodeState Sharing::NodeStateOf(uint32_t node) const {
       if (shares_.IsOpen(CellId(leaf))) {
         s.free.push_back(cellalloc::kGpuMilli - shares_.gpu(CellId(leaf)).used_milli);
       } else {
-        s.free.push_back(whole_->UsedLeaves(CellId(leaf)) > 0 ? 0 : cellalloc::kGpuMilli);
+        s.free.push_back(whole_.UsedLeaves(CellId(leaf)) > 0 ? 0 : cellalloc::kGpuMilli);
       }
     }
   }

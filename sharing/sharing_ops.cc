@@ -31,7 +31,7 @@ absl::Status Sharing::CancelHolder(Group* g) {
   g->holder.clear();
   const GroupState state = CoreStatus(holder).state;
   if (state != GroupState::kPreempting && state != GroupState::kReserved) return absl::OkStatus();
-  return whole_->Unreserve(holder);
+  return whole_.Unreserve(holder);
 }
 
 void Sharing::Bar(const std::string& group, bool on) {
@@ -130,10 +130,9 @@ absl::StatusOr<ScheduleResult> Sharing::Schedule(const GroupRequest& r, Phase ph
   auto git = groups_.find(r.name);
   if (git != groups_.end() && git->second.stage == Stage::kPreempting &&
       !git->second.holder.empty()) {
-    Reservations& notes = whole_->cancellations();
     if (phase == Phase::kPreempting) {
-      by = notes.TakeCancelled(git->second.holder);
-    } else if (const std::string* b = notes.CancelledBy(git->second.holder)) {
+      by = whole_.TakeCancelled(git->second.holder);
+    } else if (const std::string* b = whole_.CancelledBy(git->second.holder)) {
       by = *b;
     }
   }
@@ -164,7 +163,7 @@ absl::StatusOr<ScheduleResult> Sharing::Schedule(const GroupRequest& r, Phase ph
     // The scheduler noted the holder that cancelled them; the group it placed is named.
     for (const std::string& c : result->cancelled) {
       auto cit = groups_.find(c);
-      whole_->cancellations().NoteCancelled(
+      whole_.NoteCancelled(
           cit != groups_.end() && !cit->second.holder.empty() ? cit->second.holder : c, r.name);
     }
   }
@@ -250,7 +249,7 @@ absl::StatusOr<ScheduleResult> Sharing::ScheduleShares(const GroupRequest& r, Ph
     if (phase == Phase::kPreempting) {
       Reserve(r, p, std::move(d));
     } else {
-      pending_ = Pending{r.name, r, std::move(d), whole_->epoch()};
+      pending_ = Pending{r.name, r, std::move(d), whole_.epoch()};
     }
   };
   if (fresh == 0) {

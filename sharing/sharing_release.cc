@@ -88,7 +88,7 @@ void Sharing::ReleaseHolderIfEmpty(const std::string& name) {
     leaf_use_.erase(use);
   }
   holders_.erase(it);
-  const absl::Status s = whole_->Release(name);
+  const absl::Status s = whole_.Release(name);
   HIVED_CHECK(s.ok()) << s.message();
 }
 
@@ -191,23 +191,23 @@ absl::StatusOr<ScheduleResult> Sharing::ScheduleWhole(const GroupRequest& reques
                                                       const hived::NodeRoom* room,
                                                       bool only_placed) {
   SyncShields();
-  absl::StatusOr<ScheduleResult> result = whole_->Schedule(
+  absl::StatusOr<ScheduleResult> result = whole_.Schedule(
       request, phase, room,
-      only_placed ? SchedulerImpl::Apply::kOnlyPlaced : SchedulerImpl::Apply::kAnyOutcome);
+      only_placed ? WholeGpuCore::Apply::kOnlyPlaced : WholeGpuCore::Apply::kAnyOutcome);
   if (result.ok()) TranslateResult(&*result);
   return result;
 }
 
 void Sharing::SyncShields() {
   if (reserved_ == 0 && shields_.empty()) return;  // the common case: O(1)
-  SchedulerImpl::Shields want = ReservedShields();
+  WholeGpuCore::Shields want = ReservedShields();
   if (want == shields_) return;
   shields_ = want;
-  whole_->SetShields(std::move(want));
+  whole_.SetShields(std::move(want));
 }
 
 std::map<std::string, std::vector<std::string>, std::less<>> Sharing::ReservedShields() const {
-  SchedulerImpl::Shields want;
+  WholeGpuCore::Shields want;
   if (reserved_ > 0) {
     std::vector<std::string> holders;  // of GPUs with a reserved share
     for (const auto& [name, g] : groups_) {

@@ -36,13 +36,13 @@ void Sharing::Reserve(const GroupRequest& r, const Parsed& p, Decision d) {
 
 absl::Status Sharing::AllocateHolder(const std::string& group, bool guaranteed,
                                      const GroupRequest& h, const Placement& hp) {
-  absl::StatusOr<AllocateInfo> core = whole_->Allocate(h, hp);
+  absl::StatusOr<AllocateInfo> core = whole_.Allocate(h, hp);
   if (!core.ok()) {
     return absl::Status(core.status().code(), absl::StrCat("group ", group, ": its holder ", h.name,
                                                            ": ", core.status().message()));
   }
   if (core->downgraded && guaranteed) {  // its shares would leave the VC's cells
-    HIVED_RETURN_IF_ERROR(whole_->Release(h.name));
+    HIVED_RETURN_IF_ERROR(whole_.Release(h.name));
     return absl::FailedPreconditionError(absl::StrCat(
         "group ", group, ": the VC cannot hold these leaf cells now (", core->reason, ")"));
   }
@@ -123,7 +123,7 @@ absl::StatusOr<std::optional<ScheduleResult>> Sharing::RecheckReserved(const Gro
     if (!why.empty()) break;
     const NodeId n = forest_.node(s.leaf);
     const std::string& node = forest_.node_name(n);
-    if (!whole_->NodeHealthy(n)) {
+    if (!whole_.NodeHealthy(n)) {
       why = absl::StrCat("node ", node, " is bad");
     } else if (r.suggested_nodes.has_value() &&
                std::find(r.suggested_nodes->begin(), r.suggested_nodes->end(), node) ==
@@ -154,10 +154,10 @@ absl::StatusOr<AllocateInfo> Sharing::AllocateDecided(const GroupRequest& r, con
                                                       const Placement& placement) {
   auto git = groups_.find(r.name);
   const bool decided =
-      pending_.group == r.name && pending_.epoch == whole_->epoch() &&
+      pending_.group == r.name && pending_.epoch == whole_.epoch() &&
       Reservations::RequestDifference(pending_.request, r).empty() &&
       Reservations::PlacementDifference(pending_.decision.placement, placement).empty();
-  if (!decided && pending_.group == r.name && pending_.epoch == whole_->epoch()) {
+  if (!decided && pending_.group == r.name && pending_.epoch == whole_.epoch()) {
     std::string diff = Reservations::RequestDifference(pending_.request, r);
     if (diff.empty()) {
       diff = Reservations::PlacementDifference(pending_.decision.placement, placement);
@@ -166,9 +166,8 @@ absl::StatusOr<AllocateInfo> Sharing::AllocateDecided(const GroupRequest& r, con
         absl::StrCat("group ", r.name, ": not what Schedule decided (Filtering phase): ", diff));
   }
   if (!decided && git != groups_.end()) {
-    const std::string* by = git->second.holder.empty()
-                                ? nullptr
-                                : whole_->cancellations().CancelledBy(git->second.holder);
+    const std::string* by =
+        git->second.holder.empty() ? nullptr : whole_.CancelledBy(git->second.holder);
     if (by != nullptr) {
       return absl::FailedPreconditionError(Reservations::CancelledMessage(r.name, *by));
     }
@@ -308,14 +307,17 @@ absl::StatusOr<AllocateInfo> Sharing::Recover(const GroupRequest& r, const Place
   std::vector<CellId> fresh;
   HIVED_RETURN_IF_ERROR(ResolveRecovered(r, p, placement, &pods, &fresh));
   pending_ = Pending();
-  // The GPUs not open yet: one holder per chain, recovered by the scheduler (strict).
+  // The GPUs not open yet: one holder per chain, recovered by the scheduler (strict). Decided
+  // first over const state, chain by chain: the leaves free, and for a guaranteed group the
+  // first of the VC's preassigned cell types (VC order) that the scheduler's const preview
+  // accepts (src/recovery.h PreviewBinding); then every Recover, which cannot fail.
   std::map<uint32_t, std::vector<CellId>> by_chain;
   for (CellId leaf : fresh) by_chain[forest_.chain(leaf).value()].push_back(leaf);
-  std::vector<GroupRequest> opened;
+  std::vector<std::pair<GroupRequest, Placement>> holders;
   for (const auto& [chain, leaves] : by_chain) {
     const cellalloc::ChainInfo& info = forest_.chain_info(ChainId(chain));
     GroupRequest h;
-    h.name = absl::StrCat(kHolderPrefix, next_holder_);
+    h.name = absl::StrCat(kHolderPrefix, next_holder_ + holders.size());
     h.vc = r.vc;
     h.priority = r.priority;
     h.leaf_cell_type = info.leaf_type;
@@ -327,32 +329,41 @@ absl::StatusOr<AllocateInfo> Sharing::Recover(const GroupRequest& r, const Place
       FillPlacementPod(leaf, &pod);
       hp.pods.push_back(std::move(pod));
     }
-    // A guaranteed holder's leaves need their preassigned cell types: the first of the VC's
-    // types (VC order) that the scheduler's const preview accepts (src/recovery.h
-    // PreviewBinding), then one Recover. When it accepts none, the Recover with the last type
-    // says why (a leaf in use, or the binding's reason: the holder runs downgraded and is
-    // released below, the group not recovered).
+    absl::Status failed = whole_.CheckLeavesFree(h.name, leaves);
     auto vt = vc_types_.find(r.vc);
-    if (p.guaranteed && vt != vc_types_.end() && !vt->second.empty()) {
+    if (failed.ok() && p.guaranteed && vt != vc_types_.end() && !vt->second.empty()) {
       std::string why;
-      const std::string* type = whole_->PreviewRecoverType(r.vc, leaves, vt->second, &why);
-      if (type == nullptr) type = &vt->second.back();
-      for (PodPlacement& pod : hp.pods) pod.preassigned_cell_types = {*type};
-    }
-    absl::StatusOr<AllocateInfo> core = whole_->Recover(h, hp);
-    absl::Status failed = core.status();
-    if (core.ok() && core->downgraded && p.guaranteed) {
-      opened.push_back(h);  // released below with the others
-      failed = absl::FailedPreconditionError(absl::StrCat("the VC cannot hold GPUs of chain ",
-                                                          info.name, " now (", core->reason, ")"));
+      const std::string* type = whole_.PreviewRecoverType(r.vc, leaves, vt->second, &why);
+      if (type == nullptr) {  // the holder would run downgraded: the group is not recovered
+        failed = absl::FailedPreconditionError(
+            absl::StrCat("the VC cannot hold GPUs of chain ", info.name, " now (", why, ")"));
+      } else {
+        for (PodPlacement& pod : hp.pods) pod.preassigned_cell_types = {*type};
+      }
     }
     if (!failed.ok()) {
-      for (const GroupRequest& done : opened) HIVED_CHECK(whole_->Release(done.name).ok());
       return absl::Status(failed.code(), absl::StrCat("group ", r.name,
                                                       ": reopening its GPUs: ", failed.message()));
     }
+    holders.emplace_back(std::move(h), std::move(hp));
+  }
+  // Applied. The one outcome the previews cannot rule out: `RecoverBinding` refusing a type
+  // `PreviewBinding` accepted (it also checks the chain's safety and the descent to a free
+  // virtual leaf, which the preview does not; src/recovery.h). The holders opened so far are
+  // then released and the group is not recovered: an exact const preview of the binding
+  // (safety included) is what would remove this last undo.
+  std::vector<GroupRequest> opened;
+  for (const auto& [h, hp] : holders) {
+    absl::StatusOr<AllocateInfo> core = whole_.Recover(h, hp);
+    HIVED_CHECK(core.ok()) << h.name << ": " << core.status().ToString();
+    opened.push_back(h);
+    if (core->downgraded && p.guaranteed) {
+      for (const GroupRequest& done : opened) HIVED_CHECK(whole_.Release(done.name).ok());
+      return absl::FailedPreconditionError(
+          absl::StrCat("group ", r.name, ": reopening its GPUs: the VC cannot hold GPUs of chain ",
+                       hp.chain, " now (", core->reason, ")"));
+    }
     ++next_holder_;
-    opened.push_back(std::move(h));
   }
   for (const GroupRequest& h : opened) OpenHolder(h.name, h);
   Group& g = groups_[r.name];

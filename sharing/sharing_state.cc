@@ -252,7 +252,7 @@ absl::StatusOr<AllocateInfo> Sharing::RestoreHolder(const GroupRecord& rec,
   absl::StatusOr<AllocateInfo> info;
   {
     int32_t ignored = 0;
-    info = whole_->RestoreGroup(kept, &ignored);
+    info = whole_.RestoreGroup(kept, &ignored);
   }
   if (info.ok()) OpenHolder(name, kept.request);
   return info;

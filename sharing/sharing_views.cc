@@ -86,7 +86,7 @@ absl::Status Sharing::CheckInvariants() const {
   if (absl::Status s = shares_.CheckInvariants(); !s.ok()) return s;
   if (absl::Status s = CheckMig(); !s.ok()) return s;
   // (8) and sharing/layered.h (L1): the core's shields are the reserved shares.
-  if (whole_->shields() != ReservedShields() || shields_ != whole_->shields()) {
+  if (whole_.shields() != ReservedShields() || shields_ != whole_.shields()) {
     return fail("(8) the core's shields are not the reserved shares per holder");
   }
   // (1) holders and open GPUs.

@@ -81,19 +81,25 @@ absl::StatusOr<AllocateInfo> SchedulerImpl::Recover(const GroupRequest& request,
                       notes);
 }
 
-absl::StatusOr<AllocateInfo> SchedulerImpl::AllocateFree(
-    const GroupRequest& request, const Placement& placement, const std::vector<CellId>& pleaves,
-    bool filtered, const std::vector<const std::string*>& types, const std::string& notes) {
-  for (CellId p : pleaves) {
+absl::Status SchedulerImpl::CheckLeavesFree(std::string_view group,
+                                            const std::vector<CellId>& leaves) const {
+  for (CellId p : leaves) {
     GroupId u = physical_.user(p);
     GroupId r = physical_.reserver(p);
     if (u != kNilId || r != kNilId) {
       return absl::FailedPreconditionError(absl::StrCat(
-          "group ", request.name, ": leaf cell ", forest_->leaf_index(p), " on node ",
+          "group ", ToAbsl(group), ": leaf cell ", forest_->leaf_index(p), " on node ",
           forest_->node_name(forest_->node(p)), " is ", u != kNilId ? "used" : "reserved",
           " by group ", groups_[u != kNilId ? u : r].name));
     }
   }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<AllocateInfo> SchedulerImpl::AllocateFree(
+    const GroupRequest& request, const Placement& placement, const std::vector<CellId>& pleaves,
+    bool filtered, const std::vector<const std::string*>& types, const std::string& notes) {
+  HIVED_RETURN_IF_ERROR(CheckLeavesFree(request.name, pleaves));
   const VcId vc = vclusters_.FindVc(request.vc);
   ++epoch_;
   reservations_.TakeCancelled(request.name);  // it runs now: an old cancellation is told

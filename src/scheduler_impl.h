@@ -136,6 +136,10 @@ class SchedulerImpl {
                                         std::string* reason) const;
   absl::StatusOr<AllocateInfo> Recover(const GroupRequest& request, const Placement& placement,
                                        int32_t* ignored_leaves = nullptr);
+  // The error `Recover` or `Allocate` of group `group` gives when one of `leaves` is used or
+  // reserved (naming the leaf and the group holding it), else OK. Const: the layer above
+  // checks a recovery's leaves before it changes anything.
+  absl::Status CheckLeavesFree(std::string_view group, const std::vector<CellId>& leaves) const;
   absl::Status SetNodeHealthy(std::string_view node, bool healthy);
   // Pods (src/pods.cc; scheduler.h "Pods").
   absl::StatusOr<PodAllocation> AllocatePod(const GroupRequest& request, const Placement& placement,

@@ -180,6 +180,16 @@ TEST_CASE("Recover of a fractional group reopens its GPU and is strict", "[shari
   REQUIRE(Run(*s, Whole("w", "VC1", 0, 2, "GB")) == Outcome::kPlaced);
   REQUIRE(code(Frac("x", "VC1", 0, 100, {"GB"}), at("b0", 0), "w") ==
           absl::StatusCode::kFailedPrecondition);  // a whole group's GPU
+  // Decided before anything changes: a pod on a free GA GPU and one on w's GB GPU (two
+  // chains) is refused with nothing opened for the first chain (the saved state unchanged).
+  const absl::StatusOr<std::string> before = s->SaveState();
+  REQUIRE(before.ok());
+  Placement two_chains = at("a0", 2);
+  two_chains.pods.push_back(at("b0", 0).pods[0]);
+  REQUIRE(code(Frac("x", "VC1", 0, 100, {"GA", "GB"}, 2), two_chains, "w") ==
+          absl::StatusCode::kFailedPrecondition);
+  REQUIRE(s->SaveState() == before);
+  REQUIRE(OpenLeaves(*s) == std::vector<std::string>{"a0/1:900"});
   // Two pods on one new GPU: one holder leaf, both shares.
   REQUIRE(s->Recover(Frac("two", "VC1", 0, 300, {"GA"}, 2), at("a0", 3, 2)).ok());
   REQUIRE(OpenLeaves(*s) == std::vector<std::string>{"a0/1:900", "a0/3:600"});

@@ -1,0 +1,98 @@
+// src/core_for_layer.h: the whole-GPU core as the layer above it sees it (sharing/layered.h,
+// docs/architecture.md "GPU sharing: a layer above the core"): the narrow interface, as a type.
+//
+// `Sharing` (sharing/sharing.h) holds a `WholeGpuCore`, never a `SchedulerImpl*`: what it may
+// call on the core is exactly what this class forwards, so a new call to the core is a visible
+// change to this header, which the core owns. Every member forwards inline to
+// `SchedulerImpl` (no virtual call, no state of its own):
+//  - the entry points for holder groups (the groups that open GPUs for sharing): Schedule
+//    with a `NodeRoom` and an `Apply`, Allocate, Recover, Release, Unreserve,
+//    CancelPreemption, GetGroup, RestoreGroup;
+//  - const previews that let the layer decide before it changes anything: PreviewRecoverType,
+//    CheckLeavesFree, UsedLeaves, NodeHealthy, epoch;
+//  - the cancellation notes (NoteCancelled, TakeCancelled, CancelledBy);
+//  - the shields (SetShields, shields): the reserved shares' marker, sharing/sharing.h (8).
+// See `SchedulerImpl` (src/scheduler_impl.h) for each call's contract.
+//
+// Invariant: (1) `impl_` is non-null and outlives this object (the layer owns both).
+//
+// Thread safety: as `SchedulerImpl`: not thread-safe; callers serialise.
+#ifndef HIVED_SRC_CORE_FOR_LAYER_H_
+#define HIVED_SRC_CORE_FOR_LAYER_H_
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "hived/schedule_result.h"
+#include "hived/state.h"
+#include "hived/status_view.h"
+#include "src/scheduler_impl.h"
+
+namespace hived {
+
+class WholeGpuCore {
+ public:
+  using Apply = SchedulerImpl::Apply;
+  using Shields = SchedulerImpl::Shields;
+
+  explicit WholeGpuCore(SchedulerImpl* core) : impl_(core) {}
+
+  // Holder groups.
+  absl::StatusOr<ScheduleResult> Schedule(const GroupRequest& request, Phase phase,
+                                          const NodeRoom* room, Apply apply) {
+    return impl_->Schedule(request, phase, room, apply);
+  }
+  absl::StatusOr<AllocateInfo> Allocate(const GroupRequest& request, const Placement& placement) {
+    return impl_->Allocate(request, placement);
+  }
+  absl::StatusOr<AllocateInfo> Recover(const GroupRequest& request, const Placement& placement) {
+    return impl_->Recover(request, placement);
+  }
+  absl::Status Release(std::string_view group) { return impl_->Release(group); }
+  absl::Status Unreserve(std::string_view group) { return impl_->Unreserve(group); }
+  absl::Status CancelPreemption(std::string_view group) { return impl_->CancelPreemption(group); }
+  GroupStatus GetGroup(std::string_view group) const { return impl_->GetGroup(group); }
+  absl::StatusOr<AllocateInfo> RestoreGroup(const GroupRecord& rec, int32_t* ignored_leaves) {
+    return impl_->RestoreGroup(rec, ignored_leaves);
+  }
+
+  // Const previews.
+  const std::string* PreviewRecoverType(std::string_view vc, const std::vector<CellId>& leaves,
+                                        const std::vector<std::string>& types,
+                                        std::string* reason) const {
+    return impl_->PreviewRecoverType(vc, leaves, types, reason);
+  }
+  absl::Status CheckLeavesFree(std::string_view group, const std::vector<CellId>& leaves) const {
+    return impl_->CheckLeavesFree(group, leaves);
+  }
+  int32_t UsedLeaves(CellId cell) const { return impl_->UsedLeaves(cell); }
+  bool NodeHealthy(NodeId node) const { return impl_->NodeHealthy(node); }
+  uint64_t epoch() const { return impl_->epoch(); }
+
+  // Cancellation notes (src/reservations.h).
+  void NoteCancelled(std::string_view group, std::string_view by) {
+    impl_->cancellations().NoteCancelled(group, by);
+  }
+  std::string TakeCancelled(std::string_view group) {
+    return impl_->cancellations().TakeCancelled(group);
+  }
+  const std::string* CancelledBy(std::string_view group) const {
+    return impl_->cancellations().CancelledBy(group);
+  }
+
+  // Shields.
+  void SetShields(Shields shields) { impl_->SetShields(std::move(shields)); }
+  const Shields& shields() const { return impl_->shields(); }
+
+ private:
+  SchedulerImpl* impl_;
+};
+
+}  // namespace hived
+
+#endif  // HIVED_SRC_CORE_FOR_LAYER_H_
