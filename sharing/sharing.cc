@@ -58,6 +58,10 @@ Sharing::Sharing(WholeGpuCore whole, const ClusterSpec& spec, const cellalloc::C
     }
     for (const PhysicalCellSpec& child : c->cell_children) stack.push_back(&child);
   }
+  for (size_t n = 0; n < nodes; ++n) {
+    max_node_cpu_ = std::max(max_node_cpu_, node_cpu_[n]);
+    max_node_memory_ = std::max(max_node_memory_, node_memory_[n]);
+  }
   InitMig(spec);
 }
 
@@ -102,12 +106,8 @@ absl::StatusOr<Sharing::Parsed> Sharing::Parse(const GroupRequest& r) const {
                                                      " is not shared (sharingMode: none)"));
     }
   }
-  int64_t max_cpu = 0;
-  int64_t max_memory = 0;
-  for (size_t n = 0; n < node_cpu_.size(); ++n) {
-    max_cpu = std::max(max_cpu, node_cpu_[n]);
-    max_memory = std::max(max_memory, node_memory_[n]);
-  }
+  const int64_t max_cpu = max_node_cpu_;
+  const int64_t max_memory = max_node_memory_;
   const bool mig = IsMig(r);  // its members are checked by ParseMig
   for (const GroupMember& m : r.members) {
     if (!mig && (m.gpu_milli < 1 || m.gpu_milli > kGpuMilli || m.leaf_cell_number != 1 ||

@@ -432,7 +432,9 @@ class Sharing {
   std::vector<int64_t> node_memory_;  // per node: declared host memory (0: none)
   std::vector<int64_t> node_cpu_used_;
   std::vector<int64_t> node_memory_used_;
-  bool nodes_declare_ = false;                          // some node declares CPU or memory
+  int64_t max_node_cpu_ = 0;     // the largest of node_cpu_ (a pod asking more fits nowhere)
+  int64_t max_node_memory_ = 0;  // the largest of node_memory_
+  bool nodes_declare_ = false;   // some node declares CPU or memory
   std::map<std::string, LeafCellTypeSpec> leaf_types_;  // declared sharing keys per type
   // Per VC: its preassigned cell types (the last part of each `cellType`), in VC order, once
   // each: what Recover's holders name as their leaves' preassigned cell types.

@@ -54,6 +54,13 @@ class TypeTable {
     }
     return parts;
   }
+  // The type whose child type is `type`, or "" for a top-level one (first in spec order).
+  std::string ParentOf(const std::string& type) const {
+    for (const auto& [name, t] : types_) {
+      if (t->child_cell_type == type) return name;
+    }
+    return "";
+  }
 
  private:
   std::map<std::string, const CellTypeSpec*> types_;
@@ -185,6 +192,17 @@ absl::StatusOr<VcUnits> GetVcUnits(const ClusterSpec& spec, const std::string& v
     return p.status();
   }
   const std::string chain = ChainOf(out.unit_type);
+  if (std::string parent = types.ParentOf(chain); !parent.empty()) {
+    // A VC's cell type is a path from a chain (a top-level type): `P100-NODE` alone names no
+    // chain; suggest the full path (bounded: a cyclic type table stops at its size).
+    std::string path = out.unit_type;
+    for (size_t i = 0; !parent.empty() && i < spec.cell_types.size(); ++i) {
+      path = absl::StrCat(parent, ".", path);
+      parent = types.ParentOf(parent);
+    }
+    return absl::InvalidArgumentError(absl::StrCat(
+        "cell type '", out.unit_type, "' does not start at a chain: name its path, '", path, "'"));
+  }
   if (TopCellsOf(spec, chain).empty() && types.Find(chain) == nullptr) {
     return absl::InvalidArgumentError(
         absl::StrCat("cell type '", out.unit_type, "' is not in the config"));

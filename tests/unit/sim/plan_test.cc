@@ -381,6 +381,12 @@ TEST_CASE("Plan and sweep: input checks say what is wrong (issue 31)", "[sim][pl
   r = RunSim(base + " --vc a --target 'p95_wait<=1h' --cell-type P100-NODE", tmp / "log");
   CHECK(r.exit_code == 2);
   CHECK(absl::StrContains(r.output, "'P100-NODE' is not in the config"));
+  // A type of the config that is not a chain (Philly's `P100-NODE` alone exited 1 from the
+  // first probe): a usage error naming the path to give.
+  r = RunSim(base + " --vc a --target 'p95_wait<=1h' --cell-type NODE", tmp / "log");
+  CHECK(r.exit_code == 2);
+  CHECK(
+      absl::StrContains(r.output, "'NODE' does not start at a chain: name its path, 'RACK.NODE'"));
   r = RunSim(std::string("sweep ") + kSmall + " --seeds 1-100000000000 --out " + (tmp / "s"),
              tmp / "log");
   CHECK(r.exit_code == 2);
