@@ -314,6 +314,7 @@ absl::StatusOr<AllocateInfo> Sharing::Recover(const GroupRequest& r, const Place
   std::map<uint32_t, std::vector<CellId>> by_chain;
   for (CellId leaf : fresh) by_chain[forest_.chain(leaf).value()].push_back(leaf);
   std::vector<std::pair<GroupRequest, Placement>> holders;
+  const auto vt = vc_types_.find(r.vc);  // the VC's preassigned cell types, if any
   for (const auto& [chain, leaves] : by_chain) {
     const cellalloc::ChainInfo& info = forest_.chain_info(ChainId(chain));
     GroupRequest h;
@@ -330,7 +331,6 @@ absl::StatusOr<AllocateInfo> Sharing::Recover(const GroupRequest& r, const Place
       hp.pods.push_back(std::move(pod));
     }
     absl::Status failed = whole_.CheckLeavesFree(h.name, leaves);
-    auto vt = vc_types_.find(r.vc);
     if (failed.ok() && p.guaranteed && vt != vc_types_.end() && !vt->second.empty()) {
       std::string why;
       const std::string* type = whole_.PreviewRecoverType(r.vc, leaves, vt->second, &why);
