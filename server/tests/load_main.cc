@@ -6,13 +6,19 @@
 //
 // Usage: hived-extender-load [--config <yaml>] [--clients 64] [--requests 100] [--seed 1]
 //                            [--threads <clients + 4>] [--spec-cache 4096]
-//                            [--inspect-every <ms>] [--client-nice <0..19>]
+//                            [--inspect-every <ms>] [--client-nice <0..19>] [--rate <filters/s>]
 //        hived-extender-load --recovery <racks>   (recovery time of a full cluster)
 // --threads: the server's pool (a keep-alive connection holds a pool thread while open);
 // --spec-cache: `ExtenderOptions::spec_cache_entries` (0: every filter parses its spec);
 // --inspect-every: one more client polls /v1/inspect/clusterstatus every <ms> during the run;
 // --client-nice: the client threads' nice value (the server's threads keep 0), to tell the
-// load generator's share of the 2 cores from the server's.
+// load generator's share of the 2 cores from the server's;
+// --rate: open loop. Without it each client sends its next filter as soon as the last is
+// answered (closed loop: with N clients the mean latency is N / throughput, Little's law, so
+// 64 clients at 8,000 filters/s wait 8 ms on average whatever the server does). With it the
+// clients together offer <filters/s>, request k of the run due at start + k / rate (client
+// k mod N sends it), and a latency is measured from when the request was due, not when it
+// was sent, so a server that falls behind is charged for the backlog (no coordinated omission).
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -140,6 +146,7 @@ int main(int argc, char** argv) {
   int spec_cache = 4096;
   int inspect_every_ms = 0;
   int client_nice = 0;
+  double rate = 0;  // offered filters/s for the whole run; 0: closed loop
   for (int i = 1; i + 1 < argc; i += 2) {
     std::string a = argv[i];
     if (a == "--config") {
@@ -160,6 +167,8 @@ int main(int argc, char** argv) {
       inspect_every_ms = std::atoi(argv[i + 1]);
     } else if (a == "--client-nice") {
       client_nice = std::atoi(argv[i + 1]);
+    } else if (a == "--rate") {
+      rate = std::atof(argv[i + 1]);
     } else {
       std::fprintf(stderr, "unknown argument %s\n", argv[i]);
       return 2;
@@ -167,10 +176,11 @@ int main(int argc, char** argv) {
   }
   if (clients <= 0 || requests <= 0 || clients > 1024 || requests > 100000 || recovery_racks < 0 ||
       recovery_racks > 100000 || threads_arg < 0 || threads_arg > 4096 || spec_cache < 0 ||
-      inspect_every_ms < 0 || client_nice < 0 || client_nice > 19) {
+      inspect_every_ms < 0 || client_nice < 0 || client_nice > 19 || !(rate >= 0) || rate > 1e7) {
     std::fprintf(stderr,
                  "want 1..1024 clients, 1..100000 requests each, 0..100000 racks, 0..4096 "
-                 "threads, a spec cache >= 0, --inspect-every >= 0, --client-nice 0..19\n");
+                 "threads, a spec cache >= 0, --inspect-every >= 0, --client-nice 0..19, "
+                 "--rate 0..10000000 filters/s\n");
     return 2;
   }
   auto spec = hived::LoadClusterSpecFile(config);
@@ -216,6 +226,7 @@ int main(int argc, char** argv) {
   }
   std::vector<std::vector<double>> latencies(static_cast<size_t>(clients));
   std::atomic<int64_t> placed{0}, waiting{0}, errors{0};
+  std::string first_error;  // written by the client whose error is the first counted
   // Each client opens its keep-alive connection first (as kube-scheduler keeps one); the
   // clock starts when all are connected.
   std::atomic<int> connected{0};
@@ -234,14 +245,27 @@ int main(int argc, char** argv) {
       if (!client.Get("/healthz")) ++errors;
       ++connected;
       while (!go.load()) std::this_thread::yield();
-      for (const std::string& body : bodies[static_cast<size_t>(c)]) {
+      const std::vector<std::string>& mine = bodies[static_cast<size_t>(c)];
+      for (size_t r = 0; r < mine.size(); ++r) {
+        const std::string& body = mine[r];
         auto t0 = std::chrono::steady_clock::now();
+        if (rate > 0) {
+          // Open loop: due at start + k / rate for this client's k-th share of the run.
+          const double k = static_cast<double>(r) * clients + c;
+          t0 = start + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                           std::chrono::duration<double>(k / rate));
+          std::this_thread::sleep_until(t0);
+        }
         auto res = client.Post("/v1/extender/filter", body, "application/json");
         auto t1 = std::chrono::steady_clock::now();
         latencies[static_cast<size_t>(c)].push_back(
             std::chrono::duration<double, std::milli>(t1 - t0).count());
         if (!res || res->status != 200) {
-          ++errors;
+          if (errors.fetch_add(1) == 0) {
+            first_error =
+                res ? "HTTP " + std::to_string(res->status) + ": " + res->body.substr(0, 200)
+                    : "no response: " + httplib::to_string(res.error());
+          }
         } else if (res->body.find("\"NodeNames\":[\"") != std::string::npos) {
           ++placed;
         } else {
@@ -288,13 +312,19 @@ int main(int argc, char** argv) {
     return all[std::min(all.size() - 1, static_cast<size_t>(p * static_cast<double>(all.size())))];
   };
   std::printf(
-      "hived-extender-load: %d clients x %d filters on %s\n"
+      "hived-extender-load: %d clients x %d filters on %s, %s\n"
       "  %zu filters in %.3f s: %.0f filters/s\n"
       "  latency ms: p50 %.3f  p90 %.3f  p99 %.3f  max %.3f\n"
       "  outcomes: %lld placed, %lld waiting, %lld errors\n",
-      clients, requests, config.c_str(), all.size(), wall, static_cast<double>(all.size()) / wall,
-      pct(0.50), pct(0.90), pct(0.99), all.back(), static_cast<long long>(placed.load()),
-      static_cast<long long>(waiting.load()), static_cast<long long>(errors.load()));
+      clients, requests, config.c_str(),
+      rate > 0 ? ("open loop, offered " + std::to_string(static_cast<long long>(rate)) +
+                  " filters/s (latency from each request's due time)")
+                     .c_str()
+               : "closed loop (each client sends when answered)",
+      all.size(), wall, static_cast<double>(all.size()) / wall, pct(0.50), pct(0.90), pct(0.99),
+      all.back(), static_cast<long long>(placed.load()), static_cast<long long>(waiting.load()),
+      static_cast<long long>(errors.load()));
+  if (!first_error.empty()) std::printf("  first error: %s\n", first_error.c_str());
   std::printf("  server pool %d threads, spec cache %d entries, client nice %d\n", pool, spec_cache,
               client_nice);
   if (!inspect_ms.empty()) {
