@@ -18,7 +18,23 @@
 #include <cstdio>
 #include <cstdlib>
 
+// True in a build with AddressSanitizer or ThreadSanitizer, where a random step costs about
+// ten times as much: the slowest walks run fewer seeds there (the Debug build runs them all).
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define HIVED_TESTS_SANITIZED 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+#define HIVED_TESTS_SANITIZED 1
+#endif
+#endif
+
 namespace hived::testing {
+
+#ifdef HIVED_TESTS_SANITIZED
+inline constexpr bool kSanitizedBuild = true;
+#else
+inline constexpr bool kSanitizedBuild = false;
+#endif
 
 // The value of environment variable `name` as an integer >= `min`, or `fallback` when unset.
 inline int64_t EnvKnob(const char* name, int64_t fallback, int64_t min) {
