@@ -170,6 +170,7 @@ struct VcSureness {
   int64_t met = 0;                            // resamples in which the VC meets the target
   int64_t n = 0;                              // resamples replayed
   std::vector<std::optional<double>> values;  // the metric in each resample (none: absent)
+  std::vector<int64_t> missed_seeds;          // the seeds of the resamples that miss
 };
 
 // `fixed_args` for resample `seed`: its --seed replaced, and --bootstrap=UNIT added unless

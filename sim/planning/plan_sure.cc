@@ -13,6 +13,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "hived/config.h"
 #include "sim/planning/plan_output.h"
 #include "sim/planning/plan_search.h"
@@ -108,12 +109,13 @@ absl::StatusOr<std::vector<VcSureness>> ReplayResamples(PlanContext* ctx,
   for (const std::string& vc : vcs) {
     VcSureness s;
     s.vc = vc;
-    for (const ChildRun& c : children) {
+    for (size_t i = 0; i < children.size(); ++i) {
       PlanProbe p;
-      p.dir = c.dir;
+      p.dir = children[i].dir;
       if (absl::Status st = ReadProbe(ctx, vc, &p); !st.ok()) return st;
       s.values.push_back(p.value);
       s.met += p.meets ? 1 : 0;
+      if (!p.meets) s.missed_seeds.push_back(seed + 1 + static_cast<int64_t>(i));
       ++s.n;
     }
     out.push_back(std::move(s));
@@ -168,10 +170,16 @@ std::string SurenessReport(const PlanContext& ctx, const std::vector<VcSureness>
                           : s.met * 20 >= s.n * 19 ? "95% sure"
                                                    : "NOT 95% sure");
   }
+  for (const VcSureness& s : sure) {
+    if (s.missed_seeds.empty()) continue;
+    absl::StrAppend(&out, "  ", s.vc, " misses with seed(s) ", absl::StrJoin(s.missed_seeds, ", "),
+                    "\n");
+  }
   if (any_unsure) {
-    out +=
-        "  a VC that misses in some resamples needs more to be sure: plan it on one of "
-        "them (--bootstrap days --seed S) or aim lower\n";
+    absl::StrAppend(&out,
+                    "  a VC that misses in some resamples needs more to be sure: plan it on one "
+                    "of them (--bootstrap ",
+                    unit, " --seed S) or aim lower\n");
   }
   return out;
 }

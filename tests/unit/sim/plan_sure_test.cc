@@ -78,6 +78,9 @@ TEST_CASE("Plan: --all-vcs --resamples says how sure each VC's size is (issue 31
   CHECK_FALSE(absl::StrContains(old_line, "8 of 8"));
   CHECK(absl::StrContains(old_line, "0.500 h  NOT 95% sure"));
   CHECK(absl::StrContains(r.output, "needs more to be sure"));
+  // Which resample misses, so it can be planned on (--bootstrap days --seed S).
+  CHECK(absl::StrContains(r.output, "  old misses with seed(s) "));
+  CHECK_FALSE(absl::StrContains(r.output, "  fast misses"));
   const std::string md = ReadAll(tmp / "p/report.md");
   CHECK(absl::StrContains(md, "| meets in resamples; 95% level |"));
   CHECK(absl::StrContains(md, " 8 of 8 (100%); 95%: 0.000 h |"));
