@@ -1,6 +1,8 @@
 // How sure a plan's sizes are (issue 31 item 4): `plan --resamples N` replays the sized config
 // on N resampled traces (a block bootstrap over days) and reports per VC the share meeting
 // the target.
+#include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <optional>
 #include <string>
@@ -108,6 +110,28 @@ TEST_CASE("Plan: --all-vcs --resamples says how sure each VC's size is (issue 31
   CHECK(RunSim(cmd + (tmp / "x") + " --resample-by months", tmp / "log").exit_code == 2);
   CHECK(RunSim(cmd + (tmp / "x") + " --resample-by jobs --bootstrap days", tmp / "log").exit_code ==
         2);
+}
+
+TEST_CASE("Plan chart: values spanning far past the target go on a log axis (issue 31)",
+          "[sim][planning][unit]") {
+  if (std::system("gnuplot --version >/dev/null 2>&1") != 0) return;  // charts need gnuplot
+  TempDir tmp("plan-log");
+  const std::string cmd =
+      "plan --config tests/testdata/planning/small.yaml --trace "
+      "tests/testdata/planning/small-trace.csv --vc a --min-jobs 1 --out ";
+  // VC a's p95 goes from 5 h (1 node) to 0 (6 nodes): 300 x a 1-min target, a log axis with
+  // the zeros at the floor (target / 100), said on the chart.
+  REQUIRE(RunSim(cmd + (tmp / "log") + " --target 'p95_wait<=1m'", tmp / "out").exit_code == 0);
+  const std::string log_gp = ReadAll(tmp / "log/plan-a.gp");
+  CHECK(absl::StrContains(log_gp, "set logscale y\nset yrange [0.000166667:*]"));
+  CHECK(absl::StrContains(log_gp, "log scale; values below target/100 drawn at it"));
+  CHECK(absl::StrContains(ReadAll(tmp / "log/plan-a.dat"), "6 0.000166667 1\n"));
+  CHECK(std::filesystem::exists(tmp / "log/plan-a.png"));
+  // 5 h against a 1-h target: a linear axis from 0.
+  REQUIRE(RunSim(cmd + (tmp / "lin") + " --target 'p95_wait<=1h'", tmp / "out").exit_code == 0);
+  const std::string lin_gp = ReadAll(tmp / "lin/plan-a.gp");
+  CHECK_FALSE(absl::StrContains(lin_gp, "logscale"));
+  CHECK(absl::StrContains(lin_gp, "set yrange [0:*]"));
 }
 
 }  // namespace
