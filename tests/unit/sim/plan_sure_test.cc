@@ -134,5 +134,33 @@ TEST_CASE("Plan chart: values spanning far past the target go on a log axis (iss
   CHECK(absl::StrContains(lin_gp, "set yrange [0:*]"));
 }
 
+TEST_CASE("Compare chart: a VC dwarfing the rest puts the bars on a log axis (issue 31)",
+          "[sim][planning][unit]") {
+  if (std::system("gnuplot --version >/dev/null 2>&1") != 0) return;  // charts need gnuplot
+  TempDir tmp("compare-log");
+  // VC a: six 1-h jobs on one node, a mean wait of 2.5 h; VC b: two 10-s jobs on its node,
+  // a mean wait of 5 s: 1800x apart.
+  {
+    std::ofstream t(tmp / "t.csv");
+    t << "job_id,submit_time,vc,priority,pods,gpus_per_pod,gpu_type,duration\n";
+    for (int i = 0; i < 6; ++i) t << "a" << i << ",0,a,0,1,2,,3600\n";
+    for (int i = 0; i < 2; ++i) t << "b" << i << ",0,b,0,1,2,,10\n";
+  }
+  REQUIRE(RunSim("run --config tests/testdata/planning/small.yaml --quiet --baseline none "
+                 "--trace " +
+                     (tmp / "t.csv") + " --out " + (tmp / "r"),
+                 tmp / "log")
+              .exit_code == 0);
+  const testing::SimResult r = RunSim("compare --label x " + (tmp / "r") + " --label y " +
+                                          (tmp / "r") + " --out " + (tmp / "charts"),
+                                      tmp / "log");
+  INFO(r.output);
+  REQUIRE(r.exit_code == 0);
+  const std::string gp = ReadAll(tmp / "charts/mean_wait_by_vc.gp");
+  CHECK(absl::StrContains(gp, "set logscale y"));
+  CHECK(absl::StrContains(gp, "log scale (one VC dwarfs the rest)"));
+  CHECK(std::filesystem::exists(tmp / "charts/mean_wait_by_vc.png"));
+}
+
 }  // namespace
 }  // namespace hived::sim
