@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
+#include <ctime>
 #include <filesystem>
 #include <map>
 #include <optional>
@@ -49,8 +51,8 @@ int Fail(absl::string_view message) {
 int PlanCommand(int argc, char** argv) {
   std::string config, trace, format = "hived", vc, add_vc, target_text, cell_type, out = "plan-out";
   std::string policy(PolicyKindName(PolicyKind::kHived)), queue = "fifo", run_args;
-  std::string price_text, speed_text, try_types;
-  int64_t jobs = DefaultJobs(), min_size = 1, max_size = 0, seed = 1, min_jobs = 20;
+  std::string price_text, speed_text, try_types, resample_by;
+  int64_t jobs = DefaultJobs(), min_size = 1, max_size = 0, seed = 1, min_jobs = 20, resamples = 0;
   double load_scale = 1;
   bool all_vcs = false, resume = false, one_by_one = false;
   TraceTransformFlags transform_flags;
@@ -106,6 +108,11 @@ int PlanCommand(int argc, char** argv) {
   p.String("try-types", &try_types, "PATH,...",
            "with --vc: plan the VC on each cell type path (moved there, sized in its cells) "
            "and keep the cheapest that meets the target");
+  p.Int("resamples", &resamples,
+        "how sure: replay the sized config on N resampled traces (seeds seed+1..seed+N) and "
+        "report per VC the share meeting the target (default 0: none)");
+  p.String("resample-by", &resample_by, "days|weeks|jobs",
+           "--resamples' block bootstrap (default: --bootstrap's unit, else days)");
   RegisterTraceTransformFlags(&p, &transform_flags);
   std::vector<std::string> args;
   if (int code = p.Parse(argc, argv, &args); code >= 0) return code;
@@ -120,10 +127,24 @@ int PlanCommand(int argc, char** argv) {
     return p.UsageError("give exactly one of --vc NAME, --add-vc NAME and --all-vcs");
   }
   if (target_text.empty()) return p.UsageError("--target is required");
+  // sized.yaml's date: SOURCE_DATE_EPOCH when set (reproducible outputs), else now.
+  const absl::StatusOr<std::string> date =
+      PlanDate(std::getenv("SOURCE_DATE_EPOCH"), static_cast<int64_t>(std::time(nullptr)));
+  if (!date.ok()) return p.UsageError(date.status().message());
   absl::StatusOr<PlanTarget> target = ParsePlanTarget(target_text);
   if (!target.ok()) return p.UsageError(target.status().message());
   if (jobs < 1 || jobs > 4096) return p.UsageError("--jobs must be 1..4096");
   if (min_jobs < 0) return p.UsageError("--min-jobs must be >= 0");
+  if (resamples < 0 || resamples > 10000) return p.UsageError("--resamples must be 0..10000");
+  if (resample_by.empty()) {
+    resample_by = transform_flags.bootstrap.empty() ? "days" : transform_flags.bootstrap;
+  }
+  if (resample_by != "days" && resample_by != "weeks" && resample_by != "jobs") {
+    return p.UsageError(absl::StrCat("--resample-by ", resample_by, ": days, weeks or jobs"));
+  }
+  if (!transform_flags.bootstrap.empty() && resample_by != transform_flags.bootstrap) {
+    return p.UsageError("--resample-by differs from --bootstrap: give one unit");
+  }
   if (!(load_scale > 0) || !std::isfinite(load_scale) || load_scale > 1e6) {
     return p.UsageError(absl::StrCat("--load-scale ", load_scale,
                                      ": must be a number > 0 (1.5 = 1.5x the arrivals)"));
@@ -285,7 +306,7 @@ int PlanCommand(int argc, char** argv) {
   std::string csv = "vc,size,gpus,metric,value,rejected,meets,chosen\n";
   ClusterSpec sized = ctx.base;
   bool all_met = true;
-  std::vector<std::string> skipped, results;
+  std::vector<std::string> skipped, results, sized_vcs;
   std::vector<PlanMdRow> md_rows;
   std::string heat_source;  // the jobs.csv the wait heatmaps are drawn from
   // --try-types: the VC planned on each type; the cheapest meeting is the plan kept.
@@ -344,7 +365,8 @@ int PlanCommand(int argc, char** argv) {
       std::fflush(stdout);
       report += section + "\n";
       skipped.push_back(name);
-      md_rows.push_back({name, "", "", absl::StrCat("skipped: ", plan->jobs, " jobs"), "", "", ""});
+      md_rows.push_back(
+          {name, "", "", absl::StrCat("skipped: ", plan->jobs, " jobs"), "", "", "", ""});
       continue;
     }
     const std::string section =
@@ -374,6 +396,7 @@ int PlanCommand(int argc, char** argv) {
                                      plan->current.units, " ", plan->current.unit_type));
       continue;
     }
+    sized_vcs.push_back(name);
     results.push_back(absl::StrCat("VC ", name, ": ", *plan->chosen, " ", plan->current.unit_type,
                                    ctx.new_vcs.count(name) > 0
                                        ? std::string(" (new)")
@@ -398,7 +421,7 @@ int PlanCommand(int argc, char** argv) {
   std::string trace_bytes;
   if (absl::Status s = ReadFileToString(trace, &trace_bytes); !s.ok()) return Fail(s.message());
   const std::string header =
-      SizedHeader(command, ctx, trace_bytes, results, price_text, speed_text, skipped);
+      SizedHeader(command, *date, ctx, trace_bytes, results, price_text, speed_text, skipped);
   std::string input_text;
   (void)ReadFileToString(config, &input_text);  // unreadable: no comments to keep
   for (absl::Status s : {WriteFileAtomically(sized_path, SizedYamlText(header, input_text, sized)),
@@ -406,42 +429,20 @@ int PlanCommand(int argc, char** argv) {
     if (!s.ok()) return Fail(s.message());
   }
   if (all_vcs) {
-    // One replay of the whole sized config: each VC was sized with the others unchanged.
-    const fs::path dir = ctx.out / "confirm";
-    ChildRun c;
-    c.args = {"run", "--trace", ctx.trace, "--format", ctx.format, "--quiet"};
-    c.args.insert(c.args.end(), ctx.fixed_args.begin(), ctx.fixed_args.end());
-    c.args.insert(c.args.end(), {"--config", sized_path, "--out", (dir / "out").string()});
-    c.dir = dir.string();
-    c.label = "the confirmation replay of the sized config";
-    std::string confirm = "confirmation replay of the sized config (every VC at its size):\n";
-    bool dependent = false;
-    if (absl::Status s = RunChildren(ctx.exe, {c}, 1, "confirm"); !s.ok()) return Fail(s.message());
-    for (const std::string& name : vcs) {
-      if (std::find(skipped.begin(), skipped.end(), name) != skipped.end()) continue;
-      PlanProbe probe;
-      probe.dir = dir.string();
-      if (absl::Status s = ReadProbe(&ctx, name, &probe); !s.ok()) return Fail(s.message());
-      absl::StrAppend(&confirm, "  ", name, ": ", ctx.resolved_metric, " = ",
-                      probe.value ? ShowValue(ctx.resolved_metric, *probe.value) : "-",
-                      probe.meets ? " (meets)" : " (MISSES the target)");
-      if (auto it = joint_plans.find(name);
-          it != joint_plans.end() && it->second.chosen &&
-          it->second.probes.count(*it->second.chosen) > 0 &&
-          it->second.probes.at(*it->second.chosen).value != probe.value) {
-        absl::StrAppend(&confirm, " (differs from its probe)");
-        dependent = true;
-      }
-      absl::StrAppend(&confirm, "\n");
-      all_met &= probe.meets;
-    }
-    if (dependent) {
-      absl::StrAppend(&confirm,
-                      "warning: the VCs were sized in joint rounds, which assumes a VC's metric "
-                      "depends only on its own size; here it does not: rerun with --one-by-one\n");
-    }
-    std::fputs(confirm.c_str(), stdout);
-    report += confirm;
+    absl::StatusOr<std::string> confirm =
+        ConfirmSized(&ctx, sized_path, vcs, skipped, joint_plans, &all_met);
+    if (!confirm.ok()) return Fail(confirm.status().message());
+    std::fputs(confirm->c_str(), stdout);
+    report += *confirm;
+  }
+  // --resamples: how sure each sized VC's answer is, over resampled traces.
+  if (absl::StatusOr<std::string> sure =
+          ResampleSection(&ctx, sized, sized_vcs, resamples, resample_by, seed, &md_rows);
+      !sure.ok()) {
+    return Fail(sure.status().message());
+  } else {
+    std::fputs(sure->c_str(), stdout);
+    report += *sure;
   }
   std::string tail =
       absl::StrCat("sized config: ", sized_path, " (validates; replay it with `hived-sim run`)\n");

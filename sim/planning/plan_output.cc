@@ -1,6 +1,8 @@
 #include "sim/planning/plan_output.h"
 
+#include <algorithm>
 #include <cstdio>
+#include <ctime>
 #include <filesystem>
 #include <map>
 #include <optional>
@@ -116,12 +118,17 @@ std::string InputComments(const std::string& config_text) {
 absl::Status WriteReportMd(const std::string& dir, const std::string& command,
                            const std::string& target, const std::vector<PlanMdRow>& rows,
                            const std::vector<std::string>& vcs, const std::string& report_txt) {
+  // The "how sure" column only when the plan resampled the trace (--resamples).
+  const bool sure =
+      std::any_of(rows.begin(), rows.end(), [](const PlanMdRow& r) { return !r.sure.empty(); });
   std::string md = absl::StrCat("# Plan: ", target, "\n\n```\n", command, "\n```\n\n",
-                                "| VC | sized in | now | chosen | GPUs | metric there | cost |\n",
-                                "|---|---|---|---|---|---|---|\n");
+                                "| VC | sized in | now | chosen | GPUs | metric there | cost |",
+                                sure ? " meets in resamples; 95% level |\n" : "\n",
+                                "|---|---|---|---|---|---|---|", sure ? "---|\n" : "\n");
   for (const PlanMdRow& r : rows) {
     absl::StrAppend(&md, "| `", r.vc, "` | ", r.unit_type, " | ", r.now, " | ", r.chosen, " | ",
-                    r.gpus, " | ", r.value, " | ", r.cost.empty() ? "–" : r.cost, " |\n");
+                    r.gpus, " | ", r.value, " | ", r.cost.empty() ? "–" : r.cost, " |",
+                    sure ? absl::StrCat(" ", r.sure.empty() ? "–" : r.sure, " |") : "", "\n");
   }
   md += "\nThe sized config is `sized.yaml` beside this file; every probe is in `report.csv`.\n";
   for (const std::string& vc : vcs) {
@@ -139,7 +146,8 @@ absl::Status WriteReportMd(const std::string& dir, const std::string& command,
 
 PlanMdRow MdRow(const PlanContext& ctx, const CostModel& cost, const VcPlan& plan) {
   PlanMdRow r{
-      plan.vc, plan.current.unit_type, absl::StrCat(plan.current.units), "none meets", "", "", ""};
+      plan.vc, plan.current.unit_type, absl::StrCat(plan.current.units), "none meets", "", "", "",
+      ""};
   if (!plan.chosen) return r;
   const int64_t gpus = *plan.chosen * plan.leaves_per_unit;
   r.chosen = absl::StrCat(*plan.chosen);
@@ -206,12 +214,33 @@ std::string Fnv1a64Hex(absl::string_view bytes) {
   return absl::StrFormat("%016x", h);
 }
 
-std::string SizedHeader(const std::string& command, const PlanContext& ctx,
+absl::StatusOr<std::string> PlanDate(const char* source_date_epoch, int64_t now) {
+  int64_t t = now;
+  if (source_date_epoch != nullptr) {
+    const std::optional<int64_t> v = ParseInt(source_date_epoch);
+    // Up to the year 9999, so the date keeps its four-digit year.
+    if (!v || *v < 0 || *v > int64_t{253402300799}) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("SOURCE_DATE_EPOCH '", source_date_epoch,
+                       "' is not a number of seconds since 1970-01-01 UTC (0..253402300799); "
+                       "unset it for the current date"));
+    }
+    t = *v;
+  }
+  const std::time_t tt = static_cast<std::time_t>(t);
+  std::tm tm{};
+  gmtime_r(&tt, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return std::string(buf);
+}
+
+std::string SizedHeader(const std::string& command, const std::string& date, const PlanContext& ctx,
                         absl::string_view trace_bytes, const std::vector<std::string>& results,
                         const std::string& price_text, const std::string& speed_text,
                         const std::vector<std::string>& skipped) {
   std::string header =
-      absl::StrCat("# Sized by: ", command, "\n# Trace: ", ctx.trace, " (",
+      absl::StrCat("# Sized by: ", command, "\n# Date: ", date, "\n# Trace: ", ctx.trace, " (",
                    ctx.format.empty() ? "hived" : ctx.format, "), ", trace_bytes.size(),
                    " bytes, FNV-1a 64 ", Fnv1a64Hex(trace_bytes), "\n# Target: ", ctx.target.text,
                    " (metric ", ctx.resolved_metric, ")\n");

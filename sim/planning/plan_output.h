@@ -10,6 +10,7 @@
 #ifndef HIVED_SIM_PLANNING_PLAN_OUTPUT_H_
 #define HIVED_SIM_PLANNING_PLAN_OUTPUT_H_
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -23,6 +24,7 @@ namespace hived::sim {
 // One row of report.md's table.
 struct PlanMdRow {
   std::string vc, unit_type, now, chosen, gpus, value, cost;
+  std::string sure;  // `plan --resamples`: "7 of 10 (70%); 95%: 1.2 h"
 };
 
 struct PlanContext;
@@ -74,10 +76,16 @@ std::string PlanCommandLine(int argc, char** argv);
 // FNV-1a (64-bit) of `bytes`, as 16 hex digits: identifies the trace a plan was made from.
 std::string Fnv1a64Hex(absl::string_view bytes);
 
-// sized.yaml's header: how it was made (`command`, date-free so the same command gives the
-// same file), the trace (ctx.trace, its size and Fnv1a64Hex of `trace_bytes`), the target,
-// the VCs' `results`, prices, speeds and the VCs skipped.
-std::string SizedHeader(const std::string& command, const PlanContext& ctx,
+// The date in sized.yaml's header, reproducible-builds style: SOURCE_DATE_EPOCH (its value,
+// `source_date_epoch`, or null when unset: then `now`, seconds since the epoch) as UTC ISO
+// 8601, "2026-12-05T11:20:47Z". kInvalidArgument for a value that is not a whole number of
+// seconds in 0..253402300799 (the spec says to fail rather than guess).
+absl::StatusOr<std::string> PlanDate(const char* source_date_epoch, int64_t now);
+
+// sized.yaml's header: how it was made (`command`, `date` from PlanDate), the trace
+// (ctx.trace, its size and Fnv1a64Hex of `trace_bytes`), the target, the VCs' `results`,
+// prices, speeds and the VCs skipped.
+std::string SizedHeader(const std::string& command, const std::string& date, const PlanContext& ctx,
                         absl::string_view trace_bytes, const std::vector<std::string>& results,
                         const std::string& price_text, const std::string& speed_text,
                         const std::vector<std::string>& skipped);

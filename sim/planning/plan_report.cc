@@ -99,14 +99,21 @@ void PlanChart(const PlanContext& ctx, const VcPlan& plan) {
   }
   std::string script = absl::StrCat(
       "set terminal pngcairo size 800,500\nset output ", GnuplotQuote(name + ".png"), "\n",
-      "set title ", GnuplotQuote(absl::StrCat("VC ", plan.vc, ": ", ctx.target.text)), "\n",
-      "set xlabel ", GnuplotQuote(absl::StrCat("size (", plan.current.unit_type, " cells)")), "\n",
-      "set ylabel ", GnuplotQuote(absl::StrCat(ctx.resolved_metric, hours ? " (hours)" : "")), "\n",
-      "set termoption noenhanced\nset key top right\nset grid\n",
-      log_axis ? absl::StrCat("set logscale y\nset yrange [", floor * k,
-                              ":*]\nset label 'log scale; values below target/100 drawn at it' "
-                              "at graph 0.02, graph 0.04\n")
-               : std::string("set yrange [0:*]\n"),
+      // The log axis's note goes in a second title line: inside the plot it ran into the
+      // points at the floor.
+      "set title ",
+      GnuplotQuote(absl::StrCat("VC ", plan.vc, ": ", ctx.target.text,
+                                log_axis ? "\\nlog scale; values below target/100 drawn at "
+                                           "target/100"
+                                         : "")),
+      "\n", "set xlabel ", GnuplotQuote(absl::StrCat("size (", plan.current.unit_type, " cells)")),
+      "\n", "set ylabel ", GnuplotQuote(absl::StrCat(ctx.resolved_metric, hours ? " (hours)" : "")),
+      "\n", "set termoption noenhanced\nset key top right\nset grid\n",
+      // The floor a third of the way up the lowest decade, so points on it are not cut by
+      // the axis.
+      log_axis
+          ? absl::StrCat("set logscale y\nset format y '%g'\nset yrange [", floor * k / 3, ":*]\n")
+          : std::string("set yrange [0:*]\n"),
       "set offsets graph 0.03, graph 0.03, graph 0.08, 0\n",
       plan.probes.rbegin()->first - plan.probes.begin()->first <= 20 ? "set xtics 1\n" : "");
   if (plan.chosen) {

@@ -20,6 +20,7 @@
 #include "sim/cluster/spec_edit.h"
 #include "sim/common/flags.h"
 #include "sim/planning/plan.h"
+#include "sim/planning/plan_output.h"
 #include "sim/planning/sweep_runner.h"
 #include "sim/trace/trace_transform.h"
 
@@ -150,6 +151,61 @@ void PlanChart(const PlanContext& ctx, const VcPlan& plan);
 
 // The VC's rows of report.csv.
 std::string ReportCsvRows(const PlanContext& ctx, const VcPlan& plan);
+
+// `plan --all-vcs`'s confirmation replay: the whole sized config (`sized_path`) replayed
+// once, and each VC of `vcs` but the `skipped` read against the target (*all_met cleared
+// when one misses); a VC whose value differs from its joint-round probe at the chosen size
+// (`joint_plans`) is marked, with a warning to rerun with --one-by-one. Returns the report's
+// section. Errors: the replay fails or lacks a VC.
+absl::StatusOr<std::string> ConfirmSized(PlanContext* ctx, const std::string& sized_path,
+                                         const std::vector<std::string>& vcs,
+                                         const std::vector<std::string>& skipped,
+                                         const std::map<std::string, VcPlan>& joint_plans,
+                                         bool* all_met);
+
+// How sure a plan is (`plan --resamples N`): a VC's metric at its sized size over N
+// resampled traces.
+struct VcSureness {
+  std::string vc;
+  int64_t met = 0;                            // resamples in which the VC meets the target
+  int64_t n = 0;                              // resamples replayed
+  std::vector<std::optional<double>> values;  // the metric in each resample (none: absent)
+  std::vector<int64_t> missed_seeds;          // the seeds of the resamples that miss
+};
+
+// `fixed_args` for resample `seed`: its --seed replaced, and --bootstrap=UNIT added unless
+// the args already resample (then their unit is kept).
+std::vector<std::string> ResampleArgs(const std::vector<std::string>& fixed_args,
+                                      const std::string& unit, int64_t seed);
+
+// Replays `sized_config` (a config text) on resampled traces seed + 1 .. seed + resamples
+// (`--bootstrap UNIT`, ResampleArgs), ctx->jobs at a time, in ctx->out/resamples/NNNN (read
+// back under ctx->resume like a probe), and reads each of `vcs` from every one. Deterministic
+// for a fixed seed. Errors: a replay that fails or lacks a VC's metric.
+absl::StatusOr<std::vector<VcSureness>> ReplayResamples(PlanContext* ctx,
+                                                        const std::string& sized_config,
+                                                        const std::vector<std::string>& vcs,
+                                                        int64_t resamples, const std::string& unit,
+                                                        int64_t seed);
+
+// The metric's value that 95% of the resamples do at least as well as (nearest rank: the
+// 95th percentile for a <= target, the 5th for >=); none when a resample lacks the metric.
+std::optional<double> SurenessLevel(const PlanTarget& target, const VcSureness& s);
+
+// "7 of 10 (70%)".
+std::string SurenessShare(const VcSureness& s);
+
+// The report's "how sure" section: per VC the resamples meeting the target, the 95% level
+// and a verdict (every resample, 95% sure, or not).
+std::string SurenessReport(const PlanContext& ctx, const std::vector<VcSureness>& sure,
+                           const std::string& unit, int64_t seed);
+
+// ReplayResamples of `sized` for `vcs` and its SurenessReport; each of `rows` (report.md's)
+// of a VC in `vcs` gets its `sure` column. Empty when resamples is 0.
+absl::StatusOr<std::string> ResampleSection(PlanContext* ctx, const ClusterSpec& sized,
+                                            const std::vector<std::string>& vcs, int64_t resamples,
+                                            const std::string& unit, int64_t seed,
+                                            std::vector<PlanMdRow>* rows);
 
 }  // namespace hived::sim
 

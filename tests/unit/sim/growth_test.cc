@@ -263,6 +263,23 @@ using testing::TempDir;
 const char kSmall[] =
     "--config tests/testdata/planning/small.yaml --trace tests/testdata/planning/small-trace.csv";
 
+TEST_CASE("Plan: --vc-load-scale grows one VC's jobs in the probes (issue 31)",
+          "[sim][planning][unit]") {
+  TempDir tmp("plan-vc-growth");
+  // a's six one-hour jobs at time 0 need 3 nodes for p95 <= 1 h; twice as many need 6, and
+  // b's growth changes nothing for a.
+  const std::string plan = std::string("plan --min-jobs 1 ") + kSmall +
+                           " --vc a --target 'p95_wait<=1h' --jobs 2 --out " + (tmp / "p");
+  testing::SimResult r = RunSim(plan + " --vc-load-scale a=2", tmp / "log");
+  INFO(r.output);
+  REQUIRE(r.exit_code == 0);
+  CHECK(absl::StrContains(r.output, "chosen: 6 cells (12 GPUs; now 1)"));
+  r = RunSim(plan + " --vc-load-scale b=3", tmp / "log");
+  REQUIRE(r.exit_code == 0);
+  CHECK(absl::StrContains(r.output, "chosen: 3 cells (6 GPUs; now 1)"));
+  CHECK(RunSim(plan + " --vc-load-scale a=0", tmp / "log").exit_code == 2);
+}
+
 TEST_CASE("Plan: --add-vc sizes a VC the config does not have (issue 31)",
           "[sim][planning][unit]") {
   TempDir tmp("plan-add-vc");

@@ -1,6 +1,8 @@
 #include "sim/planning/plan.h"
 
 #include <nlohmann/json.hpp>
+#include <regex>
+#include <string>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -268,6 +270,8 @@ TEST_CASE("Plan: sized.yaml says how it was made and keeps numeric VC names stri
   CHECK(absl::StartsWith(sized, "# Sized by: hived-sim plan --config "));
   CHECK(absl::StrContains(sized, "--target 'p95_wait<=1h'"));
   CHECK(absl::StrContains(sized, "# Target: p95_wait<=1h (metric queuing_delay.p95)\n"));
+  // Its date is SOURCE_DATE_EPOCH's (RunSim sets it), so reruns give the same bytes.
+  CHECK(absl::StrContains(sized, "\n# Date: 2026-12-05T00:00:00Z\n# Trace: "));
   // The trace it was made from, by path, size and hash.
   const std::string trace_bytes = ReadAll(tmp / "t.csv");
   CHECK(absl::StrContains(
@@ -293,6 +297,41 @@ TEST_CASE("Plan: sized.yaml says how it was made and keeps numeric VC names stri
   } else {
     WARN("python3 with PyYAML not found: the round trip through another reader is skipped");
   }
+}
+
+TEST_CASE("Plan: sized.yaml's date is SOURCE_DATE_EPOCH when set and now otherwise",
+          "[sim][planning][unit]") {
+  CHECK(*PlanDate("0", 5) == "1970-01-01T00:00:00Z");
+  CHECK(*PlanDate("1796428800", 5) == "2026-12-05T00:00:00Z");
+  CHECK(*PlanDate(nullptr, 1796469647) == "2026-12-05T11:20:47Z");
+  CHECK(*PlanDate("253402300799", 5) == "9999-12-31T23:59:59Z");
+  for (const char* bad : {"", "x", "-1", "1.5", "253402300800", "99999999999999999999"}) {
+    CAPTURE(bad);
+    const absl::StatusOr<std::string> d = PlanDate(bad, 5);
+    REQUIRE_FALSE(d.ok());
+    CHECK(absl::StrContains(d.status().message(),
+                            absl::StrCat("SOURCE_DATE_EPOCH '", bad, "' is not a number")));
+  }
+  TempDir tmp("plan-date");
+  const std::string cmd =
+      "plan --config tests/testdata/planning/small.yaml --trace "
+      "tests/testdata/planning/small-trace.csv --vc a --min-jobs 1 --target 'p95_wait<=1h' "
+      "--out " +
+      (tmp / "p");
+  // Unset: the current date (a plain format check; the clock is not asserted).
+  testing::SimResult r = RunSim(cmd, tmp / "log", "-u SOURCE_DATE_EPOCH");
+  INFO(r.output);
+  REQUIRE(r.exit_code == 0);
+  const std::string sized = ReadAll(tmp / "p/sized.yaml");
+  const size_t at = sized.find("\n# Date: ");
+  REQUIRE(at != std::string::npos);
+  const std::string date = sized.substr(at + 9, sized.find('\n', at + 1) - at - 9);
+  CHECK(std::regex_match(date, std::regex(R"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ)")));
+  CHECK(date >= "2026-");
+  // Malformed: refused before anything runs (exit 2), naming the value.
+  r = RunSim(cmd, tmp / "log", "SOURCE_DATE_EPOCH=yesterday");
+  CHECK(r.exit_code == 2);
+  CHECK(absl::StrContains(r.output, "SOURCE_DATE_EPOCH 'yesterday' is not a number"));
 }
 
 TEST_CASE("Plan: --load-scale is a plan flag, the same as --run-args '--load-scale' (issue 31)",

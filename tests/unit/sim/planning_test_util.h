@@ -48,10 +48,17 @@ struct SimResult {
 };
 
 #ifdef HIVED_SIM_EXE
-// Runs `hived-sim ARGS` from the source folder (arguments are passed to the shell as is).
-inline SimResult RunSim(const std::string& args, const std::string& log) {
-  const std::string cmd = std::string("cd '") + HIVED_SOURCE_DIR + "' && '" + HIVED_SIM_EXE + "' " +
-                          args + " >'" + log + "' 2>&1";
+// The SOURCE_DATE_EPOCH of RunSim's children: plan's sized.yaml then has a fixed date
+// (2026-12-05T00:00:00Z), so reruns compare byte for byte.
+inline constexpr const char* kTestSourceDateEpoch = "1796428800";
+
+// Runs `hived-sim ARGS` from the source folder (arguments are passed to the shell as is), with
+// `env` (`env` arguments; default SOURCE_DATE_EPOCH=kTestSourceDateEpoch).
+inline SimResult RunSim(const std::string& args, const std::string& log,
+                        const std::string& env = std::string("SOURCE_DATE_EPOCH=") +
+                                                 kTestSourceDateEpoch) {
+  const std::string cmd = std::string("cd '") + HIVED_SOURCE_DIR + "' && env " + env + " '" +
+                          HIVED_SIM_EXE + "' " + args + " >'" + log + "' 2>&1";
   const int status = std::system(cmd.c_str());
   SimResult r;
   r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;

@@ -8,6 +8,7 @@ hived_add_test(NAME unit_sim_planning
     ${CMAKE_CURRENT_LIST_DIR}/plan_test.cc
     ${CMAKE_CURRENT_LIST_DIR}/plan_cost_test.cc
     ${CMAKE_CURRENT_LIST_DIR}/plan_comments_test.cc
+    ${CMAKE_CURRENT_LIST_DIR}/plan_sure_test.cc
     ${CMAKE_CURRENT_LIST_DIR}/move_vc_test.cc
     ${CMAKE_CURRENT_LIST_DIR}/growth_test.cc
   LIBS hived_simlib)
