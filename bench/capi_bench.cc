@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "benchmark/benchmark.h"
@@ -39,22 +40,71 @@ void Fill(const hived::ClusterSpec& spec, Place&& place) {
   }
 }
 
-void BM_CapiCycleCpp(benchmark::State& state) {
-  absl::StatusOr<hived::ClusterSpec> spec = hived::LoadClusterSpecFile(ReferenceConfigPath());
-  if (!spec.ok()) {
-    state.SkipWithError(spec.status().ToString().c_str());
-    return;
+// Runs `cycle` (true when it succeeded) once per benchmark iteration; a failed cycle stops
+// the benchmark with an error.
+template <typename Cycle>
+void RunCycles(benchmark::State& state, Cycle&& cycle) {
+  for (auto _ : state) {
+    if (!cycle()) {
+      state.SkipWithError("cycle failed");
+      break;
+    }
   }
-  absl::StatusOr<std::unique_ptr<hived::Scheduler>> scheduler = hived::Scheduler::Create(*spec);
-  if (!scheduler.ok()) {
-    state.SkipWithError(scheduler.status().ToString().c_str());
-    return;
-  }
-  hived::Scheduler& s = **scheduler;
+  state.SetItemsProcessed(state.iterations());
+}
+
+// A 1-GPU guaranteed request (priority 1) to name and place in a VC.
+hived::GroupRequest OneGpuRequest() {
   hived::GroupRequest req;
   req.priority = 1;
   req.members = {{1, 1}};
-  Fill(*spec, [&](const std::string& name, const std::string& vc) {
+  return req;
+}
+
+// The reference spec (into `*spec`) and a C++ scheduler of it; nullptr after
+// SkipWithError when either fails.
+std::unique_ptr<hived::Scheduler> CppSchedulerOrSkip(benchmark::State& state,
+                                                     hived::ClusterSpec* spec) {
+  absl::StatusOr<hived::ClusterSpec> loaded = hived::LoadClusterSpecFile(ReferenceConfigPath());
+  if (!loaded.ok()) {
+    state.SkipWithError(loaded.status().ToString().c_str());
+    return nullptr;
+  }
+  *spec = *std::move(loaded);
+  absl::StatusOr<std::unique_ptr<hived::Scheduler>> scheduler = hived::Scheduler::Create(*spec);
+  if (!scheduler.ok()) {
+    state.SkipWithError(scheduler.status().ToString().c_str());
+    return nullptr;
+  }
+  return *std::move(scheduler);
+}
+
+// The reference spec (into `*spec`) and a C scheduler of it (the caller destroys it); NULL
+// after SkipWithError when either fails.
+hived_scheduler* CSchedulerOrSkip(benchmark::State& state, hived::ClusterSpec* spec) {
+  absl::StatusOr<hived::ClusterSpec> loaded = hived::LoadClusterSpecFile(ReferenceConfigPath());
+  if (!loaded.ok()) {
+    state.SkipWithError(loaded.status().ToString().c_str());
+    return nullptr;
+  }
+  *spec = *std::move(loaded);
+  hived_scheduler* s = nullptr;
+  char* error = nullptr;
+  if (hived_scheduler_create_from_file(ReferenceConfigPath().c_str(), &s, &error) != HIVED_OK) {
+    state.SkipWithError(error);
+    hived_free(error);
+    return nullptr;
+  }
+  return s;
+}
+
+void BM_CapiCycleCpp(benchmark::State& state) {
+  hived::ClusterSpec spec;
+  std::unique_ptr<hived::Scheduler> scheduler = CppSchedulerOrSkip(state, &spec);
+  if (scheduler == nullptr) return;
+  hived::Scheduler& s = *scheduler;
+  hived::GroupRequest req = OneGpuRequest();
+  Fill(spec, [&](const std::string& name, const std::string& vc) {
     req.name = name;
     req.vc = vc;
     absl::StatusOr<hived::ScheduleResult> r = s.Schedule(req, hived::Phase::kPreempting);
@@ -62,16 +112,13 @@ void BM_CapiCycleCpp(benchmark::State& state) {
   });
   req.name = "cycle";
   req.vc = "VC1";
-  for (auto _ : state) {
+  RunCycles(state, [&] {
     absl::StatusOr<hived::ScheduleResult> r = s.Schedule(req, hived::Phase::kPreempting);
-    if (!r.ok() || r->outcome != hived::Outcome::kPlaced || !s.Allocate(req, r->placement).ok() ||
-        !s.Release(req.name).ok()) {
-      state.SkipWithError("cycle failed");
-      return;
-    }
+    const bool ok = r.ok() && r->outcome == hived::Outcome::kPlaced &&
+                    s.Allocate(req, r->placement).ok() && s.Release(req.name).ok();
     benchmark::DoNotOptimize(r);
-  }
-  state.SetItemsProcessed(state.iterations());
+    return ok;
+  });
 }
 BENCHMARK(BM_CapiCycleCpp)->Unit(benchmark::kMicrosecond);
 
@@ -91,20 +138,11 @@ hived_request* MakeRequest(const char* name, const char* vc) {
 }
 
 void BM_CapiCycleC(benchmark::State& state) {
-  absl::StatusOr<hived::ClusterSpec> spec = hived::LoadClusterSpecFile(ReferenceConfigPath());
-  if (!spec.ok()) {
-    state.SkipWithError(spec.status().ToString().c_str());
-    return;
-  }
-  hived_scheduler* s = nullptr;
-  char* error = nullptr;
-  if (hived_scheduler_create_from_file(ReferenceConfigPath().c_str(), &s, &error) != HIVED_OK) {
-    state.SkipWithError(error);
-    hived_free(error);
-    return;
-  }
+  hived::ClusterSpec spec;
+  hived_scheduler* s = CSchedulerOrSkip(state, &spec);
+  if (s == nullptr) return;
   hived_result* result = hived_result_create();
-  Fill(*spec, [&](const std::string& name, const std::string& vc) {
+  Fill(spec, [&](const std::string& name, const std::string& vc) {
     hived_request* req = MakeRequest(name.c_str(), vc.c_str());
     if (hived_schedule(s, req, HIVED_PHASE_PREEMPTING, result, nullptr) == HIVED_OK &&
         hived_result_outcome(result) == HIVED_OUTCOME_PLACED) {
@@ -113,17 +151,14 @@ void BM_CapiCycleC(benchmark::State& state) {
     hived_request_destroy(req);
   });
   hived_request* req = MakeRequest("cycle", "VC1");
-  for (auto _ : state) {
-    if (hived_schedule(s, req, HIVED_PHASE_PREEMPTING, result, nullptr) != HIVED_OK ||
-        hived_result_outcome(result) != HIVED_OUTCOME_PLACED ||
-        hived_allocate(s, req, result, nullptr, nullptr) != HIVED_OK ||
-        hived_release(s, "cycle", nullptr) != HIVED_OK) {
-      state.SkipWithError("cycle failed");
-      break;
-    }
+  RunCycles(state, [&] {
+    const bool ok = hived_schedule(s, req, HIVED_PHASE_PREEMPTING, result, nullptr) == HIVED_OK &&
+                    hived_result_outcome(result) == HIVED_OUTCOME_PLACED &&
+                    hived_allocate(s, req, result, nullptr, nullptr) == HIVED_OK &&
+                    hived_release(s, "cycle", nullptr) == HIVED_OK;
     benchmark::DoNotOptimize(result);
-  }
-  state.SetItemsProcessed(state.iterations());
+    return ok;
+  });
   hived_request_destroy(req);
   hived_result_destroy(result);
   hived_scheduler_destroy(s);
@@ -131,70 +166,46 @@ void BM_CapiCycleC(benchmark::State& state) {
 BENCHMARK(BM_CapiCycleC)->Unit(benchmark::kMicrosecond);
 
 void BM_CapiFastCpp(benchmark::State& state) {
-  absl::StatusOr<hived::ClusterSpec> spec = hived::LoadClusterSpecFile(ReferenceConfigPath());
-  if (!spec.ok()) {
-    state.SkipWithError(spec.status().ToString().c_str());
-    return;
-  }
-  absl::StatusOr<std::unique_ptr<hived::Scheduler>> scheduler = hived::Scheduler::Create(*spec);
-  if (!scheduler.ok()) {
-    state.SkipWithError(scheduler.status().ToString().c_str());
-    return;
-  }
-  hived::Scheduler& s = **scheduler;
-  hived::GroupRequest req;
-  req.priority = 1;
-  req.members = {{1, 1}};
+  hived::ClusterSpec spec;
+  std::unique_ptr<hived::Scheduler> scheduler = CppSchedulerOrSkip(state, &spec);
+  if (scheduler == nullptr) return;
+  hived::Scheduler& s = *scheduler;
+  hived::GroupRequest req = OneGpuRequest();
   hived::FastResult r;
-  Fill(*spec, [&](const std::string& name, const std::string& vc) {
+  Fill(spec, [&](const std::string& name, const std::string& vc) {
     req.name = name;
     req.vc = vc;
     (void)s.ScheduleAndAllocate(req, &r);
   });
   req.name = "cycle";
   req.vc = "VC1";
-  for (auto _ : state) {
-    if (!s.ScheduleAndAllocate(req, &r).ok() || r.outcome != hived::Outcome::kPlaced ||
-        !s.Release(r.handle).ok()) {
-      state.SkipWithError("cycle failed");
-      return;
-    }
+  RunCycles(state, [&] {
+    const bool ok = s.ScheduleAndAllocate(req, &r).ok() && r.outcome == hived::Outcome::kPlaced &&
+                    s.Release(r.handle).ok();
     benchmark::DoNotOptimize(r);
-  }
-  state.SetItemsProcessed(state.iterations());
+    return ok;
+  });
 }
 BENCHMARK(BM_CapiFastCpp)->Unit(benchmark::kMicrosecond);
 
 void BM_CapiFastC(benchmark::State& state) {
-  absl::StatusOr<hived::ClusterSpec> spec = hived::LoadClusterSpecFile(ReferenceConfigPath());
-  if (!spec.ok()) {
-    state.SkipWithError(spec.status().ToString().c_str());
-    return;
-  }
-  hived_scheduler* s = nullptr;
-  char* error = nullptr;
-  if (hived_scheduler_create_from_file(ReferenceConfigPath().c_str(), &s, &error) != HIVED_OK) {
-    state.SkipWithError(error);
-    hived_free(error);
-    return;
-  }
+  hived::ClusterSpec spec;
+  hived_scheduler* s = CSchedulerOrSkip(state, &spec);
+  if (s == nullptr) return;
   hived_fast_result* result = hived_fast_result_create();
-  Fill(*spec, [&](const std::string& name, const std::string& vc) {
+  Fill(spec, [&](const std::string& name, const std::string& vc) {
     hived_request* req = MakeRequest(name.c_str(), vc.c_str());
     (void)hived_schedule_and_allocate(s, req, result, nullptr);
     hived_request_destroy(req);
   });
   hived_request* req = MakeRequest("cycle", "VC1");
-  for (auto _ : state) {
-    if (hived_schedule_and_allocate(s, req, result, nullptr) != HIVED_OK ||
-        hived_fast_result_outcome(result) != HIVED_OUTCOME_PLACED ||
-        hived_release_handle(s, hived_fast_result_handle(result), nullptr) != HIVED_OK) {
-      state.SkipWithError("cycle failed");
-      break;
-    }
+  RunCycles(state, [&] {
+    const bool ok = hived_schedule_and_allocate(s, req, result, nullptr) == HIVED_OK &&
+                    hived_fast_result_outcome(result) == HIVED_OUTCOME_PLACED &&
+                    hived_release_handle(s, hived_fast_result_handle(result), nullptr) == HIVED_OK;
     benchmark::DoNotOptimize(result);
-  }
-  state.SetItemsProcessed(state.iterations());
+    return ok;
+  });
   hived_request_destroy(req);
   hived_fast_result_destroy(result);
   hived_scheduler_destroy(s);

@@ -101,6 +101,13 @@ hived_code Guard(char** error, Body&& body) noexcept {
   }
 }
 
+// hived_schedule and hived_schedule_timed (named `function` in messages): checks the
+// arguments, then Scheduler::Schedule of `request` in `phase` (with `time` when not NULL)
+// into `result`, which is emptied on an error.
+hived_code ScheduleInto(const char* function, hived_scheduler* scheduler,
+                        const hived_request* request, int phase, const hived::ReservationTime* time,
+                        hived_result* result, char** error);
+
 // The scheduler of a view call, or an error.
 template <typename View>
 hived_code JsonView(const hived_scheduler* scheduler, const char* function, char** json,

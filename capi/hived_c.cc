@@ -164,6 +164,32 @@ static_assert(static_cast<int>(hived::Outcome::kInfeasible) == HIVED_OUTCOME_INF
 static_assert(static_cast<int>(hived::ReasonCode::kLazyDowngrade) == HIVED_REASON_LAZY_DOWNGRADE);
 static_assert(static_cast<int>(absl::StatusCode::kUnauthenticated) == HIVED_UNAUTHENTICATED);
 
+hived_code ScheduleInto(const char* function, hived_scheduler* scheduler,
+                        const hived_request* request, int phase, const hived::ReservationTime* time,
+                        hived_result* result, char** error) {
+  if (result == nullptr) return NullArgument(error, function, "result");
+  const hived_code code = [&] {
+    if (scheduler == nullptr) return NullArgument(error, function, "scheduler");
+    if (request == nullptr) return NullArgument(error, function, "request");
+    if (phase != HIVED_PHASE_FILTERING && phase != HIVED_PHASE_PREEMPTING) {
+      return Fail(error, HIVED_INVALID_ARGUMENT,
+                  absl::StrCat(function, ": phase ", phase, " is not a hived_phase"));
+    }
+    return Guard(error, [&] {
+      const hived::Phase p =
+          phase == HIVED_PHASE_FILTERING ? hived::Phase::kFiltering : hived::Phase::kPreempting;
+      absl::StatusOr<hived::ScheduleResult> r =
+          time == nullptr ? scheduler->scheduler->Schedule(request->request, p)
+                          : scheduler->scheduler->Schedule(request->request, p, *time);
+      if (!r.ok()) return FromStatus(r.status(), error);
+      result->result = *std::move(r);
+      return HIVED_OK;
+    });
+  }();
+  if (code != HIVED_OK) result->result = hived::ScheduleResult();  // emptied on an error
+  return code;
+}
+
 }  // namespace hived::capi
 
 using hived::capi::ClearInfo;
@@ -340,26 +366,8 @@ void hived_result_destroy(hived_result* result) { delete result; }
 
 hived_code hived_schedule(hived_scheduler* scheduler, const hived_request* request, int phase,
                           hived_result* result, char** error) {
-  constexpr const char* kFn = "hived_schedule";
-  if (result == nullptr) return NullArgument(error, kFn, "result");
-  const hived_code code = [&] {
-    if (scheduler == nullptr) return NullArgument(error, kFn, "scheduler");
-    if (request == nullptr) return NullArgument(error, kFn, "request");
-    if (phase != HIVED_PHASE_FILTERING && phase != HIVED_PHASE_PREEMPTING) {
-      return Fail(error, HIVED_INVALID_ARGUMENT,
-                  absl::StrCat(kFn, ": phase ", phase, " is not a hived_phase"));
-    }
-    return Guard(error, [&] {
-      absl::StatusOr<hived::ScheduleResult> r = scheduler->scheduler->Schedule(
-          request->request,
-          phase == HIVED_PHASE_FILTERING ? hived::Phase::kFiltering : hived::Phase::kPreempting);
-      if (!r.ok()) return FromStatus(r.status(), error);
-      result->result = *std::move(r);
-      return HIVED_OK;
-    });
-  }();
-  if (code != HIVED_OK) result->result = hived::ScheduleResult();  // emptied on an error
-  return code;
+  return hived::capi::ScheduleInto("hived_schedule", scheduler, request, phase, nullptr, result,
+                                   error);
 }
 
 hived_outcome hived_result_outcome(const hived_result* result) {

@@ -145,30 +145,11 @@ hived_code hived_recover_pod(hived_scheduler* scheduler, const char* record_json
 hived_code hived_schedule_timed(hived_scheduler* scheduler, const hived_request* request, int phase,
                                 int64_t now, int has_deadline, int64_t deadline,
                                 hived_result* result, char** error) {
-  constexpr const char* kFn = "hived_schedule_timed";
-  if (result == nullptr) return NullArgument(error, kFn, "result");
-  const hived_code code = [&] {
-    if (scheduler == nullptr) return NullArgument(error, kFn, "scheduler");
-    if (request == nullptr) return NullArgument(error, kFn, "request");
-    if (phase != HIVED_PHASE_FILTERING && phase != HIVED_PHASE_PREEMPTING) {
-      return Fail(error, HIVED_INVALID_ARGUMENT,
-                  absl::StrCat(kFn, ": phase ", phase, " is not a hived_phase"));
-    }
-    return Guard(error, [&] {
-      hived::ReservationTime time;
-      time.now = now;
-      if (has_deadline != 0) time.deadline = deadline;
-      absl::StatusOr<hived::ScheduleResult> r = scheduler->scheduler->Schedule(
-          request->request,
-          phase == HIVED_PHASE_FILTERING ? hived::Phase::kFiltering : hived::Phase::kPreempting,
-          time);
-      if (!r.ok()) return FromStatus(r.status(), error);
-      result->result = *std::move(r);
-      return HIVED_OK;
-    });
-  }();
-  if (code != HIVED_OK) result->result = hived::ScheduleResult();  // emptied on an error
-  return code;
+  hived::ReservationTime time;
+  time.now = now;
+  if (has_deadline != 0) time.deadline = deadline;
+  return hived::capi::ScheduleInto("hived_schedule_timed", scheduler, request, phase, &time, result,
+                                   error);
 }
 
 hived_code hived_expire_reservations(hived_scheduler* scheduler, int64_t now, char** json,

@@ -9,66 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "capi_check.h"
 #include "hived/hived_c.h"
-
-static int failures = 0;
-
-#define CHECK(cond)                                                            \
-  do {                                                                         \
-    if (!(cond)) {                                                             \
-      fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond); \
-      ++failures;                                                              \
-    }                                                                          \
-  } while (0)
-
-static void ExpectCode(hived_code code, hived_code want, char** error, const char* needle,
-                       int line) {
-  if (code != want) {
-    fprintf(stderr, "line %d: got code %s, want %s (%s)\n", line, hived_code_name((int)code),
-            hived_code_name((int)want), *error != NULL ? *error : "no message");
-    ++failures;
-  }
-  if (want != HIVED_OK) {
-    if (*error == NULL || (*error)[0] == '\0') {
-      fprintf(stderr, "line %d: an error without a message\n", line);
-      ++failures;
-    } else if (needle != NULL && strstr(*error, needle) == NULL) {
-      fprintf(stderr, "line %d: message \"%s\" lacks \"%s\"\n", line, *error, needle);
-      ++failures;
-    }
-  }
-  hived_free(*error);
-  *error = NULL;
-}
-#define EXPECT(call, want, needle) ExpectCode((call), (want), &err, (needle), __LINE__)
-
-static const char* kConfigPath = "config/examples/two-racks.yaml";
-
-static hived_request* MakeRequest(const char* name, const char* vc, int32_t pods, int32_t gpus,
-                                  int32_t gpu_milli) {
-  hived_member member;
-  memset(&member, 0, sizeof member);
-  member.pod_number = pods;
-  member.leaf_cell_number = gpus;
-  member.gpu_milli = gpu_milli;
-  hived_request_desc desc;
-  memset(&desc, 0, sizeof desc);
-  desc.name = name;
-  desc.vc = vc;
-  desc.members = &member;
-  desc.member_count = 1;
-  hived_request* request = NULL;
-  char* err = NULL;
-  EXPECT(hived_request_create(&desc, &request, &err), HIVED_OK, NULL);
-  return request;
-}
-
-static hived_scheduler* MakeScheduler(void) {
-  hived_scheduler* s = NULL;
-  char* err = NULL;
-  EXPECT(hived_scheduler_create_from_file(kConfigPath, &s, &err), HIVED_OK, NULL);
-  return s;
-}
 
 static char* SaveState(const hived_scheduler* s) {
   char* state = NULL;
@@ -92,7 +34,7 @@ static int IsEmpty(const hived_fast_result* r) {
 static void TestPlaceAndRelease(void) {
   char* err = NULL;
   hived_scheduler* s = MakeScheduler();
-  hived_request* gang = MakeRequest("gang", "prod", 2, 8, 0);
+  hived_request* gang = MakeRequest("gang", "prod", 0, 2, 8, 0);
   hived_fast_result* r = hived_fast_result_create();
   CHECK(r != NULL && IsEmpty(r));
   CHECK(hived_node_count(s) == 8);
@@ -161,7 +103,7 @@ static void TestPlaceAndRelease(void) {
   hived_free(after);
 
   /* A later group may reuse the slot, never the handle. */
-  hived_request* next = MakeRequest("next", "prod", 1, 8, 0);
+  hived_request* next = MakeRequest("next", "prod", 0, 1, 8, 0);
   EXPECT(hived_schedule_and_allocate(s, next, r, &err), HIVED_OK, NULL);
   const hived_group_handle h2 = hived_fast_result_handle(r);
   CHECK(hived_fast_result_pod_count(r) == 1 && !IsNil(h2) && !Same(h2, h));
@@ -182,7 +124,7 @@ static void TestPlaceAndRelease(void) {
 static void TestNotPlaced(void) {
   char* err = NULL;
   hived_scheduler* s = MakeScheduler();
-  hived_request* big = MakeRequest("big", "dev", 1, 8, 0);
+  hived_request* big = MakeRequest("big", "dev", 0, 1, 8, 0);
   hived_fast_result* r = hived_fast_result_create();
   EXPECT(hived_schedule_and_allocate(s, big, r, &err), HIVED_OK, NULL);
   CHECK(hived_fast_result_outcome(r) != HIVED_OUTCOME_PLACED);
@@ -205,7 +147,7 @@ static void TestSameAsClassic(void) {
   const char* vcs[3] = {"prod", "research", "dev"};
   const int32_t gpus[3] = {8, 4, 2};
   for (int i = 0; i < 3; ++i) {
-    hived_request* req = MakeRequest(names[i], vcs[i], 1, gpus[i], 0);
+    hived_request* req = MakeRequest(names[i], vcs[i], 0, 1, gpus[i], 0);
     EXPECT(hived_schedule_and_allocate(fast, req, r, &err), HIVED_OK, NULL);
     CHECK(hived_fast_result_outcome(r) == HIVED_OUTCOME_PLACED);
     EXPECT(hived_schedule(classic, req, HIVED_PHASE_PREEMPTING, result, &err), HIVED_OK, NULL);
@@ -248,7 +190,7 @@ static int Discard(void* user_data, const char* frame, size_t frame_len) {
 static void TestMisuse(void) {
   char* err = NULL;
   hived_scheduler* s = MakeScheduler();
-  hived_request* req = MakeRequest("job", "prod", 1, 8, 0);
+  hived_request* req = MakeRequest("job", "prod", 0, 1, 8, 0);
   hived_fast_result* r = hived_fast_result_create();
   EXPECT(hived_schedule_and_allocate(s, req, r, &err), HIVED_OK, NULL);
   const hived_group_handle h = hived_fast_result_handle(r);
@@ -272,7 +214,7 @@ static void TestMisuse(void) {
   CHECK(hived_schedule_and_allocate(s, NULL, r, NULL) == HIVED_INVALID_ARGUMENT);
 
   /* A request that shares GPUs is refused (use hived_schedule), nothing changed. */
-  hived_request* shared = MakeRequest("shared", "prod", 1, 1, 500);
+  hived_request* shared = MakeRequest("shared", "prod", 0, 1, 1, 500);
   EXPECT(hived_schedule_and_allocate(s, shared, r, &err), HIVED_FAILED_PRECONDITION, "shares GPUs");
   CHECK(IsEmpty(r));
   hived_request_destroy(shared);
@@ -282,7 +224,7 @@ static void TestMisuse(void) {
   uint64_t sequence = 0;
   EXPECT(hived_journal_start(s, Discard, NULL, &state, NULL, &sequence, &err), HIVED_OK, NULL);
   hived_free(state);
-  hived_request* other = MakeRequest("other", "prod", 1, 8, 0);
+  hived_request* other = MakeRequest("other", "prod", 0, 1, 8, 0);
   EXPECT(hived_schedule_and_allocate(s, other, r, &err), HIVED_FAILED_PRECONDITION,
          "ScheduleAndAllocate");
   EXPECT(hived_release_handle(s, h, &err), HIVED_FAILED_PRECONDITION, NULL);
@@ -335,10 +277,5 @@ int main(void) {
   TestNotPlaced();
   TestSameAsClassic();
   TestMisuse();
-  if (failures > 0) {
-    fprintf(stderr, "%d checks failed\n", failures);
-    return 1;
-  }
-  printf("capi_fast_test: all checks passed\n");
-  return 0;
+  return CheckSummary("capi_fast_test");
 }

@@ -7,57 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "capi_check.h"
 #include "hived/hived_c.h"
-
-static int failures = 0;
-
-#define CHECK(cond)                                                            \
-  do {                                                                         \
-    if (!(cond)) {                                                             \
-      fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond); \
-      ++failures;                                                              \
-    }                                                                          \
-  } while (0)
-
-static void ExpectCode(hived_code code, hived_code want, char** error, const char* needle,
-                       int line) {
-  if (code != want) {
-    fprintf(stderr, "line %d: got code %s, want %s (%s)\n", line, hived_code_name((int)code),
-            hived_code_name((int)want), *error != NULL ? *error : "no message");
-    ++failures;
-  }
-  if (want != HIVED_OK) {
-    if (*error == NULL || (*error)[0] == '\0') {
-      fprintf(stderr, "line %d: an error without a message\n", line);
-      ++failures;
-    } else if (needle != NULL && strstr(*error, needle) == NULL) {
-      fprintf(stderr, "line %d: message \"%s\" lacks \"%s\"\n", line, *error, needle);
-      ++failures;
-    }
-  }
-  hived_free(*error);
-  *error = NULL;
-}
-#define EXPECT(call, want, needle) ExpectCode((call), (want), &err, (needle), __LINE__)
-
-static const char* kConfigPath = "config/examples/two-racks.yaml";
-
-static hived_request* MakeRequest(const char* name, const char* vc, int32_t pods, int32_t gpus) {
-  hived_member member;
-  memset(&member, 0, sizeof member);
-  member.pod_number = pods;
-  member.leaf_cell_number = gpus;
-  hived_request_desc desc;
-  memset(&desc, 0, sizeof desc);
-  desc.name = name;
-  desc.vc = vc;
-  desc.members = &member;
-  desc.member_count = 1;
-  hived_request* request = NULL;
-  char* err = NULL;
-  EXPECT(hived_request_create(&desc, &request, &err), HIVED_OK, NULL);
-  return request;
-}
 
 static hived_pod_desc Pod(const char* name, int32_t gpus) {
   hived_pod_desc pod;
@@ -72,7 +23,7 @@ static void TestPods(void) {
   char* err = NULL;
   hived_scheduler* s = NULL;
   EXPECT(hived_scheduler_create_from_file(kConfigPath, &s, &err), HIVED_OK, NULL);
-  hived_request* req = MakeRequest("gang", "prod", 2, 8);
+  hived_request* req = MakeRequest("gang", "prod", 0, 2, 8, 0);
   hived_result* result = hived_result_create();
   EXPECT(hived_schedule(s, req, HIVED_PHASE_PREEMPTING, result, &err), HIVED_OK, NULL);
   CHECK(hived_result_outcome(result) == HIVED_OUTCOME_PLACED);
@@ -133,8 +84,8 @@ static void TestExpiry(void) {
   char* err = NULL;
   hived_scheduler* s = NULL;
   EXPECT(hived_scheduler_create_from_file(kConfigPath, &s, &err), HIVED_OK, NULL);
-  hived_request* a = MakeRequest("a", "prod", 1, 8);
-  hived_request* b = MakeRequest("b", "prod", 1, 8);
+  hived_request* a = MakeRequest("a", "prod", 0, 1, 8, 0);
+  hived_request* b = MakeRequest("b", "prod", 0, 1, 8, 0);
   hived_result* result = hived_result_create();
   EXPECT(hived_schedule_timed(s, a, HIVED_PHASE_PREEMPTING, 100, 1, 130, result, &err), HIVED_OK,
          NULL);
@@ -196,7 +147,7 @@ static int Append(void* user_data, const char* frame, size_t frame_len) {
 
 static void Run(hived_scheduler* s, const char* name, const char* vc, int32_t gpus) {
   char* err = NULL;
-  hived_request* req = MakeRequest(name, vc, 1, gpus);
+  hived_request* req = MakeRequest(name, vc, 0, 1, gpus, 0);
   hived_result* result = hived_result_create();
   EXPECT(hived_schedule(s, req, HIVED_PHASE_PREEMPTING, result, &err), HIVED_OK, NULL);
   EXPECT(hived_allocate(s, req, result, NULL, &err), HIVED_OK, NULL);
@@ -266,7 +217,7 @@ static void TestJournal(void) {
 
   /* A failing sink stops the journal: the next mutation is refused until it is stopped. */
   buffer.fail = 1;
-  hived_request* req = MakeRequest("late", "prod", 1, 8);
+  hived_request* req = MakeRequest("late", "prod", 0, 1, 8, 0);
   hived_result* result = hived_result_create();
   EXPECT(hived_schedule(s, req, HIVED_PHASE_PREEMPTING, result, &err), HIVED_OK, NULL);
   EXPECT(hived_journal_status(s, &err), HIVED_FAILED_PRECONDITION, "C journal sink returned 5");
@@ -346,10 +297,5 @@ int main(void) {
   TestExpiry();
   TestJournal();
   TestApplyConfig();
-  if (failures > 0) {
-    fprintf(stderr, "%d checks failed\n", failures);
-    return 1;
-  }
-  printf("capi_pods_test: all checks passed\n");
-  return 0;
+  return CheckSummary("capi_pods_test");
 }

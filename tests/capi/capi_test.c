@@ -6,60 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "capi_check.h"
 #include "hived/hived_c.h"
-
-static int failures = 0;
-
-#define CHECK(cond)                                                            \
-  do {                                                                         \
-    if (!(cond)) {                                                             \
-      fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond); \
-      ++failures;                                                              \
-    }                                                                          \
-  } while (0)
-
-/* `code` is expected; on an error the message must be set and contain `needle`. */
-static void ExpectCode(hived_code code, hived_code want, char** error, const char* needle,
-                       int line) {
-  if (code != want) {
-    fprintf(stderr, "line %d: got code %s, want %s (%s)\n", line, hived_code_name((int)code),
-            hived_code_name((int)want), *error != NULL ? *error : "no message");
-    ++failures;
-  }
-  if (want != HIVED_OK) {
-    if (*error == NULL || (*error)[0] == '\0') {
-      fprintf(stderr, "line %d: an error without a message\n", line);
-      ++failures;
-    } else if (needle != NULL && strstr(*error, needle) == NULL) {
-      fprintf(stderr, "line %d: message \"%s\" lacks \"%s\"\n", line, *error, needle);
-      ++failures;
-    }
-  }
-  hived_free(*error);
-  *error = NULL;
-}
-#define EXPECT(call, want, needle) ExpectCode((call), (want), &err, (needle), __LINE__)
-
-static const char* kConfigPath = "config/examples/two-racks.yaml";
-
-static hived_request* MakeRequest(const char* name, const char* vc, int32_t priority, int32_t pods,
-                                  int32_t gpus) {
-  hived_member member;
-  memset(&member, 0, sizeof member);
-  member.pod_number = pods;
-  member.leaf_cell_number = gpus;
-  hived_request_desc desc;
-  memset(&desc, 0, sizeof desc);
-  desc.name = name;
-  desc.vc = vc;
-  desc.priority = priority;
-  desc.members = &member;
-  desc.member_count = 1;
-  hived_request* request = NULL;
-  char* err = NULL;
-  EXPECT(hived_request_create(&desc, &request, &err), HIVED_OK, NULL);
-  return request;
-}
 
 static void TestNamesAndVersion(void) {
   CHECK(strlen(hived_version()) >= 5);
@@ -150,7 +98,7 @@ static void TestLifecycle(void) {
   EXPECT(hived_scheduler_create_from_file(kConfigPath, &s, &err), HIVED_OK, NULL);
   hived_result* result = hived_result_create();
   CHECK(result != NULL);
-  hived_request* req = MakeRequest("g1", "prod", 0, 2, 8);
+  hived_request* req = MakeRequest("g1", "prod", 0, 2, 8, 0);
 
   /* NULL arguments. */
   EXPECT(hived_schedule(NULL, req, HIVED_PHASE_PREEMPTING, result, &err), HIVED_INVALID_ARGUMENT,
@@ -210,7 +158,7 @@ static void TestLifecycle(void) {
   CHECK(info.downgraded == 0 && info.reason == NULL);
   EXPECT(hived_allocate(s, NULL, result, &info, &err), HIVED_INVALID_ARGUMENT, "request");
   EXPECT(hived_allocate(s, req, NULL, &info, &err), HIVED_INVALID_ARGUMENT, "result");
-  hived_request* other = MakeRequest("other", "prod", 0, 1, 8);
+  hived_request* other = MakeRequest("other", "prod", 0, 1, 8, 0);
   EXPECT(hived_allocate(s, other, result, &info, &err), HIVED_FAILED_PRECONDITION, "other");
   EXPECT(hived_allocate(s, req, result, &info, &err), HIVED_OK, NULL);
   CHECK(info.downgraded == 0 && info.reason == NULL);
@@ -219,26 +167,26 @@ static void TestLifecycle(void) {
   EXPECT(hived_check_invariants(NULL, &err), HIVED_INVALID_ARGUMENT, "scheduler is NULL");
 
   /* A request that is malformed, or names an unknown VC. */
-  hived_request* empty = MakeRequest("empty", "prod", 0, 0, 8);
+  hived_request* empty = MakeRequest("empty", "prod", 0, 0, 8, 0);
   EXPECT(hived_schedule(s, empty, HIVED_PHASE_PREEMPTING, result, &err), HIVED_INVALID_ARGUMENT,
          NULL);
   CHECK(hived_result_pod_count(result) == 0); /* emptied on an error */
-  hived_request* unknown_vc = MakeRequest("u", "no-such-vc", 0, 1, 1);
+  hived_request* unknown_vc = MakeRequest("u", "no-such-vc", 0, 1, 1, 0);
   EXPECT(hived_schedule(s, unknown_vc, HIVED_PHASE_PREEMPTING, result, &err), HIVED_NOT_FOUND,
          "no-such-vc");
   /* Waiting and infeasible are results, not errors. */
-  hived_request* too_big = MakeRequest("big", "dev", 0, 1, 8);
+  hived_request* too_big = MakeRequest("big", "dev", 0, 1, 8, 0);
   EXPECT(hived_schedule(s, too_big, HIVED_PHASE_FILTERING, result, &err), HIVED_OK, NULL);
   CHECK(hived_result_outcome(result) == HIVED_OUTCOME_INFEASIBLE);
   CHECK(strlen(hived_result_reason(result)) > 0);
   CHECK(hived_result_reason_code(result) != HIVED_REASON_NONE);
 
   /* Preemption: an opportunistic group, then a guaranteed one that needs its cells. */
-  hived_request* opp = MakeRequest("opp", "research", -1, 4, 8);
+  hived_request* opp = MakeRequest("opp", "research", -1, 4, 8, 0);
   EXPECT(hived_schedule(s, opp, HIVED_PHASE_PREEMPTING, result, &err), HIVED_OK, NULL);
   CHECK(hived_result_outcome(result) == HIVED_OUTCOME_PLACED);
   EXPECT(hived_allocate(s, opp, result, NULL, &err), HIVED_OK, NULL);
-  hived_request* prod2 = MakeRequest("g2", "prod", 0, 2, 8);
+  hived_request* prod2 = MakeRequest("g2", "prod", 0, 2, 8, 0);
   EXPECT(hived_schedule(s, prod2, HIVED_PHASE_PREEMPTING, result, &err), HIVED_OK, NULL);
   CHECK(hived_result_outcome(result) == HIVED_OUTCOME_PREEMPTING);
   CHECK(hived_result_victim_count(result) == 1);
@@ -251,7 +199,7 @@ static void TestLifecycle(void) {
   EXPECT(hived_release(s, "opp", &err), HIVED_OK, NULL);
 
   /* Unreserve. */
-  hived_request* dev = MakeRequest("d", "dev", 0, 1, 4);
+  hived_request* dev = MakeRequest("d", "dev", 0, 1, 4, 0);
   EXPECT(hived_schedule(s, dev, HIVED_PHASE_PREEMPTING, result, &err), HIVED_OK, NULL);
   CHECK(hived_result_outcome(result) == HIVED_OUTCOME_PLACED);
   EXPECT(hived_release(s, "d", &err), HIVED_FAILED_PRECONDITION, NULL);
@@ -360,7 +308,7 @@ static void TestPersistence(void) {
   hived_scheduler* s = NULL;
   EXPECT(hived_scheduler_create(config, &s, &err), HIVED_OK, NULL);
   hived_result* result = hived_result_create();
-  hived_request* req = MakeRequest("job", "research", 5, 2, 4);
+  hived_request* req = MakeRequest("job", "research", 5, 2, 4, 0);
   EXPECT(hived_schedule(s, req, HIVED_PHASE_PREEMPTING, result, &err), HIVED_OK, NULL);
   EXPECT(hived_allocate(s, req, result, NULL, &err), HIVED_OK, NULL);
 
@@ -431,11 +379,11 @@ static void TestPersistence(void) {
   const char* types[] = {"V100-NODE", "V100-NODE"};
   hived_pod_placement pod = {2, "rack0-node3", leaves, 2, types};
   hived_placement placement = {"V100-RACK", &pod, 1};
-  hived_request* rec = MakeRequest("rec", "research", 0, 1, 2);
+  hived_request* rec = MakeRequest("rec", "research", 0, 1, 2, 0);
   EXPECT(hived_recover(fresh, rec, &placement, &info, &err), HIVED_OK, NULL);
   hived_free(info.reason); /* research's virtual nodes are taken by "job": downgraded */
   EXPECT(hived_recover(fresh, rec, &placement, &info, &err), HIVED_ALREADY_EXISTS, NULL);
-  hived_request* rec2 = MakeRequest("rec2", "research", 0, 1, 2);
+  hived_request* rec2 = MakeRequest("rec2", "research", 0, 1, 2, 0);
   pod.node = "rack9-node9";
   EXPECT(hived_recover(fresh, rec2, &placement, &info, &err), HIVED_INVALID_ARGUMENT,
          "rack9-node9");
@@ -454,7 +402,7 @@ static void TestPersistence(void) {
   const int32_t dev_leaves[] = {0, 1, 2, 3, 4, 5, 6, 7};
   hived_pod_placement dev_pod = {8, "rack1-node1", dev_leaves, 8, NULL};
   hived_placement dev_placement = {"V100-RACK", &dev_pod, 1};
-  hived_request* dev = MakeRequest("dev-big", "dev", 0, 1, 8);
+  hived_request* dev = MakeRequest("dev-big", "dev", 0, 1, 8, 0);
   EXPECT(hived_recover(fresh, dev, &dev_placement, &info, &err), HIVED_OK, NULL);
   CHECK(info.downgraded == 1 && info.reason != NULL && strlen(info.reason) > 0);
   hived_free(info.reason);
@@ -550,10 +498,5 @@ int main(void) {
   TestLifecycle();
   TestPersistence();
   CHECK(HeaderExample() == 0);
-  if (failures > 0) {
-    fprintf(stderr, "%d checks failed\n", failures);
-    return 1;
-  }
-  printf("capi_test: all checks passed\n");
-  return 0;
+  return CheckSummary("capi_test");
 }
