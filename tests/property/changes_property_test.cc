@@ -5,8 +5,10 @@
 // `Changes(view's version)` names (GetGroup, GetNode) turns the old view into the current
 // one, exactly (`Groups()` and `Nodes()`); a step that does not move the version leaves
 // every view as it was. Also the paged `Groups(after, limit)` read page by page equals
-// `Groups()`.
+// `Groups()`, and every status `Groups()` lists equals the group's `GetGroup` (the list is
+// served from a snapshot kept up to date from the change log, src/groups_snapshot.h).
 // Knobs: HIVED_PROPERTY_SEEDS, HIVED_PROPERTY_STEPS (support/property_knobs.h).
+#include <algorithm>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -35,6 +37,31 @@ std::string Describe(const GroupStatus& g) {
                     absl::StrJoin(p.preassigned_cell_types, ","), ";");
   }
   return s;
+}
+
+// Every field, for comparing the served group list (src/groups_snapshot.h) with GetGroup.
+std::string DescribeAll(const GroupStatus& g) {
+  std::string s =
+      absl::StrCat(Describe(g), "|", g.request.vc, "|", g.request.members.size(), "|",
+                   g.reserved_at.value_or(-1), "|", g.reservation_deadline.value_or(-1));
+  for (const PodIdentity& p : g.pods) absl::StrAppend(&s, "|", p.index, ":", p.name, ":", p.uid);
+  return s;
+}
+
+// `Groups()` and its pages are served from a snapshot brought up to date from the change log:
+// each status must equal the group's own (`GetGroup`), and every group known alive be there.
+void RequireGroupsCurrent(const Scheduler& s, const std::vector<std::string>& known) {
+  std::vector<std::string> listed;
+  for (const GroupStatus& g : s.Groups()) {
+    REQUIRE(DescribeAll(g) == DescribeAll(s.GetGroup(g.name)));
+    listed.push_back(g.name);
+  }
+  std::vector<std::string> alive;
+  for (const std::string& name : known) {
+    if (s.GetGroup(name).state != GroupState::kAbsent) alive.push_back(name);
+  }
+  std::sort(alive.begin(), alive.end());
+  REQUIRE(listed == alive);
 }
 
 std::string Describe(const NodeStatus& n) {
@@ -110,6 +137,7 @@ void RunChangesProperty(uint64_t seed) {
   std::vector<View> kept = {Take(s)};
   std::map<std::string, GroupRequest> live;  // requests of groups scheduled
   std::map<std::string, Placement> placed;   // kPlaced placements not yet allocated
+  std::vector<std::string> known;            // every name ever scheduled or recovered
   const int64_t steps = testing::PropertySteps(300);
   int next = 0;
   for (int64_t step = 0; step < steps; ++step) {
@@ -124,6 +152,7 @@ void RunChangesProperty(uint64_t seed) {
       req.priority = kPriorities[pick(5)];
       req.lazy_preemption = pick(3) == 0;
       req.members = {{1 + pick(2), 1 << pick(4)}};
+      known.push_back(req.name);
       const Phase phase = pick(4) == 0 ? Phase::kFiltering : Phase::kPreempting;
       absl::StatusOr<ScheduleResult> r = s.Schedule(req, phase);
       REQUIRE(r.ok());
@@ -150,9 +179,11 @@ void RunChangesProperty(uint64_t seed) {
       const GroupStatus g = s.GetGroup(live.begin()->first);
       GroupRequest req = g.request;
       req.name = absl::StrCat("r", next++);
+      known.push_back(req.name);
       if (g.state != GroupState::kAbsent && s.Recover(req, g.placement).ok()) live[req.name] = req;
     }
     REQUIRE(s.CheckInvariants().ok());
+    RequireGroupsCurrent(s, known);
     const View now = Take(s);
     if (now.version == before.version) {
       REQUIRE(now.groups == before.groups);
