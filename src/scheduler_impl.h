@@ -182,6 +182,13 @@ class SchedulerImpl {
   // implies a change); `group` and `result`'s victims and cancelled groups are noted then.
   void EndChange(uint64_t epoch_before, bool changed, std::string_view group,
                  const ScheduleResult* result = nullptr);
+  // The layer above's notes (sharing/layered.cc, `EndChange`): `f(name)` for each group
+  // noted in the mutation under way; group `name` noted as changed.
+  template <typename F>
+  void ForEachPendingGroup(F f) const {
+    changes_.ForEachPendingGroup(f);
+  }
+  void NoteGroupChanged(std::string_view name) { changes_.NoteGroup(name); }
   // Notes node `node` as changed (its health), for the next `EndChange`.
   void NoteNodeChanged(std::string_view node);
   // Drops what building or restoring noted: version 0 is the state `Create`/`Restore` made.
