@@ -26,9 +26,20 @@ LayeredScheduler::~LayeredScheduler() = default;
 
 void LayeredScheduler::SyncShields() { sharing_->SyncShields(); }
 
+// A Preempting-phase Schedule that gives up a fractional group's preemption (kWaiting,
+// kInfeasible: the group is gone) reports no change to the façade (`changed` is false for
+// those outcomes): the group is noted in the change log here.
+absl::StatusOr<ScheduleResult> LayeredScheduler::ScheduleShared(const GroupRequest& request,
+                                                                Phase phase) {
+  const bool had = sharing_->HasGroup(request.name);
+  absl::StatusOr<ScheduleResult> result = sharing_->Schedule(request, phase);
+  if (had != sharing_->HasGroup(request.name)) whole_->NoteGroupChanged(request.name);
+  return Synced(std::move(result));
+}
+
 absl::StatusOr<ScheduleResult> LayeredScheduler::Schedule(const GroupRequest& request,
                                                           Phase phase) {
-  if (sharing_->Handles(request)) return Synced(sharing_->Schedule(request, phase));
+  if (sharing_->Handles(request)) return ScheduleShared(request, phase);
   sharing_->SyncShields();
   absl::StatusOr<ScheduleResult> result = whole_->Schedule(request, phase);
   if (result.ok()) sharing_->TranslateResult(&*result);
@@ -78,7 +89,7 @@ bool LayeredScheduler::SharesGpus(std::string_view group) const {
 
 absl::StatusOr<ScheduleResult> LayeredScheduler::Schedule(const GroupRequest& request, Phase phase,
                                                           const ReservationTime& time) {
-  if (sharing_->Handles(request)) return Synced(sharing_->Schedule(request, phase));
+  if (sharing_->Handles(request)) return ScheduleShared(request, phase);
   sharing_->SyncShields();
   absl::StatusOr<ScheduleResult> result = whole_->Schedule(request, phase, time);
   if (result.ok()) sharing_->TranslateResult(&*result);
@@ -131,12 +142,23 @@ uint64_t LayeredScheduler::version() const { return whole_->version(); }
 absl::StatusOr<StateChanges> LayeredScheduler::Changes(uint64_t since) const {
   return whole_->Changes(since);
 }
+// The change log is exact for Sharing's groups too: a holder noted by the core (its leaves'
+// usage, its state) notes the groups sharing its GPUs, whose status follows the holder's, and
+// a GPU's bar changed notes its sharers (Sharing::ForEachDependent).
 void LayeredScheduler::EndChange(uint64_t epoch_before, bool changed, std::string_view group,
                                  const ScheduleResult* result) {
+  std::vector<std::string> holders;
+  whole_->ForEachPendingGroup([&](std::string_view g) {
+    if (IsHolderName(g) && (holders.empty() || holders.back() != g)) holders.emplace_back(g);
+  });
+  sharing_->ForEachDependent(holders, [&](std::string_view g) { whole_->NoteGroupChanged(g); });
   whole_->EndChange(epoch_before, changed, group, result);
 }
 void LayeredScheduler::NoteNodeChanged(std::string_view node) { whole_->NoteNodeChanged(node); }
-void LayeredScheduler::ForgetChanges() { whole_->ForgetChanges(); }
+void LayeredScheduler::ForgetChanges() {
+  sharing_->ForgetDependents();
+  whole_->ForgetChanges();
+}
 
 std::vector<GroupStatus> LayeredScheduler::Groups(std::string_view after, int32_t limit) const {
   std::vector<GroupStatus> out = whole_->Groups(after, limit);

@@ -143,6 +143,8 @@ class LayeredScheduler {
     return result;
   }
   void SyncShields();
+  // Sharing's Schedule, its group noted in the change log when the call ended or began it.
+  absl::StatusOr<ScheduleResult> ScheduleShared(const GroupRequest& request, Phase phase);
   bool SharesGpus(std::string_view group) const;
   // Sharing's shares and MIG instances filled into the leaves of `s`, the status of cell
   // `cell` and its subtree (the core's tree mirrors the forest).

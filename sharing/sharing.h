@@ -144,6 +144,30 @@ class Sharing {
   void TranslateCancelled(std::vector<std::string>* cancelled) const;
   // Both, on a whole-GPU Schedule's result.
   void TranslateResult(ScheduleResult* result) const;
+  // The change log (sharing/layered.cc, `EndChange`): a fractional or MIG group's status
+  // follows its GPUs' holders (kBeingPreempted and the preemptor, when a holder is) and bars
+  // (invariant 6), which change with no call naming the group. `f(name)` for each group with
+  // a share on a GPU of a holder in `holders`, and for each sharer of a GPU whose bar changed
+  // since the last call (the bars' list is emptied).
+  template <typename F>
+  void ForEachDependent(const std::vector<std::string>& holders, F f) {
+    for (const std::string& h : holders) {
+      auto it = holders_.find(h);
+      if (it == holders_.end()) continue;
+      for (CellId leaf : it->second.leaves) {
+        auto use = leaf_use_.find(leaf.value());
+        if (use == leaf_use_.end()) continue;
+        for (const std::string& g : use->second.sharers) f(std::string_view(g));
+      }
+    }
+    for (uint32_t leaf : bars_changed_) {
+      auto it = leaf_use_.find(leaf);
+      if (it == leaf_use_.end()) continue;
+      for (const std::string& g : it->second.sharers) f(std::string_view(g));
+    }
+    bars_changed_.clear();
+  }
+  void ForgetDependents() { bars_changed_.clear(); }
   // Gives the core its shields (WholeGpuCore::SetShields) as this component's reserved
   // shares leave them: per holder, the reserved groups with shares on its GPUs (invariant 8).
   // Called before every core Schedule and after every mutation (sharing/layered.h (L1)).
@@ -442,6 +466,7 @@ class Sharing {
   cellalloc::GpuShares shares_;
   cellalloc::MigLayouts mig_;
   std::map<uint32_t, LeafUse> leaf_use_;
+  std::vector<uint32_t> bars_changed_;  // leaves whose `barred_by` changed (ForEachDependent)
   std::map<std::string, Group, std::less<>> groups_;  // std::less<>: found by string_view
   std::map<std::string, Holder> holders_;
   uint64_t next_holder_ = 0;

@@ -38,10 +38,12 @@ void Sharing::Bar(const std::string& group, bool on) {
   for (CellId leaf : groups_.at(group).barred) {
     auto it = leaf_use_.find(leaf.value());
     if (it == leaf_use_.end()) continue;
-    if (on) {
+    if (on && it->second.barred_by != group) {
       it->second.barred_by = group;
-    } else if (it->second.barred_by == group) {
+      bars_changed_.push_back(leaf.value());
+    } else if (!on && it->second.barred_by == group) {
       it->second.barred_by.clear();
+      bars_changed_.push_back(leaf.value());
     }
   }
 }

@@ -65,6 +65,17 @@ class ChangeLog {
     e.node = node;
   }
   bool pending() const { return pending_ > 0; }
+  // `f(name)` for each group name noted since the last Commit or Discard, oldest first
+  // (duplicates possible): the layer above notes the groups whose status follows a noted one's
+  // (sharing/layered.cc, `EndChange`).
+  template <typename F>
+  void ForEachPendingGroup(F f) const {
+    const size_t cap = ring_.size();
+    for (size_t i = size_ - pending_; i < size_; ++i) {
+      const Entry& e = ring_[(begin_ + i) % cap];
+      if (!e.name.empty()) f(std::string_view(e.name));
+    }
+  }
   // Ends the mutation: a new version holding the pending entries when there are any (true).
   bool Commit();
   // Ends the mutation without a new version (nothing changed): the pending entries are

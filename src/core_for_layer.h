@@ -7,7 +7,8 @@
 // `SchedulerImpl` (no virtual call, no state of its own):
 //  - the entry points for holder groups (the groups that open GPUs for sharing): Schedule
 //    with a `NodeRoom` and an `Apply`, Allocate, Recover, Release, Unreserve,
-//    CancelPreemption, GetGroup, RestoreGroup;
+//    CancelPreemption, GetGroup, RestoreGroup; each change they make is noted in the change
+//    log under the holder's name (the layer's `EndChange` then notes the holder's sharers);
 //  - const previews that let the layer decide before it changes anything: PreviewRecoverType,
 //    CheckLeavesFree, UsedLeaves, NodeHealthy, epoch;
 //  - the cancellation notes (NoteCancelled, TakeCancelled, CancelledBy);
@@ -42,23 +43,33 @@ class WholeGpuCore {
 
   explicit WholeGpuCore(SchedulerImpl* core) : impl_(core) {}
 
-  // Holder groups.
+  // Holder groups. Each change is noted in the change log under the holder's name, as the
+  // façade notes the group its own calls name (src/scheduler_changes.cc): a holder's status
+  // changes (reserved to running, say) where its leaves' usage need not.
   absl::StatusOr<ScheduleResult> Schedule(const GroupRequest& request, Phase phase,
                                           const NodeRoom* room, Apply apply) {
-    return impl_->Schedule(request, phase, room, apply);
+    absl::StatusOr<ScheduleResult> out = impl_->Schedule(request, phase, room, apply);
+    if (out.ok() && phase == Phase::kPreempting &&
+        (out->outcome == Outcome::kPlaced || out->outcome == Outcome::kPreempting ||
+         !out->cancelled.empty())) {
+      impl_->NoteGroupChanged(request.name);
+    }
+    return out;
   }
   absl::StatusOr<AllocateInfo> Allocate(const GroupRequest& request, const Placement& placement) {
-    return impl_->Allocate(request, placement);
+    return Noted(request.name, impl_->Allocate(request, placement));
   }
   absl::StatusOr<AllocateInfo> Recover(const GroupRequest& request, const Placement& placement) {
-    return impl_->Recover(request, placement);
+    return Noted(request.name, impl_->Recover(request, placement));
   }
-  absl::Status Release(std::string_view group) { return impl_->Release(group); }
-  absl::Status Unreserve(std::string_view group) { return impl_->Unreserve(group); }
-  absl::Status CancelPreemption(std::string_view group) { return impl_->CancelPreemption(group); }
+  absl::Status Release(std::string_view group) { return Noted(group, impl_->Release(group)); }
+  absl::Status Unreserve(std::string_view group) { return Noted(group, impl_->Unreserve(group)); }
+  absl::Status CancelPreemption(std::string_view group) {
+    return Noted(group, impl_->CancelPreemption(group));
+  }
   GroupStatus GetGroup(std::string_view group) const { return impl_->GetGroup(group); }
   absl::StatusOr<AllocateInfo> RestoreGroup(const GroupRecord& rec, int32_t* ignored_leaves) {
-    return impl_->RestoreGroup(rec, ignored_leaves);
+    return Noted(rec.request.name, impl_->RestoreGroup(rec, ignored_leaves));
   }
 
   // Const previews.
@@ -90,6 +101,12 @@ class WholeGpuCore {
   const Shields& shields() const { return impl_->shields(); }
 
  private:
+  template <typename T>
+  T Noted(std::string_view group, T result) {
+    if (result.ok()) impl_->NoteGroupChanged(group);
+    return result;
+  }
+
   SchedulerImpl* impl_;
 };
 

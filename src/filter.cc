@@ -7,7 +7,6 @@
 // The epoch is only read (every writer holds the exclusive lock), so a stored decision is
 // stamped with the state it was made on and re-checked (matched, epoch included) when applied.
 #include <algorithm>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <utility>
@@ -44,16 +43,9 @@ bool SchedulerImpl::ReportOnly(Decision* d, ScheduleResult* result) const {
 }
 
 std::unique_ptr<SchedulerImpl::FilterScratch> SchedulerImpl::TakeFilterScratch() const {
-  {
-    std::lock_guard<std::mutex> hold(filter_mu_);
-    if (!filter_pool_.empty()) {
-      std::unique_ptr<FilterScratch> s = std::move(filter_pool_.back());
-      filter_pool_.pop_back();
-      return s;
-    }
-  }
+  if (std::unique_ptr<FilterScratch> s = filter_pool_.Take()) return s;
   // The first call on this many threads at once: a scratch over the same const inputs as
-  // `placer_` and `planner_` (built outside the pool's mutex).
+  // `placer_` and `planner_`.
   auto s = std::make_unique<FilterScratch>();
   s->placer = Placer(forest_.get(), &vclusters_.cells(), &physical_.usage(), &vclusters_.usage());
   s->planner = std::make_unique<cellalloc::BuddyPlanner>(buddy_.get(), &physical_.usage());
@@ -64,8 +56,7 @@ std::unique_ptr<SchedulerImpl::FilterScratch> SchedulerImpl::TakeFilterScratch()
 }
 
 void SchedulerImpl::GiveFilterScratch(std::unique_ptr<FilterScratch> s) const {
-  std::lock_guard<std::mutex> hold(filter_mu_);
-  filter_pool_.push_back(std::move(s));
+  filter_pool_.Give(std::move(s));
 }
 
 std::optional<absl::StatusOr<ScheduleResult>> SchedulerImpl::Filter(

@@ -2,94 +2,23 @@
 // that makes a Scheduler safe to share between threads (see "Thread safety" in hived/scheduler.h).
 #include "hived/scheduler.h"
 
-#include <condition_variable>
-#include <mutex>
+#include <memory>
 #include <optional>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "sharing/layered.h"
 #include "sharing/layered_config_change.h"
+#include "src/groups_snapshot.h"
 #include "src/internal/status_macros.h"
 #include "src/journal_hook.h"
+#include "src/rw_lock.h"
 
 namespace hived {
 
-// A writer-preferring reader/writer lock: a writer waiting for the lock blocks new readers,
-// so a stream of status polls cannot starve scheduling. (std::shared_mutex is glibc's
-// rwlock, which prefers readers; absl::Mutex prefers writers but Debian's Abseil is not
-// built with ThreadSanitizer's annotations, so TSan would not see it synchronise.) Built on
-// std::mutex and std::condition_variable, which TSan understands.
-class Scheduler::Lock {
- public:
-  void LockExclusive() {
-    std::unique_lock<std::mutex> guard(mu_);
-    ++waiting_writers_;
-    writer_cv_.wait(guard, [this] { return !writer_ && readers_ == 0; });
-    --waiting_writers_;
-    writer_ = true;
-  }
-  void UnlockExclusive() {
-    bool writers;
-    bool readers;
-    {
-      std::lock_guard<std::mutex> guard(mu_);
-      writer_ = false;
-      writers = waiting_writers_ > 0;
-      readers = waiting_readers_ > 0;
-    }
-    // Only waiters are woken (an uncontended call notifies nobody); a waiter counts itself
-    // under `mu_` before it checks, so none is missed.
-    if (writers) writer_cv_.notify_one();  // a waiting writer goes first; readers re-check
-    if (readers) reader_cv_.notify_all();
-  }
-  void LockShared() {
-    std::unique_lock<std::mutex> guard(mu_);
-    ++waiting_readers_;
-    reader_cv_.wait(guard, [this] { return !writer_ && waiting_writers_ == 0; });
-    --waiting_readers_;
-    ++readers_;
-  }
-  void UnlockShared() {
-    bool last;
-    {
-      std::lock_guard<std::mutex> guard(mu_);
-      last = --readers_ == 0 && waiting_writers_ > 0;
-    }
-    if (last) writer_cv_.notify_one();
-  }
-
-  // Holds the lock exclusively (mutations) or shared (views) for a scope.
-  class Exclusive {
-   public:
-    explicit Exclusive(Lock& lock) : lock_(lock) { lock_.LockExclusive(); }
-    ~Exclusive() { lock_.UnlockExclusive(); }
-    Exclusive(const Exclusive&) = delete;
-    Exclusive& operator=(const Exclusive&) = delete;
-
-   private:
-    Lock& lock_;
-  };
-  class Shared {
-   public:
-    explicit Shared(Lock& lock) : lock_(lock) { lock_.LockShared(); }
-    ~Shared() { lock_.UnlockShared(); }
-    Shared(const Shared&) = delete;
-    Shared& operator=(const Shared&) = delete;
-
-   private:
-    Lock& lock_;
-  };
-
- private:
-  std::mutex mu_;
-  std::condition_variable reader_cv_;
-  std::condition_variable writer_cv_;
-  int readers_ = 0;          // holding the lock shared
-  int waiting_writers_ = 0;  // blocked in LockExclusive
-  int waiting_readers_ = 0;  // blocked in LockShared
-  bool writer_ = false;      // one holds the lock exclusively
-};
+// The reader/writer lock of "Thread safety" (hived/scheduler.h): writer-preferring, readers
+// without a shared cache line (src/rw_lock.h).
+class Scheduler::Lock : public RwLock {};
 
 absl::StatusOr<std::unique_ptr<Scheduler>> Scheduler::Create(const ClusterSpec& spec) {
   HIVED_ASSIGN_OR_RETURN(std::unique_ptr<LayeredScheduler> impl, LayeredScheduler::Create(spec));
@@ -100,7 +29,8 @@ absl::StatusOr<std::unique_ptr<Scheduler>> Scheduler::Create(const ClusterSpec& 
 Scheduler::Scheduler(std::unique_ptr<LayeredScheduler> impl)
     : lock_(std::make_unique<Lock>()),
       impl_(std::move(impl)),
-      journal_(std::make_unique<SchedulerJournal>()) {}
+      journal_(std::make_unique<SchedulerJournal>()),
+      groups_(std::make_unique<GroupsSnapshot>()) {}
 
 // Restore builds a new scheduler that no other thread can see yet: no lock.
 absl::StatusOr<std::unique_ptr<Scheduler>> Scheduler::Restore(const ClusterSpec& spec,
@@ -279,13 +209,35 @@ GroupStatus Scheduler::GetGroup(std::string_view group) const {
   Lock::Shared hold(*lock_);
   return impl_->GetGroup(group);
 }
-std::vector<GroupStatus> Scheduler::Groups() const {
-  Lock::Shared hold(*lock_);
-  return impl_->Groups();
+// The group list (src/groups_snapshot.h): under the shared lock only the statuses changed
+// since the latest snapshot are read; the merge and the caller's copy run without the lock.
+std::shared_ptr<const GroupList> Scheduler::CurrentGroups() const {
+  const std::shared_ptr<const GroupList> base = groups_->Latest();
+  GroupsSnapshot::Update update;
+  {
+    Lock::Shared hold(*lock_);
+    update.version = version_base_ + impl_->version();
+    if (base != nullptr && base->version == update.version) return base;
+    absl::StatusOr<StateChanges> changes =
+        base == nullptr ? absl::StatusOr<StateChanges>(absl::OutOfRangeError("no snapshot"))
+                        : ChangesLocked(base->version);
+    if (changes.ok()) {
+      update.statuses.reserve(changes->groups.size());
+      for (const std::string& name : changes->groups) {
+        update.statuses.push_back(impl_->GetGroup(name));
+        update.statuses.back().name = name;  // a kAbsent status names only its request
+      }
+    } else {
+      update.full = true;
+      update.statuses = impl_->Groups();
+    }
+  }
+  return groups_->Advance(base, std::move(update));
 }
+std::vector<GroupStatus> Scheduler::Groups() const { return GroupsSnapshot::All(*CurrentGroups()); }
 std::vector<GroupStatus> Scheduler::Groups(std::string_view after, int32_t limit) const {
-  Lock::Shared hold(*lock_);
-  return impl_->Groups(after, limit);
+  if (limit <= 0) return {};
+  return GroupsSnapshot::Page(*CurrentGroups(), after, limit);
 }
 uint64_t Scheduler::version() const {
   Lock::Shared hold(*lock_);
@@ -293,6 +245,9 @@ uint64_t Scheduler::version() const {
 }
 absl::StatusOr<StateChanges> Scheduler::Changes(uint64_t since) const {
   Lock::Shared hold(*lock_);
+  return ChangesLocked(since);
+}
+absl::StatusOr<StateChanges> Scheduler::ChangesLocked(uint64_t since) const {
   if (version_base_ == 0) return impl_->Changes(since);
   const uint64_t now = version_base_ + impl_->version();
   if (since > now) {

@@ -43,8 +43,8 @@
 // Thread safety: not thread-safe; callers serialize (the façade's reader/writer lock,
 // src/scheduler.cc), except that the const methods may run concurrently with each other:
 // the views, and `Filter`, which decides a whole-GPU Filtering request over const state with
-// a per-call scratch taken from a pool (`filter_mu_`) and stores its kPlaced decision in
-// `Reservations`' separately synchronised slot. No const method writes anything else
+// a per-call scratch taken from a pool (`filter_pool_`, lock-free) and stores its kPlaced decision
+// in `Reservations`' separately synchronised slot. No const method writes anything else
 // (`needs_pool_` is written only by the non-const Schedule path's ParseRequest).
 #ifndef HIVED_SRC_SCHEDULER_IMPL_H_
 #define HIVED_SRC_SCHEDULER_IMPL_H_
@@ -54,7 +54,6 @@
 #include <functional>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -79,6 +78,7 @@
 #include "src/change_log.h"
 #include "src/cluster_state.h"
 #include "src/decision.h"
+#include "src/filter_scratch_pool.h"
 #include "src/group_table.h"
 #include "src/health.h"
 #include "src/internal/strings.h"
@@ -182,6 +182,13 @@ class SchedulerImpl {
   // implies a change); `group` and `result`'s victims and cancelled groups are noted then.
   void EndChange(uint64_t epoch_before, bool changed, std::string_view group,
                  const ScheduleResult* result = nullptr);
+  // The layer above's notes (sharing/layered.cc, `EndChange`): `f(name)` for each group
+  // noted in the mutation under way; group `name` noted as changed.
+  template <typename F>
+  void ForEachPendingGroup(F f) const {
+    changes_.ForEachPendingGroup(f);
+  }
+  void NoteGroupChanged(std::string_view name) { changes_.NoteGroup(name); }
   // Notes node `node` as changed (its health), for the next `EndChange`.
   void NoteNodeChanged(std::string_view node);
   // Drops what building or restoring noted: version 0 is the state `Create`/`Restore` made.
@@ -503,8 +510,7 @@ class SchedulerImpl {
 
   std::unique_ptr<FilterScratch> TakeFilterScratch() const;
   void GiveFilterScratch(std::unique_ptr<FilterScratch> s) const;
-  mutable std::mutex filter_mu_;  // guards filter_pool_ only
-  mutable std::vector<std::unique_ptr<FilterScratch>> filter_pool_;
+  mutable FilterScratchPool filter_pool_;  // src/filter_scratch_pool.h
 };
 
 }  // namespace hived

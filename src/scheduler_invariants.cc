@@ -1,7 +1,6 @@
 // SchedulerImpl::CheckInvariants: scheduler_impl.h's invariants, and each component's, checked
 // from scratch.
 #include <algorithm>
-#include <mutex>
 #include <string>
 #include <vector>
 
@@ -36,16 +35,15 @@ absl::Status SchedulerImpl::CheckInvariants() const {
     if (!planner_->IsIdle())
       return fail("the binding planner's overlay is not empty between plans");
   }
-  {  // Filter's pooled scratch (the ones in use belong to filters running now).
-    std::lock_guard<std::mutex> hold(filter_mu_);
-    for (const std::unique_ptr<FilterScratch>& fs : filter_pool_) {
-      HIVED_RETURN_IF_ERROR(fs->placer.CheckInvariants());
-      if (!fs->planner->IsIdle() || !fs->scratch.vslot_touched.empty() ||
-          fs->scratch.downgrades.active) {
-        return fail("a pooled filter scratch is not empty between calls");
-      }
+  // Filter's pooled scratch (the ones in use belong to filters running now).
+  HIVED_RETURN_IF_ERROR(filter_pool_.CheckEach([&](const FilterScratch& fs) -> absl::Status {
+    if (absl::Status placer = fs.placer.CheckInvariants(); !placer.ok()) return placer;
+    if (!fs.planner->IsIdle() || !fs.scratch.vslot_touched.empty() ||
+        fs.scratch.downgrades.active) {
+      return fail("a pooled filter scratch is not empty between calls");
     }
-  }
+    return absl::OkStatus();
+  }));
   std::vector<int32_t> doomed(static_cast<size_t>(f.num_chains()), 0);
   for (const VCell& c : vclusters_.cells()) doomed[c.chain.value()] += c.doomed ? 1 : 0;
   HIVED_RETURN_IF_ERROR(health_.CheckInvariants(doomed));

@@ -224,6 +224,8 @@ namespace hived {
 
 class LayeredScheduler;
 class SchedulerJournal;
+class GroupsSnapshot;
+struct GroupList;
 
 // A pod of a gang, as `AllocatePod` and `RecoverPod` take it ("Pods" above).
 struct Pod {
@@ -426,8 +428,10 @@ class HIVED_EXPORT Scheduler {
   std::vector<GroupStatus> Groups() const;             // sorted by name
   // One page of `Groups()`: the first `limit` groups (by name) whose name is greater than
   // `after` ("" for the first page); the next page starts after the last name returned, and
-  // a page shorter than `limit` is the last. It holds the lock for the page it builds, not
-  // for every group (bench/views_bench.cc). Each page is consistent; pages taken across
+  // a page shorter than `limit` is the last. `Groups()` and its pages are served from a
+  // snapshot of the group list brought up to date from `Changes` (src/groups_snapshot.h):
+  // the lock is held only to re-read the groups changed since the last call, never for the
+  // whole list (bench/concurrency_bench.cc). Each page is consistent; pages taken across
   // mutations are not one snapshot (follow `version()` and `Changes`). `limit` <= 0 is
   // an empty page.
   std::vector<GroupStatus> Groups(std::string_view after, int32_t limit) const;
@@ -531,9 +535,13 @@ class HIVED_EXPORT Scheduler {
  private:
   explicit Scheduler(std::unique_ptr<LayeredScheduler> impl);
   class Lock;  // the reader/writer lock of "Thread safety" (src/scheduler.cc)
+  // `Changes(since)` with the lock held; the group list `Groups` serves (src/scheduler.cc).
+  absl::StatusOr<StateChanges> ChangesLocked(uint64_t since) const;
+  std::shared_ptr<const GroupList> CurrentGroups() const;
   std::unique_ptr<Lock> lock_;
   std::unique_ptr<LayeredScheduler> impl_;
   std::unique_ptr<SchedulerJournal> journal_;  // src/journal_hook.h
+  std::unique_ptr<GroupsSnapshot> groups_;     // src/groups_snapshot.h
   // The version at which the last `ApplyConfig` swapped `impl_` in (0: none): `version()`
   // is `version_base_ + impl_->version()`, and changes before it cannot be told.
   uint64_t version_base_ = 0;
