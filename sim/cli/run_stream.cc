@@ -194,8 +194,10 @@ int RunReplays(ReplayRun run) {
                  "scheduling decisions/s)\n",
                  static_cast<long long>(facts.jobs), streamed,
                  std::string(PolicyKindName(run.policy)).c_str(),
-                 run.with_baseline ? " and private" : "", wall, jobs / std::max(wall, 1e-9),
-                 decisions / std::max(wall, 1e-9));
+                 run.with_baseline
+                     ? absl::StrCat(" and ", Av(PolicyKindName(PolicyKind::kPrivate))).c_str()
+                     : "",
+                 wall, jobs / std::max(wall, 1e-9), decisions / std::max(wall, 1e-9));
   }
   if (!main->summary.accounting_ok) {
     return Fail(kCmd,
