@@ -4,12 +4,14 @@
 #include <cstdio>
 #include <memory>
 #include <optional>
+#include <string>
 #include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "sim/common/command_util.h"
 #include "sim/common/output_dir.h"
+#include "sim/metrics/pod_summary.h"
 #include "sim/openb/fill_experiment.h"
 #include "sim/openb/openb_replay.h"
 #include "sim/policies/policy_registry.h"
@@ -97,8 +99,15 @@ int RunOpenbReplay(const FlagParser& p, std::string_view command, OpenbRunArgs a
   if (!in.ok()) return Fail(command, in.status().message());
   absl::StatusOr<OpenbReplayResult> r = ReplayOpenb(in->nodes, in->pods, in->fill_pods, options);
   if (!r.ok()) return Fail(command, r.status().message());
-  const OpenbReplayOutputs out =
-      RenderOpenbReplay(*in, *r, options, {flags.nodes_path, flags.pods_path, args.out_dir});
+  PodRunInfo info{flags.nodes_path,
+                  flags.pods_path,
+                  args.out_dir,
+                  std::string(PolicyKindName(options.policy)),
+                  in->nodes.skipped_rows + in->pods.stats.skipped_rows,
+                  in->pods.stats.dropped_unknown_spec,
+                  options.sharing,
+                  options.sharing_params};
+  const PodReplayOutputs out = RenderPodReplay(*r, in->nodes, in->pods, info);
   for (const auto& [name, text] :
        {std::pair<const char*, const std::string&>{"summary.json", out.summary_json},
         {"timeline.csv", out.timeline_csv},

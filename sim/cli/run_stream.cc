@@ -43,10 +43,12 @@ struct Replayed {
 };
 
 // One replay of the trace; jobs.csv into `csv_folder` when not empty, the delay chart's
-// data with `plot_delays`.
+// data with `plot_delays`. `sorted`: the pre-pass's stream of a streamed trace when its rows
+// can be read again without the file (a Philly trace's, sorted once), else null.
 absl::StatusOr<Replayed> ReplayOne(PolicyKind policy, const ReplayRun& run, const TraceFacts& facts,
-                                   const PolicyOptions& policy_options, EngineOptions options,
-                                   const std::filesystem::path& csv_folder, bool plot_delays) {
+                                   const JobStream* sorted, const PolicyOptions& policy_options,
+                                   EngineOptions options, const std::filesystem::path& csv_folder,
+                                   bool plot_delays) {
   auto fail = [&](const absl::Status& s) {
     return absl::Status(s.code(),
                         absl::StrCat(Av(PolicyKindName(policy)), " replay failed: ", s.message()));
@@ -69,7 +71,7 @@ absl::StatusOr<Replayed> ReplayOne(PolicyKind policy, const ReplayRun& run, cons
     // The pre-pass checked the ids; with skipped rows the feed must skip the same ones.
     feed_options.check_duplicate_ids = run.skip_bad_rows;
     absl::StatusOr<std::unique_ptr<TraceFileFeed>> file_feed =
-        TraceFileFeed::Open(run.trace_path, *run.info, feed_options);
+        TraceFileFeed::Open(run.trace_path, *run.info, feed_options, sorted);
     if (!file_feed.ok()) return fail(file_feed.status());
     feed = std::move(*file_feed);
   }
@@ -97,6 +99,7 @@ absl::StatusOr<Replayed> ReplayOne(PolicyKind policy, const ReplayRun& run, cons
 
 int RunReplays(ReplayRun run) {
   TraceFacts facts;
+  std::unique_ptr<const JobStream> sorted;  // read again by each replay
   const char* streamed = "";
   if (run.trace != nullptr) {
     facts = FactsOf(*run.trace);
@@ -110,6 +113,7 @@ int RunReplays(ReplayRun run) {
     for (const std::string& w : scan->warnings) std::fprintf(stderr, "warning: %s\n", w.c_str());
     facts = std::move(scan->facts);
     run.run_info.skipped_rows = scan->skipped_rows;
+    sorted = std::move(scan->stream);
     streamed = " (streamed)";
   }
   run.policy_options.named_pinned_cells = facts.named_pinned_cells;
@@ -127,14 +131,16 @@ int RunReplays(ReplayRun run) {
   std::thread base_thread;
   if (run.with_baseline) {
     base_thread = std::thread([&] {
-      base = ReplayOne(PolicyKind::kPrivate, run, facts, {}, run.options, base_folder, false);
+      base = ReplayOne(PolicyKind::kPrivate, run, facts, sorted.get(), {}, run.options, base_folder,
+                       false);
     });
   }
   ProgressBar bar(absl::StrCat("replaying ", facts.jobs, " jobs", streamed));
   EngineOptions main_options = run.options;
   if (!run.quiet) main_options.progress = [&bar](double f) { bar.Update(f); };
   absl::StatusOr<Replayed> main =
-      ReplayOne(run.policy, run, facts, run.policy_options, main_options, main_folder, run.plot);
+      ReplayOne(run.policy, run, facts, sorted.get(), run.policy_options, main_options, main_folder,
+                run.plot);
   if (base_thread.joinable()) base_thread.join();
   bar.Clear();
   if (!main.ok()) return Fail(kCmd, main.status().message());
@@ -188,8 +194,10 @@ int RunReplays(ReplayRun run) {
                  "scheduling decisions/s)\n",
                  static_cast<long long>(facts.jobs), streamed,
                  std::string(PolicyKindName(run.policy)).c_str(),
-                 run.with_baseline ? " and private" : "", wall, jobs / std::max(wall, 1e-9),
-                 decisions / std::max(wall, 1e-9));
+                 run.with_baseline
+                     ? absl::StrCat(" and ", Av(PolicyKindName(PolicyKind::kPrivate))).c_str()
+                     : "",
+                 wall, jobs / std::max(wall, 1e-9), decisions / std::max(wall, 1e-9));
   }
   if (!main->summary.accounting_ok) {
     return Fail(kCmd,

@@ -1,6 +1,6 @@
 // sim/cluster/spec_info.h: facts the simulator needs from a `ClusterSpec` without a scheduler:
 // leaf counts per cell type, node sizes per chain, each VC's reserved GPUs, and the specs
-// of the baseline policies (`quota`'s single pool VC, `private`'s one-VC clusters). The
+// of the baseline policies (a single pool VC, one-VC clusters). The
 // hierarchy itself comes from the library (`hived::DescribeCluster`); nothing is re-derived.
 //
 // Thread safety: plain values after construction.
@@ -52,11 +52,11 @@ class SpecInfo {
   // serves nothing, so it counts for no policy; one that is named counts for every policy.
   std::vector<int64_t> VcGuarantees(const std::vector<std::string>& named_pins) const;
 
-  // `quota`: the physical cluster without pinned ids, and one VC `kPoolVc` reserving every
-  // top-level cell of every chain.
+  // The pool policies': the physical cluster without pinned ids, and one VC `kPoolVc` reserving
+  // every top-level cell of every chain.
   ClusterSpec QuotaSpec() const;
-  // `private`: only VC `vc`, on just enough top-level cells of each of its chains to hold its
-  // cells (plus the top cells holding its pinned cells), other VCs' pinned ids removed.
+  // A cluster per VC: only VC `vc`, on just enough top-level cells of each of its chains to hold
+  // its cells (plus the top cells holding its pinned cells), other VCs' pinned ids removed.
   ClusterSpec PrivateSpec(int32_t vc) const;
 
   static constexpr const char* kPoolVc = "quota-pool";

@@ -132,6 +132,11 @@ void JsonWriter::Double(std::string_view key, double value) {
   out_ += FormatFixed(value);
 }
 
+void JsonWriter::Real(std::string_view key, double value) {
+  Key(key);
+  out_ += nlohmann::json(value).dump();
+}
+
 void JsonWriter::String(std::string_view key, std::string_view value) {
   Key(key);
   out_ += JsonQuote(value);

@@ -26,7 +26,7 @@
 namespace hived::sim {
 
 // Writes pretty-printed JSON: two-space indent, keys in call order, doubles with 3
-// decimals.
+// decimals (`Double`) or exact (`Real`).
 class JsonWriter {
  public:
   void BeginObject(std::string_view key = {});
@@ -35,6 +35,9 @@ class JsonWriter {
   void EndArray();
   void Int(std::string_view key, int64_t value);
   void Double(std::string_view key, double value);
+  // The shortest digits that read back as `value`, as nlohmann-json writes a double
+  // (`0.5`, `1.0`, `1e-05`); NaN and infinities as `null`.
+  void Real(std::string_view key, double value);
   void String(std::string_view key, std::string_view value);
   void Bool(std::string_view key, bool value);
   void Null(std::string_view key);

@@ -1,8 +1,8 @@
 // sim/engine/cluster_backend.h: what the engine asks of a cluster, whatever the sharing policy.
 //
 // The engine owns time, queues and jobs; a `ClusterBackend` owns placement. The production
-// backends (sim/policies/scheduler_backend.h) wrap `hived::Scheduler` for the policies `hived`,
-// `quota` and `private`; tests may use a hand-checkable backend.
+// backends (sim/policies/scheduler_backend.h) wrap `hived::Scheduler` for every job policy of
+// the registry (sim/policies/policy_registry.h); tests may use a hand-checkable backend.
 //
 // Protocol per job: `TryStart` -> kStarted (running), kWaiting, kInfeasible (never), or
 // kPreempting with victims; the engine then `Release`s every victim and calls
@@ -48,7 +48,7 @@ struct SimJob {
 struct TryOptions {
   bool allow_overflow = false;  // a guaranteed job that must wait may run opportunistically
   // The job has waited at least the policy's `ReclaimAfter()`, so it may preempt borrowers
-  // (yarn-cs with its preemption monitor).
+  // (a pool policy with a preemption monitor).
   bool may_reclaim = false;
 };
 
@@ -105,21 +105,21 @@ class ClusterBackend {
   virtual absl::Status SetNodeHealthy(int32_t node, bool healthy) = 0;
   // Nodes a running job uses, ascending, without duplicates.
   virtual NodeList JobNodes(JobIndex job) const = 0;
-  // True when a release by one VC can let another VC's guaranteed job start (quota's shared
-  // pool); false when guaranteed capacity is per VC (hived, private).
+  // True when a release by one VC can let another VC's guaranteed job start (a shared pool);
+  // false when guaranteed capacity is per VC (virtual clusters, or a cluster per VC).
   virtual bool ReleaseHelpsAllVcs() const = 0;
   // True when opportunistic jobs share idle cells across VCs (so any release may help any
-  // VC's opportunistic jobs); false when each VC only uses its own cells (private).
+  // VC's opportunistic jobs); false when each VC only uses its own cells (a cluster per VC).
   virtual bool SharesIdleCells() const = 0;
   // True when waiting VCs are served least-used first (running GPUs / guarantee = the GPUs
   // of its virtual cells, then VC order), as YARN's Capacity Scheduler orders its queues;
   // false: in VC order.
   virtual bool ServesLeastUsedFirst() const { return false; }
-  // GPUs a VC's guaranteed jobs may hold at most (yarn-cs, elastic-quota: the maximum
+  // GPUs a VC's guaranteed jobs may hold at most (elastic pool policies: the maximum
   // capacity); -1 = its guarantee. For `easy`'s reservations.
   virtual int64_t VcMaxGpus(int32_t /*vc*/) const { return -1; }
   // Seconds a job within its VC's guarantee waits before it may preempt borrowers
-  // (yarn-cs's preemption monitor); -1 = never waits for this (no such rule).
+  // (a preemption monitor's delay); -1 = never waits for this (no such rule).
   virtual Time ReclaimAfter() const { return -1; }
   // Node ids standing for physical node `physical` when `nodes()` names it otherwise (the
   // private baseline's per-VC copies of the hardware; empty for a node of the config in no

@@ -6,7 +6,7 @@
 // tried only when something happened that could help it:
 //   - a job of the VC arrived, finished, was preempted or killed;
 //   - any release, for every VC with waiting jobs, when the backend shares capacity across
-//     VCs for guaranteed jobs (`quota`), or for VCs with waiting jobs that could run
+//     VCs for guaranteed jobs (a shared pool), or for VCs with waiting jobs that could run
 //     opportunistically (priority -1, or `--opportunistic-overflow`);
 //   - a node came back up (every VC with waiting jobs).
 // So a replay costs O(events x VCs touched), not O(events x waiting jobs).
@@ -266,7 +266,7 @@ struct EngineResult {
   std::vector<TimelineRow> timeline;
   Time start = 0;            // first event
   Time end = 0;              // last event (or the horizon)
-  int64_t total_gpus = 0;    // the policy's GPUs (private: the VCs' clusters only)
+  int64_t total_gpus = 0;    // the policy's GPUs (a cluster per VC: theirs only)
   int64_t cluster_gpus = 0;  // the physical cluster's GPUs: the window's denominator
   Time window_start = 0;
   Time window_end = 0;

@@ -38,7 +38,7 @@
 
 namespace hived::sim {
 
-// kWake: a waiting job may now reclaim its guarantee (yarn-cs's preemption delay).
+// kWake: a waiting job may now reclaim its guarantee (a preemption monitor's delay).
 enum class EventKind : uint8_t { kSubmit, kFinish, kNodeDown, kNodeUp, kWake };
 
 struct Event {

@@ -86,7 +86,7 @@ void Replay::Advance(Time t) {
 int64_t Replay::ReachableQueuedGpus(int64_t used) const {
   // What the waiting jobs could use now under the policy's rules, by GPU counts: a VC's
   // guaranteed jobs its idle guarantee (pool policies: up to its maximum, anywhere idle;
-  // overflow: anywhere idle), opportunistic jobs any idle GPU (private: their own VC's).
+  // overflow: anywhere idle), opportunistic jobs any idle GPU (a cluster per VC: their own VC's).
   const int64_t idle = std::max<int64_t>(0, r_.total_gpus - used);
   if (idle == 0 || queued_gpus_ == 0) return 0;
   const bool pool = backend_->ReleaseHelpsAllVcs();

@@ -10,13 +10,18 @@ namespace hived::sim {
 
 absl::StatusOr<std::unique_ptr<TraceFileFeed>> TraceFileFeed::Open(const std::string& path,
                                                                    const SpecInfo& info,
-                                                                   StreamFeedOptions options) {
-  TraceReadOptions read;
-  read.skip_bad_rows = options.skip_bad_rows;
-  read.check_duplicate_ids = options.check_duplicate_ids;
-  absl::StatusOr<std::unique_ptr<JobStream>> stream = OpenJobStream(path, options.format, read);
-  if (!stream.ok()) return stream.status();
-  std::unique_ptr<TraceFileFeed> feed(new TraceFileFeed(std::move(*stream), info, options));
+                                                                   StreamFeedOptions options,
+                                                                   const JobStream* rewind) {
+  std::unique_ptr<JobStream> rewound = rewind != nullptr ? rewind->Rewound() : nullptr;
+  if (rewound == nullptr) {
+    TraceReadOptions read;
+    read.skip_bad_rows = options.skip_bad_rows;
+    read.check_duplicate_ids = options.check_duplicate_ids;
+    absl::StatusOr<std::unique_ptr<JobStream>> stream = OpenJobStream(path, options.format, read);
+    if (!stream.ok()) return stream.status();
+    rewound = std::move(*stream);
+  }
+  std::unique_ptr<TraceFileFeed> feed(new TraceFileFeed(std::move(rewound), info, options));
   feed->path_ = path;
   return feed;
 }
@@ -76,6 +81,7 @@ absl::StatusOr<TraceScan> ScanTraceFile(const std::string& path, const SpecInfo&
   }
   scan.skipped_rows = (*feed)->skipped_rows();
   scan.warnings = (*feed)->warnings();
+  if ((*feed)->stream_->Rewound() != nullptr) scan.stream = std::move((*feed)->stream_);
   return scan;
 }
 

@@ -9,7 +9,9 @@
 // column, or skipped and counted with `skip_bad_rows`. The pre-pass reads the file once, so its
 // errors come before any replay starts; the replays then read it again (one feed each) and may
 // leave the duplicate-id check to it (`check_duplicate_ids`), so that their memory does not grow
-// with the ids.
+// with the ids. A format whose stream can start again without reading the file
+// (`JobStream::Rewound`: Philly's, sorted once) hands the pre-pass's stream to the replays
+// (`TraceScan::stream`), whose feeds read its rows again instead of the file.
 //
 // Thread safety: one feed per thread; the `SpecInfo` is only read.
 #ifndef HIVED_SIM_ENGINE_STREAM_FEED_H_
@@ -36,12 +38,16 @@ struct StreamFeedOptions {
   bool check_duplicate_ids = true;
 };
 
+struct TraceScan;
+
 class TraceFileFeed : public JobFeed {
  public:
-  // Errors: `OpenJobStream`'s.
+  // Errors: `OpenJobStream`'s. With `rewind` (a stream of `path` whose `Rewound` is not
+  // null; it must outlive the feed's use), reads its jobs from the first instead of the file.
   static absl::StatusOr<std::unique_ptr<TraceFileFeed>> Open(const std::string& path,
                                                              const SpecInfo& info,
-                                                             StreamFeedOptions options);
+                                                             StreamFeedOptions options,
+                                                             const JobStream* rewind = nullptr);
   absl::StatusOr<const TraceJob*> Next() override;
   // Rows skipped so far (bad rows and bad pinned cells, with skip_bad_rows) and the warnings
   // about them (complete once `Next` returned the end).
@@ -49,6 +55,8 @@ class TraceFileFeed : public JobFeed {
   std::vector<std::string> warnings() const;
 
  private:
+  friend absl::StatusOr<TraceScan> ScanTraceFile(const std::string& path, const SpecInfo& info,
+                                                 StreamFeedOptions options);
   TraceFileFeed(std::unique_ptr<JobStream> stream, const SpecInfo& info, StreamFeedOptions options)
       : stream_(std::move(stream)), info_(info), options_(options) {}
 
@@ -67,6 +75,9 @@ struct TraceScan {
   TraceFacts facts;
   int64_t skipped_rows = 0;
   std::vector<std::string> warnings;
+  // The pre-pass's stream when it can start again (`JobStream::Rewound`), for the replays'
+  // feeds; else null.
+  std::unique_ptr<const JobStream> stream;
 };
 // Reads `path` once through a `TraceFileFeed` (duplicate ids checked). Errors: the feed's,
 // and kInvalidArgument for a file left without jobs.

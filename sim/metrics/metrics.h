@@ -13,12 +13,13 @@
 //   rate           min(total GPUs, used + GPUs of waiting jobs): 1.0 means no GPU idled
 //                  while a job waited;
 //   reachable      the same with servable = used + what waiting jobs could use under the
-//   allocation     policy's rules (hived, private: a VC's guaranteed jobs only its idle
+//   allocation     policy's rules (per-VC capacity: a VC's guaranteed jobs only its idle
 //   rate           guarantee; pool policies: up to its maximum): 1.0 = no GPU a waiting job
 //                  was allowed to use idled;
 //   fragmentation  time-weighted free GPUs on partly used nodes (they cannot host a
 //                  full-node pod) / total GPUs;
-//   sharing        mean queuing delay under the policy minus under `private`, per VC
+//   sharing        mean queuing delay under the policy minus under the private baseline
+//                  (each VC alone on its reserved cells), per VC
 //   anomaly        (present when the private baseline ran); also on the p95 queuing delay
 //                  and the mean JCT. > 0 = waits longer than in a private cluster;
 //   window         GPU-time in the measurement window over (cluster GPUs x window) — the
@@ -195,7 +196,7 @@ class SummaryBuilder {
   absl::flat_hash_map<std::string, int64_t> reasons_;
   int64_t added_ = 0;
 };
-// Fills baseline delays and anomalies from a `private` summary of the same trace.
+// Fills baseline delays and anomalies from the private baseline's summary of the same trace.
 void AddBaseline(const Summary& baseline, Summary* summary);
 
 std::string SummaryToJson(const Summary& summary);

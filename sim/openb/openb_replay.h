@@ -1,6 +1,6 @@
 // sim/openb/openb_replay.h: the time-based replay of an openb pod list on the fill model
 // (`hived-sim run --format openb` and its alias `openb-replay`, whose flags `run` parses:
-// sim/cli/run_openb.h) and its outputs.
+// sim/cli/run_openb.h). Its outputs are metrics/'s (sim/metrics/pod_summary.h).
 //
 // The replay is the engine's (sim/engine/pod_replay.h: event queue, sharing models,
 // measurement); this module adapts the fill model (sim/policies/fill_cluster.h, CPU, memory,
@@ -45,27 +45,6 @@ using OpenbReplayResult = PodReplayResult;
 absl::StatusOr<OpenbReplayResult> ReplayOpenb(const OpenbNodeList& nodes, const OpenbPodList& list,
                                               const std::vector<FillPod>& pods,
                                               const OpenbReplayOptions& options);
-
-// The inputs as summary.json names them, and the output folder the line names.
-struct OpenbReplayPaths {
-  std::string nodes_path;
-  std::string pods_path;
-  std::string out_dir;
-};
-
-// What an openb replay writes (`run --format openb`, `openb-replay`): the three files of its
-// output folder and the one-line summary printed on stdout.
-struct OpenbReplayOutputs {
-  std::string summary_json;  // summary.json
-  std::string timeline_csv;  // timeline.csv: hourly allocation, fragmentation, pods
-  std::string pods_csv;      // pods.csv: each pod's placement, run and slowdown
-  std::string line;          // ends with a newline
-};
-
-// Renders `r`, the replay of `in` under `options`.
-OpenbReplayOutputs RenderOpenbReplay(const FillInputs& in, const OpenbReplayResult& r,
-                                     const OpenbReplayOptions& options,
-                                     const OpenbReplayPaths& paths);
 
 }  // namespace hived::sim
 

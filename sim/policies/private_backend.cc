@@ -1,4 +1,4 @@
-// The `private` policy: every VC alone on a private cluster of exactly its reserved cells.
+// PolicyKind::kPrivate: every VC alone on a private cluster of exactly its reserved cells.
 // See sim/policies/scheduler_backend.h.
 #include <algorithm>
 #include <memory>

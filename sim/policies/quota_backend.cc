@@ -1,15 +1,16 @@
 // The pool policies: one pool VC over the whole cluster, jobs placed topology-aware anywhere
 // in it, each VC limited by GPU counts only. See sim/policies/scheduler_backend.h.
-//   quota          hard cap: a VC's guaranteed GPUs <= its guarantee (the HiveD paper's
+//   kQuota         hard cap: a VC's guaranteed GPUs <= its guarantee (the HiveD paper's
 //                  quota baseline).
-//   yarn-cs        elastic, no reclaim: <= its maximum capacity; borrowed GPUs come back
+//   kYarnCs        elastic, no reclaim: <= its maximum capacity; borrowed GPUs come back
 //                  only when the borrowers finish.
-//   elastic-quota  elastic with reclaim: within the guarantee a job runs at pool priority 1,
+//   kElasticQuota  elastic with reclaim: within the guarantee a job runs at pool priority 1,
 //                  beyond it (borrowing) at 0, so owners preempt borrowers.
+// (Their names and descriptions: sim/policies/policy_registry.h.)
 //
 // A job naming a pinned cell is capped at that cell's GPUs (its own sub-quota, never
-// borrowing) and runs at pool priority 1 under elastic-quota; other jobs of its VC are
-// capped at the virtual cells' GPUs (quota) or at the VC's maximum (elastic).
+// borrowing) and runs at pool priority 1 under kElasticQuota; other jobs of its VC are
+// capped at the virtual cells' GPUs (kQuota) or at the VC's maximum (elastic).
 //
 // Victims youngest first: when an owner must reclaim, the backend picks the borrowers itself,
 // latest start first (the least work lost), the fewest such that
@@ -124,8 +125,8 @@ class PoolBackend : public SchedulerBackend {
 
   Ask AskFor(const SimJob& job, bool opportunistic) const override {
     if (opportunistic) return {0, SpecInfo::kPoolVc, kOpportunisticPriority};
-    // One priority for every guaranteed job of quota and yarn-cs: in a shared pool a higher
-    // priority would let one VC preempt another, which they do not do. elastic-quota: a job
+    // One priority for every guaranteed job of kQuota and kYarnCs: in a shared pool a higher
+    // priority would let one VC preempt another, which they do not do. kElasticQuota: a job
     // that keeps its VC within its guarantee may reclaim (priority 1) from borrowers (0);
     // a pinned job is always within (its pinned cell caps it).
     if (!Reclaims()) return {0, SpecInfo::kPoolVc, 0};
@@ -156,7 +157,7 @@ class PoolBackend : public SchedulerBackend {
   }
 
   bool MayFitGuaranteed(const SimJob& job) const override {
-    // Opportunistic work can be preempted, and so can borrowers by an elastic-quota owner;
+    // Opportunistic work can be preempted, and so can borrowers by a kElasticQuota owner;
     // other guaranteed work cannot.
     int64_t held = guaranteed_used_;
     if (Reclaims() && AskFor(job, false).priority > 0) {
@@ -168,7 +169,7 @@ class PoolBackend : public SchedulerBackend {
     return total_gpus_ - held >= job.gpus;
   }
 
-  // yarn-cs reclaims only after the delay; elastic-quota at once.
+  // kYarnCs reclaims only after the delay; kElasticQuota at once.
   bool MayPreempt(const SimJob& /*job*/, const Ask& ask) const override {
     return kind_ != PolicyKind::kYarnCs || ask.may_reclaim;
   }

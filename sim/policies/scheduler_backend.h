@@ -1,28 +1,29 @@
 // sim/policies/scheduler_backend.h: the sharing policies, each a `ClusterBackend` over
-// `hived::Scheduler` (the public API only).
+// `hived::Scheduler` (the public API only), by `PolicyKind` (their names, one-line
+// descriptions and options: the registry, sim/policies/policy_registry.h).
 //
-//   hived    one Scheduler on the config. Jobs run in their VC at their priority;
+//   kHived   one Scheduler on the config. Jobs run in their VC at their priority;
 //            opportunistic jobs (-1) anywhere idle; preemption as the library decides.
-//   quota    the HiveD paper's quota baseline. One Scheduler whose single VC `quota-pool`
+//   kQuota   the HiveD paper's quota baseline. One Scheduler whose single VC `quota-pool`
 //            reserves every top-level cell of every chain; every guaranteed job runs in the
 //            pool at priority 0 with topology-aware placement anywhere, admitted only while
 //            its VC's running guaranteed GPUs plus its own stay within the VC's quota (= the
 //            GPUs of the VC's reserved cells). Opportunistic jobs run at -1 in the pool.
-//   private  each VC alone: one Scheduler per VC built from just that VC and enough of the
+//   kPrivate each VC alone: one Scheduler per VC built from just that VC and enough of the
 //            physical cluster to hold its cells, so its reserved cells are exactly its
 //            private cluster and no other VC contends. Priorities shift up by one (capped at
 //            1000) and opportunistic jobs run at priority 0 inside the VC, so they use only
 //            the VC's own idle cells and yield to its guaranteed jobs, as on a private cluster.
 //            `--opportunistic-overflow` has nothing to overflow into and is ignored.
-//   yarn-cs  YARN's Capacity Scheduler without preemption: the `quota` pool, but a VC may run
+//   kYarnCs  YARN's Capacity Scheduler without preemption: the kQuota pool, but a VC may run
 //            guaranteed GPUs up to its maximum capacity (default: the whole cluster), not just
 //            its guarantee, whenever GPUs are idle. Nothing is taken back: an owner whose
 //            guarantee is lent waits for the borrowers to finish. Waiting VCs are served
 //            least-used first (used / guaranteed GPUs), as YARN orders its queues.
 //            With `reclaim_after` (YARN's preemption monitor) jobs are classed as in
-//            elastic-quota, but an owner preempts borrowers only once it has waited that long.
-//   elastic-quota  elastic quotas with reclaim (Kueue cohorts, scheduler-plugins
-//            ElasticQuota): the `quota` pool; a job that keeps its VC within its guarantee runs
+//            kElasticQuota, but an owner preempts borrowers only once it has waited that long.
+//   kElasticQuota  elastic quotas with reclaim (Kueue cohorts, scheduler-plugins
+//            ElasticQuota): the kQuota pool; a job that keeps its VC within its guarantee runs
 //            at pool priority 1, a job beyond it (a borrower, up to the maximum) at 0, so an
 //            owner's job within its guarantee preempts borrowers when it needs their GPUs.
 //            A job's class is fixed when it starts.
@@ -67,12 +68,12 @@ namespace hived::sim {
 enum class NodePlacement { kPack, kFirstFit, kSpread };
 absl::StatusOr<NodePlacement> ParseNodePlacement(std::string_view name);
 
-// Knobs of the elastic pool policies (`yarn-cs`, `elastic-quota`).
+// Knobs of the elastic pool policies (kYarnCs, kElasticQuota).
 struct PolicyOptions {
   // Maximum GPUs a VC's guaranteed jobs may hold, by VC index; missing or < 0 = the whole
   // cluster. A VC's guarantee is never cut by a smaller maximum.
   std::vector<int64_t> max_capacity;
-  // yarn-cs: YARN's preemption monitor. A job within its VC's guarantee that has waited this
+  // kYarnCs: YARN's preemption monitor. A job within its VC's guarantee that has waited this
   // many seconds preempts borrowers (jobs beyond their VCs' guarantees); -1 = off.
   Time reclaim_after = -1;
   // The pinned cells the trace's jobs name (`NamedPinnedCells`): they count in their VCs'
@@ -88,7 +89,7 @@ absl::StatusOr<std::unique_ptr<ClusterBackend>> MakeSchedulerBackend(
     PolicyKind kind, const ClusterSpec& spec, int32_t job_count,
     const PolicyOptions& policy_options = {});
 
-// The shared machinery: scheduler "domains" (one, or one per VC for `private`), node usage,
+// The shared machinery: scheduler "domains" (one, or one per VC for kPrivate), node usage,
 // per-job placements, per-VC guaranteed usage. Subclasses say which domain, VC name and
 // priority a job uses and whether it is admitted.
 class SchedulerBackend : public ClusterBackend {
@@ -127,7 +128,7 @@ class SchedulerBackend : public ClusterBackend {
   void SetNodes(const Scheduler& full);
 
   virtual Ask AskFor(const SimJob& job, bool opportunistic) const = 0;
-  // A guaranteed job's admission beyond what the scheduler checks (quota); "" = admitted.
+  // A guaranteed job's admission beyond what the scheduler checks (kQuota's cap); "" = admitted.
   virtual std::string Admit(const SimJob& /*job*/) const { return ""; }
   // Nodes to suggest for a request (`GroupRequest::suggested_nodes`); nullopt = every node.
   virtual std::optional<std::vector<std::string>> SuggestNodes(const SimJob& /*job*/,

@@ -1,5 +1,7 @@
 #include "sim/trace/philly_stream.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <string_view>
 #include <utility>
@@ -69,26 +71,84 @@ absl::StatusOr<std::unique_ptr<PhillyStream>> PhillyStream::Open(const std::stri
     s->rows_.push_back(
         {parsed.timestamp, parsed.duration, parsed.gpus, ln, parsed.timestamp_column, last_vc});
   }
-  std::sort(s->rows_.begin(), s->rows_.end(), Before);
   // Rows more than 100 years after the earliest are bad rows too, listed after the others
-  // in file order (as `PhillyTraceSource` lists them): the latest rows, found by a merge.
-  if (any && last_time - s->first_time_ > kMaxTimeSeconds) {
-    if (absl::Status st = s->StartMerge(); !st.ok()) return st;
-    std::vector<std::pair<int32_t, int32_t>> late;  // line, column
-    Row row;
-    while (true) {
-      absl::StatusOr<bool> more = s->Pop(&row);
-      if (!more.ok()) return more.status();
-      if (!*more) break;
-      if (row.time - s->first_time_ > kMaxTimeSeconds) late.push_back({row.line, row.column});
-    }
-    std::sort(late.begin(), late.end());
-    for (const auto& [ln, column] : late) errors.Add(ln, column, PhillyTooLateMessage());
-  }
+  // in file order (as `PhillyTraceSource` lists them), found as the rows are sorted.
+  absl::StatusOr<std::vector<std::pair<int32_t, int32_t>>> late =
+      s->Finish(any && last_time - s->first_time_ > kMaxTimeSeconds);
+  if (!late.ok()) return late.status();
+  for (const auto& [ln, column] : *late) errors.Add(ln, column, PhillyTooLateMessage());
   if (absl::Status st = errors.ToStatus(); !st.ok()) return st;
   s->trace_.skipped_rows = errors.count();
   for (std::string& w : errors.SkipWarnings()) s->trace_.warnings.push_back(std::move(w));
-  if (absl::Status st = s->StartMerge(); !st.ok()) return st;
+  return s;
+}
+
+PhillyStream::Sorted::~Sorted() {
+  if (file != nullptr) std::fclose(file);
+}
+
+absl::StatusOr<std::vector<std::pair<int32_t, int32_t>>> PhillyStream::Finish(bool find_late) {
+  std::vector<std::pair<int32_t, int32_t>> late;  // line, column
+  auto note = [&](const Row& row) {
+    if (find_late && row.time - first_time_ > kMaxTimeSeconds)
+      late.push_back({row.line, row.column});
+  };
+  std::sort(rows_.begin(), rows_.end(), Before);
+  auto sorted = std::make_shared<Sorted>();
+  if (runs_.empty()) {
+    for (const Row& row : rows_) note(row);
+    sorted->rows = std::move(rows_);
+  } else {
+    // One pass merging the runs into one file, which every replay then reads.
+    sorted->file = std::tmpfile();
+    if (sorted->file == nullptr) {
+      return absl::InternalError(
+          absl::StrCat(path_, ": cannot create a temporary file to sort the trace's rows"));
+    }
+    if (absl::Status st = StartMerge(); !st.ok()) return st;
+    std::vector<Row> out;
+    out.reserve(kRunBufferRows);
+    Row row;
+    while (true) {
+      absl::StatusOr<bool> more = Pop(&row);
+      if (!more.ok()) return more.status();
+      if (*more) {
+        note(row);
+        out.push_back(row);
+      }
+      if (out.size() == kRunBufferRows || (!*more && !out.empty())) {
+        if (std::fwrite(out.data(), sizeof(Row), out.size(), sorted->file) != out.size()) {
+          return absl::InternalError(
+              absl::StrCat(path_, ": cannot write a temporary file to sort the trace's rows"));
+        }
+        sorted->file_rows += out.size();
+        out.clear();
+      }
+      if (!*more) break;
+    }
+    if (std::fflush(sorted->file) != 0) {
+      return absl::InternalError(
+          absl::StrCat(path_, ": cannot write a temporary file to sort the trace's rows"));
+    }
+    for (Run& run : runs_) std::fclose(run.file);
+    runs_.clear();
+    rows_ = {};
+    heads_ = {};
+    has_head_ = {};
+  }
+  sorted_ = std::move(sorted);
+  std::sort(late.begin(), late.end());
+  return late;
+}
+
+std::unique_ptr<JobStream> PhillyStream::Rewound() const {
+  std::unique_ptr<PhillyStream> s(new PhillyStream());
+  s->path_ = path_;
+  s->trace_ = trace_;  // shares the names
+  s->vcs_ = vcs_;
+  s->first_time_ = first_time_;
+  s->spilled_runs_ = spilled_runs_;
+  s->sorted_ = sorted_;
   return s;
 }
 
@@ -101,6 +161,7 @@ absl::Status PhillyStream::Spill() {
         absl::StrCat(path_, ": cannot create a temporary file to sort the trace's rows"));
   }
   runs_.push_back(std::move(run));
+  ++spilled_runs_;
   if (std::fwrite(rows_.data(), sizeof(Row), rows_.size(), runs_.back().file) != rows_.size() ||
       std::fflush(runs_.back().file) != 0) {
     return absl::InternalError(
@@ -137,11 +198,7 @@ absl::Status PhillyStream::StartMerge() {
   has_head_.assign(runs_.size() + 1, false);
   rows_pos_ = 0;
   for (size_t r = 0; r < heads_.size(); ++r) {
-    if (r < runs_.size()) {
-      std::rewind(runs_[r].file);
-      runs_[r].buffer.clear();
-      runs_[r].pos = 0;
-    }
+    if (r < runs_.size()) std::rewind(runs_[r].file);
     absl::StatusOr<bool> more = Advance(r);
     if (!more.ok()) return more.status();
     has_head_[r] = *more;
@@ -162,10 +219,40 @@ absl::StatusOr<bool> PhillyStream::Pop(Row* row) {
   return true;
 }
 
+absl::StatusOr<bool> PhillyStream::NextRow(Row* row) {
+  const Sorted& sorted = *sorted_;
+  if (sorted.file == nullptr) {
+    if (next_ == sorted.rows.size()) return false;
+    *row = sorted.rows[next_++];
+    return true;
+  }
+  if (buffer_pos_ == buffer_.size()) {
+    if (next_ == sorted.file_rows) return false;
+    // `pread` at this stream's own offset: streams of one `Open` share the file.
+    const size_t want = std::min(kRunBufferRows, sorted.file_rows - next_);
+    buffer_.resize(want);
+    char* dst = reinterpret_cast<char*>(buffer_.data());
+    size_t done = 0;
+    while (done < want * sizeof(Row)) {
+      const ssize_t got = ::pread(fileno(sorted.file), dst + done, want * sizeof(Row) - done,
+                                  static_cast<off_t>(next_ * sizeof(Row) + done));
+      if (got <= 0) {
+        return absl::InternalError(
+            absl::StrCat(path_, ": cannot read back a temporary file of the trace's rows"));
+      }
+      done += static_cast<size_t>(got);
+    }
+    buffer_pos_ = 0;
+  }
+  *row = buffer_[buffer_pos_++];
+  ++next_;
+  return true;
+}
+
 absl::StatusOr<bool> PhillyStream::Next(TraceJob* job) {
   Row row;
   while (true) {
-    absl::StatusOr<bool> more = Pop(&row);
+    absl::StatusOr<bool> more = NextRow(&row);
     if (!more.ok()) return more.status();
     if (!*more) return false;
     if (row.time - first_time_ <= kMaxTimeSeconds) break;  // else skipped (counted in Open)

@@ -78,6 +78,11 @@ class JobStream {
   // The names the jobs hold (they live as long as this), warnings, rows skipped (complete
   // once `Next` returned false); `jobs` stays empty.
   virtual const Trace& trace() const = 0;
+  // A stream of the same jobs from the first, sharing what this one read (`PhillyStream`:
+  // its sorted rows, so the file is neither read nor sorted again); null when the format
+  // reads the file again instead (`TraceStream`). May be called, and the stream it gives
+  // read, on another thread while this one is read.
+  virtual std::unique_ptr<JobStream> Rewound() const { return nullptr; }
 };
 
 class TraceStream : public JobStream {

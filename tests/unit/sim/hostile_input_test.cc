@@ -1,5 +1,6 @@
 // Issue 14: hostile and careless input to the simulator's readers and flags ends in a located
 // error or a correct result, never undefined behaviour, overflow or unbounded memory.
+#include <cmath>
 #include <cstdint>
 #include <string>
 
@@ -228,6 +229,28 @@ TEST_CASE("JSON output is valid UTF-8 whatever bytes names hold", "[sim][unit]")
         "a\xEF\xBF\xBD(b\xEF\xBF\xBD\x01\x7F\"\\\xE6\x97\xA5\xEF\xBF\xBD\xEF\xBF\xBD");
   // Our own reader takes it back.
   CHECK(ParseJson(text, "w.json").ok());
+}
+
+TEST_CASE("JsonWriter Real writes doubles exactly as nlohmann-json does", "[sim][unit]") {
+  // The pod replay's summary.json (sim/metrics/pod_summary.h) went from nlohmann-json to the
+  // one writer: its figures must keep their bytes.
+  const double values[] = {0,         1,     0.5, 0.1 + 0.2, 1e-05,   1e21,
+                           -2.5e-300, 95.83, 1e6, 1e300,     2.0 / 3, 123456789012345.0};
+  for (double v : values) {
+    JsonWriter w;
+    w.BeginObject();
+    w.Real("x", v);
+    w.EndObject();
+    INFO(v);
+    CHECK(w.Finish() == nlohmann::ordered_json({{"x", v}}).dump(2) + "\n");
+  }
+  JsonWriter w;
+  w.BeginObject();
+  w.Real("nan", std::nan(""));
+  w.BeginObject("empty");
+  w.EndObject();
+  w.EndObject();
+  CHECK(w.Finish() == "{\n  \"nan\": null,\n  \"empty\": {}\n}\n");
 }
 
 TEST_CASE("The summary reader locates malformed, deep, non-UTF-8 and out-of-range JSON",

@@ -1,6 +1,6 @@
 // Issue 28 items 3-4: the streamed Philly reader gives the jobs, errors, skipped rows and
 // warnings `ReadTraceFile` gives the same file, whether its rows fit one run or are sorted
-// through temporary files.
+// through temporary files, and again from its sorted rows (`Rewound`) without the file.
 #include "sim/trace/philly_stream.h"
 
 #include <unistd.h>
@@ -88,6 +88,31 @@ void CheckSame(const std::string& path, bool skip, size_t run_rows, size_t min_r
   }
   CHECK(s.stream->trace().skipped_rows == whole->skipped_rows);
   CHECK(s.stream->trace().warnings == whole->warnings);
+
+  // The rows are sorted once: two rewound streams, read in turn, each give the same jobs
+  // again (their own places in the shared rows) with the same names and counts.
+  std::unique_ptr<JobStream> again[2] = {s.stream->Rewound(), s.stream->Rewound()};
+  REQUIRE(again[0] != nullptr);
+  REQUIRE(again[1] != nullptr);
+  for (size_t i = 0; i <= s.jobs.size(); ++i) {
+    for (std::unique_ptr<JobStream>& r : again) {
+      INFO("rewound, job " << i);
+      TraceJob job;
+      absl::StatusOr<bool> more = r->Next(&job);
+      REQUIRE(more.ok());
+      REQUIRE(*more == (i < s.jobs.size()));
+      if (!*more) continue;
+      CHECK(job.id.view() == s.jobs[i].id.view());
+      CHECK(job.submit_time == s.jobs[i].submit_time);
+      CHECK(job.vc.str() == s.jobs[i].vc.str());
+      CHECK(job.total_gpus == s.jobs[i].total_gpus);
+      CHECK(job.duration == s.jobs[i].duration);
+    }
+  }
+  for (std::unique_ptr<JobStream>& r : again) {
+    CHECK(r->trace().skipped_rows == whole->skipped_rows);
+    CHECK(r->trace().warnings == whole->warnings);
+  }
 }
 
 // Unsorted rows, ties in time, blank lines, VCs coming back, a fractional duration.
@@ -147,6 +172,8 @@ TEST_CASE("OpenJobStream opens the format's stream", "[sim][unit]") {
       OpenJobStream(TestdataPath("traces/own-good.csv"), TraceFormat::kHived, {});
   REQUIRE(own.ok());
   CHECK(dynamic_cast<TraceStream*>(own->get()) != nullptr);
+  CHECK((*philly)->Rewound() != nullptr);
+  CHECK((*own)->Rewound() == nullptr);  // read again from the file
 }
 
 }  // namespace
