@@ -79,6 +79,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       hived::Scheduler::Restore(follower.spec(), hived::fuzz::SaveOrDie(follower));
   Require(restarted.ok(), "the follower's saved state does not restore",
           restarted.ok() ? absl::string_view() : restarted.status().message());
-  hived::fuzz::RequireFixedPoint(hived::fuzz::SaveOrDie(**restarted));
+  hived::fuzz::RequireFixedPoint(hived::fuzz::SaveOrDie(**restarted), follower.spec());
   return 0;
 }
