@@ -7,6 +7,8 @@
 #include <string>
 #include <string_view>
 
+#include "hived/config.h"
+
 namespace hived {
 namespace internal {
 namespace {
@@ -151,6 +153,8 @@ const char* JournalOpName(JournalOp op) {
       return "CancelPreemption";
     case JournalOp::kSetNodeHealthy:
       return "SetNodeHealthy";
+    case JournalOp::kApplyConfig:
+      return "ApplyConfig";
   }
   return "unknown";
 }
@@ -179,6 +183,10 @@ void AppendJournalRecord(const JournalRecord& record, std::string* out) {
     case JournalOp::kSetNodeHealthy:
       PutString(out, record.name);
       out->push_back(record.healthy ? 1 : 0);
+      break;
+    case JournalOp::kApplyConfig:
+      PutString(out, ClusterSpecToYaml(record.spec));
+      out->push_back(record.apply_stranded ? 1 : 0);
       break;
   }
   EndFrame(out, start);

@@ -40,8 +40,11 @@ class SchedulerJournal {
 
   absl::StatusOr<JournalCheckpoint> Start(const LayeredScheduler& impl, JournalSink* sink);
   void Stop();
-  // Validates `record` (sequence, cluster) and replays its call on `impl`; see
-  // `Scheduler::ApplyJournalRecord`.
+  // kFailedPrecondition, naming the record's sequence, for a record of another cluster than
+  // `impl`'s or not the next in sequence.
+  absl::Status Check(const LayeredScheduler& impl, const JournalRecord& record);
+  // Validates `record` (`Check`) and replays its call on `impl`; see
+  // `Scheduler::ApplyJournalRecord`. Not for kApplyConfig (the façade swaps `impl`).
   absl::Status Apply(LayeredScheduler& impl, const JournalRecord& record, std::string* call_error);
 
   // One successful change each (invariant 2).
@@ -50,6 +53,11 @@ class SchedulerJournal {
   void AllocateRecord(const GroupRecord& record);
   void Named(JournalOp op, std::string_view name);
   void SetNodeHealthy(std::string_view node, bool healthy);
+  // `impl` is the scheduler ApplyConfig swapped in: its record carries the old spec's
+  // fingerprint (the cluster it applies to); every later one the new spec's.
+  void ApplyConfig(const LayeredScheduler& impl, bool apply_stranded);
+  // A replayed ApplyConfig record (`Check`ed) took effect: `impl` is the new scheduler.
+  void ConfigReplayed(const LayeredScheduler& impl, uint64_t sequence);
 
   uint64_t sequence() const { return sequence_; }
   void set_sequence(uint64_t sequence) { sequence_ = sequence; }

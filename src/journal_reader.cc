@@ -8,6 +8,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "hived/config.h"
 #include "hived/journal.h"
 #include "src/internal/status_macros.h"
 #include "src/journal_codec.h"
@@ -183,12 +184,31 @@ uint32_t Fixed32(std::string_view bytes, size_t at) {
   return v;
 }
 
+// An ApplyConfig record's spec: valid, and exactly as `ClusterSpecToYaml` writes it (so a
+// record reads back to the same bytes). The loader's errors are quoted to their first line.
+absl::Status ReadSpec(BodyReader& in, ClusterSpec* spec) {
+  std::string yaml;
+  HIVED_RETURN_IF_ERROR(in.String("spec", kMaxJournalRecordBytes, &yaml));
+  absl::StatusOr<ClusterSpec> loaded = LoadClusterSpecString(yaml, "journal spec");
+  if (!loaded.ok()) {
+    const absl::string_view message = loaded.status().message();
+    const absl::string_view first = message.substr(0, message.find('\n'));
+    return absl::InvalidArgumentError(absl::StrCat("spec: not a valid cluster spec: ",
+                                                   first.substr(0, 2 * kMaxQuotedInputBytes)));
+  }
+  if (ClusterSpecToYaml(*loaded) != yaml) {
+    return absl::InvalidArgumentError("spec: not the YAML ClusterSpecToYaml writes for it");
+  }
+  *spec = *std::move(loaded);
+  return absl::OkStatus();
+}
+
 absl::Status ReadBody(std::string_view body, JournalRecord* rec) {
   BodyReader in(body);
   uint8_t op = 0;
   HIVED_RETURN_IF_ERROR(in.Byte("op", &op));
   if (op < static_cast<uint8_t>(JournalOp::kSchedule) ||
-      op > static_cast<uint8_t>(JournalOp::kSetNodeHealthy)) {
+      op > static_cast<uint8_t>(JournalOp::kApplyConfig)) {
     return absl::InvalidArgumentError(absl::StrCat("op: unknown op ", op));
   }
   rec->op = static_cast<JournalOp>(op);
@@ -228,6 +248,10 @@ absl::Status ReadBody(std::string_view body, JournalRecord* rec) {
     case JournalOp::kSetNodeHealthy:
       HIVED_RETURN_IF_ERROR(in.Name("node", &rec->name));
       HIVED_RETURN_IF_ERROR(in.Bool("healthy", &rec->healthy));
+      break;
+    case JournalOp::kApplyConfig:
+      HIVED_RETURN_IF_ERROR(ReadSpec(in, &rec->spec));
+      HIVED_RETURN_IF_ERROR(in.Bool("applyStranded", &rec->apply_stranded));
       break;
   }
   if (!in.done()) {

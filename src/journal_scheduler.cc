@@ -8,6 +8,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "hived/config.h"
 #include "hived/journal.h"
 #include "hived/scheduler.h"
 #include "sharing/layered.h"
@@ -99,6 +100,22 @@ void SchedulerJournal::Named(JournalOp op, std::string_view name) {
   Finish();
 }
 
+void SchedulerJournal::ApplyConfig(const LayeredScheduler& impl, bool apply_stranded) {
+  if (Begin(JournalOp::kApplyConfig)) {
+    internal::PutString(&buffer_, ClusterSpecToYaml(impl.spec()));
+    buffer_.push_back(apply_stranded ? 1 : 0);
+    Finish();
+  }
+  have_fingerprint_ = false;
+  Fingerprint(impl);
+}
+
+void SchedulerJournal::ConfigReplayed(const LayeredScheduler& impl, uint64_t sequence) {
+  sequence_ = sequence;
+  have_fingerprint_ = false;
+  Fingerprint(impl);
+}
+
 void SchedulerJournal::SetNodeHealthy(std::string_view node, bool healthy) {
   if (!Begin(JournalOp::kSetNodeHealthy)) return;
   internal::PutString(&buffer_, node);
@@ -106,8 +123,7 @@ void SchedulerJournal::SetNodeHealthy(std::string_view node, bool healthy) {
   Finish();
 }
 
-absl::Status SchedulerJournal::Apply(LayeredScheduler& impl, const JournalRecord& record,
-                                     std::string* call_error) {
+absl::Status SchedulerJournal::Check(const LayeredScheduler& impl, const JournalRecord& record) {
   const uint64_t mine = Fingerprint(impl);
   if (record.fingerprint != mine) {
     return absl::FailedPreconditionError(
@@ -121,6 +137,12 @@ absl::Status SchedulerJournal::Apply(LayeredScheduler& impl, const JournalRecord
         absl::StrCat("journal record ", record.sequence, " (", JournalOpName(record.op),
                      "): out of sequence, the next is ", sequence_ + 1));
   }
+  return absl::OkStatus();
+}
+
+absl::Status SchedulerJournal::Apply(LayeredScheduler& impl, const JournalRecord& record,
+                                     std::string* call_error) {
+  HIVED_RETURN_IF_ERROR(Check(impl, record));
   absl::Status s;
   switch (record.op) {
     case JournalOp::kSchedule:
@@ -152,6 +174,8 @@ absl::Status SchedulerJournal::Apply(LayeredScheduler& impl, const JournalRecord
     case JournalOp::kSetNodeHealthy:
       s = impl.SetNodeHealthy(record.name, record.healthy);
       break;
+    case JournalOp::kApplyConfig:
+      return absl::InternalError("an ApplyConfig record is replayed by the Scheduler");
   }
   if (!s.ok()) {
     const std::string what = absl::StrCat("journal record ", record.sequence, " (",
@@ -160,6 +184,22 @@ absl::Status SchedulerJournal::Apply(LayeredScheduler& impl, const JournalRecord
     *call_error = what;
   }
   sequence_ = record.sequence;
+  return absl::OkStatus();
+}
+
+// An ApplyConfig record: the change made again, atomically. Its failure is always an error
+// (never a `call_error`): the records after it are for its spec.
+absl::Status Scheduler::ReplayConfig(const JournalRecord& record) {
+  HIVED_RETURN_IF_ERROR(journal_->Check(*impl_, record));
+  ApplyConfigOptions options;
+  if (record.apply_stranded) options.stranded = ApplyConfigOptions::Stranded::kApply;
+  absl::StatusOr<RestoreReport> report = SwapConfig(record.spec, options);
+  if (!report.ok()) {
+    return absl::Status(report.status().code(),
+                        absl::StrCat("journal record ", record.sequence,
+                                     " (ApplyConfig): ", report.status().message()));
+  }
+  journal_->ConfigReplayed(*impl_, record.sequence);
   return absl::OkStatus();
 }
 
@@ -177,6 +217,11 @@ absl::StatusOr<std::unique_ptr<Scheduler>> Scheduler::RecoverFromJournal(
   for (const JournalRecord& r : contents.records) {
     if (r.sequence <= checkpoint.sequence) continue;  // before the checkpoint
     std::string failed;
+    if (r.op == JournalOp::kApplyConfig) {
+      HIVED_RETURN_IF_ERROR(s->ReplayConfig(r));
+      ++out.records_applied;
+      continue;
+    }
     HIVED_RETURN_IF_ERROR(s->journal_->Apply(*s->impl_, r, &failed));
     if (!failed.empty()) out.failed.push_back(std::move(failed));
     ++out.records_applied;

@@ -348,6 +348,7 @@ uint64_t Scheduler::JournalSequence() const {
 }
 absl::Status Scheduler::ApplyJournalRecord(const JournalRecord& record, std::string* call_error) {
   Lock::Exclusive hold(*lock_);
+  if (record.op == JournalOp::kApplyConfig) return ReplayConfig(record);
   const uint64_t epoch = impl_->epoch();
   absl::Status status = journal_->Apply(*impl_, record, call_error);
   impl_->EndChange(epoch, status.ok(), std::string_view());
@@ -366,7 +367,14 @@ const ClusterSpec& Scheduler::spec() const {
 absl::StatusOr<RestoreReport> Scheduler::ApplyConfig(const ClusterSpec& new_spec,
                                                      ApplyConfigOptions options) {
   Lock::Exclusive hold(*lock_);
-  HIVED_RETURN_IF_ERROR(journal_->Journaled("ApplyConfig"));
+  HIVED_RETURN_IF_ERROR(journal_->Usable());
+  HIVED_ASSIGN_OR_RETURN(RestoreReport report, SwapConfig(new_spec, options));
+  journal_->ApplyConfig(*impl_, options.stranded == ApplyConfigOptions::Stranded::kApply);
+  return report;
+}
+
+absl::StatusOr<RestoreReport> Scheduler::SwapConfig(const ClusterSpec& new_spec,
+                                                    ApplyConfigOptions options) {
   RestoreReport report;
   HIVED_ASSIGN_OR_RETURN(std::unique_ptr<LayeredScheduler> next,
                          BuildConfigChange(*impl_, new_spec, options, &report));
@@ -375,10 +383,6 @@ absl::StatusOr<RestoreReport> Scheduler::ApplyConfig(const ClusterSpec& new_spec
   impl_ = std::move(next);
   version_base_ = base;
   ++config_epoch_;
-  // The journal (not started) caches the old spec's fingerprint: a fresh one, same sequence.
-  auto journal = std::make_unique<SchedulerJournal>();
-  journal->set_sequence(journal_->sequence());
-  journal_ = std::move(journal);
   return report;
 }
 

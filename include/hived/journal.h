@@ -3,12 +3,14 @@
 //
 // The scheduler is deterministic, so the journal records the mutating calls that succeeded,
 // with their arguments: Schedule in the Preempting phase (whatever its outcome), Allocate,
-// Recover, AllocateRecord, Release, Unreserve, CancelPreemption, SetNodeHealthy. Filtering
+// Recover, AllocateRecord, Release, Unreserve, CancelPreemption, SetNodeHealthy, ApplyConfig
+// (the new spec as `ClusterSpecToYaml` writes it, and the stranded-groups option). Filtering
 // decisions change nothing and are not written: an Allocate of a Filtering placement is
 // replayed as that Schedule(kFiltering) followed by the Allocate. Every record carries a
 // sequence number (one more than the previous change's) and the spec fingerprint of the
 // cluster (`Scheduler::SpecFingerprint`), so a record out of sequence or for another cluster
-// is refused, the state exactly as before.
+// is refused, the state exactly as before. An ApplyConfig record carries the fingerprint of
+// the cluster it applies to (the old spec); the records after it carry the new spec's.
 //
 // Example (a manager with a file journal):
 //   hived::FileJournalSink sink = ...;                  // FileJournalSink::Open(path)
@@ -30,7 +32,9 @@
 //      byte left over; ops, phases, states and booleans are known values;
 //  (2) integers fit their fields; strings are at most `kMaxStateStringBytes`, names at most
 //      `kMaxNameBytes` (hived/state.h); a record is at most `kMaxJournalRecordBytes`;
-//  (3) only the last frame may be incomplete (`torn_tail_bytes`).
+//  (3) only the last frame may be incomplete (`torn_tail_bytes`);
+//  (4) an ApplyConfig record's spec loads (`LoadClusterSpecString`: valid) and is exactly
+//      the YAML `ClusterSpecToYaml` writes for it.
 //
 // Thread safety: the codec functions are pure. A sink is called under the scheduler's
 // exclusive lock (one call at a time); `MemoryJournalSink`'s data must not be read while its
@@ -48,6 +52,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "hived/cluster_spec.h"
 #include "hived/export.h"
 #include "hived/schedule_result.h"
 #include "hived/state.h"
@@ -67,6 +72,7 @@ enum class JournalOp : uint8_t {
   kUnreserve = 6,         // Unreserve(name)
   kCancelPreemption = 7,  // CancelPreemption(name)
   kSetNodeHealthy = 8,    // SetNodeHealthy(name, healthy)
+  kApplyConfig = 9,       // ApplyConfig(spec, {apply_stranded ? kApply : kRefuse})
 };
 HIVED_EXPORT const char* JournalOpName(JournalOp op);
 
@@ -77,10 +83,12 @@ struct JournalRecord {
   JournalOp op = JournalOp::kRelease;
   GroupRequest request;  // kSchedule, kAllocate, kRecover
   Phase phase = Phase::kPreempting;
-  Placement placement;   // kAllocate, kRecover
-  GroupRecord record;    // kAllocateRecord
-  std::string name;      // the group (kRelease, kUnreserve, kCancelPreemption) or node
-  bool healthy = false;  // kSetNodeHealthy
+  Placement placement;          // kAllocate, kRecover
+  GroupRecord record;           // kAllocateRecord
+  std::string name;             // the group (kRelease, kUnreserve, kCancelPreemption) or node
+  bool healthy = false;         // kSetNodeHealthy
+  ClusterSpec spec;             // kApplyConfig: the new spec
+  bool apply_stranded = false;  // kApplyConfig: ApplyConfigOptions::Stranded::kApply
 };
 
 // Appends `record`'s frame to `out`.

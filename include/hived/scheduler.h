@@ -466,9 +466,9 @@ class HIVED_EXPORT Scheduler {
   // the whole change (a SaveState plus a Restore: O(state)).
   // Errors, the state exactly as before: kInvalidArgument for an invalid spec (as
   // `Create`); kFailedPrecondition for a change that strands running groups (naming them;
-  // unless `options.stranded` is kApply) or while a journal is started (a journal
-  // replays onto one spec: `StopJournal`, `ApplyConfig`, then `StartJournal` for a new
-  // checkpoint); kInternal for a new state that breaks an invariant (a bug).
+  // unless `options.stranded` is kApply) or while the journal is broken; kInternal for a
+  // new state that breaks an invariant (a bug). A change that succeeds is journaled (its
+  // record has the new spec; hived/journal.h), and recovery replays it.
   absl::StatusOr<RestoreReport> ApplyConfig(const ClusterSpec& new_spec,
                                             ApplyConfigOptions options = {});
 
@@ -489,8 +489,8 @@ class HIVED_EXPORT Scheduler {
   // The journal (hived/journal.h). `StartJournal` returns a checkpoint (SaveState and the
   // current change sequence, atomically) and from then on appends one record to `sink` per
   // successful change (Schedule in the Preempting phase, Allocate, Recover, AllocateRecord,
-  // Release, Unreserve, CancelPreemption, SetNodeHealthy). `sink` must outlive the journal
-  // (StopJournal, another StartJournal or the scheduler's end). A sink error stops it: that
+  // Release, Unreserve, CancelPreemption, SetNodeHealthy, ApplyConfig). `sink` must outlive the
+  // journal (StopJournal, another StartJournal or the scheduler's end). A sink error stops it: that
   // call's change took effect, and every later mutation is kFailedPrecondition (naming the
   // error) until StartJournal or StopJournal; `JournalStatus` says so. A second
   // StartJournal is a new checkpoint (the caller may drop the records before it).
@@ -504,7 +504,9 @@ class HIVED_EXPORT Scheduler {
   // before, for a record of another cluster (fingerprint) or out of sequence (not the next
   // one). The replayed call's own error: with `call_error` null it is returned (the state
   // exactly as before, the sequence not advanced); otherwise it is stored there, the
-  // sequence advances and the result is Ok. Replayed changes are not written to a sink.
+  // sequence advances and the result is Ok; an ApplyConfig record's failure is always
+  // returned (the records after it are for its spec). Replayed changes are not written to a
+  // sink.
   absl::Status ApplyJournalRecord(const JournalRecord& record, std::string* call_error = nullptr);
   // Recovery: `Restore(spec, checkpoint.state, ..., options)` then every record of `journal`
   // after `checkpoint.sequence` (earlier ones skipped), in order, with `ApplyJournalRecord`
@@ -538,6 +540,10 @@ class HIVED_EXPORT Scheduler {
   // `Changes(since)` with the lock held; the group list `Groups` serves (src/scheduler.cc).
   absl::StatusOr<StateChanges> ChangesLocked(uint64_t since) const;
   std::shared_ptr<const GroupList> CurrentGroups() const;
+  // `ApplyConfig` with the lock held, not journaled; `ReplayConfig` replays an ApplyConfig
+  // journal record with it (src/journal_scheduler.cc).
+  absl::StatusOr<RestoreReport> SwapConfig(const ClusterSpec& new_spec, ApplyConfigOptions options);
+  absl::Status ReplayConfig(const JournalRecord& record);
   std::unique_ptr<Lock> lock_;
   std::unique_ptr<LayeredScheduler> impl_;
   std::unique_ptr<SchedulerJournal> journal_;  // src/journal_hook.h

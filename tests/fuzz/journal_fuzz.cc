@@ -1,7 +1,8 @@
 // libFuzzer target for the journal reader (`ReadJournal`) and its replay
 // (`Scheduler::ApplyJournalRecord`): any bytes give kInvalidArgument with a bounded message,
 // or records (and a torn tail) that encode back to the same bytes; replayed, as the next
-// records of the fuzz cluster, each is applied or its call's error reported, never a crash;
+// records of the fuzz cluster, each is applied or its call's error reported, never a crash
+// (an ApplyConfig record moves the follower onto its spec, or fails with the state as before);
 // a record refused (another cluster, out of sequence) leaves the state exactly as before;
 // the invariants hold, and the state saved is a fixed point after one restart
 // (tests/fuzz/state_fuzz_check.h).
@@ -37,14 +38,19 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   hived::MemoryJournalSink sink;
   absl::StatusOr<hived::JournalCheckpoint> cp = (*s)->StartJournal(&sink);
   Require(cp.ok(), "StartJournal failed");
-  uint64_t fingerprint = 0;
-  for (char c : cp->fingerprint) {
-    fingerprint = fingerprint * 16 + static_cast<uint64_t>(c <= '9' ? c - '0' : c - 'a' + 10);
-  }
+  // The current cluster's fingerprint as a number (an ApplyConfig record changes it).
+  auto fingerprint_of = [](const hived::Scheduler& scheduler) {
+    uint64_t v = 0;
+    for (char c : scheduler.SpecFingerprint()) {
+      v = v * 16 + static_cast<uint64_t>(c <= '9' ? c - '0' : c - 'a' + 10);
+    }
+    return v;
+  };
   // The records as the next ones of this cluster: as written, a record is refused unless
   // its sequence and fingerprint happen to match.
   hived::Scheduler& follower = **s;
   for (const hived::JournalRecord& original : read->records) {
+    const uint64_t fingerprint = fingerprint_of(follower);
     hived::JournalRecord r = original;
     const std::string before = hived::fuzz::SaveOrDie(follower);
     if (follower.ApplyJournalRecord(r).code() == absl::StatusCode::kFailedPrecondition &&
@@ -54,17 +60,25 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     r.fingerprint = fingerprint;
     r.sequence = follower.JournalSequence() + 1;
     std::string error;
+    const std::string prior = hived::fuzz::SaveOrDie(follower);
     const absl::Status st = follower.ApplyJournalRecord(r, &error);
-    Require(st.ok(), "a record of this cluster in sequence refused", st.message());
+    if (r.op == hived::JournalOp::kApplyConfig) {
+      // A config change that fails (it would strand a group) is returned, nothing changed.
+      if (!st.ok()) {
+        Require(hived::fuzz::SaveOrDie(follower) == prior, "a failed config change changed state");
+      }
+    } else {
+      Require(st.ok(), "a record of this cluster in sequence refused", st.message());
+    }
     Require(follower.CheckInvariants().ok(), "invariants", follower.CheckInvariants().message());
   }
   // A live scheduler's saved state omits its reservations (as HiveD's does: they are lost
   // in a restart), so the first restore may differ from the live state (a bad cell that a
   // reservation covered becomes doomed). The fixed point holds from the first restart on.
   absl::StatusOr<std::unique_ptr<hived::Scheduler>> restarted =
-      hived::Scheduler::Restore(hived::fuzz::TwoRacks(), hived::fuzz::SaveOrDie(follower));
+      hived::Scheduler::Restore(follower.spec(), hived::fuzz::SaveOrDie(follower));
   Require(restarted.ok(), "the follower's saved state does not restore",
           restarted.ok() ? absl::string_view() : restarted.status().message());
-  hived::fuzz::RequireFixedPoint(hived::fuzz::SaveOrDie(**restarted));
+  hived::fuzz::RequireFixedPoint(hived::fuzz::SaveOrDie(**restarted), follower.spec());
   return 0;
 }

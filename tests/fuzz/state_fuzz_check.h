@@ -89,9 +89,10 @@ inline std::string SaveOrDie(const Scheduler& s) {
   return *saved;
 }
 
-// `saved` was written by SaveState: it restores, and saving again gives the same bytes.
-inline void RequireFixedPoint(const std::string& saved) {
-  absl::StatusOr<std::unique_ptr<Scheduler>> again = Scheduler::Restore(TwoRacks(), saved);
+// `saved` was written by SaveState (on `spec`, the fuzz cluster unless a journal's config
+// change moved it): it restores, and saving again gives the same bytes.
+inline void RequireFixedPoint(const std::string& saved, const ClusterSpec& spec = TwoRacks()) {
+  absl::StatusOr<std::unique_ptr<Scheduler>> again = Scheduler::Restore(spec, saved);
   Require(again.ok(), "a saved state does not restore", again.status().message());
   const std::string resaved = SaveOrDie(**again);
   if (resaved != saved) Fail("save -> restore -> save differs", saved + "\n---\n" + resaved);

@@ -4,8 +4,10 @@
 //
 // The scheduler runs a random mix of every journaled call (Preempting and Filtering
 // schedules with their Allocate, reservations held and given up, preemptions, releases,
-// node health); a checkpoint (StartJournal) is taken at random steps where no reservation is
-// open (a checkpoint does not hold reservations, as SaveState does not).
+// node health) and, in the second test, live config changes (a rack added and removed, VCs
+// resized; stranded groups refused or applied); a checkpoint (StartJournal) is taken at
+// random steps where no reservation is open (a checkpoint does not hold reservations, as
+// SaveState does not), on whichever spec is current then.
 #include <algorithm>
 #include <cstdint>
 #include <memory>
@@ -24,6 +26,23 @@ namespace hived {
 namespace {
 
 ClusterSpec TwoRacks() { return testing::ExampleSpec("two-racks.yaml"); }
+
+// The configs a workload moves between: 0 two racks; 1 a third rack (rack2-*) with prod grown
+// onto it; 2 that rack with research and dev grown instead.
+ClusterSpec Config(uint32_t k) {
+  ClusterSpec spec = TwoRacks();
+  if (k == 0) return spec;
+  PhysicalCellSpec rack = spec.physical_cells[0];
+  for (auto& node : rack.cell_children) node.cell_address = "rack2-" + node.cell_address;
+  spec.physical_cells.push_back(rack);
+  if (k == 1) {
+    spec.virtual_clusters[0].virtual_cells[0].cell_number = 2;  // prod: two racks
+  } else {
+    spec.virtual_clusters[1].virtual_cells[0].cell_number = 4;  // research: 4 nodes
+    spec.virtual_clusters[2].virtual_cells[0].cell_number = 2;  // dev: 2 sockets
+  }
+  return spec;
+}
 
 std::string Render(const Placement& p) {
   std::string out = p.chain;
@@ -67,7 +86,7 @@ std::string Answer(const absl::StatusOr<ScheduleResult>& r) {
 // A deterministic random workload; `Step` runs one call, remembering open reservations.
 class Workload {
  public:
-  explicit Workload(uint32_t seed) : rng_(seed) {}
+  Workload(uint32_t seed, bool config_changes) : rng_(seed), config_changes_(config_changes) {}
 
   std::string Step(Scheduler& s) {
     const std::vector<std::string> vcs = {"prod", "research", "dev", "test"};
@@ -119,22 +138,34 @@ class Workload {
       running_.erase(running_.begin() + static_cast<std::ptrdiff_t>(k));
       return s.Release(name).ToString();
     }
-    const std::string node = absl::StrCat("rack", rng_() % 2, "-node", rng_() % 4);
+    if (config_changes_ && rng_() % 3 == 0) {
+      ApplyConfigOptions options;
+      if (rng_() % 2 == 0) options.stranded = ApplyConfigOptions::Stranded::kApply;
+      absl::StatusOr<RestoreReport> r =
+          s.ApplyConfig(Config(static_cast<uint32_t>(rng_() % 3)), options);
+      if (!r.ok()) return r.status().ToString();
+      std::string out = "config";
+      for (const RestoreReport::Group& g : r->groups) {
+        absl::StrAppend(&out, " ", g.name, ":", static_cast<int>(g.outcome));
+      }
+      return out;
+    }
+    const uint32_t racks = config_changes_ ? 3 : 2;
+    const std::string node = absl::StrCat("rack", rng_() % racks, "-node", rng_() % 4);
     return s.SetNodeHealthy(node, rng_() % 3 != 0).ToString();
   }
   bool no_open_reservation() const { return open_.empty(); }
 
  private:
   std::mt19937 rng_;  // NOLINT
+  bool config_changes_;
   int32_t next_ = 0;
   std::vector<GroupRequest> open_;
   std::vector<std::string> running_;
 };
 
-TEST_CASE("Journal: recovery at random crash points equals the uncrashed scheduler",
-          "[journal][property]") {
+void CheckRecovery(uint32_t seed, bool config_changes) {
   const ClusterSpec spec = TwoRacks();
-  const uint32_t seed = GENERATE(take(6, random(1u, 1000000u)));
   CAPTURE(seed);
   constexpr int kSteps = 120;
   // The run that writes the journal: after each step, the journal's size and the views.
@@ -142,26 +173,31 @@ TEST_CASE("Journal: recovery at random crash points equals the uncrashed schedul
   REQUIRE(s.ok());
   MemoryJournalSink sink;
   std::vector<JournalCheckpoint> checkpoints;
+  std::vector<ClusterSpec> checkpoint_specs;  // the spec current at each checkpoint
   checkpoints.push_back(*(*s)->StartJournal(&sink));
+  checkpoint_specs.push_back(spec);
   std::vector<size_t> sizes;
   std::vector<size_t> checkpoint_at;  // per step: the last checkpoint taken at or before it
-  Workload work(seed);
+  Workload work(seed, config_changes);
+  int config_records = 0;
   std::mt19937 rng(seed ^ 0x9e3779b9u);
   for (int step = 0; step < kSteps; ++step) {
-    (void)work.Step(**s);
+    if (work.Step(**s).rfind("config", 0) == 0) ++config_records;
     if (work.no_open_reservation() && rng() % 15 == 0) {
       checkpoints.push_back(*(*s)->StartJournal(&sink));  // the sink keeps older records
+      checkpoint_specs.push_back((*s)->spec());
     }
     sizes.push_back(sink.data().size());
     checkpoint_at.push_back(checkpoints.size() - 1);
   }
+  if (config_changes) CHECK(config_records > 0);
   for (int crash = 0; crash < 8; ++crash) {
     const int step = static_cast<int>(rng() % kSteps);
     CAPTURE(step);
     // The uncrashed scheduler at that step: the same workload again, without a journal.
     auto ref = Scheduler::Create(spec);
     REQUIRE(ref.ok());
-    Workload again(seed);
+    Workload again(seed, config_changes);
     for (int i = 0; i <= step; ++i) (void)again.Step(**ref);
     // The crash: the journal up to that step, plus a torn part of the next record.
     std::string journal = sink.data().substr(0, sizes[static_cast<size_t>(step)]);
@@ -180,8 +216,9 @@ TEST_CASE("Journal: recovery at random crash points equals the uncrashed schedul
     }
     if (torn > 1) journal += sink.data().substr(journal.size(), rng() % (torn - 1) + 1);
     JournalRecoveryReport report;
-    auto back = Scheduler::RecoverFromJournal(
-        spec, checkpoints[checkpoint_at[static_cast<size_t>(step)]], journal, &report);
+    const size_t from = checkpoint_at[static_cast<size_t>(step)];
+    auto back =
+        Scheduler::RecoverFromJournal(checkpoint_specs[from], checkpoints[from], journal, &report);
     REQUIRE(back.ok());
     CAPTURE(report.failed);
     CHECK(report.failed.empty());
@@ -192,14 +229,25 @@ TEST_CASE("Journal: recovery at random crash points equals the uncrashed schedul
     CHECK(*(*back)->SaveState() == *(*ref)->SaveState());
     CHECK((*back)->JournalSequence() == (*ref)->JournalSequence());
     // The next 40 answers.
-    Workload next_a(seed + 7);
-    Workload next_b(seed + 7);
+    CHECK((*back)->SpecFingerprint() == (*ref)->SpecFingerprint());
+    Workload next_a(seed + 7, config_changes);
+    Workload next_b(seed + 7, config_changes);
     for (int i = 0; i < 40; ++i) {
       CAPTURE(i);
       REQUIRE(next_a.Step(**back) == next_b.Step(**ref));
     }
     CHECK(*(*back)->SaveState() == *(*ref)->SaveState());
   }
+}
+
+TEST_CASE("Journal: recovery at random crash points equals the uncrashed scheduler",
+          "[journal][property]") {
+  CheckRecovery(GENERATE(take(6, random(1u, 1000000u))), /*config_changes=*/false);
+}
+
+TEST_CASE("Journal: recovery with live config changes at random crash points",
+          "[journal][property]") {
+  CheckRecovery(GENERATE(take(6, random(1u, 1000000u))), /*config_changes=*/true);
 }
 
 }  // namespace

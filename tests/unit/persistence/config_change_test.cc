@@ -85,28 +85,6 @@ TEST_CASE("ApplyConfig: an invalid config is refused and changes nothing",
   CHECK((*s)->version() == 2);  // the Schedule and the Allocate
 }
 
-TEST_CASE("ApplyConfig: refused while a journal is started", "[config_change][unit]") {
-  ClusterSpec spec = TwoRacks();
-  auto s = Scheduler::Create(spec);
-  REQUIRE(s.ok());
-  Run(**s, Request("job-1", "prod", 8));
-  hived::MemoryJournalSink sink;
-  REQUIRE((*s)->StartJournal(&sink).ok());
-  const std::string before = (*s)->SaveState().value();
-  ClusterSpec next = spec;
-  next.virtual_clusters.pop_back();  // test: no group there
-  auto r = (*s)->ApplyConfig(next);
-  REQUIRE(r.status().code() == absl::StatusCode::kFailedPrecondition);
-  CHECK(absl::StrContains(r.status().message(), "StopJournal"));
-  CHECK((*s)->SaveState().value() == before);
-  (*s)->StopJournal();
-  REQUIRE((*s)->ApplyConfig(next).ok());
-  // A journal started after the change checkpoints the new cluster.
-  auto checkpoint = (*s)->StartJournal(&sink);
-  REQUIRE(checkpoint.ok());
-  CHECK(absl::StrContains(checkpoint->state, (*s)->SpecFingerprint()));
-}
-
 TEST_CASE("ApplyConfig: added nodes are used and reservations are dropped and reported",
           "[config_change][unit]") {
   ClusterSpec spec = TwoRacks();

@@ -14,6 +14,7 @@
 #include "hived/config.h"
 #include "hived/scheduler.h"
 #include "hived/state.h"
+#include "journal_frame.h"
 #include "support/catch.h"
 #include "support/example_spec.h"
 
@@ -44,9 +45,10 @@ std::vector<JournalRecord> EveryOp() {
   p.pods = {{4, "rack0-node0", {0, 1, 2, 3}, {"V100-NODE", "V100-NODE", "", ""}, "", -1},
             {1, "rack0-node1", {7}, {}, "1g.5gb", 6}};
   uint64_t seq = 1;
-  for (JournalOp op : {JournalOp::kSchedule, JournalOp::kAllocate, JournalOp::kRecover,
-                       JournalOp::kAllocateRecord, JournalOp::kRelease, JournalOp::kUnreserve,
-                       JournalOp::kCancelPreemption, JournalOp::kSetNodeHealthy}) {
+  for (JournalOp op :
+       {JournalOp::kSchedule, JournalOp::kAllocate, JournalOp::kRecover, JournalOp::kAllocateRecord,
+        JournalOp::kRelease, JournalOp::kUnreserve, JournalOp::kCancelPreemption,
+        JournalOp::kSetNodeHealthy, JournalOp::kApplyConfig}) {
     JournalRecord r;
     r.sequence = seq++ * 1000003;
     r.fingerprint = 0x954b6b5e5aa5ac8aULL;
@@ -71,6 +73,10 @@ std::vector<JournalRecord> EveryOp() {
       case JournalOp::kSetNodeHealthy:
         r.name = "rack1-node3";
         r.healthy = true;
+        break;
+      case JournalOp::kApplyConfig:
+        r.spec = TwoRacks();
+        r.apply_stranded = true;
         break;
       default:
         r.name = "g1";
@@ -97,6 +103,8 @@ TEST_CASE("Journal: every op's record reads back to the same bytes", "[journal][
   CHECK(read->records[1].placement.pods[1].mig_start == 6);
   CHECK(read->records[3].record.state == GroupState::kOpportunistic);
   CHECK(read->records[7].healthy);
+  CHECK(read->records[8].apply_stranded);
+  CHECK(ClusterSpecToYaml(read->records[8].spec) == ClusterSpecToYaml(TwoRacks()));
   CHECK(ReadJournal("")->records.empty());
 }
 
@@ -142,8 +150,7 @@ TEST_CASE("Journal: a changed byte is refused, naming the record", "[journal][un
   CHECK(refused > static_cast<int>(bytes.size()) * 9 / 10);
 }
 
-// A frame around `body` with a correct size and CRC, as a hostile writer would make it.
-std::string Frame(const std::string& body);
+using testing::Frame;
 
 TEST_CASE("Journal: bad fields are refused with what and where", "[journal][unit]") {
   JournalRecord rec;
@@ -200,25 +207,6 @@ TEST_CASE("Journal: bad fields are refused with what and where", "[journal][unit
     b[5] = static_cast<char>(b[5] ^ 1);
     CHECK(error_of(b) == "journal record 0 at byte 0: checksum mismatch");
   }
-}
-
-std::string Frame(const std::string& body) {
-  // Re-frame by decoding a record whose body is `body`: the CRC is the codec's own; build
-  // it through a record with the same op and fix the body afterwards is not possible, so
-  // compute CRC-32 here (the same polynomial as the codec, checked against it below).
-  uint32_t c = 0xffffffffu;
-  for (char ch : body) {
-    c ^= static_cast<unsigned char>(ch);
-    for (int k = 0; k < 8; ++k) c = (c & 1u) != 0 ? 0xEDB88320u ^ (c >> 1) : c >> 1;
-  }
-  c ^= 0xffffffffu;
-  std::string out(8, '\0');
-  const auto size = static_cast<uint32_t>(body.size());
-  for (int i = 0; i < 4; ++i) {
-    out[static_cast<size_t>(i)] = static_cast<char>((size >> (8 * i)) & 0xffu);
-    out[static_cast<size_t>(4 + i)] = static_cast<char>((c >> (8 * i)) & 0xffu);
-  }
-  return out + body;
 }
 
 TEST_CASE("Journal: the test's framing matches the codec's", "[journal][unit]") {
@@ -402,4 +390,26 @@ TEST_CASE("Journal: a file sink's records recover the scheduler", "[journal][uni
 }
 
 }  // namespace
+namespace testing {
+
+std::string Frame(const std::string& body) {
+  // Re-frame by decoding a record whose body is `body`: the CRC is the codec's own; build
+  // it through a record with the same op and fix the body afterwards is not possible, so
+  // compute CRC-32 here (the same polynomial as the codec, checked against it below).
+  uint32_t c = 0xffffffffu;
+  for (char ch : body) {
+    c ^= static_cast<unsigned char>(ch);
+    for (int k = 0; k < 8; ++k) c = (c & 1u) != 0 ? 0xEDB88320u ^ (c >> 1) : c >> 1;
+  }
+  c ^= 0xffffffffu;
+  std::string out(8, '\0');
+  const auto size = static_cast<uint32_t>(body.size());
+  for (int i = 0; i < 4; ++i) {
+    out[static_cast<size_t>(i)] = static_cast<char>((size >> (8 * i)) & 0xffu);
+    out[static_cast<size_t>(4 + i)] = static_cast<char>((c >> (8 * i)) & 0xffu);
+  }
+  return out + body;
+}
+
+}  // namespace testing
 }  // namespace hived
