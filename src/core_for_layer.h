@@ -32,6 +32,7 @@
 #include "hived/schedule_result.h"
 #include "hived/state.h"
 #include "hived/status_view.h"
+#include "src/schedule_changed.h"
 #include "src/scheduler_impl.h"
 
 namespace hived {
@@ -49,9 +50,7 @@ class WholeGpuCore {
   absl::StatusOr<ScheduleResult> Schedule(const GroupRequest& request, Phase phase,
                                           const NodeRoom* room, Apply apply) {
     absl::StatusOr<ScheduleResult> out = impl_->Schedule(request, phase, room, apply);
-    if (out.ok() && phase == Phase::kPreempting &&
-        (out->outcome == Outcome::kPlaced || out->outcome == Outcome::kPreempting ||
-         !out->cancelled.empty())) {
+    if (out.ok() && phase == Phase::kPreempting && ScheduleChangedState(out->outcome, *out)) {
       impl_->NoteGroupChanged(request.name);
     }
     return out;

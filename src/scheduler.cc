@@ -13,6 +13,7 @@
 #include "src/internal/status_macros.h"
 #include "src/journal_hook.h"
 #include "src/rw_lock.h"
+#include "src/schedule_changed.h"
 
 namespace hived {
 
@@ -80,9 +81,8 @@ absl::StatusOr<ScheduleResult> Scheduler::Schedule(const GroupRequest& request, 
   const uint64_t epoch = impl_->epoch();
   absl::StatusOr<ScheduleResult> result = impl_->Schedule(request, phase);
   if (result.ok() && phase == Phase::kPreempting) journal_->Schedule(request, phase);
-  const bool changed = phase == Phase::kPreempting && result.ok() &&
-                       (result->outcome == Outcome::kPlaced ||
-                        result->outcome == Outcome::kPreempting || !result->cancelled.empty());
+  const bool changed =
+      phase == Phase::kPreempting && result.ok() && ScheduleChangedState(result->outcome, *result);
   impl_->EndChange(epoch, changed, request.name, result.ok() ? &*result : nullptr);
   return result;
 }
@@ -167,9 +167,8 @@ absl::StatusOr<ScheduleResult> Scheduler::Schedule(const GroupRequest& request, 
   HIVED_RETURN_IF_ERROR(journal_->Journaled("a timed Schedule"));
   const uint64_t epoch = impl_->epoch();
   absl::StatusOr<ScheduleResult> result = impl_->Schedule(request, phase, time);
-  const bool changed = phase == Phase::kPreempting && result.ok() &&
-                       (result->outcome == Outcome::kPlaced ||
-                        result->outcome == Outcome::kPreempting || !result->cancelled.empty());
+  const bool changed =
+      phase == Phase::kPreempting && result.ok() && ScheduleChangedState(result->outcome, *result);
   impl_->EndChange(epoch, changed, request.name, result.ok() ? &*result : nullptr);
   return result;
 }
@@ -402,9 +401,7 @@ absl::Status Scheduler::ScheduleAndAllocate(const GroupRequest& request, FastRes
   HIVED_RETURN_IF_ERROR(journal_->Journaled("ScheduleAndAllocate"));
   const uint64_t epoch = impl_->epoch();
   absl::Status status = impl_->ScheduleAndAllocate(request, result);
-  const bool changed =
-      status.ok() && (result->outcome == Outcome::kPlaced ||
-                      result->outcome == Outcome::kPreempting || !result->detail.cancelled.empty());
+  const bool changed = status.ok() && ScheduleChangedState(result->outcome, result->detail);
   impl_->EndChange(epoch, changed, request.name, status.ok() ? &result->detail : nullptr);
   if (status.ok() && !result->handle.IsNil()) result->handle.config_epoch = config_epoch_;
   return status;
