@@ -364,10 +364,13 @@ class Sharing {
   // Runs a reserved group: allocates its holder (unless `holder_allocated`), opens its
   // GPUs and adds the shares of its new leaves.
   absl::StatusOr<AllocateInfo> CommitReserved(const std::string& group, bool holder_allocated);
-  // The scheduler's Allocate of a holder; a guaranteed group's holder downgraded (its shares
-  // would leave the VC's cells) is released again and kFailedPrecondition.
-  absl::Status AllocateHolder(const std::string& group, bool guaranteed, const GroupRequest& h,
-                              const Placement& hp);
+  // Decides the scheduler's Allocate of a holder before anything changes (its const
+  // preview, the decision Allocate itself runs): its error, or kFailedPrecondition when a
+  // guaranteed group's holder would run downgraded (its shares would leave the VC's cells).
+  absl::Status CheckHolder(const std::string& group, bool guaranteed, const GroupRequest& h,
+                           const Placement& hp) const;
+  // The Allocate `CheckHolder` accepted over the current state; it cannot fail (HIVED_CHECK).
+  void AllocateHolder(bool guaranteed, const GroupRequest& h, const Placement& hp);
   // Gives a reserved group's shares back, unreserves its holder, erases it.
   absl::Status DropReservation(const std::string& group);
   // A repeated Schedule of a reserved group; nullopt when it was dropped to be re-placed.

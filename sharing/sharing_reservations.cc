@@ -34,19 +34,25 @@ void Sharing::Reserve(const GroupRequest& r, const Parsed& p, Decision d) {
   }
 }
 
-absl::Status Sharing::AllocateHolder(const std::string& group, bool guaranteed,
-                                     const GroupRequest& h, const Placement& hp) {
-  absl::StatusOr<AllocateInfo> core = whole_.Allocate(h, hp);
+absl::Status Sharing::CheckHolder(const std::string& group, bool guaranteed, const GroupRequest& h,
+                                  const Placement& hp) const {
+  const absl::StatusOr<AllocateInfo> core = whole_.PreviewAllocate(h, hp);
   if (!core.ok()) {
     return absl::Status(core.status().code(), absl::StrCat("group ", group, ": its holder ", h.name,
                                                            ": ", core.status().message()));
   }
   if (core->downgraded && guaranteed) {  // its shares would leave the VC's cells
-    HIVED_RETURN_IF_ERROR(whole_.Release(h.name));
     return absl::FailedPreconditionError(absl::StrCat(
         "group ", group, ": the VC cannot hold these leaf cells now (", core->reason, ")"));
   }
   return absl::OkStatus();
+}
+
+void Sharing::AllocateHolder(bool guaranteed, const GroupRequest& h, const Placement& hp) {
+  // Decided by `CheckHolder` over this state: the core's Allocate runs the same decision.
+  const absl::StatusOr<AllocateInfo> core = whole_.Allocate(h, hp);
+  HIVED_CHECK(core.ok()) << h.name << ": " << core.status().ToString();
+  HIVED_CHECK(!(core->downgraded && guaranteed)) << h.name << ": " << core->reason;
 }
 
 absl::StatusOr<AllocateInfo> Sharing::CommitReserved(const std::string& name,
@@ -64,16 +70,8 @@ absl::StatusOr<AllocateInfo> Sharing::CommitReserved(const std::string& name,
   }
   if (!g.holder.empty()) {
     if (!holder_allocated) {
-      const absl::Status s =
-          AllocateHolder(name, g.guaranteed, g.holder_request, g.holder_placement);
-      if (!s.ok()) {
-        // Released on a downgrade: the reservation has no new leaves any more.
-        if (CoreStatus(g.holder).state == GroupState::kAbsent) {
-          g.holder.clear();
-          HIVED_RETURN_IF_ERROR(DropReservation(name));
-        }
-        return s;
-      }
+      HIVED_RETURN_IF_ERROR(CheckHolder(name, g.guaranteed, g.holder_request, g.holder_placement));
+      AllocateHolder(g.guaranteed, g.holder_request, g.holder_placement);
     }
     OpenHolder(g.holder, g.holder_request);
     for (PodShare& s : g.pods) {
@@ -182,16 +180,15 @@ absl::StatusOr<AllocateInfo> Sharing::AllocateDecided(const GroupRequest& r, con
         "placement; a Filtering one is taken only by the Allocate right after it), or use "
         "Recover for a placement from elsewhere"));
   }
+  if (!pending_.decision.holder.empty()) {  // refused before anything changes
+    HIVED_RETURN_IF_ERROR(CheckHolder(r.name, p.guaranteed, pending_.decision.holder_request,
+                                      pending_.decision.holder_placement));
+  }
   Decision d = std::move(pending_.decision);
   pending_ = Pending();
   const bool own = git != groups_.end() && !d.holder.empty() && d.holder == git->second.holder;
   if (!d.holder.empty()) {
-    const absl::Status s =
-        AllocateHolder(r.name, p.guaranteed, d.holder_request, d.holder_placement);
-    if (!s.ok()) {
-      if (own && CoreStatus(d.holder).state == GroupState::kAbsent) git->second.holder.clear();
-      return s;
-    }
+    AllocateHolder(p.guaranteed, d.holder_request, d.holder_placement);
     if (!own) ++next_holder_;
   }
   if (git != groups_.end()) {  // a preempting group: its other holder and bars are given up
@@ -307,14 +304,22 @@ absl::StatusOr<AllocateInfo> Sharing::Recover(const GroupRequest& r, const Place
   std::vector<CellId> fresh;
   HIVED_RETURN_IF_ERROR(ResolveRecovered(r, p, placement, &pods, &fresh));
   pending_ = Pending();
-  // The GPUs not open yet: one holder per chain, recovered by the scheduler (strict). Decided
-  // first over const state, chain by chain: the leaves free, and for a guaranteed group the
-  // first of the VC's preassigned cell types (VC order) that the scheduler's const preview
-  // accepts (src/recovery.h PreviewBinding); then every Recover, which cannot fail.
+  // The GPUs not open yet: one holder per chain, recovered by the scheduler (strict). All
+  // decided first over const state, chain by chain, by the core's own decision for Recover
+  // (`PreviewRecover`: the leaves free and, for a guaranteed group, its virtual cells, safety
+  // included): the first of the VC's preassigned cell types (VC order) the group keeps its
+  // virtual cells with. The holders' decisions are independent: a holder binds cells of its
+  // own chain only, and every rule it is decided by (the leaves' users, the VC's unbound
+  // preassigned cells of that chain and level, the allocator's cells and the safety check)
+  // is per chain (HiveD's safety is per chain and level), so recovering one holder leaves
+  // every other holder's decision as previewed. Then every Recover, which cannot fail.
   std::map<uint32_t, std::vector<CellId>> by_chain;
   for (CellId leaf : fresh) by_chain[forest_.chain(leaf).value()].push_back(leaf);
   std::vector<std::pair<GroupRequest, Placement>> holders;
+  static const std::vector<std::string> kNoTypes;
   const auto vt = vc_types_.find(r.vc);  // the VC's preassigned cell types, if any
+  const std::vector<std::string>& types =
+      p.guaranteed && vt != vc_types_.end() ? vt->second : kNoTypes;
   for (const auto& [chain, leaves] : by_chain) {
     const cellalloc::ChainInfo& info = forest_.chain_info(ChainId(chain));
     GroupRequest h;
@@ -330,16 +335,23 @@ absl::StatusOr<AllocateInfo> Sharing::Recover(const GroupRequest& r, const Place
       FillPlacementPod(leaf, &pod);
       hp.pods.push_back(std::move(pod));
     }
-    absl::Status failed = whole_.CheckLeavesFree(h.name, leaves);
-    if (failed.ok() && p.guaranteed && vt != vc_types_.end() && !vt->second.empty()) {
-      std::string why;
-      const std::string* type = whole_.PreviewRecoverType(r.vc, leaves, vt->second, &why);
-      if (type == nullptr) {  // the holder would run downgraded: the group is not recovered
-        failed = absl::FailedPreconditionError(
-            absl::StrCat("the VC cannot hold GPUs of chain ", info.name, " now (", why, ")"));
-      } else {
-        for (PodPlacement& pod : hp.pods) pod.preassigned_cell_types = {*type};
+    absl::Status failed;
+    // Without preassigned types (an opportunistic group, or a VC with none) one preview.
+    for (size_t k = 0; k < std::max<size_t>(types.size(), 1); ++k) {
+      for (PodPlacement& pod : hp.pods) {
+        pod.preassigned_cell_types.clear();
+        if (k < types.size()) pod.preassigned_cell_types = {types[k]};
       }
+      const absl::StatusOr<AllocateInfo> core = whole_.PreviewRecover(h, hp);
+      if (!core.ok()) {
+        failed = core.status();
+        break;
+      }
+      failed = absl::OkStatus();
+      if (!core->downgraded || !p.guaranteed) break;
+      // The holder would run downgraded: the group is not recovered with this type.
+      failed = absl::FailedPreconditionError(absl::StrCat("the VC cannot hold GPUs of chain ",
+                                                          info.name, " now (", core->reason, ")"));
     }
     if (!failed.ok()) {
       return absl::Status(failed.code(), absl::StrCat("group ", r.name,
@@ -347,22 +359,13 @@ absl::StatusOr<AllocateInfo> Sharing::Recover(const GroupRequest& r, const Place
     }
     holders.emplace_back(std::move(h), std::move(hp));
   }
-  // Applied. The one outcome the previews cannot rule out: `RecoverBinding` refusing a type
-  // `PreviewBinding` accepted (it also checks the chain's safety and the descent to a free
-  // virtual leaf, which the preview does not; src/recovery.h). The holders opened so far are
-  // then released and the group is not recovered: an exact const preview of the binding
-  // (safety included) is what would remove this last undo.
+  // Applied: each Recover runs the decision just previewed over the same state.
   std::vector<GroupRequest> opened;
   for (const auto& [h, hp] : holders) {
     absl::StatusOr<AllocateInfo> core = whole_.Recover(h, hp);
     HIVED_CHECK(core.ok()) << h.name << ": " << core.status().ToString();
+    HIVED_CHECK(!(core->downgraded && p.guaranteed)) << h.name << ": " << core->reason;
     opened.push_back(h);
-    if (core->downgraded && p.guaranteed) {
-      for (const GroupRequest& done : opened) HIVED_CHECK(whole_.Release(done.name).ok());
-      return absl::FailedPreconditionError(
-          absl::StrCat("group ", r.name, ": reopening its GPUs: the VC cannot hold GPUs of chain ",
-                       hp.chain, " now (", core->reason, ")"));
-    }
     ++next_holder_;
   }
   for (const GroupRequest& h : opened) OpenHolder(h.name, h);

@@ -14,15 +14,15 @@
 
 namespace hived {
 
-absl::StatusOr<AllocateInfo> SchedulerImpl::Allocate(const GroupRequest& request,
-                                                     const Placement& placement) {
-  const GroupId existing = groups_.Find(request.name);
-  if (existing != kNilId) {
-    const GState state = groups_[existing].state;
-    if (state == GState::kReserved || state == GState::kPreempting) {
-      return AllocatePreempting(existing, request, placement);
+absl::Status SchedulerImpl::DecideAllocate(const GroupRequest& request, const Placement& placement,
+                                           GroupId* existing, RecoveryDecision* d) const {
+  *existing = groups_.Find(request.name);
+  if (*existing != kNilId) {
+    const Group& grp = groups_[*existing];
+    if (grp.state != GState::kReserved && grp.state != GState::kPreempting) {
+      return absl::AlreadyExistsError(absl::StrCat("group ", request.name, " is already running"));
     }
-    return absl::AlreadyExistsError(absl::StrCat("group ", request.name, " is already running"));
+    return CheckPreempting(grp, request, placement);
   }
   HIVED_RETURN_IF_ERROR(ValidateRequest(request));
   if (!reservations_.MatchesFiltered(request, placement, *forest_, epoch_)) {
@@ -35,26 +35,36 @@ absl::StatusOr<AllocateInfo> SchedulerImpl::Allocate(const GroupRequest& request
         "placement; a Filtering one is taken only by the Allocate right after it), or use "
         "Recover for a placement from elsewhere"));
   }
-  // The Filtering decision's leaves are used in place (no copy); nothing below changes them.
-  return AllocateFree(request, placement, reservations_.pleaves(), /*filtered=*/true, {}, "");
-}
-
-const std::string* SchedulerImpl::PreviewRecoverType(std::string_view vc,
-                                                     const std::vector<CellId>& leaves,
-                                                     const std::vector<std::string>& types,
-                                                     std::string* reason) const {
-  const VcId id = vclusters_.FindVc(ToAbsl(vc));
-  if (id.IsNil()) return nullptr;
-  for (const std::string& type : types) {
-    *reason = PreviewBinding(*forest_, *buddy_, vclusters_, id, leaves, type);
-    if (reason->empty()) return &type;
+  HIVED_RETURN_IF_ERROR(CheckLeavesFree(request.name, reservations_.pleaves()));
+  if (request.priority >= kMinGuaranteedPriority && vclusters_.FindVc(request.vc).IsNil()) {
+    d->downgrade = absl::StrCat("VC ", request.vc, " does not exist");
   }
-  return nullptr;
+  return absl::OkStatus();
 }
 
-absl::StatusOr<AllocateInfo> SchedulerImpl::Recover(const GroupRequest& request,
-                                                    const Placement& placement,
-                                                    int32_t* ignored_leaves) {
+absl::StatusOr<AllocateInfo> SchedulerImpl::Allocate(const GroupRequest& request,
+                                                     const Placement& placement) {
+  GroupId existing = kNilId;
+  RecoveryDecision d;
+  HIVED_RETURN_IF_ERROR(DecideAllocate(request, placement, &existing, &d));
+  if (existing != kNilId) return AllocatePreempting(existing);
+  // The Filtering decision's leaves are used in place (no copy); nothing below changes them.
+  return AllocateFree(request, placement, reservations_.pleaves(), /*filtered=*/true, d);
+}
+
+absl::StatusOr<AllocateInfo> SchedulerImpl::PreviewAllocate(const GroupRequest& request,
+                                                            const Placement& placement) const {
+  GroupId existing = kNilId;
+  RecoveryDecision d;
+  HIVED_RETURN_IF_ERROR(DecideAllocate(request, placement, &existing, &d));
+  AllocateInfo info;
+  info.downgraded = !d.downgrade.empty();
+  info.reason = d.downgrade;
+  return info;
+}
+
+absl::Status SchedulerImpl::DecideRecover(const GroupRequest& request, const Placement& placement,
+                                          bool ignore_missing, RecoveryDecision* d) const {
   const GroupId existing = groups_.Find(request.name);
   if (existing != kNilId) {
     const GState state = groups_[existing].state;
@@ -65,20 +75,48 @@ absl::StatusOr<AllocateInfo> SchedulerImpl::Recover(const GroupRequest& request,
     return absl::AlreadyExistsError(absl::StrCat("group ", request.name, " is already running"));
   }
   HIVED_RETURN_IF_ERROR(ValidateRequest(request));
-  ResolvedPlacement resolved;
   HIVED_RETURN_IF_ERROR(ResolvePlacement(
-      *forest_, request, placement,
-      ignored_leaves != nullptr ? MissingLeaves::kIgnore : MissingLeaves::kError, &resolved));
-  std::string notes;
-  if (ignored_leaves != nullptr) {
-    *ignored_leaves = static_cast<int32_t>(resolved.missing.size());
-    if (!resolved.missing.empty()) {
-      notes = absl::StrCat("leaf cells not in the cluster are ignored: ",
-                           absl::StrJoin(resolved.missing, ", "));
+      *forest_, request, placement, ignore_missing ? MissingLeaves::kIgnore : MissingLeaves::kError,
+      &d->resolved));
+  if (!d->resolved.missing.empty()) {
+    d->notes = absl::StrCat("leaf cells not in the cluster are ignored: ",
+                            absl::StrJoin(d->resolved.missing, ", "));
+  }
+  HIVED_RETURN_IF_ERROR(CheckLeavesFree(request.name, d->resolved.leaves));
+  if (request.priority >= kMinGuaranteedPriority) {
+    const VcId vc = vclusters_.FindVc(request.vc);
+    if (vc.IsNil()) {
+      d->downgrade = absl::StrCat("VC ", request.vc, " does not exist");
+    } else {
+      RecoveryRequest recovery;
+      recovery.vc = vc;
+      recovery.pinned_cell_id = request.pinned_cell_id;
+      recovery.leaves = d->resolved.leaves;
+      recovery.types = d->resolved.types;
+      recovery.hints = recover_hints_;
+      d->downgrade = DecideBinding(*forest_, *buddy_, vclusters_, recovery, &d->binding);
     }
   }
-  return AllocateFree(request, placement, resolved.leaves, /*filtered=*/false, resolved.types,
-                      notes);
+  return absl::OkStatus();
+}
+
+absl::StatusOr<AllocateInfo> SchedulerImpl::Recover(const GroupRequest& request,
+                                                    const Placement& placement,
+                                                    int32_t* ignored_leaves) {
+  RecoveryDecision d;
+  HIVED_RETURN_IF_ERROR(DecideRecover(request, placement, ignored_leaves != nullptr, &d));
+  if (ignored_leaves != nullptr) *ignored_leaves = static_cast<int32_t>(d.resolved.missing.size());
+  return AllocateFree(request, placement, d.resolved.leaves, /*filtered=*/false, d);
+}
+
+absl::StatusOr<AllocateInfo> SchedulerImpl::PreviewRecover(const GroupRequest& request,
+                                                           const Placement& placement) const {
+  RecoveryDecision d;
+  HIVED_RETURN_IF_ERROR(DecideRecover(request, placement, /*ignore_missing=*/false, &d));
+  AllocateInfo info;
+  info.downgraded = !d.downgrade.empty();
+  info.reason = d.downgrade;
+  return info;
 }
 
 absl::Status SchedulerImpl::CheckLeavesFree(std::string_view group,
@@ -96,10 +134,10 @@ absl::Status SchedulerImpl::CheckLeavesFree(std::string_view group,
   return absl::OkStatus();
 }
 
-absl::StatusOr<AllocateInfo> SchedulerImpl::AllocateFree(
-    const GroupRequest& request, const Placement& placement, const std::vector<CellId>& pleaves,
-    bool filtered, const std::vector<const std::string*>& types, const std::string& notes) {
-  HIVED_RETURN_IF_ERROR(CheckLeavesFree(request.name, pleaves));
+absl::StatusOr<AllocateInfo> SchedulerImpl::AllocateFree(const GroupRequest& request,
+                                                         const Placement& placement,
+                                                         const std::vector<CellId>& pleaves,
+                                                         bool filtered, const RecoveryDecision& d) {
   const VcId vc = vclusters_.FindVc(request.vc);
   ++epoch_;
   reservations_.TakeCancelled(request.name);  // it runs now: an old cancellation is told
@@ -110,11 +148,9 @@ absl::StatusOr<AllocateInfo> SchedulerImpl::AllocateFree(
   grp.pleaves = pleaves;
   grp.vleaves.assign(pleaves.size(), kNilId);
   AllocateInfo info;
-  std::string downgrade;
-  if (request.priority >= kMinGuaranteedPriority) {
-    if (vc.IsNil()) {
-      downgrade = absl::StrCat("VC ", request.vc, " does not exist");
-    } else if (filtered) {
+  const std::string& downgrade = d.downgrade;
+  if (request.priority >= kMinGuaranteedPriority && downgrade.empty()) {
+    if (filtered) {
       // The placement Schedule just returned: bind its virtual cells directly.
       const std::vector<VCellId>& vleaves = reservations_.vleaves();
       NodeKeys keys(this);
@@ -124,16 +160,9 @@ absl::StatusOr<AllocateInfo> SchedulerImpl::AllocateFree(
         grp.vleaves[i] = vleaves[i];
       }
     } else {
-      RecoveryRequest recovery;
-      recovery.vc = vc;
-      recovery.pinned_cell_id = request.pinned_cell_id;
-      recovery.leaves = pleaves;
-      recovery.types = types;
-      recovery.hints = recover_hints_;
-      downgrade = RecoverBinding(*forest_, *buddy_, recovery, &vclusters_, &grp.vleaves);
-      if (downgrade.empty()) {
-        for (VCellId v : grp.vleaves) SetVLeaf(v, request.priority, g);
-      }
+      ApplyBinding(d.binding, &vclusters_);  // decided over this state (DecideRecover)
+      grp.vleaves = d.binding.vleaves;
+      for (VCellId v : grp.vleaves) SetVLeaf(v, request.priority, g);
     }
   }
   // A filtered placement is the decision's (MatchesFiltered), unless it names other or no
@@ -156,16 +185,14 @@ absl::StatusOr<AllocateInfo> SchedulerImpl::AllocateFree(
     SetPLeaf(p, prio, &keys);
   }
   keys.Flush();
-  if (!notes.empty())
-    info.reason = info.reason.empty() ? notes : absl::StrCat(info.reason, "; ", notes);
+  if (!d.notes.empty())
+    info.reason = info.reason.empty() ? d.notes : absl::StrCat(info.reason, "; ", d.notes);
   Settle();
   return info;
 }
 
-absl::StatusOr<AllocateInfo> SchedulerImpl::AllocatePreempting(GroupId g,
-                                                               const GroupRequest& request,
-                                                               const Placement& placement) {
-  Group& grp = groups_[g];
+absl::Status SchedulerImpl::CheckPreempting(const Group& grp, const GroupRequest& request,
+                                            const Placement& placement) const {
   const bool reserved = grp.state == GState::kReserved;
   std::string diff = Reservations::RequestDifference(grp, request);
   if (diff.empty() && !PlacementMatches(grp, placement)) {
@@ -190,6 +217,11 @@ absl::StatusOr<AllocateInfo> SchedulerImpl::AllocatePreempting(GroupId g,
           "group ", grp.name, " still waits for its victims: ", absl::StrJoin(still, ", ")));
     }
   }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<AllocateInfo> SchedulerImpl::AllocatePreempting(GroupId g) {
+  Group& grp = groups_[g];
   ++epoch_;
   for (CellId p : grp.pleaves) {  // the leaves are held at the group's priority already
     physical_.SetUser(p, g);

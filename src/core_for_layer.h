@@ -9,8 +9,9 @@
 //    with a `NodeRoom` and an `Apply`, Allocate, Recover, Release, Unreserve,
 //    CancelPreemption, GetGroup, RestoreGroup; each change they make is noted in the change
 //    log under the holder's name (the layer's `EndChange` then notes the holder's sharers);
-//  - const previews that let the layer decide before it changes anything: PreviewRecoverType,
-//    CheckLeavesFree, UsedLeaves, NodeHealthy, epoch;
+//  - const previews that let the layer decide before it changes anything: PreviewAllocate and
+//    PreviewRecover (the decision the call itself runs first, so they cannot differ),
+//    UsedLeaves, NodeHealthy, epoch;
 //  - the cancellation notes (NoteCancelled, TakeCancelled, CancelledBy);
 //  - the shields (SetShields, shields): the reserved shares' marker, sharing/sharing.h (8).
 // See `SchedulerImpl` (src/scheduler_impl.h) for each call's contract.
@@ -71,14 +72,15 @@ class WholeGpuCore {
     return Noted(rec.request.name, impl_->RestoreGroup(rec, ignored_leaves));
   }
 
-  // Const previews.
-  const std::string* PreviewRecoverType(std::string_view vc, const std::vector<CellId>& leaves,
-                                        const std::vector<std::string>& types,
-                                        std::string* reason) const {
-    return impl_->PreviewRecoverType(vc, leaves, types, reason);
+  // Const previews: what Allocate and Recover of a holder would return, by the decision
+  // those calls run first (nothing changes).
+  absl::StatusOr<AllocateInfo> PreviewAllocate(const GroupRequest& request,
+                                               const Placement& placement) const {
+    return impl_->PreviewAllocate(request, placement);
   }
-  absl::Status CheckLeavesFree(std::string_view group, const std::vector<CellId>& leaves) const {
-    return impl_->CheckLeavesFree(group, leaves);
+  absl::StatusOr<AllocateInfo> PreviewRecover(const GroupRequest& request,
+                                              const Placement& placement) const {
+    return impl_->PreviewRecover(request, placement);
   }
   int32_t UsedLeaves(CellId cell) const { return impl_->UsedLeaves(cell); }
   bool NodeHealthy(NodeId node) const { return impl_->NodeHealthy(node); }

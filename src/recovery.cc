@@ -7,7 +7,6 @@
 #include <utility>
 #include <vector>
 
-#include "absl/container/inlined_vector.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 
@@ -114,10 +113,116 @@ VCellId Hint(const VirtualClusters& vcs, absl::Span<const VCellId> hints, size_t
 
 }  // namespace
 
-std::string RecoverBinding(const cellalloc::CellForest& f, const cellalloc::BuddyAllocator& buddy,
-                           const RecoveryRequest& r, VirtualClusters* vclusters,
-                           std::vector<VCellId>* vleaves) {
-  VirtualClusters& vcs = *vclusters;
+namespace {
+
+// The binding and the allocator as the bindings planned so far would leave them, read over
+// the const state (nothing changes): what `ApplyBinding` would have bound before the leaf
+// being decided. The plan is short (a group's path cells), so lookups scan it.
+class PlannedBinding {
+ public:
+  PlannedBinding(const cellalloc::CellForest& f, const cellalloc::BuddyAllocator& buddy,
+                 const VirtualClusters& vcs, BindingPlan* plan)
+      : f_(f), buddy_(buddy), vcs_(vcs), plan_(plan) {}
+
+  VCellId BoundTo(CellId p) const {
+    for (const auto& [v, q] : plan_->binds) {
+      if (q == p) return v;
+    }
+    return vcs_.BoundTo(p);
+  }
+  bool IsBound(VCellId v) const {
+    if (!vcs_.cell(v).bound.IsNil()) return true;
+    for (const auto& b : plan_->binds) {
+      if (b.first == v) return true;
+    }
+    return false;
+  }
+  // The first position of `slot` whose preassigned cell is unbound, -1 if none.
+  int32_t FirstUnbound(const VirtualClusters::ChainLevel& slot) const {
+    int32_t pos = slot.unbound.FindNext(0);
+    while (pos >= 0 && IsBound(slot.roots[static_cast<size_t>(pos)])) {
+      pos = slot.unbound.FindNext(pos + 1);
+    }
+    return pos;
+  }
+  // `BuddyAllocator::IsAvailable` after the planned preassigned cells are allocated.
+  bool IsAvailable(CellId p) const {
+    if (!buddy_.IsAvailable(p)) return false;
+    for (CellId t : taken_) {
+      if (Within(t, p) || Within(p, t)) return false;
+    }
+    return true;
+  }
+  // Plans preassigned cell `root` on `p` (REQUIRES: `IsAvailable(p)`), as
+  // `VirtualClusters::AllocatePreassigned` would take it: `p`, the cells inside it and its
+  // available ancestors stop being obtainable; the level's unbound cells drop by one.
+  void TakePreassigned(VCellId root, CellId p) {
+    plan_->binds.emplace_back(root, p);
+    const ChainId ch = f_.chain(p);
+    std::vector<int32_t>& d = Delta(ch);
+    const CellLevel level = f_.level(p);
+    int32_t inside = 1;
+    CellId c = p;
+    for (CellLevel l = level; l >= 1; --l) {
+      d[static_cast<size_t>(l)] -= inside;
+      if (l > 1) {
+        inside *= f_.num_children(c);
+        c = f_.first_child(c);
+      }
+    }
+    for (CellId a = f_.parent(p); !a.IsNil() && IsAvailable(a); a = f_.parent(a)) {
+      --d[static_cast<size_t>(f_.level(a))];
+    }
+    taken_.push_back(p);
+  }
+  // `VirtualClusters::SafetyOk(ch)` after the planned allocations.
+  bool SafetyOk(ChainId ch) {
+    const std::vector<int32_t>& d = Delta(ch);
+    const std::vector<int32_t>& all_free = vcs_.all_free(ch);
+    for (CellLevel l = 1; l <= f_.chain_info(ch).top_level; ++l) {
+      int32_t planned = 0;  // the level's unbound preassigned cells this plan binds
+      for (CellId t : taken_) planned += f_.chain(t) == ch && f_.level(t) == l ? 1 : 0;
+      if (buddy_.obtainable(ch, l) + d[static_cast<size_t>(l)] <
+          all_free[static_cast<size_t>(l)] - planned) {
+        return false;
+      }
+    }
+    return true;
+  }
+  void Bind(VCellId v, CellId p) { plan_->binds.emplace_back(v, p); }
+
+ private:
+  // True when `inner` is `outer` or inside it.
+  bool Within(CellId inner, CellId outer) const {
+    if (f_.chain(inner) != f_.chain(outer)) return false;
+    while (!inner.IsNil() && f_.level(inner) < f_.level(outer)) inner = f_.parent(inner);
+    return inner == outer;
+  }
+  std::vector<int32_t>& Delta(ChainId ch) {
+    for (auto& [c, d] : deltas_) {
+      if (c == ch) return d;
+    }
+    deltas_.emplace_back(
+        ch, std::vector<int32_t>(static_cast<size_t>(f_.chain_info(ch).top_level) + 1, 0));
+    return deltas_.back().second;
+  }
+
+  const cellalloc::CellForest& f_;
+  const cellalloc::BuddyAllocator& buddy_;
+  const VirtualClusters& vcs_;
+  BindingPlan* plan_;
+  std::vector<CellId> taken_;  // the planned preassigned cells' physical cells
+  // Per chain touched: the change of `obtainable` per level (index 0 unused).
+  std::vector<std::pair<ChainId, std::vector<int32_t>>> deltas_;
+};
+
+}  // namespace
+
+std::string DecideBinding(const cellalloc::CellForest& f, const cellalloc::BuddyAllocator& buddy,
+                          const VirtualClusters& vcs, const RecoveryRequest& r, BindingPlan* plan) {
+  plan->binds.clear();
+  plan->vleaves.assign(r.leaves.size(), kNilId);
+  PlannedBinding planned(f, buddy, vcs, plan);
   const VirtualClusters::Vc& vc = vcs.vc(r.vc);
   const absl::string_view pinned_id(r.pinned_cell_id.data(), r.pinned_cell_id.size());
   VCellId pinned_root = kNilId;
@@ -125,11 +230,8 @@ std::string RecoverBinding(const cellalloc::CellForest& f, const cellalloc::Budd
     auto it = vc.pinned.find(pinned_id);
     if (it != vc.pinned.end()) pinned_root = it->second;
   }
-  vleaves->assign(r.leaves.size(), kNilId);
   std::string reason;
-  VCellId partial = kNilId;  // the lowest cell bound for the current leaf
-  size_t done = 0;           // leaves bound
-  for (size_t i = 0; i < r.leaves.size(); ++i) {
+  for (size_t i = 0; i < r.leaves.size() && reason.empty(); ++i) {
     const CellId leaf = r.leaves[i];
     if (r.types[i] == nullptr) {
       reason = "the placement has no preassigned cell types";
@@ -151,7 +253,7 @@ std::string RecoverBinding(const cellalloc::CellForest& f, const cellalloc::Budd
     const CellLevel level = f.type_info(type).level;
     CellId pre = leaf;
     while (f.level(pre) < level) pre = f.parent(pre);
-    VCellId vpre = vcs.BoundTo(pre);
+    VCellId vpre = planned.BoundTo(pre);
     if (vpre != kNilId) {
       const state::VCell& bound = vcs.cell(vpre);
       if (bound.vc != r.vc) {
@@ -172,12 +274,12 @@ std::string RecoverBinding(const cellalloc::CellForest& f, const cellalloc::Budd
         break;
       }
       const VirtualClusters::ChainLevel& slot = vc.cl[ch.value()][static_cast<size_t>(level)];
-      int32_t pos = slot.unbound.FindNext(0);
+      int32_t pos = planned.FirstUnbound(slot);
       // Restore: the recorded preassigned cell when it is still an unbound one of this slot.
       const VCellId hinted = Hint(vcs, r.hints, i, level);
       if (hinted != kNilId) {
         const state::VCell& h = vcs.cell(hinted);
-        if (h.is_root && !h.pinned && h.vc == r.vc && h.chain == ch && h.bound.IsNil()) {
+        if (h.is_root && !h.pinned && h.vc == r.vc && h.chain == ch && !planned.IsBound(hinted)) {
           pos = h.slot_pos;
         }
       }
@@ -186,14 +288,13 @@ std::string RecoverBinding(const cellalloc::CellForest& f, const cellalloc::Budd
                               info.name);
         break;
       }
-      if (!buddy.IsAvailable(pre)) {
+      if (!planned.IsAvailable(pre)) {
         reason = absl::StrCat("physical cell ", f.address(pre), " is not free for VC ", vc.name);
         break;
       }
       vpre = slot.roots[static_cast<size_t>(pos)];
-      vcs.AllocatePreassigned(vpre, pre);
-      partial = vpre;
-      if (!vcs.SafetyOk(ch)) {
+      planned.TakePreassigned(vpre, pre);
+      if (!planned.SafetyOk(ch)) {
         reason = absl::StrCat("binding ", f.address(pre), " to VC ", vc.name,
                               " would break the safety of chain ", info.name);
         break;
@@ -201,99 +302,52 @@ std::string RecoverBinding(const cellalloc::CellForest& f, const cellalloc::Budd
     }
     // Descend to the leaf.
     VCellId v = vpre;
-    while (vcs.cell(v).level > 1) {
+    while (reason.empty() && vcs.cell(v).level > 1) {
       const CellLevel below = vcs.cell(v).level - 1;
       CellId pc = leaf;
       while (f.level(pc) < below) pc = f.parent(pc);
-      VCellId child = vcs.BoundTo(pc);
+      VCellId child = planned.BoundTo(pc);
       if (child != kNilId) {
         if (vcs.cell(child).parent != v) {
           reason = absl::StrCat("physical cell ", f.address(pc), " is bound elsewhere");
-          break;
         }
       } else {
         const VCellId hinted = Hint(vcs, r.hints, i, below);
-        if (hinted != kNilId && vcs.cell(hinted).parent == v && vcs.cell(hinted).bound.IsNil()) {
+        if (hinted != kNilId && vcs.cell(hinted).parent == v && !planned.IsBound(hinted)) {
           child = hinted;
         }
         for (int32_t j = 0; child == kNilId && j < vcs.cell(v).num_children; ++j) {
           const VCellId c = vcs.cell(v).first_child + static_cast<VCellId>(j);
-          if (vcs.cell(c).bound.IsNil()) child = c;
+          if (!planned.IsBound(c)) child = c;
         }
         if (child == kNilId) {
           reason = absl::StrCat("no free virtual cell under ", vcs.Address(v));
-          break;
+        } else {
+          planned.Bind(child, pc);
         }
-        vcs.BindCell(child, pc);
       }
-      partial = child;
       v = child;
     }
-    if (!reason.empty()) break;
-    if (vcs.cell(v).user != kNilId) {
+    if (reason.empty() && vcs.cell(v).user != kNilId) {
       reason = absl::StrCat("virtual cell ", vcs.Address(v), " is already used");
-      break;
     }
-    partial = kNilId;
-    (*vleaves)[i] = v;
-    done = i + 1;
+    if (reason.empty()) plan->vleaves[i] = v;
   }
-  if (reason.empty()) return reason;
-  // Undo (invariant 4): unbind what this call bound, the unfinished leaf's path first.
-  if (partial != kNilId) vcs.UnbindUp(partial);
-  for (size_t i = 0; i < done; ++i) vcs.UnbindUp((*vleaves)[i]);
-  std::fill(vleaves->begin(), vleaves->end(), kNilId);
+  if (!reason.empty()) {
+    plan->binds.clear();
+    std::fill(plan->vleaves.begin(), plan->vleaves.end(), kNilId);
+  }
   return reason;
 }
 
-std::string PreviewBinding(const cellalloc::CellForest& f, const cellalloc::BuddyAllocator& buddy,
-                           const VirtualClusters& vcs, VcId vc_id, absl::Span<const CellId> leaves,
-                           const std::string& tname) {
-  const VirtualClusters::Vc& vc = vcs.vc(vc_id);
-  if (tname.empty()) return "the placement has opportunistic leaf cells";
-  const CellTypeId type = f.FindType(tname);
-  absl::InlinedVector<CellId, 8> bound_here;  // preassigned cells this preview binds
-  for (CellId leaf : leaves) {
-    const ChainId ch = f.chain(leaf);
-    const ChainInfo& info = f.chain_info(ch);
-    if (type.IsNil() || f.type_info(type).level > info.top_level ||
-        info.types[static_cast<size_t>(f.type_info(type).level)] != type) {
-      return absl::StrCat("cell type ", tname, " is not in chain ", info.name);
+void ApplyBinding(const BindingPlan& plan, VirtualClusters* vclusters) {
+  for (const auto& [v, p] : plan.binds) {
+    if (vclusters->cell(v).is_root) {
+      vclusters->AllocatePreassigned(v, p);
+    } else {
+      vclusters->BindCell(v, p);
     }
-    const CellLevel level = f.type_info(type).level;
-    CellId pre = leaf;
-    while (f.level(pre) < level) pre = f.parent(pre);
-    if (std::find(bound_here.begin(), bound_here.end(), pre) != bound_here.end()) continue;
-    const VCellId vpre = vcs.BoundTo(pre);
-    if (vpre != kNilId) {
-      const state::VCell& bound = vcs.cell(vpre);
-      if (bound.vc != vc_id) {
-        return absl::StrCat("physical cell ", f.address(pre), " is bound to VC ",
-                            vcs.vc(bound.vc).name);
-      }
-      if (bound.pinned)
-        return absl::StrCat("physical cell ", f.address(pre), " is in another pinned cell");
-      continue;
-    }
-    // An unbound preassigned cell left after the ones this preview took in this chain/level.
-    const VirtualClusters::ChainLevel& slot = vc.cl[ch.value()][static_cast<size_t>(level)];
-    size_t taken = 0;
-    for (CellId b : bound_here) taken += f.chain(b) == ch && f.level(b) == level ? 1 : 0;
-    size_t left = 0;
-    for (int32_t pos = slot.unbound.FindNext(0); pos >= 0 && left <= taken;
-         pos = slot.unbound.FindNext(pos + 1)) {
-      ++left;
-    }
-    if (left <= taken) {
-      return absl::StrCat("VC ", vc.name, " has no unbound ", tname, " cell left in chain ",
-                          info.name);
-    }
-    if (!buddy.IsAvailable(pre)) {
-      return absl::StrCat("physical cell ", f.address(pre), " is not free for VC ", vc.name);
-    }
-    bound_here.push_back(pre);
   }
-  return std::string();
 }
 
 }  // namespace hived

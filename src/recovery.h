@@ -14,13 +14,18 @@
 //       the group, the pod and the node or index; the job is never silently shrunk.
 //     - `MissingLeaves::kIgnore` (Restore with a changed config): the leaf is skipped and
 //       named in `missing` ("node:index"); Restore reports the group as kept partially.
-// 2. `RecoverBinding`, for a guaranteed group of an existing VC, over `VirtualClusters`
-//    (the only state it changes) and the allocator's availability (read): per resolved leaf
-//    in order, the leaf's preassigned cell type names the level of its preassigned cell;
-//    the physical cell at that level above the leaf is either bound already to a cell of
-//    the group's VC (of the pinned cell the request names, or of none when it names none),
-//    or it is free and the VC's first unbound preassigned cell of that chain and level
-//    (the hinted one instead when it is such a cell) is bound to it, if safety still holds;
+// 2. The binding, for a guaranteed group of an existing VC, in two steps so that a preview
+//    and the real recovery run the same code: `DecideBinding`, a const function of
+//    `VirtualClusters` and the allocator's availability and counters, returns the plan (the
+//    virtual cells to bind, in order) or the reason the group cannot keep virtual cells;
+//    `ApplyBinding` binds the plan (it cannot fail). The decision, per resolved leaf in order,
+//    over the binding as the plan's earlier binds would leave it: the leaf's preassigned cell
+//    type names the level of its preassigned cell; the physical cell at that level above the
+//    leaf is either bound already to a cell of the group's VC (of the pinned cell the request
+//    names, or of none when it names none), or it is free and the VC's first unbound
+//    preassigned cell of that chain and level (the hinted one instead when it is such a
+//    cell) is bound to it, if safety still holds (the allocator's obtainable cells per level
+//    as the planned allocations would leave them, against the unbound preassigned cells);
 //    then down to the leaf, each level's physical cell keeps its bound virtual cell (a child
 //    of the one above) or gets an unbound child (the hinted one first, else the first in
 //    order). The virtual leaf must be unheld. Otherwise the group cannot keep its virtual
@@ -32,19 +37,23 @@
 //  (1) `leaves` and `types` have the same length, the placement's leaves in pod order,
 //      each leaf once; every entry of `leaves` is a leaf cell (level 1).
 //  (2) With kError, `missing` is empty and `leaves` has sum(leaf_cell_number) entries.
-//  (3) `RecoverBinding` succeeded: `vleaves[i]` is a virtual leaf of the request's VC bound
-//      to `leaves[i]` (so, the binding being symmetric, distinct leaves get distinct virtual
-//      leaves), every cell on its path is bound, and the virtual clusters' invariants hold.
-//  (4) `RecoverBinding` failed: the binding is as before the call (what it bound is unbound
-//      again, preassigned cells given back) and every `vleaves[i]` is kNilId.
-// `RecoverBinding` holds no virtual leaf (the caller sets the holders and priorities).
+//  (3) `DecideBinding` accepted and `ApplyBinding` ran: `vleaves[i]` is a virtual leaf of the
+//      request's VC bound to `leaves[i]` (so, the binding being symmetric, distinct leaves
+//      get distinct virtual leaves), every cell on its path is bound, and the virtual
+//      clusters' invariants hold.
+//  (4) `DecideBinding` refused: the plan is empty, every `vleaves[i]` is kNilId, and nothing
+//      changed (it is const).
+//  (5) `ApplyBinding` of a plan decided over the current state binds exactly the plan: the
+//      same cells `DecideBinding`'s overlay assumed, so its safety check holds after it.
+// Neither step holds a virtual leaf (the caller sets the holders and priorities).
 //
-// Thread safety: not thread-safe (RecoverBinding changes `vclusters`); callers serialize.
+// Thread safety: not thread-safe (ApplyBinding changes `vclusters`); callers serialize.
 #ifndef HIVED_SRC_RECOVERY_H_
 #define HIVED_SRC_RECOVERY_H_
 
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -70,7 +79,7 @@ absl::Status ResolvePlacement(const cellalloc::CellForest& forest, const GroupRe
                               const Placement& placement, MissingLeaves missing,
                               ResolvedPlacement* out);
 
-// What `RecoverBinding` binds: a resolved placement of a guaranteed group of VC `vc`.
+// What `DecideBinding` binds: a resolved placement of a guaranteed group of VC `vc`.
 struct RecoveryRequest {
   VcId vc;                                     // an existing VC
   std::string_view pinned_cell_id;             // the request's pinned cell, empty when none
@@ -81,26 +90,34 @@ struct RecoveryRequest {
   absl::Span<const VCellId> hints;
 };
 
-// Binds virtual cells of `request.vc` to the leaves (see above). Returns "" with
-// `vleaves[i]` bound to `leaves[i]`, or the reason the group runs opportunistically, with the
-// binding restored and `vleaves` all kNilId. `vleaves` is resized to the number of leaves.
-// REQUIRES: `leaves` distinct leaf cells nobody holds; `types.size() == leaves.size()`.
-std::string RecoverBinding(const cellalloc::CellForest& forest,
-                           const cellalloc::BuddyAllocator& buddy, const RecoveryRequest& request,
-                           VirtualClusters* vclusters, std::vector<VCellId>* vleaves);
+// What `DecideBinding` decided: the virtual cells to bind, in order (a preassigned cell is
+// taken from the allocator), and per leaf its virtual leaf.
+struct BindingPlan {
+  std::vector<std::pair<VCellId, CellId>> binds;
+  std::vector<VCellId> vleaves;  // one per leaf of the request
+};
 
-// A const preview of `RecoverBinding` for leaves that all have the preassigned cell type
-// `type`, over the same inputs (nothing changes): "" when, leaf by leaf, the type is in the
-// leaf's chain and the physical cell at its level above the leaf is bound to a cell of VC `vc`
-// outside any pinned cell, or is free in `buddy` and the VC has an unbound preassigned cell of
-// that chain and level left (counting the cells the preview binds for earlier leaves); else
-// RecoverBinding's reason for the first leaf that fails. It does not check the chain's safety
-// nor the descent to the virtual leaf, so `RecoverBinding` may still refuse a previewed type
-// (the group then runs opportunistically, as it would have).
-// REQUIRES: `vc` an existing VC; `leaves` distinct leaf cells.
-std::string PreviewBinding(const cellalloc::CellForest& forest,
-                           const cellalloc::BuddyAllocator& buddy, const VirtualClusters& vclusters,
-                           VcId vc, absl::Span<const CellId> leaves, const std::string& type);
+// Decides the binding of virtual cells of `request.vc` to the leaves (see above); const.
+// Returns "" with the plan, or the reason the group runs opportunistically with an empty
+// plan and `vleaves` all kNilId (resized to the number of leaves).
+// REQUIRES: `leaves` distinct leaf cells nobody holds; `types.size() == leaves.size()`.
+std::string DecideBinding(const cellalloc::CellForest& forest,
+                          const cellalloc::BuddyAllocator& buddy, const VirtualClusters& vclusters,
+                          const RecoveryRequest& request, BindingPlan* plan);
+
+// Binds `plan` (preassigned cells through `VirtualClusters::AllocatePreassigned`).
+// REQUIRES: `plan` accepted by `DecideBinding` over the current state (HIVED_CHECKed cell by
+// cell by `VirtualClusters`).
+void ApplyBinding(const BindingPlan& plan, VirtualClusters* vclusters);
+
+// What `SchedulerImpl::Allocate` or `Recover` decided over const state before anything
+// changes (src/allocate.cc); `SchedulerImpl::AllocateFree` applies it and cannot fail.
+struct RecoveryDecision {
+  ResolvedPlacement resolved;  // Recover: the leaves and their types
+  BindingPlan binding;         // a guaranteed Recover: the virtual cells to bind
+  std::string downgrade;       // why the group runs opportunistically; empty when it does not
+  std::string notes;           // Restore: the leaves ignored
+};
 
 }  // namespace hived
 

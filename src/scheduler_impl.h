@@ -94,6 +94,7 @@ namespace hived {
 namespace internal {
 struct SavedState;  // persistence_json.h
 }  // namespace internal
+struct RecoveryDecision;  // recovery.h
 
 // The checks every request passes before `Schedule` or `Allocate` looks at it (the same
 // for both): a name, a priority in range, members with positive counts and at most
@@ -128,14 +129,15 @@ class SchedulerImpl {
   // Recovery (allocate.cc, src/recovery.h): a placement from elsewhere, resolved strictly
   // (every leaf must exist) unless `ignored_leaves` is given (Restore: leaves the cluster
   // no longer has are counted there and noted in the info).
-  // For the layer above: the first of `types` (a VC's preassigned cell types) whose
-  // `PreviewBinding` (src/recovery.h) accepts `leaves` for VC `vc`; null when none does, with
-  // the last type's reason in `reason`. Const: a preview, not a trial.
-  const std::string* PreviewRecoverType(std::string_view vc, const std::vector<CellId>& leaves,
-                                        const std::vector<std::string>& types,
-                                        std::string* reason) const;
   absl::StatusOr<AllocateInfo> Recover(const GroupRequest& request, const Placement& placement,
                                        int32_t* ignored_leaves = nullptr);
+  // For the layer above: what `Allocate` or a strict `Recover` would return (its error, or
+  // whether the group would run downgraded and why), by the same const decision the call
+  // runs first (`DecideAllocate`, `DecideRecover`); nothing changes.
+  absl::StatusOr<AllocateInfo> PreviewAllocate(const GroupRequest& request,
+                                               const Placement& placement) const;
+  absl::StatusOr<AllocateInfo> PreviewRecover(const GroupRequest& request,
+                                              const Placement& placement) const;
   // The error `Recover` or `Allocate` of group `group` gives when one of `leaves` is used or
   // reserved (naming the leaf and the group holding it), else OK. Const: the layer above
   // checks a recovery's leaves before it changes anything.
@@ -379,15 +381,23 @@ class SchedulerImpl {
     vclusters_.FlushBadChildren();
     if (vclusters_.binding_changes() != before) ++epoch_;
   }
-  absl::StatusOr<AllocateInfo> AllocatePreempting(GroupId g, const GroupRequest& request,
-                                                  const Placement& placement);
-  // Runs a group at leaves nobody uses or reserves: `filtered` binds the Filtering
-  // decision's virtual leaves, else `RecoverBinding` re-derives them (recovery.h, rule 8)
-  // from `types`, the leaves' preassigned cell types.
+  // Allocate's and Recover's decisions (allocate.cc), const: the call's error, else what
+  // it applies (`existing`: a Reserved or Preempting group to run, `AllocatePreempting`;
+  // else `d` for `AllocateFree`). `CheckPreempting`: why such a group cannot run now.
+  absl::Status DecideAllocate(const GroupRequest& request, const Placement& placement,
+                              GroupId* existing, RecoveryDecision* d) const;
+  absl::Status DecideRecover(const GroupRequest& request, const Placement& placement,
+                             bool ignore_missing, RecoveryDecision* d) const;
+  absl::Status CheckPreempting(const Group& grp, const GroupRequest& request,
+                               const Placement& placement) const;
+  // The applying steps; they cannot fail. `AllocatePreempting` runs a group its decision
+  // accepted. `AllocateFree` runs a group at leaves nobody uses or reserves: `filtered`
+  // binds the Filtering decision's virtual leaves, else `d.binding` (src/recovery.h rule 2);
+  // `d.downgrade` non-empty runs it opportunistically.
+  absl::StatusOr<AllocateInfo> AllocatePreempting(GroupId g);
   absl::StatusOr<AllocateInfo> AllocateFree(const GroupRequest& request, const Placement& placement,
                                             const std::vector<CellId>& pleaves, bool filtered,
-                                            const std::vector<const std::string*>& types,
-                                            const std::string& notes);
+                                            const RecoveryDecision& d);
   // Persistence: a running group's record; the virtual cell at an address ("VC1/0/3"),
   // kNilId if none.
   GroupRecord Record(const Group& g) const;
@@ -469,7 +479,7 @@ class SchedulerImpl {
   // (virtual_clusters.h): the only writer of them; read through its const queries.
   VirtualClusters vclusters_;
 
-  std::vector<VCellId> recover_hints_;  // RestoreGroup -> RecoverBinding: leaves to prefer
+  std::vector<VCellId> recover_hints_;  // RestoreGroup -> DecideBinding: leaves to prefer
   // Every view: the physical ones first (PhysicalCells::AddViews, id == chain), then the
   // VCs' (VirtualClusters::AddViews); a shared record (src/cluster_state.h).
   std::vector<View> views_;

@@ -1,7 +1,7 @@
-// Recovery (src/recovery.h): RecoverBinding over the three-rack cluster. A recovered
-// guaranteed group's leaves get virtual leaves of its VC's preassigned cells, preferring
-// hinted ones (invariant 3); when they cannot, the reason comes back and the binding is as
-// before (invariant 4); a strict resolve of a placement naming a missing node is an error
+// Recovery (src/recovery.h): DecideBinding and ApplyBinding over the three-rack cluster. A
+// recovered guaranteed group's leaves get virtual leaves of its VC's preassigned cells,
+// preferring hinted ones (invariant 3); when they cannot, the reason comes back and nothing
+// was bound (invariant 4); a strict resolve of a placement naming a missing node is an error
 // before anything is bound.
 #include <string>
 #include <vector>
@@ -48,7 +48,11 @@ std::string Bind(Fixture* fx, const std::string& vc, const std::vector<CellId>& 
   r.leaves = leaves;
   r.types = types;
   r.hints = hints;
-  return RecoverBinding(fx->forest, fx->buddy, r, &fx->vc, vleaves);
+  BindingPlan plan;
+  const std::string reason = DecideBinding(fx->forest, fx->buddy, fx->vc, r, &plan);
+  if (reason.empty()) ApplyBinding(plan, &fx->vc);
+  *vleaves = plan.vleaves;
+  return reason;
 }
 
 TEST_CASE("Recovery: a recovered group's leaves are bound to its VC's preassigned cell",
@@ -104,7 +108,8 @@ TEST_CASE("Recovery: a group that cannot keep its virtual cells gets the reason,
     CHECK(Bind(&fx, "beta", Leaves(fx, "n0", 1), {"G-NODE"}, {}, &vleaves) ==
           "VC beta has no unbound G-NODE cell left in chain G-RACK");
   }
-  SECTION("a later leaf sits in another VC's pinned cell: the earlier leaves are undone") {
+  SECTION(
+      "a later leaf sits in another VC's pinned cell: nothing is bound for the earlier leaves") {
     std::vector<CellId> leaves = Leaves(fx, "n0", 2);
     leaves.push_back(Leaves(fx, "n2", 1)[0]);
     CHECK(Bind(&fx, "alpha", leaves, {"G-NODE", "G-NODE", "G-NODE"}, {}, &vleaves) ==
@@ -112,7 +117,7 @@ TEST_CASE("Recovery: a group that cannot keep its virtual cells gets the reason,
               " is bound to VC beta");
     CHECK(vleaves.size() == 3);
   }
-  SECTION("a binding that leaves beta's rack unobtainable breaks safety and is undone") {
+  SECTION("a binding that leaves beta's rack unobtainable breaks safety: refused unbound") {
     // alpha's node on rack 0 and a pair on rack 2: no whole rack would be left for beta.
     const std::vector<CellId> leaves = {Leaves(fx, "n0", 1)[0], Leaves(fx, "n4", 1)[0]};
     const std::string reason = Bind(&fx, "alpha", leaves, {"G-NODE", "G-2"}, {}, &vleaves);
@@ -127,8 +132,11 @@ TEST_CASE("Recovery: a group that cannot keep its virtual cells gets the reason,
     r.vc = fx.vc.FindVc("alpha");
     r.leaves = leaves;
     r.types = types;
-    CHECK(RecoverBinding(fx.forest, fx.buddy, r, &fx.vc, &vleaves) ==
+    BindingPlan plan;
+    CHECK(DecideBinding(fx.forest, fx.buddy, fx.vc, r, &plan) ==
           "the placement has no preassigned cell types");
+    vleaves = plan.vleaves;
+    CHECK(plan.binds.empty());
   }
   for (VCellId v : vleaves) CHECK(v == kNilId);
   const Binding after = Snapshot(fx);
@@ -136,6 +144,60 @@ TEST_CASE("Recovery: a group that cannot keep its virtual cells gets the reason,
   CHECK(after.alpha_nodes == before.alpha_nodes);
   CHECK(after.available_n0 == before.available_n0);
   CHECK(fx.vc.CheckInvariants().ok());
+}
+
+TEST_CASE("Recovery: DecideBinding changes nothing and the plan it accepts applies safely",
+          "[scheduler][unit]") {
+  // Every pair of leaves (each node's first and third GPU, the pinned node aside) with every
+  // pair of alpha's types: the decision is const (invariant 4) and, when it accepts, applying
+  // it keeps safety and the invariants (5): the overlay's counters are the allocator's.
+  std::vector<std::pair<std::string, uint32_t>> picks;
+  for (const char* node : {"n0", "n1", "n3", "n4", "n5"}) {
+    picks.emplace_back(node, 0);
+    picks.emplace_back(node, 2);
+  }
+  const std::vector<std::string> types = {"G-NODE", "G-2"};
+  int32_t accepted = 0, refused = 0;
+  for (size_t a = 0; a < picks.size(); ++a) {
+    for (size_t b = a + 1; b < picks.size(); ++b) {
+      for (const std::string& ta : types) {
+        for (const std::string& tb : types) {
+          CAPTURE(picks[a].first, picks[a].second, picks[b].first, picks[b].second, ta, tb);
+          Fixture fx = MakeFixture();
+          const auto leaf = [&](const std::pair<std::string, uint32_t>& pick) {
+            return Leaves(fx, pick.first, pick.second + 1).back();
+          };
+          const std::vector<CellId> leaves = {leaf(picks[a]), leaf(picks[b])};
+          const std::vector<const std::string*> tp = {&ta, &tb};
+          RecoveryRequest r;
+          r.vc = fx.vc.FindVc("alpha");
+          r.leaves = leaves;
+          r.types = tp;
+          const Binding before = Snapshot(fx);
+          const uint64_t changes = fx.vc.binding_changes();
+          BindingPlan plan;
+          const std::string reason = DecideBinding(fx.forest, fx.buddy, fx.vc, r, &plan);
+          CHECK(fx.vc.binding_changes() == changes);
+          CHECK(Snapshot(fx).p_bound == before.p_bound);
+          CHECK(Snapshot(fx).available_n0 == before.available_n0);
+          if (!reason.empty()) {
+            ++refused;
+            CHECK(plan.binds.empty());
+            continue;
+          }
+          ++accepted;
+          ApplyBinding(plan, &fx.vc);
+          CHECK(fx.vc.SafetyOk(fx.ch));
+          for (size_t i = 0; i < leaves.size(); ++i) {
+            CHECK(fx.vc.BoundTo(leaves[i]) == plan.vleaves[i]);
+          }
+          CHECK(fx.vc.CheckInvariants().ok());
+        }
+      }
+    }
+  }
+  CHECK(accepted > 0);
+  CHECK(refused > 0);
 }
 
 TEST_CASE("Recovery: a strict resolve naming a missing node fails before anything is bound",
