@@ -16,6 +16,8 @@
 #   HIVED_PROPERTY_SEEDS  seeds per property/oracle test case (default here: 3, to keep a
 #                         run near 15 minutes on two cores)
 #   HIVED_SHARED_DIR      HiveD's configs and traces (default: ../shared beside the checkout)
+#   HIVED_MUTATION_STEPS  the test steps to run, by name, space-separated (default: all;
+#                         e.g. "unit_scheduler unit_sharing" for the sharing mutants)
 #
 # Exit status: 0 when every mutant was killed; 1 when one survived, did not compile, or its
 # `find` text is not found exactly once (so the list cannot rot silently); 2 on usage errors
@@ -35,7 +37,7 @@ while [[ $# -gt 0 ]]; do
     --list) list=$(realpath "$2"); shift 2 ;;
     --keep) keep=1; shift ;;
     --all) all=1; shift ;;
-    -h|--help) sed -n '2,23p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,25p' "$0"; exit 0 ;;
     -*) echo "unknown option $1" >&2; exit 2 ;;
     *) only+=("$1"); shift ;;
   esac
@@ -147,6 +149,16 @@ steps=(
   "property_cellalloc|property_cellalloc|$build/tests/unit/cellalloc/property_cellalloc"
   "property_scheduler_api|property_scheduler_api|$build/tests/unit/scheduler_api/property_scheduler_api"
 )
+
+if [[ -n "${HIVED_MUTATION_STEPS:-}" ]]; then
+  chosen=()
+  for s in "${steps[@]}"; do
+    IFS='|' read -r name _ _ <<<"$s"
+    if grep -qwF -- "$name" <<<"$HIVED_MUTATION_STEPS"; then chosen+=("$s"); fi
+  done
+  [[ ${#chosen[@]} -gt 0 ]] || { echo "HIVED_MUTATION_STEPS names no step" >&2; exit 2; }
+  steps=("${chosen[@]}")
+fi
 
 echo "copy: $src"
 # The dev preset's flags (Debug, assertions, -Werror), so ccache reuses a dev build's objects.

@@ -1,8 +1,8 @@
 // Issue 27 item 2: Recover without a retry loop. A guaranteed fractional group recovered on
 // GPUs not open yet reopens them through a holder that needs its VC's preassigned cell
 // types; Sharing tried the VC's types in order (Recover, downgraded: Release, Recover
-// again). Now the scheduler's const preview (src/recovery.h `PreviewBinding`) picks the type
-// and one Recover follows. The cluster: tests/unit/sharing/sharing_cluster.h (VC1: a
+// again). Now the scheduler's const preview (`PreviewRecover`, src/recovery.h `DecideBinding`)
+// picks the type and one Recover follows. The cluster: tests/unit/sharing/sharing_cluster.h (VC1: a
 // GA-NODE of the rack, then the GB node; so a GB GPU needs VC1's second type).
 #include <string>
 #include <vector>
