@@ -132,15 +132,13 @@ class SchedulerImpl {
   absl::StatusOr<AllocateInfo> Recover(const GroupRequest& request, const Placement& placement,
                                        int32_t* ignored_leaves = nullptr);
   // For the layer above: what `Allocate` or a strict `Recover` would return (its error, or
-  // whether the group would run downgraded and why), by the same const decision the call
-  // runs first (`DecideAllocate`, `DecideRecover`); nothing changes.
+  // a downgrade and why), by the const decision the call itself runs first.
   absl::StatusOr<AllocateInfo> PreviewAllocate(const GroupRequest& request,
                                                const Placement& placement) const;
   absl::StatusOr<AllocateInfo> PreviewRecover(const GroupRequest& request,
                                               const Placement& placement) const;
   // The error `Recover` or `Allocate` of group `group` gives when one of `leaves` is used or
-  // reserved (naming the leaf and the group holding it), else OK. Const: the layer above
-  // checks a recovery's leaves before it changes anything.
+  // reserved (naming the leaf and the group holding it), else OK.
   absl::Status CheckLeavesFree(std::string_view group, const std::vector<CellId>& leaves) const;
   absl::Status SetNodeHealthy(std::string_view node, bool healthy);
   // Pods (src/pods.cc; scheduler.h "Pods").
@@ -381,19 +379,16 @@ class SchedulerImpl {
     vclusters_.FlushBadChildren();
     if (vclusters_.binding_changes() != before) ++epoch_;
   }
-  // Allocate's and Recover's decisions (allocate.cc), const: the call's error, else what
-  // it applies (`existing`: a Reserved or Preempting group to run, `AllocatePreempting`;
-  // else `d` for `AllocateFree`). `CheckPreempting`: why such a group cannot run now.
+  // Allocate's and Recover's const decisions (allocate.cc): the error, else what is applied
+  // (`existing`: a Reserved or Preempting group, `AllocatePreempting`; else `d`).
   absl::Status DecideAllocate(const GroupRequest& request, const Placement& placement,
                               GroupId* existing, RecoveryDecision* d) const;
   absl::Status DecideRecover(const GroupRequest& request, const Placement& placement,
                              bool ignore_missing, RecoveryDecision* d) const;
   absl::Status CheckPreempting(const Group& grp, const GroupRequest& request,
                                const Placement& placement) const;
-  // The applying steps; they cannot fail. `AllocatePreempting` runs a group its decision
-  // accepted. `AllocateFree` runs a group at leaves nobody uses or reserves: `filtered`
-  // binds the Filtering decision's virtual leaves, else `d.binding` (src/recovery.h rule 2);
-  // `d.downgrade` non-empty runs it opportunistically.
+  // The applying steps, which cannot fail. `AllocateFree`: at leaves nobody holds, binding
+  // the Filtering decision's virtual leaves (`filtered`) or `d.binding` (recovery.h rule 2).
   absl::StatusOr<AllocateInfo> AllocatePreempting(GroupId g);
   absl::StatusOr<AllocateInfo> AllocateFree(const GroupRequest& request, const Placement& placement,
                                             const std::vector<CellId>& pleaves, bool filtered,
