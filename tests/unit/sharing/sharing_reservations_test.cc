@@ -103,6 +103,10 @@ TEST_CASE("Filtering reserves nothing, and only the Allocate right after it is a
   REQUIRE(a->outcome == Outcome::kPlaced);
   REQUIRE(s->GetGroup("f").state == GroupState::kAbsent);
   REQUIRE(s->Groups().empty());  // not even a holder
+  // Another request with the decided placement is not what Schedule decided.
+  const absl::StatusOr<AllocateInfo> other = s->Allocate(Frac("f", "VC1", 0, 200), a->placement);
+  REQUIRE(other.status().code() == absl::StatusCode::kFailedPrecondition);
+  REQUIRE(Mentions(other.status(), "not what Schedule decided"));
   REQUIRE(s->Allocate(f, a->placement).ok());
   // On the open GPU now: a Filtering decision, then another group's change, then Allocate.
   const GroupRequest g = Frac("g", "VC1", 0, 300);
@@ -195,8 +199,18 @@ TEST_CASE("Recover of a fractional group reopens its GPU and is strict", "[shari
   REQUIRE(OpenLeaves(*s) == std::vector<std::string>{"a0/1:900", "a0/3:600"});
   REQUIRE(s->Recover(Frac("two", "VC1", 0, 300, {"GA"}, 2), at("a0", 3, 2)).status().code() ==
           absl::StatusCode::kAlreadyExists);
+  // Pods of one group on one open GPU add up: 600 + 300 + 300 milli do not fit.
+  REQUIRE(code(Frac("x", "VC1", 0, 300, {"GA"}, 2), at("a0", 3, 2), "pod 1") ==
+          absl::StatusCode::kFailedPrecondition);
+  // A node's CPU is a constraint of the recovered pods too (a0 has 8000 milli).
+  GroupRequest cpu = Frac("c1", "VC1", 0, 100);
+  cpu.members[0].cpu_milli = 5000;
+  REQUIRE(s->Recover(cpu, at("a0", 2)).ok());
+  cpu.name = "x";
+  cpu.members[0].cpu_milli = 4000;
+  REQUIRE(code(cpu, at("a0", 2), "CPU") == absl::StatusCode::kFailedPrecondition);
   REQUIRE(s->CheckInvariants().ok());
-  for (const char* g : {"r1", "r2", "two"}) REQUIRE(s->Release(g).ok());
+  for (const char* g : {"r1", "r2", "two", "c1"}) REQUIRE(s->Release(g).ok());
   REQUIRE(OpenLeaves(*s).empty());
   REQUIRE(s->CheckInvariants().ok());
 }
