@@ -128,6 +128,14 @@ TEST_CASE("MIG placement: allowed starts, packing by placeability across GPUs, r
   CHECK(s->GetGroup("g7").state == GroupState::kAbsent);
 }
 
+TEST_CASE("MIG placement: a GPU holding fractional shares takes no MIG instance", "[mig]") {
+  auto s = MakeMig();
+  REQUIRE(Run(*s, Frac("f", "VC1", 0, 300, {"A100"})) == Outcome::kPlaced);
+  REQUIRE(Run(*s, Mig("m", "VC1", 0, "1g.5gb")) == Outcome::kPlaced);
+  CHECK(GpuOf(*s, "m") != GpuOf(*s, "f"));  // a fresh GPU, not the open fractional one
+  REQUIRE(s->CheckInvariants().ok());
+}
+
 TEST_CASE("MIG placement: an opportunistic pod packs onto the GPU where it costs least", "[mig]") {
   auto s = MakeMig();
   REQUIRE(Run(*s, Mig("a", "VC1", 0, "3g.20gb")) == Outcome::kPlaced);  // VC1's GPU, 3g@4
