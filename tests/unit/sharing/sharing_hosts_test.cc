@@ -86,6 +86,15 @@ TEST_CASE("CPU-only pods take a node each, are counted and released", "[sharing]
   REQUIRE(s->CheckInvariants().ok());
 }
 
+TEST_CASE("a CPU-only pod never goes to a bad node", "[sharing][hosts]") {
+  auto s = Make();
+  REQUIRE(s->SetNodeHealthy("a0", false).ok());
+  REQUIRE(s->SetNodeHealthy("a1", false).ok());
+  REQUIRE(Run(*s, CpuOnly("c1", 1000)) == Outcome::kPlaced);
+  CHECK(NodeOf(*s, "c1") == "b0");
+  REQUIRE(s->CheckInvariants().ok());
+}
+
 TEST_CASE("bad host requests are errors or results, never crashes", "[sharing][hosts]") {
   auto s = Make();
   auto code = [&](const GroupRequest& r) {
