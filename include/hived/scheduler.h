@@ -466,7 +466,9 @@ class HIVED_EXPORT Scheduler {
   // the whole change (a SaveState plus a Restore: O(state)).
   // Errors, the state exactly as before: kInvalidArgument for an invalid spec (as
   // `Create`); kFailedPrecondition for a change that strands running groups (naming them;
-  // unless `options.stranded` is kApply) or while the journal is broken; kInternal for a
+  // unless `options.stranded` is kApply) or while the journal is broken; kInvalidArgument
+  // while a journal is started for a spec whose record would be over
+  // `kMaxJournalRecordBytes` (16 MiB of YAML, far beyond a real cluster); kInternal for a
   // new state that breaks an invariant (a bug). A change that succeeds is journaled (its
   // record has the new spec; hived/journal.h), and recovery replays it.
   absl::StatusOr<RestoreReport> ApplyConfig(const ClusterSpec& new_spec,
