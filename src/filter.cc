@@ -3,7 +3,8 @@
 // with views (include/hived/scheduler.h "Thread safety"). What the Schedule path writes
 // while deciding is per call here: the Placer's marks and taken leaves, the planner's
 // overlay and the Decide buffers come from a pooled `FilterScratch`, the needs buffer too;
-// the kPlaced decision an `Allocate` may run goes to `Reservations`' own synchronised slot.
+// the kPlaced decision an `Allocate` may run goes to this thread's slot in `Reservations`
+// (src/reservations.h: a slot per thread, so concurrent filters write no common line).
 // The epoch is only read (every writer holds the exclusive lock), so a stored decision is
 // stamped with the state it was made on and re-checked (matched, epoch included) when applied.
 #include <algorithm>
@@ -90,7 +91,7 @@ std::optional<absl::StatusOr<ScheduleResult>> SchedulerImpl::Filter(
   } else {
     FillPlacement(d.chain, req.needs, d.pleaves, d.vleaves, &result.placement);
     if (!ShieldedWait(d.pleaves, &result) && ReportOnly(&d, &result)) {
-      reservations_.StoreFiltered(request.name, epoch_, d.chain, req.needs, &d.pleaves, &d.vleaves);
+      reservations_.StoreFiltered(request, epoch_, d.chain, req.needs, &d.pleaves, &d.vleaves);
     }
   }
   fs->needs.swap(req.needs);

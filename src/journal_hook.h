@@ -21,6 +21,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "hived/cluster_spec.h"
 #include "hived/journal.h"
 #include "hived/schedule_result.h"
 #include "hived/state.h"
@@ -28,6 +29,11 @@
 namespace hived {
 
 class LayeredScheduler;
+
+// The YAML of `spec` for an ApplyConfig journal record, or kInvalidArgument when that record
+// would be over `max_record_bytes` (`kMaxJournalRecordBytes` in the scheduler; no reader takes
+// a longer record). Refused before the YAML is written when the spec's names alone are over.
+absl::StatusOr<std::string> ConfigRecordYaml(const ClusterSpec& spec, int64_t max_record_bytes);
 
 class SchedulerJournal {
  public:
@@ -53,9 +59,14 @@ class SchedulerJournal {
   void AllocateRecord(const GroupRecord& record);
   void Named(JournalOp op, std::string_view name);
   void SetNodeHealthy(std::string_view node, bool healthy);
-  // `impl` is the scheduler ApplyConfig swapped in: its record carries the old spec's
-  // fingerprint (the cluster it applies to); every later one the new spec's.
-  void ApplyConfig(const LayeredScheduler& impl, bool apply_stranded);
+  // Before an ApplyConfig: the YAML of `spec` for its record when a journal is started (""
+  // otherwise); kInvalidArgument when that record would be over `kMaxJournalRecordBytes`
+  // (no reader would take it).
+  absl::StatusOr<std::string> ConfigYaml(const ClusterSpec& spec) const;
+  // `impl` is the scheduler ApplyConfig swapped in, `yaml` from `ConfigYaml`: its record
+  // carries the old spec's fingerprint (the cluster it applies to); every later one the new
+  // spec's.
+  void ApplyConfig(const LayeredScheduler& impl, std::string_view yaml, bool apply_stranded);
   // A replayed ApplyConfig record (`Check`ed) took effect: `impl` is the new scheduler.
   void ConfigReplayed(const LayeredScheduler& impl, uint64_t sequence);
 

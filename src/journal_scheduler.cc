@@ -1,5 +1,6 @@
 // A Scheduler's journal: writing records (src/journal_hook.h), replaying one, and recovery
 // from a checkpoint plus the journal after it (`Scheduler::RecoverFromJournal`).
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -100,9 +101,56 @@ void SchedulerJournal::Named(JournalOp op, std::string_view name) {
   Finish();
 }
 
-void SchedulerJournal::ApplyConfig(const LayeredScheduler& impl, bool apply_stranded) {
+namespace {
+
+// Bytes of the names under `cell` (each is written into the YAML at least once).
+size_t NameBytes(const PhysicalCellSpec& cell) {
+  size_t n = cell.cell_type.size() + cell.cell_address.size() + cell.pinned_cell_id.size();
+  for (const PhysicalCellSpec& child : cell.cell_children) n += NameBytes(child);
+  return n;
+}
+
+// A lower bound of the size of `ClusterSpecToYaml(spec)`: the bytes of its names.
+size_t NameBytes(const ClusterSpec& spec) {
+  size_t n = 0;
+  for (const CellTypeSpec& t : spec.cell_types) n += t.name.size() + t.child_cell_type.size();
+  for (const PhysicalCellSpec& cell : spec.physical_cells) n += NameBytes(cell);
+  for (const VirtualClusterSpec& vc : spec.virtual_clusters) {
+    n += vc.name.size();
+    for (const VirtualCellSpec& cell : vc.virtual_cells) n += cell.cell_type.size();
+    for (const PinnedCellSpec& pin : vc.pinned_cells) n += pin.pinned_cell_id.size();
+  }
+  return n;
+}
+
+}  // namespace
+
+absl::StatusOr<std::string> ConfigRecordYaml(const ClusterSpec& spec, int64_t max_record_bytes) {
+  // The body's op, sequence, fingerprint, the spec's length and the flag: at most 29 bytes.
+  constexpr size_t kOverhead = 32;
+  const size_t limit = static_cast<size_t>(std::max<int64_t>(max_record_bytes, 0));
+  auto over = [&](size_t bytes, const char* what) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "ApplyConfig: the new spec's journal record would be over the limit of ", max_record_bytes,
+        " bytes (", what, bytes, " bytes): StopJournal, ApplyConfig, then StartJournal"));
+  };
+  // Names over the limit already: refused without writing the YAML (a hostile spec's).
+  const size_t names = NameBytes(spec);
+  if (names + kOverhead > limit) return over(names, "the spec's names alone are ");
+  std::string yaml = ClusterSpecToYaml(spec);
+  if (yaml.size() + kOverhead > limit) return over(yaml.size(), "the spec's YAML is ");
+  return yaml;
+}
+
+absl::StatusOr<std::string> SchedulerJournal::ConfigYaml(const ClusterSpec& spec) const {
+  if (sink_ == nullptr) return std::string();
+  return ConfigRecordYaml(spec, kMaxJournalRecordBytes);
+}
+
+void SchedulerJournal::ApplyConfig(const LayeredScheduler& impl, std::string_view yaml,
+                                   bool apply_stranded) {
   if (Begin(JournalOp::kApplyConfig)) {
-    internal::PutString(&buffer_, ClusterSpecToYaml(impl.spec()));
+    internal::PutString(&buffer_, yaml);
     buffer_.push_back(apply_stranded ? 1 : 0);
     Finish();
   }

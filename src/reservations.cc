@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "src/internal/strings.h"
+#include "src/rw_lock.h"
 
 namespace hived {
 
@@ -124,51 +125,77 @@ std::string Reservations::PlacementDifference(const Placement& reserved, const P
   return std::string();
 }
 
-void Reservations::StoreFiltered(std::string_view name, uint64_t epoch, ChainId chain,
+void Reservations::StoreFiltered(const GroupRequest& request, uint64_t epoch, ChainId chain,
                                  const std::vector<int32_t>& needs, std::vector<CellId>* pleaves,
                                  std::vector<VCellId>* vleaves) const {
-  std::lock_guard<std::mutex> hold(filtered_mu_);
-  name_.assign(name.data(), name.size());
-  epoch_ = epoch;
-  chain_ = chain;
-  needs_ = needs;
-  pleaves_.swap(*pleaves);  // swaps keep both buffers' capacity
-  vleaves_.swap(*vleaves);
+  Filtered& s = filtered_[ThisThreadNumber() % kFilteredSlots];
+  std::lock_guard<std::mutex> hold(s.mu);
+  s.epoch = epoch;
+  s.name.assign(request.name);  // the assignments reuse the slot's capacity
+  s.vc.assign(request.vc);
+  s.priority = request.priority;
+  s.pinned_cell_id.assign(request.pinned_cell_id);
+  s.leaf_cell_type.assign(request.leaf_cell_type);
+  s.chain = chain;
+  s.needs.assign(needs.begin(), needs.end());
+  s.pleaves.swap(*pleaves);  // swaps keep both buffers' capacity
+  s.vleaves.swap(*vleaves);
+}
+
+void Reservations::Invalidate() {
+  for (Filtered& s : filtered_) {
+    if (s.epoch != kNever) s.epoch = kNever;  // a slot already stale is not written
+  }
 }
 
 bool Reservations::MatchesFiltered(const GroupRequest& request, const Placement& placement,
                                    const cellalloc::CellForest& f, uint64_t epoch) const {
-  if (epoch_ != epoch || name_ != request.name) return false;
-  // The members: the same multiset of pod sizes as scheduled (`needs_` is sorted).
+  for (const Filtered& s : filtered_) {
+    if (s.epoch == epoch && Matches(s, request, placement, f)) {
+      matched_ = &s;
+      return true;
+    }
+  }
+  return false;
+}
+
+bool Reservations::Matches(const Filtered& s, const GroupRequest& request,
+                           const Placement& placement, const cellalloc::CellForest& f) {
+  if (s.name != request.name || s.vc != request.vc || s.priority != request.priority ||
+      s.pinned_cell_id != request.pinned_cell_id || s.leaf_cell_type != request.leaf_cell_type) {
+    return false;
+  }
+  const std::vector<int32_t>& needs = s.needs;
+  // The members: the same multiset of pod sizes as scheduled (`needs` is sorted).
   size_t pods = 0;
   for (const GroupMember& m : request.members) {
     if (m.pod_number <= 0 || m.leaf_cell_number <= 0) return false;
     pods += static_cast<size_t>(m.pod_number);
-    if (pods > needs_.size()) return false;
+    if (pods > needs.size()) return false;
   }
-  if (pods != needs_.size() || placement.pods.size() != pods) return false;
+  if (pods != needs.size() || placement.pods.size() != pods) return false;
   for (const GroupMember& m : request.members) {
     size_t asked = 0;
     for (const GroupMember& o : request.members) {
       if (o.leaf_cell_number == m.leaf_cell_number) asked += static_cast<size_t>(o.pod_number);
     }
-    auto range = std::equal_range(needs_.begin(), needs_.end(), m.leaf_cell_number);
+    auto range = std::equal_range(needs.begin(), needs.end(), m.leaf_cell_number);
     if (static_cast<size_t>(range.second - range.first) != asked) return false;
   }
-  if (placement.chain != f.chain_info(chain_).name) return false;
+  if (placement.chain != f.chain_info(s.chain).name) return false;
   // Pods in the scheduled order, on the scheduled nodes and devices. Device indices are
   // unique per node and leaf type, so these are exactly the leaves a by-name resolution finds.
   size_t off = 0;
   for (size_t k = 0; k < pods; ++k) {
     const PodPlacement& pod = placement.pods[k];
-    const size_t n = static_cast<size_t>(needs_[k]);
-    if (pod.leaf_cell_number != needs_[k] || pod.leaf_cell_indices.size() != n) return false;
+    const size_t n = static_cast<size_t>(needs[k]);
+    if (pod.leaf_cell_number != needs[k] || pod.leaf_cell_indices.size() != n) return false;
     if (!pod.preassigned_cell_types.empty() && pod.preassigned_cell_types.size() != n) {
       return false;
     }
-    if (pod.node != f.node_name(f.node(pleaves_[off]))) return false;
+    if (pod.node != f.node_name(f.node(s.pleaves[off]))) return false;
     for (size_t i = 0; i < n; ++i, ++off) {
-      if (f.leaf_index(pleaves_[off]) != pod.leaf_cell_indices[i]) return false;
+      if (f.leaf_index(s.pleaves[off]) != pod.leaf_cell_indices[i]) return false;
     }
   }
   return true;
@@ -200,18 +227,20 @@ std::string Reservations::CancelledMessage(std::string_view group, std::string_v
 }
 
 absl::Status Reservations::CheckInvariants() const {
-  std::lock_guard<std::mutex> hold(filtered_mu_);  // filters may store meanwhile
-  if (epoch_ == kNever) return absl::OkStatus();
-  if (!std::is_sorted(needs_.begin(), needs_.end())) {
-    return absl::InternalError(
-        absl::StrCat("(1) Filtering decision's pod sizes of ", name_, " not ascending"));
-  }
-  size_t leaves = 0;
-  for (int32_t n : needs_) leaves += static_cast<size_t>(n);
-  if (pleaves_.size() != leaves || vleaves_.size() != leaves) {
-    return absl::InternalError(absl::StrCat("(1) Filtering decision of ", name_, " has ",
-                                            pleaves_.size(), " physical and ", vleaves_.size(),
-                                            " virtual leaves for ", leaves, " requested"));
+  for (Filtered& s : filtered_) {
+    std::lock_guard<std::mutex> hold(s.mu);  // filters may store meanwhile
+    if (s.epoch == kNever) continue;
+    if (!std::is_sorted(s.needs.begin(), s.needs.end())) {
+      return absl::InternalError(
+          absl::StrCat("(1) Filtering decision's pod sizes of ", s.name, " not ascending"));
+    }
+    size_t leaves = 0;
+    for (int32_t n : s.needs) leaves += static_cast<size_t>(n);
+    if (s.pleaves.size() != leaves || s.vleaves.size() != leaves) {
+      return absl::InternalError(absl::StrCat("(1) Filtering decision of ", s.name, " has ",
+                                              s.pleaves.size(), " physical and ", s.vleaves.size(),
+                                              " virtual leaves for ", leaves, " requested"));
+    }
   }
   return absl::OkStatus();
 }

@@ -16,30 +16,36 @@
 // This component owns the rules that compare an `Allocate` with what `Schedule` decided:
 //  - `RequestDifference` / `PlacementDifference`: the first difference between a reserved
 //    group and an Allocate's request and placement, empty when they are the same.
-//  - The Filtering decision: `Schedule` in the Filtering phase reserves nothing, but its last
-//    kPlaced decision is kept (`StoreFiltered`), so that an `Allocate` of exactly that
-//    placement with no state change in between runs it directly (as a reserve and bind in
-//    one step, resolving no names); any state change bumps the scheduler's epoch and makes
-//    it stale.
+//  - The Filtering decisions: `Schedule` in the Filtering phase reserves nothing, but each
+//    filtering thread's last kPlaced decision is kept (`StoreFiltered`, one slot per thread
+//    number modulo `kFilteredSlots`), so that an `Allocate` of exactly that placement with no
+//    state change in between runs it directly (as a reserve and bind in one step, resolving
+//    no names); any state change bumps the scheduler's epoch and makes every slot stale. A
+//    slot per thread, each on its own cache line under its own mutex, because one slot under
+//    one mutex serialised concurrent filters (two threads ran slower than one:
+//    bench/concurrency_bench.cc, BM_FilterThreads).
 //
 // Invariants (this component: `CheckInvariants`, tests/unit/scheduler/reservations_test.cc):
-//  (1) The Filtering decision's `needs` is ascending and `pleaves`, `vleaves` both have
-//      sum(needs) entries, pods in the order of `needs`.
-//  (2) After `Invalidate` no epoch matches (the stamp is the all-ones value, never reached).
+//  (1) Each stored Filtering decision's `needs` is ascending and `pleaves`, `vleaves` both
+//      have sum(needs) entries, pods in the order of `needs`.
+//  (2) After `Invalidate` no epoch matches (every slot's stamp is the all-ones value, never
+//      reached).
 // Rules the scheduler keeps for every kReserved group g (SchedulerImpl::CheckInvariants):
 //  (R1) every leaf of g has reserver g and no user; g has no victims (reserved_by_others 0).
 //  (R2) g's physical leaves, and its virtual leaves (guaranteed groups: each held by g and
 //       bound to g's physical leaf), are at g's priority.
 //  (R3) no other group uses or reserves g's leaves (each leaf has one reserver).
 //
-// Thread safety: not thread-safe; callers serialize, except for the Filtering decision:
+// Thread safety: not thread-safe; callers serialize, except for the Filtering decisions:
 // `StoreFiltered` (const) may run from several threads at once and concurrently with
-// `CheckInvariants` (filters and views under the scheduler's shared lock); it takes its own
-// mutex. Everything else, `MatchesFiltered` and the decision's accessors included, runs
-// under the scheduler's exclusive lock, which orders it after every `StoreFiltered`.
+// `CheckInvariants` (filters and views under the scheduler's shared lock); it takes its
+// thread's slot's mutex (uncontended unless more than `kFilteredSlots` threads filter).
+// Everything else, `MatchesFiltered` and the decision's accessors included, runs under the
+// scheduler's exclusive lock, which orders it after every `StoreFiltered`.
 #ifndef HIVED_SRC_RESERVATIONS_H_
 #define HIVED_SRC_RESERVATIONS_H_
 
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -68,23 +74,29 @@ class Reservations {
   // leaf indices; preassigned cell types only when `given` lists them); empty if none.
   static std::string PlacementDifference(const Placement& reserved, const Placement& given);
 
-  // Stores the Filtering phase's kPlaced decision of group `name` at `epoch`; swaps the leaf
-  // buffers with `pleaves` and `vleaves` (the caller gets the old buffers back to reuse).
-  // Const and separately synchronised: filters run under the scheduler's shared lock, so
-  // two may store at once (the later one is kept: "the last Filtering decision").
-  void StoreFiltered(std::string_view name, uint64_t epoch, ChainId chain,
+  // Stores the Filtering phase's kPlaced decision for `request` at `epoch` in this thread's
+  // slot; swaps the leaf buffers with `pleaves` and `vleaves` (the caller gets the old
+  // buffers back to reuse). Const and separately synchronised: filters run under the
+  // scheduler's shared lock, so several may store at once, each in its own slot (threads
+  // sharing a slot: the later one is kept).
+  void StoreFiltered(const GroupRequest& request, uint64_t epoch, ChainId chain,
                      const std::vector<int32_t>& needs, std::vector<CellId>* pleaves,
                      std::vector<VCellId>* vleaves) const;
-  void Invalidate() { epoch_ = kNever; }
+  // Every slot stale (`Allocate` ran a decision, which changes the state anyway).
+  void Invalidate();
 
-  // True when `placement` for `request` is exactly the stored Filtering decision and nothing
-  // changed since (`epoch` is the scheduler's current epoch). O(pods + members²).
+  // True when `placement` for `request` is exactly a stored Filtering decision (same group,
+  // VC, priority, pinned cell and leaf type; pods, chain and leaves) and nothing changed
+  // since (`epoch` is the scheduler's current epoch); the accessors below then give that
+  // decision (the lowest slot's, when several threads stored one that matches: each was
+  // decided on this state for this request). O(slots + pods + members²).
   bool MatchesFiltered(const GroupRequest& request, const Placement& placement,
                        const cellalloc::CellForest& forest, uint64_t epoch) const;
 
-  ChainId chain() const { return chain_; }
-  const std::vector<CellId>& pleaves() const { return pleaves_; }
-  const std::vector<VCellId>& vleaves() const { return vleaves_; }
+  // The decision `MatchesFiltered` last matched.
+  ChainId chain() const { return matched_->chain; }
+  const std::vector<CellId>& pleaves() const { return matched_->pleaves; }
+  const std::vector<VCellId>& vleaves() const { return matched_->vleaves; }
 
   absl::Status CheckInvariants() const;
 
@@ -113,15 +125,29 @@ class Reservations {
   static std::string Difference(const Reserved& reserved, const GroupRequest& given);
 
   static constexpr uint64_t kNever = ~uint64_t{0};
+  // A filtering thread's last kPlaced decision, stamped with the request it answers.
+  struct alignas(64) Filtered {
+    std::mutex mu;  // StoreFiltered and CheckInvariants
+    uint64_t epoch = kNever;
+    std::string name;
+    std::string vc;
+    Priority priority = 0;
+    std::string pinned_cell_id;
+    std::string leaf_cell_type;
+    ChainId chain;
+    std::vector<int32_t> needs;  // per pod, ascending
+    std::vector<CellId> pleaves;
+    std::vector<VCellId> vleaves;
+  };
+  static constexpr uint32_t kFilteredSlots = 16;
+  // Does `s` (not stale at `epoch`) hold exactly this request's decision and placement?
+  static bool Matches(const Filtered& s, const GroupRequest& request, const Placement& placement,
+                      const cellalloc::CellForest& f);
+
   std::map<std::string, std::string, std::less<>> cancelled_;  // group -> canceller
-  // The Filtering decision: written by the const `StoreFiltered` under `filtered_mu_`.
-  mutable std::mutex filtered_mu_;
-  mutable std::string name_;
-  mutable uint64_t epoch_ = kNever;
-  mutable ChainId chain_;
-  mutable std::vector<int32_t> needs_;  // per pod, ascending
-  mutable std::vector<CellId> pleaves_;
-  mutable std::vector<VCellId> vleaves_;
+  // Written by the const `StoreFiltered`, each slot under its own mutex.
+  mutable std::array<Filtered, kFilteredSlots> filtered_;
+  mutable const Filtered* matched_ = &filtered_[0];  // set by MatchesFiltered (exclusive lock)
 };
 
 }  // namespace hived

@@ -168,7 +168,7 @@ absl::StatusOr<ScheduleResult> SchedulerImpl::OverlapWait(const std::vector<Grou
 }
 
 void SchedulerImpl::CacheDecision(const Req& req, ChainId chain) {
-  reservations_.StoreFiltered(req.raw->name, epoch_, chain, req.needs, &decision_.pleaves,
+  reservations_.StoreFiltered(*req.raw, epoch_, chain, req.needs, &decision_.pleaves,
                               &decision_.vleaves);
 }
 

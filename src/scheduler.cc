@@ -4,6 +4,7 @@
 
 #include <memory>
 #include <optional>
+#include <string>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -367,8 +368,9 @@ absl::StatusOr<RestoreReport> Scheduler::ApplyConfig(const ClusterSpec& new_spec
                                                      ApplyConfigOptions options) {
   Lock::Exclusive hold(*lock_);
   HIVED_RETURN_IF_ERROR(journal_->Usable());
+  HIVED_ASSIGN_OR_RETURN(const std::string yaml, journal_->ConfigYaml(new_spec));
   HIVED_ASSIGN_OR_RETURN(RestoreReport report, SwapConfig(new_spec, options));
-  journal_->ApplyConfig(*impl_, options.stranded == ApplyConfigOptions::Stranded::kApply);
+  journal_->ApplyConfig(*impl_, yaml, options.stranded == ApplyConfigOptions::Stranded::kApply);
   return report;
 }
 

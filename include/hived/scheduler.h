@@ -50,9 +50,10 @@
 // are decided on paths that write scratch state take it exclusively: fractional, MIG and
 // host requests (GPU sharing, docs/gpu-sharing.md: its choice keeps a mutable cache), and
 // a reserved or Preempting group's re-check. A Filtering kPlaced decision is stamped with
-// the state it was made on: the `Allocate` right after it runs it only if no mutation
-// came in between and no other filter stored a later decision (else kFailedPrecondition:
-// Schedule again).
+// the state it was made on and kept per thread: the `Allocate` right after it (of the same
+// request and placement) runs it only if no mutation came in between and the thread made no
+// later kPlaced Filtering decision (nor did another thread sharing its slot: 16 slots by
+// thread number) (else kFailedPrecondition: Schedule again).
 // A sequence of calls is not atomic: another thread may act between a thread's Schedule
 // and its Allocate; a reservation (Preempting phase) keeps the cells for the group
 // meanwhile, a Filtering result does not (its Allocate is then kFailedPrecondition).
@@ -466,7 +467,9 @@ class HIVED_EXPORT Scheduler {
   // the whole change (a SaveState plus a Restore: O(state)).
   // Errors, the state exactly as before: kInvalidArgument for an invalid spec (as
   // `Create`); kFailedPrecondition for a change that strands running groups (naming them;
-  // unless `options.stranded` is kApply) or while the journal is broken; kInternal for a
+  // unless `options.stranded` is kApply) or while the journal is broken; kInvalidArgument
+  // while a journal is started for a spec whose record would be over
+  // `kMaxJournalRecordBytes` (16 MiB of YAML, far beyond a real cluster); kInternal for a
   // new state that breaks an invariant (a bug). A change that succeeds is journaled (its
   // record has the new spec; hived/journal.h), and recovery replays it.
   absl::StatusOr<RestoreReport> ApplyConfig(const ClusterSpec& new_spec,

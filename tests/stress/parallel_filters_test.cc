@@ -193,7 +193,7 @@ TEST_CASE("Scheduler: parallel filters, their Allocates, writers and views stay 
   std::atomic<bool> stop{false};
 
   // Filter threads: Filtering decisions, a kPlaced one sometimes run by Allocate (refused
-  // when another call changed the state or stored another decision in between), then
+  // when another call changed the state or another thread on its slot stored one), then
   // released. Writer thread: reservations, preemptions, releases, node health.
   auto filter = [&](int t) {
     std::mt19937_64 rng(static_cast<uint64_t>(7 + t));

@@ -129,6 +129,27 @@ TEST_CASE("Journal: ApplyConfig is journaled and recovery replays it", "[journal
   }
 }
 
+TEST_CASE("Journal: an ApplyConfig whose record would be over the limit is refused",
+          "[journal][unit]") {
+  auto s = Scheduler::Create(TwoRacks());
+  REQUIRE(s.ok());
+  MemoryJournalSink sink;
+  REQUIRE((*s)->StartJournal(&sink).ok());
+  const std::string before = *(*s)->SaveState();
+  // Over 16 MiB in one node address: refused before any other check (such as the 253-byte
+  // limit on names) and before the YAML is written (the names alone are over).
+  ClusterSpec huge = ThreeRacks();
+  huge.physical_cells.back().cell_children[0].cell_address =
+      std::string(static_cast<size_t>(kMaxJournalRecordBytes), 'x');
+  absl::StatusOr<RestoreReport> r = (*s)->ApplyConfig(huge);
+  CHECK(r.status().code() == absl::StatusCode::kInvalidArgument);
+  CHECK(absl::StrContains(r.status().message(), "over the limit of 16777216 bytes"));
+  CHECK(absl::StrContains(r.status().message(), "names alone"));
+  CHECK(sink.data().empty());
+  CHECK((*s)->JournalSequence() == 0);
+  CHECK(*(*s)->SaveState() == before);
+}
+
 TEST_CASE("Journal: a config record truncated or out of place is refused", "[journal][unit]") {
   auto s = Scheduler::Create(TwoRacks());
   REQUIRE(s.ok());

@@ -4,9 +4,11 @@
 #include "src/reservations.h"
 
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "cellalloc/cell_forest.h"
+#include "src/rw_lock.h"
 #include "support/catch.h"
 #include "unit/scheduler/two_pod_placement.h"
 
@@ -25,7 +27,7 @@ TEST_CASE("Reservations: matches exactly the stored decision at the same epoch",
 
   std::vector<CellId> pleaves = x.leaves;
   std::vector<VCellId> vleaves = {7, 8, 9};
-  cache.StoreFiltered("g", 5, x.chain, {1, 2}, &pleaves, &vleaves);
+  cache.StoreFiltered(x.request, 5, x.chain, {1, 2}, &pleaves, &vleaves);
   REQUIRE(cache.CheckInvariants().ok());
   CHECK(cache.pleaves() == x.leaves);
   CHECK(cache.vleaves() == std::vector<VCellId>{7, 8, 9});
@@ -48,10 +50,69 @@ TEST_CASE("Reservations: matches exactly the stored decision at the same epoch",
     chain.chain = "no-such-chain";
     CHECK_FALSE(cache.MatchesFiltered(x.request, chain, x.forest, 5));
   }
+  SECTION("another VC, priority, pinned cell or leaf type does not match") {
+    GroupRequest vc = x.request;
+    vc.vc = "VC2";
+    CHECK_FALSE(cache.MatchesFiltered(vc, x.placement, x.forest, 5));
+    GroupRequest priority = x.request;
+    priority.priority = 2;
+    CHECK_FALSE(cache.MatchesFiltered(priority, x.placement, x.forest, 5));
+    GroupRequest pinned = x.request;
+    pinned.pinned_cell_id = "VC1-P";
+    CHECK_FALSE(cache.MatchesFiltered(pinned, x.placement, x.forest, 5));
+    GroupRequest type = x.request;
+    type.leaf_cell_type = "K80";
+    CHECK_FALSE(cache.MatchesFiltered(type, x.placement, x.forest, 5));
+  }
   SECTION("invalidated, nothing matches (invariant 2)") {
     cache.Invalidate();
     CHECK_FALSE(cache.MatchesFiltered(x.request, x.placement, x.forest, 5));
     CHECK(cache.CheckInvariants().ok());
+  }
+}
+
+TEST_CASE("Reservations: each filtering thread keeps its own last decision", "[scheduler][unit]") {
+  Fixture x = Make();
+  Reservations cache;
+  // Another thread's decision for group h, stored in another slot than this thread's.
+  GroupRequest h = x.request;
+  h.name = "h";
+  std::vector<CellId> h_pleaves = x.leaves;
+  std::vector<VCellId> h_vleaves = {4, 5, 6};
+  const uint32_t mine = ThisThreadNumber() % 16;  // this thread's slot (16 slots)
+  bool stored = false;
+  for (int attempt = 0; attempt < 2 && !stored; ++attempt) {  // a thread number on another slot
+    std::thread t([&] {
+      if (ThisThreadNumber() % 16 == mine) return;
+      cache.StoreFiltered(h, 5, x.chain, {1, 2}, &h_pleaves, &h_vleaves);
+      stored = true;
+    });
+    t.join();
+  }
+  REQUIRE(stored);
+  std::vector<CellId> g_pleaves = x.leaves;
+  std::vector<VCellId> g_vleaves = {7, 8, 9};
+  cache.StoreFiltered(x.request, 5, x.chain, {1, 2}, &g_pleaves, &g_vleaves);
+  REQUIRE(cache.CheckInvariants().ok());
+
+  REQUIRE(cache.MatchesFiltered(h, x.placement, x.forest, 5));
+  CHECK(cache.vleaves() == std::vector<VCellId>{4, 5, 6});
+  REQUIRE(cache.MatchesFiltered(x.request, x.placement, x.forest, 5));
+  CHECK(cache.vleaves() == std::vector<VCellId>{7, 8, 9});
+
+  SECTION("a later decision of the same thread replaces its earlier one") {
+    std::vector<CellId> i_pleaves = x.leaves;
+    std::vector<VCellId> i_vleaves = {1, 2, 3};
+    GroupRequest i = x.request;
+    i.name = "i";
+    cache.StoreFiltered(i, 5, x.chain, {1, 2}, &i_pleaves, &i_vleaves);
+    CHECK_FALSE(cache.MatchesFiltered(x.request, x.placement, x.forest, 5));
+    CHECK(cache.MatchesFiltered(h, x.placement, x.forest, 5));
+  }
+  SECTION("Invalidate makes every thread's decision stale") {
+    cache.Invalidate();
+    CHECK_FALSE(cache.MatchesFiltered(h, x.placement, x.forest, 5));
+    CHECK_FALSE(cache.MatchesFiltered(x.request, x.placement, x.forest, 5));
   }
 }
 
@@ -61,7 +122,7 @@ TEST_CASE("Reservations: CheckInvariants names a decision whose leaves do not fi
   Reservations cache;
   std::vector<CellId> pleaves = x.leaves;
   std::vector<VCellId> vleaves = {7, 8};  // one short
-  cache.StoreFiltered("g", 1, x.chain, {1, 2}, &pleaves, &vleaves);
+  cache.StoreFiltered(x.request, 1, x.chain, {1, 2}, &pleaves, &vleaves);
   const absl::Status st = cache.CheckInvariants();
   CHECK(st.code() == absl::StatusCode::kInternal);
   CHECK(std::string(st.message()).find("(1)") != std::string::npos);

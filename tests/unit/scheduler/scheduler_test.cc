@@ -174,6 +174,30 @@ TEST_CASE("Scheduler: waits with the VC, chain and level when the VC is full",
   RequireOk(*s);
 }
 
+// A Filtering decision was matched by group name, pods and leaves only: an Allocate of the
+// same placement in another VC bound the first VC's virtual cells to a group of the second.
+TEST_CASE("Scheduler: a Filtering decision is not run by an Allocate in another VC or priority",
+          "[scheduler][unit]") {
+  auto s = Make(testdata::kTwoRacksYaml);
+  const GroupRequest g = Req("g", "alpha", 0, {{1, 1}});
+  auto r = s->Schedule(g, Phase::kFiltering);
+  REQUIRE(r.ok());
+  REQUIRE(r->outcome == Outcome::kPlaced);
+  const uint64_t version = s->version();
+  for (const GroupRequest& other :
+       {Req("g", "gamma", 0, {{1, 1}}), Req("g", "alpha", 1, {{1, 1}})}) {
+    auto info = s->Allocate(other, r->placement);
+    CHECK(info.status().code() == absl::StatusCode::kFailedPrecondition);
+    CHECK(s->GetGroup("g").state == GroupState::kAbsent);
+    CHECK(s->version() == version);
+    RequireOk(*s);
+  }
+  auto info = s->Allocate(g, r->placement);  // the request it was decided for
+  INFO(info.status().ToString());
+  CHECK(info.ok());
+  RequireOk(*s);
+}
+
 TEST_CASE("Scheduler: opportunistic groups use idle cells and are preempted by guarantees",
           "[scheduler][unit]") {
   auto s = Make(testdata::kTwoRacksYaml);
