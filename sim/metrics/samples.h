@@ -43,7 +43,7 @@ Stats ComputeStats(std::vector<int64_t>* values);
 
 class Samples {
  public:
-  static constexpr size_t kMinBuffer = 4096;
+  static constexpr size_t kMinBuffer = 1024;
 
   void push_back(int64_t v) {
     buffer_.push_back(v);

@@ -2,8 +2,8 @@
 //
 // A `SlotTable<T>` maps a job index (0 .. jobs-1) to a `T` that exists only while the job
 // needs it (the backends' runs: jobs running or preempting). The jobs' slots are a
-// `JobSlots` (sim/engine/job_slots.h): 32 bits a job for the span of indices between the
-// lowest and the highest job holding a value, not for the whole trace; the values live in a dense
+// `JobSlots` (sim/engine/job_slots.h): stored for the jobs holding a value only, not for
+// the whole trace; the values live in a dense
 // array sized by the most jobs holding one at once, and a freed value's place is reused (O(1) free
 // list), so a million-job trace with a few thousand jobs running holds a few thousand values, not a
 // million.
