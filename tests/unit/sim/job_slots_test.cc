@@ -37,6 +37,9 @@ TEST_CASE("JobSlots: random sets and clears agree with a map and hold only the j
     std::vector<std::pair<int64_t, int32_t>> seen;
     slots.ForEach([&seen](int64_t j, int32_t place) { seen.emplace_back(j, place); });
     REQUIRE(seen == std::vector<std::pair<int64_t, int32_t>>(model.begin(), model.end()));
+    for (const auto& [j, place] : model) slots.Set(j, -1);
+    REQUIRE(slots.pages() == 0);
+    REQUIRE(slots.CheckInvariants());
   }
 }
 
@@ -52,6 +55,7 @@ TEST_CASE("JobSlots: one long job does not keep the jobs after it stored", "[sim
     if (j >= 100) slots.Set(j - 99, -1);
   }
   CHECK(most == 101);
+  CHECK(slots.pages() == 2);  // job 0's page and the page of the jobs in flight
   CHECK(slots.Get(0) == 0);
   CHECK(slots.Get(999999) == 100);
   CHECK(slots.Get(5) == -1);
