@@ -309,7 +309,7 @@ absl::StatusOr<EngineResult> Replay::Run(JobFeed* feed, const TraceFacts& facts,
   sink_ = sink;
   const size_t n = static_cast<size_t>(facts.jobs);
   expected_jobs_ = facts.jobs;
-  slot_.assign(n, -1);
+  slot_ = JobSlots();
   resolver_ = std::make_unique<JobResolver>(info_);
   r_.total_gpus = backend_->total_gpus();
   r_.cluster_gpus = info_.TotalGpus();
@@ -459,9 +459,10 @@ absl::StatusOr<EngineResult> Replay::Run(JobFeed* feed, const TraceFacts& facts,
     if (absl::StatusOr<bool> more = Pull(); !more.ok()) return more.status();
     if (absl::Status s = Finish(j); !s.ok()) return s;
   }
-  for (size_t j = 0; j < n; ++j) {
-    if (slot_[j] < 0) continue;
-    if (absl::Status s = Finish(static_cast<JobIndex>(j)); !s.ok()) return s;
+  std::vector<JobIndex> left;  // still queued or running (a horizon stopped the run)
+  slot_.ForEach([&left](int64_t j, int32_t) { left.push_back(static_cast<JobIndex>(j)); });
+  for (JobIndex j : left) {
+    if (absl::Status s = Finish(j); !s.ok()) return s;
   }
   r_.schedule_calls = backend_->schedule_calls();
   if (options_.progress) options_.progress(1.0);

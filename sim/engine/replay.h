@@ -9,8 +9,8 @@
 // The contract (event order, what a pass tries, what is measured) is sim/engine/engine.h's.
 //
 // Invariants (between events): running_[Live(j).running_pos] == j for every running job j;
-// slot_[j] >= 0 iff job j was read from the feed and not yet handed to the sink, and then
-// live_[slot_[j]] is its state; free_ holds the other places of live_;
+// slot_.Get(j) >= 0 iff job j was read from the feed and not yet handed to the sink, and then
+// live_[slot_.Get(j)] is its state; free_ holds the other places of live_;
 // waiting_[v] counts VC v's queued jobs and queued_gpus_vc_/queued_opp_gpus_vc_ their GPUs;
 // waiting_vcs_ holds exactly the VCs with waiting_[v] > 0 and waiting_vcs_[waiting_vc_pos_[v]]
 // == v for each; waiting_opp_total_ is the sum of waiting_opp_;
@@ -36,6 +36,7 @@
 #include "sim/engine/cluster_backend.h"
 #include "sim/engine/engine.h"
 #include "sim/engine/event_queue.h"
+#include "sim/engine/job_slots.h"
 #include "sim/engine/queue_policy.h"
 
 namespace hived::sim::replay_internal {
@@ -113,13 +114,11 @@ class Replay : public BackfillOracle {
     int32_t running_pos = -1;
   };
   // The live job j. REQUIRES: j is live.
-  LiveJob& Live(JobIndex j) { return live_[static_cast<size_t>(slot_[static_cast<size_t>(j)])]; }
-  const LiveJob& Live(JobIndex j) const {
-    return live_[static_cast<size_t>(slot_[static_cast<size_t>(j)])];
-  }
+  LiveJob& Live(JobIndex j) { return live_[static_cast<size_t>(slot_.Get(j))]; }
+  const LiveJob& Live(JobIndex j) const { return live_[static_cast<size_t>(slot_.Get(j))]; }
   // The live job j, or null once it was handed to the sink.
   LiveJob* FindLive(JobIndex j) {
-    const int32_t s = slot_[static_cast<size_t>(j)];
+    const int32_t s = slot_.Get(j);
     return s < 0 ? nullptr : &live_[static_cast<size_t>(s)];
   }
   const SimJob& Job(JobIndex j) const { return Live(j).job; }
@@ -167,7 +166,7 @@ class Replay : public BackfillOracle {
   JobIndex next_ = -1;   // the job read from the feed and not yet submitted; -1: none
   JobIndex pulled_ = 0;  // jobs read from the feed so far
   Time last_pulled_time_ = 0;
-  std::vector<int32_t> slot_;  // per job: its place in live_, -1 when not live
+  JobSlots slot_;  // per job: its place in live_, -1 when not live
   std::vector<LiveJob> live_;
   std::vector<int32_t> free_;  // places in live_ no job holds
   std::unique_ptr<JobResolver> resolver_;

@@ -39,7 +39,7 @@ absl::StatusOr<bool> Replay::Pull() {
     place = free_.back();
     free_.pop_back();
   }
-  slot_[static_cast<size_t>(j)] = place;
+  slot_.Set(j, place);
   LiveJob& live = live_[static_cast<size_t>(place)];
   resolver_->Resolve(row, j, &live.job, &reason_);
   if (!reason_.empty()) live.rec.rare.mutable_get().reason = reason_;
@@ -73,10 +73,10 @@ FinishedJob Replay::Finished(JobIndex j) const {
 
 absl::Status Replay::Finish(JobIndex j) {
   absl::Status s = sink_->Add(Finished(j));
-  int32_t& place = slot_[static_cast<size_t>(j)];
+  const int32_t place = slot_.Get(j);
   live_[static_cast<size_t>(place)] = LiveJob();
   free_.push_back(place);
-  place = -1;
+  slot_.Set(j, -1);
   return s;
 }
 

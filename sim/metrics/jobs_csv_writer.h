@@ -32,6 +32,8 @@ namespace hived::sim {
 class JobsCsvWriter {
  public:
   static constexpr size_t kDefaultBufferBytes = size_t{32} << 20;
+  // Room beyond the budget for the row that passes it (a longer row grows the buffer).
+  static constexpr size_t kRowSlack = size_t{64} << 10;
   // `nodes` names the backend's node ids and must outlive the writer's `Add` calls.
   JobsCsvWriter(std::filesystem::path path, const std::vector<std::string>* nodes,
                 size_t buffer_bytes = kDefaultBufferBytes);

@@ -12,12 +12,6 @@
 namespace hived::sim {
 namespace {
 
-// The 0-based index of the nearest-rank p-th percentile among `n` > 0 sorted values.
-size_t NearestRankIndex(size_t n, double p) {
-  const size_t rank = static_cast<size_t>(std::ceil(p / 100.0 * static_cast<double>(n)));
-  return std::clamp<size_t>(rank, 1, n) - 1;
-}
-
 constexpr const char* kSizeLabels[] = {"1", "2-7", "8", "9-32", ">32"};
 constexpr size_t kSizeClasses = 5;
 size_t SizeClassOf(int32_t gpus) {
@@ -29,56 +23,6 @@ size_t SizeClassOf(int32_t gpus) {
 }
 
 }  // namespace
-
-Stats ComputeStats(std::vector<int64_t>* values) {
-  Stats s;
-  s.count = static_cast<int64_t>(values->size());
-  if (values->empty()) return s;
-  // Exact, so independent of the order: a long double holds integers below 2^64 exactly
-  // (x86-64), and samples are at most 100 years (~2^32 s) each.
-  long double sum = 0;
-  for (int64_t v : *values) sum += v;
-  s.mean = static_cast<double>(sum / static_cast<long double>(values->size()));
-  // Selection instead of a sort, O(n): each percentile is selected among the values above
-  // the previous one (ranks ascend).
-  const size_t n = values->size();
-  const auto first = values->begin();
-  size_t from = 0;
-  auto select = [&](double p) {
-    const size_t i = NearestRankIndex(n, p);
-    std::nth_element(first + static_cast<std::ptrdiff_t>(from),
-                     first + static_cast<std::ptrdiff_t>(i), values->end());
-    from = i;
-    return (*values)[i];
-  };
-  s.p50 = select(50);
-  s.p95 = select(95);
-  s.p99 = select(99);
-  s.max = *std::max_element(first + static_cast<std::ptrdiff_t>(from), values->end());
-  return s;
-}
-
-void Samples::push_back(int64_t v) {
-  if (wide_.empty() && v >= 0 && v <= static_cast<int64_t>(UINT32_MAX)) {
-    narrow_.push_back(static_cast<uint32_t>(v));
-    return;
-  }
-  if (wide_.empty()) {
-    wide_.assign(narrow_.begin(), narrow_.end());
-    std::vector<uint32_t>().swap(narrow_);
-  }
-  wide_.push_back(v);
-}
-
-void Samples::AppendTo(std::vector<int64_t>* out) const {
-  out->insert(out->end(), narrow_.begin(), narrow_.end());
-  out->insert(out->end(), wide_.begin(), wide_.end());
-}
-
-void Samples::Clear() {
-  std::vector<uint32_t>().swap(narrow_);
-  std::vector<int64_t>().swap(wide_);
-}
 
 SummaryBuilder::SummaryBuilder(const SpecInfo& info, const RunInfo& run_info)
     : info_(info), run_info_(run_info) {
@@ -206,25 +150,14 @@ Summary SummaryBuilder::Finish(const EngineResult& result, int64_t jobs) {
   const size_t vcs = static_cast<size_t>(info.vc_count());
   const size_t slos = run_info.slo_seconds.size();
   std::vector<GroupSummary>& groups = groups_;
-  // One metric's samples of group g as 64-bit values ("all": every VC's, in any order:
-  // ComputeStats does not depend on it); each VC's are freed once "all" has them.
-  std::vector<int64_t> values;
+  // One metric's statistics of group g ("all": every VC's samples, merged into its own and
+  // freed from the VCs').
   auto stats = [&](size_t g, auto&& pick) {
-    values.clear();
-    if (g < vcs) {
-      pick(g).AppendTo(&values);
-    } else {
-      size_t total = pick(vcs).size();
-      for (size_t v = 0; v < vcs; ++v) total += pick(v).size();
-      values.reserve(total);
-      pick(vcs).AppendTo(&values);
-      for (size_t v = 0; v < vcs; ++v) {
-        pick(v).AppendTo(&values);
-        pick(v).Clear();
-      }
+    if (g == vcs) {
+      for (size_t v = 0; v < vcs; ++v) pick(vcs).MergeFrom(&pick(v));
     }
-    Stats out = ComputeStats(&values);
-    std::vector<int64_t>().swap(values);
+    Stats out = pick(g).Compute();
+    if (g == vcs) pick(g).Clear();
     return out;
   };
   for (size_t g = 0; g <= vcs; ++g) {

@@ -47,19 +47,9 @@
 #include "sim/cluster/spec_info.h"
 #include "sim/common/json.h"
 #include "sim/engine/engine.h"
+#include "sim/metrics/samples.h"
 
 namespace hived::sim {
-
-struct Stats {
-  int64_t count = 0;
-  double mean = 0;
-  int64_t p50 = 0;
-  int64_t p95 = 0;
-  int64_t p99 = 0;
-  int64_t max = 0;
-};
-// Nearest-rank statistics in O(n); reorders `values`.
-Stats ComputeStats(std::vector<int64_t>* values);
 
 // Queuing delay of the jobs of one gang-size class.
 struct SizeClass {
@@ -155,24 +145,10 @@ struct Summary {
 
 Summary Summarize(const EngineResult& result, const SpecInfo& info, const RunInfo& run_info);
 
-// Non-negative 64-bit samples stored in 32 bits each while every one fits (waits and JCTs
-// below 136 years), in 64 bits from the first that does not.
-class Samples {
- public:
-  void push_back(int64_t v);
-  size_t size() const { return narrow_.size() + wide_.size(); }
-  void AppendTo(std::vector<int64_t>* out) const;
-  void Clear();  // and frees the storage
-
- private:
-  std::vector<uint32_t> narrow_;  // while wide_ is empty
-  std::vector<int64_t> wide_;
-};
-
 // `Summarize` job by job: a replay hands each job over once its record is final
 // (sim/engine/engine.h's `FinishedJob`), in any order, and the builder keeps the counts and
-// the measured jobs' samples (about 16 bytes a measured job), not the records. The summary
-// equals `Summarize` of a result holding the same records.
+// the measured jobs' samples (exact counts per distinct value, `samples.h`), not the records. The
+// summary equals `Summarize` of a result holding the same records.
 class SummaryBuilder {
  public:
   SummaryBuilder(const SpecInfo& info, const RunInfo& run_info);

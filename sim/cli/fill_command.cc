@@ -2,7 +2,6 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
-#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -11,6 +10,7 @@
 #include "sim/common/csv.h"
 #include "sim/common/flags.h"
 #include "sim/common/output_dir.h"
+#include "sim/metrics/fill_summary.h"
 #include "sim/openb/fill_experiment.h"
 #include "sim/policies/policy_registry.h"
 #include "sim/trace/openb_config.h"
@@ -47,31 +47,11 @@ bool ParseSeeds(const std::string& text, std::vector<uint64_t>* seeds, std::stri
   return true;
 }
 
-struct Spread {
-  double mean = 0, stddev = 0, min = 0, max = 0;
-};
-Spread SpreadOf(const std::vector<double>& v) {
-  Spread s;
-  if (v.empty()) return s;
-  s.min = s.max = v.front();
-  for (double x : v) {
-    s.mean += x;
-    s.min = std::min(s.min, x);
-    s.max = std::max(s.max, x);
-  }
-  s.mean /= static_cast<double>(v.size());
-  for (double x : v) s.stddev += (x - s.mean) * (x - s.mean);
-  s.stddev = v.size() > 1 ? std::sqrt(s.stddev / static_cast<double>(v.size() - 1)) : 0.0;
-  return s;
-}
-nlohmann::ordered_json SpreadJson(const Spread& s) {
-  return {{"mean", s.mean}, {"stddev", s.stddev}, {"min", s.min}, {"max", s.max}};
-}
-
-nlohmann::ordered_json ReasonsJson(const std::array<int64_t, kFillFailureKinds>& counts) {
-  nlohmann::ordered_json out = nlohmann::ordered_json::object();
+// Failed pods by reason in the fill model's order, named.
+FillReasonCounts NamedReasons(const std::array<int64_t, kFillFailureKinds>& counts) {
+  FillReasonCounts out;
   for (size_t k = 0; k < counts.size(); ++k) {
-    out[std::string(FillFailureName(static_cast<FillFailure>(k)))] = counts[k];
+    out.emplace_back(std::string(FillFailureName(static_cast<FillFailure>(k))), counts[k]);
   }
   return out;
 }
@@ -166,79 +146,49 @@ int FillCommand(int argc, char** argv) {
     runs.push_back(std::move(*run));
   }
 
-  // summary.json
+  // summary.json (sim/metrics/fill_summary.h)
   const double capacity = static_cast<double>(runs.front().capacity_milli);
-  std::vector<double> ratio, unallocated, frag, failed;
-  nlohmann::ordered_json per_seed = nlohmann::ordered_json::array();
+  FillSummary summary;
+  summary.nodes_file = input.nodes_path;
+  summary.pods_file = input.pods_path;
+  summary.policy = std::string(PolicyKindName(options.policy));
+  summary.note = absl::StrCat(Av(PolicyKindName(PolicyKind::kHived)),
+                              " is the library (every pod through hived::Scheduler on the "
+                              "generated config, sim/policies/fill_library.h); ",
+                              Av(PolicyKindName(PolicyKind::kHivedModel)),
+                              " the simulator's model of its rule (sim/policies/fill_hived.h); "
+                              "the other policies are the published baselines as implemented here");
+  summary.inflate = inflate;
+  summary.workload = workload_name;
+  summary.typical_coverage = coverage;
+  summary.seeds = seeds;
   std::array<int64_t, kFillFailureKinds> failed_total{};
   for (const FillRun& r : runs) {
-    ratio.push_back(r.allocation_ratio);
-    unallocated.push_back((capacity - static_cast<double>(r.allocated_milli)) / kMilliPerGpu);
-    frag.push_back(r.fragmentation);
-    failed.push_back(static_cast<double>(r.failed_pods));
     for (size_t k = 0; k < failed_total.size(); ++k) failed_total[k] += r.failed_by_reason[k];
-    per_seed.push_back({{"seed", r.seed},
-                        {"allocation_ratio", r.allocation_ratio},
-                        {"unallocated_gpus", unallocated.back()},
-                        {"fragmentation", r.fragmentation},
-                        {"arrived_pods", r.arrived_pods},
-                        {"arrived_demand", static_cast<double>(r.arrived_milli) / capacity},
-                        {"placed_pods", r.placed_pods},
-                        {"failed_pods", r.failed_pods},
-                        {"failed_gpu_milli", r.failed_milli},
-                        {"failed_by_reason", ReasonsJson(r.failed_by_reason)},
-                        {"typical_pods", r.typical_pods}});
+    FillSeedFigures f;
+    f.seed = r.seed;
+    f.allocation_ratio = r.allocation_ratio;
+    f.unallocated_gpus = (capacity - static_cast<double>(r.allocated_milli)) / kMilliPerGpu;
+    f.fragmentation = r.fragmentation;
+    f.arrived_pods = r.arrived_pods;
+    f.arrived_demand = static_cast<double>(r.arrived_milli) / capacity;
+    f.placed_pods = r.placed_pods;
+    f.failed_pods = r.failed_pods;
+    f.failed_gpu_milli = r.failed_milli;
+    f.failed_by_reason = NamedReasons(r.failed_by_reason);
+    f.typical_pods = r.typical_pods;
+    summary.per_seed.push_back(std::move(f));
   }
-  const OpenbPodStats& st = pods->stats;
-  nlohmann::ordered_json models = nlohmann::ordered_json::array();
-  for (size_t m = 0; m < nodes->models.size(); ++m) {
-    models.push_back({{"model", nodes->models[m]}, {"gpus", nodes->model_gpus[m]}});
+  summary.failed_all_seeds = NamedReasons(failed_total);
+  summary.capacity_milli = capacity;
+  summary.nodes = &*nodes;
+  summary.pods = &pods->stats;
+  std::vector<double> ratio, unallocated;
+  for (const FillSeedFigures& f : summary.per_seed) {
+    ratio.push_back(f.allocation_ratio);
+    unallocated.push_back(f.unallocated_gpus);
   }
-  const Spread ratio_spread = SpreadOf(ratio);
-  nlohmann::ordered_json summary = {
-      {"command", "fill"},
-      {"format", "openb"},
-      {"nodes_file", input.nodes_path},
-      {"pods_file", input.pods_path},
-      {"policy", std::string(PolicyKindName(options.policy))},
-      {"note", absl::StrCat(Av(PolicyKindName(PolicyKind::kHived)),
-                            " is the library (every pod through hived::Scheduler on the "
-                            "generated config, sim/policies/fill_library.h); ",
-                            Av(PolicyKindName(PolicyKind::kHivedModel)),
-                            " the simulator's model of its rule (sim/policies/fill_hived.h); "
-                            "the other policies are the published baselines as implemented here")},
-      {"inflate", inflate},
-      {"workload", workload_name},
-      {"typical_coverage", coverage},
-      {"seeds", seeds},
-      {"allocation_ratio", ratio_spread.mean},
-      {"allocation_ratio_spread", SpreadJson(ratio_spread)},
-      {"unallocated_gpus", SpreadJson(SpreadOf(unallocated))},
-      {"fragmentation", SpreadJson(SpreadOf(frag))},
-      {"failed_pods", SpreadJson(SpreadOf(failed))},
-      {"failed_pods_by_reason_all_seeds", ReasonsJson(failed_total)},
-      {"cluster",
-       {{"nodes", nodes->nodes.size()},
-        {"gpu_nodes", nodes->gpu_nodes},
-        {"gpus", nodes->total_gpus},
-        {"models", models},
-        {"skipped_rows", nodes->skipped_rows}}},
-      {"pod_list",
-       {{"pods", st.pods},
-        {"cpu_only", st.cpu_only},
-        {"sharing", st.sharing},
-        {"whole_gpu", st.whole_gpu},
-        {"gpu_demand", static_cast<double>(st.total_gpu_milli) / capacity},
-        {"with_gpu_spec", st.with_gpu_spec},
-        {"gpu_spec_with_unknown_model", st.unknown_spec_model},
-        {"gpu_spec_repeated_model", st.duplicate_spec},
-        {"zero_memory", st.zero_memory},
-        {"has_times", st.has_times},
-        {"pending", st.pending},
-        {"censored_running", st.censored},
-        {"skipped_rows", st.skipped_rows},
-        {"dropped_gpu_spec_without_cluster_model", st.dropped_unknown_spec}}},
-      {"per_seed", per_seed}};
+  const FillSpread ratio_spread = SpreadOf(ratio);
 
   std::string csv =
       "arrived_demand,arrived_pods,allocation_ratio,allocation_ratio_min,allocation_ratio_max,"
@@ -252,14 +202,14 @@ int FillCommand(int argc, char** argv) {
       fi.push_back(r.curve[i].frag_of_idle);
       pods_arrived.push_back(static_cast<double>(r.curve[i].arrived_pods));
     }
-    const Spread sa = SpreadOf(a);
+    const FillSpread sa = SpreadOf(a);
     absl::StrAppend(
         &csv, absl::StrFormat("%.2f,%.1f,%.6f,%.6f,%.6f,%.6f,%.6f\n",
                               runs.front().curve[i].arrived_demand, SpreadOf(pods_arrived).mean,
                               sa.mean, sa.min, sa.max, SpreadOf(f).mean, SpreadOf(fi).mean));
   }
   if (absl::Status s = OutputDir::WriteAll(
-          input.out_dir, {{"summary.json", summary.dump(2) + "\n"}, {"curve.csv", csv}},
+          input.out_dir, {{"summary.json", FillSummaryJson(summary)}, {"curve.csv", csv}},
           {input.nodes_path, input.pods_path});
       !s.ok()) {
     return Fail(s);
