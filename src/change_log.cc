@@ -13,11 +13,11 @@ size_t ChangeLog::NextSlot() {
   const size_t cap = ring_.size();
   if (size_ == cap) {  // full: the oldest entry goes, and its version's completeness
     floor_ = std::max(floor_, ring_[begin_].version);
-    begin_ = (begin_ + 1) % cap;
+    begin_ = Wrap(begin_ + 1, cap);
     --size_;
     if (pending_ > size_) pending_ = size_;  // a mutation larger than the ring
   }
-  const size_t slot = (begin_ + size_) % cap;
+  const size_t slot = Wrap(begin_ + size_, cap);
   Entry& e = ring_[slot];
   ++size_;
   ++pending_;
@@ -52,14 +52,14 @@ ChangeLog::Since ChangeLog::ChangesSince(uint64_t since) const {
   size_t lo = 0, hi = committed;
   while (lo < hi) {
     const size_t mid = lo + (hi - lo) / 2;
-    if (ring_[(begin_ + mid) % cap].version <= since) {
+    if (ring_[Wrap(begin_ + mid, cap)].version <= since) {
       lo = mid + 1;
     } else {
       hi = mid;
     }
   }
   for (size_t i = lo; i < committed; ++i) {
-    const Entry& e = ring_[(begin_ + i) % cap];
+    const Entry& e = ring_[Wrap(begin_ + i, cap)];
     if (e.name.empty()) {
       out.nodes.push_back(e.node);
     } else {
@@ -75,13 +75,13 @@ ChangeLog::Since ChangeLog::ChangesSince(uint64_t since) const {
 
 absl::Status ChangeLog::CheckInvariants() const {
   const size_t cap = ring_.size();
-  if (size_ > cap || pending_ > size_) {
+  if (size_ > cap || pending_ > size_ || begin_ >= cap) {
     return absl::InternalError(absl::StrCat("change log (1): ", size_, " entries, ", pending_,
-                                            " pending, capacity ", cap));
+                                            " pending, oldest at ", begin_, ", capacity ", cap));
   }
   uint64_t prev = 0;
   for (size_t i = 0; i < size_; ++i) {
-    const Entry& e = ring_[(begin_ + i) % cap];
+    const Entry& e = ring_[Wrap(begin_ + i, cap)];
     const bool pending = i >= size_ - pending_;
     const uint64_t want_max = pending ? version_ + 1 : version_;
     if (e.version < prev || e.version > want_max || (!pending && e.version < floor_)) {

@@ -1,6 +1,10 @@
 // ChangeLog (src/change_log.h): versions, batches, the bounded ring and its floor.
 #include "src/change_log.h"
 
+#include <algorithm>
+#include <cstdint>
+#include <deque>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -103,6 +107,78 @@ TEST_CASE("ChangeLog: a group noted again in one mutation takes one entry", "[sc
   log.NoteGroup("c");
   REQUIRE(log.Commit());
   CHECK(log.ChangesSince(2).groups == std::vector<std::string>{"c"});
+}
+
+// The ring against a plain model: a deque of (version, entry) that drops its oldest entry
+// when it holds `capacity`, with the floor the newest version it dropped; the ring wraps
+// many times over (capacities that are not powers of two included).
+TEST_CASE("ChangeLog: the ring answers as a bounded deque", "[scheduler][unit]") {
+  struct Kept {
+    uint64_t version;
+    std::string group;  // empty: a node entry
+    uint32_t node;
+  };
+  for (const size_t capacity : {size_t{300}, size_t{1000}, size_t{4096}}) {
+    for (uint32_t seed = 1; seed <= 3; ++seed) {
+      ChangeLog log(capacity);
+      std::deque<Kept> model;
+      size_t model_pending = 0;
+      uint64_t version = 0, floor = 0, names = 0;
+      std::mt19937 rng(seed);
+      for (int step = 0; step < 400; ++step) {
+        const int notes = static_cast<int>(rng() % 40);
+        for (int n = 0; n < notes; ++n) {
+          if (model.size() == capacity) {
+            floor = std::max(floor, model.front().version);
+            model.pop_front();
+            model_pending = std::min(model_pending, model.size());
+          }
+          if (rng() % 2 == 0) {
+            const std::string name = "g" + std::to_string(names++);  // unique: never merged
+            log.NoteGroup(name);
+            model.push_back({version + 1, name, 0});
+          } else {
+            const uint32_t node = static_cast<uint32_t>(rng() % 50);
+            log.NoteNode(NodeId(node));
+            model.push_back({version + 1, "", node});
+          }
+          ++model_pending;
+        }
+        if (rng() % 8 == 0) {
+          log.Discard();
+          model.resize(model.size() - model_pending);
+        } else if (log.Commit()) {
+          ++version;
+        }
+        model_pending = 0;
+        REQUIRE(log.CheckInvariants().ok());
+        REQUIRE(log.version() == version);
+        REQUIRE(log.floor() == floor);
+        const uint64_t since = version == 0 ? 0 : rng() % (version + 1);
+        ChangeLog::Since got = log.ChangesSince(since);
+        ChangeLog::Since want;
+        if (since < version && since < floor) {
+          want.complete = false;
+        } else {
+          for (const Kept& k : model) {
+            if (k.version <= since) continue;
+            if (k.group.empty()) {
+              want.nodes.push_back(NodeId(k.node));
+            } else {
+              want.groups.push_back(k.group);
+            }
+          }
+          std::sort(want.groups.begin(), want.groups.end());
+          std::sort(want.nodes.begin(), want.nodes.end());
+          want.nodes.erase(std::unique(want.nodes.begin(), want.nodes.end()), want.nodes.end());
+        }
+        INFO("capacity " << capacity << " seed " << seed << " step " << step << " since " << since);
+        REQUIRE(got.complete == want.complete);
+        REQUIRE(got.groups == want.groups);
+        REQUIRE(got.nodes == want.nodes);
+      }
+    }
+  }
 }
 
 }  // namespace
