@@ -121,15 +121,8 @@ absl::StatusOr<std::unique_ptr<LayeredScheduler>> LayeredScheduler::Restore(
     absl::StatusOr<AllocateInfo> info = IsHolderName(rec.request.name)
                                             ? s->sharing_->RestoreHolder(rec, &gone)
                                             : s->RestoreGroup(rec, &ignored);
-    size_t leaves = 0;
-    for (const PodPlacement& pod : rec.placement.pods) leaves += pod.leaf_cell_indices.size();
-    if (info.ok() && leaves > 0 && static_cast<size_t>(ignored) == leaves &&
-        !IsHolderName(rec.request.name)) {
-      // None of its leaves is in this cluster: never a group on nodes that do not exist.
-      HIVED_RETURN_IF_ERROR(s->Release(rec.request.name));
-      info = absl::FailedPreconditionError(
-          absl::StrCat("none of its leaf cells is in the cluster (", info->reason, ")"));
-    }
+    // A whole group none of whose leaves is in this cluster comes back as an error from
+    // `RestoreGroup` (src/allocate.cc, Recover), decided before anything changes.
     if (!info.ok()) {
       entry.outcome = RestoreOutcome::kDropped;
       entry.reason = std::string(info.status().message());

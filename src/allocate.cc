@@ -105,6 +105,12 @@ absl::StatusOr<AllocateInfo> SchedulerImpl::Recover(const GroupRequest& request,
                                                     int32_t* ignored_leaves) {
   RecoveryDecision d;
   HIVED_RETURN_IF_ERROR(DecideRecover(request, placement, ignored_leaves != nullptr, &d));
+  if (d.resolved.leaves.empty() && !d.resolved.missing.empty()) {
+    // Never a group on nodes that do not exist: refused as decided, nothing applied.
+    return absl::FailedPreconditionError(absl::StrCat(
+        "none of its leaf cells is in the cluster (",
+        d.downgrade.empty() ? d.notes : absl::StrCat(d.downgrade, "; ", d.notes), ")"));
+  }
   if (ignored_leaves != nullptr) *ignored_leaves = static_cast<int32_t>(d.resolved.missing.size());
   return AllocateFree(request, placement, d.resolved.leaves, /*filtered=*/false, d);
 }

@@ -128,7 +128,8 @@ class SchedulerImpl {
   absl::Status Unreserve(std::string_view group);
   // Recovery (allocate.cc, src/recovery.h): a placement from elsewhere, resolved strictly
   // (every leaf must exist) unless `ignored_leaves` is given (Restore: leaves the cluster
-  // no longer has are counted there and noted in the info).
+  // no longer has are counted there and noted in the info; a group none of whose leaves
+  // is in the cluster is refused, before anything changes).
   absl::StatusOr<AllocateInfo> Recover(const GroupRequest& request, const Placement& placement,
                                        int32_t* ignored_leaves = nullptr);
   // For the layer above: what `Allocate` or a strict `Recover` would return (its error, or

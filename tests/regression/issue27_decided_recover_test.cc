@@ -163,5 +163,39 @@ TEST_CASE("issue 27: the core's previews of Allocate and Recover answer what the
   REQUIRE(s.CheckInvariants().ok());
 }
 
+// Restore's last act-then-undo: a whole group none of whose leaves is in the cluster was
+// restored (a group on no leaf) and then released by the layer (sharing/layered_state.cc).
+// Now the core's Recover refuses it in Restore's mode (leaves the cluster lacks ignored), as
+// decided, with nothing changed; a group with some of its leaves still comes back partial.
+TEST_CASE("issue 27: Restore's Recover refuses a group on no leaf of the cluster up front",
+          "[scheduler][regression]") {
+  absl::StatusOr<std::unique_ptr<SchedulerImpl>> created = SchedulerImpl::Create(Spec());
+  REQUIRE(created.ok());
+  SchedulerImpl& s = **created;
+  const uint64_t epoch = s.epoch();
+  int32_t ignored = -1;
+  const absl::StatusOr<AllocateInfo> gone =
+      s.Recover(testdata::Whole("w", "A", 1, 1, "G"), On("n9", 0, "G-NODE"), &ignored);
+  REQUIRE(!gone.ok());
+  CHECK(gone.status().code() == absl::StatusCode::kFailedPrecondition);
+  CHECK(gone.status().message() ==
+        "none of its leaf cells is in the cluster (leaf cells not in the cluster are ignored: "
+        "n9:0)");
+  CHECK(ignored == -1);
+  CHECK(s.epoch() == epoch);
+  CHECK(s.GetGroup("w").state == GroupState::kAbsent);
+
+  Placement half = On("n9", 0, "G-NODE");
+  half.pods.push_back(On("n1", 1, "G-NODE").pods[0]);
+  GroupRequest two = testdata::Whole("w", "A", 1, 1, "G");
+  two.members = {{2, 1}};  // two pods of one GPU each
+  const absl::StatusOr<AllocateInfo> partial = s.Recover(two, half, &ignored);
+  INFO(partial.status().message());
+  REQUIRE(partial.ok());
+  CHECK(ignored == 1);
+  CHECK(s.GetGroup("w").state == GroupState::kAllocated);
+  REQUIRE(s.CheckInvariants().ok());
+}
+
 }  // namespace
 }  // namespace hived
