@@ -107,11 +107,10 @@ class ChangeLog {
   // `i mod cap` for i < 2 * cap (a ring index plus an offset below the ring's size): no division.
   static size_t Wrap(size_t i, size_t cap) { return i >= cap ? i - cap : i; }
 
-  size_t capacity_;          // the most slots the ring grows to
-  std::vector<Entry> ring_;  // grows by doubling while begin_ == 0 and it is full
-  size_t begin_ = 0;         // the oldest kept entry
-  size_t size_ = 0;          // kept entries, the pending ones included
-  size_t pending_ = 0;       // the last `pending_` of them
+  std::vector<Entry> ring_;
+  size_t begin_ = 0;    // the oldest kept entry
+  size_t size_ = 0;     // kept entries, the pending ones included
+  size_t pending_ = 0;  // the last `pending_` of them
   uint64_t version_ = 0;
   uint64_t floor_ = 0;
   // Slots taken so far (pending entries are the last `pending_` taken), and the last group
