@@ -18,7 +18,8 @@
 //   EventQueue q;
 //   q.PushArrival(10, 3);
 //   q.Push({.time = 5, .kind = EventKind::kFinish, .job = 1});
-//   while (!q.empty()) Handle(q.Pop());
+//   Event first = q.Pop();  // the finish at 5
+// The simulator's one loop over events is sim/engine/event_loop.h's.
 //
 // Invariants: the lane's arrivals from cursor_ on are sorted by (time, sequence); heap_ is a heap
 // under `Later`; every sequence number is distinct; runs_ is sorted by `start`, runs_[0].start == 0
@@ -56,8 +57,8 @@ class EventQueue {
   void Push(Event event);
   // Adds an event ordered by the caller's key: `event.sequence` is kept, not assigned, and
   // breaks ties of equal times (lowest first). A queue takes either PushOrdered only, with
-  // distinct keys at equal times, or Push and PushArrival only (the pod replay's events,
-  // sim/engine/pod_replay.h, order departures before arrivals this way).
+  // distinct keys at equal times, or Push and PushArrival only (the pod replay's departures,
+  // sim/engine/pod_replay.h, are ordered by pod and generation this way).
   void PushOrdered(Event event);
   // Adds a kSubmit event for `job` at `time`, like Push, into the arrival lane.
   void PushArrival(Time time, JobIndex job);
