@@ -1,8 +1,9 @@
 // sim/engine/replay.h: the replay behind `Engine` (sim/engine/engine.h), internal to the simulator.
 //
 // One `Replay` runs one trace against one backend, once. Split by responsibility:
-//   sim/engine/replay.cc          the event loop: submissions, finishes, node events, the VCs'
-//                          queue passes, starts, preemptions and failures;
+//   sim/engine/replay.cc          the events: submissions, finishes, node events, the VCs'
+//                          queue passes, starts, preemptions and failures, as the hooks of
+//                          the one event loop (sim/engine/event_loop.h) that runs them;
 //   sim/engine/replay_jobs.cc     the jobs: read from the feed, live, handed to the sink;
 //   sim/engine/replay_measure.cc  what is measured between events: GPU-time integrals, the
 //                          timeline, per-VC usage and lending, and the `easy` reservations.
