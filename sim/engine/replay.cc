@@ -354,7 +354,7 @@ absl::StatusOr<EngineResult> Replay::Run(JobFeed* feed, const TraceFacts& facts,
   const std::vector<std::string>& nodes = backend_->nodes();
   for (size_t i = 0; i < nodes.size(); ++i) node_ids.emplace(nodes[i], static_cast<int32_t>(i));
 
-  events_.Reserve(0, node_events.size() + nodes.size() + 16);
+  events_.Reserve(node_events.size() + nodes.size() + 16);
   for (const NodeEvent& ne : node_events) {
     // A physical node name also stands for its copies in the private clusters.
     auto it = node_ids.find(ne.node);
