@@ -28,10 +28,11 @@
 // row is dropped and the sampling interval doubles, so any span costs bounded rows and time.
 // Time sums saturate at `kMaxTime` instead of overflowing.
 //
-// Cost per event: the submissions wait in a sorted lane, the event heap holds only finishes,
-// node events and wake-ups (about the running jobs); a run's nodes and a gang's members are
-// stored inline. The replay itself is sim/engine/replay.h (event loop in sim/engine/replay.cc,
-// measurement in sim/engine/replay_measure.cc).
+// Cost per event: the submissions come from the feed as the clock reaches them, the event
+// heap holds only finishes, node events and wake-ups (about the running jobs); a run's nodes
+// and a gang's members are stored inline. The replay itself is sim/engine/replay.h (its event
+// handlers in sim/engine/replay.cc, measurement in sim/engine/replay_measure.cc), run by the
+// simulator's one event loop (sim/engine/event_loop.h), which the pod replay shares.
 //
 // Thread safety: not thread-safe; one engine per thread.
 #ifndef HIVED_SIM_ENGINE_ENGINE_H_

@@ -5,17 +5,18 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "sim/engine/event_loop.h"
 #include "sim/engine/event_queue.h"
 
 namespace hived::sim {
 namespace {
 
-// The order of the pod replay's events at one time: departures (then pod index), arrivals
-// (then pod index); a departure's generation tells a stale one apart (and keeps keys distinct).
+// The order of the pod replay's departures at one time: by pod index, then generation (a
+// departure's generation tells a stale one apart and keeps keys distinct). Arrivals are the
+// event loop's feed, after the departures of their time (`kTies`), by pod index.
 uint64_t DepartureKey(int32_t pod, uint32_t generation) {
   return static_cast<uint64_t>(pod) << 32 | generation;
 }
-uint64_t ArrivalKey(int32_t pod) { return uint64_t{1} << 63 | static_cast<uint64_t>(pod) << 32; }
 
 class PodReplay {
  public:
@@ -40,29 +41,22 @@ class PodReplay {
     r.pods = static_cast<int64_t>(list_.pods.size());
     r.end_time = list_.stats.trace_end;
     r.start_time = r.end_time;
-    events_.Reserve(0, list_.pods.size());
+    arrivals_.reserve(list_.pods.size());
     for (size_t i = 0; i < list_.pods.size(); ++i) {
       const OpenbPod& p = list_.pods[i];
       r.start_time = std::min(r.start_time, *p.creation_time);
-      PushArrival(*p.creation_time, static_cast<int32_t>(i));
+      arrivals_.push_back({*p.creation_time, static_cast<int32_t>(i)});
       if (p.phase == OpenbPhase::kPending) ++r.pending_in_trace;
       if (p.phase == OpenbPhase::kRunning && p.deletion_time == r.end_time) ++r.censored;
     }
+    // By (creation time, pod index): distinct pods, so no tie is left to the sort.
+    std::sort(arrivals_.begin(), arrivals_.end(), [](const Arrival& a, const Arrival& b) {
+      return a.time != b.time ? a.time < b.time : a.pod < b.pod;
+    });
     last_time_ = r.start_time;
     next_sample_ = r.start_time;
-    while (!events_.empty()) {
-      const Event e = events_.Pop();
-      if (e.kind == EventKind::kFinish &&
-          static_cast<uint32_t>(e.epoch) != state_[static_cast<size_t>(e.job)].generation) {
-        continue;
-      }
-      Advance(e.time);
-      if (e.kind == EventKind::kSubmit) {
-        Arrive(e.job, e.time);
-      } else {
-        Depart(e.job, e.time);
-      }
-    }
+    EventLoop<PodReplay> loop(this, &events_, {});
+    if (absl::StatusOr<EventLoopResult> ran = loop.Run(); !ran.ok()) return ran.status();
     Advance(r.end_time);
     for (int32_t w : waiting_) NeverPlaced(w);
     if (absl::Status s = backend_->Finish(); !s.ok()) return s;
@@ -94,14 +88,55 @@ class PodReplay {
     bool fixed_end = false;  // Pending pods leave at their deletion time, whatever the speed
   };
 
-  void PushArrival(int64_t t, int32_t pod) {
+  // The event loop's hooks (sim/engine/event_loop.h): the pods are the arrivals, in
+  // (creation time, pod index) order, after the departures of their time; a stale departure
+  // (its pod's speed changed since it was pushed) is dropped before the clock moves, and
+  // skipped when it comes among the events of a time; each event is handled at once (a
+  // waiting pod is retried by the departure that may make room for it), so there is nothing
+  // to do after a time.
+  friend class EventLoop<PodReplay>;
+  static constexpr TiePolicy kTies = TiePolicy::kHeapFirst;
+  bool HasArrival() const { return next_arrival_ < arrivals_.size(); }
+  int64_t ArrivalTime() const { return arrivals_[next_arrival_].time; }
+  absl::StatusOr<Event> TakeArrival() {
+    const Arrival& a = arrivals_[next_arrival_++];
     Event e;
-    e.time = t;
+    e.time = a.time;
     e.kind = EventKind::kSubmit;
-    e.job = pod;
-    e.sequence = ArrivalKey(pod);
-    events_.PushOrdered(e);
+    e.job = a.pod;
+    return e;
   }
+  bool Stale(const Event& top) const {
+    return top.kind == EventKind::kFinish &&
+           static_cast<uint32_t>(top.epoch) != state_[static_cast<size_t>(top.job)].generation;
+  }
+  absl::Status Handle(const Event& e) {
+    if (Stale(e)) return absl::OkStatus();
+    if (e.kind == EventKind::kSubmit) {
+      Arrive(e.job, e.time);
+    } else {
+      Depart(e.job, e.time);
+    }
+    return absl::OkStatus();
+  }
+  absl::Status EndOfTime() { return absl::OkStatus(); }
+  // Every pod arrived is placed (running or gone), never placed, or waiting.
+  absl::Status CheckInvariants() const {
+    const int64_t accounted = result_.placed + result_.never_placed +
+                              static_cast<int64_t>(waiting_.size()) +
+                              static_cast<int64_t>(arrivals_.size() - next_arrival_);
+    if (accounted != result_.pods) {
+      return absl::InternalError(
+          absl::StrCat("pod replay: ", accounted, " pods accounted for, not ", result_.pods));
+    }
+    return absl::OkStatus();
+  }
+  double Progress() const {
+    return arrivals_.empty()
+               ? 1.0
+               : static_cast<double>(next_arrival_) / static_cast<double>(arrivals_.size());
+  }
+
   void PushDeparture(int64_t t, int32_t pod, uint32_t generation) {
     Event e;
     e.time = t;
@@ -315,8 +350,14 @@ class PodReplay {
   std::vector<int64_t> gpus_at_degree_;        // GPUs by number of pods on them
   std::vector<GpuTenant> tenant_buf_;
   std::vector<double> speed_buf_;
-  EventQueue events_;
-  std::vector<int32_t> waiting_;  // arrival order
+  struct Arrival {
+    int64_t time;
+    int32_t pod;
+  };
+  std::vector<Arrival> arrivals_;  // every pod, by (creation time, pod index)
+  size_t next_arrival_ = 0;        // arrivals_[next_arrival_] is the feed's head
+  EventQueue events_;              // departures only
+  std::vector<int32_t> waiting_;   // arrival order
   std::vector<int64_t> waits_;
   int64_t running_ = 0;
   int64_t last_time_ = 0;

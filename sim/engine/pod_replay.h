@@ -3,8 +3,11 @@
 // (sim/engine/sharing_model.h). `hived-sim openb-replay` and `run --format openb` reach it
 // through sim/openb/openb_replay.h, which adapts the fill model (sim/policies/) as the backend.
 //
-// Events come from the engine's `EventQueue` (sim/engine/event_queue.h), ordered by
-// `PushOrdered`'s key: (time, departures before arrivals, pod index).
+// The replay runs on the engine's one event loop (sim/engine/event_loop.h), as the job
+// replay does: the pods arrive from a feed sorted by (creation time, pod index); departures
+// wait in the `EventQueue` (sim/engine/event_queue.h) under `PushOrdered`'s key (pod index,
+// generation); at one time departures go before arrivals (`TiePolicy::kHeapFirst`), also a
+// departure pushed while handling an arrival of that time.
 //
 // Each pod arrives at its `creation_time` and is placed by the backend. A pod that fits
 // nowhere waits; it is retried whenever a pod leaves (only the node that pod freed can have

@@ -303,6 +303,21 @@ absl::Status Replay::Handle(const Event& e) {
   return absl::OkStatus();
 }
 
+absl::StatusOr<Event> Replay::TakeArrival() {
+  Event e;
+  e.time = Rec(next_).submit;
+  e.kind = EventKind::kSubmit;
+  e.job = next_;
+  if (absl::StatusOr<bool> more = Pull(); !more.ok()) return more.status();
+  return e;
+}
+
+bool Replay::Stale(const Event& top) const {
+  if (top.kind != EventKind::kWake) return false;
+  const int32_t s = slot_.Get(top.job);
+  return s < 0 || live_[static_cast<size_t>(s)].rec.state != JobState::kQueued;
+}
+
 absl::StatusOr<EngineResult> Replay::Run(JobFeed* feed, const TraceFacts& facts,
                                          const std::vector<NodeEvent>& node_events, JobSink* sink) {
   feed_ = feed;
@@ -339,7 +354,7 @@ absl::StatusOr<EngineResult> Replay::Run(JobFeed* feed, const TraceFacts& facts,
   const std::vector<std::string>& nodes = backend_->nodes();
   for (size_t i = 0; i < nodes.size(); ++i) node_ids.emplace(nodes[i], static_cast<int32_t>(i));
 
-  events_.Reserve(0, node_events.size() + nodes.size() + 16);
+  events_.Reserve(node_events.size() + nodes.size() + 16);
   for (const NodeEvent& ne : node_events) {
     // A physical node name also stands for its copies in the private clusters.
     auto it = node_ids.find(ne.node);
@@ -372,12 +387,12 @@ absl::StatusOr<EngineResult> Replay::Run(JobFeed* feed, const TraceFacts& facts,
     }
   }
   if (absl::StatusOr<bool> more = Pull(); !more.ok()) return more.status();
-  // Arrivals come before every other event of their time (they were known first).
-  auto arrival_first = [this] {
-    return next_ >= 0 && (events_.empty() || Rec(next_).submit <= events_.Top().time);
-  };
-  auto more_events = [this] { return next_ >= 0 || !events_.empty(); };
-  r_.start = !more_events() ? 0 : arrival_first() ? Rec(next_).submit : events_.Top().time;
+  EventLoopOptions loop_options;
+  loop_options.horizon = options_.horizon;
+  loop_options.check_invariants_every = options_.check_invariants_every;
+  loop_options.progress = options_.progress;
+  EventLoop<Replay> loop(this, &events_, std::move(loop_options));
+  r_.start = loop.NextTime().value_or(0);
   last_time_ = r_.start;
   next_sample_ = r_.start;
   // The work's span: submissions, each job's end if it ran at once, node events.
@@ -392,50 +407,11 @@ absl::StatusOr<EngineResult> Replay::Run(JobFeed* feed, const TraceFacts& facts,
                                          : SaturatingAdd(last_submit_, std::max<Time>(1, longest));
   for (Time& since : vc_since_) since = r_.start;
 
-  int64_t since_check = 0;
-  int64_t since_progress = 0;
-  while (more_events()) {
-    // A wake-up for a job that no longer waits is dropped before it can move the clock.
-    if (!arrival_first() && events_.Top().kind == EventKind::kWake) {
-      const LiveJob* live = FindLive(events_.Top().job);
-      if (live == nullptr || live->rec.state != JobState::kQueued) {
-        events_.Pop();
-        continue;
-      }
-    }
-    const Time t = arrival_first() ? Rec(next_).submit : events_.Top().time;
-    if (options_.horizon >= 0 && t > options_.horizon) break;
-    Advance(t);
-    while (true) {
-      Event e;
-      if (arrival_first() && Rec(next_).submit == t) {
-        e.time = t;
-        e.kind = EventKind::kSubmit;
-        e.job = next_;
-        if (absl::StatusOr<bool> more = Pull(); !more.ok()) return more.status();
-      } else if (!events_.empty() && events_.Top().time == t) {
-        e = events_.Pop();
-      } else {
-        break;
-      }
-      if (absl::Status s = Handle(e); !s.ok()) return s;
-      ++r_.events;
-      if (options_.check_invariants_every > 0 && ++since_check >= options_.check_invariants_every) {
-        since_check = 0;
-        if (absl::Status s = backend_->CheckInvariants(); !s.ok()) {
-          return absl::InternalError(
-              absl::StrCat("invariant check failed at t=", t, ": ", s.message()));
-        }
-      }
-    }
-    if (absl::Status s = SchedulePasses(); !s.ok()) return s;
-    if (options_.progress && ++since_progress >= 4096) {
-      since_progress = 0;
-      options_.progress(n == 0 ? 1.0 : static_cast<double>(submitted_) / static_cast<double>(n));
-    }
-  }
+  absl::StatusOr<EventLoopResult> ran = loop.Run();
+  if (!ran.ok()) return ran.status();
+  r_.events = ran->events;
   // Stopped by the horizon: the run covers up to it; otherwise up to the last event.
-  const bool stopped = more_events();
+  const bool stopped = ran->stopped;
   r_.end = stopped ? std::max(last_time_, options_.horizon) : last_time_;
   Advance(r_.end);
   r_.timeline.push_back(Sample(r_.end));

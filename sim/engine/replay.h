@@ -1,8 +1,9 @@
 // sim/engine/replay.h: the replay behind `Engine` (sim/engine/engine.h), internal to the simulator.
 //
 // One `Replay` runs one trace against one backend, once. Split by responsibility:
-//   sim/engine/replay.cc          the event loop: submissions, finishes, node events, the VCs'
-//                          queue passes, starts, preemptions and failures;
+//   sim/engine/replay.cc          the events: submissions, finishes, node events, the VCs'
+//                          queue passes, starts, preemptions and failures, as the hooks of
+//                          the one event loop (sim/engine/event_loop.h) that runs them;
 //   sim/engine/replay_jobs.cc     the jobs: read from the feed, live, handed to the sink;
 //   sim/engine/replay_measure.cc  what is measured between events: GPU-time integrals, the
 //                          timeline, per-VC usage and lending, and the `easy` reservations.
@@ -35,6 +36,7 @@
 #include "sim/cluster/spec_info.h"
 #include "sim/engine/cluster_backend.h"
 #include "sim/engine/engine.h"
+#include "sim/engine/event_loop.h"
 #include "sim/engine/event_queue.h"
 #include "sim/engine/job_slots.h"
 #include "sim/engine/queue_policy.h"
@@ -104,6 +106,25 @@ class Replay : public BackfillOracle {
   Reservation Reserve(JobIndex head) const override;
 
  private:
+  // The event loop's hooks (sim/engine/event_loop.h): the feed's jobs are the arrivals, before
+  // every other event of their time (they were known first); a wake-up for a job that no
+  // longer waits is dropped before it can move the clock (a stale finish is `Handle`'s no-op,
+  // after `Advance`: the integrals' sums stay as they are); after the events of a time, the
+  // VCs' queue passes.
+  friend class EventLoop<Replay>;
+  static constexpr TiePolicy kTies = TiePolicy::kArrivalsFirst;
+  bool HasArrival() const { return next_ >= 0; }
+  Time ArrivalTime() const { return Rec(next_).submit; }
+  absl::StatusOr<Event> TakeArrival();
+  bool Stale(const Event& top) const;
+  absl::Status EndOfTime() { return SchedulePasses(); }
+  absl::Status CheckInvariants() const { return backend_->CheckInvariants(); }
+  double Progress() const {
+    return expected_jobs_ == 0
+               ? 1.0
+               : static_cast<double>(submitted_) / static_cast<double>(expected_jobs_);
+  }
+
   // A job between its submission (or its read from the feed) and its hand-over to the sink.
   struct LiveJob {
     SimJob job;

@@ -1,7 +1,6 @@
 #include "sim/engine/event_queue.h"
 
 #include <cstdint>
-#include <random>
 #include <vector>
 
 #include "sim/engine/engine.h"
@@ -33,76 +32,6 @@ TEST_CASE("EventQueue: equal times keep push order across thousands of events", 
     last_time = e.time;
     last_job = e.job;
   }
-}
-
-TEST_CASE("EventQueue: the arrival lane pops exactly as one heap of every event would",
-          "[sim][unit]") {
-  // The same pushes into a queue using the lane and one using only Push: same order, same
-  // sequences, including ties between arrivals and other events and out-of-order arrivals.
-  std::mt19937_64 gen(11);
-  EventQueue lane;
-  EventQueue heap;
-  auto pop_both = [&]() {
-    REQUIRE(lane.size() == heap.size());
-    const Event top = lane.Top();
-    const Event a = lane.Pop();
-    const Event b = heap.Pop();
-    CHECK(top.sequence == a.sequence);
-    CHECK(a.time == b.time);
-    CHECK(a.kind == b.kind);
-    CHECK(a.job == b.job);
-    CHECK(a.sequence == b.sequence);
-  };
-  Time t = 0;
-  for (JobIndex j = 0; j < 3000; ++j) {
-    // Mostly non-decreasing arrivals, sometimes an earlier one (goes to the heap).
-    const Time at = gen() % 10 == 0 ? t - static_cast<Time>(gen() % 50) : (t += gen() % 3);
-    lane.PushArrival(at, j);
-    heap.Push({at, EventKind::kSubmit, j});
-    if (gen() % 3 == 0) {
-      const Event finish{at + static_cast<Time>(gen() % 20), EventKind::kFinish, j};
-      lane.Push(finish);
-      heap.Push(finish);
-    }
-    if (gen() % 4 == 0) pop_both();
-  }
-  while (!heap.empty()) pop_both();
-  CHECK(lane.empty());
-  // Runs of consecutive jobs break where a job is skipped or another event is pushed between
-  // two arrivals; each arrival keeps its own job and sequence across those breaks.
-  JobIndex job = 0;
-  for (int i = 0; i < 2000; ++i) {
-    job += gen() % 5 == 0 ? 2 + static_cast<JobIndex>(gen() % 3) : 1;
-    lane.PushArrival(t, job);
-    heap.Push({t, EventKind::kSubmit, job});
-    t += static_cast<Time>(gen() % 2);
-    if (gen() % 7 == 0) {
-      lane.Push({t, EventKind::kWake, job});
-      heap.Push({t, EventKind::kWake, job});
-    }
-    if (gen() % 9 == 0) pop_both();
-  }
-  while (!heap.empty()) pop_both();
-  CHECK(lane.empty());
-  // Gaps of 2^32 s and more (a run holds 32-bit offsets from its first time): a new run
-  // begins at each, the times come back whole, and ties still keep push order.
-  for (int i = 0; i < 500; ++i) {
-    const int kind = static_cast<int>(gen() % 4);
-    t += kind == 0 ? (Time{1} << 32) + static_cast<Time>(gen() % 3) - 1
-                   : (kind == 1 ? static_cast<Time>(UINT32_MAX) : static_cast<Time>(gen() % 2));
-    ++job;
-    lane.PushArrival(t, job);
-    heap.Push({t, EventKind::kSubmit, job});
-    if (gen() % 5 == 0) pop_both();
-  }
-  while (!heap.empty()) pop_both();
-  CHECK(lane.empty());
-  // A drained lane is reused.
-  lane.PushArrival(5, 1);
-  lane.Push({5, EventKind::kFinish, 2});
-  CHECK(lane.Pop().job == 1);
-  CHECK(lane.Pop().job == 2);
-  CHECK(lane.empty());
 }
 
 // Queue policies against a scripted "scheduler": `fits` says which jobs can start.

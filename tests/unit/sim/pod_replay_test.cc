@@ -110,6 +110,32 @@ TEST_CASE("ReplayPods: a departure frees its GPU before an arrival at the same t
   CHECK(r->peak_allocation_ratio == 1.0);
 }
 
+TEST_CASE("ReplayPods: a departure pushed by an arrival at t goes before the next arrival at t",
+          "[sim][unit]") {
+  // One GPU. Pod 0 runs 0 seconds from 5: its departure, pushed while it arrives, comes
+  // before pod 1's arrival at 5, which then finds the GPU free (placed at arrival, not by
+  // the departure's retry).
+  const OpenbPodList list = List({Pod(5, 5), Pod(5, 30)}, 100);
+  WholeGpuBackend backend(1, {1, 1});
+  absl::StatusOr<PodReplayResult> r = ReplayPods(list, &backend, {});
+  REQUIRE(r.ok());
+  CHECK(backend.order == std::vector<int32_t>{0, 1});
+  CHECK(r->placed_at_arrival == 2);
+  CHECK(r->runs[0].end == 5);
+  CHECK(r->runs[1].start == 5);
+}
+
+TEST_CASE("ReplayPods: pods arrive by creation time then by list order", "[sim][unit]") {
+  // Listed out of time order: pod 1 (at 3) first; pods 0 and 2 both at 7, pod 0 first.
+  const OpenbPodList list = List({Pod(7, 20), Pod(3, 6), Pod(7, 9)}, 100);
+  WholeGpuBackend backend(1, {1, 1, 1});
+  absl::StatusOr<PodReplayResult> r = ReplayPods(list, &backend, {});
+  REQUIRE(r.ok());
+  CHECK(backend.order == std::vector<int32_t>{1, 0, 2});
+  CHECK(r->start_time == 3);
+  CHECK(r->runs[2].start == 20);
+}
+
 TEST_CASE("ReplayPods: a Pending pod gives up at its deletion and the backend's error is kept",
           "[sim][unit]") {
   const OpenbPodList list = List({Pod(0, 50), Pod(1, 20, OpenbPhase::kPending), Pod(2, 60)}, 100);
