@@ -65,7 +65,8 @@ virtualClusters:
 
 inline constexpr CellLevel kLeaf = 1, kPair = 2, kNode = 3, kRack = 4;
 
-// The allocator, health and virtual clusters of kYaml, built as the scheduler builds them.
+// The allocator, health and virtual clusters of kYaml (or of another config whose top
+// chain is G-RACK), built as the scheduler builds them.
 struct Fixture {
   cellalloc::CellForest forest;
   cellalloc::BuddyAllocator buddy;
@@ -74,9 +75,9 @@ struct Fixture {
   VirtualClusters vc;
   ChainId ch;
 
-  explicit Fixture(cellalloc::CellForest f)
+  Fixture(cellalloc::CellForest f, const char* yaml)
       : forest(std::move(f)), buddy(&forest), health(&forest, &buddy) {
-    ClusterSpec spec = *LoadClusterSpecString(kYaml);
+    ClusterSpec spec = *LoadClusterSpecString(yaml);
     REQUIRE(vc.Build(spec, &forest, &buddy, &health).ok());
     vc.AddViews(spec, &views);
     REQUIRE(vc.BindPinned().ok());
@@ -111,11 +112,12 @@ struct Fixture {
   }
 };
 
-inline Fixture MakeFixture() {
-  ClusterSpec spec = *LoadClusterSpecString(kYaml);
-  absl::StatusOr<cellalloc::CellForest> forest = cellalloc::CellForest::Build(spec);
+inline Fixture MakeFixture(const char* yaml = kYaml) {
+  absl::StatusOr<ClusterSpec> spec = LoadClusterSpecString(yaml);
+  REQUIRE(spec.ok());
+  absl::StatusOr<cellalloc::CellForest> forest = cellalloc::CellForest::Build(*spec);
   REQUIRE(forest.ok());
-  return Fixture(*std::move(forest));
+  return Fixture(*std::move(forest), yaml);
 }
 
 }  // namespace hived::testdata
