@@ -340,6 +340,14 @@ std::string DecideBinding(const cellalloc::CellForest& f, const cellalloc::Buddy
   return reason;
 }
 
+bool SafeToBind(const cellalloc::CellForest& f, const cellalloc::BuddyAllocator& buddy,
+                const VirtualClusters& vcs, VCellId root, CellId p) {
+  BindingPlan plan;
+  PlannedBinding planned(f, buddy, vcs, &plan);
+  planned.TakePreassigned(root, p);
+  return planned.SafetyOk(f.chain(p));
+}
+
 void ApplyBinding(const BindingPlan& plan, VirtualClusters* vclusters) {
   for (const auto& [v, p] : plan.binds) {
     if (vclusters->cell(v).is_root) {
