@@ -5,9 +5,10 @@
 // which one VC's guaranteed cells could only be had by taking another's, and
 // `CheckInvariants` failed.
 //
-// The cluster: two racks of two 2-GPU nodes, every GPU reserved: VC a holds a GPU and a
-// rack, VC b a GPU and a node. With b's GPU bound on m0, a's GPU bound on m1 leaves two
-// obtainable nodes for b's node and a rack for a's, but the rack is one of the nodes.
+// The cluster (tests/unit/scheduler/three_racks.h kTightNodesYaml): two racks of two 2-GPU
+// nodes, every GPU reserved: VC a holds a GPU and a rack, VC b a GPU and a node. With b's GPU bound
+// on m0, a's GPU bound on m1 leaves two obtainable nodes for b's node and a rack for a's, but the
+// rack is one of the nodes.
 #include <memory>
 #include <string>
 
@@ -16,60 +17,19 @@
 #include "hived/config.h"
 #include "hived/scheduler.h"
 #include "support/catch.h"
+#include "unit/scheduler/three_racks.h"
 #include "unit/sharing/sharing_helpers.h"
 
 namespace hived {
 namespace {
 
-constexpr char kTightYaml[] = R"yaml(
-physicalCluster:
-  cellTypes:
-    G-NODE:
-      childCellType: G
-      childCellNumber: 2
-      isNodeLevel: true
-    G-RACK:
-      childCellType: G-NODE
-      childCellNumber: 2
-  physicalCells:
-  - cellType: G-RACK
-    cellChildren:
-    - cellAddress: m0
-    - cellAddress: m1
-  - cellType: G-RACK
-    cellChildren:
-    - cellAddress: m2
-    - cellAddress: m3
-virtualClusters:
-  a:
-    virtualCells:
-    - cellType: G-RACK.G-NODE.G
-      cellNumber: 1
-    - cellType: G-RACK
-      cellNumber: 1
-  b:
-    virtualCells:
-    - cellType: G-RACK.G-NODE.G
-      cellNumber: 1
-    - cellType: G-RACK.G-NODE
-      cellNumber: 1
-)yaml";
-
 Placement OnGpu(const std::string& node, int32_t index) {
-  Placement p;
-  p.chain = "G-RACK";
-  PodPlacement pod;
-  pod.leaf_cell_number = 1;
-  pod.node = node;
-  pod.leaf_cell_indices = {index};
-  pod.preassigned_cell_types = {"G"};
-  p.pods.push_back(pod);
-  return p;
+  return testdata::OneLeaf("G-RACK", node, index, "G");
 }
 
 // The scheduler with b's GPU recovered on m0.
 std::unique_ptr<Scheduler> WithBOnM0() {
-  absl::StatusOr<ClusterSpec> spec = LoadClusterSpecString(kTightYaml, "tight.yaml");
+  absl::StatusOr<ClusterSpec> spec = LoadClusterSpecString(testdata::kTightNodesYaml, "tight.yaml");
   REQUIRE(spec.ok());
   absl::StatusOr<std::unique_ptr<Scheduler>> s = Scheduler::Create(*spec);
   REQUIRE(s.ok());
@@ -114,7 +74,7 @@ TEST_CASE("Safety: Restore skips a saved binding that only the joint check refus
   REQUIRE(saved->find(tail) != std::string::npos);
   const std::string edited = absl::StrReplaceAll(*saved, {{tail, absl::StrCat(tail, R"(
 {"virtualCell":"a/0","physicalCell":"0/m1/0"})")}});
-  absl::StatusOr<ClusterSpec> spec = LoadClusterSpecString(kTightYaml, "tight.yaml");
+  absl::StatusOr<ClusterSpec> spec = LoadClusterSpecString(testdata::kTightNodesYaml, "tight.yaml");
   REQUIRE(spec.ok());
   RestoreReport report;
   absl::StatusOr<std::unique_ptr<Scheduler>> r = Scheduler::Restore(*spec, edited, &report);

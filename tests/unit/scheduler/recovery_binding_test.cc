@@ -200,43 +200,6 @@ TEST_CASE("Recovery: DecideBinding changes nothing and the plan it accepts appli
   CHECK(refused > 0);
 }
 
-// Two racks of two 2-GPU nodes, every GPU reserved: a holds a GPU and a rack, b a GPU and
-// a node. Once b's GPU is bound on m0, the free cells are a GPU (m0), a node (m1) and a rack
-// (rack 1): every level of the chain is tight, the node level included.
-constexpr char kTightNodes[] = R"yaml(
-physicalCluster:
-  cellTypes:
-    G-NODE:
-      childCellType: G
-      childCellNumber: 2
-      isNodeLevel: true
-    G-RACK:
-      childCellType: G-NODE
-      childCellNumber: 2
-  physicalCells:
-  - cellType: G-RACK
-    cellChildren:
-    - cellAddress: m0
-    - cellAddress: m1
-  - cellType: G-RACK
-    cellChildren:
-    - cellAddress: m2
-    - cellAddress: m3
-virtualClusters:
-  a:
-    virtualCells:
-    - cellType: G-RACK.G-NODE.G
-      cellNumber: 1
-    - cellType: G-RACK
-      cellNumber: 1
-  b:
-    virtualCells:
-    - cellType: G-RACK.G-NODE.G
-      cellNumber: 1
-    - cellType: G-RACK.G-NODE
-      cellNumber: 1
-)yaml";
-
 TEST_CASE("Recovery: the safety overlay counts the cells inside a planned preassigned cell",
           "[scheduler][unit]") {
   // a's group recovers a leaf on rack 1 (its G-RACK cell), then one on m1 (its G cell).
@@ -244,7 +207,7 @@ TEST_CASE("Recovery: the safety overlay counts the cells inside a planned preass
   // taken b's node is left nothing. The rack keeps the rack level safe and the GPU the GPU
   // level: the refusal is seen only at the node level, below the rack, so the overlay must
   // subtract the nodes inside the planned rack (`d[l] -= inside` in src/recovery.cc).
-  Fixture fx = MakeFixture(kTightNodes);
+  Fixture fx = MakeFixture(testdata::kTightNodesYaml);
   std::vector<VCellId> vleaves;
   REQUIRE(Bind(&fx, "b", Leaves(fx, "m0", 1), {"G"}, {}, &vleaves).empty());
   REQUIRE(fx.vc.CheckInvariants().ok());
@@ -269,7 +232,7 @@ TEST_CASE("Recovery: a binding that leaves the levels above unable to back their
   // cells (two nodes left for b's node, a rack for a's), but rack 1 must go to a's rack and
   // then b's node has no whole node left: invariant 5's joint half. The safety check was
   // per level only and accepted it.
-  Fixture fx = MakeFixture(kTightNodes);
+  Fixture fx = MakeFixture(testdata::kTightNodesYaml);
   std::vector<VCellId> vleaves;
   REQUIRE(Bind(&fx, "b", Leaves(fx, "m0", 1), {"G"}, {}, &vleaves).empty());
   const std::vector<VCellId> before = fx.vc.p_bound();

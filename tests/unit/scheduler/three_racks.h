@@ -63,6 +63,44 @@ virtualClusters:
     - pinnedCellId: P1
 )yaml";
 
+// Two racks of two 2-GPU nodes, every GPU reserved: a holds a GPU and a rack, b a GPU and
+// a node. Once b's GPU is bound on m0, the free cells are a GPU (m0), a node (m1) and a rack
+// (rack 1): every level of the chain is tight, the node level included (the joint safety
+// tests: recovery_binding_test.cc, tests/regression/joint_safety_test.cc).
+inline constexpr char kTightNodesYaml[] = R"yaml(
+physicalCluster:
+  cellTypes:
+    G-NODE:
+      childCellType: G
+      childCellNumber: 2
+      isNodeLevel: true
+    G-RACK:
+      childCellType: G-NODE
+      childCellNumber: 2
+  physicalCells:
+  - cellType: G-RACK
+    cellChildren:
+    - cellAddress: m0
+    - cellAddress: m1
+  - cellType: G-RACK
+    cellChildren:
+    - cellAddress: m2
+    - cellAddress: m3
+virtualClusters:
+  a:
+    virtualCells:
+    - cellType: G-RACK.G-NODE.G
+      cellNumber: 1
+    - cellType: G-RACK
+      cellNumber: 1
+  b:
+    virtualCells:
+    - cellType: G-RACK.G-NODE.G
+      cellNumber: 1
+    - cellType: G-RACK.G-NODE
+      cellNumber: 1
+)yaml";
+
 inline constexpr CellLevel kLeaf = 1, kPair = 2, kNode = 3, kRack = 4;
 
 // The allocator, health and virtual clusters of kYaml (or of another config whose top
