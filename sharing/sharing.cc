@@ -284,4 +284,9 @@ GroupStatus Sharing::CoreStatus(const std::string& group) const {
   return whole_.GetGroup(group);
 }
 
+GroupState Sharing::CoreState(const std::string& group) const {
+  if (HasGroup(group)) return Status(group).state;
+  return whole_.GetGroupState(group);
+}
+
 }  // namespace hived

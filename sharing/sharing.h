@@ -181,7 +181,7 @@ class Sharing {
   void FillLeaf(CellId leaf, PhysicalCellStatus* s) const;
   bool IsHolder(std::string_view name) const { return holders_.count(std::string(name)) > 0; }
   bool HasGroup(std::string_view name) const {
-    return groups_.count(std::string(name)) > 0 || CpuOnlyGroup(name) != nullptr;
+    return groups_.find(name) != groups_.end() || CpuOnlyGroup(name) != nullptr;
   }
   // Persistence (sharing/sharing_state.cc, docs/state-format.md): running fractional groups'
   // records (as asked; allocated exactly when guaranteed); a record of `name` (kNotFound,
@@ -386,6 +386,7 @@ class Sharing {
   void OpenHolder(const std::string& name, const GroupRequest& holder_request);
   void ReleaseHolderIfEmpty(const std::string& name);
   GroupStatus CoreStatus(const std::string& group) const;
+  GroupState CoreState(const std::string& group) const;  // CoreStatus(group).state, cheaply
   // Invariant (7) for a reserved or running group.
   absl::Status CheckReservation(const std::string& name, const Group& g) const;
   void FillPlacementPod(CellId leaf, PodPlacement* pod) const;

@@ -91,7 +91,7 @@ absl::StatusOr<ScheduleResult> Sharing::ScheduleHost(const GroupRequest& r, Phas
   HIVED_RETURN_IF_ERROR(CheckHost(r, vc_types_.count(r.vc) > 0));
   const bool cpu_only = CpuOnly(r);
   if (host_groups_.count(r.name) > 0 || groups_.count(r.name) > 0 ||
-      (cpu_only && CoreStatus(r.name).state != GroupState::kAbsent)) {
+      (cpu_only && CoreState(r.name) != GroupState::kAbsent)) {
     return absl::AlreadyExistsError(absl::StrCat("group ", r.name, " already exists"));
   }
   pending_ = Pending();

@@ -20,7 +20,7 @@ CellId Sharing::PlaceLive(const GroupRequest& r, const Parsed& p, const PodAsk& 
     const CellId leaf = Place(r, p, a, *t, evict, preferred);
     if (leaf.IsNil()) return leaf;
     const std::string& holder = leaf_use_.at(leaf.value()).holder;
-    if (CoreStatus(holder).state != GroupState::kBeingPreempted) return leaf;
+    if (CoreState(holder) != GroupState::kBeingPreempted) return leaf;
     for (CellId l : holders_.at(holder).leaves) t->excluded.push_back(l.value());
   }
 }
@@ -29,7 +29,7 @@ absl::Status Sharing::CancelHolder(Group* g) {
   if (g->holder.empty()) return absl::OkStatus();
   const std::string holder = std::move(g->holder);
   g->holder.clear();
-  const GroupState state = CoreStatus(holder).state;
+  const GroupState state = CoreState(holder);
   if (state != GroupState::kPreempting && state != GroupState::kReserved) return absl::OkStatus();
   return whole_.Unreserve(holder);
 }
@@ -100,7 +100,7 @@ absl::StatusOr<Sharing::Parsed> Sharing::ParseFor(const GroupRequest& r) const {
   if (git != groups_.end() && git->second.stage == Stage::kRunning) {
     return absl::AlreadyExistsError(absl::StrCat("group ", r.name, " is already running"));
   }
-  if (git == groups_.end() && CoreStatus(r.name).state != GroupState::kAbsent) {
+  if (git == groups_.end() && CoreState(r.name) != GroupState::kAbsent) {
     return absl::AlreadyExistsError(absl::StrCat("group ", r.name, " already exists"));
   }
   return Parse(r);

@@ -58,7 +58,7 @@ void Sharing::AllocateHolder(bool guaranteed, const GroupRequest& h, const Place
 absl::StatusOr<AllocateInfo> Sharing::CommitReserved(const std::string& name,
                                                      bool holder_allocated) {
   Group& g = groups_.at(name);
-  if (!holder_allocated && !g.holder.empty() && CoreStatus(g.holder).state == GroupState::kAbsent) {
+  if (!holder_allocated && !g.holder.empty() && CoreState(g.holder) == GroupState::kAbsent) {
     // A Preempting holder (its victims gone) that an overlapping preemptor cancelled, as
     // the scheduler cancels Preempting whole groups: the reservation lost its new leaves.
     const std::string holder = g.holder;

@@ -124,7 +124,7 @@ absl::Status Sharing::CheckInvariants() const {
     if (g.stage == Stage::kPreempting) {
       // Its holder preempts, or was cancelled by an overlapping preemptor (the next Schedule
       // of the group schedules it again); it never runs without the group.
-      const GroupState hs = g.holder.empty() ? GroupState::kAbsent : CoreStatus(g.holder).state;
+      const GroupState hs = g.holder.empty() ? GroupState::kAbsent : CoreState(g.holder);
       if (hs != GroupState::kPreempting && hs != GroupState::kAbsent) {
         return fail("(1) preempting group ", name, "'s holder ", g.holder, " is ",
                     GroupStateName(hs));
@@ -187,7 +187,7 @@ absl::Status Sharing::CheckInvariants() const {
   if (reserved != reserved_) return fail("(7) ", reserved, " reserved groups, counted ", reserved_);
   AddHostUse(&cpu, &memory);
   for (const auto& [name, g] : host_groups_) {  // a whole host group runs in the scheduler
-    const GroupState st = g.cpu_only ? GroupState::kAllocated : CoreStatus(name).state;
+    const GroupState st = g.cpu_only ? GroupState::kAllocated : CoreState(name);
     if (st != GroupState::kAllocated && st != GroupState::kOpportunistic &&
         st != GroupState::kBeingPreempted) {
       return fail("(4) host group ", name, " is ", GroupStateName(st), " in the scheduler");

@@ -68,6 +68,7 @@ class WholeGpuCore {
     return Noted(group, impl_->CancelPreemption(group));
   }
   GroupStatus GetGroup(std::string_view group) const { return impl_->GetGroup(group); }
+  GroupState GetGroupState(std::string_view group) const { return impl_->GetGroupState(group); }
   absl::StatusOr<AllocateInfo> RestoreGroup(const GroupRecord& rec, int32_t* ignored_leaves) {
     return Noted(rec.request.name, impl_->RestoreGroup(rec, ignored_leaves));
   }

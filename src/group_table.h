@@ -114,7 +114,7 @@ struct Group {
   // Null: every pod of the placement is allocated, named by its index (a gang allocated
   // whole; a running group's pods cost nothing until a per-pod call). Freed by Remove.
   std::unique_ptr<GroupPods> pods;
-  // A reservation's times, reset by Add (src/pods.h).
+  // A reservation's times, reset by Add (src/reservation_clock.cc).
   int64_t reserved_at = kNoTime;
   int64_t reservation_deadline = kNoTime;
 

@@ -169,13 +169,12 @@ bool SchedulerImpl::RestoreBindings(const internal::SavedState& state, RestoreRe
     }
     const CellId p = p_it->second;
     if (vclusters_.cell(v).is_root) {
-      vclusters_.AllocatePreassigned(v, p);
-      if (!vclusters_.SafetyOk(vclusters_.cell(v).chain)) {
-        vclusters_.ReleasePreassigned(v);
+      if (!SafeToBind(f, *buddy_, vclusters_, v, p)) {
         report->notes.push_back(
             absl::StrCat("$.bindings[", i, "]: binding it would break the VCs' safety; skipped"));
         continue;
       }
+      vclusters_.AllocatePreassigned(v, p);
     } else {
       vclusters_.BindCell(v, p);
     }

@@ -175,19 +175,19 @@ class PlannedBinding {
     }
     taken_.push_back(p);
   }
-  // `VirtualClusters::SafetyOk(ch)` after the planned allocations.
+  // `VirtualClusters::SafetyOk(ch)` after the planned allocations: the allocator's
+  // obtainable cells changed by the overlay, the unbound cells less the planned ones.
   bool SafetyOk(ChainId ch) {
     const std::vector<int32_t>& d = Delta(ch);
-    const std::vector<int32_t>& all_free = vcs_.all_free(ch);
-    for (CellLevel l = 1; l <= f_.chain_info(ch).top_level; ++l) {
-      int32_t planned = 0;  // the level's unbound preassigned cells this plan binds
-      for (CellId t : taken_) planned += f_.chain(t) == ch && f_.level(t) == l ? 1 : 0;
-      if (buddy_.obtainable(ch, l) + d[static_cast<size_t>(l)] <
-          all_free[static_cast<size_t>(l)] - planned) {
-        return false;
-      }
+    std::vector<int32_t> obtainable(d.size(), 0);
+    std::vector<int32_t> unbound = vcs_.all_free(ch);
+    for (size_t l = 1; l < d.size(); ++l) {
+      obtainable[l] = buddy_.obtainable(ch, static_cast<CellLevel>(l)) + d[l];
     }
-    return true;
+    for (CellId t : taken_) {
+      if (f_.chain(t) == ch) --unbound[static_cast<size_t>(f_.level(t))];
+    }
+    return VirtualClusters::SafetyOk(f_.chain_info(ch), obtainable, unbound);
   }
   void Bind(VCellId v, CellId p) { plan_->binds.emplace_back(v, p); }
 
@@ -338,6 +338,14 @@ std::string DecideBinding(const cellalloc::CellForest& f, const cellalloc::Buddy
     std::fill(plan->vleaves.begin(), plan->vleaves.end(), kNilId);
   }
   return reason;
+}
+
+bool SafeToBind(const cellalloc::CellForest& f, const cellalloc::BuddyAllocator& buddy,
+                const VirtualClusters& vcs, VCellId root, CellId p) {
+  BindingPlan plan;
+  PlannedBinding planned(f, buddy, vcs, &plan);
+  planned.TakePreassigned(root, p);
+  return planned.SafetyOk(f.chain(p));
 }
 
 void ApplyBinding(const BindingPlan& plan, VirtualClusters* vclusters) {

@@ -110,6 +110,13 @@ std::string DecideBinding(const cellalloc::CellForest& forest,
 // cell by `VirtualClusters`).
 void ApplyBinding(const BindingPlan& plan, VirtualClusters* vclusters);
 
+// True when binding preassigned cell `root` to physical cell `p` alone keeps the safety
+// of `p`'s chain (invariant 5): `DecideBinding`'s check for one cell, over const state
+// (Restore's saved bindings, src/persistence.cc).
+// REQUIRES: `buddy.IsAvailable(p)`; `root` an unbound preassigned cell of `p`'s level.
+bool SafeToBind(const cellalloc::CellForest& forest, const cellalloc::BuddyAllocator& buddy,
+                const VirtualClusters& vclusters, VCellId root, CellId p);
+
 // What `SchedulerImpl::Allocate` or `Recover` decided over const state before anything
 // changes (src/allocate.cc); `SchedulerImpl::AllocateFree` applies it and cannot fail.
 struct RecoveryDecision {

@@ -154,6 +154,7 @@ class SchedulerImpl {
   std::vector<ExpiredReservation> ExpireReservations(int64_t now);
 
   GroupStatus GetGroup(std::string_view group) const;
+  GroupState GetGroupState(std::string_view group) const;  // GetGroup(group).state, cheaply
   std::vector<GroupStatus> Groups() const;
   std::vector<PhysicalCellStatus> PhysicalCluster() const;
   absl::StatusOr<std::vector<VirtualCellStatus>> VirtualCluster(std::string_view vc) const;

@@ -254,24 +254,29 @@ VirtualCellStatus SchedulerImpl::VStatus(VCellId v) const {
   return s;
 }
 
+namespace {
+
+GroupState StateOf(const Group& g) {
+  switch (g.state) {
+    case GState::kRunning:
+      return g.running >= 0 ? GroupState::kAllocated : GroupState::kOpportunistic;
+    case GState::kPreempting:
+      return GroupState::kPreempting;
+    case GState::kBeingPreempted:
+      return GroupState::kBeingPreempted;
+    case GState::kReserved:
+      return GroupState::kReserved;
+  }
+  return GroupState::kAbsent;
+}
+
+}  // namespace
+
 GroupStatus SchedulerImpl::GStatus(const Group& g) const {
   GroupStatus s;
   s.name = g.name;
   s.vc = g.vc_name();
-  switch (g.state) {
-    case GState::kRunning:
-      s.state = g.running >= 0 ? GroupState::kAllocated : GroupState::kOpportunistic;
-      break;
-    case GState::kPreempting:
-      s.state = GroupState::kPreempting;
-      break;
-    case GState::kBeingPreempted:
-      s.state = GroupState::kBeingPreempted;
-      break;
-    case GState::kReserved:
-      s.state = GroupState::kReserved;
-      break;
-  }
+  s.state = StateOf(g);
   s.priority = g.running;
   s.request.name = g.name;
   s.request.vc = g.vc_name();
@@ -297,6 +302,11 @@ GroupStatus SchedulerImpl::GetGroup(std::string_view name) const {
     return s;
   }
   return GStatus(groups_[g]);
+}
+
+GroupState SchedulerImpl::GetGroupState(std::string_view name) const {
+  const GroupId g = groups_.Find(name);
+  return g == kNilId ? GroupState::kAbsent : StateOf(groups_[g]);
 }
 
 std::vector<GroupStatus> SchedulerImpl::Groups() const {

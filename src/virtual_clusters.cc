@@ -145,8 +145,21 @@ void VirtualClusters::MarkDoomed(VCellId root) {
 
 bool VirtualClusters::SafetyOk(ChainId ch) const {
   const ChainInfo& info = forest_->chain_info(ch);
+  std::vector<int32_t> obtainable(static_cast<size_t>(info.top_level) + 1, 0);
   for (CellLevel l = 1; l <= info.top_level; ++l) {
-    if (buddy_->obtainable(ch, l) < all_free_[ch.value()][static_cast<size_t>(l)]) return false;
+    obtainable[static_cast<size_t>(l)] = buddy_->obtainable(ch, l);
+  }
+  return SafetyOk(info, obtainable, all_free_[ch.value()]);
+}
+
+bool VirtualClusters::SafetyOk(const ChainInfo& info, const std::vector<int32_t>& obtainable,
+                               const std::vector<int32_t>& unbound) {
+  int64_t need = 0;  // level-l cells the unbound cells of level l and above take
+  for (CellLevel l = info.top_level; l >= 1; --l) {
+    const size_t li = static_cast<size_t>(l);
+    if (l < info.top_level) need *= info.child_count[li + 1];
+    need += unbound[li];
+    if (obtainable[li] < need) return false;
   }
   return true;
 }

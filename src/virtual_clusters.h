@@ -120,8 +120,16 @@ class VirtualClusters {
   // "VC1/0/3": the VC's name, then the index of each cell from the root down.
   std::string Address(VCellId v) const;
 
-  // Invariant 5's first half for chain `ch`.
+  // Invariant 5 (both halves) for chain `ch`.
   bool SafetyOk(ChainId ch) const;
+  // Invariant 5 for a chain of fan-outs `info.child_count` whose allocator would have
+  // `obtainable[l]` cells and whose VCs `unbound[l]` unbound preassigned cells at level `l`
+  // (index 0 unused): top-down, the obtainable cells of each level cover its unbound cells
+  // and those the unbound cells above split into. (A free cell holds the same number of
+  // level-l cells wherever it sits, so this is the joint check of CheckInvariants.) For a
+  // binding planned but not applied (src/recovery.cc).
+  static bool SafetyOk(const cellalloc::ChainInfo& info, const std::vector<int32_t>& obtainable,
+                       const std::vector<int32_t>& unbound);
   // True when `v` is bound and nothing keeps it bound (not pinned, not doomed, no bound
   // child, no usage, not mirroring a cell that is still bad).
   bool CanUnbind(VCellId v) const;

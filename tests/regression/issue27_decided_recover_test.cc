@@ -61,15 +61,7 @@ virtualClusters:
 )yaml";
 
 Placement On(const std::string& node, int32_t index, const std::string& type = "") {
-  Placement p;
-  p.chain = "G-RACK";
-  PodPlacement pod;
-  pod.leaf_cell_number = 1;
-  pod.node = node;
-  pod.leaf_cell_indices = {index};
-  if (!type.empty()) pod.preassigned_cell_types = {type};
-  p.pods.push_back(pod);
-  return p;
+  return testdata::OneLeaf("G-RACK", node, index, type);
 }
 
 ClusterSpec Spec() {

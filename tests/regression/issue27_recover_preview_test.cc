@@ -18,14 +18,7 @@ namespace {
 using testdata::Frac;
 
 Placement On(const std::string& chain, const std::string& node, int32_t index) {
-  Placement p;
-  p.chain = chain;
-  PodPlacement pod;
-  pod.leaf_cell_number = 1;
-  pod.node = node;
-  pod.leaf_cell_indices = {index};
-  p.pods.push_back(pod);
-  return p;
+  return testdata::OneLeaf(chain, node, index);
 }
 
 TEST_CASE("issue 27: Recover reopens a GPU with the VC's type the preview picks, in one step",

@@ -200,6 +200,55 @@ TEST_CASE("Recovery: DecideBinding changes nothing and the plan it accepts appli
   CHECK(refused > 0);
 }
 
+TEST_CASE("Recovery: the safety overlay counts the cells inside a planned preassigned cell",
+          "[scheduler][unit]") {
+  // a's group recovers a leaf on rack 1 (its G-RACK cell), then one on m1 (its G cell).
+  // Rack 1 holds two of the three nodes still obtainable and m1 is the third: with both
+  // taken b's node is left nothing. The rack keeps the rack level safe and the GPU the GPU
+  // level: the refusal is seen only at the node level, below the rack, so the overlay must
+  // subtract the nodes inside the planned rack (`d[l] -= inside` in src/recovery.cc).
+  Fixture fx = MakeFixture(testdata::kTightNodesYaml);
+  std::vector<VCellId> vleaves;
+  REQUIRE(Bind(&fx, "b", Leaves(fx, "m0", 1), {"G"}, {}, &vleaves).empty());
+  REQUIRE(fx.vc.CheckInvariants().ok());
+  const std::vector<VCellId> before = fx.vc.p_bound();
+  const CellId rack1_leaf = Leaves(fx, "m2", 1)[0];
+  const CellId m1_leaf = Leaves(fx, "m1", 1)[0];
+  CHECK(Bind(&fx, "a", {rack1_leaf, m1_leaf}, {"G-RACK", "G"}, {}, &vleaves) ==
+        "binding " + fx.forest.address(m1_leaf) +
+            " to VC a would break the safety of chain G-RACK");
+  CHECK(vleaves == std::vector<VCellId>{kNilId, kNilId});
+  CHECK(fx.vc.p_bound() == before);
+  CHECK(fx.vc.SafetyOk(fx.ch));
+  CHECK(fx.vc.CheckInvariants().ok());
+  // The rack alone leaves m1 for b's node.
+  REQUIRE(Bind(&fx, "a", {rack1_leaf}, {"G-RACK"}, {}, &vleaves).empty());
+  CHECK(fx.vc.CheckInvariants().ok());
+}
+
+TEST_CASE("Recovery: a binding that leaves the levels above unable to back their cells is refused",
+          "[scheduler][unit]") {
+  // Regression: a's GPU on m1 alone keeps every level's obtainable cells >= its own unbound
+  // cells (two nodes left for b's node, a rack for a's), but rack 1 must go to a's rack and
+  // then b's node has no whole node left: invariant 5's joint half. The safety check was
+  // per level only and accepted it.
+  Fixture fx = MakeFixture(testdata::kTightNodesYaml);
+  std::vector<VCellId> vleaves;
+  REQUIRE(Bind(&fx, "b", Leaves(fx, "m0", 1), {"G"}, {}, &vleaves).empty());
+  const std::vector<VCellId> before = fx.vc.p_bound();
+  const CellId m1_leaf = Leaves(fx, "m1", 1)[0];
+  CHECK(Bind(&fx, "a", {m1_leaf}, {"G"}, {}, &vleaves) ==
+        "binding " + fx.forest.address(m1_leaf) +
+            " to VC a would break the safety of chain G-RACK");
+  CHECK(vleaves == std::vector<VCellId>{kNilId});
+  CHECK(fx.vc.p_bound() == before);
+  CHECK(fx.vc.CheckInvariants().ok());
+  // The free GPU beside b's on m0 keeps both of them.
+  REQUIRE(Bind(&fx, "a", {Leaves(fx, "m0", 2)[1]}, {"G"}, {}, &vleaves).empty());
+  CHECK(fx.vc.SafetyOk(fx.ch));
+  CHECK(fx.vc.CheckInvariants().ok());
+}
+
 TEST_CASE("Recovery: a strict resolve naming a missing node fails before anything is bound",
           "[scheduler][unit]") {
   Fixture fx = MakeFixture();

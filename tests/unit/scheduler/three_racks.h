@@ -63,9 +63,48 @@ virtualClusters:
     - pinnedCellId: P1
 )yaml";
 
+// Two racks of two 2-GPU nodes, every GPU reserved: a holds a GPU and a rack, b a GPU and
+// a node. Once b's GPU is bound on m0, the free cells are a GPU (m0), a node (m1) and a rack
+// (rack 1): every level of the chain is tight, the node level included (the joint safety
+// tests: recovery_binding_test.cc, tests/regression/joint_safety_test.cc).
+inline constexpr char kTightNodesYaml[] = R"yaml(
+physicalCluster:
+  cellTypes:
+    G-NODE:
+      childCellType: G
+      childCellNumber: 2
+      isNodeLevel: true
+    G-RACK:
+      childCellType: G-NODE
+      childCellNumber: 2
+  physicalCells:
+  - cellType: G-RACK
+    cellChildren:
+    - cellAddress: m0
+    - cellAddress: m1
+  - cellType: G-RACK
+    cellChildren:
+    - cellAddress: m2
+    - cellAddress: m3
+virtualClusters:
+  a:
+    virtualCells:
+    - cellType: G-RACK.G-NODE.G
+      cellNumber: 1
+    - cellType: G-RACK
+      cellNumber: 1
+  b:
+    virtualCells:
+    - cellType: G-RACK.G-NODE.G
+      cellNumber: 1
+    - cellType: G-RACK.G-NODE
+      cellNumber: 1
+)yaml";
+
 inline constexpr CellLevel kLeaf = 1, kPair = 2, kNode = 3, kRack = 4;
 
-// The allocator, health and virtual clusters of kYaml, built as the scheduler builds them.
+// The allocator, health and virtual clusters of kYaml (or of another config whose top
+// chain is G-RACK), built as the scheduler builds them.
 struct Fixture {
   cellalloc::CellForest forest;
   cellalloc::BuddyAllocator buddy;
@@ -74,9 +113,9 @@ struct Fixture {
   VirtualClusters vc;
   ChainId ch;
 
-  explicit Fixture(cellalloc::CellForest f)
+  Fixture(cellalloc::CellForest f, const char* yaml)
       : forest(std::move(f)), buddy(&forest), health(&forest, &buddy) {
-    ClusterSpec spec = *LoadClusterSpecString(kYaml);
+    ClusterSpec spec = *LoadClusterSpecString(yaml);
     REQUIRE(vc.Build(spec, &forest, &buddy, &health).ok());
     vc.AddViews(spec, &views);
     REQUIRE(vc.BindPinned().ok());
@@ -111,11 +150,12 @@ struct Fixture {
   }
 };
 
-inline Fixture MakeFixture() {
-  ClusterSpec spec = *LoadClusterSpecString(kYaml);
-  absl::StatusOr<cellalloc::CellForest> forest = cellalloc::CellForest::Build(spec);
+inline Fixture MakeFixture(const char* yaml = kYaml) {
+  absl::StatusOr<ClusterSpec> spec = LoadClusterSpecString(yaml);
+  REQUIRE(spec.ok());
+  absl::StatusOr<cellalloc::CellForest> forest = cellalloc::CellForest::Build(*spec);
   REQUIRE(forest.ok());
-  return Fixture(*std::move(forest));
+  return Fixture(*std::move(forest), yaml);
 }
 
 }  // namespace hived::testdata

@@ -30,6 +30,21 @@ inline GroupRequest Frac(const std::string& name, const std::string& vc, Priorit
   return r;
 }
 
+// One pod on leaf `index` of `node` in chain `chain`, with preassigned cell type `type` (none
+// when empty): a placement to Recover.
+inline Placement OneLeaf(const std::string& chain, const std::string& node, int32_t index,
+                         const std::string& type = "") {
+  Placement p;
+  p.chain = chain;
+  PodPlacement pod;
+  pod.leaf_cell_number = 1;
+  pod.node = node;
+  pod.leaf_cell_indices = {index};
+  if (!type.empty()) pod.preassigned_cell_types = {type};
+  p.pods.push_back(pod);
+  return p;
+}
+
 inline GroupRequest Whole(const std::string& name, const std::string& vc, Priority prio,
                           int32_t leaves, const std::string& type) {
   GroupRequest r;
