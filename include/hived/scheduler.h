@@ -288,7 +288,8 @@ struct ApplyConfigOptions {
 // 2^20, about 48 MB of ring plus the group names, 16 times the default.
 inline constexpr int64_t kMaxChangeLogCapacity = int64_t{1} << 20;
 
-// How `Scheduler::Create` (and `Restore`) builds a scheduler. `ApplyConfig` keeps them.
+// How `Scheduler::Create` (and `Restore`) builds a scheduler. `ApplyConfig` keeps them;
+// `RecoverFromJournal` builds with the defaults.
 struct SchedulerOptions {
   // The group and node entries kept for `Changes(since)` (a ring allocated at creation,
   // so a steady state allocates nothing: hived/fast_path.h, contract 6). About 48 bytes
