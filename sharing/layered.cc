@@ -159,6 +159,11 @@ void LayeredScheduler::ForgetChanges() {
   sharing_->ForgetDependents();
   whole_->ForgetChanges();
 }
+void LayeredScheduler::ResetChangeLog(size_t capacity) {
+  sharing_->ForgetDependents();
+  whole_->ResetChangeLog(capacity);
+}
+size_t LayeredScheduler::change_log_capacity() const { return whole_->change_log_capacity(); }
 
 std::vector<GroupStatus> LayeredScheduler::Groups(std::string_view after, int32_t limit) const {
   std::vector<GroupStatus> out = whole_->Groups(after, limit);

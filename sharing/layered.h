@@ -32,6 +32,7 @@
 #ifndef HIVED_SHARING_LAYERED_H_
 #define HIVED_SHARING_LAYERED_H_
 
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -112,6 +113,9 @@ class LayeredScheduler {
                  const ScheduleResult* result = nullptr);
   void NoteNodeChanged(std::string_view node);
   void ForgetChanges();
+  // ForgetChanges with a change log of `capacity` entries (SchedulerOptions), and its size.
+  void ResetChangeLog(size_t capacity);
+  size_t change_log_capacity() const;
 
   // The fast path (src/fast_path.cc, sharing/layered_fast_path.cc, hived/fast_path.h): whole-GPU
   // groups only.

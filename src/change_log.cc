@@ -7,7 +7,7 @@
 
 namespace hived {
 
-ChangeLog::ChangeLog(size_t capacity) : ring_(std::max<size_t>(capacity, 1)) {}
+ChangeLog::ChangeLog(size_t capacity) : capacity_(capacity), ring_(std::max<size_t>(capacity, 1)) {}
 
 size_t ChangeLog::NextSlot() {
   const size_t cap = ring_.size();
@@ -31,6 +31,11 @@ bool ChangeLog::Commit() {
   if (pending_ == 0) return false;
   ++version_;
   pending_ = 0;
+  if (capacity_ == 0) {  // the feed is off: nothing kept, no version before this one told
+    begin_ = Wrap(begin_ + size_, ring_.size());
+    size_ = 0;
+    floor_ = version_;
+  }
   return true;
 }
 
@@ -75,9 +80,12 @@ ChangeLog::Since ChangeLog::ChangesSince(uint64_t since) const {
 
 absl::Status ChangeLog::CheckInvariants() const {
   const size_t cap = ring_.size();
-  if (size_ > cap || pending_ > size_ || begin_ >= cap) {
+  const size_t committed = size_ - std::min(pending_, size_);
+  if (size_ > cap || pending_ > size_ || begin_ >= cap || committed > capacity_ ||
+      (capacity_ == 0 && floor_ != version_)) {
     return absl::InternalError(absl::StrCat("change log (1): ", size_, " entries, ", pending_,
-                                            " pending, oldest at ", begin_, ", capacity ", cap));
+                                            " pending, oldest at ", begin_, ", capacity ",
+                                            capacity_, ", floor ", floor_, ", version ", version_));
   }
   uint64_t prev = 0;
   for (size_t i = 0; i < size_; ++i) {

@@ -8,7 +8,9 @@
 // ring of `capacity` slots written in place (a slot's name keeps its capacity, so a steady
 // state allocates nothing); a slot overwritten takes its old version's completeness with
 // it: `floor` is the newest version that lost an entry, and changes since a version older
-// than `floor` cannot be told (the caller re-reads the full views).
+// than `floor` cannot be told (the caller re-reads the full views). Capacity 0 keeps no
+// change (the feed is off): one scratch slot still holds the pending entries (so
+// `ForEachPendingGroup` answers), and `Commit` drops them, `floor` following `version`.
 //
 // Example:
 //   ChangeLog log(/*capacity=*/1024);
@@ -19,7 +21,8 @@
 //
 // Invariants (CheckInvariants, tests/unit/scheduler/change_log_test.cc):
 //  (1) The committed entries, oldest to newest, have non-decreasing versions, each in
-//      (floor - 1, version()]; at most `capacity` entries are kept.
+//      (floor - 1, version()]; at most `capacity()` entries are kept (none when it is 0,
+//      and then floor == version()).
 //  (2) The pending entries (noted since the last Commit or Discard) follow them.
 //
 // Thread safety: not thread-safe; the scheduler's exclusive lock serialises the writers
@@ -41,10 +44,14 @@ namespace hived {
 class ChangeLog {
  public:
   static constexpr size_t kDefaultCapacity = size_t{1} << 16;
+  // The ring is allocated here, never later: a steady state allocates nothing
+  // (hived/fast_path.h, contract 6). REQUIRES: capacity <= kMaxChangeLogCapacity
+  // (hived/scheduler.h; `Scheduler::Create` refuses more).
   explicit ChangeLog(size_t capacity = kDefaultCapacity);
 
   uint64_t version() const { return version_; }
   uint64_t floor() const { return floor_; }
+  size_t capacity() const { return capacity_; }
 
   // Pending entries of the mutation under way.
   // A group noted again in the same mutation is skipped when it is the last group noted
@@ -107,6 +114,7 @@ class ChangeLog {
   // `i mod cap` for i < 2 * cap (a ring index plus an offset below the ring's size): no division.
   static size_t Wrap(size_t i, size_t cap) { return i >= cap ? i - cap : i; }
 
+  size_t capacity_;  // as constructed; the ring has max(capacity_, 1) slots
   std::vector<Entry> ring_;
   size_t begin_ = 0;    // the oldest kept entry
   size_t size_ = 0;     // kept entries, the pending ones included

@@ -22,9 +22,29 @@ namespace hived {
 // without a shared cache line (src/rw_lock.h).
 class Scheduler::Lock : public RwLock {};
 
+namespace {
+
+absl::Status CheckOptions(const SchedulerOptions& options) {
+  if (options.change_log_capacity < 0 || options.change_log_capacity > kMaxChangeLogCapacity) {
+    return absl::InvalidArgumentError(absl::StrCat("SchedulerOptions::change_log_capacity is ",
+                                                   options.change_log_capacity, ": must be in [0, ",
+                                                   kMaxChangeLogCapacity, "] (0: no change feed)"));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
 absl::StatusOr<std::unique_ptr<Scheduler>> Scheduler::Create(const ClusterSpec& spec) {
+  return Create(spec, SchedulerOptions());
+}
+
+absl::StatusOr<std::unique_ptr<Scheduler>> Scheduler::Create(const ClusterSpec& spec,
+                                                             const SchedulerOptions& options) {
+  HIVED_RETURN_IF_ERROR(CheckOptions(options));
   HIVED_ASSIGN_OR_RETURN(std::unique_ptr<LayeredScheduler> impl, LayeredScheduler::Create(spec));
-  impl->ForgetChanges();  // version 0 is the state built
+  // Version 0 is the state built; the ring is sized (allocated) now, once.
+  impl->ResetChangeLog(static_cast<size_t>(options.change_log_capacity));
   return std::unique_ptr<Scheduler>(new Scheduler(std::move(impl)));
 }
 
@@ -35,13 +55,14 @@ Scheduler::Scheduler(std::unique_ptr<LayeredScheduler> impl)
       groups_(std::make_unique<GroupsSnapshot>()) {}
 
 // Restore builds a new scheduler that no other thread can see yet: no lock.
-absl::StatusOr<std::unique_ptr<Scheduler>> Scheduler::Restore(const ClusterSpec& spec,
-                                                              std::string_view state,
-                                                              RestoreReport* report,
-                                                              RestoreOptions options) {
+absl::StatusOr<std::unique_ptr<Scheduler>> Scheduler::Restore(
+    const ClusterSpec& spec, std::string_view state, RestoreReport* report, RestoreOptions options,
+    const SchedulerOptions& scheduler_options) {
+  HIVED_RETURN_IF_ERROR(CheckOptions(scheduler_options));
   HIVED_ASSIGN_OR_RETURN(std::unique_ptr<LayeredScheduler> impl,
                          LayeredScheduler::Restore(spec, state, report, options));
-  impl->ForgetChanges();  // version 0 is the state restored
+  // Version 0 is the state restored.
+  impl->ResetChangeLog(static_cast<size_t>(scheduler_options.change_log_capacity));
   return std::unique_ptr<Scheduler>(new Scheduler(std::move(impl)));
 }
 std::string Scheduler::SpecFingerprint() const {
@@ -379,7 +400,7 @@ absl::StatusOr<RestoreReport> Scheduler::SwapConfig(const ClusterSpec& new_spec,
   RestoreReport report;
   HIVED_ASSIGN_OR_RETURN(std::unique_ptr<LayeredScheduler> next,
                          BuildConfigChange(*impl_, new_spec, options, &report));
-  next->ForgetChanges();
+  next->ResetChangeLog(impl_->change_log_capacity());  // the scheduler's capacity kept
   const uint64_t base = version_base_ + impl_->version() + 1;
   impl_ = std::move(next);
   version_base_ = base;

@@ -60,12 +60,23 @@ void SchedulerImpl::ForgetChanges() {
   noted_reserver_ = kNilId;
 }
 
+void SchedulerImpl::ResetChangeLog(size_t capacity) {
+  ForgetChanges();
+  changes_ = ChangeLog(capacity);
+}
+
 absl::StatusOr<StateChanges> SchedulerImpl::Changes(uint64_t since) const {
   if (since > changes_.version()) {
     return absl::InvalidArgumentError(absl::StrCat(
         "version ", since, " is ahead of the scheduler's state version ", changes_.version()));
   }
   ChangeLog::Since s = changes_.ChangesSince(since);
+  if (!s.complete && changes_.capacity() == 0) {
+    return absl::OutOfRangeError(absl::StrCat(
+        "the change feed is off (SchedulerOptions::change_log_capacity 0): the changes since "
+        "version ",
+        since, " are not kept; re-read the full views"));
+  }
   if (!s.complete) {
     return absl::OutOfRangeError(absl::StrCat(
         "the changes since version ", since, " are no longer kept (the oldest kept follow version ",

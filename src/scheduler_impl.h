@@ -195,6 +195,9 @@ class SchedulerImpl {
   void NoteNodeChanged(std::string_view node);
   // Drops what building or restoring noted: version 0 is the state `Create`/`Restore` made.
   void ForgetChanges();
+  // ForgetChanges with a new ring of `capacity` entries (SchedulerOptions; allocated now).
+  void ResetChangeLog(size_t capacity);
+  size_t change_log_capacity() const { return changes_.capacity(); }
 
   // For the layer above (sharing/layered.h): the state epoch (bumped by every change), node
   // health, the cancellation notes (Reservations::NoteCancelled), the leaves of a cell used

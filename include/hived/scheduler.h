@@ -284,11 +284,31 @@ struct ApplyConfigOptions {
   Stranded stranded = Stranded::kRefuse;
 };
 
+// The most change-log entries a scheduler keeps (`SchedulerOptions::change_log_capacity`):
+// 2^20, about 48 MB of ring plus the group names, 16 times the default.
+inline constexpr int64_t kMaxChangeLogCapacity = int64_t{1} << 20;
+
+// How `Scheduler::Create` (and `Restore`) builds a scheduler. `ApplyConfig` keeps them;
+// `RecoverFromJournal` builds with the defaults.
+struct SchedulerOptions {
+  // The group and node entries kept for `Changes(since)` (a ring allocated at creation,
+  // so a steady state allocates nothing: hived/fast_path.h, contract 6). About 48 bytes
+  // each. 0 turns the change feed off: `version()` still counts the changes, and
+  // `Changes(since)` is kOutOfRange for every `since` older than `version()` (re-read the
+  // full views: what a manager does when it fell behind a kept ring), an empty change
+  // list for `since == version()`. Must be in [0, kMaxChangeLogCapacity]
+  // (kInvalidArgument otherwise). A program that never calls `Changes` passes 0.
+  int64_t change_log_capacity = int64_t{1} << 16;
+};
+
 class HIVED_EXPORT Scheduler {
  public:
   // Validates `spec` (the same checks as `ValidateClusterSpec`) and builds the scheduler.
-  // Every node starts healthy. Errors: kInvalidArgument naming the first problems.
+  // Every node starts healthy. Errors: kInvalidArgument naming the first problems, or
+  // the option out of its bounds (SchedulerOptions).
   static absl::StatusOr<std::unique_ptr<Scheduler>> Create(const ClusterSpec& spec);
+  static absl::StatusOr<std::unique_ptr<Scheduler>> Create(const ClusterSpec& spec,
+                                                           const SchedulerOptions& options);
 
   // Persistence (docs/state-format.md). `SaveState` returns a versioned JSON document: every
   // running group's `GroupRecord` (request as asked, placement, how it runs, its virtual
@@ -316,12 +336,12 @@ class HIVED_EXPORT Scheduler {
   //
   // Errors (kInvalidArgument, naming the JSON path or line and column): malformed JSON, a
   // document of another schema or version, a malformed record, a duplicate group; an
-  // invalid spec as for `Create`; kFailedPrecondition: another cluster's state (above).
+  // invalid spec or `scheduler_options` as for `Create`; kFailedPrecondition: another
+  // cluster's state (above).
   absl::StatusOr<std::string> SaveState() const;
-  static absl::StatusOr<std::unique_ptr<Scheduler>> Restore(const ClusterSpec& spec,
-                                                            std::string_view state,
-                                                            RestoreReport* report = nullptr,
-                                                            RestoreOptions options = {});
+  static absl::StatusOr<std::unique_ptr<Scheduler>> Restore(
+      const ClusterSpec& spec, std::string_view state, RestoreReport* report = nullptr,
+      RestoreOptions options = {}, const SchedulerOptions& scheduler_options = {});
   // The spec fingerprint a saved state records (`config`, 16 hex digits): 64-bit FNV-1a
   // over every physical cell in config order (its cell type and address, which includes
   // the node names) and every VC in config order (its name, then each preassigned or pinned
@@ -481,8 +501,9 @@ class HIVED_EXPORT Scheduler {
   uint64_t version() const;
   // The groups and nodes changed after version `since` (StateChanges), at the current
   // version. Errors: kOutOfRange when `since` is older than the recent changes kept (a ring
-  // of about 65k group and node entries): re-read the full views then; kInvalidArgument
-  // for a version the scheduler has not reached.
+  // of `SchedulerOptions::change_log_capacity` group and node entries, 65,536 by default;
+  // with 0, every `since` before `version()`): re-read the full views then;
+  // kInvalidArgument for a version the scheduler has not reached.
   absl::StatusOr<StateChanges> Changes(uint64_t since) const;
 
   // Checks the scheduler's invariants (sharing/layered.h, src/scheduler_impl.h) and every

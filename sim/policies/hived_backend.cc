@@ -12,7 +12,7 @@ class HivedBackend : public SchedulerBackend {
   HivedBackend(const ClusterSpec& spec, int32_t job_count) : SchedulerBackend(spec, job_count) {}
 
   absl::Status Init(const ClusterSpec& spec) {
-    absl::StatusOr<std::unique_ptr<Scheduler>> full = Scheduler::Create(spec);
+    absl::StatusOr<std::unique_ptr<Scheduler>> full = CreateScheduler(spec);
     if (!full.ok()) return full.status();
     SetNodes(**full);
     total_gpus_ = info_.TotalGpus();

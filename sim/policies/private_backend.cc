@@ -15,7 +15,7 @@ class PrivateBackend : public SchedulerBackend {
   absl::Status Init() {
     // Each VC's private cluster is hardware of its own, named `VC/node` (the node names of
     // the cells it is built from), so failures hit each private cluster independently.
-    absl::StatusOr<std::unique_ptr<Scheduler>> full = Scheduler::Create(info_.QuotaSpec());
+    absl::StatusOr<std::unique_ptr<Scheduler>> full = CreateScheduler(info_.QuotaSpec());
     if (!full.ok()) return full.status();
     for (const NodeStatus& n : (*full)->Nodes()) config_nodes_.push_back(n.name);
     std::sort(config_nodes_.begin(), config_nodes_.end());

@@ -58,7 +58,7 @@ class PoolBackend : public SchedulerBackend {
 
   absl::Status Init() {
     const ClusterSpec pool = info_.QuotaSpec();
-    absl::StatusOr<std::unique_ptr<Scheduler>> full = Scheduler::Create(pool);
+    absl::StatusOr<std::unique_ptr<Scheduler>> full = CreateScheduler(pool);
     if (!full.ok()) return full.status();
     SetNodes(**full);
     for (const NodeStatus& n : (*full)->Nodes()) {

@@ -43,8 +43,15 @@ std::optional<std::vector<int32_t>> SchedulerBackend::NodesNamed(std::string_vie
   return std::nullopt;
 }
 
+absl::StatusOr<std::unique_ptr<Scheduler>> SchedulerBackend::CreateScheduler(
+    const ClusterSpec& spec) {
+  SchedulerOptions options;
+  options.change_log_capacity = 0;
+  return Scheduler::Create(spec, options);
+}
+
 absl::Status SchedulerBackend::AddDomain(const ClusterSpec& spec, const std::string& prefix) {
-  absl::StatusOr<std::unique_ptr<Scheduler>> s = Scheduler::Create(spec);
+  absl::StatusOr<std::unique_ptr<Scheduler>> s = CreateScheduler(spec);
   if (!s.ok()) return s.status();
   return AddDomain(std::move(*s), prefix);
 }

@@ -117,8 +117,12 @@ class SchedulerBackend : public ClusterBackend {
     bool may_reclaim = false;  // TryOptions::may_reclaim of the attempt
   };
   SchedulerBackend(const ClusterSpec& spec, int32_t job_count);
-  // Adds a domain built from `spec`. With an empty `prefix` its nodes must be among
-  // `nodes_`; otherwise the domain has hardware of its own: its nodes join `nodes_` as
+  // A scheduler for `spec` as the backends build them: without a change feed
+  // (SchedulerOptions::change_log_capacity 0: the simulator never reads `Changes`, and a
+  // ring per scheduler would cost ~3 MB each). Errors: Scheduler::Create's.
+  static absl::StatusOr<std::unique_ptr<Scheduler>> CreateScheduler(const ClusterSpec& spec);
+  // Adds a domain built from `spec` (CreateScheduler). With an empty `prefix` its nodes must be
+  // among `nodes_`; otherwise the domain has hardware of its own: its nodes join `nodes_` as
   // `prefix` + name (private clusters fail independently of each other).
   absl::Status AddDomain(const ClusterSpec& spec, const std::string& prefix = "");
   // The same with the domain's scheduler already built (e.g. the one `SetNodes` read, so a

@@ -89,9 +89,15 @@ View Take(const Scheduler& s) {
   return v;
 }
 
-// `old` brought up to date by re-reading what `Changes(old.version)` names.
-View Apply(const Scheduler& s, View old) {
+// `old` brought up to date by re-reading what `Changes(old.version)` names. With a small
+// change log (`out_of_range` not null) a kOutOfRange answer counts there and the full views
+// are re-read, as a manager does.
+View Apply(const Scheduler& s, View old, int64_t* out_of_range) {
   absl::StatusOr<StateChanges> ch = s.Changes(old.version);
+  if (out_of_range != nullptr && ch.status().code() == absl::StatusCode::kOutOfRange) {
+    ++*out_of_range;
+    return Take(s);
+  }
   REQUIRE(ch.ok());
   for (const std::string& name : ch->groups) {
     const GroupStatus g = s.GetGroup(name);
@@ -128,9 +134,9 @@ std::vector<std::string> PagedNames(const Scheduler& s, int32_t limit) {
 
 // After a step: the invariants, the served `Groups()` current, the version moved iff a
 // view did, every kept view brought up to date by `Changes` (`keep`: the current view kept
-// too), and the pages of `page` groups (> 0) equal to `Groups()`.
+// too), and the pages of `page` groups (> 0) equal to `Groups()`. `out_of_range`: Apply's.
 void CheckStep(const Scheduler& s, const std::vector<std::string>& known, const View& before,
-               std::vector<View>* kept, bool keep, int32_t page) {
+               std::vector<View>* kept, bool keep, int32_t page, int64_t* out_of_range = nullptr) {
   REQUIRE(s.CheckInvariants().ok());
   RequireGroupsCurrent(s, known);
   const View now = Take(s);
@@ -141,7 +147,7 @@ void CheckStep(const Scheduler& s, const std::vector<std::string>& known, const 
     REQUIRE(now.version > before.version);
   }
   for (const View& old : *kept) {
-    const View applied = Apply(s, old);
+    const View applied = Apply(s, old, out_of_range);
     REQUIRE(applied.version == now.version);
     REQUIRE(applied.groups == now.groups);
     REQUIRE(applied.nodes == now.nodes);
@@ -155,13 +161,18 @@ void CheckStep(const Scheduler& s, const std::vector<std::string>& known, const 
   }
 }
 
-void RunChangesProperty(uint64_t seed) {
+// `capacity`: SchedulerOptions::change_log_capacity; `out_of_range` (with a small one):
+// how many kept views were too old for the ring (Apply).
+void RunChangesProperty(uint64_t seed, int64_t capacity = int64_t{1} << 16,
+                        int64_t* out_of_range = nullptr) {
   std::mt19937_64 rng(seed);
   auto pick = [&](int n) { return std::uniform_int_distribution<int>(0, n - 1)(rng); };
   absl::StatusOr<ClusterSpec> spec =
       LoadClusterSpecFile(testing::TestdataPath("sched-two-racks-4vc.yaml"));
   REQUIRE(spec.ok());
-  absl::StatusOr<std::unique_ptr<Scheduler>> created = Scheduler::Create(*spec);
+  SchedulerOptions options;
+  options.change_log_capacity = capacity;
+  absl::StatusOr<std::unique_ptr<Scheduler>> created = Scheduler::Create(*spec, options);
   REQUIRE(created.ok());
   Scheduler& s = **created;
   REQUIRE(s.version() == 0);
@@ -218,7 +229,7 @@ void RunChangesProperty(uint64_t seed) {
     }
     const bool keep = pick(8) == 0;  // one draw after the other: the same run on every compiler
     const int32_t page = step % 25 == 0 ? 1 + pick(5) : 0;
-    CheckStep(s, known, before, &kept, keep, page);
+    CheckStep(s, known, before, &kept, keep, page, out_of_range);
   }
 }
 
@@ -349,6 +360,18 @@ TEST_CASE("Changes: re-reading what changed since a view turns it into the curre
     CAPTURE(seed);
     RunChangesProperty(seed);
   }
+}
+
+TEST_CASE("Changes: exact or kOutOfRange with a small change log", "[scheduler][property]") {
+  // A ring of 48 entries holds a few steps: recent views are brought up to date exactly,
+  // older ones (version 0 among them) are told kOutOfRange.
+  int64_t out_of_range = 0;
+  for (uint64_t seed = testing::PropertyFirstSeed(1); seed < testing::PropertySeedEnd(1, 6);
+       ++seed) {
+    CAPTURE(seed);
+    RunChangesProperty(seed, /*capacity=*/48, &out_of_range);
+  }
+  CHECK(out_of_range > 0);  // not vacuous: the ring wrapped
 }
 
 TEST_CASE("Changes: exact with fractional MIG and whole groups mixed",

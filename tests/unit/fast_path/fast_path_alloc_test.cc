@@ -4,6 +4,7 @@
 // allocations while `counting` is set (this test binary only).
 #include <atomic>
 #include <cstddef>
+#include <cstdint>
 #include <cstdlib>
 #include <memory>
 #include <new>
@@ -56,11 +57,14 @@ int64_t CountAllocations(F f) {
   return allocations.load();
 }
 
-std::unique_ptr<Scheduler> Make() {
+// `capacity`: SchedulerOptions::change_log_capacity (a small ring wraps on every cycle).
+std::unique_ptr<Scheduler> Make(int64_t capacity = int64_t{1} << 16) {
   absl::StatusOr<ClusterSpec> spec =
       LoadClusterSpecFile(testing::TestdataPath("sched-two-racks-4vc.yaml"));
   REQUIRE(spec.ok());
-  absl::StatusOr<std::unique_ptr<Scheduler>> s = Scheduler::Create(*spec);
+  SchedulerOptions options;
+  options.change_log_capacity = capacity;
+  absl::StatusOr<std::unique_ptr<Scheduler>> s = Scheduler::Create(*spec, options);
   REQUIRE(s.ok());
   return *std::move(s);
 }
@@ -97,7 +101,10 @@ TEST_CASE("FastPath: Release by handle allocates nothing", "[scheduler][unit]") 
 
 TEST_CASE("FastPath: a steady-state ScheduleAndAllocate and Release cycle allocates nothing",
           "[scheduler][unit]") {
-  std::unique_ptr<Scheduler> s = Make();
+  // The default change log, a small ring wrapping many times, none (capacity 0).
+  const int64_t capacity = GENERATE(int64_t{1} << 16, int64_t{5}, int64_t{0});
+  CAPTURE(capacity);
+  std::unique_ptr<Scheduler> s = Make(capacity);
   FastResult r;
   const GroupRequest one = Request("cycle-a", 1, 1);
   const GroupRequest two = Request("cycle-b", 2, 4);

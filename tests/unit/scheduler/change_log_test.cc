@@ -6,6 +6,7 @@
 #include <deque>
 #include <random>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "support/catch.h"
@@ -109,6 +110,51 @@ TEST_CASE("ChangeLog: a group noted again in one mutation takes one entry", "[sc
   CHECK(log.ChangesSince(2).groups == std::vector<std::string>{"c"});
 }
 
+TEST_CASE("ChangeLog: capacity 0 counts versions and keeps no change", "[scheduler][unit]") {
+  ChangeLog log(/*capacity=*/0);
+  CHECK(log.capacity() == 0);
+  CHECK(log.ChangesSince(0).complete);  // nothing changed yet: nothing to tell
+  log.NoteGroup("a");
+  log.NoteNode(NodeId(1));
+  log.NoteGroup("b");
+  std::vector<std::string> pending;  // the layer above still reads the last group noted
+  log.ForEachPendingGroup([&](std::string_view g) { pending.emplace_back(g); });
+  CHECK(pending == std::vector<std::string>{"b"});
+  REQUIRE(log.Commit());
+  REQUIRE(log.CheckInvariants().ok());
+  CHECK(log.version() == 1);
+  CHECK(log.floor() == 1);
+  CHECK(!log.ChangesSince(0).complete);
+  CHECK(log.ChangesSince(1).complete);
+  CHECK(log.ChangesSince(1).groups.empty());
+  log.NoteGroup("c");
+  log.Discard();  // no version, nothing kept
+  CHECK(!log.Commit());
+  log.NoteNode(NodeId(2));
+  REQUIRE(log.Commit());
+  REQUIRE(log.CheckInvariants().ok());
+  CHECK(log.version() == 2);
+  CHECK(log.floor() == 2);
+  CHECK(!log.ChangesSince(1).complete);
+}
+
+TEST_CASE("ChangeLog: capacity 1 tells a one-entry version and no older one", "[scheduler][unit]") {
+  ChangeLog log(/*capacity=*/1);
+  log.NoteGroup("a");
+  REQUIRE(log.Commit());  // version 1: one entry, kept
+  CHECK(log.ChangesSince(0).complete);
+  CHECK(log.ChangesSince(0).groups == std::vector<std::string>{"a"});
+  log.NoteNode(NodeId(4));
+  REQUIRE(log.Commit());  // version 2 overwrites version 1's entry
+  REQUIRE(log.CheckInvariants().ok());
+  CHECK(log.floor() == 1);
+  CHECK(!log.ChangesSince(0).complete);
+  ChangeLog::Since s = log.ChangesSince(1);
+  CHECK(s.complete);
+  CHECK(s.nodes == std::vector<NodeId>{NodeId(4)});
+  CHECK(s.groups.empty());
+}
+
 // The ring against a plain model: a deque of (version, entry) that drops its oldest entry
 // when it holds `capacity`, with the floor the newest version it dropped; the ring wraps
 // many times over (capacities that are not powers of two included).
@@ -118,7 +164,8 @@ TEST_CASE("ChangeLog: the ring answers as a bounded deque", "[scheduler][unit]")
     std::string group;  // empty: a node entry
     uint32_t node;
   };
-  for (const size_t capacity : {size_t{300}, size_t{1000}, size_t{4096}}) {
+  for (const size_t capacity :
+       {size_t{1}, size_t{2}, size_t{7}, size_t{300}, size_t{1000}, size_t{4096}}) {
     for (uint32_t seed = 1; seed <= 3; ++seed) {
       ChangeLog log(capacity);
       std::deque<Kept> model;
