@@ -155,10 +155,6 @@ void LayeredScheduler::EndChange(uint64_t epoch_before, bool changed, std::strin
   whole_->EndChange(epoch_before, changed, group, result);
 }
 void LayeredScheduler::NoteNodeChanged(std::string_view node) { whole_->NoteNodeChanged(node); }
-void LayeredScheduler::ForgetChanges() {
-  sharing_->ForgetDependents();
-  whole_->ForgetChanges();
-}
 void LayeredScheduler::ResetChangeLog(size_t capacity) {
   sharing_->ForgetDependents();
   whole_->ResetChangeLog(capacity);

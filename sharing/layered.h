@@ -112,8 +112,8 @@ class LayeredScheduler {
   void EndChange(uint64_t epoch_before, bool changed, std::string_view group,
                  const ScheduleResult* result = nullptr);
   void NoteNodeChanged(std::string_view node);
-  void ForgetChanges();
-  // ForgetChanges with a change log of `capacity` entries (SchedulerOptions), and its size.
+  // Drops what building or restoring noted, with a change log of `capacity` entries
+  // (SchedulerOptions); and that capacity.
   void ResetChangeLog(size_t capacity);
   size_t change_log_capacity() const;
 

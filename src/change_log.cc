@@ -82,7 +82,7 @@ absl::Status ChangeLog::CheckInvariants() const {
   const size_t cap = ring_.size();
   const size_t committed = size_ - std::min(pending_, size_);
   if (size_ > cap || pending_ > size_ || begin_ >= cap || committed > capacity_ ||
-      (capacity_ == 0 && floor_ != version_)) {
+      (capacity_ == 0 && floor_ < version_)) {
     return absl::InternalError(absl::StrCat("change log (1): ", size_, " entries, ", pending_,
                                             " pending, oldest at ", begin_, ", capacity ",
                                             capacity_, ", floor ", floor_, ", version ", version_));

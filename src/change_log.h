@@ -22,7 +22,8 @@
 // Invariants (CheckInvariants, tests/unit/scheduler/change_log_test.cc):
 //  (1) The committed entries, oldest to newest, have non-decreasing versions, each in
 //      (floor - 1, version()]; at most `capacity()` entries are kept (none when it is 0,
-//      and then floor == version()).
+//      and then floor >= version(): version() + 1 while a
+//      mutation under way has noted more than the one scratch slot holds).
 //  (2) The pending entries (noted since the last Commit or Discard) follow them.
 //
 // Thread safety: not thread-safe; the scheduler's exclusive lock serialises the writers

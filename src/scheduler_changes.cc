@@ -54,15 +54,10 @@ void SchedulerImpl::NoteNodeChanged(std::string_view node) {
   if (!n.IsNil()) changes_.NoteNode(n);
 }
 
-void SchedulerImpl::ForgetChanges() {
-  changes_.Discard();
+void SchedulerImpl::ResetChangeLog(size_t capacity) {
+  changes_ = ChangeLog(capacity);
   noted_user_ = kNilId;
   noted_reserver_ = kNilId;
-}
-
-void SchedulerImpl::ResetChangeLog(size_t capacity) {
-  ForgetChanges();
-  changes_ = ChangeLog(capacity);
 }
 
 absl::StatusOr<StateChanges> SchedulerImpl::Changes(uint64_t since) const {

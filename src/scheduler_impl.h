@@ -193,9 +193,9 @@ class SchedulerImpl {
   void NoteGroupChanged(std::string_view name) { changes_.NoteGroup(name); }
   // Notes node `node` as changed (its health), for the next `EndChange`.
   void NoteNodeChanged(std::string_view node);
-  // Drops what building or restoring noted: version 0 is the state `Create`/`Restore` made.
-  void ForgetChanges();
-  // ForgetChanges with a new ring of `capacity` entries (SchedulerOptions; allocated now).
+  // Drops what building or restoring noted (version 0 is the state `Create`/`Restore` made)
+  // and sizes the change log: a new ring of `capacity` entries (SchedulerOptions; allocated
+  // now, once).
   void ResetChangeLog(size_t capacity);
   size_t change_log_capacity() const { return changes_.capacity(); }
 
@@ -489,7 +489,9 @@ class SchedulerImpl {
 
   // The state version and recent changes (src/change_log.h); the last user and reserver
   // noted by `NoteLeafChanged` in this mutation (a group's leaves come in runs).
-  ChangeLog changes_;
+  // Kept empty (capacity 0) until the owner sizes it with ResetChangeLog: building and
+  // restoring note changes nobody reads, and a ring allocated here would be replaced at once.
+  ChangeLog changes_{0};
   GroupId noted_user_ = kNilId;
   GroupId noted_reserver_ = kNilId;
 
