@@ -314,8 +314,8 @@ absl::StatusOr<Event> Replay::TakeArrival() {
 
 bool Replay::Stale(const Event& top) const {
   if (top.kind != EventKind::kWake) return false;
-  const int32_t s = slot_.Get(top.job);
-  return s < 0 || live_[static_cast<size_t>(s)].rec.state != JobState::kQueued;
+  const LiveJob* live = FindLive(top.job);
+  return live == nullptr || live->rec.state != JobState::kQueued;
 }
 
 absl::StatusOr<EngineResult> Replay::Run(JobFeed* feed, const TraceFacts& facts,

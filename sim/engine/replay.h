@@ -142,6 +142,10 @@ class Replay : public BackfillOracle {
     const int32_t s = slot_.Get(j);
     return s < 0 ? nullptr : &live_[static_cast<size_t>(s)];
   }
+  const LiveJob* FindLive(JobIndex j) const {
+    const int32_t s = slot_.Get(j);
+    return s < 0 ? nullptr : &live_[static_cast<size_t>(s)];
+  }
   const SimJob& Job(JobIndex j) const { return Live(j).job; }
   const JobRecord& Rec(JobIndex j) const { return Live(j).rec; }
   JobRecord& Rec(JobIndex j) { return Live(j).rec; }
