@@ -20,14 +20,23 @@ uint64_t DepartureKey(int32_t pod, uint32_t generation) {
 
 class PodReplay {
  public:
-  PodReplay(const OpenbPodList& list, PodBackend* backend, const PodReplayOptions& options)
+  PodReplay(const OpenbPodList& list, ClusterBackend* backend, const PodReplayOptions& options)
       : list_(list),
         backend_(backend),
         step_(options.sample_seconds),
         sharing_(options.sharing),
         params_(options.sharing_params) {
-    const int32_t gpus = backend_->gpu_count();
+    const int64_t gpus = backend_->total_gpus();
     tenants_.resize(static_cast<size_t>(gpus));
+    jobs_.reserve(list_.pods.size());
+    for (size_t i = 0; i < list_.pods.size(); ++i) {
+      // A pod is a one-member job of VC 0; the backend knows its request by `index`.
+      SimJob job;
+      job.index = static_cast<JobIndex>(i);
+      job.gpus = list_.pods[i].num_gpu;
+      job.members = {GangMember{1, job.gpus}};
+      jobs_.push_back(job);
+    }
     state_.resize(list_.pods.size());
     placement_.resize(list_.pods.size());
     result_.runs.resize(list_.pods.size());
@@ -59,7 +68,10 @@ class PodReplay {
     if (absl::StatusOr<EventLoopResult> ran = loop.Run(); !ran.ok()) return ran.status();
     Advance(r.end_time);
     for (int32_t w : waiting_) NeverPlaced(w);
-    if (absl::Status s = backend_->Finish(); !s.ok()) return s;
+    if (backend_->used_gpus() != 0) {
+      return absl::InternalError("replay: GPU milli still allocated after the last departure");
+    }
+    if (absl::Status s = backend_->CheckInvariants(); !s.ok()) return s;
     if (r.placed + r.never_placed != r.pods) {
       return absl::InternalError("replay: placed + never placed != pods");
     }
@@ -112,12 +124,7 @@ class PodReplay {
   }
   absl::Status Handle(const Event& e) {
     if (Stale(e)) return absl::OkStatus();
-    if (e.kind == EventKind::kSubmit) {
-      Arrive(e.job, e.time);
-    } else {
-      Depart(e.job, e.time);
-    }
-    return absl::OkStatus();
+    return e.kind == EventKind::kSubmit ? Arrive(e.job, e.time) : Depart(e.job, e.time);
   }
   absl::Status EndOfTime() { return absl::OkStatus(); }
   // Every pod arrived is placed (running or gone), never placed, or waiting.
@@ -198,7 +205,7 @@ class PodReplay {
     const int64_t until = std::min(t, result_.end_time);
     while (step_ > 0 && next_sample_ <= until) {
       result_.timeline.push_back({next_sample_, backend_->allocation_ratio(),
-                                  backend_->fragmentation(), running_,
+                                  backend_->fragmentation_ratio(), running_,
                                   static_cast<int64_t>(waiting_.size())});
       next_sample_ += step_;
     }
@@ -219,20 +226,23 @@ class PodReplay {
     return p.phase == OpenbPhase::kPending ? *p.deletion_time : result_.end_time;
   }
 
-  void Arrive(int32_t i, int64_t t) {
+  absl::Status Arrive(int32_t i, int64_t t) {
     if (t >= Deadline(i)) {
       NeverPlaced(i);
-      return;
+      return absl::OkStatus();
     }
-    if (!Place(i, t, -1)) {
+    absl::StatusOr<bool> placed = Place(i, t, -1);
+    if (!placed.ok()) return placed.status();
+    if (*placed) {
+      ++result_.placed_at_arrival;
+    } else {
       waiting_.push_back(i);
-      return;
     }
-    ++result_.placed_at_arrival;
+    return absl::OkStatus();
   }
 
-  void Depart(int32_t i, int64_t t) {
-    const PodPlacement& at = placement_[static_cast<size_t>(i)];
+  absl::Status Depart(int32_t i, int64_t t) {
+    const JobGpus& at = placement_[static_cast<size_t>(i)];
     PodRun& run = result_.runs[static_cast<size_t>(i)];
     run.end = t;
     if (run.work > 0)
@@ -243,7 +253,7 @@ class PodReplay {
       ChangeDegree(on.size() + 1, on.size());
       Reschedule(g, t, -1);
     });
-    backend_->Remove(i);
+    if (absl::Status s = backend_->Release(jobs_[static_cast<size_t>(i)]); !s.ok()) return s;
     NotePeak();
     --running_;
     // Only `at.node` gained room: a waiting pod can fit nowhere else.
@@ -255,23 +265,42 @@ class PodReplay {
         NeverPlaced(w);
         continue;
       }
-      if (Place(w, t, node)) continue;
+      absl::StatusOr<bool> placed = Place(w, t, node);
+      if (!placed.ok()) return placed.status();
+      if (*placed) continue;
       waiting_[keep++] = w;
     }
     waiting_.resize(keep);
+    return absl::OkStatus();
   }
 
   template <typename F>
-  static void ForEachGpu(const PodPlacement& at, F f) {
-    for (uint64_t bits = at.gpus; bits != 0; bits &= bits - 1) {
+  static void ForEachGpu(const JobGpus& at, F f) {
+    for (uint64_t bits = at.mask; bits != 0; bits &= bits - 1) {
       f(static_cast<size_t>(at.first_gpu) + static_cast<size_t>(__builtin_ctzll(bits)));
     }
   }
 
-  // Places pod `i` at `t` (on `only_node` when >= 0); false when the backend does not.
-  bool Place(int32_t i, int64_t t, int32_t only_node) {
-    PodPlacement& at = placement_[static_cast<size_t>(i)];
-    if (!backend_->TryPlace(i, only_node, &at)) return false;
+  // Places pod `i` at `t` (on `only_node` when >= 0); false when the backend lets it wait.
+  absl::StatusOr<bool> Place(int32_t i, int64_t t, int32_t only_node) {
+    TryOptions options;
+    options.only_node = only_node;
+    absl::StatusOr<StartAttempt> attempt =
+        backend_->TryStart(jobs_[static_cast<size_t>(i)], options);
+    if (!attempt.ok()) return attempt.status();
+    if (attempt->kind == StartAttempt::Kind::kWaiting) return false;
+    if (attempt->kind != StartAttempt::Kind::kStarted) {
+      return absl::InternalError(absl::StrCat(
+          "pod replay: the backend (", std::string(backend_->policy_name()), ") answered pod ", i,
+          " neither started nor waiting; a pod does not preempt and is never infeasible"));
+    }
+    JobGpus& at = placement_[static_cast<size_t>(i)];
+    at = backend_->RunGpus(i);
+    if (at.node < 0) {
+      // A backend that does not model single GPUs: the pod's node, no GPU shared.
+      const NodeList on = backend_->JobNodes(i);
+      at = JobGpus{on.empty() ? -1 : on.front(), 0, 0};
+    }
     NotePeak();
     const OpenbPod& p = list_.pods[static_cast<size_t>(i)];
     ++running_;
@@ -291,7 +320,7 @@ class PodReplay {
     } else {
       run.work = *p.deletion_time - p.scheduled_time.value_or(*p.creation_time);
       st.work_left = static_cast<double>(run.work);
-      if (backend_->pod_gpus(i) == 0) PushDeparture(t + run.work, i, st.generation);
+      if (jobs_[static_cast<size_t>(i)].gpus == 0) PushDeparture(t + run.work, i, st.generation);
     }
     ForEachGpu(at, [&](size_t g) {
       std::vector<int32_t>& on = tenants_[g];
@@ -313,8 +342,7 @@ class PodReplay {
     std::vector<double> slowdowns;
     for (size_t i = 0; i < r.runs.size(); ++i) {
       const PodRun& run = r.runs[i];
-      if (!run.placed || run.work == 0 || state_[i].fixed_end ||
-          backend_->pod_gpus(static_cast<int32_t>(i)) == 0) {
+      if (!run.placed || run.work == 0 || state_[i].fixed_end || jobs_[i].gpus == 0) {
         continue;
       }
       slowdowns.push_back(run.slowdown);
@@ -340,13 +368,14 @@ class PodReplay {
   }
 
   const OpenbPodList& list_;
-  PodBackend* backend_;
+  ClusterBackend* backend_;
   int64_t step_;
   SharingMode sharing_;
   SharingParams params_;
   std::vector<std::vector<int32_t>> tenants_;  // per GPU: the pods on it
   std::vector<PodState> state_;                // per pod
-  std::vector<PodPlacement> placement_;        // per pod
+  std::vector<SimJob> jobs_;                   // per pod: the pod as a one-member job
+  std::vector<JobGpus> placement_;             // per pod
   std::vector<int64_t> gpus_at_degree_;        // GPUs by number of pods on them
   std::vector<GpuTenant> tenant_buf_;
   std::vector<double> speed_buf_;
@@ -368,7 +397,7 @@ class PodReplay {
 
 }  // namespace
 
-absl::StatusOr<PodReplayResult> ReplayPods(const OpenbPodList& list, PodBackend* backend,
+absl::StatusOr<PodReplayResult> ReplayPods(const OpenbPodList& list, ClusterBackend* backend,
                                            const PodReplayOptions& options) {
   if (!list.stats.has_times) {
     return absl::InvalidArgumentError(

@@ -1,7 +1,15 @@
 // sim/engine/pod_replay.h: the engine's replay of a pod-level trace (an openb pod list,
-// sim/trace/openb_reader.h) over a `PodBackend`, with the GPU sharing models
-// (sim/engine/sharing_model.h). `hived-sim openb-replay` and `run --format openb` reach it
-// through sim/openb/openb_replay.h, which adapts the fill model (sim/policies/) as the backend.
+// sim/trace/openb_reader.h) over a `ClusterBackend` (cluster_backend.h, the job replay's
+// seam), with the GPU sharing models (sim/engine/sharing_model.h). `hived-sim openb-replay`
+// and `run --format openb` reach it through sim/openb/openb_replay.h, which adapts the fill
+// model (sim/policies/) as the backend.
+//
+// A pod is a one-member job: `SimJob{index = its index in the list, vc = 0, priority 0, gpus
+// = its GPUs (0 for a CPU-only pod), members = {1 pod of those GPUs}}`; what it requests
+// beside the GPUs (milli, CPU, memory) is the backend's, which models the pod list by
+// `SimJob::index`. The backend must answer `TryStart` with kStarted or kWaiting (anything
+// else fails the replay) and give a running pod's GPUs through `RunGpus` (without it, the
+// pod runs on `JobNodes`' first node and shares no GPU).
 //
 // The replay runs on the engine's one event loop (sim/engine/event_loop.h), as the job
 // replay does: the pods arrive from a feed sorted by (creation time, pod index); departures
@@ -31,7 +39,8 @@
 // requests `SharingRequestMilli` gives).
 //
 // Invariants: (1) every pod is placed at most once; (2) placed + never placed == pods;
-// (3) the backend's allocation is back to 0 after the last departure (`PodBackend::Finish`).
+// (3) after the last departure the backend holds no GPU (`used_gpus() == 0`) and its
+// `CheckInvariants` passes.
 //
 // Thread safety: not thread-safe; one replay per thread.
 #ifndef HIVED_SIM_ENGINE_POD_REPLAY_H_
@@ -41,39 +50,11 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "sim/engine/cluster_backend.h"
 #include "sim/engine/sharing_model.h"
 #include "sim/trace/openb_reader.h"
 
 namespace hived::sim {
-
-// Where a pod was placed: node `node`, GPUs `gpus` (bit i: the node's GPU i), the node's
-// first GPU's index among all the cluster's GPUs.
-struct PodPlacement {
-  int32_t node = -1;
-  uint64_t gpus = 0;
-  int32_t first_gpu = 0;
-};
-
-// The seam between the pod replay and a placement model (the fill model and its policies).
-class PodBackend {
- public:
-  virtual ~PodBackend() = default;
-  // The cluster's GPUs (placements' GPU indices are below it).
-  virtual int32_t gpu_count() const = 0;
-  // The GPUs pod `pod` (index in the pod list) asks for; 0 for a CPU-only pod.
-  virtual int32_t pod_gpus(int32_t pod) const = 0;
-  // Places `pod` on a node that fits it (`only_node` >= 0: on that node only, if it fits);
-  // false when none fits or the policy declines it.
-  virtual bool TryPlace(int32_t pod, int32_t only_node, PodPlacement* placement) = 0;
-  // Frees what `pod` holds. REQUIRES: placed and not removed since.
-  virtual void Remove(int32_t pod) = 0;
-  // GPU milli allocated / capacity, and the fragmentation / capacity.
-  virtual double allocation_ratio() const = 0;
-  virtual double fragmentation() const = 0;
-  // After the last departure: nothing allocated, the model's invariants and the policy's
-  // errors (kInternal).
-  virtual absl::Status Finish() const = 0;
-};
 
 struct PodReplayOptions {
   int64_t sample_seconds = 3600;  // timeline step
@@ -126,9 +107,11 @@ struct PodReplayResult {
 };
 
 // Replays `list` over `backend`. Errors: kInvalidArgument (naming the file) when the pod list
-// has no times (the 5-column layout); the backend's `Finish` errors; kInternal when an
-// invariant fails. REQUIRES: `backend` models `list`'s pods, none placed yet.
-absl::StatusOr<PodReplayResult> ReplayPods(const OpenbPodList& list, PodBackend* backend,
+// has no times (the 5-column layout); the backend's errors (its `TryStart` and `Release`,
+// its `CheckInvariants` at the end); kInternal when an invariant fails or the backend
+// answers neither kStarted nor kWaiting. REQUIRES: `backend` models `list`'s pods (job i =
+// pod i), none placed yet.
+absl::StatusOr<PodReplayResult> ReplayPods(const OpenbPodList& list, ClusterBackend* backend,
                                            const PodReplayOptions& options);
 
 }  // namespace hived::sim
