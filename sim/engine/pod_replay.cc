@@ -20,9 +20,11 @@ uint64_t DepartureKey(int32_t pod, uint32_t generation) {
 
 class PodReplay {
  public:
-  PodReplay(const OpenbPodList& list, ClusterBackend* backend, const PodReplayOptions& options)
+  PodReplay(const OpenbPodList& list, ClusterBackend* backend, const PodReplayOptions& options,
+            PodSink* sink)
       : list_(list),
         backend_(backend),
+        sink_(sink),
         step_(options.sample_seconds),
         sharing_(options.sharing),
         params_(options.sharing_params) {
@@ -39,7 +41,7 @@ class PodReplay {
     }
     state_.resize(list_.pods.size());
     placement_.resize(list_.pods.size());
-    result_.runs.resize(list_.pods.size());
+    runs_.resize(list_.pods.size());
     gpus_at_degree_.assign(2, 0);
     gpus_at_degree_[0] = gpus;
     result_.gpu_seconds_by_degree.assign(2, 0.0);
@@ -67,7 +69,9 @@ class PodReplay {
     EventLoop<PodReplay> loop(this, &events_, {});
     if (absl::StatusOr<EventLoopResult> ran = loop.Run(); !ran.ok()) return ran.status();
     Advance(r.end_time);
-    for (int32_t w : waiting_) NeverPlaced(w);
+    for (int32_t w : waiting_) {
+      if (absl::Status s = NeverPlaced(w); !s.ok()) return s;
+    }
     if (backend_->used_gpus() != 0) {
       return absl::InternalError("replay: GPU milli still allocated after the last departure");
     }
@@ -75,18 +79,8 @@ class PodReplay {
     if (r.placed + r.never_placed != r.pods) {
       return absl::InternalError("replay: placed + never placed != pods");
     }
-    std::sort(waits_.begin(), waits_.end());
-    if (!waits_.empty()) {
-      double sum = 0;
-      for (int64_t w : waits_) sum += static_cast<double>(w);
-      r.mean_wait = sum / static_cast<double>(waits_.size());
-      r.p50_wait = waits_[waits_.size() / 2];
-      r.p99_wait = waits_[std::min(waits_.size() - 1, waits_.size() * 99 / 100)];
-      r.max_wait = waits_.back();
-    }
     const double span = static_cast<double>(r.end_time - r.start_time);
     r.mean_allocation_ratio = span > 0 ? area_ / span : backend_->allocation_ratio();
-    SummariseSharing();
     return r;
   }
 
@@ -154,11 +148,18 @@ class PodReplay {
     events_.PushOrdered(e);
   }
 
-  void NeverPlaced(int32_t i) {
+  absl::Status NeverPlaced(int32_t i) {
     ++result_.never_placed;
     if (list_.pods[static_cast<size_t>(i)].phase != OpenbPhase::kPending) {
       ++result_.never_placed_by_end;
     }
+    return Hand(i, 0);
+  }
+
+  // Hands pod `i`'s final run to the sink.
+  absl::Status Hand(int32_t i, int64_t wait) {
+    return sink_->Add(
+        {i, jobs_[static_cast<size_t>(i)].gpus, wait, &runs_[static_cast<size_t>(i)]});
   }
 
   // Moves one GPU from `from` pods to `to` pods in the degree counts.
@@ -186,7 +187,7 @@ class PodReplay {
     for (size_t k = 0; k < on.size(); ++k) {
       const int32_t p = on[k];
       PodState& st = state_[static_cast<size_t>(p)];
-      PodRun& run = result_.runs[static_cast<size_t>(p)];
+      PodRun& run = runs_[static_cast<size_t>(p)];
       run.max_degree = std::max(run.max_degree, static_cast<int32_t>(on.size()));
       if (st.fixed_end || (st.speed == speed_buf_[k] && p != placed)) continue;
       st.work_left = std::max(0.0, st.work_left - st.speed * static_cast<double>(t - st.since));
@@ -227,10 +228,7 @@ class PodReplay {
   }
 
   absl::Status Arrive(int32_t i, int64_t t) {
-    if (t >= Deadline(i)) {
-      NeverPlaced(i);
-      return absl::OkStatus();
-    }
+    if (t >= Deadline(i)) return NeverPlaced(i);
     absl::StatusOr<bool> placed = Place(i, t, -1);
     if (!placed.ok()) return placed.status();
     if (*placed) {
@@ -243,7 +241,7 @@ class PodReplay {
 
   absl::Status Depart(int32_t i, int64_t t) {
     const JobGpus& at = placement_[static_cast<size_t>(i)];
-    PodRun& run = result_.runs[static_cast<size_t>(i)];
+    PodRun& run = runs_[static_cast<size_t>(i)];
     run.end = t;
     if (run.work > 0)
       run.slowdown = static_cast<double>(t - run.start) / static_cast<double>(run.work);
@@ -256,13 +254,17 @@ class PodReplay {
     if (absl::Status s = backend_->Release(jobs_[static_cast<size_t>(i)]); !s.ok()) return s;
     NotePeak();
     --running_;
+    if (absl::Status s = Hand(i, run.start - *list_.pods[static_cast<size_t>(i)].creation_time);
+        !s.ok()) {
+      return s;
+    }
     // Only `at.node` gained room: a waiting pod can fit nowhere else.
     const int32_t node = at.node;
     size_t keep = 0;
     for (size_t k = 0; k < waiting_.size(); ++k) {
       const int32_t w = waiting_[k];
       if (t >= Deadline(w)) {
-        NeverPlaced(w);
+        if (absl::Status s = NeverPlaced(w); !s.ok()) return s;
         continue;
       }
       absl::StatusOr<bool> placed = Place(w, t, node);
@@ -305,8 +307,7 @@ class PodReplay {
     const OpenbPod& p = list_.pods[static_cast<size_t>(i)];
     ++running_;
     ++result_.placed;
-    waits_.push_back(t - *p.creation_time);
-    PodRun& run = result_.runs[static_cast<size_t>(i)];
+    PodRun& run = runs_[static_cast<size_t>(i)];
     run.placed = true;
     run.node = at.node;
     run.start = t;
@@ -336,39 +337,9 @@ class PodReplay {
         std::max(result_.peak_allocation_ratio, backend_->allocation_ratio());
   }
 
-  // Fills in the slowdown and sharing-degree figures once every pod has left.
-  void SummariseSharing() {
-    PodReplayResult& r = result_;
-    std::vector<double> slowdowns;
-    for (size_t i = 0; i < r.runs.size(); ++i) {
-      const PodRun& run = r.runs[i];
-      if (!run.placed || run.work == 0 || state_[i].fixed_end || jobs_[i].gpus == 0) {
-        continue;
-      }
-      slowdowns.push_back(run.slowdown);
-      if (run.slowdown > 1.001) ++r.slowed_pods;
-    }
-    std::sort(slowdowns.begin(), slowdowns.end());
-    r.slowdown_pods = static_cast<int64_t>(slowdowns.size());
-    if (!slowdowns.empty()) {
-      double sum = 0;
-      for (double x : slowdowns) sum += x;
-      r.mean_slowdown = sum / static_cast<double>(slowdowns.size());
-      r.p50_slowdown = slowdowns[slowdowns.size() / 2];
-      r.p99_slowdown = slowdowns[std::min(slowdowns.size() - 1, slowdowns.size() * 99 / 100)];
-      r.max_slowdown = slowdowns.back();
-    }
-    double busy = 0, weighted = 0;
-    for (size_t k = 1; k < r.gpu_seconds_by_degree.size(); ++k) {
-      busy += r.gpu_seconds_by_degree[k];
-      weighted += static_cast<double>(k) * r.gpu_seconds_by_degree[k];
-      if (r.gpu_seconds_by_degree[k] > 0) r.max_degree = static_cast<int32_t>(k);
-    }
-    r.mean_degree = busy > 0 ? weighted / busy : 0;
-  }
-
   const OpenbPodList& list_;
   ClusterBackend* backend_;
+  PodSink* sink_;
   int64_t step_;
   SharingMode sharing_;
   SharingParams params_;
@@ -376,6 +347,7 @@ class PodReplay {
   std::vector<PodState> state_;                // per pod
   std::vector<SimJob> jobs_;                   // per pod: the pod as a one-member job
   std::vector<JobGpus> placement_;             // per pod
+  std::vector<PodRun> runs_;                   // per pod, in list order
   std::vector<int64_t> gpus_at_degree_;        // GPUs by number of pods on them
   std::vector<GpuTenant> tenant_buf_;
   std::vector<double> speed_buf_;
@@ -387,7 +359,6 @@ class PodReplay {
   size_t next_arrival_ = 0;        // arrivals_[next_arrival_] is the feed's head
   EventQueue events_;              // departures only
   std::vector<int32_t> waiting_;   // arrival order
-  std::vector<int64_t> waits_;
   int64_t running_ = 0;
   int64_t last_time_ = 0;
   int64_t next_sample_ = 0;
@@ -398,14 +369,14 @@ class PodReplay {
 }  // namespace
 
 absl::StatusOr<PodReplayResult> ReplayPods(const OpenbPodList& list, ClusterBackend* backend,
-                                           const PodReplayOptions& options) {
+                                           const PodReplayOptions& options, PodSink* sink) {
   if (!list.stats.has_times) {
     return absl::InvalidArgumentError(
         absl::StrCat(list.file,
                      ": this pod list has no creation or deletion times (the 5-column layout); "
                      "it can be used by `fill`, not replayed"));
   }
-  return PodReplay(list, backend, options).Run();
+  return PodReplay(list, backend, options, sink).Run();
 }
 
 }  // namespace hived::sim

@@ -212,9 +212,9 @@ std::unique_ptr<ClusterBackend> MakeFillBackend(const OpenbNodeList& nodes,
   return std::make_unique<FillBackend>(nodes, std::move(pods), options);
 }
 
-absl::StatusOr<OpenbReplayResult> ReplayOpenb(const OpenbNodeList& nodes, const OpenbPodList& list,
-                                              const std::vector<FillPod>& pods,
-                                              const OpenbReplayOptions& options) {
+absl::StatusOr<PodReplayResult> ReplayOpenb(const OpenbNodeList& nodes, const OpenbPodList& list,
+                                            const std::vector<FillPod>& pods,
+                                            const OpenbReplayOptions& options, PodSink* sink) {
   if (!list.stats.has_times) {
     return absl::InvalidArgumentError(
         absl::StrCat(list.file,
@@ -223,7 +223,7 @@ absl::StatusOr<OpenbReplayResult> ReplayOpenb(const OpenbNodeList& nodes, const 
   }
   FillBackend backend(nodes, pods, options);
   return ReplayPods(list, &backend,
-                    {options.sample_seconds, options.sharing, options.sharing_params});
+                    {options.sample_seconds, options.sharing, options.sharing_params}, sink);
 }
 
 }  // namespace hived::sim

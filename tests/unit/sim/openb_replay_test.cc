@@ -14,7 +14,7 @@
 namespace hived::sim {
 namespace {
 
-OpenbReplayResult Replay(const std::string& pod_rows, PolicyKind policy = PolicyKind::kFgd) {
+PodSummary Replay(const std::string& pod_rows, PolicyKind policy = PolicyKind::kFgd) {
   OpenbReplayOptions options;
   options.policy = policy;
   options.sample_seconds = 50;
@@ -34,7 +34,7 @@ TEST_CASE(
       "d,1000,10,0,0,,LS,Running,30,200,30\n";
   for (PolicyKind policy : testing::kEveryPodPolicy) {
     INFO(PolicyKindName(policy));
-    const OpenbReplayResult r = Replay(rows, policy);
+    const PodSummary r = Replay(rows, policy);
     CHECK(r.pods == 4);
     CHECK(r.placed == 3);
     CHECK(r.placed_at_arrival == 2);
@@ -59,7 +59,7 @@ TEST_CASE(
 
 TEST_CASE("ReplayOpenb: a Pending pod placed before its deletion runs until then",
           "[sim][openb][unit]") {
-  const OpenbReplayResult r = Replay(
+  const PodSummary r = Replay(
       "a,1000,10,1,1000,,LS,Succeeded,0,100,0\n"
       "b,1000,10,1,1000,,LS,Succeeded,10,50,10\n"
       "c,1000,10,1,500,,BE,Pending,20,150,\n"
@@ -79,7 +79,7 @@ TEST_CASE("ReplayOpenb: a pod list without times is rejected", "[sim][openb][uni
   REQUIRE(list.ok());
   absl::StatusOr<std::vector<FillPod>> pods = MakeFillPods(*list, *nodes);
   REQUIRE(pods.ok());
-  absl::StatusOr<OpenbReplayResult> r = ReplayOpenb(*nodes, *list, *pods, {});
+  absl::StatusOr<PodSummary> r = testing::ReplayOpenbSummary(*nodes, *list, *pods, {});
   REQUIRE_FALSE(r.ok());
   CHECK(std::string(r.status().message()).find("m.csv: this pod list has no creation") !=
         std::string::npos);
@@ -179,7 +179,8 @@ TEST_CASE("ReplayOpenb: the default openb pod list replays with every pod accoun
           "[sim][openb][unit]") {
   const std::optional<FillInputs> in = testing::LoadPublishedOpenb("default");
   if (!in) return;
-  absl::StatusOr<OpenbReplayResult> r = ReplayOpenb(in->nodes, in->pods, in->fill_pods, {});
+  absl::StatusOr<PodSummary> r =
+      testing::ReplayOpenbSummary(in->nodes, in->pods, in->fill_pods, {});
   REQUIRE(r.ok());
   CHECK(r->pods == 8152);
   CHECK(r->placed + r->never_placed == 8152);

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "sim/engine/event_queue.h"
+#include "sim/metrics/pod_summary.h"
 #include "support/catch.h"
 
 namespace hived::sim {
@@ -123,6 +124,14 @@ OpenbPodList List(std::vector<OpenbPod> pods, int64_t end) {
   return list;
 }
 
+// ReplayPods into metrics/'s builder, and the summary it makes.
+absl::StatusOr<PodSummary> Replay(const OpenbPodList& list, ClusterBackend* backend) {
+  PodSummaryBuilder builder(list.pods.size());
+  absl::StatusOr<PodReplayResult> r = ReplayPods(list, backend, {}, &builder);
+  if (!r.ok()) return r.status();
+  return builder.Finish(*std::move(r));
+}
+
 TEST_CASE("ReplayPods: a departure frees its GPU before an arrival at the same time",
           "[sim][unit]") {
   // One GPU. Pod 0 runs [0, 10); pod 2 arrives at 5 and waits. At 10 the departure comes
@@ -130,7 +139,7 @@ TEST_CASE("ReplayPods: a departure frees its GPU before an arrival at the same t
   // waits for it.
   const OpenbPodList list = List({Pod(0, 10), Pod(10, 20), Pod(5, 15)}, 100);
   WholeGpuBackend backend(1);
-  absl::StatusOr<PodReplayResult> r = ReplayPods(list, &backend, {});
+  absl::StatusOr<PodSummary> r = Replay(list, &backend);
   REQUIRE(r.ok());
   CHECK(backend.order == std::vector<int32_t>{0, 2, 1});
   CHECK(r->placed == 3);
@@ -149,7 +158,7 @@ TEST_CASE("ReplayPods: a departure pushed by an arrival at t goes before the nex
   // the departure's retry).
   const OpenbPodList list = List({Pod(5, 5), Pod(5, 30)}, 100);
   WholeGpuBackend backend(1);
-  absl::StatusOr<PodReplayResult> r = ReplayPods(list, &backend, {});
+  absl::StatusOr<PodSummary> r = Replay(list, &backend);
   REQUIRE(r.ok());
   CHECK(backend.order == std::vector<int32_t>{0, 1});
   CHECK(r->placed_at_arrival == 2);
@@ -161,7 +170,7 @@ TEST_CASE("ReplayPods: pods arrive by creation time then by list order", "[sim][
   // Listed out of time order: pod 1 (at 3) first; pods 0 and 2 both at 7, pod 0 first.
   const OpenbPodList list = List({Pod(7, 20), Pod(3, 6), Pod(7, 9)}, 100);
   WholeGpuBackend backend(1);
-  absl::StatusOr<PodReplayResult> r = ReplayPods(list, &backend, {});
+  absl::StatusOr<PodSummary> r = Replay(list, &backend);
   REQUIRE(r.ok());
   CHECK(backend.order == std::vector<int32_t>{1, 0, 2});
   CHECK(r->start_time == 3);
@@ -172,7 +181,7 @@ TEST_CASE("ReplayPods: a Pending pod gives up at its deletion and the backend's 
           "[sim][unit]") {
   const OpenbPodList list = List({Pod(0, 50), Pod(1, 20, OpenbPhase::kPending), Pod(2, 60)}, 100);
   WholeGpuBackend backend(1);
-  absl::StatusOr<PodReplayResult> r = ReplayPods(list, &backend, {});
+  absl::StatusOr<PodSummary> r = Replay(list, &backend);
   REQUIRE(r.ok());
   CHECK(r->placed + r->never_placed == r->pods);
   CHECK(r->never_placed == 1);  // the Pending pod, deleted at 20 while pod 0 ran
@@ -182,7 +191,7 @@ TEST_CASE("ReplayPods: a Pending pod gives up at its deletion and the backend's 
 
   OpenbPodList untimed = list;
   untimed.stats.has_times = false;
-  absl::StatusOr<PodReplayResult> bad = ReplayPods(untimed, &backend, {});
+  absl::StatusOr<PodSummary> bad = Replay(untimed, &backend);
   REQUIRE_FALSE(bad.ok());
   CHECK(bad.status().message().find("pods.csv") != std::string::npos);
 }
@@ -192,25 +201,60 @@ TEST_CASE("ReplayPods: the backend's errors and wrong answers stop the replay", 
   WholeGpuBackend backend(1);
   SECTION("an error of Release, as is") {
     backend.release_error = absl::InternalError("release failed");
-    absl::StatusOr<PodReplayResult> r = ReplayPods(list, &backend, {});
+    absl::StatusOr<PodSummary> r = Replay(list, &backend);
     REQUIRE_FALSE(r.ok());
     CHECK(r.status().message() == "release failed");
   }
   SECTION("a GPU still held after the last departure") {
     backend.leak = true;
-    absl::StatusOr<PodReplayResult> r = ReplayPods(list, &backend, {});
+    absl::StatusOr<PodSummary> r = Replay(list, &backend);
     REQUIRE_FALSE(r.ok());
     CHECK(r.status().code() == absl::StatusCode::kInternal);
     CHECK(r.status().message() == "replay: GPU milli still allocated after the last departure");
   }
   SECTION("an answer other than started or waiting") {
     backend.answer_preempting = true;
-    absl::StatusOr<PodReplayResult> r = ReplayPods(list, &backend, {});
+    absl::StatusOr<PodSummary> r = Replay(list, &backend);
     REQUIRE_FALSE(r.ok());
     CHECK(r.status().code() == absl::StatusCode::kInternal);
     CHECK(r.status().message().find("whole-gpu) answered pod 0 neither started nor waiting") !=
           absl::string_view::npos);
   }
+}
+
+// A sink that refuses the pod it is told to.
+class RefusingSink : public PodSink {
+ public:
+  explicit RefusingSink(int32_t refuse) : refuse_(refuse) {}
+  absl::Status Add(const FinishedPod& pod) override {
+    handed.push_back(pod.pod);
+    if (pod.pod == refuse_) return absl::DataLossError("sink full");
+    return absl::OkStatus();
+  }
+  std::vector<int32_t> handed;
+
+ private:
+  int32_t refuse_;
+};
+
+TEST_CASE(
+    "ReplayPods: each pod goes to the sink once when final and a sink's error stops the replay",
+    "[sim][unit]") {
+  // One GPU: pod 0 runs [0, 10); pod 1 (Pending, deleted at 5) waits and gives up when pod
+  // 0's departure retries it at 10; pod 2 then runs [10, 30).
+  const OpenbPodList list = List({Pod(0, 10), Pod(1, 5, OpenbPhase::kPending), Pod(2, 22)}, 100);
+  WholeGpuBackend backend(1);
+  RefusingSink all(-1);
+  absl::StatusOr<PodReplayResult> r = ReplayPods(list, &backend, {}, &all);
+  REQUIRE(r.ok());
+  CHECK(all.handed == std::vector<int32_t>{0, 1, 2});  // as each became final
+
+  WholeGpuBackend again(1);
+  RefusingSink refusing(1);
+  absl::StatusOr<PodReplayResult> stopped = ReplayPods(list, &again, {}, &refusing);
+  REQUIRE_FALSE(stopped.ok());
+  CHECK(stopped.status().code() == absl::StatusCode::kDataLoss);
+  CHECK(refusing.handed == std::vector<int32_t>{0, 1});  // pod 2 never placed
 }
 
 }  // namespace
