@@ -97,7 +97,11 @@ int RunOpenbReplay(const FlagParser& p, std::string_view command, OpenbRunArgs a
 
   absl::StatusOr<FillInputs> in = LoadFillInputs(input);
   if (!in.ok()) return Fail(command, in.status().message());
-  absl::StatusOr<OpenbReplayResult> r = ReplayOpenb(in->nodes, in->pods, in->fill_pods, options);
+  PodSummaryBuilder builder(in->pods.pods.size());
+  absl::StatusOr<PodReplayResult> replayed =
+      ReplayOpenb(in->nodes, in->pods, in->fill_pods, options, &builder);
+  if (!replayed.ok()) return Fail(command, replayed.status().message());
+  absl::StatusOr<PodSummary> r = builder.Finish(*std::move(replayed));
   if (!r.ok()) return Fail(command, r.status().message());
   PodRunInfo info{flags.nodes_path,
                   flags.pods_path,

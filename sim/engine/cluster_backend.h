@@ -1,12 +1,16 @@
 // sim/engine/cluster_backend.h: what the engine asks of a cluster, whatever the sharing policy.
 //
-// The engine owns time, queues and jobs; a `ClusterBackend` owns placement. The production
-// backends (sim/policies/scheduler_backend.h) wrap `hived::Scheduler` for every job policy of
-// the registry (sim/policies/policy_registry.h); tests may use a hand-checkable backend.
+// The engine owns time, queues and jobs; a `ClusterBackend` owns placement. It is the one
+// seam of both replays: the job backends (sim/policies/scheduler_backend.h) wrap
+// `hived::Scheduler` for every job policy of the registry (sim/policies/policy_registry.h)
+// under the job replay (engine.h); the fill model (sim/openb/openb_replay.h) places openb
+// pods under the pod replay (pod_replay.h), a pod being a one-member job. Tests may use a
+// hand-checkable backend.
 //
 // Protocol per job: `TryStart` -> kStarted (running), kWaiting, kInfeasible (never), or
 // kPreempting with victims; the engine then `Release`s every victim and calls
-// `FinishPreemption`, after which the job runs. A running job ends with `Release`.
+// `FinishPreemption`, after which the job runs. A running job ends with `Release`. The fill
+// model only answers kStarted or kWaiting.
 //
 // Thread safety: not thread-safe; callers serialize.
 #ifndef HIVED_SIM_ENGINE_CLUSTER_BACKEND_H_
@@ -50,6 +54,10 @@ struct TryOptions {
   // The job has waited at least the policy's `ReclaimAfter()`, so it may preempt borrowers
   // (a pool policy with a preemption monitor).
   bool may_reclaim = false;
+  // >= 0: start the job on this node (an index of `nodes()`) or not at all (the pod replay's
+  // retry on the node a departure freed); -1: anywhere. A backend that cannot honour it
+  // refuses the attempt with kInvalidArgument.
+  int32_t only_node = -1;
 };
 
 struct StartAttempt {
@@ -61,6 +69,16 @@ struct StartAttempt {
   // reasons, and these answers are the most frequent: no string built per attempt).
   std::string reason;
   bool opportunistic = false;  // kStarted/kPreempting: runs at priority -1
+};
+
+// Where a running job sits at GPU granularity: GPUs `mask` (bit i: the node's GPU i) of node
+// `node`, whose first GPU has index `first_gpu` among the cluster's `total_gpus()`. A backend
+// that does not model single GPUs answers node -1 and mask 0; so does a job not running, or
+// one without GPUs (a CPU-only pod: its node, mask 0).
+struct JobGpus {
+  int32_t node = -1;
+  int32_t first_gpu = 0;
+  uint64_t mask = 0;
 };
 
 // Counts used and fragmented GPUs per node as placements come and go.
@@ -105,6 +123,8 @@ class ClusterBackend {
   virtual absl::Status SetNodeHealthy(int32_t node, bool healthy) = 0;
   // Nodes a running job uses, ascending, without duplicates.
   virtual NodeList JobNodes(JobIndex job) const = 0;
+  // A running job's GPUs on one node (`JobGpus`); by default none modelled.
+  virtual JobGpus RunGpus(JobIndex /*job*/) const { return {}; }
   // True when a release by one VC can let another VC's guaranteed job start (a shared pool);
   // false when guaranteed capacity is per VC (virtual clusters, or a cluster per VC).
   virtual bool ReleaseHelpsAllVcs() const = 0;
@@ -130,10 +150,26 @@ class ClusterBackend {
   virtual absl::Status CheckInvariants() const = 0;
 
   virtual int64_t total_gpus() const = 0;
+  // GPUs holding some allocation (a shared GPU counts once).
   virtual int64_t used_gpus() const = 0;
   virtual int64_t fragmented_free_gpus() const = 0;
+  // The share of the cluster's GPU capacity allocated, in [0, 1]; by default
+  // used_gpus / total_gpus (the fill model: GPU milli allocated / capacity).
+  virtual double allocation_ratio() const {
+    return Ratio(static_cast<double>(used_gpus()), total_gpus());
+  }
+  // Fragmentation / capacity; by default fragmented_free_gpus / total_gpus (the fill model:
+  // FGD's fragmentation in milli / capacity).
+  virtual double fragmentation_ratio() const {
+    return Ratio(static_cast<double>(fragmented_free_gpus()), total_gpus());
+  }
   // Calls to the scheduler's `Schedule` so far.
   virtual int64_t schedule_calls() const = 0;
+
+ protected:
+  static double Ratio(double part, int64_t whole) {
+    return whole > 0 ? part / static_cast<double>(whole) : 0.0;
+  }
 };
 
 }  // namespace hived::sim

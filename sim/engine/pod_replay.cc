@@ -20,17 +20,28 @@ uint64_t DepartureKey(int32_t pod, uint32_t generation) {
 
 class PodReplay {
  public:
-  PodReplay(const OpenbPodList& list, PodBackend* backend, const PodReplayOptions& options)
+  PodReplay(const OpenbPodList& list, ClusterBackend* backend, const PodReplayOptions& options,
+            PodSink* sink)
       : list_(list),
         backend_(backend),
+        sink_(sink),
         step_(options.sample_seconds),
         sharing_(options.sharing),
         params_(options.sharing_params) {
-    const int32_t gpus = backend_->gpu_count();
+    const int64_t gpus = backend_->total_gpus();
     tenants_.resize(static_cast<size_t>(gpus));
+    jobs_.reserve(list_.pods.size());
+    for (size_t i = 0; i < list_.pods.size(); ++i) {
+      // A pod is a one-member job of VC 0; the backend knows its request by `index`.
+      SimJob job;
+      job.index = static_cast<JobIndex>(i);
+      job.gpus = list_.pods[i].num_gpu;
+      job.members = {GangMember{1, job.gpus}};
+      jobs_.push_back(job);
+    }
     state_.resize(list_.pods.size());
     placement_.resize(list_.pods.size());
-    result_.runs.resize(list_.pods.size());
+    runs_.resize(list_.pods.size());
     gpus_at_degree_.assign(2, 0);
     gpus_at_degree_[0] = gpus;
     result_.gpu_seconds_by_degree.assign(2, 0.0);
@@ -58,23 +69,18 @@ class PodReplay {
     EventLoop<PodReplay> loop(this, &events_, {});
     if (absl::StatusOr<EventLoopResult> ran = loop.Run(); !ran.ok()) return ran.status();
     Advance(r.end_time);
-    for (int32_t w : waiting_) NeverPlaced(w);
-    if (absl::Status s = backend_->Finish(); !s.ok()) return s;
+    for (int32_t w : waiting_) {
+      if (absl::Status s = NeverPlaced(w); !s.ok()) return s;
+    }
+    if (backend_->used_gpus() != 0) {
+      return absl::InternalError("replay: GPU milli still allocated after the last departure");
+    }
+    if (absl::Status s = backend_->CheckInvariants(); !s.ok()) return s;
     if (r.placed + r.never_placed != r.pods) {
       return absl::InternalError("replay: placed + never placed != pods");
     }
-    std::sort(waits_.begin(), waits_.end());
-    if (!waits_.empty()) {
-      double sum = 0;
-      for (int64_t w : waits_) sum += static_cast<double>(w);
-      r.mean_wait = sum / static_cast<double>(waits_.size());
-      r.p50_wait = waits_[waits_.size() / 2];
-      r.p99_wait = waits_[std::min(waits_.size() - 1, waits_.size() * 99 / 100)];
-      r.max_wait = waits_.back();
-    }
     const double span = static_cast<double>(r.end_time - r.start_time);
     r.mean_allocation_ratio = span > 0 ? area_ / span : backend_->allocation_ratio();
-    SummariseSharing();
     return r;
   }
 
@@ -112,12 +118,7 @@ class PodReplay {
   }
   absl::Status Handle(const Event& e) {
     if (Stale(e)) return absl::OkStatus();
-    if (e.kind == EventKind::kSubmit) {
-      Arrive(e.job, e.time);
-    } else {
-      Depart(e.job, e.time);
-    }
-    return absl::OkStatus();
+    return e.kind == EventKind::kSubmit ? Arrive(e.job, e.time) : Depart(e.job, e.time);
   }
   absl::Status EndOfTime() { return absl::OkStatus(); }
   // Every pod arrived is placed (running or gone), never placed, or waiting.
@@ -147,11 +148,18 @@ class PodReplay {
     events_.PushOrdered(e);
   }
 
-  void NeverPlaced(int32_t i) {
+  absl::Status NeverPlaced(int32_t i) {
     ++result_.never_placed;
     if (list_.pods[static_cast<size_t>(i)].phase != OpenbPhase::kPending) {
       ++result_.never_placed_by_end;
     }
+    return Hand(i, 0);
+  }
+
+  // Hands pod `i`'s final run to the sink.
+  absl::Status Hand(int32_t i, int64_t wait) {
+    return sink_->Add(
+        {i, jobs_[static_cast<size_t>(i)].gpus, wait, &runs_[static_cast<size_t>(i)]});
   }
 
   // Moves one GPU from `from` pods to `to` pods in the degree counts.
@@ -179,7 +187,7 @@ class PodReplay {
     for (size_t k = 0; k < on.size(); ++k) {
       const int32_t p = on[k];
       PodState& st = state_[static_cast<size_t>(p)];
-      PodRun& run = result_.runs[static_cast<size_t>(p)];
+      PodRun& run = runs_[static_cast<size_t>(p)];
       run.max_degree = std::max(run.max_degree, static_cast<int32_t>(on.size()));
       if (st.fixed_end || (st.speed == speed_buf_[k] && p != placed)) continue;
       st.work_left = std::max(0.0, st.work_left - st.speed * static_cast<double>(t - st.since));
@@ -198,7 +206,7 @@ class PodReplay {
     const int64_t until = std::min(t, result_.end_time);
     while (step_ > 0 && next_sample_ <= until) {
       result_.timeline.push_back({next_sample_, backend_->allocation_ratio(),
-                                  backend_->fragmentation(), running_,
+                                  backend_->fragmentation_ratio(), running_,
                                   static_cast<int64_t>(waiting_.size())});
       next_sample_ += step_;
     }
@@ -219,21 +227,21 @@ class PodReplay {
     return p.phase == OpenbPhase::kPending ? *p.deletion_time : result_.end_time;
   }
 
-  void Arrive(int32_t i, int64_t t) {
-    if (t >= Deadline(i)) {
-      NeverPlaced(i);
-      return;
-    }
-    if (!Place(i, t, -1)) {
+  absl::Status Arrive(int32_t i, int64_t t) {
+    if (t >= Deadline(i)) return NeverPlaced(i);
+    absl::StatusOr<bool> placed = Place(i, t, -1);
+    if (!placed.ok()) return placed.status();
+    if (*placed) {
+      ++result_.placed_at_arrival;
+    } else {
       waiting_.push_back(i);
-      return;
     }
-    ++result_.placed_at_arrival;
+    return absl::OkStatus();
   }
 
-  void Depart(int32_t i, int64_t t) {
-    const PodPlacement& at = placement_[static_cast<size_t>(i)];
-    PodRun& run = result_.runs[static_cast<size_t>(i)];
+  absl::Status Depart(int32_t i, int64_t t) {
+    const JobGpus& at = placement_[static_cast<size_t>(i)];
+    PodRun& run = runs_[static_cast<size_t>(i)];
     run.end = t;
     if (run.work > 0)
       run.slowdown = static_cast<double>(t - run.start) / static_cast<double>(run.work);
@@ -243,41 +251,63 @@ class PodReplay {
       ChangeDegree(on.size() + 1, on.size());
       Reschedule(g, t, -1);
     });
-    backend_->Remove(i);
+    if (absl::Status s = backend_->Release(jobs_[static_cast<size_t>(i)]); !s.ok()) return s;
     NotePeak();
     --running_;
+    if (absl::Status s = Hand(i, run.start - *list_.pods[static_cast<size_t>(i)].creation_time);
+        !s.ok()) {
+      return s;
+    }
     // Only `at.node` gained room: a waiting pod can fit nowhere else.
     const int32_t node = at.node;
     size_t keep = 0;
     for (size_t k = 0; k < waiting_.size(); ++k) {
       const int32_t w = waiting_[k];
       if (t >= Deadline(w)) {
-        NeverPlaced(w);
+        if (absl::Status s = NeverPlaced(w); !s.ok()) return s;
         continue;
       }
-      if (Place(w, t, node)) continue;
+      absl::StatusOr<bool> placed = Place(w, t, node);
+      if (!placed.ok()) return placed.status();
+      if (*placed) continue;
       waiting_[keep++] = w;
     }
     waiting_.resize(keep);
+    return absl::OkStatus();
   }
 
   template <typename F>
-  static void ForEachGpu(const PodPlacement& at, F f) {
-    for (uint64_t bits = at.gpus; bits != 0; bits &= bits - 1) {
+  static void ForEachGpu(const JobGpus& at, F f) {
+    for (uint64_t bits = at.mask; bits != 0; bits &= bits - 1) {
       f(static_cast<size_t>(at.first_gpu) + static_cast<size_t>(__builtin_ctzll(bits)));
     }
   }
 
-  // Places pod `i` at `t` (on `only_node` when >= 0); false when the backend does not.
-  bool Place(int32_t i, int64_t t, int32_t only_node) {
-    PodPlacement& at = placement_[static_cast<size_t>(i)];
-    if (!backend_->TryPlace(i, only_node, &at)) return false;
+  // Places pod `i` at `t` (on `only_node` when >= 0); false when the backend lets it wait.
+  absl::StatusOr<bool> Place(int32_t i, int64_t t, int32_t only_node) {
+    TryOptions options;
+    options.only_node = only_node;
+    absl::StatusOr<StartAttempt> attempt =
+        backend_->TryStart(jobs_[static_cast<size_t>(i)], options);
+    if (!attempt.ok()) return attempt.status();
+    if (attempt->kind == StartAttempt::Kind::kWaiting) return false;
+    if (attempt->kind != StartAttempt::Kind::kStarted) {
+      return absl::InternalError(absl::StrCat(
+          "pod replay: the backend (", std::string(backend_->policy_name()), ") answered pod ", i,
+          " neither started nor waiting; a pod does not preempt and is never infeasible"));
+    }
+    JobGpus& at = placement_[static_cast<size_t>(i)];
+    at = backend_->RunGpus(i);
+    if (at.node < 0) {
+      // A backend that does not model single GPUs: the pod's node, no GPU shared.
+      const NodeList on = backend_->JobNodes(i);
+      at = JobGpus{on.empty() ? -1 : on.front(), 0, 0};
+    }
     NotePeak();
     const OpenbPod& p = list_.pods[static_cast<size_t>(i)];
     ++running_;
     ++result_.placed;
-    waits_.push_back(t - *p.creation_time);
-    PodRun& run = result_.runs[static_cast<size_t>(i)];
+    PodRun& run = runs_[static_cast<size_t>(i)];
     run.placed = true;
     run.node = at.node;
     run.start = t;
@@ -291,7 +321,7 @@ class PodReplay {
     } else {
       run.work = *p.deletion_time - p.scheduled_time.value_or(*p.creation_time);
       st.work_left = static_cast<double>(run.work);
-      if (backend_->pod_gpus(i) == 0) PushDeparture(t + run.work, i, st.generation);
+      if (jobs_[static_cast<size_t>(i)].gpus == 0) PushDeparture(t + run.work, i, st.generation);
     }
     ForEachGpu(at, [&](size_t g) {
       std::vector<int32_t>& on = tenants_[g];
@@ -307,46 +337,17 @@ class PodReplay {
         std::max(result_.peak_allocation_ratio, backend_->allocation_ratio());
   }
 
-  // Fills in the slowdown and sharing-degree figures once every pod has left.
-  void SummariseSharing() {
-    PodReplayResult& r = result_;
-    std::vector<double> slowdowns;
-    for (size_t i = 0; i < r.runs.size(); ++i) {
-      const PodRun& run = r.runs[i];
-      if (!run.placed || run.work == 0 || state_[i].fixed_end ||
-          backend_->pod_gpus(static_cast<int32_t>(i)) == 0) {
-        continue;
-      }
-      slowdowns.push_back(run.slowdown);
-      if (run.slowdown > 1.001) ++r.slowed_pods;
-    }
-    std::sort(slowdowns.begin(), slowdowns.end());
-    r.slowdown_pods = static_cast<int64_t>(slowdowns.size());
-    if (!slowdowns.empty()) {
-      double sum = 0;
-      for (double x : slowdowns) sum += x;
-      r.mean_slowdown = sum / static_cast<double>(slowdowns.size());
-      r.p50_slowdown = slowdowns[slowdowns.size() / 2];
-      r.p99_slowdown = slowdowns[std::min(slowdowns.size() - 1, slowdowns.size() * 99 / 100)];
-      r.max_slowdown = slowdowns.back();
-    }
-    double busy = 0, weighted = 0;
-    for (size_t k = 1; k < r.gpu_seconds_by_degree.size(); ++k) {
-      busy += r.gpu_seconds_by_degree[k];
-      weighted += static_cast<double>(k) * r.gpu_seconds_by_degree[k];
-      if (r.gpu_seconds_by_degree[k] > 0) r.max_degree = static_cast<int32_t>(k);
-    }
-    r.mean_degree = busy > 0 ? weighted / busy : 0;
-  }
-
   const OpenbPodList& list_;
-  PodBackend* backend_;
+  ClusterBackend* backend_;
+  PodSink* sink_;
   int64_t step_;
   SharingMode sharing_;
   SharingParams params_;
   std::vector<std::vector<int32_t>> tenants_;  // per GPU: the pods on it
   std::vector<PodState> state_;                // per pod
-  std::vector<PodPlacement> placement_;        // per pod
+  std::vector<SimJob> jobs_;                   // per pod: the pod as a one-member job
+  std::vector<JobGpus> placement_;             // per pod
+  std::vector<PodRun> runs_;                   // per pod, in list order
   std::vector<int64_t> gpus_at_degree_;        // GPUs by number of pods on them
   std::vector<GpuTenant> tenant_buf_;
   std::vector<double> speed_buf_;
@@ -358,7 +359,6 @@ class PodReplay {
   size_t next_arrival_ = 0;        // arrivals_[next_arrival_] is the feed's head
   EventQueue events_;              // departures only
   std::vector<int32_t> waiting_;   // arrival order
-  std::vector<int64_t> waits_;
   int64_t running_ = 0;
   int64_t last_time_ = 0;
   int64_t next_sample_ = 0;
@@ -368,15 +368,15 @@ class PodReplay {
 
 }  // namespace
 
-absl::StatusOr<PodReplayResult> ReplayPods(const OpenbPodList& list, PodBackend* backend,
-                                           const PodReplayOptions& options) {
+absl::StatusOr<PodReplayResult> ReplayPods(const OpenbPodList& list, ClusterBackend* backend,
+                                           const PodReplayOptions& options, PodSink* sink) {
   if (!list.stats.has_times) {
     return absl::InvalidArgumentError(
         absl::StrCat(list.file,
                      ": this pod list has no creation or deletion times (the 5-column layout); "
                      "it can be used by `fill`, not replayed"));
   }
-  return PodReplay(list, backend, options).Run();
+  return PodReplay(list, backend, options, sink).Run();
 }
 
 }  // namespace hived::sim

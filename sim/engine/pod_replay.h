@@ -1,7 +1,15 @@
 // sim/engine/pod_replay.h: the engine's replay of a pod-level trace (an openb pod list,
-// sim/trace/openb_reader.h) over a `PodBackend`, with the GPU sharing models
-// (sim/engine/sharing_model.h). `hived-sim openb-replay` and `run --format openb` reach it
-// through sim/openb/openb_replay.h, which adapts the fill model (sim/policies/) as the backend.
+// sim/trace/openb_reader.h) over a `ClusterBackend` (cluster_backend.h, the job replay's
+// seam), with the GPU sharing models (sim/engine/sharing_model.h). `hived-sim openb-replay`
+// and `run --format openb` reach it through sim/openb/openb_replay.h, which adapts the fill
+// model (sim/policies/) as the backend.
+//
+// A pod is a one-member job: `SimJob{index = its index in the list, vc = 0, priority 0, gpus
+// = its GPUs (0 for a CPU-only pod), members = {1 pod of those GPUs}}`; what it requests
+// beside the GPUs (milli, CPU, memory) is the backend's, which models the pod list by
+// `SimJob::index`. The backend must answer `TryStart` with kStarted or kWaiting (anything
+// else fails the replay) and give a running pod's GPUs through `RunGpus` (without it, the
+// pod runs on `JobNodes`' first node and shares no GPU).
 //
 // The replay runs on the engine's one event loop (sim/engine/event_loop.h), as the job
 // replay does: the pods arrive from a feed sorted by (creation time, pod index); departures
@@ -30,8 +38,14 @@
 // What a sharing pod requests under `exclusive` and `mig` is the backend's (it places the
 // requests `SharingRequestMilli` gives).
 //
-// Invariants: (1) every pod is placed at most once; (2) placed + never placed == pods;
-// (3) the backend's allocation is back to 0 after the last departure (`PodBackend::Finish`).
+// Measurement: the replay keeps the counts, the allocation and sharing-degree integrals and
+// the timeline, and hands each pod's final `PodRun` to a `PodSink`; waits, slowdowns and
+// their statistics are metrics/'s (sim/metrics/pod_summary.h: `PodSummaryBuilder`).
+//
+// Invariants: (1) every pod is placed at most once and handed to the sink exactly once;
+// (2) placed + never placed == pods;
+// (3) after the last departure the backend holds no GPU (`used_gpus() == 0`) and its
+// `CheckInvariants` passes.
 //
 // Thread safety: not thread-safe; one replay per thread.
 #ifndef HIVED_SIM_ENGINE_POD_REPLAY_H_
@@ -41,39 +55,11 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "sim/engine/cluster_backend.h"
 #include "sim/engine/sharing_model.h"
 #include "sim/trace/openb_reader.h"
 
 namespace hived::sim {
-
-// Where a pod was placed: node `node`, GPUs `gpus` (bit i: the node's GPU i), the node's
-// first GPU's index among all the cluster's GPUs.
-struct PodPlacement {
-  int32_t node = -1;
-  uint64_t gpus = 0;
-  int32_t first_gpu = 0;
-};
-
-// The seam between the pod replay and a placement model (the fill model and its policies).
-class PodBackend {
- public:
-  virtual ~PodBackend() = default;
-  // The cluster's GPUs (placements' GPU indices are below it).
-  virtual int32_t gpu_count() const = 0;
-  // The GPUs pod `pod` (index in the pod list) asks for; 0 for a CPU-only pod.
-  virtual int32_t pod_gpus(int32_t pod) const = 0;
-  // Places `pod` on a node that fits it (`only_node` >= 0: on that node only, if it fits);
-  // false when none fits or the policy declines it.
-  virtual bool TryPlace(int32_t pod, int32_t only_node, PodPlacement* placement) = 0;
-  // Frees what `pod` holds. REQUIRES: placed and not removed since.
-  virtual void Remove(int32_t pod) = 0;
-  // GPU milli allocated / capacity, and the fragmentation / capacity.
-  virtual double allocation_ratio() const = 0;
-  virtual double fragmentation() const = 0;
-  // After the last departure: nothing allocated, the model's invariants and the policy's
-  // errors (kInternal).
-  virtual absl::Status Finish() const = 0;
-};
 
 struct PodReplayOptions {
   int64_t sample_seconds = 3600;  // timeline step
@@ -99,37 +85,49 @@ struct PodReplayPoint {
   int64_t waiting = 0;
 };
 
+// What the replay measured over the whole run (its counts, integrals and timeline); the
+// per-pod figures went to the `PodSink` (sim/metrics/pod_summary.h summarises both).
 struct PodReplayResult {
   int64_t pods = 0;
   int64_t placed = 0;
   int64_t placed_at_arrival = 0;
   int64_t never_placed = 0;
-  int64_t pending_in_trace = 0;     // pods the trace never scheduled
-  int64_t pending_placed = 0;       // ... of them placed here before their deletion
-  int64_t never_placed_by_end = 0;  // scheduled pods still waiting at the trace end
-  int64_t censored = 0;             // Running pods cut at the trace end
-  double mean_wait = 0;             // seconds, over placed pods
-  int64_t p50_wait = 0, p99_wait = 0, max_wait = 0;
+  int64_t pending_in_trace = 0;      // pods the trace never scheduled
+  int64_t pending_placed = 0;        // ... of them placed here before their deletion
+  int64_t never_placed_by_end = 0;   // scheduled pods still waiting at the trace end
+  int64_t censored = 0;              // Running pods cut at the trace end
   double mean_allocation_ratio = 0;  // time-weighted from the first arrival to the trace end
   double peak_allocation_ratio = 0;
   int64_t start_time = 0, end_time = 0;
   std::vector<PodReplayPoint> timeline;
-  std::vector<PodRun> runs;  // per pod, in list order
-  // Slowdown over the scheduled GPU pods placed here with work > 0.
-  int64_t slowdown_pods = 0, slowed_pods = 0;  // slowed: slowdown > 1.001
-  double mean_slowdown = 0, p50_slowdown = 0, p99_slowdown = 0, max_slowdown = 0;
-  // GPU sharing degree: busy-GPU seconds by pods on the GPU (index = degree, [0] unused),
-  // their mean (time-weighted over busy GPUs) and the maximum.
+  // GPU sharing degree: busy-GPU seconds by pods on the GPU (index = degree, [0] unused).
   std::vector<double> gpu_seconds_by_degree;
-  double mean_degree = 0;
-  int32_t max_degree = 0;
 };
 
-// Replays `list` over `backend`. Errors: kInvalidArgument (naming the file) when the pod list
-// has no times (the 5-column layout); the backend's `Finish` errors; kInternal when an
-// invariant fails. REQUIRES: `backend` models `list`'s pods, none placed yet.
-absl::StatusOr<PodReplayResult> ReplayPods(const OpenbPodList& list, PodBackend* backend,
-                                           const PodReplayOptions& options);
+// One pod whose run is final, handed to a `PodSink` once: at its departure when it was
+// placed, else when it gave up (at its deletion, or at the trace end).
+struct FinishedPod {
+  int32_t pod = 0;              // index in the pod list
+  int32_t gpus = 0;             // GPUs it asked for; 0 for a CPU-only pod
+  int64_t wait = 0;             // placed: seconds from its creation to its placement; else 0
+  const PodRun* run = nullptr;  // valid during the call only
+};
+
+// Where the pod replay hands each final pod (as the job replay's `JobSink`, engine.h).
+class PodSink {
+ public:
+  virtual ~PodSink() = default;
+  // An error stops the replay with it.
+  virtual absl::Status Add(const FinishedPod& pod) = 0;
+};
+
+// Replays `list` over `backend`, handing every pod to `sink` once. Errors: kInvalidArgument
+// (naming the file) when the pod list has no times (the 5-column layout); the backend's
+// errors (its `TryStart` and `Release`, its `CheckInvariants` at the end) and the sink's;
+// kInternal when an invariant fails or the backend answers neither kStarted nor kWaiting.
+// REQUIRES: `backend` models `list`'s pods (job i = pod i), none placed yet; `sink` not null.
+absl::StatusOr<PodReplayResult> ReplayPods(const OpenbPodList& list, ClusterBackend* backend,
+                                           const PodReplayOptions& options, PodSink* sink);
 
 }  // namespace hived::sim
 

@@ -1,7 +1,11 @@
-// The outputs of a pod-level replay: RenderPodReplay of sim/metrics/pod_summary.h.
+// The summary of a pod-level replay and its outputs: PodSummaryBuilder and RenderPodReplay of
+// sim/metrics/pod_summary.h.
 #include "sim/metrics/pod_summary.h"
 
+#include <algorithm>
 #include <string>
+#include <tuple>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -10,7 +14,14 @@
 namespace hived::sim {
 namespace {
 
-std::string SummaryJson(const PodReplayResult& r, const PodRunInfo& info) {
+// sorted[n/2] and sorted[min(n-1, n*99/100)] of `samples`. REQUIRES: not empty.
+template <typename T>
+std::pair<T, T> P50P99(SampleCounts<T>& samples) {
+  const size_t n = samples.size();
+  return {samples.AtRank(n / 2), samples.AtRank(std::min(n - 1, n * 99 / 100))};
+}
+
+std::string SummaryJson(const PodSummary& r, const PodRunInfo& info) {
   const SharingParams& params = info.sharing_params;
   JsonWriter w;
   w.BeginObject();
@@ -71,7 +82,65 @@ std::string SummaryJson(const PodReplayResult& r, const PodRunInfo& info) {
 
 }  // namespace
 
-PodReplayOutputs RenderPodReplay(const PodReplayResult& r, const OpenbNodeList& nodes,
+absl::Status PodSummaryBuilder::Add(const FinishedPod& pod) {
+  const size_t i = static_cast<size_t>(pod.pod);
+  if (pod.pod < 0 || i >= runs_.size() || added_[i]) {
+    return absl::InternalError(absl::StrCat(
+        "pod summary: pod ", pod.pod,
+        pod.pod < 0 || i >= runs_.size() ? " is not in the pod list" : " handed over twice"));
+  }
+  added_[i] = true;
+  ++added_count_;
+  const PodRun& run = *pod.run;
+  runs_[i] = run;
+  if (!run.placed) return absl::OkStatus();
+  waits_.push_back(pod.wait);
+  if (run.work != 0 && pod.gpus != 0) {
+    slowdowns_.push_back(run.slowdown);
+    if (run.slowdown > 1.001) ++slowed_;
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<PodSummary> PodSummaryBuilder::Finish(PodReplayResult replay) {
+  if (added_count_ != runs_.size()) {
+    return absl::InternalError(
+        absl::StrCat("pod summary: ", added_count_, " of ", runs_.size(), " pods handed over"));
+  }
+  PodSummary s;
+  static_cast<PodReplayResult&>(s) = std::move(replay);
+  s.runs = std::move(runs_);
+  if (!waits_.empty()) {
+    const size_t n = waits_.size();
+    s.mean_wait = waits_.SumAscending() / static_cast<double>(n);
+    std::tie(s.p50_wait, s.p99_wait) = P50P99(waits_);
+    s.max_wait = waits_.Max();
+  }
+  s.slowdown_pods = static_cast<int64_t>(slowdowns_.size());
+  s.slowed_pods = slowed_;
+  if (!slowdowns_.empty()) {
+    const size_t n = slowdowns_.size();
+    s.mean_slowdown = slowdowns_.SumAscending() / static_cast<double>(n);
+    std::tie(s.p50_slowdown, s.p99_slowdown) = P50P99(slowdowns_);
+    s.max_slowdown = slowdowns_.Max();
+  }
+  double busy = 0, weighted = 0;
+  for (size_t k = 1; k < s.gpu_seconds_by_degree.size(); ++k) {
+    busy += s.gpu_seconds_by_degree[k];
+    weighted += static_cast<double>(k) * s.gpu_seconds_by_degree[k];
+    if (s.gpu_seconds_by_degree[k] > 0) s.max_degree = static_cast<int32_t>(k);
+  }
+  s.mean_degree = busy > 0 ? weighted / busy : 0;
+  runs_.clear();
+  added_.clear();
+  added_count_ = 0;
+  waits_.Clear();
+  slowdowns_.Clear();
+  slowed_ = 0;
+  return s;
+}
+
+PodReplayOutputs RenderPodReplay(const PodSummary& r, const OpenbNodeList& nodes,
                                  const OpenbPodList& pods, const PodRunInfo& info) {
   PodReplayOutputs out;
   out.summary_json = SummaryJson(r, info);

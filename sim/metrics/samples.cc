@@ -44,20 +44,21 @@ Stats ComputeStats(std::vector<int64_t>* values) {
   return s;
 }
 
-void Samples::Compact() {
+template <typename T>
+void SampleCounts<T>::Compact() {
   if (buffer_.empty()) return;
   std::sort(buffer_.begin(), buffer_.end());
   std::vector<Run> merged;
   merged.reserve(runs_.size() + buffer_.size());
   auto run = runs_.begin();
-  auto add = [&merged](int64_t value, int64_t count) {
+  auto add = [&merged](T value, int64_t count) {
     if (!merged.empty() && merged.back().value == value) {
       merged.back().count += count;
     } else {
       merged.push_back({value, count});
     }
   };
-  for (int64_t v : buffer_) {
+  for (T v : buffer_) {
     for (; run != runs_.end() && run->value <= v; ++run) add(run->value, run->count);
     add(v, 1);
   }
@@ -68,7 +69,8 @@ void Samples::Compact() {
   runs_ = std::move(merged);
 }
 
-void Samples::MergeFrom(Samples* other) {
+template <typename T>
+void SampleCounts<T>::MergeFrom(SampleCounts* other) {
   Compact();
   other->Compact();
   if (runs_.empty()) {
@@ -91,6 +93,34 @@ void Samples::MergeFrom(Samples* other) {
     counted_ += other->counted_;
   }
   other->Clear();
+}
+
+template <typename T>
+T SampleCounts<T>::AtRank(size_t rank) {
+  Compact();
+  size_t below = 0;  // samples in the runs before `run`
+  for (const Run& run : runs_) {
+    below += static_cast<size_t>(run.count);
+    if (rank < below) return run.value;
+  }
+  return runs_.empty() ? T{} : runs_.back().value;  // only when the REQUIRES fails
+}
+
+template <typename T>
+T SampleCounts<T>::Max() {
+  Compact();
+  return runs_.empty() ? T{} : runs_.back().value;
+}
+
+template <typename T>
+double SampleCounts<T>::SumAscending() {
+  Compact();
+  double sum = 0;
+  for (const Run& run : runs_) {
+    const double v = static_cast<double>(run.value);
+    for (int64_t k = 0; k < run.count; ++k) sum += v;
+  }
+  return sum;
 }
 
 Stats Samples::Compute() {
@@ -121,13 +151,15 @@ Stats Samples::Compute() {
   return s;
 }
 
-void Samples::Clear() {
-  std::vector<int64_t>().swap(buffer_);
+template <typename T>
+void SampleCounts<T>::Clear() {
+  std::vector<T>().swap(buffer_);
   std::vector<Run>().swap(runs_);
   counted_ = 0;
 }
 
-bool Samples::CheckInvariants() const {
+template <typename T>
+bool SampleCounts<T>::CheckInvariants() const {
   size_t counted = 0;
   for (size_t i = 0; i < runs_.size(); ++i) {
     if (runs_[i].count <= 0) return false;
@@ -136,5 +168,8 @@ bool Samples::CheckInvariants() const {
   }
   return counted == counted_ && buffer_.size() <= Limit();
 }
+
+template class SampleCounts<int64_t>;
+template class SampleCounts<double>;
 
 }  // namespace hived::sim

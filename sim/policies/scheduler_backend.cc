@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <string>
 
 #include "absl/strings/str_cat.h"
 #include "sim/common/csv.h"
@@ -123,6 +124,13 @@ bool SchedulerBackend::MayFitGuaranteed(const SimJob& job) const {
 
 absl::StatusOr<StartAttempt> SchedulerBackend::TryStart(const SimJob& job,
                                                         const TryOptions& options) {
+  if (options.only_node >= 0) {
+    // The library places a gang where its packing decides; a one-node restriction would be
+    // a suggestion it may ignore, so it is refused rather than silently dropped.
+    return absl::InvalidArgumentError(absl::StrCat(
+        "policy ", std::string(policy_name()), " cannot start job ", job.index, " on node ",
+        options.only_node, " only: a job backend places gangs anywhere (TryOptions::only_node)"));
+  }
   StartAttempt first;
   if (job.priority >= 0 || !SupportsOverflow()) {
     // A guaranteed ask (private runs opportunistic jobs as guaranteed inside the VC).

@@ -94,6 +94,7 @@ absl::StatusOr<std::unique_ptr<ClusterBackend>> MakeSchedulerBackend(
 // priority a job uses and whether it is admitted.
 class SchedulerBackend : public ClusterBackend {
  public:
+  // Errors: kInvalidArgument for `options.only_node` >= 0 (not honoured by job backends).
   absl::StatusOr<StartAttempt> TryStart(const SimJob& job, const TryOptions& options) override;
   absl::Status FinishPreemption(const SimJob& job) override;
   absl::Status Release(const SimJob& job) override;

@@ -1,9 +1,11 @@
 // The time-based replay of an openb pod list (sim/openb/openb_replay.h).
 #include "sim/openb/openb_replay.h"
 
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "sim/engine/cluster_backend.h"
 #include "sim/policies/fill_cluster.h"
 #include "support/catch.h"
 #include "unit/sim/openb_test_util.h"
@@ -12,7 +14,7 @@
 namespace hived::sim {
 namespace {
 
-OpenbReplayResult Replay(const std::string& pod_rows, PolicyKind policy = PolicyKind::kFgd) {
+PodSummary Replay(const std::string& pod_rows, PolicyKind policy = PolicyKind::kFgd) {
   OpenbReplayOptions options;
   options.policy = policy;
   options.sample_seconds = 50;
@@ -32,7 +34,7 @@ TEST_CASE(
       "d,1000,10,0,0,,LS,Running,30,200,30\n";
   for (PolicyKind policy : testing::kEveryPodPolicy) {
     INFO(PolicyKindName(policy));
-    const OpenbReplayResult r = Replay(rows, policy);
+    const PodSummary r = Replay(rows, policy);
     CHECK(r.pods == 4);
     CHECK(r.placed == 3);
     CHECK(r.placed_at_arrival == 2);
@@ -57,7 +59,7 @@ TEST_CASE(
 
 TEST_CASE("ReplayOpenb: a Pending pod placed before its deletion runs until then",
           "[sim][openb][unit]") {
-  const OpenbReplayResult r = Replay(
+  const PodSummary r = Replay(
       "a,1000,10,1,1000,,LS,Succeeded,0,100,0\n"
       "b,1000,10,1,1000,,LS,Succeeded,10,50,10\n"
       "c,1000,10,1,500,,BE,Pending,20,150,\n"
@@ -77,17 +79,108 @@ TEST_CASE("ReplayOpenb: a pod list without times is rejected", "[sim][openb][uni
   REQUIRE(list.ok());
   absl::StatusOr<std::vector<FillPod>> pods = MakeFillPods(*list, *nodes);
   REQUIRE(pods.ok());
-  absl::StatusOr<OpenbReplayResult> r = ReplayOpenb(*nodes, *list, *pods, {});
+  absl::StatusOr<PodSummary> r = testing::ReplayOpenbSummary(*nodes, *list, *pods, {});
   REQUIRE_FALSE(r.ok());
   CHECK(std::string(r.status().message()).find("m.csv: this pod list has no creation") !=
         std::string::npos);
+}
+
+TEST_CASE("The fill model as a ClusterBackend: one node only, its GPUs, and the misuse it refuses",
+          "[sim][openb][unit]") {
+  // Two nodes of two T4s. Pod 0 takes half a GPU, pod 1 a whole one, pod 2 is CPU-only.
+  const OpenbNodeList nodes = testing::MakeOpenbNodes("n0,8000,1000,2,T4\nn1,8000,1000,2,T4\n");
+  std::vector<FillPod> pods = {testing::MakeFillPod(1000, 1, 500),
+                               testing::MakeFillPod(1000, 1, 1000),
+                               testing::MakeFillPod(1000, 0, 0)};
+  for (size_t i = 0; i < pods.size(); ++i) pods[i].source = static_cast<int32_t>(i);
+  OpenbReplayOptions options;
+  options.policy = PolicyKind::kBestFit;
+  std::unique_ptr<ClusterBackend> backend = MakeFillBackend(nodes, pods, options);
+  CHECK(backend->policy_name() == "best-fit");
+  CHECK(backend->nodes() == std::vector<std::string>{"n0", "n1"});
+  CHECK(backend->total_gpus() == 4);
+  auto job = [](JobIndex index, int32_t gpus) {
+    SimJob j;
+    j.index = index;
+    j.gpus = gpus;
+    j.members = {GangMember{1, gpus}};
+    return j;
+  };
+  TryOptions on_n1;
+  on_n1.only_node = 1;
+  absl::StatusOr<StartAttempt> a = backend->TryStart(job(0, 1), on_n1);
+  REQUIRE(a.ok());
+  CHECK(a->kind == StartAttempt::Kind::kStarted);
+  CHECK(backend->JobNodes(0) == NodeList{1});
+  const JobGpus at = backend->RunGpus(0);
+  CHECK(at.node == 1);
+  CHECK(at.first_gpu == 2);  // n0's two GPUs come first
+  CHECK(at.mask == 1U);
+  CHECK(backend->used_gpus() == 1);
+  CHECK(backend->fragmented_free_gpus() == 1);  // n1's other GPU
+  CHECK(backend->allocation_ratio() == 500.0 / 4000);
+
+  absl::StatusOr<StartAttempt> b = backend->TryStart(job(1, 1), TryOptions{});
+  REQUIRE(b.ok());
+  CHECK(b->kind == StartAttempt::Kind::kStarted);
+  absl::StatusOr<StartAttempt> c = backend->TryStart(job(2, 0), on_n1);
+  REQUIRE(c.ok());
+  CHECK(backend->JobNodes(2) == NodeList{1});
+  CHECK(backend->RunGpus(2).node == 1);
+  CHECK(backend->RunGpus(2).mask == 0U);
+
+  SECTION("a pod that does not fit on the node named waits") {
+    // Pod 0 takes half of one of n1's GPUs: a pod of two whole GPUs no longer fits on n1.
+    std::vector<FillPod> two = pods;
+    two[1] = testing::MakeFillPod(1000, 2, 1000);
+    std::unique_ptr<ClusterBackend> other = MakeFillBackend(nodes, two, options);
+    REQUIRE(other->TryStart(job(0, 1), on_n1).ok());
+    absl::StatusOr<StartAttempt> waits = other->TryStart(job(1, 2), on_n1);
+    REQUIRE(waits.ok());
+    CHECK(waits->kind == StartAttempt::Kind::kWaiting);
+    CHECK(other->used_gpus() == 1);
+    absl::StatusOr<StartAttempt> anywhere = other->TryStart(job(1, 2), TryOptions{});
+    REQUIRE(anywhere.ok());
+    CHECK(anywhere->kind == StartAttempt::Kind::kStarted);
+    CHECK(other->RunGpus(1).node == 0);
+    CHECK(other->RunGpus(1).mask == 3U);
+    TryOptions nowhere;
+    nowhere.only_node = 2;
+    CHECK(other->TryStart(job(2, 0), nowhere).status().code() ==
+          absl::StatusCode::kInvalidArgument);  // not a node
+  }
+  SECTION("misuse is an error status and changes nothing") {
+    absl::Status health = backend->SetNodeHealthy(0, false);
+    CHECK(health.code() == absl::StatusCode::kUnimplemented);
+    CHECK(health.message().find("no node failures") != absl::string_view::npos);
+    absl::Status preempt = backend->FinishPreemption(job(1, 1));
+    CHECK(preempt.code() == absl::StatusCode::kFailedPrecondition);
+    CHECK(preempt.message().find("never preempts") != absl::string_view::npos);
+    CHECK(backend->TryStart(job(0, 1), TryOptions{}).status().code() ==
+          absl::StatusCode::kFailedPrecondition);  // already running
+    CHECK(backend->TryStart(job(7, 1), TryOptions{}).status().code() ==
+          absl::StatusCode::kInvalidArgument);  // not a pod
+    CHECK(backend->used_gpus() == 2);
+  }
+  SECTION("release gives everything back, once") {
+    for (JobIndex i = 0; i < 3; ++i)
+      REQUIRE(backend->Release(job(i, pods[static_cast<size_t>(i)].num_gpu)).ok());
+    CHECK(backend->Release(job(0, 1)).code() == absl::StatusCode::kFailedPrecondition);
+    CHECK(backend->used_gpus() == 0);
+    CHECK(backend->allocation_ratio() == 0.0);
+    CHECK(backend->JobNodes(0).empty());
+    CHECK(backend->RunGpus(1).node == -1);
+    CHECK(backend->CheckInvariants().ok());
+    CHECK(backend->schedule_calls() == 3);
+  }
 }
 
 TEST_CASE("ReplayOpenb: the default openb pod list replays with every pod accounted for",
           "[sim][openb][unit]") {
   const std::optional<FillInputs> in = testing::LoadPublishedOpenb("default");
   if (!in) return;
-  absl::StatusOr<OpenbReplayResult> r = ReplayOpenb(in->nodes, in->pods, in->fill_pods, {});
+  absl::StatusOr<PodSummary> r =
+      testing::ReplayOpenbSummary(in->nodes, in->pods, in->fill_pods, {});
   REQUIRE(r.ok());
   CHECK(r->pods == 8152);
   CHECK(r->placed + r->never_placed == 8152);

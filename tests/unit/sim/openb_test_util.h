@@ -5,8 +5,10 @@
 
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "sim/metrics/pod_summary.h"
 #include "sim/openb/fill_experiment.h"
 #include "sim/openb/openb_replay.h"
 #include "sim/policies/fill_cluster.h"
@@ -65,17 +67,27 @@ inline constexpr char kOpenbPodHeader[] =
     "name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,creation_time,"
     "deletion_time,scheduled_time\n";
 
+// ReplayOpenb into a PodSummaryBuilder, and its summary.
+inline absl::StatusOr<PodSummary> ReplayOpenbSummary(const OpenbNodeList& nodes,
+                                                     const OpenbPodList& list,
+                                                     const std::vector<FillPod>& pods,
+                                                     const OpenbReplayOptions& options) {
+  PodSummaryBuilder builder(list.pods.size());
+  absl::StatusOr<PodReplayResult> r = ReplayOpenb(nodes, list, pods, options, &builder);
+  if (!r.ok()) return r.status();
+  return builder.Finish(*std::move(r));
+}
+
 // Replays the pod rows `pod_rows` (11 columns, no header) on one node with one T4 GPU, 8 CPUs
 // and 1000 MiB.
-inline OpenbReplayResult ReplayOnOneGpu(const std::string& pod_rows,
-                                        const OpenbReplayOptions& options) {
+inline PodSummary ReplayOnOneGpu(const std::string& pod_rows, const OpenbReplayOptions& options) {
   const OpenbNodeList nodes = MakeOpenbNodes("n,8000,1000,1,T4\n");
   absl::StatusOr<OpenbPodList> list = ParseOpenbPods(kOpenbPodHeader + pod_rows, "pods.csv");
   INFO(list.status().ToString());
   REQUIRE(list.ok());
   absl::StatusOr<std::vector<FillPod>> pods = MakeFillPods(*list, nodes);
   REQUIRE(pods.ok());
-  absl::StatusOr<OpenbReplayResult> r = ReplayOpenb(nodes, *list, *pods, options);
+  absl::StatusOr<PodSummary> r = ReplayOpenbSummary(nodes, *list, *pods, options);
   INFO(r.status().ToString());
   REQUIRE(r.ok());
   return *r;

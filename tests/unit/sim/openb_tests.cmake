@@ -5,6 +5,7 @@ if(TARGET hived_simlib)
             ${CMAKE_CURRENT_LIST_DIR}/openb_replay_test.cc ${CMAKE_CURRENT_LIST_DIR}/fill_hived_test.cc
             ${CMAKE_CURRENT_LIST_DIR}/sharing_model_test.cc
             ${CMAKE_CURRENT_LIST_DIR}/pod_replay_test.cc
+            ${CMAKE_CURRENT_LIST_DIR}/pod_summary_test.cc
             ${CMAKE_CURRENT_LIST_DIR}/fill_library_test.cc
     LIBS hived_simlib)
 endif()

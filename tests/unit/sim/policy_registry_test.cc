@@ -133,6 +133,42 @@ TEST_CASE("Policy registry: each job policy's factory builds its backend", "[sim
   }
 }
 
+TEST_CASE("Job backends refuse a start on one node only and stay as they were", "[sim][unit]") {
+  absl::StatusOr<ClusterSpec> spec =
+      LoadClusterSpecFile(std::string(HIVED_SOURCE_DIR) + "/config/examples/two-racks.yaml");
+  REQUIRE(spec.ok());
+  SimJob job;
+  job.index = 0;
+  job.vc = 0;
+  job.gpus = 1;
+  job.members = {GangMember{1, 1}};
+  for (PolicyKind kind : kEveryJobPolicy) {
+    INFO(PolicyKindName(kind));
+    absl::StatusOr<std::unique_ptr<ClusterBackend>> made =
+        MakeSchedulerBackend(kind, *spec, /*job_count=*/4);
+    REQUIRE(made.ok());
+    ClusterBackend& backend = **made;
+    TryOptions one_node;
+    one_node.only_node = 0;
+    absl::StatusOr<StartAttempt> refused = backend.TryStart(job, one_node);
+    REQUIRE_FALSE(refused.ok());
+    CHECK(refused.status().code() == absl::StatusCode::kInvalidArgument);
+    CHECK(refused.status().message().find("on node 0 only") != absl::string_view::npos);
+    CHECK(backend.used_gpus() == 0);
+    CHECK(backend.schedule_calls() == 0);
+    // Anywhere, the same job starts: the refusal changed nothing.
+    absl::StatusOr<StartAttempt> started = backend.TryStart(job, TryOptions{});
+    REQUIRE(started.ok());
+    CHECK(started->kind == StartAttempt::Kind::kStarted);
+    CHECK(backend.used_gpus() == 1);
+    CHECK(backend.RunGpus(0).node == -1);  // no single GPUs modelled: the default
+    CHECK(backend.allocation_ratio() ==
+          static_cast<double>(backend.used_gpus()) / static_cast<double>(backend.total_gpus()));
+    REQUIRE(backend.Release(job).ok());
+    CHECK(backend.CheckInvariants().ok());
+  }
+}
+
 TEST_CASE("Policy registry: the help tables list one padded line per policy", "[sim][unit]") {
   const std::string table = PolicyTable(PolicyModel::kJobs);
   CHECK(table.rfind("  hived          HiveD:", 0) == 0);

@@ -95,7 +95,7 @@ TEST_CASE("SharingRequestMilli and the parameters' ranges", "[sim][sharing][unit
 }
 
 // Replays `rows` on one node with one GPU under `mode`.
-OpenbReplayResult Replay(const std::string& rows, SharingMode mode) {
+PodSummary Replay(const std::string& rows, SharingMode mode) {
   OpenbReplayOptions options;
   options.sharing = mode;
   return testing::ReplayOnOneGpu(rows, options);
@@ -110,7 +110,7 @@ TEST_CASE("ReplayOpenb --sharing: two pods on one GPU, a neighbour leaving mid-r
       "b,1000,10,1,400,,BE,Succeeded,0,100,0\n"
       "c,1000,10,0,0,,LS,Succeeded,0,1000,0\n";
   SECTION("ideal: the trace's runtimes") {
-    const OpenbReplayResult r = Replay(rows, SharingMode::kIdeal);
+    const PodSummary r = Replay(rows, SharingMode::kIdeal);
     CHECK(r.runs[0].end == 100);
     CHECK(r.runs[1].end == 100);
     CHECK(r.slowed_pods == 0);
@@ -122,7 +122,7 @@ TEST_CASE("ReplayOpenb --sharing: two pods on one GPU, a neighbour leaving mid-r
   SECTION(
       "time-slice: b at 0.99 ends at ceil(101.01) = 102; a at 0.88 until then (89.76 "
       "done), then alone at 0.99: 10.24 / 0.99 = 10.34, ends at 113") {
-    const OpenbReplayResult r = Replay(rows, SharingMode::kTimeSlice);
+    const PodSummary r = Replay(rows, SharingMode::kTimeSlice);
     CHECK(r.runs[1].end == 102);
     CHECK(r.runs[0].end == 113);
     CHECK(r.runs[0].slowdown == Approx(1.13));
@@ -132,19 +132,19 @@ TEST_CASE("ReplayOpenb --sharing: two pods on one GPU, a neighbour leaving mid-r
   SECTION(
       "mps: a at 1/1.1, b at 1/1.15: b needs 115 s; a's 110 s end first, at 110; b "
       "did 110/1.15 = 95.65, then alone at 1: ends at 115") {
-    const OpenbReplayResult r = Replay(rows, SharingMode::kMps);
+    const PodSummary r = Replay(rows, SharingMode::kMps);
     CHECK(r.runs[0].end == 110);
     CHECK(r.runs[1].end == 115);
   }
   SECTION(
       "tgs: the opportunistic b at full speed ends at 100; a at 0.99 did 99 by then and "
       "ends at 101, alone") {
-    const OpenbReplayResult r = Replay(rows, SharingMode::kTgs);
+    const PodSummary r = Replay(rows, SharingMode::kTgs);
     CHECK(r.runs[1].end == 100);
     CHECK(r.runs[0].end == 101);
   }
   SECTION("mig: 0.6 needs a 7g instance (no 5g), so b's 3g (428) waits for a") {
-    const OpenbReplayResult r = Replay(rows, SharingMode::kMig);
+    const PodSummary r = Replay(rows, SharingMode::kMig);
     CHECK(r.runs[0].end == 100);
     CHECK(r.runs[1].start == 100);
     CHECK(r.runs[1].end == 200);
@@ -152,7 +152,7 @@ TEST_CASE("ReplayOpenb --sharing: two pods on one GPU, a neighbour leaving mid-r
     CHECK(r.max_degree == 1);
   }
   SECTION("exclusive: each pod takes the whole GPU") {
-    const OpenbReplayResult r = Replay(rows, SharingMode::kExclusive);
+    const PodSummary r = Replay(rows, SharingMode::kExclusive);
     CHECK(r.runs[1].start == 100);
     CHECK(r.runs[1].end == 200);
   }
@@ -168,11 +168,11 @@ TEST_CASE("ReplayOpenb --sharing: a neighbour arriving mid-run slows a running p
       "a,1000,10,1,500,,LS,Succeeded,0,100,0\n"
       "b,1000,10,1,500,,LS,Succeeded,50,150,50\n"
       "c,1000,10,0,0,,LS,Succeeded,0,1000,0\n";
-  const OpenbReplayResult r = Replay(rows, SharingMode::kMps);
+  const PodSummary r = Replay(rows, SharingMode::kMps);
   CHECK(r.runs[0].end == 107);
   CHECK(r.runs[1].end == 157);
   CHECK(r.runs[0].slowdown == Approx(1.07));
-  const OpenbReplayResult p = Replay(
+  const PodSummary p = Replay(
       "a,1000,10,1,500,,LS,Succeeded,0,100,0\n"
       "d,1000,10,1,500,,BE,Pending,0,40,\n"
       "c,1000,10,0,0,,LS,Succeeded,0,1000,0\n",
@@ -192,7 +192,8 @@ TEST_CASE("ReplayOpenb --sharing: the default openb pod list under every mode",
     INFO(SharingModeName(mode));
     OpenbReplayOptions options;
     options.sharing = mode;
-    absl::StatusOr<OpenbReplayResult> r = ReplayOpenb(in->nodes, in->pods, in->fill_pods, options);
+    absl::StatusOr<PodSummary> r =
+        testing::ReplayOpenbSummary(in->nodes, in->pods, in->fill_pods, options);
     REQUIRE(r.ok());
     CHECK(r->placed + r->never_placed == 8152);
     CHECK(r->slowdown_pods > 6000);
@@ -200,7 +201,7 @@ TEST_CASE("ReplayOpenb --sharing: the default openb pod list under every mode",
     CHECK(r->mean_degree >= 1.0);
     int64_t measured = 0;
     for (size_t i = 0; i < r->runs.size(); ++i) {
-      const OpenbPodRun& run = r->runs[i];
+      const PodRun& run = r->runs[i];
       if (run.slowdown > 0) {
         ++measured;
         REQUIRE(run.slowdown >= 1.0);  // a pod never runs faster than its trace runtime
