@@ -13,6 +13,9 @@
 #   gen1m-out       gen1m-hived writing its outputs (--out)
 #   sweep64-j1      sweep of 64 Philly replays under hived alone (--seeds 1-64), --jobs 1
 #   sweep64-j2      the same with --jobs 2
+#   openb-replay    the openb default pod list replayed in time on its GPU node list
+#                   (`run --format openb`, FGD's fill model under hived, `--sharing ideal`,
+#                   `--out`); openb-mps the same under `--sharing mps`
 #
 # Each name runs RUNS times (default 5); with -b the base binary runs too, alternating run by
 # run, so both see the same machine load. Prints, per name and binary, the medians of wall
@@ -21,7 +24,8 @@
 # which is ~50x slower). Generated inputs are made once with SIM into DIR (default
 # build/bench-inputs), seeded, so every binary replays the same files.
 #
-# Needs: a Release build (cmake --preset bench), /usr/bin/time, ../shared/traces/philly.
+# Needs: a Release build (cmake --preset bench), /usr/bin/time, ../shared/traces/philly
+# (and ../shared/traces/openb for the openb names).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -56,6 +60,7 @@ if [ ! -f "$philly_trace" ]; then
   echo "missing $philly_trace (ln -sfn /work/shared ../shared)" >&2
   exit 1
 fi
+openb=../shared/traces/openb
 mkdir -p "$inputs"
 scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT
@@ -87,6 +92,11 @@ command_for() {
     sweep64-j1 | sweep64-j2)
       echo "$bin sweep ${philly[*]} --seeds 1-64 --run-args --baseline=none" \
         "--jobs ${name#sweep64-j} --out $out" ;;
+    openb-replay | openb-mps)
+      local mode=ideal
+      [ "$name" = openb-replay ] || mode=mps
+      echo "$bin run --format openb --nodes $openb/openb_node_list_gpu_node.csv" \
+        "--pods $openb/openb_pod_list_default.csv --sharing $mode --out $out" ;;
     *) echo "unknown name '$name'" >&2; return 2 ;;
   esac
 }
