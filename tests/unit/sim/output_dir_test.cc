@@ -116,6 +116,36 @@ TEST_CASE("OutputDir: the output folder itself can be staged (plot's charts)", "
   CHECK(ReadFile(dir / "chart.png") == "new");
 }
 
+TEST_CASE("OutputDir: a folder Open created is removed without Commit and kept with it",
+          "[sim][unit]") {
+  ScratchDir dir("outdir");
+  WriteFile(dir / "notes.txt", "the user's");
+  {
+    absl::StatusOr<std::unique_ptr<OutputDir>> out = OutputDir::Open(dir / "a/b/", kLayout);
+    REQUIRE(out.ok());
+    REQUIRE(fs::is_directory(dir.path() / "a" / "b"));
+    REQUIRE((*out)->Write("sub/a.txt", "new").ok());
+  }
+  CHECK(Listing(dir.path()) == std::vector<std::string>{"notes.txt"});
+  // A folder that existed before stays, and so does one holding a user's file.
+  fs::create_directories(dir.path() / "kept");
+  { REQUIRE(OutputDir::Open(dir / "kept/new", kLayout).ok()); }
+  CHECK(Listing(dir.path()) == std::vector<std::string>{"kept", "notes.txt"});
+  {
+    absl::StatusOr<std::unique_ptr<OutputDir>> out = OutputDir::Open(dir / "c", kLayout);
+    REQUIRE(out.ok());
+    WriteFile(dir / "c/mine.txt", "x");
+  }
+  CHECK(fs::exists(dir.path() / "c" / "mine.txt"));
+  {
+    absl::StatusOr<std::unique_ptr<OutputDir>> out = OutputDir::Open(dir / "d", kLayout);
+    REQUIRE(out.ok());
+    REQUIRE((*out)->Write("summary.json", "new").ok());
+    REQUIRE((*out)->Commit().ok());
+  }
+  CHECK(ReadFile(dir / "d/summary.json") == "new");
+}
+
 int Run(const std::string& out, std::vector<std::string> extra = {},
         const std::string& trace = TestPath("traces/policies.csv")) {
   std::vector<std::string> args = {
@@ -185,6 +215,20 @@ TEST_CASE("compare and plot refuse hostile summaries with a located error", "[si
   WriteFile(dir / "a/timeline.csv", std::string(2 * 1024 * 1024, '\n'));
   CHECK(RunArgs(PlotCommand, {"plot", good, "--out", dir / "p", "--max-input-mb", "1"}) == 1);
   CHECK_FALSE(fs::exists(dir.path() / "p" / "anomaly_by_policy.png"));
+}
+
+TEST_CASE("run and openb-replay on a bad input leave no output folder behind", "[sim][unit]") {
+  ScratchDir dir("run");
+  WriteFile(dir / "bad.csv",
+            "job_id,submit_time,vc,priority,pods,gpus_per_pod,gpu_type,duration\n"
+            "j,-1,A,0,1,1,,10\n");
+  CHECK(Run(dir / "out/run", {}, dir / "bad.csv") == 1);
+  CHECK(Run(dir / "out/missing", {}, dir / "missing.csv") == 1);
+  WriteFile(dir / "pods.csv", "name,cpu_milli\n");
+  CHECK(
+      RunArgs(OpenbReplayCommand, {"openb-replay", "--nodes", TestPath("openb/nodes.csv"), "--pods",
+                                   dir / "pods.csv", "--out", dir / "out/openb", "--quiet"}) == 1);
+  CHECK(Listing(dir.path()) == std::vector<std::string>{"bad.csv", "pods.csv"});
 }
 
 }  // namespace
