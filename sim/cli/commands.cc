@@ -122,7 +122,9 @@ int GenClusterCommand(int argc, char** argv) {
   if (int code = p.Parse(argc, argv, &args); code >= 0) return code;
   if (!args.empty()) return p.UsageError(absl::StrCat("unexpected argument '", args[0], "'"));
   if (racks < 1 || racks > 1000000 || per_rack < 1 || per_rack > 1000 || vcs < 1 || vcs > 100000) {
-    return p.UsageError("--racks, --nodes-per-rack or --vcs out of range");
+    return p.UsageError(absl::StrCat("need --racks in 1..1000000 (got ", racks,
+                                     "), --nodes-per-rack in 1..1000 (got ", per_rack,
+                                     ") and --vcs in 1..100000 (got ", vcs, ")"));
   }
   o.racks = static_cast<int32_t>(racks);
   o.nodes_per_rack = static_cast<int32_t>(per_rack);

@@ -71,9 +71,14 @@ int RunReplayCommand(int argc, char** argv, const std::string& command,
   std::string policy_name(PolicyKindName(PolicyKind::kHived));
   const std::string private_name(PolicyKindName(PolicyKind::kPrivate));
   std::string baseline = private_name;
+  // openb-replay's own form first: it needs no --format.
+  const bool openb_default = default_format == "openb";
   FlagParser p(command,
-               "--config FILE --trace FILE [options]\n"
-               "       --format openb --nodes NODES.csv --pods PODS.csv --out DIR [options]",
+               openb_default ? "--nodes NODES.csv --pods PODS.csv --out DIR [options]\n"
+                               "       --format hived|philly --config FILE --trace FILE [options]"
+                             : "--config FILE --trace FILE [options]\n"
+                               "       --format openb --nodes NODES.csv --pods PODS.csv --out DIR "
+                               "[options]",
                "Replays a job trace against a cluster config under a sharing policy and reports\n"
                "per-VC queuing delay, JCT, preemptions, utilisation, fragmentation and the\n"
                "sharing anomaly (the policy's mean queuing delay minus the private baseline's).\n"

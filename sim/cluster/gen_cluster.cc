@@ -24,7 +24,9 @@ absl::StatusOr<std::string> GenerateClusterYaml(const GenClusterOptions& o) {
   }
   const int64_t reserved = static_cast<int64_t>(std::floor(o.reserve * static_cast<double>(nodes)));
   if (reserved < o.vcs) {
-    return absl::InvalidArgumentError("fewer reserved nodes than VCs: every VC needs a node");
+    return absl::InvalidArgumentError(
+        absl::StrCat("--reserve ", o.reserve, " of ", nodes, " nodes reserves ", reserved,
+                     ", fewer than --vcs ", o.vcs, ": every VC needs a node"));
   }
   // Shares by largest remainder, at least one node each.
   std::vector<double> w(static_cast<size_t>(o.vcs));

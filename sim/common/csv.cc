@@ -62,9 +62,9 @@ absl::Status ReadInputFile(const std::string& path, InputLimit limit, std::strin
     if (got == 0) break;
     if (static_cast<int64_t>(out->size() + got) > limit.max_bytes) {
       out->clear();
-      return absl::InvalidArgumentError(
-          absl::StrCat(path, ": the ", Av(limit.what), " is larger than the limit of ",
-                       Megabytes(limit.max_bytes), " (raise it with --max-input-mb)"));
+      return absl::InvalidArgumentError(absl::StrCat(
+          path, ": the ", Av(limit.what), " is larger than the limit of ",
+          Megabytes(limit.max_bytes), limit.raisable ? " (raise it with --max-input-mb)" : ""));
     }
     // Line lengths from newline to newline (memchr), not byte by byte.
     const char* at = buffer;

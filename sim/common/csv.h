@@ -50,12 +50,13 @@ inline constexpr size_t kMaxListedErrors = 20;
 struct InputLimit {
   int64_t max_bytes = kDefaultMaxTraceBytes;
   std::string_view what = "input";  // "trace", "node-events file", ... for the message
+  bool raisable = true;             // the command takes --max-input-mb (the message names it)
 };
 
 // Reads a file in chunks into `out`, checking the limits while reading.
 // Errors: kNotFound when it cannot be opened; kInvalidArgument "path: ..." when it is larger
-// than `limit.max_bytes` (naming --max-input-mb) or "path:line:1: ..." when a line is longer
-// than `kMaxLineBytes`; kDataLoss when reading fails (e.g. a directory).
+// than `limit.max_bytes` (naming --max-input-mb when `limit.raisable`) or "path:line:1: ..." when a
+// line is longer than `kMaxLineBytes`; kDataLoss when reading fails (e.g. a directory).
 absl::Status ReadInputFile(const std::string& path, InputLimit limit, std::string* out);
 
 struct CsvField {

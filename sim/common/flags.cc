@@ -64,7 +64,15 @@ bool FlagParser::Set(const Flag& flag, std::string_view value, std::string* erro
     case Kind::kInt: {
       auto v = ParseInt(value);
       if (!v) {
-        *error = absl::StrCat("--", flag.name, " needs an integer, got '", Av(value), "'");
+        // Digits that do not fit are out of range, not "not an integer".
+        const std::string_view digits = !value.empty() && value[0] == '-' ? value.substr(1) : value;
+        const bool too_large =
+            !digits.empty() &&
+            std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; });
+        *error = absl::StrCat(
+            "--", flag.name,
+            too_large ? " is out of range (a 64-bit integer), got '" : " needs an integer, got '",
+            Av(value), "'");
         return false;
       }
       *static_cast<int64_t*>(flag.out) = *v;

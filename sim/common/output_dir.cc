@@ -93,6 +93,18 @@ OutputDir::OutputDir(fs::path dir, std::vector<std::string> layout)
 absl::StatusOr<std::unique_ptr<OutputDir>> OutputDir::Open(fs::path dir,
                                                            std::vector<std::string> layout) {
   std::error_code ec;
+  // The folders this run creates (outermost first), removed again when it fails.
+  std::vector<fs::path> made;
+  fs::path missing = dir.lexically_normal();
+  if (!missing.has_filename()) missing = missing.parent_path();  // "out/" names "out"
+  while (!missing.empty() && !fs::exists(fs::symlink_status(missing, ec))) {
+    made.insert(made.begin(), missing);
+    if (missing == missing.parent_path()) break;
+    missing = missing.parent_path();
+  }
+  // From here on, a failure's return destroys `opened`, which removes `made` (when empty).
+  auto opened = std::unique_ptr<OutputDir>(new OutputDir(dir, layout));
+  opened->created_ = std::move(made);
   fs::create_directories(dir, ec);
   if (ec) return FsError("create", dir, ec);
   const std::vector<std::string> folders = Subfolders(layout);
@@ -143,7 +155,7 @@ absl::StatusOr<std::unique_ptr<OutputDir>> OutputDir::Open(fs::path dir,
   if (absl::Status s = ClearFolder(dir, NamesIn(layout, ""), /*remove_if_empty=*/false); !s.ok()) {
     return s;
   }
-  return std::unique_ptr<OutputDir>(new OutputDir(std::move(dir), std::move(layout)));
+  return opened;
 }
 
 absl::Status OutputDir::CheckInputs(const fs::path& dir, const std::vector<std::string>& layout,

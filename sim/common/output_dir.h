@@ -4,9 +4,10 @@
 // "baseline-private/jobs.csv", "plots/anomaly.png"). Opening the folder clears what an
 // earlier run left under those names; each output is then written to a temporary beside its
 // final name and all of them are renamed into place by `Commit`. Without `Commit` (an error,
-// an early return) the destructor removes the temporaries and the subfolders it created, so
-// a failed run leaves neither its own partial outputs nor an earlier run's files that would
-// look current.
+// an early return) the destructor removes the temporaries and the subfolders it created (the
+// output folder too, when `Open` created it and it is still empty), so a failed run leaves
+// neither its own partial outputs, nor an empty folder that looks like a run, nor an earlier
+// run's files that would look current.
 //
 // Invariants (tests/unit/sim/output_dir_test.cc):
 //   1. Only names of the layout, temporaries named ".<name>.tmp-<pid>" and staged folders
@@ -15,7 +16,8 @@
 //      A user's other files are never touched.
 //   2. After `Open`, no file of the layout is left from an earlier run.
 //   3. After a successful `Commit`, exactly the files written in this run are in place; after a
-//      failure or without `Commit`, none of the layout's files is.
+//      failure or without `Commit`, none of the layout's files is, and the folders `Open`
+//      created for the output (when left empty) are gone.
 //
 // Example:
 //   absl::StatusOr<std::unique_ptr<OutputDir>> out =

@@ -53,8 +53,13 @@ absl::Status Render(const std::filesystem::path& dir, const std::string& name,
   const std::string cmd = absl::StrCat("cd ", ShellQuote(dir.string()), " && gnuplot ",
                                        ShellQuote(name + ".gp"), " 2>", ShellQuote(name + ".log"));
   if (std::system(cmd.c_str()) != 0) {
-    return absl::InternalError(absl::StrCat("gnuplot failed on ", (dir / (name + ".gp")).string(),
-                                            "; see ", (dir / (name + ".log")).string()));
+    // The log is in the staged folder, which a failed command removes: quote it here.
+    std::ifstream log(dir / (name + ".log"), std::ios::binary);
+    std::string text(2000, '\0');
+    log.read(text.data(), static_cast<std::streamsize>(text.size()));
+    text.resize(static_cast<size_t>(std::max<std::streamsize>(0, log.gcount())));
+    return absl::InternalError(
+        absl::StrCat("gnuplot failed on ", name, ".gp", text.empty() ? "" : ":\n", text));
   }
   std::error_code ec;
   std::filesystem::remove(dir / (name + ".log"), ec);
@@ -253,11 +258,24 @@ absl::Status PlotRuns(const std::string& dir_name, const std::vector<PlotInput>&
   }
   const std::string common = absl::StrCat(kBarStyle, "set key autotitle columnhead\n");
   {
+    // Runs without a private baseline (--baseline none) have no anomaly: gnuplot cannot
+    // autoscale a chart without points, so give it ranges and say why it is empty.
+    const bool any = std::any_of(runs.begin(), runs.end(), [](const PlotInput& r) {
+      return std::any_of(r.summary.vcs.begin(), r.summary.vcs.end(),
+                         [](const GroupSummary& g) { return g.sharing_anomaly.has_value(); });
+    });
+    const std::string empty =
+        any ? ""
+            : absl::StrCat(
+                  "set xrange [-0.5:",
+                  FormatFixed(static_cast<double>(std::max<size_t>(1, vcs.size())) - 0.5, 1),
+                  "]\nset yrange [-1:1]\nset label 2 'no anomaly to draw: no run has a "
+                  "private baseline (run --baseline private)' at graph 0.5,0.5 center\n");
     const std::string script = absl::StrCat(
         kTerminal, "set output 'anomaly_by_policy.png'\n",
         "set title 'Sharing anomaly per VC: mean queuing delay minus under private (> 0 = "
         "waits longer than in a private cluster)'\n",
-        common, "set ylabel 'anomaly (hours)'\n", "plot for [i=2:", runs.size() + 1,
+        common, empty, "set ylabel 'anomaly (hours)'\n", "plot for [i=2:", runs.size() + 1,
         "] 'anomaly_by_policy.dat' using i:xtic(1)\n");
     if (absl::Status s = Render(dir, "anomaly_by_policy", anomaly, script); !s.ok()) return s;
   }

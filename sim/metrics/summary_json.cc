@@ -223,9 +223,17 @@ std::string SummaryToJson(const Summary& s) {
 }
 
 absl::StatusOr<Summary> SummaryFromJson(const JsonValue& json) {
-  if (json.StringOr("schema", "") != kSchema) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("not a hived-sim summary (schema is not ", kSchema, ")"));
+  if (const std::string schema = json.StringOr("schema", ""); schema != kSchema) {
+    // fill and openb-replay write summaries of their own, without a schema: say so.
+    const std::string command = json.StringOr("command", "");
+    return absl::InvalidArgumentError(absl::StrCat(
+        "not a hived-sim summary of a job replay (schema ",
+        schema.empty() ? std::string("missing") : absl::StrCat("'", schema, "'"), ", expected ",
+        kSchema, ")",
+        command.empty() ? ""
+                        : absl::StrCat(": it is `hived-sim ", command,
+                                       "`'s summary; only `run` summaries of job traces "
+                                       "(formats hived, philly) are read here")));
   }
   Summary s;
   if (const JsonValue* run = json.Find("run")) {

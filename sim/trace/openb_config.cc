@@ -93,12 +93,14 @@ int OpenbConfigCommand(int argc, char** argv) {
   if (nodes_path.empty() || out_path.empty()) return p.UsageError("--nodes and --out are required");
   absl::StatusOr<OpenbNodeList> nodes = ReadOpenbNodesFile(nodes_path);
   if (!nodes.ok()) {
-    std::fprintf(stderr, "%s\n", std::string(nodes.status().message()).c_str());
+    std::fprintf(stderr, "hived-sim openb-config: %s\n",
+                 std::string(nodes.status().message()).c_str());
     return kExitFailed;
   }
   absl::StatusOr<OpenbConfig> config = BuildOpenbConfig(*nodes);
   if (!config.ok()) {
-    std::fprintf(stderr, "%s\n", std::string(config.status().message()).c_str());
+    std::fprintf(stderr, "hived-sim openb-config: %s\n",
+                 std::string(config.status().message()).c_str());
     return kExitFailed;
   }
   if (out_path == "-") {

@@ -5,6 +5,7 @@
 #include <set>
 #include <utility>
 
+#include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "sim/common/csv.h"
 #include "sim/trace/trace_reader.h"
@@ -133,7 +134,7 @@ absl::StatusOr<OpenbNodeList> ParseOpenbNodes(std::string_view text, std::string
   if (line != kNodeHeader) {
     return absl::InvalidArgumentError(absl::StrCat(
         errors.Locate(reader.line_number(), 1), ": not an openb node list: the header must be '",
-        Av(kNodeHeader), "', got '", Av(line.substr(0, 120)), "'"));
+        Av(kNodeHeader), "', got '", absl::CHexEscape(Av(line.substr(0, 120))), "'"));
   }
   std::map<std::string, int32_t, std::less<>> seen;  // name -> line
   while (reader.Next(&line)) {
@@ -212,7 +213,8 @@ absl::StatusOr<OpenbPodList> ParseOpenbPods(std::string_view text, std::string_v
   } else {
     return absl::InvalidArgumentError(absl::StrCat(
         errors.Locate(reader.line_number(), 1), ": not an openb pod list: the header must be '",
-        Av(kPodHeader11), "' or its first 5 columns, got '", Av(line.substr(0, 160)), "'"));
+        Av(kPodHeader11), "' or its first 5 columns, got '",
+        absl::CHexEscape(Av(line.substr(0, 160))), "'"));
   }
   OpenbPodStats& st = list.stats;
   st.has_times = columns == 11;

@@ -181,7 +181,9 @@ std::unique_ptr<TraceSource> MakeTraceSource(TraceFormat format, TraceReadOption
 }
 
 absl::Status ReadFileToString(const std::string& path, std::string* out) {
-  return ReadInputFile(path, {kDefaultMaxTraceBytes, "file"}, out);
+  // A fixed limit: the commands reading through here (fill, openb-replay, sweep, plan, merge)
+  // have no --max-input-mb.
+  return ReadInputFile(path, {kDefaultMaxTraceBytes, "file", /*raisable=*/false}, out);
 }
 
 absl::StatusOr<Trace> ReadTraceFile(const std::string& path, TraceFormat format,

@@ -102,6 +102,33 @@ std::vector<uint32_t> StableTimeOrder(const std::vector<TraceJob>& jobs) {
   return order;
 }
 
+// When `header` has every column of a trace format (so not of the one being read, whose
+// columns are missing), the flags that read it; "" otherwise.
+std::string OtherFormatHint(const std::vector<CsvField>& header) {
+  struct Format {
+    std::vector<std::string_view> columns;
+    std::string_view hint;
+  };
+  static const Format kFormats[] = {
+      {{"timestamp", "duration", "num_gpus", "cluster"},
+       "; this is a Philly trace: pass --format philly"},
+      {{"job_id", "submit_time", "vc", "pods", "gpus_per_pod", "duration"},
+       "; this is hived-sim's own trace format: pass --format hived"},
+      {{"name", "cpu_milli", "num_gpu", "gpu_milli"},
+       "; this is an openb pod list: pass --format openb --nodes NODES.csv --pods PODS.csv"},
+      {{"sn", "cpu_milli", "gpu", "model"},
+       "; this is an openb node list: pass --format openb --nodes NODES.csv --pods PODS.csv"},
+  };
+  for (const Format& f : kFormats) {
+    const bool all = std::all_of(f.columns.begin(), f.columns.end(), [&](std::string_view c) {
+      return std::any_of(header.begin(), header.end(),
+                         [&](const CsvField& h) { return h.text == c; });
+    });
+    if (all) return std::string(f.hint);
+  }
+  return "";
+}
+
 }  // namespace
 
 absl::StatusOr<HeaderColumns> ReadHeader(LineReader* reader, std::string_view file_name,
@@ -115,7 +142,8 @@ absl::StatusOr<HeaderColumns> ReadHeader(LineReader* reader, std::string_view fi
     return absl::InvalidArgumentError(absl::StrCat(Av(file_name), ":1:1: empty trace: no header"));
   }
   const int32_t header_line = reader->line_number();
-  HeaderColumns h = MapHeader(SplitCsvLine(line), wanted, known_ignored);
+  const std::vector<CsvField> columns = SplitCsvLine(line);
+  HeaderColumns h = MapHeader(columns, wanted, known_ignored);
   if (!h.missing.empty()) {
     std::string hints;
     for (const std::string& name : h.unknown) {
@@ -127,9 +155,9 @@ absl::StatusOr<HeaderColumns> ReadHeader(LineReader* reader, std::string_view fi
         }
       }
     }
-    return absl::InvalidArgumentError(
-        absl::StrCat(Av(file_name), ":", header_line, ":1: header lacks column(s) ",
-                     JoinNames(h.missing), " (expected ", Av(expected), ")", hints));
+    return absl::InvalidArgumentError(absl::StrCat(
+        Av(file_name), ":", header_line, ":1: header lacks column(s) ", JoinNames(h.missing),
+        " (expected ", Av(expected), ")", hints, OtherFormatHint(columns)));
   }
   if (!h.unknown.empty()) {
     trace->warnings.push_back(absl::StrCat(Av(file_name), ":", header_line,

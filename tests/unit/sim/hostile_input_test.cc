@@ -182,6 +182,13 @@ TEST_CASE("Readers refuse files over their limit while reading, with the flag to
   CHECK_FALSE(ReadNodeEventsFile(dir / "lines.csv", 50000).ok());
   CHECK(ReadTraceFile(dir.path().string(), TraceFormat::kHived, {}).status().code() !=
         absl::StatusCode::kOk);  // a folder
+  // Readers with a fixed limit (fill's and openb-replay's lists, sweep's grid) name no flag
+  // their commands do not take.
+  WriteFile(dir / "huge.csv", std::string(static_cast<size_t>(kDefaultMaxTraceBytes) + 1, '\n'));
+  std::string text_out;
+  const std::string fixed = Message(ReadFileToString(dir / "huge.csv", &text_out));
+  CHECK(Contains(fixed, "huge.csv: the file is larger than the limit of 16 MB"));
+  CHECK_FALSE(Contains(fixed, "--max-input-mb"));
 }
 
 TEST_CASE("Bad rows are listed up to a cap, then counted", "[sim][unit]") {

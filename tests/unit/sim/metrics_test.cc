@@ -128,6 +128,18 @@ TEST_CASE("Summary: JSON reads back, the anomaly is the mean delay minus private
         std::string::npos);
 }
 
+TEST_CASE("SummaryFromJson: a pod replay's summary is refused with what it is", "[sim][unit]") {
+  absl::StatusOr<JsonValue> pods = ParseJson("{\"command\": \"openb-replay\"}", "s.json");
+  REQUIRE(pods.ok());
+  const std::string error(SummaryFromJson(*pods).status().message());
+  CHECK(error.find("schema missing, expected hived-sim.summary/1") != std::string::npos);
+  CHECK(error.find("it is `hived-sim openb-replay`'s summary") != std::string::npos);
+  absl::StatusOr<JsonValue> other = ParseJson("{\"schema\": \"x/2\"}", "s.json");
+  REQUIRE(other.ok());
+  CHECK(std::string(SummaryFromJson(*other).status().message()) ==
+        "not a hived-sim summary of a job replay (schema 'x/2', expected hived-sim.summary/1)");
+}
+
 TEST_CASE("ComputeStats: nearest-rank percentiles", "[sim][unit]") {
   std::vector<int64_t> v;
   for (int i = 100; i >= 1; --i) v.push_back(i);

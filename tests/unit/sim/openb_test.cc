@@ -1,4 +1,5 @@
 // The openb readers and the config generator (sim/trace/openb_reader.h, sim/trace/openb_config.h).
+#include <algorithm>
 #include <string>
 
 #include "hived/config.h"
@@ -159,6 +160,20 @@ TEST_CASE("ParseOpenbNodes: bad rows are located errors", "[sim][openb][unit]") 
   CHECK(ErrorOf(dup.status()).find("f.csv:3:1: duplicate node name 'n'") != std::string::npos);
   CHECK(ReadOpenbNodesFile(TestPath("openb/absent.csv")).status().code() ==
         absl::StatusCode::kNotFound);
+}
+
+TEST_CASE("openb readers: a binary header is quoted escaped in the error", "[sim][openb][unit]") {
+  const std::string garbage = std::string("\x01\xff\xfe") + "sn;x\n";
+  for (const absl::Status& s :
+       {ParseOpenbNodes(garbage, "f.csv").status(), ParseOpenbPods(garbage, "f.csv").status()}) {
+    const std::string error = ErrorOf(s);
+    INFO(error);
+    CHECK(error.find("f.csv:1:1: not an openb") != std::string::npos);
+    CHECK(error.find("got '\\x01\\xff\\xfesn;x'") != std::string::npos);
+    CHECK(std::none_of(error.begin(), error.end(), [](char c) {
+      return static_cast<unsigned char>(c) < 0x20 || static_cast<unsigned char>(c) >= 0x7f;
+    }));
+  }
 }
 
 TEST_CASE("CheckPodSpecs: a gpu_spec naming no model of the cluster is a located error",

@@ -2,12 +2,15 @@
 // earlier run's files never look like this run's.
 #include "sim/common/output_dir.h"
 
+#include <cstdlib>
 #include <filesystem>
 #include <string>
 #include <vector>
 
 #include "sim/cli/commands.h"
+#include "sim/metrics/plot.h"
 #include "support/catch.h"
+#include "support/testdata.h"
 #include "unit/sim/hostile_test_util.h"
 #include "unit/sim/sim_test_util.h"
 
@@ -116,6 +119,36 @@ TEST_CASE("OutputDir: the output folder itself can be staged (plot's charts)", "
   CHECK(ReadFile(dir / "chart.png") == "new");
 }
 
+TEST_CASE("OutputDir: a folder Open created is removed without Commit and kept with it",
+          "[sim][unit]") {
+  ScratchDir dir("outdir");
+  WriteFile(dir / "notes.txt", "the user's");
+  {
+    absl::StatusOr<std::unique_ptr<OutputDir>> out = OutputDir::Open(dir / "a/b/", kLayout);
+    REQUIRE(out.ok());
+    REQUIRE(fs::is_directory(dir.path() / "a" / "b"));
+    REQUIRE((*out)->Write("sub/a.txt", "new").ok());
+  }
+  CHECK(Listing(dir.path()) == std::vector<std::string>{"notes.txt"});
+  // A folder that existed before stays, and so does one holding a user's file.
+  fs::create_directories(dir.path() / "kept");
+  { REQUIRE(OutputDir::Open(dir / "kept/new", kLayout).ok()); }
+  CHECK(Listing(dir.path()) == std::vector<std::string>{"kept", "notes.txt"});
+  {
+    absl::StatusOr<std::unique_ptr<OutputDir>> out = OutputDir::Open(dir / "c", kLayout);
+    REQUIRE(out.ok());
+    WriteFile(dir / "c/mine.txt", "x");
+  }
+  CHECK(fs::exists(dir.path() / "c" / "mine.txt"));
+  {
+    absl::StatusOr<std::unique_ptr<OutputDir>> out = OutputDir::Open(dir / "d", kLayout);
+    REQUIRE(out.ok());
+    REQUIRE((*out)->Write("summary.json", "new").ok());
+    REQUIRE((*out)->Commit().ok());
+  }
+  CHECK(ReadFile(dir / "d/summary.json") == "new");
+}
+
 int Run(const std::string& out, std::vector<std::string> extra = {},
         const std::string& trace = TestPath("traces/policies.csv")) {
   std::vector<std::string> args = {
@@ -185,6 +218,49 @@ TEST_CASE("compare and plot refuse hostile summaries with a located error", "[si
   WriteFile(dir / "a/timeline.csv", std::string(2 * 1024 * 1024, '\n'));
   CHECK(RunArgs(PlotCommand, {"plot", good, "--out", dir / "p", "--max-input-mb", "1"}) == 1);
   CHECK_FALSE(fs::exists(dir.path() / "p" / "anomaly_by_policy.png"));
+}
+
+TEST_CASE("plot draws runs without a private baseline (no anomaly) instead of failing",
+          "[sim][unit]") {
+  if (!GnuplotAvailable()) HIVED_SKIP_TEST("gnuplot is not installed");
+  ScratchDir dir("plot");
+  REQUIRE(Run(dir / "a", {"--baseline", "none"}) == 0);
+  REQUIRE(Run(dir / "b", {"--baseline", "none", "--policy", "quota"}) == 0);
+  CHECK(RunArgs(PlotCommand, {"plot", dir / "a", dir / "b", "--out", dir / "p"}) == 0);
+  CHECK(fs::file_size(dir.path() / "p" / "anomaly_by_policy.png") > 0);
+  CHECK(ReadFile(dir / "p/anomaly_by_policy.gp").find("no anomaly to draw") != std::string::npos);
+}
+
+TEST_CASE("PlotRuns: a gnuplot failure quotes gnuplot's log (its folder is gone after)",
+          "[sim][unit]") {
+  ScratchDir dir("plot");
+  fs::create_directories(dir.path() / "bin");
+  WriteFile(dir / "bin/gnuplot",
+            "#!/bin/sh\n[ \"$1\" = --version ] && exit 0\necho 'line 3: boom' >&2\nexit 1\n");
+  fs::permissions(dir.path() / "bin" / "gnuplot", fs::perms::owner_all);
+  const char* old_path = std::getenv("PATH");
+  const std::string saved = old_path ? old_path : "";
+  ::setenv("PATH", (dir / "bin").c_str(), 1);
+  PlotInput run;
+  run.label = "a";
+  const absl::Status s = PlotRuns(dir / "p", {run});
+  ::setenv("PATH", saved.c_str(), 1);
+  REQUIRE_FALSE(s.ok());
+  CHECK(std::string(s.message()) == "gnuplot failed on anomaly_by_policy.gp:\nline 3: boom\n");
+}
+
+TEST_CASE("run and openb-replay on a bad input leave no output folder behind", "[sim][unit]") {
+  ScratchDir dir("run");
+  WriteFile(dir / "bad.csv",
+            "job_id,submit_time,vc,priority,pods,gpus_per_pod,gpu_type,duration\n"
+            "j,-1,A,0,1,1,,10\n");
+  CHECK(Run(dir / "out/run", {}, dir / "bad.csv") == 1);
+  CHECK(Run(dir / "out/missing", {}, dir / "missing.csv") == 1);
+  WriteFile(dir / "pods.csv", "name,cpu_milli\n");
+  CHECK(
+      RunArgs(OpenbReplayCommand, {"openb-replay", "--nodes", TestPath("openb/nodes.csv"), "--pods",
+                                   dir / "pods.csv", "--out", dir / "out/openb", "--quiet"}) == 1);
+  CHECK(Listing(dir.path()) == std::vector<std::string>{"bad.csv", "pods.csv"});
 }
 
 }  // namespace

@@ -12,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "sim/cluster/spec_info.h"
 #include "sim/common/csv.h"
@@ -210,6 +211,27 @@ TEST_CASE("HivedTraceSource: a missing header column is an error", "[sim][unit]"
   CHECK(std::string(trace.status().message()).find("t.csv:1:1: header lacks column(s) priority") !=
         std::string::npos);
   CHECK_FALSE(source.Parse("", "e.csv").ok());
+}
+
+TEST_CASE("trace readers: another format's header names the flag that reads it", "[sim][unit]") {
+  const std::string philly = "timestamp,duration,num_gpus,gpu_time,cluster\n";
+  const std::string own = "job_id,submit_time,vc,priority,pods,gpus_per_pod,gpu_type,duration\n";
+  const std::string pods = "name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec\n";
+  const std::string nodes = "sn,cpu_milli,memory_mib,gpu,model\n";
+  auto error = [](const TraceSource& source, const std::string& text) {
+    return std::string(source.Parse(text, "t.csv").status().message());
+  };
+  const HivedTraceSource hived({});
+  const PhillyTraceSource philly_source({});
+  CHECK(absl::EndsWith(error(hived, philly), "; this is a Philly trace: pass --format philly"));
+  CHECK(absl::EndsWith(error(philly_source, own),
+                       "; this is hived-sim's own trace format: pass --format hived"));
+  CHECK(absl::EndsWith(error(hived, pods),
+                       "; this is an openb pod list: pass --format openb "
+                       "--nodes NODES.csv --pods PODS.csv"));
+  CHECK(error(philly_source, nodes).find("this is an openb node list") != std::string::npos);
+  // A header of no known format gets no hint.
+  CHECK(absl::EndsWith(error(hived, "job_id,vc\n"), ")"));
 }
 
 TEST_CASE(
