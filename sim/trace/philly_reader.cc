@@ -103,12 +103,16 @@ std::optional<int64_t> PhillyTimestampReader::Read(std::string_view s) {
       ParseInt(s.substr(11, 2)), ParseInt(s.substr(14, 2)), ParseInt(s.substr(17, 2)));
 }
 
+const std::vector<std::string_view>& PhillyRowParser::Wanted() {
+  static const std::vector<std::string_view> kWanted = {"timestamp", "duration", "num_gpus",
+                                                        "cluster"};
+  return kWanted;
+}
+
 absl::StatusOr<HeaderColumns> PhillyRowParser::ReadPhillyHeader(LineReader* reader,
                                                                 std::string_view file_name,
                                                                 Trace* trace, size_t* needed) {
-  static const std::vector<std::string_view> kWanted = {"timestamp", "duration", "num_gpus",
-                                                        "cluster"};
-  return ReadHeader(reader, file_name, kWanted, {"gpu_time"}, /*comments=*/false,
+  return ReadHeader(reader, file_name, Wanted(), {"gpu_time"}, /*comments=*/false,
                     "timestamp,duration,num_gpus,gpu_time,cluster", trace, needed);
 }
 

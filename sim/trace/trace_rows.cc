@@ -106,20 +106,23 @@ std::vector<uint32_t> StableTimeOrder(const std::vector<TraceJob>& jobs) {
 // columns are missing), the flags that read it; "" otherwise.
 std::string OtherFormatHint(const std::vector<CsvField>& header) {
   struct Format {
-    std::vector<std::string_view> columns;
+    const std::vector<std::string_view>& columns;
     std::string_view hint;
   };
-  static const Format kFormats[] = {
-      {{"timestamp", "duration", "num_gpus", "cluster"},
-       "; this is a Philly trace: pass --format philly"},
-      {{"job_id", "submit_time", "vc", "pods", "gpus_per_pod", "duration"},
-       "; this is hived-sim's own trace format: pass --format hived"},
-      {{"name", "cpu_milli", "num_gpu", "gpu_milli"},
+  // The job formats' columns are their readers' own; openb's lists are read by position,
+  // so their header names are spelled here.
+  static const std::vector<std::string_view> kPodColumns = {"name", "cpu_milli", "num_gpu",
+                                                            "gpu_milli"};
+  static const std::vector<std::string_view> kNodeColumns = {"sn", "cpu_milli", "gpu", "model"};
+  const Format formats[] = {
+      {PhillyRowParser::Wanted(), "; this is a Philly trace: pass --format philly"},
+      {HivedRowParser::Wanted(), "; this is hived-sim's own trace format: pass --format hived"},
+      {kPodColumns,
        "; this is an openb pod list: pass --format openb --nodes NODES.csv --pods PODS.csv"},
-      {{"sn", "cpu_milli", "gpu", "model"},
+      {kNodeColumns,
        "; this is an openb node list: pass --format openb --nodes NODES.csv --pods PODS.csv"},
   };
-  for (const Format& f : kFormats) {
+  for (const Format& f : formats) {
     const bool all = std::all_of(f.columns.begin(), f.columns.end(), [&](std::string_view c) {
       return std::any_of(header.begin(), header.end(),
                          [&](const CsvField& h) { return h.text == c; });

@@ -131,6 +131,7 @@ class PhillyRowParser {
  public:
   PhillyRowParser(HeaderColumns header, size_t needed, RowErrors* errors)
       : h_(std::move(header)), needed_(needed), errors_(errors) {}
+  static const std::vector<std::string_view>& Wanted();
   // The header of the format, through `ReadHeader`.
   static absl::StatusOr<HeaderColumns> ReadPhillyHeader(LineReader* reader,
                                                         std::string_view file_name, Trace* trace,
